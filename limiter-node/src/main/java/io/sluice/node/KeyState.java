@@ -1,0 +1,62 @@
+package io.sluice.node;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/** The per-key state of one algorithm. Subclasses are as small as the algorithm allows. */
+abstract class KeyState {
+}
+
+/** One long, changed by CAS: the state of the bucket and fixed-window algorithms (24 bytes). */
+final class LongCell extends KeyState {
+  private static final VarHandle VALUE;
+
+  static {
+    try {
+      VALUE = MethodHandles.lookup().findVarHandle(LongCell.class, "value", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  volatile long value;
+
+  LongCell(long value) {
+    this.value = value;
+  }
+
+  boolean cas(long expected, long next) {
+    return VALUE.compareAndSet(this, expected, next);
+  }
+}
+
+/** Two longs, each changed by CAS on its own: the two window slots of the sliding window counter. */
+final class PairCell extends KeyState {
+  private static final VarHandle EVEN;
+  private static final VarHandle ODD;
+
+  static {
+    try {
+      EVEN = MethodHandles.lookup().findVarHandle(PairCell.class, "even", long.class);
+      ODD = MethodHandles.lookup().findVarHandle(PairCell.class, "odd", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  volatile long even;
+  volatile long odd;
+
+  PairCell(long even, long odd) {
+    this.even = even;
+    this.odd = odd;
+  }
+
+  long get(long window) {
+    return (window & 1) == 0 ? even : odd;
+  }
+
+  boolean cas(long window, long expected, long next) {
+    return (window & 1) == 0 ? EVEN.compareAndSet(this, expected, next) : ODD.compareAndSet(this, expected, next);
+  }
+}
