@@ -41,7 +41,7 @@ public final class RateLimitHeaders {
       fields.put(RETRY_AFTER, Long.toString(Math.max(1, decision.retryAfterSeconds())));
     }
     fields.put(RATELIMIT_POLICY, policy(visible));
-    fields.put(RATELIMIT, rateLimit(reported));
+    fields.put(RATELIMIT, rateLimitItem(reported));
     fields.put(X_RATELIMIT_LIMIT, Long.toString(reported.limit().capacity()));
     fields.put(X_RATELIMIT_REMAINING, Long.toString(reported.remaining()));
     fields.put(X_RATELIMIT_RESET, Long.toString(reported.resetSeconds()));
@@ -56,7 +56,7 @@ public final class RateLimitHeaders {
   /** The {@code RateLimit} field of the policy closest to its limit, or "" if none is visible. */
   public static String rateLimit(Decision decision) {
     List<Decision> visible = visibleParts(decision);
-    return visible.isEmpty() ? "" : rateLimit(reported(decision, visible));
+    return visible.isEmpty() ? "" : rateLimitItem(reported(decision, visible));
   }
 
   private static String policy(List<Decision> parts) {
@@ -72,7 +72,7 @@ public final class RateLimitHeaders {
     return sb.toString();
   }
 
-  private static String rateLimit(Decision d) {
+  private static String rateLimitItem(Decision d) {
     return "\"" + d.limit().name() + "\";r=" + d.remaining() + ";t=" + d.resetSeconds();
   }
 
