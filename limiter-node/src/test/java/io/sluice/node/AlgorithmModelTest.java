@@ -71,7 +71,7 @@ class AlgorithmModelTest {
       long seed = BASE_SEED + t;
       SplittableRandom random = new SplittableRandom(seed);
       Limit limit = limits.apply(random);
-      check(seed, limit, trace(random));
+      check(seed, limit, trace(random, limit.periodNanos()));
     }
   }
 
@@ -89,13 +89,16 @@ class AlgorithmModelTest {
     return b.limit(r.nextLong(1, 41)).window(Duration.ofNanos(window)).build();
   }
 
-  /** Gaps from "the same instant" to "minutes later", biased to short ones so that limits bite. */
-  private static List<Step> trace(SplittableRandom r) {
+  /**
+   * Gaps from "the same instant" to "minutes later", biased to short ones so that limits bite, and
+   * exact fractions and multiples of the limit's period so that boundaries are hit on the nanosecond.
+   */
+  private static List<Step> trace(SplittableRandom r, long period) {
     int length = r.nextInt(1, 121);
     List<Step> steps = new ArrayList<>(length);
     for (int i = 0; i < length; i++) {
       long gap;
-      switch (r.nextInt(4)) {
+      switch (r.nextInt(5)) {
         case 0:
           gap = 0;
           break;
@@ -104,6 +107,9 @@ class AlgorithmModelTest {
           break;
         case 2:
           gap = r.nextLong(2_000_000_000L);
+          break;
+        case 3:
+          gap = r.nextBoolean() ? period / r.nextInt(1, 5) : period * r.nextInt(1, 3);
           break;
         default:
           gap = r.nextLong(200_000_000_000L);
