@@ -1,0 +1,120 @@
+package io.sluice.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Plans, endpoints, several limits per request, and soft and shadow modes. */
+class RequestLimiterTest {
+  private final ManualTicker ticker = new ManualTicker();
+
+  private static Limit window(String name, long limit) {
+    return Limit.fixedWindow(name).limit(limit).window(Duration.ofMinutes(1)).build();
+  }
+
+  private static RequestContext request(String plan, String method, String path, String apiKey, String ip) {
+    return RequestContext.builder().plan(plan).endpoint(method, path).identity("api-key", apiKey)
+        .identity("ip", ip).build();
+  }
+
+  @Test
+  void planAndEndpointChooseTheLimits() {
+    Rules rules = Rules.builder()
+        .always(Rule.of(window("per-ip", 1_000), "ip"))
+        .plan("free", Rule.of(window("free", 10), "api-key"))
+        .plan("pro", Rule.of(window("pro", 100), "api-key"))
+        .defaultPlan("free")
+        .endpoint("POST", "/login", Rule.of(window("login", 3), "ip"))
+        .endpoint("*", "/api/{version}/items/**", Rule.of(window("items", 50), "api-key"))
+        .build();
+    assertThat(names(rules.rulesFor(request("pro", "GET", "/", "k", "1.2.3.4")))).containsExactly("per-ip", "pro");
+    assertThat(names(rules.rulesFor(request(null, "post", "/login", "k", "1.2.3.4"))))
+        .containsExactly("per-ip", "free", "login");
+    assertThat(names(rules.rulesFor(request("unknown", "DELETE", "/api/v2/items/7/tags", "k", "1.2.3.4"))))
+        .containsExactly("per-ip", "free", "items");
+    assertThat(names(rules.rulesFor(request("pro", "GET", "/api/v2/items", "k", "1.2.3.4"))))
+        .containsExactly("per-ip", "pro", "items");
+    assertThat(names(rules.rulesFor(request("pro", "GET", "/api/v2/other", "k", "1.2.3.4")))).containsExactly("per-ip", "pro");
+  }
+
+  @Test
+  void unknownPlanWithoutDefaultIsAnError() {
+    Rules rules = Rules.builder().plan("free", Rule.of(window("free", 10), "api-key")).build();
+    assertThatThrownBy(() -> rules.rulesFor(request("gold", "GET", "/", "k", "ip")))
+        .hasMessageStartingWith("plan:");
+  }
+
+  @Test
+  void aDenialConsumesNothingFromTheOtherLimits() {
+    Rules rules = Rules.builder()
+        .always(Rule.of(window("per-ip", 10), "ip"), Rule.of(window("per-key", 2), "api-key"))
+        .build();
+    RequestLimiter limiter = RequestLimiter.builder(rules).ticker(ticker).build();
+    RequestContext r = request(null, "GET", "/", "key-1", "10.0.0.1");
+    assertThat(limiter.check(r).allowed()).isTrue();
+    assertThat(limiter.check(r).allowed()).isTrue();
+    for (int i = 0; i < 5; i++) {
+      Decision denied = limiter.check(r);
+      assertThat(denied.allowed()).isFalse();
+      assertThat(denied.limit().name()).isEqualTo("per-key");
+      assertThat(denied.parts()).hasSize(2);
+    }
+    // the per-IP limit was charged only for the two allowed requests: 8 left for another key
+    RequestContext other = request(null, "GET", "/", "key-2", "10.0.0.1");
+    Decision d = limiter.check(other);
+    Decision perIp = d.parts().stream().filter(p -> p.limit().name().equals("per-ip")).findFirst().orElseThrow();
+    assertThat(perIp.remaining()).isEqualTo(7);
+  }
+
+  @Test
+  void aLimitWhoseKeyIsMissingDoesNotApply() {
+    Rules rules = Rules.builder()
+        .always(Rule.of(window("per-ip", 10), "ip"), Rule.of(window("per-user", 1), "user"))
+        .build();
+    RequestLimiter limiter = RequestLimiter.builder(rules).ticker(ticker).build();
+    RequestContext anonymous = request(null, "GET", "/", null, "10.0.0.1");
+    assertThat(limiter.check(anonymous).parts()).extracting(p -> p.limit().name()).containsExactly("per-ip");
+  }
+
+  @Test
+  void softAndShadowLimitsAllowRecordAndNotify() {
+    List<String> breaches = new ArrayList<>();
+    Limit soft = window("soft", 1).toBuilder().mode(Mode.SOFT).build();
+    Limit shadow = Limit.slidingWindowCounter("shadow").limit(2).window(Duration.ofMinutes(1)).mode(Mode.SHADOW).build();
+    Rules rules = Rules.builder().always(Rule.of(soft, "api-key"), Rule.of(shadow, "api-key")).build();
+    RequestLimiter limiter = RequestLimiter.builder(rules).ticker(ticker)
+        .listener((limit, key, decision) -> breaches.add(limit.name() + ":" + key + ":" + decision.outcome()))
+        .build();
+    RequestContext r = request(null, "GET", "/", "k", null);
+    assertThat(limiter.check(r).outcome()).isEqualTo(Outcome.ALLOWED);
+    Decision second = limiter.check(r);
+    assertThat(second.allowed()).isTrue();
+    assertThat(second.outcome()).isEqualTo(Outcome.SOFT_EXCEEDED);
+    Decision third = limiter.check(r);
+    assertThat(third.allowed()).isTrue();
+    assertThat(third.parts()).extracting(Decision::outcome)
+        .containsExactly(Outcome.SOFT_EXCEEDED, Outcome.SHADOW_DENIED);
+    assertThat(breaches).containsExactly("soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED", "shadow:k:SHADOW_DENIED");
+  }
+
+  @Test
+  void aThrowingListenerDoesNotFailTheRequest() {
+    Limit soft = window("soft", 1).toBuilder().mode(Mode.SOFT).build();
+    RateLimiter limiter = RateLimiter.builder(soft).ticker(ticker).listener((l, k, d) -> {
+      throw new IllegalStateException("boom");
+    }).build();
+    assertThat(limiter.tryAcquire("k")).isTrue();
+    assertThat(limiter.tryAcquire("k")).isTrue();
+    assertThat(limiter.decisions(Outcome.SOFT_EXCEEDED)).isEqualTo(1);
+  }
+
+  private static List<String> names(List<Rule> rules) {
+    List<String> out = new ArrayList<>();
+    rules.forEach(r -> out.add(r.limit().name()));
+    return out;
+  }
+}
