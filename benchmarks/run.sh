@@ -11,11 +11,12 @@
 #   BENCH            JMH benchmark regex (default KeyedDecisionBenchmark)
 #   FOOTPRINT_KEYS   keys for IdleKeyFootprint (default 1000000)
 #   SKIP_BUILD=1     reuse benchmarks/target/benchmarks.jar
+#   RESULTS_DIR      output directory (default benchmarks/results)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-OUT=benchmarks/results
+OUT="${RESULTS_DIR:-benchmarks/results}"
 JAR=benchmarks/target/benchmarks.jar
 mkdir -p "$OUT"
 
