@@ -18,6 +18,7 @@ public final class Decision {
   private final long resetNanos;
   private final long retryAfterNanos;
   private final long delayNanos;
+  /** Null for a single-limit decision, so that the common case allocates one object. */
   private final List<Decision> parts;
 
   Decision(Outcome outcome, Limit limit, long remaining, long resetNanos, long retryAfterNanos,
@@ -28,7 +29,7 @@ public final class Decision {
     this.resetNanos = resetNanos;
     this.retryAfterNanos = retryAfterNanos;
     this.delayNanos = delayNanos;
-    this.parts = parts == null ? List.of(this) : List.copyOf(parts);
+    this.parts = parts == null ? null : List.copyOf(parts);
   }
 
   Decision withParts(List<Decision> all) {
@@ -74,7 +75,7 @@ public final class Decision {
 
   /** Each limit's decision; a single-limit decision holds only itself. */
   public List<Decision> parts() {
-    return parts;
+    return parts == null ? List.of(this) : parts;
   }
 
   public long retryAfterSeconds() {
