@@ -12,11 +12,12 @@ import json
 import sys
 from collections import defaultdict
 
-SLUICE = ("sluice", "sluiceDecision")
+SLUICE = ("sluice", "sluiceSystemClock", "sluiceDecision")
 PEERS = ("bucket4j", "resilience4j", "guava")
 ORDER = {name: i for i, name in enumerate(SLUICE + PEERS)}
 NAMES = {
     "sluice": "Sluice tryAcquire",
+    "sluiceSystemClock": "Sluice tryAcquire, System.nanoTime() per decision",
     "sluiceDecision": "Sluice acquire (Decision)",
     "bucket4j": "Bucket4j + CHM",
     "resilience4j": "Resilience4j + CHM",

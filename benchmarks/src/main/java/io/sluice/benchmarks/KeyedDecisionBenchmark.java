@@ -7,6 +7,7 @@ import io.sluice.node.Decision;
 import io.sluice.node.Limit;
 import io.sluice.node.Outcome;
 import io.sluice.node.RateLimiter;
+import io.sluice.node.Ticker;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +33,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * <ul>
  *   <li>{@code sluice}: {@link RateLimiter#tryAcquire(String)} (boolean; Sluice keeps its own
  *       bounded key table);</li>
+ *   <li>{@code sluiceSystemClock}: the same with {@link Ticker#system()}, which reads
+ *       {@code System.nanoTime()} on every decision, instead of the default {@link Ticker#cached()}
+ *       (a field refreshed every millisecond): the share of the clock in each decision;</li>
  *   <li>{@code sluiceDecision}: {@link RateLimiter#acquire(String)}, the rich path returning a
  *       {@link Decision};</li>
  *   <li>{@code bucket4j}: {@code ConcurrentHashMap<String, Bucket>} (get, computeIfAbsent on a miss),
@@ -153,12 +157,16 @@ public class KeyedDecisionBenchmark {
 
     @Setup(Level.Trial)
     public void setup(Keys k) {
-      limiter = newSluice();
+      limiter = create();
       keys = k.names.length;
       for (String key : k.names) {
         requireAllowed("sluice", limiter.tryAcquire(key));
       }
       requireAllowed("sluiceDecision", limiter.acquire(k.names[0]).allowed());
+    }
+
+    RateLimiter create() {
+      return newSluice(Ticker.cached());
     }
 
     @TearDown(Level.Trial)
@@ -169,6 +177,15 @@ public class KeyedDecisionBenchmark {
             + denied + " evicted=" + limiter.evicted() + " overflowed=" + limiter.overflowed()
             + " size=" + limiter.size());
       }
+    }
+  }
+
+  /** Sluice reading {@code System.nanoTime()} on every decision instead of its cached ticker. */
+  @State(Scope.Benchmark)
+  public static class SluiceSystemClockState extends SluiceState {
+    @Override
+    RateLimiter create() {
+      return newSluice(Ticker.system());
     }
   }
 
@@ -225,6 +242,15 @@ public class KeyedDecisionBenchmark {
   }
 
   @Benchmark
+  public boolean sluiceSystemClock(SluiceSystemClockState s, Keys k, Cursor c) {
+    boolean ok = s.limiter.tryAcquire(c.next(k.names));
+    if (!ok) {
+      c.denied++;
+    }
+    return ok;
+  }
+
+  @Benchmark
   public Decision sluiceDecision(SluiceState s, Keys k, Cursor c) {
     Decision d = s.limiter.acquire(c.next(k.names));
     if (!d.allowed()) {
@@ -262,10 +288,10 @@ public class KeyedDecisionBenchmark {
 
   // ---------------------------------------------------------------- construction and lookup
 
-  public static RateLimiter newSluice() {
+  public static RateLimiter newSluice(Ticker ticker) {
     Limit limit = Limit.tokenBucket("bench").capacity(CAPACITY)
         .refill(REFILL_PER_SECOND, Duration.ofSeconds(1)).build();
-    return RateLimiter.builder(limit).maxKeys(SLUICE_MAX_KEYS).build();
+    return RateLimiter.builder(limit).ticker(ticker).maxKeys(SLUICE_MAX_KEYS).build();
   }
 
   static Bucket newBucket(String key) {

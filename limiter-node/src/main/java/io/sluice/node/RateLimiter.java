@@ -246,7 +246,7 @@ public final class RateLimiter {
   /** Settings of a {@link RateLimiter}; {@link #build()} creates it. */
   public static final class Builder {
     private final Limit limit;
-    private Ticker ticker = Ticker.system();
+    private Ticker ticker = Ticker.cached();
     private int maxKeys = DEFAULT_MAX_KEYS;
     private LimitListener listener = LimitListener.NONE;
 

@@ -122,7 +122,7 @@ public final class RequestLimiter {
 
   public static final class Builder {
     private final Rules rules;
-    private Ticker ticker = Ticker.system();
+    private Ticker ticker = Ticker.cached();
     private int maxKeys = RateLimiter.DEFAULT_MAX_KEYS;
     private LimitListener listener = LimitListener.NONE;
 
