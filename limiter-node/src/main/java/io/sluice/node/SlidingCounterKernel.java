@@ -60,9 +60,8 @@ final class SlidingCounterKernel extends Kernel {
       if (even == RETIRED_STATE || odd == RETIRED_STATE) {
         return RETIRED;
       }
-      int ahead = Math.max(ahead(even, index), ahead(odd, index));
-      long w = ahead > 0 ? index + ahead : index;
-      long elapsedUnits = ahead > 0 ? 0 : (now - index * window) / unit;
+      long w = windowToCount(even, odd, index);
+      long elapsedUnits = elapsedUnits(now, index, w);
       long curSlot = (w & 1) == 0 ? even : odd;
       long prevSlot = (w & 1) == 0 ? odd : even;
       long cur = countIn(curSlot, w);
@@ -77,6 +76,20 @@ final class SlidingCounterKernel extends Kernel {
         return (budget - used) / windowUnits;
       }
     }
+  }
+
+  /**
+   * The window this thread counts in: its own, or a newer one that a thread which read the clock
+   * later has already started (so the state never goes back a window).
+   */
+  private static long windowToCount(long even, long odd, long index) {
+    int ahead = Math.max(ahead(even, index), ahead(odd, index));
+    return ahead > 0 ? index + ahead : index;
+  }
+
+  /** Time elapsed in window w, in units; 0 when counting in a window newer than the clock says. */
+  private long elapsedUnits(long now, long index, long w) {
+    return w == index ? (now - index * window) / unit : 0;
   }
 
   private static long countIn(long slot, long w) {
@@ -105,9 +118,8 @@ final class SlidingCounterKernel extends Kernel {
     if (even == RETIRED_STATE || odd == RETIRED_STATE) {
       return new long[] {0, 0, index, 0};
     }
-    int ahead = Math.max(ahead(even, index), ahead(odd, index));
-    long w = ahead > 0 ? index + ahead : index;
-    long elapsedUnits = ahead > 0 ? 0 : (now - index * window) / unit;
+    long w = windowToCount(even, odd, index);
+    long elapsedUnits = elapsedUnits(now, index, w);
     long cur = countIn((w & 1) == 0 ? even : odd, w);
     long prev = countIn((w & 1) == 0 ? odd : even, w - 1);
     return new long[] {cur, prev, w, elapsedUnits};
