@@ -1,0 +1,53 @@
+package io.sluice.sync;
+
+import java.util.List;
+
+/**
+ * One flush: a node's deltas for keys of one store group (a Redis hash slot), with the node's
+ * sequence number for that group. A batch is immutable: a retry sends the very same batch, so the
+ * store can tell a retry (same sequence) from new work and never apply it twice.
+ */
+public final class Batch {
+  private final String nodeId;
+  private final int group;
+  private final long sequence;
+  private final long nowMicros;
+  private final List<Delta> deltas;
+
+  public Batch(String nodeId, int group, long sequence, long nowMicros, List<Delta> deltas) {
+    if (nodeId == null || nodeId.isEmpty()) {
+      throw new IllegalArgumentException("nodeId: must not be null or empty");
+    }
+    if (sequence < 0 || sequence >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("sequence: must be between 0 and 2^53, got " + sequence);
+    }
+    if (deltas == null || deltas.isEmpty()) {
+      throw new IllegalArgumentException("deltas: must not be empty");
+    }
+    this.nodeId = nodeId;
+    this.group = group;
+    this.sequence = sequence;
+    this.nowMicros = nowMicros;
+    this.deltas = List.copyOf(deltas);
+  }
+
+  public String nodeId() {
+    return nodeId;
+  }
+
+  public int group() {
+    return group;
+  }
+
+  public long sequence() {
+    return sequence;
+  }
+
+  public long nowMicros() {
+    return nowMicros;
+  }
+
+  public List<Delta> deltas() {
+    return deltas;
+  }
+}

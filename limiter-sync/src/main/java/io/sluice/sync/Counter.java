@@ -1,0 +1,107 @@
+package io.sluice.sync;
+
+import io.sluice.node.Algorithm;
+import io.sluice.node.Limit;
+
+/**
+ * How a store keeps the shared state of one limit: window counts (fixed window and sliding window
+ * counter) or a GCRA backlog (token and leaky buckets). Store arithmetic runs in Lua, whose numbers
+ * are doubles, so time is in microseconds and every value must stay below 2^53: {@link #of(Limit)}
+ * checks that and names the field that does not fit.
+ */
+public final class Counter {
+  /** Largest integer a Lua number holds exactly. */
+  static final long LUA_MAX_EXACT = 1L << 53;
+
+  enum Kind {
+    WINDOW, GCRA
+  }
+
+  private final Limit limit;
+  private final Kind kind;
+  private final long windowNanos;
+  private final long scale;
+  private final long interval;
+
+  private Counter(Limit limit, Kind kind, long windowNanos, long scale, long interval) {
+    this.limit = limit;
+    this.kind = kind;
+    this.windowNanos = windowNanos;
+    this.scale = scale;
+    this.interval = interval;
+  }
+
+  /**
+   * The counter of a limit.
+   *
+   * @throws IllegalArgumentException for a sliding window log (one timestamp per permit cannot be
+   *     batched), a refill period that is not a whole number of microseconds, or a burst too large
+   *     for 53-bit arithmetic
+   */
+  public static Counter of(Limit limit) {
+    Algorithm a = limit.algorithm();
+    switch (a) {
+      case FIXED_WINDOW:
+      case SLIDING_WINDOW_COUNTER:
+        return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1);
+      case TOKEN_BUCKET:
+      case LEAKY_BUCKET:
+      case LEAKY_BUCKET_SHAPER: {
+        if (limit.periodNanos() % 1_000 != 0) {
+          throw new IllegalArgumentException("refill.period: must be a whole number of microseconds for a "
+              + "distributed store, got " + limit.periodNanos() + " ns in limit " + limit.name());
+        }
+        long periodMicros = limit.periodNanos() / 1_000;
+        long g = gcd(limit.refillTokens(), periodMicros);
+        long scale = limit.refillTokens() / g;
+        long interval = periodMicros / g;
+        if (limit.capacity() > LUA_MAX_EXACT / 2 / interval) {
+          throw new IllegalArgumentException("capacity: " + limit.capacity() + " with refill "
+              + limit.refillTokens() + " per " + periodMicros + " us does not fit the store's 53-bit"
+              + " arithmetic in limit " + limit.name());
+        }
+        return new Counter(limit, Kind.GCRA, 0, scale, interval);
+      }
+      default:
+        throw new IllegalArgumentException("algorithm: " + a + " keeps one timestamp per permit and"
+            + " cannot be counted in batches; use SLIDING_WINDOW_COUNTER in limit " + limit.name());
+    }
+  }
+
+  public Limit limit() {
+    return limit;
+  }
+
+  Kind kind() {
+    return kind;
+  }
+
+  /** The window of a window counter; 0 for GCRA. */
+  long windowNanos() {
+    return windowNanos;
+  }
+
+  /** How long a window count must live: the window it counts and the one after it, plus a margin. */
+  long windowTtlMillis() {
+    return 2 * (windowNanos / 1_000_000) + 1_000;
+  }
+
+  /** GCRA: scaled units per microsecond. */
+  long scale() {
+    return scale;
+  }
+
+  /** GCRA: scaled units per permit. */
+  long interval() {
+    return interval;
+  }
+
+  static long gcd(long a, long b) {
+    while (b != 0) {
+      long t = a % b;
+      a = b;
+      b = t;
+    }
+    return a;
+  }
+}

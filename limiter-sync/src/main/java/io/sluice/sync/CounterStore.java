@@ -1,0 +1,26 @@
+package io.sluice.sync;
+
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The narrow port to a shared store (Redis, Hazelcast). Retry, circuit breaking and fallback live
+ * above it, once, in the synchronizer.
+ *
+ * <p>Implementations must apply a {@link Batch} atomically (all its deltas or none) and exactly once
+ * per (node, group, sequence): a batch whose sequence is not above the last one applied for that node
+ * and group is not applied again, and its answer carries the current values.
+ */
+public interface CounterStore extends AutoCloseable {
+
+  /** The group of a key: keys of one group can be flushed in one atomic batch (a Redis hash slot). */
+  int group(Counter counter, String key);
+
+  /** Most deltas one batch may carry. */
+  int maxBatchSize();
+
+  /** Applies the batch; the stage fails with the store's error or a timeout. */
+  CompletionStage<FlushResult> flush(Batch batch);
+
+  @Override
+  void close();
+}

@@ -1,0 +1,60 @@
+package io.sluice.sync;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Store key names, as bytes so that any key (binary, unicode, huge) maps to exactly one store key:
+ * well-formed text is UTF-8; a string with unpaired surrogates, which UTF-8 cannot carry, is written
+ * as a 0xFF marker (a byte UTF-8 never uses) followed by its UTF-16 code units. The user key sits
+ * inside the Redis hash tag, so keys spread over cluster slots.
+ */
+final class StoreKeys {
+  private static final byte MARKER = (byte) 0xFF;
+
+  private StoreKeys() {
+  }
+
+  /** {@code <prefix>:{<limit>:<key>}} */
+  static byte[] counterKey(String prefix, String limitName, String key) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(prefix.length() + limitName.length() + key.length() + 8);
+    out.writeBytes(prefix.getBytes(StandardCharsets.UTF_8));
+    out.writeBytes(":{".getBytes(StandardCharsets.UTF_8));
+    out.writeBytes(limitName.getBytes(StandardCharsets.UTF_8));
+    out.write(':');
+    out.writeBytes(encode(key));
+    out.write('}');
+    return out.toByteArray();
+  }
+
+  /** {@code <prefix>:seq:<node>:<group>}: a node's last applied sequence in one group. */
+  static byte[] sequenceKey(String prefix, String nodeId, int group) {
+    return (prefix + ":seq:" + nodeId + ":" + group).getBytes(StandardCharsets.UTF_8);
+  }
+
+  static byte[] encode(String key) {
+    if (wellFormed(key)) {
+      return key.getBytes(StandardCharsets.UTF_8);
+    }
+    byte[] utf16 = key.getBytes(StandardCharsets.UTF_16BE);
+    byte[] out = new byte[utf16.length + 1];
+    out[0] = MARKER;
+    System.arraycopy(utf16, 0, out, 1, utf16.length);
+    return out;
+  }
+
+  private static boolean wellFormed(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c)) {
+        if (i + 1 == s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
+          return false;
+        }
+        i++;
+      } else if (Character.isLowSurrogate(c)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
