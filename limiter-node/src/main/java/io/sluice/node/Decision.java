@@ -32,6 +32,18 @@ public final class Decision {
     this.parts = parts == null ? null : List.copyOf(parts);
   }
 
+  /**
+   * A single-limit decision, for limiters built on this module (the distributed one decides from its
+   * own state and answers with the same type).
+   */
+  public static Decision of(Outcome outcome, Limit limit, long remaining, long resetNanos, long retryAfterNanos) {
+    if (outcome == null || limit == null) {
+      throw new IllegalArgumentException((outcome == null ? "outcome" : "limit") + ": must not be null");
+    }
+    return new Decision(outcome, limit, Math.max(0, remaining), Math.max(0, resetNanos),
+        outcome == Outcome.DENIED ? Math.max(0, retryAfterNanos) : 0, 0, null);
+  }
+
   Decision withParts(List<Decision> all) {
     return new Decision(outcome, limit, remaining, resetNanos, retryAfterNanos, delayNanos, all);
   }

@@ -1,0 +1,71 @@
+package io.sluice.sync;
+
+/**
+ * One node's view of one key of a window limit: the global counts of the current and previous
+ * windows as of the last sync, and what this node admitted that the store has not acknowledged yet
+ * (pending), of which a part is not even sent (unsent). Guarded by its own monitor: every critical
+ * section is a few arithmetic steps, and no store call is ever made while holding it.
+ */
+final class KeyView {
+  final String key;
+  long window = Long.MIN_VALUE;
+  long globalCur;
+  long globalPrev;
+  long pendingCur;
+  long pendingPrev;
+  long unsentCur;
+  long unsentPrev;
+  /** Ticker time of the last acknowledgement that refreshed the global counts. */
+  long syncedAt = Long.MIN_VALUE;
+  /** Denial cache: the global count alone is over the limit until then. */
+  long deniedUntil = Long.MIN_VALUE;
+  /** In the dirty queue, waiting for a flush. */
+  boolean queued;
+
+  KeyView(String key) {
+    this.key = key;
+  }
+
+  /**
+   * Moves the view to window {@code w} (never backwards). Unsent permits of windows that fall out of
+   * the view are handed to {@code orphans} so that they still reach the store.
+   */
+  void roll(long w, OrphanSink orphans) {
+    if (w <= window) {
+      return;
+    }
+    if (window != Long.MIN_VALUE && w == window + 1) {
+      if (unsentPrev > 0) {
+        orphans.add(key, window - 1, unsentPrev);
+      }
+      globalPrev = globalCur;
+      pendingPrev = pendingCur;
+      unsentPrev = unsentCur;
+    } else {
+      if (window != Long.MIN_VALUE) {
+        if (unsentPrev > 0) {
+          orphans.add(key, window - 1, unsentPrev);
+        }
+        if (unsentCur > 0) {
+          orphans.add(key, window, unsentCur);
+        }
+      }
+      globalPrev = 0;
+      pendingPrev = 0;
+      unsentPrev = 0;
+    }
+    globalCur = 0;
+    pendingCur = 0;
+    unsentCur = 0;
+    window = w;
+  }
+
+  /** Nothing to send and nothing waiting for an answer. */
+  boolean quiet() {
+    return pendingCur == 0 && pendingPrev == 0 && unsentCur == 0 && unsentPrev == 0;
+  }
+
+  interface OrphanSink {
+    void add(String key, long window, long amount);
+  }
+}

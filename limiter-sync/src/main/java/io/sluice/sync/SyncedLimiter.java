@@ -1,0 +1,633 @@
+package io.sluice.sync;
+
+import io.sluice.node.Algorithm;
+import io.sluice.node.Decision;
+import io.sluice.node.Limit;
+import io.sluice.node.Mode;
+import io.sluice.node.Outcome;
+import io.sluice.node.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntSupplier;
+
+/**
+ * A node's limiter for one window limit (fixed window or sliding window counter) shared with other
+ * nodes through a {@link CounterStore}: decisions are local and never wait on the store; the
+ * permits admitted are flushed in batches.
+ *
+ * <h2>How a node decides</h2>
+ * Each key has a view (see {@link KeyView}): the global counts as of the last sync, plus what this
+ * node admitted since (pending). A request is admitted when
+ * <ol>
+ *   <li>the estimate over global and pending counts stays within the limit, and</li>
+ *   <li>this node's pending permits stay within its <em>allowance</em>: the budget remaining at the
+ *       last sync divided by the number of active nodes (rounded up). Far from the limit the
+ *       allowance is large and only the batch size triggers flushes; near the limit it shrinks to a
+ *       permit or two, so batches shrink as the budget shrinks and the nodes together can take at
+ *       most the remaining budget plus one permit each between syncs.</li>
+ * </ol>
+ * A view older than twice the sync interval is stale: other nodes may have spent the budget since,
+ * so its allowance is the cold allowance ({@code limit * maxError / nodes}, at least 1) until a sync
+ * refreshes it. A node that reaches its allowance asks for a sync at once and denies until the answer
+ * comes (under-admission for one round trip, never over-admission).
+ *
+ * <p>A key whose global count alone is over the limit is denied locally until the count can allow
+ * it again (the end of the window, or enough decay of the previous window), without store calls.
+ *
+ * <h2>Nothing lost, nothing counted twice</h2>
+ * One flusher thread sends batches, one at a time per store group, each with this node's next
+ * sequence number for the group (starting from the clock in microseconds, so a restarted node never
+ * reuses one). A batch that fails or times out is kept and sent again, unchanged, before anything
+ * new: the store applies a sequence once, so an indeterminate flush is never applied twice. New
+ * admissions meanwhile accumulate as unsent. {@link #close()} flushes what is left.
+ */
+public final class SyncedLimiter implements AutoCloseable {
+  private final Limit limit;
+  private final Counter counter;
+  private final CounterStore store;
+  private final String nodeId;
+  private final Ticker ticker;
+  private final long windowNanos;
+  private final boolean sliding;
+  private final long batchSize;
+  private final long syncIntervalNanos;
+  private final long staleAfterNanos;
+  private final double maxError;
+  private final IntSupplier activeNodes;
+  private final int maxKeys;
+  private final Duration flushTimeout;
+
+  private final ConcurrentHashMap<String, KeyView> views = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<KeyView> dirty = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Delta> orphans = new ConcurrentLinkedQueue<>();
+  private final ReentrantLock syncLock = new ReentrantLock();
+  private final Map<Integer, Long> sequences = new HashMap<>();
+  /** Wall-clock microseconds at start: a restarted node with the same id starts above its old numbers. */
+  private final long firstSequence = System.currentTimeMillis() * 1_000L;
+  private final Map<Integer, InFlight> inFlight = new HashMap<>();
+  private final AtomicBoolean syncRequested = new AtomicBoolean();
+  private volatile boolean closed;
+  private final Thread flusher;
+
+  private final LongAdder admitted = new LongAdder();
+  private final LongAdder denied = new LongAdder();
+  private final LongAdder cachedDenials = new LongAdder();
+  private final LongAdder storeCalls = new LongAdder();
+  private final LongAdder storeFailures = new LongAdder();
+  private final LongAdder overflowed = new LongAdder();
+
+  private SyncedLimiter(Builder b) {
+    this.limit = b.limit;
+    this.counter = Counter.of(b.limit);
+    this.store = b.store;
+    this.nodeId = b.nodeId;
+    this.ticker = b.ticker;
+    this.windowNanos = b.limit.periodNanos();
+    this.sliding = b.limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+    this.batchSize = b.batchSize;
+    this.syncIntervalNanos = b.syncInterval.toNanos();
+    this.staleAfterNanos = 2 * syncIntervalNanos;
+    this.maxError = b.maxError;
+    this.activeNodes = b.activeNodes;
+    this.maxKeys = b.maxKeys;
+    this.flushTimeout = b.flushTimeout;
+    if (b.autoSync) {
+      this.flusher = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
+      this.flusher.setDaemon(true);
+      this.flusher.start();
+    } else {
+      this.flusher = null;
+    }
+  }
+
+  public static Builder builder(Limit limit, CounterStore store) {
+    return new Builder(limit, store);
+  }
+
+  public Limit limit() {
+    return limit;
+  }
+
+  public String nodeId() {
+    return nodeId;
+  }
+
+  // ------------------------------------------------------------------ decisions
+
+  public boolean tryAcquire(String key) {
+    return acquire(key, 1).allowed();
+  }
+
+  public boolean tryAcquire(String key, long cost) {
+    return acquire(key, cost).allowed();
+  }
+
+  public Decision acquire(String key) {
+    return acquire(key, 1);
+  }
+
+  /** Decides from this node's view; never waits on the store. */
+  public Decision acquire(String key, long cost) {
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (cost < 1 || cost > limit.capacity()) {
+      throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
+          + " of limit " + limit.name() + ", got " + cost);
+    }
+    if (closed) {
+      throw new IllegalStateException("limiter " + limit.name() + " is closed");
+    }
+    long now = ticker.read();
+    long w = Math.floorDiv(now, windowNanos);
+    KeyView view = view(key);
+    boolean admit;
+    boolean urgent = false;
+    long remaining;
+    long retryAfter = 0;
+    synchronized (view) {
+      view.roll(w, this::orphan);
+      long at = Math.max(now, view.window * windowNanos); // a thread behind counts in the newer window
+      double prevWeight = sliding ? (double) (windowNanos - (at - view.window * windowNanos)) / windowNanos : 0;
+      double globalEstimate = view.globalPrev * prevWeight + view.globalCur;
+      double own = view.pendingPrev * prevWeight + view.pendingCur;
+      remaining = (long) Math.floor(limit.capacity() - globalEstimate - own);
+      boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos;
+      if (now < view.deniedUntil && fresh) {
+        cachedDenials.increment();
+        admit = false;
+        retryAfter = view.deniedUntil - now;
+      } else if (globalEstimate + own + cost > limit.capacity()) {
+        admit = false;
+        retryAfter = retryAfter(view, at, cost);
+        if (fresh && globalEstimate + cost > limit.capacity()) {
+          view.deniedUntil = now + retryAfter;
+        } else {
+          urgent = true; // our own pending may have been counted already: ask for fresh counts
+        }
+      } else if (own + cost > allowance(globalEstimate, fresh)) {
+        admit = false;
+        urgent = true;
+        retryAfter = syncIntervalNanos;
+      } else {
+        admit = true;
+        view.pendingCur += cost;
+        view.unsentCur += cost;
+        remaining -= cost;
+        long trigger = Math.min(batchSize, Math.max(1, allowance(globalEstimate, fresh) / 2));
+        urgent = !fresh || view.unsentCur >= trigger;
+      }
+      if ((admit || urgent) && !view.queued) {
+        view.queued = true;
+        dirty.add(view);
+      }
+    }
+    if (urgent) {
+      requestSync();
+    }
+    Outcome outcome = admit ? Outcome.ALLOWED : outcomeOfBreach();
+    if (outcome == Outcome.DENIED) {
+      denied.increment();
+    } else {
+      admitted.increment();
+    }
+    long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
+    return Decision.of(outcome, limit, remaining, reset, retryAfter);
+  }
+
+  private Outcome outcomeOfBreach() {
+    return limit.mode() == Mode.SOFT ? Outcome.SOFT_EXCEEDED
+        : limit.mode() == Mode.SHADOW ? Outcome.SHADOW_DENIED : Outcome.DENIED;
+  }
+
+  /** What this node may admit beyond the global counts it last saw. */
+  private long allowance(double globalEstimate, boolean fresh) {
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    if (!fresh) {
+      return Math.max(1, (long) (limit.capacity() * maxError / nodes));
+    }
+    // Every other node may hold up to its own allowance that this view does not show yet: with
+    // shares of R / (2N - 1), N nodes holding one share each still fit in what the slowest view saw.
+    return Math.max(0, (long) Math.ceil((limit.capacity() - globalEstimate) / (2.0 * nodes - 1)));
+  }
+
+  /** When the global count (as last seen) will have room for cost more. */
+  private long retryAfter(KeyView v, long at, long cost) {
+    long windowStart = v.window * windowNanos;
+    long untilNext = windowStart + windowNanos - at;
+    long cur = v.globalCur + v.pendingCur;
+    long prev = v.globalPrev + v.pendingPrev;
+    long free = limit.capacity() - cur - cost;
+    if (!sliding) {
+      return untilNext;
+    }
+    if (free >= 0 && prev > 0) {
+      long elapsedNeeded = windowNanos - (long) ((double) free * windowNanos / prev);
+      return Math.max(1, windowStart + elapsedNeeded - at);
+    }
+    long fit = limit.capacity() - cost;
+    long elapsedNeeded = cur == 0 ? 0 : windowNanos - (long) ((double) fit * windowNanos / cur);
+    return untilNext + Math.max(0, elapsedNeeded);
+  }
+
+  private KeyView view(String key) {
+    KeyView v = views.get(key);
+    if (v != null) {
+      return v;
+    }
+    if (views.size() >= maxKeys) {
+      evictQuietViews();
+    }
+    if (views.size() >= maxKeys) {
+      overflowed.increment();
+      // a flood of new keys shares one view: it cannot grow memory or get fresh budgets
+      return views.computeIfAbsent("\u0000overflow", KeyView::new);
+    }
+    return views.computeIfAbsent(key, KeyView::new);
+  }
+
+  private void evictQuietViews() {
+    long now = ticker.read();
+    for (Iterator<KeyView> it = views.values().iterator(); it.hasNext(); ) {
+      KeyView v = it.next();
+      synchronized (v) {
+        boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
+        if (v.quiet() && !v.queued && over) {
+          it.remove();
+        }
+      }
+    }
+  }
+
+  private void orphan(String key, long window, long amount) {
+    orphans.add(new Delta(counter, key, window, amount));
+  }
+
+  // ------------------------------------------------------------------ syncing
+
+  private void requestSync() {
+    if (flusher != null && syncRequested.compareAndSet(false, true)) {
+      LockSupport.unpark(flusher);
+    }
+  }
+
+  private void flushLoop() {
+    while (!closed) {
+      if (!syncRequested.get()) {
+        LockSupport.parkNanos(this, syncIntervalNanos);
+      }
+      syncRequested.set(false);
+      if (closed) {
+        return;
+      }
+      try {
+        syncNow();
+      } catch (RuntimeException e) {
+        storeFailures.increment(); // kept for the next round; the loop must survive anything
+      }
+    }
+  }
+
+  /**
+   * Sends everything unsent (retrying a failed batch first) and waits for the answers. Returns true
+   * when nothing is left unacknowledged. Called by the flusher thread; public for tools and tests
+   * that drive time themselves.
+   */
+  public boolean syncNow() {
+    syncLock.lock();
+    try {
+      for (Iterator<Map.Entry<Integer, InFlight>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
+        InFlight f = it.next().getValue();
+        if (!send(f)) {
+          return false;
+        }
+        it.remove();
+      }
+      Map<Integer, List<Pending>> byGroup = new HashMap<>();
+      for (Delta d; (d = orphans.poll()) != null; ) {
+        byGroup.computeIfAbsent(store.group(counter, d.key()), g -> new ArrayList<>()).add(new Pending(null, d));
+      }
+      for (KeyView v; (v = dirty.poll()) != null; ) {
+        synchronized (v) {
+          v.queued = false;
+          int group = store.group(counter, v.key);
+          List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
+          if (v.unsentPrev > 0) {
+            list.add(new Pending(v, new Delta(counter, v.key, v.window - 1, v.unsentPrev)));
+            v.unsentPrev = 0;
+          }
+          // always send the current window, even with nothing new: the answer refreshes the view
+          list.add(new Pending(v, new Delta(counter, v.key, v.window, v.unsentCur)));
+          v.unsentCur = 0;
+        }
+      }
+      boolean all = true;
+      for (Map.Entry<Integer, List<Pending>> e : byGroup.entrySet()) {
+        List<Pending> list = e.getValue();
+        for (int from = 0; from < list.size(); from += store.maxBatchSize()) {
+          List<Pending> part = list.subList(from, Math.min(list.size(), from + store.maxBatchSize()));
+          InFlight f = new InFlight(batch(e.getKey(), part), List.copyOf(part));
+          if (!send(f)) {
+            inFlight.put(e.getKey(), f);
+            // later parts of this group wait for the failed one: requeue them unchanged
+            for (Pending p : list.subList(from + part.size(), list.size())) {
+              requeue(p);
+            }
+            all = false;
+            break;
+          }
+        }
+      }
+      return all;
+    } finally {
+      syncLock.unlock();
+    }
+  }
+
+  private Batch batch(int group, List<Pending> part) {
+    long seq = sequences.merge(group, firstSequence, (last, one) -> last + 1);
+    List<Delta> deltas = new ArrayList<>(part.size());
+    for (Pending p : part) {
+      deltas.add(p.delta);
+    }
+    return new Batch(nodeId, group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas);
+  }
+
+  private void requeue(Pending p) {
+    if (p.view == null) {
+      orphans.add(p.delta);
+      return;
+    }
+    synchronized (p.view) {
+      if (p.delta.window() == p.view.window) {
+        p.view.unsentCur += p.delta.amount();
+      } else if (p.delta.window() == p.view.window - 1) {
+        p.view.unsentPrev += p.delta.amount();
+      } else {
+        orphans.add(p.delta);
+      }
+      if (!p.view.queued) {
+        p.view.queued = true;
+        dirty.add(p.view);
+      }
+    }
+  }
+
+  private boolean send(InFlight f) {
+    storeCalls.increment();
+    FlushResult result;
+    try {
+      result = store.flush(f.batch).toCompletableFuture().get(flushTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      storeFailures.increment();
+      return false;
+    } catch (Exception e) {
+      storeFailures.increment();
+      return false;
+    }
+    long now = ticker.read();
+    for (int i = 0; i < f.parts.size(); i++) {
+      Pending p = f.parts.get(i);
+      if (p.view == null) {
+        continue;
+      }
+      KeyView v = p.view;
+      synchronized (v) {
+        long w = p.delta.window();
+        if (w == v.window) {
+          v.globalCur = result.current(i);
+          v.globalPrev = result.previous(i);
+          v.pendingCur -= p.delta.amount();
+          v.syncedAt = now;
+        } else if (w == v.window - 1) {
+          v.globalPrev = result.current(i);
+          v.pendingPrev -= p.delta.amount();
+        }
+      }
+    }
+    return true;
+  }
+
+  /** Stops the flusher and flushes what is left, retrying for up to the flush timeout. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (flusher != null) {
+      LockSupport.unpark(flusher);
+      try {
+        flusher.join(flushTimeout.toMillis() + 1_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    long deadline = System.nanoTime() + flushTimeout.toNanos();
+    while (!syncNow() && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(10_000_000L);
+    }
+  }
+
+  // ------------------------------------------------------------------ numbers
+
+  /** Decisions that let the request through (allowed, soft or shadow). */
+  public long admitted() {
+    return admitted.sum();
+  }
+
+  public long denied() {
+    return denied.sum();
+  }
+
+  /** Denials answered from the denial cache, without looking at counts or the store. */
+  public long cachedDenials() {
+    return cachedDenials.sum();
+  }
+
+  /** Flush calls made to the store, retries included. */
+  public long storeCalls() {
+    return storeCalls.sum();
+  }
+
+  public long storeFailures() {
+    return storeFailures.sum();
+  }
+
+  /** Permits admitted here and not yet acknowledged by the store. */
+  public long pending() {
+    long sum = 0;
+    for (KeyView v : views.values()) {
+      synchronized (v) {
+        sum += v.pendingCur + v.pendingPrev;
+      }
+    }
+    for (Delta d : orphans) {
+      sum += d.amount();
+    }
+    return sum;
+  }
+
+  public int keys() {
+    return views.size();
+  }
+
+  public long overflowed() {
+    return overflowed.sum();
+  }
+
+  private static final class Pending {
+    final KeyView view;
+    final Delta delta;
+
+    Pending(KeyView view, Delta delta) {
+      this.view = view;
+      this.delta = delta;
+    }
+  }
+
+  private static final class InFlight {
+    final Batch batch;
+    final List<Pending> parts;
+
+    InFlight(Batch batch, List<Pending> parts) {
+      this.batch = batch;
+      this.parts = parts;
+    }
+  }
+
+  /** Settings of a {@link SyncedLimiter}. */
+  public static final class Builder {
+    public static final long DEFAULT_BATCH_SIZE = 100;
+    public static final Duration DEFAULT_SYNC_INTERVAL = Duration.ofMillis(100);
+    public static final double DEFAULT_MAX_ERROR = 0.005;
+
+    private final Limit limit;
+    private final CounterStore store;
+    private String nodeId = "node-" + UUID.randomUUID().toString().substring(0, 8);
+    private Ticker ticker = Ticker.cached();
+    private long batchSize = DEFAULT_BATCH_SIZE;
+    private Duration syncInterval = DEFAULT_SYNC_INTERVAL;
+    private double maxError = DEFAULT_MAX_ERROR;
+    private IntSupplier activeNodes = () -> 1;
+    private int maxKeys = 1_000_000;
+    private Duration flushTimeout = Duration.ofSeconds(2);
+    private boolean autoSync = true;
+
+    Builder(Limit limit, CounterStore store) {
+      if (limit == null) {
+        throw new IllegalArgumentException("limit: must not be null");
+      }
+      if (store == null) {
+        throw new IllegalArgumentException("store: must not be null");
+      }
+      if (limit.algorithm() != Algorithm.FIXED_WINDOW && limit.algorithm() != Algorithm.SLIDING_WINDOW_COUNTER) {
+        throw new IllegalArgumentException("limit: batched syncing counts windows; " + limit.name() + " is "
+            + limit.algorithm() + " (use FIXED_WINDOW or SLIDING_WINDOW_COUNTER)");
+      }
+      this.limit = limit;
+      this.store = store;
+    }
+
+    /** Unique per process: the store tracks each node's sequence numbers by it. */
+    public Builder nodeId(String nodeId) {
+      if (nodeId == null || !nodeId.matches("[A-Za-z0-9_.:-]{1,64}")) {
+        throw new IllegalArgumentException("nodeId: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + nodeId);
+      }
+      this.nodeId = nodeId;
+      return this;
+    }
+
+    public Builder ticker(Ticker ticker) {
+      if (ticker == null) {
+        throw new IllegalArgumentException("ticker: must not be null");
+      }
+      this.ticker = ticker;
+      return this;
+    }
+
+    /** Permits a key may gather before it is flushed (shrunk near the limit, see the class doc). */
+    public Builder batchSize(long batchSize) {
+      if (batchSize < 1) {
+        throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /** How often dirty keys are flushed even below their batch size. At most half the window. */
+    public Builder syncInterval(Duration interval) {
+      if (interval == null || interval.isNegative() || interval.isZero()) {
+        throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
+      }
+      if (interval.toNanos() * 2 > limit.periodNanos()) {
+        throw new IllegalArgumentException("syncInterval: at most half the window "
+            + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + interval);
+      }
+      this.syncInterval = interval;
+      return this;
+    }
+
+    /** Fraction of the limit a node may admit on a stale or unknown view before it syncs. */
+    public Builder maxError(double maxError) {
+      if (!(maxError > 0 && maxError <= 1)) {
+        throw new IllegalArgumentException("maxError: must be in (0, 1], got " + maxError);
+      }
+      this.maxError = maxError;
+      return this;
+    }
+
+    /** The number of nodes sharing the limit (from the node registry, or fixed). */
+    public Builder activeNodes(IntSupplier activeNodes) {
+      if (activeNodes == null) {
+        throw new IllegalArgumentException("activeNodes: must not be null");
+      }
+      this.activeNodes = activeNodes;
+      return this;
+    }
+
+    public Builder maxKeys(int maxKeys) {
+      if (maxKeys < 1) {
+        throw new IllegalArgumentException("maxKeys: must be positive, got " + maxKeys);
+      }
+      this.maxKeys = maxKeys;
+      return this;
+    }
+
+    /** How long one flush may take before it counts as failed (and is retried unchanged). */
+    public Builder flushTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("flushTimeout: must be positive, got " + timeout);
+      }
+      this.flushTimeout = timeout;
+      return this;
+    }
+
+    /** Whether a flusher thread syncs on its own (default); without it, call {@link #syncNow()}. */
+    public Builder autoSync(boolean autoSync) {
+      this.autoSync = autoSync;
+      return this;
+    }
+
+    public SyncedLimiter build() {
+      if (syncInterval.toNanos() * 2 > limit.periodNanos()) {
+        throw new IllegalArgumentException("syncInterval: at most half the window "
+            + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + syncInterval);
+      }
+      return new SyncedLimiter(this);
+    }
+  }
+}
