@@ -12,6 +12,8 @@ import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.sluice.node.Algorithm;
+import io.sluice.node.Limit;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -28,9 +30,23 @@ import java.util.concurrent.TimeoutException;
  * {@code SCRIPT FLUSH}. Keys always go to the scripts as KEYS, never into the script text.
  *
  * <p>Every batch goes in one script call, so the whole batch is one group.
+ *
+ * <p>As an {@link ExactStore} it runs one script per decision ({@code gcra}, {@code fixed_window},
+ * {@code sliding_window_counter}, {@code sliding_window_log}) on the same key as the flush of that
+ * limit and key; bucket and window counters keep the flush script's layout.
  */
-public final class RedisCounterStore implements CounterStore {
+public final class RedisCounterStore implements CounterStore, ExactStore {
   private static final LuaScript FLUSH = LuaScript.load("flush");
+  private static final LuaScript GCRA = LuaScript.load("gcra");
+  private static final LuaScript FIXED_WINDOW = LuaScript.load("fixed_window");
+  private static final LuaScript SLIDING_WINDOW_COUNTER = LuaScript.load("sliding_window_counter");
+  private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
+  private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
+      SLIDING_WINDOW_LOG);
+  /** Latest time an exact acquire may carry (year 2112): sums of times and windows stay below 2^53. */
+  static final long MAX_NOW_MICROS = 1L << 52;
+  /** Longest window of an exact acquire (about 71 years). */
+  static final long MAX_WINDOW_MICROS = 1L << 51;
 
   private final RedisStoreConfig config;
   private final RedisClient client;
@@ -79,8 +95,10 @@ public final class RedisCounterStore implements CounterStore {
     }
     RedisCounterStore store = new RedisCounterStore(config, client, connection);
     try {
-      store.commands.scriptLoad(FLUSH.body().getBytes(StandardCharsets.UTF_8))
-          .get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
+      for (LuaScript script : SCRIPTS) {
+        store.commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
+            .get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       store.close();
@@ -136,6 +154,97 @@ public final class RedisCounterStore implements CounterStore {
 
   private static final byte[] W = {'w'};
   private static final byte[] G = {'g'};
+  private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] SHAPER = "shaper".getBytes(StandardCharsets.US_ASCII);
+
+  @Override
+  public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
+    if (limit == null) {
+      throw new IllegalArgumentException("limit: must not be null");
+    }
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (cost < 1 || cost > limit.capacity()) {
+      throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
+          + " of limit " + limit.name() + ", got " + cost);
+    }
+    if (nowMicros < 0 || nowMicros > MAX_NOW_MICROS) {
+      throw new IllegalArgumentException("nowMicros: must be between 0 and 2^52 (microseconds since the epoch),"
+          + " got " + nowMicros);
+    }
+    LuaScript script;
+    byte[][] args;
+    Algorithm a = limit.algorithm();
+    switch (a) {
+      case TOKEN_BUCKET:
+      case LEAKY_BUCKET:
+      case LEAKY_BUCKET_SHAPER: {
+        Counter c = Counter.of(limit); // whole microseconds, 53-bit burst: or a message naming the field
+        script = GCRA;
+        args = new byte[][] {a == Algorithm.LEAKY_BUCKET_SHAPER ? SHAPER : METER, ascii(nowMicros), ascii(cost),
+            ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())};
+        break;
+      }
+      case FIXED_WINDOW:
+        script = FIXED_WINDOW;
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(windowMicros(limit))};
+        break;
+      case SLIDING_WINDOW_LOG:
+        script = SLIDING_WINDOW_LOG;
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(windowMicros(limit))};
+        break;
+      case SLIDING_WINDOW_COUNTER: {
+        long window = windowMicros(limit);
+        script = SLIDING_WINDOW_COUNTER;
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(window),
+            ascii(slidingUnitMicros(limit.capacity(), window))};
+        break;
+      }
+      default:
+        throw new IllegalArgumentException("algorithm: " + a + " has no exact script, in limit " + limit.name());
+    }
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    return evalsha(script, keys, args).thenApply(RedisCounterStore::toExactResult);
+  }
+
+  private static long windowMicros(Limit limit) {
+    long nanos = limit.periodNanos();
+    if (nanos % 1_000 != 0) {
+      throw new IllegalArgumentException("window: must be a whole number of microseconds for a distributed store,"
+          + " got " + nanos + " ns in limit " + limit.name());
+    }
+    if (nanos / 1_000 > MAX_WINDOW_MICROS) {
+      throw new IllegalArgumentException("window: at most 2^51 us for a distributed store, got " + nanos
+          + " ns in limit " + limit.name());
+    }
+    return nanos / 1_000;
+  }
+
+  /**
+   * The sliding window counter's time unit in the store, in microseconds: the smallest power of 1000
+   * for which {@code 3 * limit * (window / unit)} fits Lua's 53-bit integers and which is no finer than
+   * the unit limiter-node's kernel uses for the same limit (its {@code unitFor}: the smallest power of
+   * 1000 ns for which {@code 3 * limit * window} fits a long), so that both round elapsed time alike
+   * whenever the store can.
+   */
+  static long slidingUnitMicros(long limit, long windowMicros) {
+    long windowNanos = windowMicros * 1_000;
+    long kernelUnitNanos = 1;
+    while (windowNanos / kernelUnitNanos > Long.MAX_VALUE / 3 / limit) {
+      kernelUnitNanos *= 1000;
+    }
+    long unit = 1;
+    while (unit * 1_000 < kernelUnitNanos || windowMicros / unit > Counter.LUA_MAX_EXACT / 3 / limit) {
+      unit *= 1000;
+    }
+    return unit;
+  }
+
+  private static ExactResult toExactResult(List<Object> reply) {
+    return new ExactResult((Long) reply.get(0) == 1L, (Long) reply.get(1), (Long) reply.get(2), (Long) reply.get(3),
+        (Long) reply.get(4));
+  }
 
   private CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
     CompletableFuture<List<Object>> result = new CompletableFuture<>();

@@ -186,7 +186,7 @@ public final class SyncedLimiter implements AutoCloseable {
         view.pendingCur += cost;
         view.unsentCur += cost;
         remaining -= cost;
-        long trigger = Math.min(batchSize, Math.max(1, allowance(globalEstimate, fresh) / 2));
+        long trigger = Math.max(1, allowance(globalEstimate, fresh) / 2);
         urgent = !fresh || view.unsentCur >= trigger;
       }
       if ((admit || urgent) && !view.queued) {
@@ -220,7 +220,11 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     // Every other node may hold up to its own allowance that this view does not show yet: with
     // shares of R / (2N - 1), N nodes holding one share each still fit in what the slowest view saw.
-    return Math.max(0, (long) Math.ceil((limit.capacity() - globalEstimate) / (2.0 * nodes - 1)));
+    // Capped by the batch size: an allowance granted but not yet used is invisible to the other
+    // nodes, so a node that stalls after a sync and wakes after the others spent the budget can
+    // over-admit by at most one batch.
+    long share = (long) Math.ceil((limit.capacity() - globalEstimate) / (2.0 * nodes - 1));
+    return Math.max(0, Math.min(batchSize, share));
   }
 
   /** When the global count (as last seen) will have room for cost more. */

@@ -79,6 +79,16 @@ class SyncedLimiterIT {
     for (Thread thread : threads) {
       thread.join();
     }
+    // The burst is over in milliseconds, faster than syncs come back, so part of the hot key's
+    // budget may be unspent: after a sync, later requests must be able to use all of it.
+    for (int round = 0; round < 3; round++) {
+      for (SyncedLimiter node : nodes) {
+        node.syncNow();
+        while (node.tryAcquire("hot")) {
+          admitted.get("hot").increment();
+        }
+      }
+    }
     nodes.forEach(SyncedLimiter::close);
     stores.forEach(RedisCounterStore::close);
 
@@ -87,20 +97,25 @@ class SyncedLimiterIT {
     RedisClient client = RedisClient.create(redis.uri());
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       long worst = 0;
+      StringBuilder mismatches = new StringBuilder();
       for (Map.Entry<String, LongAdder> e : admitted.entrySet()) {
         String stored = c.sync().hget("sluice:{it:" + e.getKey() + "}", Long.toString(window));
-        assertThat(Long.parseLong(stored)).as("store count of " + e.getKey()).isEqualTo(e.getValue().sum());
+        if (stored == null || Long.parseLong(stored) != e.getValue().sum()) {
+          mismatches.append(e.getKey()).append(": stored ").append(stored).append(", admitted ")
+              .append(e.getValue().sum()).append("; ");
+        }
         worst = Math.max(worst, e.getValue().sum() - limit.capacity());
       }
-      // the hot key was asked far more than its limit: it must be used up, and barely passed
+      System.out.printf("SyncedLimiterIT: %d decisions, %d store calls (%.1f per 1,000), hot key admitted %d,"
+          + " worst over-admission %d of %d (%.2f%%)%n", decisions, storeCalls, storeCalls * 1000.0 / decisions,
+          admitted.get("hot").sum(), worst, limit.capacity(), worst * 100.0 / limit.capacity());
+      assertThat(mismatches.toString()).as("keys whose store count differs from what the nodes admitted").isEmpty();
+      // no budget is lost: pending permits all came back as global counts
       assertThat(admitted.get("hot").sum()).isGreaterThanOrEqualTo(limit.capacity() - NODES);
       // All threads hit every key far above its limit at one frozen instant: the synchronized burst,
       // the approximate mode's worst case (a node may spend an allowance granted before the others
-      // spent theirs). Measured here about 1-4%; 10% catches a broken allowance (that would be ~300%).
+      // spent theirs). Measured here 0-3%; 10% catches a broken allowance (that would be ~300%).
       assertThat(worst).as("worst over-admission of a key").isLessThanOrEqualTo(limit.capacity() / 10);
-      System.out.printf("SyncedLimiterIT: %d decisions, %d store calls (%.1f per 1,000), worst over-admission %d"
-          + " of %d (%.2f%%)%n", decisions, storeCalls, storeCalls * 1000.0 / decisions, worst, limit.capacity(),
-          worst * 100.0 / limit.capacity());
     } finally {
       client.shutdown();
     }

@@ -1,0 +1,89 @@
+-- fixed_window.lua: one exact check-and-take (batch size 1) of a fixed window, limiter-node's
+-- FixedWindowKernel: at most `limit` permits per window, windows aligned to the epoch.
+--
+-- KEYS[1]  the counter key (the same key and layout as flush.lua's 'w' counters)
+-- ARGV[1]  the caller's time, microseconds since the epoch
+-- ARGV[2]  cost, permits to take (1..limit)
+-- ARGV[3]  limit, permits per window
+-- ARGV[4]  window length, microseconds
+--
+-- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}.
+--
+-- State: a hash {<window index> = count}. The window counted in is floor(now / window), or the next
+-- one when a caller whose clock is ahead has already opened it (as the kernel counts into a newer
+-- window rather than turning the state back); windows further ahead are ignored. Older windows are
+-- dropped on admission. A denial writes nothing.
+--
+-- Every value is an integer below 2^53 (the caller checks time below 2^52 and window below 2^51);
+-- numbers written to Redis are formatted with %d.
+
+local TTL_MARGIN_MS = 1000
+local MAX_EXACT = 9007199254740992 -- 2^53
+
+local function fail(message)
+  return redis.error_reply('ERR fixed_window: ' .. message)
+end
+
+local function int(i, name, min, max)
+  local v = tonumber(ARGV[i])
+  if v == nil or v ~= math.floor(v) or v < min or v > max then
+    return nil, name .. ' must be an integer between ' .. string.format('%d', min) .. ' and '
+        .. string.format('%d', max) .. ', got ' .. tostring(ARGV[i])
+  end
+  return v
+end
+
+local function ceildiv(a, b)
+  local q = math.ceil(a / b)
+  if q * b < a then
+    q = q + 1
+  elseif (q - 1) * b >= a then
+    q = q - 1
+  end
+  return q
+end
+
+if #KEYS ~= 1 then
+  return fail('expected 1 key, got ' .. #KEYS)
+end
+if #ARGV ~= 4 then
+  return fail('expected 4 arguments (now, cost, limit, window), got ' .. #ARGV)
+end
+local now, limit, window, cost, err
+now, err = int(1, 'now', 0, MAX_EXACT / 2)
+if not now then return fail(err) end
+limit, err = int(3, 'limit', 1, MAX_EXACT / 4)
+if not limit then return fail(err) end
+window, err = int(4, 'window', 1, MAX_EXACT / 4)
+if not window then return fail(err) end
+cost, err = int(2, 'cost', 1, limit)
+if not cost then return fail(err) end
+
+local key = KEYS[1]
+-- math.fmod is C's fmod, exact on doubles (Lua's % operator is a - floor(a / b) * b, which is not)
+local index = (now - math.fmod(now, window)) / window
+local field = string.format('%d', index)
+local nextField = string.format('%d', index + 1)
+local counts = redis.call('HMGET', key, field, nextField)
+local w = index
+local count = tonumber(counts[1] or '0')
+if counts[2] then
+  w = index + 1
+  field = nextField
+  count = tonumber(counts[2])
+end
+local untilEnd = (w + 1) * window - now
+
+if count + cost > limit then
+  return {0, limit - count, untilEnd, untilEnd, 0}
+end
+
+redis.call('HINCRBY', key, field, cost)
+for _, f in ipairs(redis.call('HKEYS', key)) do
+  local fw = tonumber(f)
+  if fw == nil or fw < w then
+    redis.call('HDEL', key, f)
+  end
+end
+redis.call('PEXPIRE', key, string.format('%d', ceildiv(untilEnd, 1000) + TTL_MARGIN_MS))
+return {1, limit - count - cost, 0, untilEnd, 0}

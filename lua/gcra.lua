@@ -1,0 +1,115 @@
+-- gcra.lua: one exact check-and-take (batch size 1) of a token bucket, a leaky bucket meter or a
+-- leaky bucket shaper, the generic cell rate algorithm of limiter-node's GcraKernel.
+--
+-- KEYS[1]  the counter key (the same key and state as flush.lua's 'g' counters)
+-- ARGV[1]  mode: 'meter' (token bucket, leaky bucket meter) or 'shaper' (leaky bucket shaper)
+-- ARGV[2]  the caller's time, microseconds since the epoch
+-- ARGV[3]  cost, permits to take (1..capacity)
+-- ARGV[4]  capacity (burst, or queue size of the shaper)
+-- ARGV[5]  scale: scaled units per microsecond  (refillTokens / g)
+-- ARGV[6]  interval: scaled units per permit    (periodMicros / g), g = gcd(refillTokens, periodMicros)
+--
+-- Returns {allowed 0/1, remaining permits, retryAfterMicros (rounded up; 0 when allowed),
+--          resetMicros (rounded up), delayMicros (shaper only, rounded up; else 0)}.
+--
+-- State: a hash {b = base time in us, t = backlog in scaled units at b}, rebased to the caller's
+-- time on every admission so that the numbers stay small. A request of cost n is admitted when
+-- backlog + n * interval <= capacity * interval (a token bucket holding capacity - backlog / interval
+-- tokens). A caller whose clock is behind the base counts at the base (the newest time seen), as
+-- flush.lua does, so the state never goes back in time. A denial writes nothing.
+--
+-- Lua numbers are doubles: every value here stays an integer below 2^53 (the caller checks that
+-- capacity * interval fits in 2^52 and that the time is below 2^52), and every number written to
+-- Redis is formatted with %d (Lua 5.1 prints numbers above 10^14 in exponent form).
+
+local TTL_MARGIN_MS = 1000
+local MAX_EXACT = 9007199254740992 -- 2^53
+
+local function fail(message)
+  return redis.error_reply('ERR gcra: ' .. message)
+end
+
+-- the integer in ARGV[i], or nil and a message when it is not one in [min, max]
+local function int(i, name, min, max)
+  local v = tonumber(ARGV[i])
+  if v == nil or v ~= math.floor(v) or v < min or v > max then
+    return nil, name .. ' must be an integer between ' .. string.format('%d', min) .. ' and '
+        .. string.format('%d', max) .. ', got ' .. tostring(ARGV[i])
+  end
+  return v
+end
+
+-- floor(a / b) and ceil(a / b) for integers whose products stay below 2^53, exact even where the
+-- double quotient rounds
+local function floordiv(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+
+local function ceildiv(a, b)
+  return -floordiv(-a, b)
+end
+
+if #KEYS ~= 1 then
+  return fail('expected 1 key, got ' .. #KEYS)
+end
+if #ARGV ~= 6 then
+  return fail('expected 6 arguments (mode, now, cost, capacity, scale, interval), got ' .. #ARGV)
+end
+local mode = ARGV[1]
+if mode ~= 'meter' and mode ~= 'shaper' then
+  return fail("mode must be 'meter' or 'shaper', got " .. tostring(mode))
+end
+local now, capacity, scale, interval, cost, err
+now, err = int(2, 'now', 0, MAX_EXACT / 2)
+if not now then return fail(err) end
+capacity, err = int(4, 'capacity', 1, MAX_EXACT / 2)
+if not capacity then return fail(err) end
+scale, err = int(5, 'scale', 1, MAX_EXACT / 2)
+if not scale then return fail(err) end
+interval, err = int(6, 'interval', 1, MAX_EXACT / 2)
+if not interval then return fail(err) end
+cost, err = int(3, 'cost', 1, capacity)
+if not cost then return fail(err) end
+if capacity * interval > MAX_EXACT / 2 then
+  return fail('capacity * interval must be at most 2^52, got ' .. string.format('%d', capacity)
+      .. ' * ' .. string.format('%d', interval))
+end
+
+local key = KEYS[1]
+local burst = capacity * interval
+local state = redis.call('HMGET', key, 'b', 't')
+local b = tonumber(state[1])
+local t = tonumber(state[2])
+local at = now
+local backlog = 0
+if b ~= nil and t ~= nil then
+  if at < b then
+    at = b -- a caller whose clock is a little behind counts at the newest time seen
+  end
+  -- (at - b) * scale may exceed 2^53 for a key idle a long time; it is then far above t anyway
+  backlog = t - (at - b) * scale
+  if backlog < 0 then
+    backlog = 0
+  end
+end
+
+local after = backlog + cost * interval
+if after > burst then
+  return {0, floordiv(burst - backlog, interval), ceildiv(after - burst, scale), ceildiv(backlog, scale), 0}
+end
+
+redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', after))
+-- the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained
+local drainMicros = ceildiv(after, scale)
+redis.call('PEXPIRE', key, string.format('%d', ceildiv(drainMicros, 1000) + TTL_MARGIN_MS))
+local delay = 0
+if mode == 'shaper' then
+  delay = ceildiv(backlog, scale)
+end
+return {1, floordiv(burst - after, interval), 0, drainMicros, delay}

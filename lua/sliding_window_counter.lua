@@ -1,0 +1,146 @@
+-- sliding_window_counter.lua: one exact check-and-take (batch size 1) of a sliding window counter,
+-- limiter-node's SlidingCounterKernel. The estimate over the window ending now is
+-- previous * (W - elapsed) / W + current, compared in integers:
+--   (current + cost) * W + previous * (W - elapsed) <= limit * W
+-- with W and elapsed counted in `unit` microseconds, elapsed rounded down (which weighs the previous
+-- window slightly more and so never admits more than the exact formula).
+--
+-- KEYS[1]  the counter key (the same key and layout as flush.lua's 'w' counters)
+-- ARGV[1]  the caller's time, microseconds since the epoch
+-- ARGV[2]  cost, permits to take (1..limit)
+-- ARGV[3]  limit, permits per window
+-- ARGV[4]  window length W, microseconds
+-- ARGV[5]  unit, microseconds: chosen by the caller so that 3 * limit * (W / unit) <= 2^53
+--
+-- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}.
+--
+-- State: a hash {<window index> = count}, windows aligned to the epoch. The window counted in is
+-- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
+-- then with elapsed 0, as the kernel does); windows further ahead are ignored. Windows older than the
+-- previous one are dropped on admission. A denial writes nothing.
+
+local TTL_MARGIN_MS = 1000
+local MAX_EXACT = 9007199254740992 -- 2^53
+
+local function fail(message)
+  return redis.error_reply('ERR sliding_window_counter: ' .. message)
+end
+
+local function int(i, name, min, max)
+  local v = tonumber(ARGV[i])
+  if v == nil or v ~= math.floor(v) or v < min or v > max then
+    return nil, name .. ' must be an integer between ' .. string.format('%d', min) .. ' and '
+        .. string.format('%d', max) .. ', got ' .. tostring(ARGV[i])
+  end
+  return v
+end
+
+-- floor(a / b) and ceil(a / b), exact for integers whose products stay below 2^53
+local function floordiv(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+
+local function ceildiv(a, b)
+  return -floordiv(-a, b)
+end
+
+if #KEYS ~= 1 then
+  return fail('expected 1 key, got ' .. #KEYS)
+end
+if #ARGV ~= 5 then
+  return fail('expected 5 arguments (now, cost, limit, window, unit), got ' .. #ARGV)
+end
+local now, limit, window, unit, cost, err
+now, err = int(1, 'now', 0, MAX_EXACT / 2)
+if not now then return fail(err) end
+limit, err = int(3, 'limit', 1, MAX_EXACT / 4)
+if not limit then return fail(err) end
+window, err = int(4, 'window', 1, MAX_EXACT / 4)
+if not window then return fail(err) end
+unit, err = int(5, 'unit', 1, window)
+if not unit then return fail(err) end
+cost, err = int(2, 'cost', 1, limit)
+if not cost then return fail(err) end
+local units = floordiv(window, unit) -- W in units
+if 3 * limit * units > MAX_EXACT then
+  return fail('3 * limit * (window / unit) must be at most 2^53; choose a coarser unit')
+end
+
+local key = KEYS[1]
+-- math.fmod is C's fmod, exact on doubles (Lua's % operator is a - floor(a / b) * b, which is not)
+local offset = math.fmod(now, window)
+local index = (now - offset) / window
+local f = function(w) return string.format('%d', w) end
+local counts = redis.call('HMGET', key, f(index - 1), f(index), f(index + 1))
+local w, cur, prev, elapsed
+if counts[3] then
+  -- a caller whose clock is ahead has started the next window: count there, at its start
+  w = index + 1
+  cur = tonumber(counts[3])
+  prev = tonumber(counts[2] or '0')
+  elapsed = 0
+else
+  w = index
+  cur = tonumber(counts[2] or '0')
+  prev = tonumber(counts[1] or '0')
+  elapsed = floordiv(offset, unit)
+end
+
+local weightedPrev = prev * (units - elapsed)
+local used = (cur + cost) * units + weightedPrev
+local budget = limit * units
+
+if used > budget then
+  -- when cost more would fit, assuming no other admission meanwhile (the kernel's retryAfter)
+  local retry
+  local free = limit - cur - cost
+  if free >= 0 then
+    -- in this window, once the previous window's weight has decayed enough
+    local elapsedNeeded = units - floordiv(free * units, prev)
+    retry = (elapsedNeeded - elapsed) * unit
+    if retry < 1 then
+      retry = 1
+    end
+  else
+    -- in the next window, where this window's count becomes the weighted one
+    local fit = limit - cost
+    local elapsedNeeded = 0
+    if cur > 0 then
+      elapsedNeeded = units - floordiv(fit * units, cur)
+    end
+    if elapsedNeeded < 0 then
+      elapsedNeeded = 0
+    end
+    retry = (w + 1) * window - now + elapsedNeeded * unit
+  end
+  local usedNow = cur * units + weightedPrev
+  local remaining = 0
+  if budget > usedNow then
+    remaining = floordiv(budget - usedNow, units)
+  end
+  local reset = 0
+  if cur > 0 then
+    reset = (w + 2) * window - now
+  elseif prev > 0 then
+    reset = (w + 1) * window - now
+  end
+  return {0, remaining, retry, reset, 0}
+end
+
+redis.call('HINCRBY', key, f(w), cost)
+for _, field in ipairs(redis.call('HKEYS', key)) do
+  local fw = tonumber(field)
+  if fw == nil or fw < w - 1 then
+    redis.call('HDEL', key, field)
+  end
+end
+-- this window's count weighs on the next window, until its end
+local reset = (w + 2) * window - now
+redis.call('PEXPIRE', key, string.format('%d', ceildiv(reset, 1000) + TTL_MARGIN_MS))
+return {1, floordiv(budget - used, units), 0, reset, 0}
