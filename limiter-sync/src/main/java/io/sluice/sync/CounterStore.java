@@ -1,5 +1,6 @@
 package io.sluice.sync;
 
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -20,6 +21,12 @@ public interface CounterStore extends AutoCloseable {
 
   /** Applies the batch; the stage fails with the store's error or a timeout. */
   CompletionStage<FlushResult> flush(Batch batch);
+
+  /**
+   * The node registry: records that {@code nodeId} is alive for {@code ttl} from {@code nowMillis}
+   * and answers how many nodes are alive, itself included.
+   */
+  CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl);
 
   @Override
   void close();

@@ -15,6 +15,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -41,8 +42,9 @@ public final class RedisCounterStore implements CounterStore, ExactStore {
   private static final LuaScript FIXED_WINDOW = LuaScript.load("fixed_window");
   private static final LuaScript SLIDING_WINDOW_COUNTER = LuaScript.load("sliding_window_counter");
   private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
+  private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
-      SLIDING_WINDOW_LOG);
+      SLIDING_WINDOW_LOG, HEARTBEAT);
   /** Latest time an exact acquire may carry (year 2112): sums of times and windows stay below 2^53. */
   static final long MAX_NOW_MICROS = 1L << 52;
   /** Longest window of an exact acquire (about 71 years). */
@@ -152,6 +154,19 @@ public final class RedisCounterStore implements CounterStore, ExactStore {
     return evalsha(FLUSH, keys, args).thenApply(RedisCounterStore::toResult);
   }
 
+  @Override
+  public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+    if (nodeId == null || nodeId.isEmpty()) {
+      throw new IllegalArgumentException("nodeId: must not be null or empty");
+    }
+    if (ttl == null || ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
+    }
+    byte[][] keys = {(config.keyPrefix() + ":nodes").getBytes(StandardCharsets.UTF_8)};
+    byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(ttl.toMillis())};
+    return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);
+  }
+
   private static final byte[] W = {'w'};
   private static final byte[] G = {'g'};
   private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);
@@ -247,20 +262,23 @@ public final class RedisCounterStore implements CounterStore, ExactStore {
   }
 
   private CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
-    CompletableFuture<List<Object>> result = new CompletableFuture<>();
-    commands.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI, keys, args).whenComplete((value, error) -> {
+    return evalsha(script, ScriptOutputType.MULTI, keys, args);
+  }
+
+  /** EVALSHA; on NOSCRIPT (Redis restarted or its script cache was flushed) EVAL, which caches it again. */
+  private <T> CompletionStage<T> evalsha(LuaScript script, ScriptOutputType type, byte[][] keys, byte[][] args) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    commands.<T>evalsha(script.sha1(), type, keys, args).whenComplete((value, error) -> {
       if (error == null) {
         result.complete(value);
       } else if (unwrap(error) instanceof RedisNoScriptException) {
-        // Redis lost its script cache (restart, SCRIPT FLUSH): EVAL sends the text and caches it again
-        commands.<List<Object>>eval(script.body().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI, keys, args)
-            .whenComplete((v, e) -> {
-              if (e == null) {
-                result.complete(v);
-              } else {
-                result.completeExceptionally(unwrap(e));
-              }
-            });
+        commands.<T>eval(script.body().getBytes(StandardCharsets.UTF_8), type, keys, args).whenComplete((v, e) -> {
+          if (e == null) {
+            result.complete(v);
+          } else {
+            result.completeExceptionally(unwrap(e));
+          }
+        });
       } else {
         result.completeExceptionally(unwrap(error));
       }

@@ -76,6 +76,15 @@ final class FlakyMemoryStore implements CounterStore {
     return CompletableFuture.completedFuture(new FlushResult(apply, values));
   }
 
+  private final Map<String, Long> alive = new HashMap<>();
+
+  @Override
+  public synchronized CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, java.time.Duration ttl) {
+    alive.put(nodeId, nowMillis + ttl.toMillis());
+    alive.values().removeIf(deadline -> deadline <= nowMillis);
+    return CompletableFuture.completedFuture(alive.size());
+  }
+
   @Override
   public void close() {
   }

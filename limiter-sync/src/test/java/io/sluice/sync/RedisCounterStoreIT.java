@@ -205,6 +205,18 @@ class RedisCounterStoreIT {
   }
 
   @Test
+  void theRegistryCountsNodesAliveAndForgetsSilentOnes() throws Exception {
+    try (RedisCounterStore store = store()) {
+      long now = NOW_MICROS / 1000;
+      assertThat(store.heartbeat("a", now, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(1);
+      assertThat(store.heartbeat("b", now + 1_000, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(2);
+      assertThat(store.heartbeat("a", now + 2_000, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(2);
+      // b said nothing for more than its 3 s
+      assertThat(store.heartbeat("a", now + 4_500, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void unreachableOrWrongStoreFailsFastWithAClearError() {
     long start = System.nanoTime();
     assertThatThrownBy(() -> RedisCounterStore.connect(RedisStoreConfig.builder("redis://127.0.0.1:1")
