@@ -15,6 +15,9 @@ final class KeyView {
   long pendingPrev;
   long unsentCur;
   long unsentPrev;
+  /** This node's own admissions in the current and previous window, acknowledged or not. */
+  long ownCur;
+  long ownPrev;
   /** Ticker time of the last acknowledgement that refreshed the global counts. */
   long syncedAt = Long.MIN_VALUE;
   /** Denial cache: the global count alone is over the limit until then. */
@@ -41,6 +44,7 @@ final class KeyView {
       globalPrev = globalCur;
       pendingPrev = pendingCur;
       unsentPrev = unsentCur;
+      ownPrev = ownCur;
     } else {
       if (window != Long.MIN_VALUE) {
         if (unsentPrev > 0) {
@@ -53,10 +57,12 @@ final class KeyView {
       globalPrev = 0;
       pendingPrev = 0;
       unsentPrev = 0;
+      ownPrev = 0;
     }
     globalCur = 0;
     pendingCur = 0;
     unsentCur = 0;
+    ownCur = 0;
     window = w;
   }
 

@@ -1,5 +1,7 @@
 package io.sluice.sync;
 
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Algorithm;
 import io.sluice.node.Decision;
 import io.sluice.node.Limit;
@@ -46,6 +48,13 @@ import java.util.function.IntSupplier;
  * <p>A key whose global count alone is over the limit is denied locally until the count can allow
  * it again (the end of the window, or enough decay of the previous window), without store calls.
  *
+ * <h2>When the store fails</h2>
+ * Every store call goes through a Resilience4j circuit breaker (failure rate and slow-call rate,
+ * sized for flush rates by default) and waits at most the flush timeout, on the flusher thread,
+ * never on a decision. While the breaker is open the {@link StoreFailurePolicy} decides; permits
+ * admitted meanwhile are kept and flushed once the breaker lets calls through again. The node
+ * registry (a heartbeat every second in the store) tells how many nodes share the limit.
+ *
  * <h2>Nothing lost, nothing counted twice</h2>
  * One flusher thread sends batches, one at a time per store group, each with this node's next
  * sequence number for the group (starting from the clock in microseconds, so a restarted node never
@@ -68,6 +77,11 @@ public final class SyncedLimiter implements AutoCloseable {
   private final IntSupplier activeNodes;
   private final int maxKeys;
   private final Duration flushTimeout;
+  private final StoreFailurePolicy onStoreFailure;
+  private final CircuitBreaker breaker;
+  private final long heartbeatIntervalNanos;
+  private volatile int registeredNodes = 1;
+  private long lastHeartbeat = Long.MIN_VALUE;
 
   private final ConcurrentHashMap<String, KeyView> views = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<KeyView> dirty = new ConcurrentLinkedQueue<>();
@@ -87,6 +101,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private final LongAdder storeCalls = new LongAdder();
   private final LongAdder storeFailures = new LongAdder();
   private final LongAdder overflowed = new LongAdder();
+  private final LongAdder fallbackDecisions = new LongAdder();
+  private final LongAdder storeNanos = new LongAdder();
 
   private SyncedLimiter(Builder b) {
     this.limit = b.limit;
@@ -100,9 +116,13 @@ public final class SyncedLimiter implements AutoCloseable {
     this.syncIntervalNanos = b.syncInterval.toNanos();
     this.staleAfterNanos = 2 * syncIntervalNanos;
     this.maxError = b.maxError;
-    this.activeNodes = b.activeNodes;
+    this.activeNodes = b.activeNodes != null ? b.activeNodes : () -> registeredNodes;
     this.maxKeys = b.maxKeys;
     this.flushTimeout = b.flushTimeout;
+    this.onStoreFailure = b.onStoreFailure;
+    this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
+        b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout));
+    this.heartbeatIntervalNanos = b.heartbeatInterval.toNanos();
     if (b.autoSync) {
       this.flusher = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
       this.flusher.setDaemon(true);
@@ -165,7 +185,14 @@ public final class SyncedLimiter implements AutoCloseable {
       double own = view.pendingPrev * prevWeight + view.pendingCur;
       remaining = (long) Math.floor(limit.capacity() - globalEstimate - own);
       boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos;
-      if (now < view.deniedUntil && fresh) {
+      if (storeDown()) {
+        fallbackDecisions.increment();
+        admit = fallbackAdmits(view, prevWeight, cost);
+        retryAfter = admit ? 0 : syncIntervalNanos;
+        if (admit) {
+          remaining -= cost;
+        }
+      } else if (now < view.deniedUntil && fresh) {
         cachedDenials.increment();
         admit = false;
         retryAfter = view.deniedUntil - now;
@@ -183,11 +210,14 @@ public final class SyncedLimiter implements AutoCloseable {
         retryAfter = syncIntervalNanos;
       } else {
         admit = true;
-        view.pendingCur += cost;
-        view.unsentCur += cost;
         remaining -= cost;
         long trigger = Math.max(1, allowance(globalEstimate, fresh) / 2);
-        urgent = !fresh || view.unsentCur >= trigger;
+        urgent = !fresh || view.unsentCur + cost >= trigger;
+      }
+      if (admit) {
+        view.pendingCur += cost;
+        view.unsentCur += cost;
+        view.ownCur += cost;
       }
       if ((admit || urgent) && !view.queued) {
         view.queued = true;
@@ -210,6 +240,24 @@ public final class SyncedLimiter implements AutoCloseable {
   private Outcome outcomeOfBreach() {
     return limit.mode() == Mode.SOFT ? Outcome.SOFT_EXCEEDED
         : limit.mode() == Mode.SHADOW ? Outcome.SHADOW_DENIED : Outcome.DENIED;
+  }
+
+  /** Whether the circuit breaker keeps the store out: the fallback policy decides. */
+  private boolean storeDown() {
+    CircuitBreaker.State state = breaker.getState();
+    return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
+  }
+
+  private boolean fallbackAdmits(KeyView view, double prevWeight, long cost) {
+    switch (onStoreFailure) {
+      case FAIL_OPEN:
+        return true;
+      case FAIL_CLOSED:
+        return false;
+      default:
+        double own = view.ownPrev * prevWeight + view.ownCur;
+        return own + cost <= Math.ceil((double) limit.capacity() / Math.max(1, activeNodes.getAsInt()));
+    }
   }
 
   /** What this node may admit beyond the global counts it last saw. */
@@ -297,6 +345,11 @@ public final class SyncedLimiter implements AutoCloseable {
         return;
       }
       try {
+        long now = System.nanoTime();
+        if (lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) {
+          lastHeartbeat = now;
+          heartbeatNow();
+        }
         syncNow();
       } catch (RuntimeException e) {
         storeFailures.increment(); // kept for the next round; the loop must survive anything
@@ -390,16 +443,8 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   private boolean send(InFlight f) {
-    storeCalls.increment();
-    FlushResult result;
-    try {
-      result = store.flush(f.batch).toCompletableFuture().get(flushTimeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      storeFailures.increment();
-      return false;
-    } catch (Exception e) {
-      storeFailures.increment();
+    FlushResult result = guarded(() -> store.flush(f.batch));
+    if (result == null) {
       return false;
     }
     long now = ticker.read();
@@ -423,6 +468,86 @@ public final class SyncedLimiter implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /**
+   * One store call through the circuit breaker, waiting at most the flush timeout: the answer, or
+   * null when the breaker refused the call or the call failed or timed out (then the caller keeps
+   * its batch for a retry).
+   */
+  private <T> T guarded(java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call) {
+    if (!breaker.tryAcquirePermission()) {
+      return null;
+    }
+    storeCalls.increment();
+    long start = System.nanoTime();
+    try {
+      T value = call.get().toCompletableFuture().get(flushTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      long took = System.nanoTime() - start;
+      storeNanos.add(took);
+      breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+      return value;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      breaker.releasePermission();
+      storeFailures.increment();
+      return null;
+    } catch (Exception e) {
+      long took = System.nanoTime() - start;
+      storeNanos.add(took);
+      breaker.onError(took, TimeUnit.NANOSECONDS, e);
+      storeFailures.increment();
+      return null;
+    }
+  }
+
+  /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
+  public int heartbeatNow() {
+    Integer alive = guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(),
+        Duration.ofNanos(3 * heartbeatIntervalNanos)));
+    if (alive != null) {
+      registeredNodes = Math.max(1, alive);
+    }
+    return registeredNodes;
+  }
+
+  /**
+   * The breaker's settings for flush rates rather than request rates: a count window of 10 calls,
+   * judged from 5, opening at 50% failures or 50% calls slower than half the flush timeout, probing
+   * again after one second.
+   */
+  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout) {
+    return CircuitBreakerConfig.custom()
+        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+        .slidingWindowSize(10)
+        .minimumNumberOfCalls(5)
+        .failureRateThreshold(50)
+        .slowCallRateThreshold(50)
+        .slowCallDurationThreshold(flushTimeout.dividedBy(2))
+        .waitDurationInOpenState(Duration.ofSeconds(1))
+        .permittedNumberOfCallsInHalfOpenState(2)
+        .recordExceptions(Throwable.class)
+        .build();
+  }
+
+  /** The circuit breaker around this node's store calls (for metrics and tests). */
+  public CircuitBreaker circuitBreaker() {
+    return breaker;
+  }
+
+  /** Decisions made by the fallback policy while the breaker was open. */
+  public long fallbackDecisions() {
+    return fallbackDecisions.sum();
+  }
+
+  /** Total time spent in store calls, nanoseconds. */
+  public long storeNanos() {
+    return storeNanos.sum();
+  }
+
+  /** Nodes alive as last seen through the registry (1 until the first heartbeat). */
+  public int registeredNodes() {
+    return registeredNodes;
   }
 
   /** Stops the flusher and flushes what is left, retrying for up to the flush timeout. */
@@ -526,7 +651,10 @@ public final class SyncedLimiter implements AutoCloseable {
     private long batchSize = DEFAULT_BATCH_SIZE;
     private Duration syncInterval = DEFAULT_SYNC_INTERVAL;
     private double maxError = DEFAULT_MAX_ERROR;
-    private IntSupplier activeNodes = () -> 1;
+    private IntSupplier activeNodes;
+    private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
+    private CircuitBreakerConfig breakerConfig;
+    private Duration heartbeatInterval = Duration.ofSeconds(1);
     private int maxKeys = 1_000_000;
     private Duration flushTimeout = Duration.ofSeconds(2);
     private boolean autoSync = true;
@@ -594,7 +722,37 @@ public final class SyncedLimiter implements AutoCloseable {
       return this;
     }
 
-    /** The number of nodes sharing the limit (from the node registry, or fixed). */
+    /** What to decide while the store is unreachable (the breaker is open); default LOCAL_SHARE. */
+    public Builder onStoreFailure(StoreFailurePolicy policy) {
+      if (policy == null) {
+        throw new IllegalArgumentException("onStoreFailure: must not be null");
+      }
+      this.onStoreFailure = policy;
+      return this;
+    }
+
+    /** The circuit breaker's settings; the default is sized for flush rates (see the class doc). */
+    public Builder circuitBreaker(CircuitBreakerConfig config) {
+      if (config == null) {
+        throw new IllegalArgumentException("circuitBreaker: must not be null");
+      }
+      this.breakerConfig = config;
+      return this;
+    }
+
+    /** How often the node tells the registry it is alive; it counts as gone after three missed. */
+    public Builder heartbeatInterval(Duration interval) {
+      if (interval == null || interval.toMillis() < 1) {
+        throw new IllegalArgumentException("heartbeatInterval: must be at least 1 ms, got " + interval);
+      }
+      this.heartbeatInterval = interval;
+      return this;
+    }
+
+    /**
+     * The number of nodes sharing the limit, fixed or from elsewhere; by default the node registry
+     * kept in the store (heartbeats).
+     */
     public Builder activeNodes(IntSupplier activeNodes) {
       if (activeNodes == null) {
         throw new IllegalArgumentException("activeNodes: must not be null");

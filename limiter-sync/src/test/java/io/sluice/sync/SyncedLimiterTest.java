@@ -3,6 +3,8 @@ package io.sluice.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Decision;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
@@ -42,8 +44,11 @@ class SyncedLimiterTest {
     }
     store.faults(0, 0);
     for (SyncedLimiter node : nodes) {
-      assertThat(node.syncNow()).isTrue();
-      assertThat(node.syncNow()).isTrue(); // the retry of a failed batch, then the rest
+      // the failures may have opened the breaker: it lets calls through again after its wait
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (!(node.syncNow() && node.syncNow()) && System.nanoTime() < deadline) {
+        sleep(50);
+      }
       assertThat(node.pending()).isZero();
     }
     long admitted = nodes.stream().mapToLong(SyncedLimiter::admitted).sum();
@@ -104,6 +109,83 @@ class SyncedLimiterTest {
     assertThat(node.tryAcquire("k")).isTrue();
   }
 
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  private SyncedLimiter failingNode(FlakyMemoryStore store, StoreFailurePolicy policy) {
+    return SyncedLimiter.builder(perMinute, store).nodeId("n-" + policy).ticker(ticker).autoSync(false)
+        .activeNodes(() -> 4).onStoreFailure(policy)
+        .circuitBreaker(CircuitBreakerConfig.from(SyncedLimiter.defaultBreakerConfig(Duration.ofSeconds(2)))
+            .slidingWindowSize(4).minimumNumberOfCalls(4).waitDurationInOpenState(Duration.ofMillis(500)).build())
+        .build();
+  }
+
+  /** Drives flushes into a dead store until the breaker opens. */
+  private static void breakBreaker(SyncedLimiter node) {
+    for (int i = 0; i < 10 && node.circuitBreaker().getState() == CircuitBreaker.State.CLOSED; i++) {
+      node.tryAcquire("warm-" + i);
+      node.syncNow();
+    }
+    assertThat(node.circuitBreaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+  }
+
+  @Test
+  void whileTheStoreIsDownEachPolicyDecidesAndNothingIsLostAfterHealing() throws InterruptedException {
+    for (StoreFailurePolicy policy : StoreFailurePolicy.values()) {
+      FlakyMemoryStore store = new FlakyMemoryStore(11);
+      store.faults(1.0, 0);
+      SyncedLimiter node = failingNode(store, policy);
+      breakBreaker(node);
+      long callsWhileOpen = store.calls;
+      long admitted = 0;
+      for (int i = 0; i < 600; i++) {
+        if (node.tryAcquire("k")) {
+          admitted++;
+        }
+        node.syncNow(); // refused by the open breaker: no store call
+      }
+      assertThat(store.calls).as(policy + ": calls while open").isEqualTo(callsWhileOpen);
+      assertThat(node.fallbackDecisions()).isEqualTo(600);
+      switch (policy) {
+        case FAIL_OPEN:
+          assertThat(admitted).isEqualTo(600);
+          break;
+        case FAIL_CLOSED:
+          assertThat(admitted).isZero();
+          break;
+        default:
+          assertThat(admitted).as("a quarter of the limit for one of four nodes").isEqualTo(250);
+      }
+      // heal: the breaker half-opens after its wait, flushes go through, everything is counted once
+      store.faults(0, 0);
+      Thread.sleep(550);
+      for (int i = 0; i < 5 && node.pending() > 0; i++) {
+        node.syncNow();
+      }
+      assertThat(node.circuitBreaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+      assertThat(node.pending()).isZero();
+      assertThat(store.total()).as(policy + ": store count").isEqualTo(node.admitted());
+    }
+  }
+
+  @Test
+  void theRegistryTellsHowManyNodesShareTheLimit() {
+    FlakyMemoryStore store = new FlakyMemoryStore(2);
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      nodes.add(SyncedLimiter.builder(perMinute, store).nodeId("r" + i).ticker(ticker).autoSync(false).build());
+    }
+    nodes.forEach(SyncedLimiter::heartbeatNow);
+    assertThat(nodes.get(0).heartbeatNow()).isEqualTo(3);
+    assertThat(nodes.get(0).registeredNodes()).isEqualTo(3);
+  }
+
   @Test
   void rejectsBadSettings() {
     FlakyMemoryStore store = new FlakyMemoryStore(1);
@@ -115,6 +197,10 @@ class SyncedLimiterTest {
         .hasMessageStartingWith("syncInterval:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).nodeId("bad id")).hasMessageStartingWith("nodeId:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).maxError(0)).hasMessageStartingWith("maxError:");
+    assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).onStoreFailure(null))
+        .hasMessageStartingWith("onStoreFailure:");
+    assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).heartbeatInterval(Duration.ZERO))
+        .hasMessageStartingWith("heartbeatInterval:");
     SyncedLimiter node = node(store, "n", 1);
     assertThatThrownBy(() -> node.tryAcquire("")).hasMessageStartingWith("key:");
     assertThatThrownBy(() -> node.tryAcquire("k", 1_001)).hasMessageStartingWith("cost:");
