@@ -66,6 +66,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private final Limit limit;
   private final Counter counter;
   private final CounterStore store;
+  /** The store's exact scripts when the batch size is 1, else null. */
+  private final ExactStore exact;
   private final String nodeId;
   private final Ticker ticker;
   private final long windowNanos;
@@ -108,6 +110,7 @@ public final class SyncedLimiter implements AutoCloseable {
     this.limit = b.limit;
     this.counter = Counter.of(b.limit);
     this.store = b.store;
+    this.exact = b.batchSize == 1 ? (ExactStore) b.store : null;
     this.nodeId = b.nodeId;
     this.ticker = b.ticker;
     this.windowNanos = b.limit.periodNanos();
@@ -171,6 +174,14 @@ public final class SyncedLimiter implements AutoCloseable {
       throw new IllegalStateException("limiter " + limit.name() + " is closed");
     }
     long now = ticker.read();
+    boolean fallback = storeDown();
+    if (exact != null && !fallback) {
+      ExactResult r = guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
+      if (r != null) {
+        return exactDecision(key, now, cost, r);
+      }
+      fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
+    }
     long w = Math.floorDiv(now, windowNanos);
     KeyView view = view(key);
     boolean admit;
@@ -185,7 +196,7 @@ public final class SyncedLimiter implements AutoCloseable {
       double own = view.pendingPrev * prevWeight + view.pendingCur;
       remaining = (long) Math.floor(limit.capacity() - globalEstimate - own);
       boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos;
-      if (storeDown()) {
+      if (fallback) {
         fallbackDecisions.increment();
         admit = fallbackAdmits(view, prevWeight, cost);
         retryAfter = admit ? 0 : syncIntervalNanos;
@@ -235,6 +246,25 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
     return Decision.of(outcome, limit, remaining, reset, retryAfter);
+  }
+
+  /** Batch size 1: the store decided, in one script call; the view only keeps this node's own count. */
+  private Decision exactDecision(String key, long now, long cost, ExactResult r) {
+    if (r.allowed()) {
+      KeyView view = view(key);
+      synchronized (view) {
+        view.roll(Math.floorDiv(now, windowNanos), this::orphan);
+        view.ownCur += cost;
+      }
+    }
+    Outcome outcome = r.allowed() ? Outcome.ALLOWED : outcomeOfBreach();
+    if (outcome == Outcome.DENIED) {
+      denied.increment();
+    } else {
+      admitted.increment();
+    }
+    return Decision.of(outcome, limit, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
+        TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()));
   }
 
   private Outcome outcomeOfBreach() {
@@ -691,7 +721,12 @@ public final class SyncedLimiter implements AutoCloseable {
       return this;
     }
 
-    /** Permits a key may gather before it is flushed (shrunk near the limit, see the class doc). */
+    /**
+     * Permits a key may gather before it is flushed (shrunk near the limit, see the class doc).
+     * 1 means exact checking: every decision is one atomic script call on the store (the store must
+     * be an {@link ExactStore}); the decision then waits for the store, at most the flush timeout,
+     * and the fallback policy decides when the store fails.
+     */
     public Builder batchSize(long batchSize) {
       if (batchSize < 1) {
         throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
@@ -785,6 +820,11 @@ public final class SyncedLimiter implements AutoCloseable {
     }
 
     public SyncedLimiter build() {
+      if (batchSize == 1 && !(store instanceof ExactStore)) {
+        throw new IllegalArgumentException("batchSize: 1 means exact checking, one store call per decision,"
+            + " which needs a store with exact scripts (an ExactStore such as RedisCounterStore); "
+            + store.getClass().getSimpleName() + " is not one");
+      }
       if (syncInterval.toNanos() * 2 > limit.periodNanos()) {
         throw new IllegalArgumentException("syncInterval: at most half the window "
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + syncInterval);

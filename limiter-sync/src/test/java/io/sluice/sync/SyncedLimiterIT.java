@@ -120,4 +120,47 @@ class SyncedLimiterIT {
       client.shutdown();
     }
   }
+
+  /** Batch size 1: every decision is one script call, so the nodes together never pass the limit. */
+  @Test
+  void exactModeNeverOverAdmits() throws Exception {
+    Limit limit = Limit.slidingWindowCounter("exact").limit(500).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker();
+    LongAdder admitted = new LongAdder();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    List<RedisCounterStore> stores = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+      stores.add(store);
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("exact-" + n).ticker(ticker).batchSize(1).build());
+    }
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < NODES * THREADS_PER_NODE; t++) {
+      SyncedLimiter node = nodes.get(t % NODES);
+      Thread thread = new Thread(() -> {
+        for (int i = 0; i < 300; i++) {
+          if (node.tryAcquire("hot")) {
+            admitted.increment();
+          }
+        }
+      });
+      thread.start();
+      threads.add(thread);
+    }
+    for (Thread thread : threads) {
+      thread.join();
+    }
+    long storeCalls = nodes.stream().mapToLong(SyncedLimiter::storeCalls).sum();
+    nodes.forEach(SyncedLimiter::close);
+    stores.forEach(RedisCounterStore::close);
+    assertThat(admitted.sum()).isEqualTo(limit.capacity());
+    assertThat(storeCalls).isGreaterThanOrEqualTo((long) NODES * THREADS_PER_NODE * 300);
+    RedisClient client = RedisClient.create(redis.uri());
+    try (StatefulRedisConnection<String, String> c = client.connect()) {
+      long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+      assertThat(c.sync().hget("sluice:{exact:hot}", Long.toString(window))).isEqualTo(Long.toString(limit.capacity()));
+    } finally {
+      client.shutdown();
+    }
+  }
 }

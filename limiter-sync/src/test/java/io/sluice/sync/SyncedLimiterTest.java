@@ -197,6 +197,8 @@ class SyncedLimiterTest {
         .hasMessageStartingWith("syncInterval:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).nodeId("bad id")).hasMessageStartingWith("nodeId:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).maxError(0)).hasMessageStartingWith("maxError:");
+    assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).batchSize(1).build())
+        .hasMessageStartingWith("batchSize:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).onStoreFailure(null))
         .hasMessageStartingWith("onStoreFailure:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).heartbeatInterval(Duration.ZERO))
