@@ -104,6 +104,9 @@ public final class SyncedLimiter implements AutoCloseable {
   private final LongAdder storeFailures = new LongAdder();
   private final LongAdder overflowed = new LongAdder();
   private final LongAdder fallbackDecisions = new LongAdder();
+  /** Permits admitted here that the store has not acknowledged yet (sent or not). */
+  private final LongAdder pendingPermits = new LongAdder();
+  private final LongAdder deltasSent = new LongAdder();
   private final LongAdder storeNanos = new LongAdder();
 
   private SyncedLimiter(Builder b) {
@@ -229,6 +232,7 @@ public final class SyncedLimiter implements AutoCloseable {
         view.pendingCur += cost;
         view.unsentCur += cost;
         view.ownCur += cost;
+        pendingPermits.add(cost);
       }
       if ((admit || urgent) && !view.queued) {
         view.queued = true;
@@ -478,8 +482,10 @@ public final class SyncedLimiter implements AutoCloseable {
       return false;
     }
     long now = ticker.read();
+    deltasSent.add(f.parts.size());
     for (int i = 0; i < f.parts.size(); i++) {
       Pending p = f.parts.get(i);
+      pendingPermits.add(-p.delta.amount());
       if (p.view == null) {
         continue;
       }
@@ -575,6 +581,11 @@ public final class SyncedLimiter implements AutoCloseable {
     return storeNanos.sum();
   }
 
+  /** The number of nodes this limiter divides its allowances and shares by. */
+  public int activeNodes() {
+    return Math.max(1, activeNodes.getAsInt());
+  }
+
   /** Nodes alive as last seen through the registry (1 until the first heartbeat). */
   public int registeredNodes() {
     return registeredNodes;
@@ -628,16 +639,12 @@ public final class SyncedLimiter implements AutoCloseable {
 
   /** Permits admitted here and not yet acknowledged by the store. */
   public long pending() {
-    long sum = 0;
-    for (KeyView v : views.values()) {
-      synchronized (v) {
-        sum += v.pendingCur + v.pendingPrev;
-      }
-    }
-    for (Delta d : orphans) {
-      sum += d.amount();
-    }
-    return sum;
+    return pendingPermits.sum();
+  }
+
+  /** Deltas (one key and window each) acknowledged by the store: divided by store calls, the flush size. */
+  public long deltasSent() {
+    return deltasSent.sum();
   }
 
   public int keys() {

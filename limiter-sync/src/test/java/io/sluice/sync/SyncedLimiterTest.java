@@ -175,6 +175,26 @@ class SyncedLimiterTest {
   }
 
   @Test
+  void metricsReadTheLimitersCounters() {
+    FlakyMemoryStore store = new FlakyMemoryStore(4);
+    SyncedLimiter node = node(store, "m", 2);
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    SyncedLimiterMetrics.of(node).bindTo(registry);
+    for (int i = 0; i < 10; i++) {
+      node.tryAcquire("k" + i);
+    }
+    assertThat(registry.get("sluice.sync.pending").tag("limit", "api").gauge().value()).isEqualTo(10);
+    node.syncNow();
+    assertThat(registry.get("sluice.sync.pending").gauge().value()).isZero();
+    assertThat(registry.get("sluice.decisions").tag("result", "allowed").functionCounter().count()).isEqualTo(10);
+    assertThat(registry.get("sluice.sync.store.calls").functionCounter().count()).isEqualTo(store.calls);
+    assertThat(registry.get("sluice.sync.flush.deltas").functionCounter().count()).isEqualTo(10);
+    assertThat(registry.get("sluice.sync.breaker.state").gauge().value()).isZero();
+    assertThat(registry.get("sluice.sync.nodes").gauge().value()).isEqualTo(2);
+    assertThat(registry.get("sluice.sync.store.latency").functionTimer().count()).isEqualTo(store.calls);
+  }
+
+  @Test
   void theRegistryTellsHowManyNodesShareTheLimit() {
     FlakyMemoryStore store = new FlakyMemoryStore(2);
     List<SyncedLimiter> nodes = new ArrayList<>();
