@@ -24,6 +24,12 @@ final class KeyView {
   long deniedUntil = Long.MIN_VALUE;
   /** In the dirty queue, waiting for a flush. */
   boolean queued;
+  /** Reservation mode: permits granted for {@link #window} and not used yet. */
+  long leased;
+  /** Reservation mode: a lease was asked for and not answered yet. */
+  boolean leaseWanted;
+  /** Reservation mode: budget left in the window when the store last answered (-1 before). */
+  long lastRemaining = -1;
 
   KeyView(String key) {
     this.key = key;
@@ -63,6 +69,8 @@ final class KeyView {
     pendingCur = 0;
     unsentCur = 0;
     ownCur = 0;
+    leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
+    lastRemaining = -1;
     window = w;
   }
 

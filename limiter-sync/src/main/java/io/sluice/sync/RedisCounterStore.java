@@ -36,15 +36,16 @@ import java.util.concurrent.TimeoutException;
  * {@code sliding_window_counter}, {@code sliding_window_log}) on the same key as the flush of that
  * limit and key; bucket and window counters keep the flush script's layout.
  */
-public final class RedisCounterStore implements CounterStore, ExactStore {
+public final class RedisCounterStore implements CounterStore, ExactStore, LeaseStore {
   private static final LuaScript FLUSH = LuaScript.load("flush");
   private static final LuaScript GCRA = LuaScript.load("gcra");
   private static final LuaScript FIXED_WINDOW = LuaScript.load("fixed_window");
   private static final LuaScript SLIDING_WINDOW_COUNTER = LuaScript.load("sliding_window_counter");
   private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
+  private static final LuaScript LEASE = LuaScript.load("lease");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
-      SLIDING_WINDOW_LOG, HEARTBEAT);
+      SLIDING_WINDOW_LOG, HEARTBEAT, LEASE);
   /** Latest time an exact acquire may carry (year 2112): sums of times and windows stay below 2^53. */
   static final long MAX_NOW_MICROS = 1L << 52;
   /** Longest window of an exact acquire (about 71 years). */
@@ -152,6 +153,27 @@ public final class RedisCounterStore implements CounterStore, ExactStore {
       args[a + 3] = ascii(d.amount());
     }
     return evalsha(FLUSH, keys, args).thenApply(RedisCounterStore::toResult);
+  }
+
+  @Override
+  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
+    Limit limit = counter.limit();
+    if (counter.kind() != Counter.Kind.WINDOW) {
+      throw new IllegalArgumentException("counter: leases are taken from window limits, not " + limit.algorithm());
+    }
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (want < 1 || want > limit.capacity()) {
+      throw new IllegalArgumentException("want: must be between 1 and the limit " + limit.capacity() + ", got " + want);
+    }
+    long windowMicros = windowMicros(limit);
+    long unit = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? slidingUnitMicros(limit.capacity(), windowMicros) : 0;
+    long elapsed = Math.max(0, Math.min(windowMicros - 1, elapsedMicros));
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    byte[][] args = {ascii(window), ascii(elapsed), ascii(windowMicros), ascii(unit), ascii(limit.capacity()),
+        ascii(want), ascii(counter.windowTtlMillis())};
+    return evalsha(LEASE, keys, args).thenApply(r -> new Lease((Long) r.get(0), (Long) r.get(1), (Long) r.get(2)));
   }
 
   @Override

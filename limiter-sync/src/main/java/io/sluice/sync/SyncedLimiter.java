@@ -68,6 +68,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private final CounterStore store;
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
+  /** The store's leases in reservation mode, else null. */
+  private final LeaseStore leases;
   private final String nodeId;
   private final Ticker ticker;
   private final long windowNanos;
@@ -113,7 +115,8 @@ public final class SyncedLimiter implements AutoCloseable {
     this.limit = b.limit;
     this.counter = Counter.of(b.limit);
     this.store = b.store;
-    this.exact = b.batchSize == 1 ? (ExactStore) b.store : null;
+    this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
+    this.leases = b.reservation ? (LeaseStore) b.store : null;
     this.nodeId = b.nodeId;
     this.ticker = b.ticker;
     this.windowNanos = b.limit.periodNanos();
@@ -206,6 +209,38 @@ public final class SyncedLimiter implements AutoCloseable {
         if (admit) {
           remaining -= cost;
         }
+      } else if (leases != null) {
+        admit = view.leased >= cost;
+        if (admit) {
+          view.leased -= cost;
+          view.ownCur += cost;
+          remaining = view.leased;
+        } else {
+          remaining = 0;
+          retryAfter = view.lastRemaining == 0 && !sliding ? (view.window + 1) * windowNanos - at : syncIntervalNanos;
+        }
+        // ask ahead: a new lease is on its way before this one runs out
+        // (a sliding window frees budget as the previous window fades: ask again now and then)
+        boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
+        if (!view.leaseWanted && view.leased < leaseSize(view) / 2 + cost && budgetLeft) {
+          view.leaseWanted = true;
+          urgent = true;
+          if (!view.queued) {
+            view.queued = true;
+            dirty.add(view);
+          }
+        }
+        Outcome outcome = admit ? Outcome.ALLOWED : outcomeOfBreach();
+        if (outcome == Outcome.DENIED) {
+          denied.increment();
+        } else {
+          admitted.increment();
+        }
+        if (urgent) {
+          requestSync();
+        }
+        long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
+        return Decision.of(outcome, limit, remaining, reset, retryAfter);
       } else if (now < view.deniedUntil && fresh) {
         cachedDenials.increment();
         admit = false;
@@ -292,6 +327,16 @@ public final class SyncedLimiter implements AutoCloseable {
         double own = view.ownPrev * prevWeight + view.ownCur;
         return own + cost <= Math.ceil((double) limit.capacity() / Math.max(1, activeNodes.getAsInt()));
     }
+  }
+
+  /**
+   * Reservation mode: how much to ask for at once. Half of a node's share of what is left (so that
+   * grants shrink as the budget does and one node cannot take it all), at most the batch size.
+   */
+  private long leaseSize(KeyView view) {
+    long left = view.lastRemaining >= 0 ? view.lastRemaining : limit.capacity();
+    long nodes = Math.max(1, activeNodes.getAsInt());
+    return Math.max(1, Math.min(batchSize, (left + 2 * nodes - 1) / (2 * nodes)));
   }
 
   /** What this node may admit beyond the global counts it last saw. */
@@ -410,9 +455,13 @@ public final class SyncedLimiter implements AutoCloseable {
       for (Delta d; (d = orphans.poll()) != null; ) {
         byGroup.computeIfAbsent(store.group(counter, d.key()), g -> new ArrayList<>()).add(new Pending(null, d));
       }
+      List<KeyView> wantLeases = new ArrayList<>();
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
           v.queued = false;
+          if (v.leaseWanted) {
+            wantLeases.add(v);
+          }
           int group = store.group(counter, v.key);
           List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
           if (v.unsentPrev > 0) {
@@ -420,9 +469,16 @@ public final class SyncedLimiter implements AutoCloseable {
             v.unsentPrev = 0;
           }
           // always send the current window, even with nothing new: the answer refreshes the view
-          list.add(new Pending(v, new Delta(counter, v.key, v.window, v.unsentCur)));
-          v.unsentCur = 0;
+          // (in reservation mode the lease answer does that, so only real deltas go)
+          if (leases == null || v.unsentCur > 0) {
+            list.add(new Pending(v, new Delta(counter, v.key, v.window, v.unsentCur)));
+            v.unsentCur = 0;
+          }
         }
+      }
+      byGroup.values().removeIf(List::isEmpty);
+      for (KeyView v : wantLeases) {
+        takeLease(v);
       }
       boolean all = true;
       for (Map.Entry<Integer, List<Pending>> e : byGroup.entrySet()) {
@@ -444,6 +500,37 @@ public final class SyncedLimiter implements AutoCloseable {
       return all;
     } finally {
       syncLock.unlock();
+    }
+  }
+
+  /** Reservation mode: asks the store for the view's next grant and adds it to the view. */
+  private void takeLease(KeyView v) {
+    long w;
+    long want;
+    synchronized (v) {
+      w = v.window;
+      want = leaseSize(v);
+    }
+    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read() - w * windowNanos);
+    LeaseStore.Lease lease = guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want));
+    synchronized (v) {
+      v.leaseWanted = false;
+      if (lease == null) {
+        if (!v.queued) { // ask again on the next round
+          v.leaseWanted = true;
+          v.queued = true;
+          dirty.add(v);
+        }
+        return;
+      }
+      if (v.window != w) {
+        return; // the window ended while we asked: the grant is given up (under-admission only)
+      }
+      v.leased += lease.granted();
+      v.globalCur = lease.current();
+      v.globalPrev = lease.previous();
+      v.lastRemaining = lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
+      v.syncedAt = ticker.read();
     }
   }
 
@@ -692,6 +779,7 @@ public final class SyncedLimiter implements AutoCloseable {
     private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
     private CircuitBreakerConfig breakerConfig;
     private Duration heartbeatInterval = Duration.ofSeconds(1);
+    private boolean reservation;
     private int maxKeys = 1_000_000;
     private Duration flushTimeout = Duration.ofSeconds(2);
     private boolean autoSync = true;
@@ -764,6 +852,17 @@ public final class SyncedLimiter implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Reservation mode: the node admits only permits the store granted it in advance (leases of at
+     * most the batch size, shrinking as the budget does), so the nodes together never pass the
+     * limit; unused grants at the end of a window are budget given up (under-admission). Needs a
+     * {@link LeaseStore}.
+     */
+    public Builder reservation() {
+      this.reservation = true;
+      return this;
+    }
+
     /** What to decide while the store is unreachable (the breaker is open); default LOCAL_SHARE. */
     public Builder onStoreFailure(StoreFailurePolicy policy) {
       if (policy == null) {
@@ -827,7 +926,11 @@ public final class SyncedLimiter implements AutoCloseable {
     }
 
     public SyncedLimiter build() {
-      if (batchSize == 1 && !(store instanceof ExactStore)) {
+      if (reservation && !(store instanceof LeaseStore)) {
+        throw new IllegalArgumentException("reservation: needs a store that grants leases (a LeaseStore such as"
+            + " RedisCounterStore); " + store.getClass().getSimpleName() + " is not one");
+      }
+      if (batchSize == 1 && !reservation && !(store instanceof ExactStore)) {
         throw new IllegalArgumentException("batchSize: 1 means exact checking, one store call per decision,"
             + " which needs a store with exact scripts (an ExactStore such as RedisCounterStore); "
             + store.getClass().getSimpleName() + " is not one");

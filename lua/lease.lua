@@ -1,0 +1,67 @@
+-- lease.lua: reservation mode. Takes up to `want` permits of a window limit's budget for one node,
+-- atomically, so that nodes admitting only from what they were granted can never pass the limit.
+--
+-- KEYS[1]  the counter key (the same key and layout as flush.lua's 'w' counters)
+-- ARGV[1]  window index w (windows aligned to the epoch, as the node computed it)
+-- ARGV[2]  time elapsed in window w, microseconds
+-- ARGV[3]  window length W, microseconds
+-- ARGV[4]  unit in microseconds for the sliding estimate, chosen so that 3 * limit * (W / unit)
+--          stays below 2^53; 0 for a fixed window (the previous window does not count)
+-- ARGV[5]  limit, permits per window
+-- ARGV[6]  want, permits asked for (1..limit)
+-- ARGV[7]  counter TTL, ms
+--
+-- Returns {granted, count of window w after the grant, count of window w - 1}. The grant is the
+-- largest g <= want with
+--   fixed:   current + g <= limit
+--   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
+-- A grant that the node never receives (a timeout) is lost budget, never extra budget.
+
+local function fail(message)
+  return redis.error_reply('ERR lease: ' .. message)
+end
+
+if #KEYS ~= 1 or #ARGV ~= 7 then
+  return fail('expected 1 key and 7 arguments')
+end
+local w = tonumber(ARGV[1])
+local elapsed = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local unit = tonumber(ARGV[4])
+local limit = tonumber(ARGV[5])
+local want = tonumber(ARGV[6])
+if not (w and elapsed and window and unit and limit and want) or want < 1 or limit < 1 or window < 1
+    or elapsed < 0 or elapsed >= window or unit < 0 then
+  return fail('bad arguments: ' .. table.concat(ARGV, ' '))
+end
+
+local key = KEYS[1]
+local field = string.format('%d', w)
+local prevField = string.format('%d', w - 1)
+local cur = tonumber(redis.call('HGET', key, field) or '0')
+local prev = tonumber(redis.call('HGET', key, prevField) or '0')
+
+local available
+if unit == 0 then
+  available = limit - cur
+else
+  local wu = math.floor(window / unit)
+  local eu = math.floor(elapsed / unit)
+  local free = limit * wu - prev * (wu - eu) - cur * wu
+  available = math.floor(free / wu)
+  -- the double quotient may round up past an exact boundary: step back until it fits
+  while available > 0 and (cur + available) * wu + prev * (wu - eu) > limit * wu do
+    available = available - 1
+  end
+end
+local granted = math.min(want, math.max(0, available))
+if granted > 0 then
+  cur = redis.call('HINCRBY', key, field, granted)
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    if f ~= field and f ~= prevField and tonumber(f) < w then
+      redis.call('HDEL', key, f)
+    end
+  end
+  redis.call('PEXPIRE', key, ARGV[7])
+end
+return {granted, cur, prev}
