@@ -30,6 +30,12 @@ final class KeyView {
   boolean leaseWanted;
   /** Reservation mode: budget left in the window when the store last answered (-1 before). */
   long lastRemaining = -1;
+  /** Heavy-hitter detection: permits admitted since {@link #rateSince}, and whether the key is hot. */
+  long hits;
+  long rateSince = Long.MIN_VALUE;
+  boolean hot;
+  /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
+  long lastUrgentSync = Long.MIN_VALUE;
 
   KeyView(String key) {
     this.key = key;

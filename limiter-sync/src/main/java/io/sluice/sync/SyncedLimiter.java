@@ -48,6 +48,12 @@ import java.util.function.IntSupplier;
  * <p>A key whose global count alone is over the limit is denied locally until the count can allow
  * it again (the end of the window, or enough decay of the previous window), without store calls.
  *
+ * <h2>Hot keys</h2>
+ * The flusher measures each key's admission rate between syncs; a key far above the running mean
+ * (heavy hitter) gets batches and leases several times larger and wakes the flusher at most ten
+ * times per sync interval, so one key cannot keep a store shard busy. (Splitting a hot key over
+ * several Redis Cluster slots is not built: the store is one standalone Redis or Sentinel.)
+ *
  * <h2>When the store fails</h2>
  * Every store call goes through a Resilience4j circuit breaker (failure rate and slow-call rate,
  * sized for flush rates by default) and waits at most the flush timeout, on the flusher thread,
@@ -109,6 +115,13 @@ public final class SyncedLimiter implements AutoCloseable {
   /** Permits admitted here that the store has not acknowledged yet (sent or not). */
   private final LongAdder pendingPermits = new LongAdder();
   private final LongAdder deltasSent = new LongAdder();
+  private final LongAdder hotKeys = new LongAdder();
+  /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
+  private double meanKeyRate;
+  private final long hotBatchMultiplier;
+  private final double hotKeyFactor;
+  private final double minHotRate;
+  private final long hotSyncIntervalNanos;
   private final LongAdder storeNanos = new LongAdder();
 
   private SyncedLimiter(Builder b) {
@@ -132,6 +145,10 @@ public final class SyncedLimiter implements AutoCloseable {
     this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
         b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout));
     this.heartbeatIntervalNanos = b.heartbeatInterval.toNanos();
+    this.hotBatchMultiplier = b.hotBatchMultiplier;
+    this.hotKeyFactor = b.hotKeyFactor;
+    this.minHotRate = b.minHotRate;
+    this.hotSyncIntervalNanos = Math.max(1, syncIntervalNanos / 10);
     if (b.autoSync) {
       this.flusher = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
       this.flusher.setDaemon(true);
@@ -192,6 +209,7 @@ public final class SyncedLimiter implements AutoCloseable {
     KeyView view = view(key);
     boolean admit;
     boolean urgent = false;
+    boolean fromLease = false;
     long remaining;
     long retryAfter = 0;
     synchronized (view) {
@@ -210,6 +228,7 @@ public final class SyncedLimiter implements AutoCloseable {
           remaining -= cost;
         }
       } else if (leases != null) {
+        fromLease = true;
         admit = view.leased >= cost;
         if (admit) {
           view.leased -= cost;
@@ -219,28 +238,13 @@ public final class SyncedLimiter implements AutoCloseable {
           remaining = 0;
           retryAfter = view.lastRemaining == 0 && !sliding ? (view.window + 1) * windowNanos - at : syncIntervalNanos;
         }
-        // ask ahead: a new lease is on its way before this one runs out
-        // (a sliding window frees budget as the previous window fades: ask again now and then)
+        // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
+        // frees budget as the previous window fades, so with none left it asks again now and then
         boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
         if (!view.leaseWanted && view.leased < leaseSize(view) / 2 + cost && budgetLeft) {
           view.leaseWanted = true;
           urgent = true;
-          if (!view.queued) {
-            view.queued = true;
-            dirty.add(view);
-          }
         }
-        Outcome outcome = admit ? Outcome.ALLOWED : outcomeOfBreach();
-        if (outcome == Outcome.DENIED) {
-          denied.increment();
-        } else {
-          admitted.increment();
-        }
-        if (urgent) {
-          requestSync();
-        }
-        long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
-        return Decision.of(outcome, limit, remaining, reset, retryAfter);
       } else if (now < view.deniedUntil && fresh) {
         cachedDenials.increment();
         admit = false;
@@ -253,23 +257,36 @@ public final class SyncedLimiter implements AutoCloseable {
         } else {
           urgent = true; // our own pending may have been counted already: ask for fresh counts
         }
-      } else if (own + cost > allowance(globalEstimate, fresh)) {
+      } else if (own + cost > allowance(view, globalEstimate, fresh)) {
         admit = false;
         urgent = true;
         retryAfter = syncIntervalNanos;
       } else {
         admit = true;
         remaining -= cost;
-        long trigger = Math.max(1, allowance(globalEstimate, fresh) / 2);
+        long trigger = Math.max(1, allowance(view, globalEstimate, fresh) / 2);
         urgent = !fresh || view.unsentCur + cost >= trigger;
       }
       if (admit) {
-        view.pendingCur += cost;
-        view.unsentCur += cost;
-        view.ownCur += cost;
-        pendingPermits.add(cost);
+        view.hits += cost;
+        if (!fromLease) {
+          view.pendingCur += cost;
+          view.unsentCur += cost;
+          view.ownCur += cost;
+          pendingPermits.add(cost);
+        }
       }
-      if ((admit || urgent) && !view.queued) {
+      boolean wantsSync = urgent;
+      if (urgent && view.hot) {
+        // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
+        // next regular sync, and its larger batches cover the gap
+        if (view.lastUrgentSync != Long.MIN_VALUE && now - view.lastUrgentSync < hotSyncIntervalNanos) {
+          urgent = false;
+        } else {
+          view.lastUrgentSync = now;
+        }
+      }
+      if (((admit && !fromLease) || wantsSync) && !view.queued) {
         view.queued = true;
         dirty.add(view);
       }
@@ -336,11 +353,43 @@ public final class SyncedLimiter implements AutoCloseable {
   private long leaseSize(KeyView view) {
     long left = view.lastRemaining >= 0 ? view.lastRemaining : limit.capacity();
     long nodes = Math.max(1, activeNodes.getAsInt());
-    return Math.max(1, Math.min(batchSize, (left + 2 * nodes - 1) / (2 * nodes)));
+    return Math.max(1, Math.min(batchFor(view), (left + 2 * nodes - 1) / (2 * nodes)));
+  }
+
+  /** The batch size of a key: larger for a hot key, so that it reaches the store less often. */
+  private long batchFor(KeyView view) {
+    return view.hot ? batchSize * hotBatchMultiplier : batchSize;
+  }
+
+  /**
+   * Heavy-hitter detection, on the flusher thread for each key it syncs: the key's admission rate
+   * since its last sync against a running mean over synced keys; a key is hot while its rate is at
+   * least {@code hotKeyFactor} times the mean and at least {@code minHotRate} per second.
+   */
+  private void updateHeat(KeyView v, long now) {
+    if (v.rateSince == Long.MIN_VALUE) {
+      v.rateSince = now;
+      v.hits = 0;
+      return;
+    }
+    long elapsed = now - v.rateSince;
+    if (elapsed < syncIntervalNanos / 2) {
+      return; // too short to tell a rate
+    }
+    double rate = v.hits * 1e9 / elapsed;
+    v.hits = 0;
+    v.rateSince = now;
+    double mean = meanKeyRate;
+    meanKeyRate = mean == 0 ? rate : mean * 0.95 + rate * 0.05;
+    boolean hot = rate >= minHotRate && rate >= hotKeyFactor * mean;
+    if (hot != v.hot) {
+      v.hot = hot;
+      hotKeys.add(hot ? 1 : -1);
+    }
   }
 
   /** What this node may admit beyond the global counts it last saw. */
-  private long allowance(double globalEstimate, boolean fresh) {
+  private long allowance(KeyView view, double globalEstimate, boolean fresh) {
     int nodes = Math.max(1, activeNodes.getAsInt());
     if (!fresh) {
       return Math.max(1, (long) (limit.capacity() * maxError / nodes));
@@ -351,7 +400,7 @@ public final class SyncedLimiter implements AutoCloseable {
     // nodes, so a node that stalls after a sync and wakes after the others spent the budget can
     // over-admit by at most one batch.
     long share = (long) Math.ceil((limit.capacity() - globalEstimate) / (2.0 * nodes - 1));
-    return Math.max(0, Math.min(batchSize, share));
+    return Math.max(0, Math.min(batchFor(view), share));
   }
 
   /** When the global count (as last seen) will have room for cost more. */
@@ -456,9 +505,11 @@ public final class SyncedLimiter implements AutoCloseable {
         byGroup.computeIfAbsent(store.group(counter, d.key()), g -> new ArrayList<>()).add(new Pending(null, d));
       }
       List<KeyView> wantLeases = new ArrayList<>();
+      long drainedAt = ticker.read();
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
           v.queued = false;
+          updateHeat(v, drainedAt);
           if (v.leaseWanted) {
             wantLeases.add(v);
           }
@@ -668,6 +719,11 @@ public final class SyncedLimiter implements AutoCloseable {
     return storeNanos.sum();
   }
 
+  /** Keys currently detected as hot (heavy hitters). */
+  public long hotKeys() {
+    return hotKeys.sum();
+  }
+
   /** The number of nodes this limiter divides its allowances and shares by. */
   public int activeNodes() {
     return Math.max(1, activeNodes.getAsInt());
@@ -780,6 +836,9 @@ public final class SyncedLimiter implements AutoCloseable {
     private CircuitBreakerConfig breakerConfig;
     private Duration heartbeatInterval = Duration.ofSeconds(1);
     private boolean reservation;
+    private long hotBatchMultiplier = 4;
+    private double hotKeyFactor = 10;
+    private double minHotRate = 1_000;
     private int maxKeys = 1_000_000;
     private Duration flushTimeout = Duration.ofSeconds(2);
     private boolean autoSync = true;
@@ -860,6 +919,27 @@ public final class SyncedLimiter implements AutoCloseable {
      */
     public Builder reservation() {
       this.reservation = true;
+      return this;
+    }
+
+    /**
+     * Hot keys: a key admitting at least {@code factor} times the mean rate of the keys synced, and at
+     * least {@code minRatePerSecond}, gets batches (and leases) {@code batchMultiplier} times larger,
+     * and is synced at most once per tenth of the sync interval. Defaults: 10x, 1,000/s, 4x.
+     */
+    public Builder hotKeys(double factor, double minRatePerSecond, long batchMultiplier) {
+      if (!(factor >= 1)) {
+        throw new IllegalArgumentException("hotKeys.factor: must be at least 1, got " + factor);
+      }
+      if (!(minRatePerSecond >= 0)) {
+        throw new IllegalArgumentException("hotKeys.minRatePerSecond: must not be negative, got " + minRatePerSecond);
+      }
+      if (batchMultiplier < 1) {
+        throw new IllegalArgumentException("hotKeys.batchMultiplier: must be at least 1, got " + batchMultiplier);
+      }
+      this.hotKeyFactor = factor;
+      this.minHotRate = minRatePerSecond;
+      this.hotBatchMultiplier = batchMultiplier;
       return this;
     }
 

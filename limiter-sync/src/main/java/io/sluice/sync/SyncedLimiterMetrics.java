@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code sluice.sync.pending}: permits admitted and not yet acknowledged by the store</li>
  *   <li>{@code sluice.sync.breaker.state}: 0 closed, 1 open, 2 half-open, 3 disabled or forced</li>
  *   <li>{@code sluice.sync.nodes}: active nodes the limiter divides by</li>
+ *   <li>{@code sluice.sync.hot.keys}: keys detected as heavy hitters</li>
  *   <li>{@code sluice.sync.denial.cache.hits}, {@code sluice.sync.fallback.decisions},
  *       {@code sluice.sync.keys}</li>
  * </ul>
@@ -61,6 +62,8 @@ public final class SyncedLimiterMetrics implements MeterBinder {
           .description("Denials answered from the local denial cache").register(registry);
       FunctionCounter.builder("sluice.sync.fallback.decisions", l, SyncedLimiter::fallbackDecisions)
           .tag("limit", name).description("Decisions made by the store-failure policy").register(registry);
+      Gauge.builder("sluice.sync.hot.keys", l, SyncedLimiter::hotKeys).tag("limit", name)
+          .description("Keys detected as heavy hitters").register(registry);
       Gauge.builder("sluice.sync.keys", l, SyncedLimiter::keys).tag("limit", name)
           .description("Keys in the limiter's view table").register(registry);
     }

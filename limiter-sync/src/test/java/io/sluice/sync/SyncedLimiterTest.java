@@ -194,6 +194,38 @@ class SyncedLimiterTest {
     assertThat(registry.get("sluice.sync.store.latency").functionTimer().count()).isEqualTo(store.calls);
   }
 
+  /** One key taking most of the traffic among many quiet ones is detected as hot and gets larger batches. */
+  @Test
+  void aHeavyHitterIsDetectedAndBatchedMore() {
+    FlakyMemoryStore store = new FlakyMemoryStore(9);
+    Limit big = Limit.fixedWindow("big").limit(1_000_000).window(Duration.ofMinutes(1)).build();
+    SyncedLimiter node = SyncedLimiter.builder(big, store).nodeId("h").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).batchSize(10).syncInterval(Duration.ofMillis(100)).hotKeys(10, 100, 8).build();
+    for (int round = 0; round < 50; round++) {
+      for (int i = 0; i < 200; i++) {
+        node.tryAcquire("hot");
+      }
+      for (int k = 0; k < 20; k++) {
+        node.tryAcquire("quiet-" + k);
+      }
+      ticker.advance(Duration.ofMillis(100));
+      node.syncNow();
+    }
+    assertThat(node.hotKeys()).isEqualTo(1);
+    // between syncs a node may hold one batch unacknowledged: 10 for a quiet key, 80 for the hot one
+    assertThat(admittedBeforeDenial(node, "hot")).isEqualTo(80);
+    assertThat(admittedBeforeDenial(node, "quiet-3")).isEqualTo(10);
+    assertThatThrownBy(() -> SyncedLimiter.builder(big, store).hotKeys(0.5, 1, 1)).hasMessageStartingWith("hotKeys.factor:");
+  }
+
+  private static int admittedBeforeDenial(SyncedLimiter node, String key) {
+    int n = 0;
+    while (n < 10_000 && node.tryAcquire(key)) {
+      n++;
+    }
+    return n;
+  }
+
   @Test
   void theRegistryTellsHowManyNodesShareTheLimit() {
     FlakyMemoryStore store = new FlakyMemoryStore(2);
