@@ -16,32 +16,7 @@
 --
 -- Every value is an integer below 2^53 (the caller checks time below 2^52 and window below 2^51);
 -- numbers written to Redis are formatted with %d.
-
-local TTL_MARGIN_MS = 1000
-local MAX_EXACT = 9007199254740992 -- 2^53
-
-local function fail(message)
-  return redis.error_reply('ERR fixed_window: ' .. message)
-end
-
-local function int(i, name, min, max)
-  local v = tonumber(ARGV[i])
-  if v == nil or v ~= math.floor(v) or v < min or v > max then
-    return nil, name .. ' must be an integer between ' .. string.format('%d', min) .. ' and '
-        .. string.format('%d', max) .. ', got ' .. tostring(ARGV[i])
-  end
-  return v
-end
-
-local function ceildiv(a, b)
-  local q = math.ceil(a / b)
-  if q * b < a then
-    q = q + 1
-  elseif (q - 1) * b >= a then
-    q = q - 1
-  end
-  return q
-end
+-- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)

@@ -21,39 +21,7 @@
 -- Lua numbers are doubles: every value here stays an integer below 2^53 (the caller checks that
 -- capacity * interval fits in 2^52 and that the time is below 2^52), and every number written to
 -- Redis is formatted with %d (Lua 5.1 prints numbers above 10^14 in exponent form).
-
-local TTL_MARGIN_MS = 1000
-local MAX_EXACT = 9007199254740992 -- 2^53
-
-local function fail(message)
-  return redis.error_reply('ERR gcra: ' .. message)
-end
-
--- the integer in ARGV[i], or nil and a message when it is not one in [min, max]
-local function int(i, name, min, max)
-  local v = tonumber(ARGV[i])
-  if v == nil or v ~= math.floor(v) or v < min or v > max then
-    return nil, name .. ' must be an integer between ' .. string.format('%d', min) .. ' and '
-        .. string.format('%d', max) .. ', got ' .. tostring(ARGV[i])
-  end
-  return v
-end
-
--- floor(a / b) and ceil(a / b) for integers whose products stay below 2^53, exact even where the
--- double quotient rounds
-local function floordiv(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then
-    q = q - 1
-  elseif (q + 1) * b <= a then
-    q = q + 1
-  end
-  return q
-end
-
-local function ceildiv(a, b)
-  return -floordiv(-a, b)
-end
+-- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)

@@ -16,10 +16,8 @@
 --   fixed:   current + g <= limit
 --   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
 -- A grant that the node never receives (a timeout) is lost budget, never extra budget.
+-- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
-local function fail(message)
-  return redis.error_reply('ERR lease: ' .. message)
-end
 
 if #KEYS ~= 1 or #ARGV ~= 7 then
   return fail('expected 1 key and 7 arguments')

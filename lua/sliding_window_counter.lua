@@ -18,37 +18,7 @@
 -- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
 -- then with elapsed 0, as the kernel does); windows further ahead are ignored. Windows older than the
 -- previous one are dropped on admission. A denial writes nothing.
-
-local TTL_MARGIN_MS = 1000
-local MAX_EXACT = 9007199254740992 -- 2^53
-
-local function fail(message)
-  return redis.error_reply('ERR sliding_window_counter: ' .. message)
-end
-
-local function int(i, name, min, max)
-  local v = tonumber(ARGV[i])
-  if v == nil or v ~= math.floor(v) or v < min or v > max then
-    return nil, name .. ' must be an integer between ' .. string.format('%d', min) .. ' and '
-        .. string.format('%d', max) .. ', got ' .. tostring(ARGV[i])
-  end
-  return v
-end
-
--- floor(a / b) and ceil(a / b), exact for integers whose products stay below 2^53
-local function floordiv(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then
-    q = q - 1
-  elseif (q + 1) * b <= a then
-    q = q + 1
-  end
-  return q
-end
-
-local function ceildiv(a, b)
-  return -floordiv(-a, b)
-end
+-- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)

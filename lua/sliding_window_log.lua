@@ -18,34 +18,10 @@
 -- Members are unique: '<ts>:<n>' with n counting up from 0 among the members of one timestamp,
 -- zero-padded so that Redis's order of equal scores (by member bytes) is n's order and the last
 -- member is the one with the largest n. (A member added twice would be counted once: over-admission.)
+-- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
-local TTL_MARGIN_MS = 1000
-local MAX_EXACT = 9007199254740992 -- 2^53
 local MAX_LOG_LIMIT = 100000
 local ZADD_CHUNK = 1000 -- members per ZADD: unpack() is bounded by the Lua C stack
-
-local function fail(message)
-  return redis.error_reply('ERR sliding_window_log: ' .. message)
-end
-
-local function int(i, name, min, max)
-  local v = tonumber(ARGV[i])
-  if v == nil or v ~= math.floor(v) or v < min or v > max then
-    return nil, name .. ' must be an integer between ' .. string.format('%d', min) .. ' and '
-        .. string.format('%d', max) .. ', got ' .. tostring(ARGV[i])
-  end
-  return v
-end
-
-local function ceildiv(a, b)
-  local q = math.ceil(a / b)
-  if q * b < a then
-    q = q + 1
-  elseif (q - 1) * b >= a then
-    q = q - 1
-  end
-  return q
-end
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)

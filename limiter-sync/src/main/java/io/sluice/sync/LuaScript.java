@@ -19,13 +19,22 @@ final class LuaScript {
     this.sha1 = sha1Hex(body);
   }
 
+  /**
+   * The script as Redis runs it: its name as {@code SCRIPT}, the shared helpers of
+   * {@code prelude.lua}, then the script's own file (Redis runs each script on its own, so shared
+   * code travels with every script).
+   */
   static LuaScript load(String name) {
+    return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + read("prelude") + "\n" + read(name));
+  }
+
+  private static String read(String name) {
     String resource = "lua/" + name + ".lua";
     try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
       if (in == null) {
         throw new IllegalStateException("script " + resource + " is missing from the limiter-sync jar");
       }
-      return new LuaScript(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException("reading script " + resource, e);
     }
