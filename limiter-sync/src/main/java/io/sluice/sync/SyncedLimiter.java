@@ -184,7 +184,11 @@ public final class SyncedLimiter implements AutoCloseable {
     return acquire(key, 1);
   }
 
-  /** Decides from this node's view; never waits on the store. */
+  /**
+   * Decides for {@code cost} permits of the key. In the approximate and reservation modes the node
+   * decides from its own view and never waits on the store; in exact mode (batch size 1) it waits
+   * for one script call, at most the flush timeout, and the fallback policy decides if that fails.
+   */
   public Decision acquire(String key, long cost) {
     if (key == null || key.isEmpty()) {
       throw new IllegalArgumentException("key: must not be null or empty");
