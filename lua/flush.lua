@@ -40,13 +40,16 @@ for i = 1, n do
     local count
     if apply then
       count = redis.call('HINCRBY', key, field, amount)
-      -- keep only this window and the one before it
-      for _, f in ipairs(redis.call('HKEYS', key)) do
-        if f ~= field and f ~= prev and tonumber(f) < w then
-          redis.call('HDEL', key, f)
+      if count == amount then
+        -- the window's first write: drop windows before the previous one, and live through the next
+        -- window (the TTL covers this window and the one after it, where this count still weighs)
+        for _, f in ipairs(redis.call('HKEYS', key)) do
+          if f ~= field and f ~= prev and tonumber(f) < w then
+            redis.call('HDEL', key, f)
+          end
         end
+        redis.call('PEXPIRE', key, ARGV[base + 3])
       end
-      redis.call('PEXPIRE', key, ARGV[base + 3])
     else
       count = tonumber(redis.call('HGET', key, field) or '0')
     end

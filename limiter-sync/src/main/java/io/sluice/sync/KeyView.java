@@ -30,8 +30,9 @@ final class KeyView {
   boolean leaseWanted;
   /** Reservation mode: budget left in the window when the store last answered (-1 before). */
   long lastRemaining = -1;
-  /** Heavy-hitter detection: permits admitted since {@link #rateSince}, and whether the key is hot. */
+  /** Demand (permits asked for) since {@link #rateSince}, its running rate per second, hotness. */
   long hits;
+  double rate;
   long rateSince = Long.MIN_VALUE;
   boolean hot;
   /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */

@@ -116,6 +116,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private final LongAdder pendingPermits = new LongAdder();
   private final LongAdder deltasSent = new LongAdder();
   private final LongAdder hotKeys = new LongAdder();
+  /** Running mean of store call durations, nanoseconds (0 before the first call). */
+  private volatile long roundTripNanos;
   /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
   private double meanKeyRate;
   private final long hotBatchMultiplier;
@@ -268,11 +270,13 @@ public final class SyncedLimiter implements AutoCloseable {
       } else {
         admit = true;
         remaining -= cost;
-        long trigger = Math.max(1, allowance(view, globalEstimate, fresh) / 2);
+        // flush a full batch, or half the allowance near the limit, so that the answer is back
+        // before the allowance runs out
+        long trigger = Math.max(1, Math.min(batchFor(view), allowance(view, globalEstimate, fresh) / 2));
         urgent = !fresh || view.unsentCur + cost >= trigger;
       }
+      view.hits += cost; // demand, allowed or not: the rate that decides how much to hold between syncs
       if (admit) {
-        view.hits += cost;
         if (!fromLease) {
           view.pendingCur += cost;
           view.unsentCur += cost;
@@ -373,7 +377,6 @@ public final class SyncedLimiter implements AutoCloseable {
   private void updateHeat(KeyView v, long now) {
     if (v.rateSince == Long.MIN_VALUE) {
       v.rateSince = now;
-      v.hits = 0;
       return;
     }
     long elapsed = now - v.rateSince;
@@ -383,6 +386,7 @@ public final class SyncedLimiter implements AutoCloseable {
     double rate = v.hits * 1e9 / elapsed;
     v.hits = 0;
     v.rateSince = now;
+    v.rate = v.rate == 0 ? rate : v.rate * 0.5 + rate * 0.5;
     double mean = meanKeyRate;
     meanKeyRate = mean == 0 ? rate : mean * 0.95 + rate * 0.05;
     boolean hot = rate >= minHotRate && rate >= hotKeyFactor * mean;
@@ -392,19 +396,26 @@ public final class SyncedLimiter implements AutoCloseable {
     }
   }
 
-  /** What this node may admit beyond the global counts it last saw. */
+  /**
+   * What this node may admit beyond the global counts it last saw.
+   *
+   * <p>Near the limit: the remaining budget R divided by {@code 2N - 1} for N nodes, since every other
+   * node may hold an allowance of its own that this view does not show yet (N nodes holding one such
+   * share each still fit in R). Far from the limit: enough to keep admitting while a flush is in
+   * flight (twice the key's demand over a store round trip), and at least one batch; not more,
+   * because an allowance granted but not yet used is invisible to the other nodes, so a node that
+   * stalls after a sync and wakes after the others spent the budget over-admits by at most that.
+   * A stale or unknown view gets the cold allowance, {@code limit * maxError / N}, at most a batch.
+   */
   private long allowance(KeyView view, double globalEstimate, boolean fresh) {
     int nodes = Math.max(1, activeNodes.getAsInt());
+    long batch = batchFor(view);
     if (!fresh) {
-      return Math.max(1, (long) (limit.capacity() * maxError / nodes));
+      return Math.max(1, Math.min(batch, (long) (limit.capacity() * maxError / nodes)));
     }
-    // Every other node may hold up to its own allowance that this view does not show yet: with
-    // shares of R / (2N - 1), N nodes holding one share each still fit in what the slowest view saw.
-    // Capped by the batch size: an allowance granted but not yet used is invisible to the other
-    // nodes, so a node that stalls after a sync and wakes after the others spent the budget can
-    // over-admit by at most one batch.
     long share = (long) Math.ceil((limit.capacity() - globalEstimate) / (2.0 * nodes - 1));
-    return Math.max(0, Math.min(batchFor(view), share));
+    long inFlight = (long) Math.ceil(view.rate * 2 * roundTripNanos / 1e9);
+    return Math.max(0, Math.min(Math.max(batch, inFlight), share));
   }
 
   /** When the global count (as last seen) will have room for cost more. */
@@ -663,6 +674,7 @@ public final class SyncedLimiter implements AutoCloseable {
       T value = call.get().toCompletableFuture().get(flushTimeout.toNanos(), TimeUnit.NANOSECONDS);
       long took = System.nanoTime() - start;
       storeNanos.add(took);
+      roundTripNanos = roundTripNanos == 0 ? took : (roundTripNanos * 7 + took) / 8;
       breaker.onSuccess(took, TimeUnit.NANOSECONDS);
       return value;
     } catch (InterruptedException e) {
