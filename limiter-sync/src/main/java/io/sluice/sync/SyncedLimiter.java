@@ -116,7 +116,14 @@ public final class SyncedLimiter implements AutoCloseable {
   private final LongAdder pendingPermits = new LongAdder();
   private final LongAdder deltasSent = new LongAdder();
   private final LongAdder hotKeys = new LongAdder();
-  /** Running mean of store call durations, nanoseconds (0 before the first call). */
+  /**
+   * Time between the starts of consecutive syncs while the flusher is busy (a sync asked for at
+   * once), nanoseconds: a running mean that jumps up to any slower cycle. With the round trip, how
+   * long a permit waits for its acknowledgement.
+   */
+  private volatile long flushCycleNanos;
+  private long lastSyncStart = Long.MIN_VALUE;
+  /** Store call duration, nanoseconds: a running mean that jumps up to any slower call (0 before). */
   private volatile long roundTripNanos;
   /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
   private double meanKeyRate;
@@ -402,7 +409,8 @@ public final class SyncedLimiter implements AutoCloseable {
    * <p>Near the limit: the remaining budget R divided by {@code 2N - 1} for N nodes, since every other
    * node may hold an allowance of its own that this view does not show yet (N nodes holding one such
    * share each still fit in R). Far from the limit: enough to keep admitting while a flush is in
-   * flight (twice the key's demand over a store round trip), and at least one batch; not more,
+   * flight (four times the key's demand over a flush cycle or store round trip, whichever is
+   * longer), and at least one batch; not more,
    * because an allowance granted but not yet used is invisible to the other nodes, so a node that
    * stalls after a sync and wakes after the others spent the budget over-admits by at most that.
    * A stale or unknown view gets the cold allowance, {@code limit * maxError / N}, at most a batch.
@@ -414,7 +422,7 @@ public final class SyncedLimiter implements AutoCloseable {
       return Math.max(1, Math.min(batch, (long) (limit.capacity() * maxError / nodes)));
     }
     long share = (long) Math.ceil((limit.capacity() - globalEstimate) / (2.0 * nodes - 1));
-    long inFlight = (long) Math.ceil(view.rate * 2 * roundTripNanos / 1e9);
+    long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
     return Math.max(0, Math.min(Math.max(batch, inFlight), share));
   }
 
@@ -483,10 +491,16 @@ public final class SyncedLimiter implements AutoCloseable {
       if (!syncRequested.get()) {
         LockSupport.parkNanos(this, syncIntervalNanos);
       }
-      syncRequested.set(false);
+      boolean asked = syncRequested.getAndSet(false);
       if (closed) {
         return;
       }
+      long start = System.nanoTime();
+      if (asked && lastSyncStart != Long.MIN_VALUE) {
+        long cycle = Math.min(start - lastSyncStart, syncIntervalNanos);
+        flushCycleNanos = Math.max(cycle, (flushCycleNanos * 7 + cycle) / 8);
+      }
+      lastSyncStart = start;
       try {
         long now = System.nanoTime();
         if (lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) {
@@ -674,7 +688,8 @@ public final class SyncedLimiter implements AutoCloseable {
       T value = call.get().toCompletableFuture().get(flushTimeout.toNanos(), TimeUnit.NANOSECONDS);
       long took = System.nanoTime() - start;
       storeNanos.add(took);
-      roundTripNanos = roundTripNanos == 0 ? took : (roundTripNanos * 7 + took) / 8;
+      // a running mean that follows a slower call at once, so that allowances cover spikes
+      roundTripNanos = Math.max(took, (roundTripNanos * 7 + took) / 8);
       breaker.onSuccess(took, TimeUnit.NANOSECONDS);
       return value;
     } catch (InterruptedException e) {
