@@ -7,9 +7,11 @@ import java.util.concurrent.CompletionStage;
  * The narrow port to a shared store (Redis, Hazelcast). Retry, circuit breaking and fallback live
  * above it, once, in the synchronizer.
  *
- * <p>Implementations must apply a {@link Batch} atomically (all its deltas or none) and exactly once
- * per (node, group, sequence): a batch whose sequence is not above the last one applied for that node
- * and group is not applied again, and its answer carries the current values.
+ * <p>Implementations apply every delta of a {@link Batch} exactly once per (node, group, sequence):
+ * a batch whose sequence is not above the last one applied for that node is not applied again (or,
+ * if it was applied only in part, only its missing part is), and its answer carries the current
+ * values. Each key's update is atomic; the Redis store also applies a whole batch atomically (one
+ * script), the Hazelcast store key by key (one entry processor per key).
  */
 public interface CounterStore extends AutoCloseable {
 

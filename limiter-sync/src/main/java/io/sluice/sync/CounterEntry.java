@@ -1,0 +1,186 @@
+package io.sluice.sync;
+
+import java.io.Serializable;
+import java.util.Arrays;
+
+/**
+ * The value of one counter key in the Hazelcast store: the state {@code flush.lua} keeps in one Redis
+ * hash (window counts, or the GCRA pair {@code b}, {@code t}), plus, per node, the last batch sequence
+ * applied to this key, which makes every key's update idempotent on its own. Immutable: every change
+ * returns a new entry, so an entry processor that fails half-way leaves the stored value untouched
+ * (also under the {@code OBJECT} in-memory format, where the stored object itself is handed to it).
+ */
+final class CounterEntry implements Serializable {
+  private static final long serialVersionUID = 1L;
+  private static final long[] NONE = {};
+  private static final String[] NO_NODES = {};
+
+  static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE);
+
+  /** Window counters: window indexes, ascending, and their counts. */
+  private final long[] windows;
+  private final long[] counts;
+  /** GCRA: whether a bucket was ever written, the newest time seen (us) and the backlog (scaled units). */
+  private final boolean bucket;
+  private final long at;
+  private final long backlog;
+  /** Per node id: last sequence applied to this key, and when (the flushing process's clock, ms). */
+  private final String[] nodes;
+  private final long[] sequences;
+  private final long[] seenMillis;
+
+  private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
+      long[] sequences, long[] seenMillis) {
+    this.windows = windows;
+    this.counts = counts;
+    this.bucket = bucket;
+    this.at = at;
+    this.backlog = backlog;
+    this.nodes = nodes;
+    this.sequences = sequences;
+    this.seenMillis = seenMillis;
+  }
+
+  /** Count of a window; 0 when it was never counted or has been dropped. */
+  long count(long window) {
+    int i = Arrays.binarySearch(windows, window);
+    return i >= 0 ? counts[i] : 0;
+  }
+
+  /** Adds to a window's count (HINCRBY). */
+  CounterEntry addToWindow(long window, long amount) {
+    int i = Arrays.binarySearch(windows, window);
+    if (i >= 0) {
+      long[] c = counts.clone();
+      c[i] = saturatedAdd(c[i], amount);
+      return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis);
+    }
+    int at = -i - 1;
+    long[] w = new long[windows.length + 1];
+    long[] c = new long[windows.length + 1];
+    System.arraycopy(windows, 0, w, 0, at);
+    System.arraycopy(counts, 0, c, 0, at);
+    w[at] = window;
+    c[at] = amount;
+    System.arraycopy(windows, at, w, at + 1, windows.length - at);
+    System.arraycopy(counts, at, c, at + 1, windows.length - at);
+    return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis);
+  }
+
+  /**
+   * Keeps {@code window}, the one before it and any newer ones (a late delta for an old window must not
+   * drop the current counts): {@code flush.lua}'s HDEL loop.
+   */
+  CounterEntry dropBefore(long window) {
+    int keep = 0;
+    while (keep < windows.length && windows[keep] < window - 1) {
+      keep++;
+    }
+    if (keep == 0) {
+      return this;
+    }
+    return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis);
+  }
+
+  boolean hasBucket() {
+    return bucket;
+  }
+
+  /** GCRA: the newest time seen, microseconds. */
+  long at() {
+    return at;
+  }
+
+  /** GCRA: backlog at {@link #at()}, scaled units. */
+  long backlog() {
+    return backlog;
+  }
+
+  CounterEntry withBucket(long at, long backlog) {
+    return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis);
+  }
+
+  /** Last sequence of {@code nodeId} applied to this key, or -1. */
+  long sequenceOf(String nodeId) {
+    for (int i = 0; i < nodes.length; i++) {
+      if (nodes[i].equals(nodeId)) {
+        return sequences[i];
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Records {@code sequence} for {@code nodeId} and forgets nodes not seen for {@code retainMillis}; of
+   * more than {@code maxNodes} nodes, the least recently seen are forgotten. A forgotten node's next
+   * batch counts as new here; the store's per-node batch record still stops a whole replay.
+   */
+  CounterEntry withSequence(String nodeId, long sequence, long nowMillis, long retainMillis, int maxNodes) {
+    int n = 0;
+    String[] nn = new String[nodes.length + 1];
+    long[] ss = new long[nodes.length + 1];
+    long[] tt = new long[nodes.length + 1];
+    nn[n] = nodeId;
+    ss[n] = sequence;
+    tt[n++] = nowMillis;
+    for (int i = 0; i < nodes.length; i++) {
+      if (!nodes[i].equals(nodeId) && nowMillis - seenMillis[i] < retainMillis) {
+        nn[n] = nodes[i];
+        ss[n] = sequences[i];
+        tt[n++] = seenMillis[i];
+      }
+    }
+    if (n > maxNodes) {
+      // keep the most recently seen (the first is the node writing now)
+      Integer[] order = new Integer[n - 1];
+      for (int i = 0; i < order.length; i++) {
+        order[i] = i + 1;
+      }
+      long[] seen = tt;
+      Arrays.sort(order, (a, b) -> Long.compare(seen[b], seen[a]));
+      String[] kn = new String[maxNodes];
+      long[] ks = new long[maxNodes];
+      long[] kt = new long[maxNodes];
+      kn[0] = nn[0];
+      ks[0] = ss[0];
+      kt[0] = tt[0];
+      for (int i = 1; i < maxNodes; i++) {
+        kn[i] = nn[order[i - 1]];
+        ks[i] = ss[order[i - 1]];
+        kt[i] = tt[order[i - 1]];
+      }
+      return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt);
+    }
+    return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
+        Arrays.copyOf(tt, n));
+  }
+
+  /** Nodes whose sequence this key remembers. */
+  int nodeCount() {
+    return nodes.length;
+  }
+
+  static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+  }
+
+  static long saturatedMultiply(long a, long b) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder s = new StringBuilder("CounterEntry{");
+    for (int i = 0; i < windows.length; i++) {
+      s.append(windows[i]).append('=').append(counts[i]).append(' ');
+    }
+    if (bucket) {
+      s.append("b=").append(at).append(" t=").append(backlog).append(' ');
+    }
+    return s.append("nodes=").append(nodes.length).append('}').toString();
+  }
+}

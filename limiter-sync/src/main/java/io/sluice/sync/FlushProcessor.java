@@ -1,0 +1,149 @@
+package io.sluice.sync;
+
+import com.hazelcast.map.EntryProcessor;
+import com.hazelcast.map.ExtendedMapEntry;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code flush.lua} for the counter keys of the Hazelcast store, run on each key on its own (one
+ * {@code submitToKeys} call per batch; Hazelcast groups the keys by partition and member): applies a
+ * batch's deltas for the key it runs on (usually one; two when a key's previous and current windows
+ * are flushed together), at most once per node and sequence, and answers the values the script
+ * answers for them.
+ *
+ * <p>Whether a batch is new for this key is decided by the node's last sequence recorded in the entry,
+ * in one of three modes: {@link #READ} never applies; {@link #IF_KNOWN} applies
+ * when the entry knows the node and the sequence is above its last one, and answers {@link #UNKNOWN}
+ * without applying when the entry does not know the node (a new key, or one that expired); {@link
+ * #IF_NEWER} applies when the sequence is above the node's last one, or the node is unknown here.
+ *
+ * <p>Returns {@code [status, v1, v2, ...]}: status {@link #APPLIED}, {@link #SEEN} (not applied: a
+ * retry or a replay) or {@link #UNKNOWN}; then two values per delta, as in {@link FlushResult}. It
+ * carries everything it needs (including the flushing process's clock, for forgetting silent nodes),
+ * so it is deterministic and Hazelcast can run the very same processor on the backup replicas.
+ */
+final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[]> {
+  private static final long serialVersionUID = 1L;
+  static final byte WINDOW = 'w';
+  static final byte GCRA = 'g';
+  static final byte READ = 0;
+  static final byte IF_KNOWN = 1;
+  static final byte IF_NEWER = 2;
+  static final long SEEN = 0;
+  static final long APPLIED = 1;
+  static final long UNKNOWN = 2;
+
+  private final String nodeId;
+  private final long sequence;
+  private final long nowMicros;
+  private final long wallMillis;
+  private final long retainMillis;
+  private final int maxNodes;
+  private final byte mode;
+  /** The keys, and where each key's deltas start in the arrays below (one more entry: the end). */
+  private final byte[][] keys;
+  private final int[] from;
+  /** Per delta, like flush.lua's arguments: kind, then window and TTL (ms), or scale and interval. */
+  private final byte[] kinds;
+  private final long[] first;
+  private final long[] second;
+  private final long[] amounts;
+  /** Key to index, built once on each member that runs this processor (for several partitions at once). */
+  private transient volatile Map<ByteBuffer, Integer> index;
+
+  FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
+      byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts) {
+    this.nodeId = nodeId;
+    this.sequence = sequence;
+    this.nowMicros = nowMicros;
+    this.wallMillis = wallMillis;
+    this.retainMillis = retainMillis;
+    this.maxNodes = maxNodes;
+    this.mode = mode;
+    this.keys = keys;
+    this.from = from;
+    this.kinds = kinds;
+    this.first = first;
+    this.second = second;
+    this.amounts = amounts;
+  }
+
+  @Override
+  public long[] process(Map.Entry<byte[], CounterEntry> entry) {
+    CounterEntry state = entry.getValue() == null ? CounterEntry.EMPTY : entry.getValue();
+    long last = state.sequenceOf(nodeId);
+    boolean unknown = mode == IF_KNOWN && last < 0;
+    boolean apply = mode != READ && !unknown && sequence > last;
+    int k = indexOf(entry.getKey());
+    long[] out = new long[1 + 2 * (from[k + 1] - from[k])];
+    out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
+    long ttlMillis = 0; // 0: keep the entry's expiry
+    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 2) {
+      if (kinds[i] == WINDOW) {
+        long w = first[i];
+        if (apply) {
+          state = state.addToWindow(w, amounts[i]);
+          if (state.count(w) == amounts[i]) {
+            // the window's first write: drop windows before the previous one, and live through the
+            // next window (the TTL covers this window and the one after it, where this count still weighs)
+            state = state.dropBefore(w);
+            ttlMillis = second[i];
+          }
+        }
+        out[o] = state.count(w);
+        out[o + 1] = state.count(w - 1);
+      } else if (kinds[i] == GCRA) {
+        long scale = first[i];
+        long interval = second[i];
+        long b = state.hasBucket() ? state.at() : nowMicros;
+        long t = state.backlog();
+        long at = Math.max(nowMicros, b); // a node whose clock is a little behind counts at the newest time seen
+        long drained = at - b;
+        long backlog = drained > t / scale ? 0 : t - drained * scale; // no overflow: drained * scale <= t
+        if (apply) {
+          backlog = CounterEntry.saturatedAdd(backlog, CounterEntry.saturatedMultiply(amounts[i], interval));
+          state = state.withBucket(at, backlog);
+          // the state is at rest (equal to a fresh one) once the backlog has drained
+          ttlMillis = backlog / scale / 1_000 + 1_000;
+        }
+        out[o] = backlog;
+        out[o + 1] = 0;
+      } else {
+        throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
+      }
+    }
+    if (apply) {
+      state = state.withSequence(nodeId, sequence, wallMillis, retainMillis, maxNodes);
+      if (entry instanceof ExtendedMapEntry) {
+        ExtendedMapEntry<byte[], CounterEntry> e = (ExtendedMapEntry<byte[], CounterEntry>) entry;
+        if (ttlMillis > 0) {
+          e.setValue(state, ttlMillis, TimeUnit.MILLISECONDS);
+        } else {
+          e.setValueWithoutChangingExpiryTime(state);
+        }
+      } else {
+        entry.setValue(state); // not reached on a member; keeps the processor usable on a plain entry
+      }
+    }
+    return out;
+  }
+
+  private int indexOf(byte[] key) {
+    Map<ByteBuffer, Integer> map = index;
+    if (map == null) {
+      map = new HashMap<>(keys.length * 2);
+      for (int i = 0; i < keys.length; i++) {
+        map.put(ByteBuffer.wrap(keys[i]), i);
+      }
+      index = map; // a race builds the same map twice, harmlessly
+    }
+    Integer i = map.get(ByteBuffer.wrap(key));
+    if (i == null) {
+      throw new IllegalArgumentException("flush: no deltas for this key");
+    }
+    return i;
+  }
+}

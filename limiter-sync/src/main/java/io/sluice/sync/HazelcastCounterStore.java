@@ -1,0 +1,576 @@
+package io.sluice.sync;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.InMemoryFormat;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.EntryProcessor;
+import com.hazelcast.map.ExtendedMapEntry;
+import com.hazelcast.map.IMap;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A {@link CounterStore} on Hazelcast: the embedded default (a real Hazelcast member in this JVM, on
+ * loopback, so nothing has to run beside the application) or any member or client handed to
+ * {@link #of(HazelcastInstance)}.
+ *
+ * <h2>Layout</h2>
+ * Three maps, named after the key prefix ({@code sluice} by default):
+ * <ul>
+ *   <li>{@code sluice.counters}: one entry per counter key, keyed by the same bytes as the Redis key
+ *       ({@link StoreKeys#counterKey}), holding what {@code flush.lua} keeps in one hash (the counts of
+ *       a window and the window before it, or the GCRA backlog {@code b}, {@code t}) plus the last
+ *       sequence of each node applied to it; with the script's TTLs (window counters: two windows and
+ *       a second from a window's first write; GCRA: until the backlog has drained, plus a second).</li>
+ *   <li>{@code sluice.sequences}: per node and group, the last batch the store answered, kept for the
+ *       sequence TTL (a day by default), as the Redis store's sequence keys are.</li>
+ *   <li>{@code sluice.nodes}: the node registry, one entry (node id to deadline), as {@code heartbeat.lua}
+ *       keeps one sorted set.</li>
+ * </ul>
+ *
+ * <h2>Exactly once, per key</h2>
+ * Redis runs a whole batch in one script, so a batch is applied atomically: all of it or nothing, once.
+ * Hazelcast cannot update keys of different partitions in one atomic step, so here <em>each key</em>
+ * is applied atomically and exactly once: a batch runs an entry processor on each of its keys (one
+ * {@code submitToKeys} call, which Hazelcast runs partition by partition), and the processor applies
+ * a key's deltas only if the batch's sequence is above the last one of that node recorded in that
+ * very entry. A batch that failed half-way (some keys applied, some not) and is sent
+ * again, unchanged, applies the rest and nothing twice; {@link FlushResult#applied()} is true when any
+ * delta was applied by this call. While a batch is in flight other readers may see some of its keys
+ * applied and others not yet; every key converges to the exact count. (The {@link CounterStore}
+ * contract's "all its deltas or none" holds per key here, not per batch.)
+ *
+ * <p>A key remembers node sequences only as long as the key itself lives (its TTL), which for a GCRA
+ * bucket may be a second. So the store also records, per node and group, the last batch it answered
+ * (kept for the sequence TTL, like the Redis store's sequence keys), and a key that does not know the
+ * node (new to it, expired, or forgotten) is applied only if that record is below the batch. A flush
+ * is one round of processors when every key knows the node, the steady state; keys new to the node
+ * cost a read of the record and a second round. The record is written after the answer, without
+ * delaying it: it only guards replays that come after a key has expired.
+ *
+ * <h2>Embedded member</h2>
+ * {@link #embedded()} starts a member of cluster {@code sluice}, bound to 127.0.0.1 only (multicast off,
+ * TCP-IP join with 127.0.0.1, ports from 5701 upwards), with phone-home off and Hazelcast's own logging
+ * at WARNING. Other members started the same way in other JVMs on this machine join it.
+ * {@link #close()} shuts down only a member the store started.
+ *
+ * <p>The entry processors and the entry class ({@code FlushProcessor}, {@code CounterEntry} and the
+ * nested processors here) are plain {@link java.io.Serializable} classes: every member must have this
+ * library on its classpath; a client alone is not enough.
+ */
+public final class HazelcastCounterStore implements CounterStore {
+  /** Most nodes whose sequence one counter key remembers; the least recently seen are forgotten first. */
+  static final int MAX_NODES_PER_KEY = 1_024;
+  /** Holds the level set on Hazelcast's JDK logger: java.util.logging keeps loggers only weakly. */
+  private static final Logger HAZELCAST_JUL = Logger.getLogger("com.hazelcast");
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
+  private final HazelcastInstance instance;
+  private final boolean owned;
+  private final Settings settings;
+  private final IMap<byte[], CounterEntry> counters;
+  private final IMap<byte[], Long> sequences;
+  private final IMap<String, HashMap<String, Long>> registry;
+  private final long sequenceTtlMillis;
+  /** One thread, started when needed and stopped after idling: see {@link #onCompletion}. */
+  private final ThreadPoolExecutor callbackThread;
+  private final Executor callbacks = this::runCallback;
+  private static final Executor DIRECT = Runnable::run;
+
+  private HazelcastCounterStore(HazelcastInstance instance, boolean owned, Settings settings) {
+    this.instance = instance;
+    this.owned = owned;
+    this.settings = settings;
+    this.counters = instance.getMap(settings.mapPrefix() + ".counters");
+    this.sequences = instance.getMap(settings.mapPrefix() + ".sequences");
+    this.registry = instance.getMap(settings.mapPrefix() + ".nodes");
+    this.sequenceTtlMillis = settings.sequenceTtl().toMillis();
+    this.callbackThread = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+      Thread t = new Thread(r, "sluice-hazelcast-" + settings.mapPrefix() + "-" + THREADS.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    this.callbackThread.allowCoreThreadTimeOut(true);
+  }
+
+  /** Starts an embedded member of cluster {@code sluice} on loopback, with the default settings. */
+  public static HazelcastCounterStore embedded() {
+    return embedded(Settings.defaults());
+  }
+
+  /** Starts an embedded member of the given cluster on loopback; members of other clusters ignore it. */
+  public static HazelcastCounterStore embedded(String clusterName) {
+    return embedded(Settings.builder().clusterName(clusterName).build());
+  }
+
+  /** Starts an embedded member on loopback with these settings; {@link #close()} shuts it down. */
+  public static HazelcastCounterStore embedded(Settings settings) {
+    if (settings == null) {
+      throw new IllegalArgumentException("settings: must not be null");
+    }
+    return embedded(memberConfig(settings), settings);
+  }
+
+  /** Starts a member with this configuration (see {@link #memberConfig}); {@link #close()} shuts it down. */
+  static HazelcastCounterStore embedded(Config config, Settings settings) {
+    return new HazelcastCounterStore(Hazelcast.newHazelcastInstance(config), true, settings);
+  }
+
+  /** A store on an existing member or client, with the default settings; {@link #close()} leaves it running. */
+  public static HazelcastCounterStore of(HazelcastInstance instance) {
+    return of(instance, Settings.defaults());
+  }
+
+  /** A store on an existing member or client; {@link #close()} leaves it running. */
+  public static HazelcastCounterStore of(HazelcastInstance instance, Settings settings) {
+    if (instance == null) {
+      throw new IllegalArgumentException("instance: must not be null");
+    }
+    if (settings == null) {
+      throw new IllegalArgumentException("settings: must not be null");
+    }
+    return new HazelcastCounterStore(instance, false, settings);
+  }
+
+  /**
+   * The configuration of an embedded member: loopback only, multicast and auto-detection off, TCP-IP
+   * join with 127.0.0.1 on the port range, phone-home off, quiet logging, and the counters kept as
+   * objects (entry processors then read and write them without deserializing on the owner).
+   */
+  static Config memberConfig(Settings settings) {
+    Config config = new Config();
+    config.setClusterName(settings.clusterName());
+    config.setProperty("hazelcast.phone.home.enabled", "false");
+    config.setProperty("hazelcast.socket.bind.any", "false");
+    // on JVM exit, hand this member's partitions over instead of dropping them
+    config.setProperty("hazelcast.shutdownhook.policy", "GRACEFUL");
+    if (System.getProperty("hazelcast.logging.type") == null) {
+      config.setProperty("hazelcast.logging.type", "jdk");
+      synchronized (HAZELCAST_JUL) {
+        if (HAZELCAST_JUL.getLevel() == null) {
+          HAZELCAST_JUL.setLevel(Level.WARNING);
+        }
+      }
+    }
+    NetworkConfig network = config.getNetworkConfig();
+    network.setPort(settings.port()).setPortAutoIncrement(true).setPortCount(settings.portCount());
+    network.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
+    JoinConfig join = network.getJoin();
+    join.getMulticastConfig().setEnabled(false);
+    join.getAutoDetectionConfig().setEnabled(false);
+    // a member without a port is looked for on the port range: the first portCount ports (Hazelcast's
+    // own default is 3); "127.0.0.1:5701-5720" is not accepted once interfaces are set
+    join.getTcpIpConfig().setEnabled(true).addMember("127.0.0.1");
+    config.setProperty("hazelcast.tcp.join.port.try.count", Integer.toString(settings.portCount()));
+    config.getMapConfig(settings.mapPrefix() + ".counters").setInMemoryFormat(InMemoryFormat.OBJECT);
+    return config;
+  }
+
+  /** The member or client this store works through. */
+  public HazelcastInstance instance() {
+    return instance;
+  }
+
+  /** Every key may go in any batch: atomicity is per key here, whatever the group. */
+  @Override
+  public int group(Counter counter, String key) {
+    return 0;
+  }
+
+  @Override
+  public int maxBatchSize() {
+    return settings.maxBatchSize();
+  }
+
+  @Override
+  public CompletionStage<FlushResult> flush(Batch batch) {
+    List<Delta> deltas = batch.deltas();
+    if (deltas.size() > settings.maxBatchSize()) {
+      throw new IllegalArgumentException("batch: " + deltas.size() + " deltas, more than maxBatchSize "
+          + settings.maxBatchSize());
+    }
+    // the deltas of each counter key, in batch order
+    Map<ByteBuffer, List<Integer>> byKey = new LinkedHashMap<>();
+    for (int i = 0; i < deltas.size(); i++) {
+      Delta d = deltas.get(i);
+      byte[] key = StoreKeys.counterKey(settings.mapPrefix(), d.counter().limit().name(), d.key());
+      byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(1)).add(i);
+    }
+    byte[] sequenceKey = StoreKeys.sequenceKey(settings.mapPrefix(), batch.nodeId(), batch.group());
+    long wallMillis = System.currentTimeMillis();
+    long[] values = new long[2 * deltas.size()];
+    try {
+      // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
+      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values).thenComposeAsync(first -> {
+        if (first.unknown.isEmpty()) {
+          return CompletableFuture.completedFuture(first.applied);
+        }
+        // 2. keys new to this node (or expired): applied unless the node's record has the batch already
+        return onCompletion(sequences.getAsync(sequenceKey), callbacks).thenCompose(recorded -> {
+          byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
+          Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
+          first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
+          return submit(batch, rest, mode, wallMillis, values).thenApplyAsync(second -> first.applied | second.applied,
+              callbacks);
+        });
+      }, callbacks).thenApply(applied -> {
+        // 3. the record, for replays that come after the keys expired; the answer does not wait for it,
+        // and a record lost now only weakens that guard for this batch
+        try {
+          sequences.submitToKey(sequenceKey, new RaiseSequence(batch.sequence(), sequenceTtlMillis));
+        } catch (RuntimeException shutDown) {
+          // the deltas are applied: the answer stands
+        }
+        return new FlushResult(applied, values);
+      });
+    } catch (RuntimeException e) { // a member that is shut down refuses at once
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** What one round of processors answered: whether any applied, and the keys that did not know the node. */
+  private static final class Round {
+    final boolean applied;
+    final List<ByteBuffer> unknown;
+
+    Round(boolean applied, List<ByteBuffer> unknown) {
+      this.applied = applied;
+      this.unknown = unknown;
+    }
+  }
+
+  /**
+   * Runs the processor on every key, in one call (Hazelcast sends it once per member and runs it per
+   * key on the keys' partitions), and writes the answers into {@code values} at the deltas' places.
+   */
+  private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
+      long wallMillis, long[] values) {
+    List<Delta> deltas = batch.deltas();
+    int n = 0;
+    for (List<Integer> idx : byKey.values()) {
+      n += idx.size();
+    }
+    byte[][] keys = new byte[byKey.size()][];
+    int[] from = new int[byKey.size() + 1];
+    int[] place = new int[n]; // delta i of the processor is delta place[i] of the batch
+    byte[] kinds = new byte[n];
+    long[] first = new long[n];
+    long[] second = new long[n];
+    long[] amounts = new long[n];
+    Map<ByteBuffer, Integer> keyIndex = new HashMap<>(byKey.size() * 2);
+    Set<byte[]> keySet = new HashSet<>(byKey.size() * 2); // byte[] hashes by identity: one array per key
+    int k = 0;
+    int i = 0;
+    for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
+      keys[k] = e.getKey().array();
+      keySet.add(keys[k]);
+      keyIndex.put(e.getKey(), k);
+      from[k] = i;
+      for (int d : e.getValue()) {
+        Delta delta = deltas.get(d);
+        Counter c = delta.counter();
+        place[i] = d;
+        if (c.kind() == Counter.Kind.WINDOW) {
+          kinds[i] = FlushProcessor.WINDOW;
+          first[i] = delta.window();
+          second[i] = c.windowTtlMillis();
+        } else {
+          kinds[i] = FlushProcessor.GCRA;
+          first[i] = c.scale();
+          second[i] = c.interval();
+        }
+        amounts[i++] = delta.amount();
+      }
+      k++;
+    }
+    from[k] = i;
+    FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
+        sequenceTtlMillis, MAX_NODES_PER_KEY, mode, keys, from, kinds, first, second, amounts);
+    // only gathers the answers: may run on the Hazelcast thread that has them
+    return onCompletion(counters.submitToKeys(keySet, processor), DIRECT).thenApply(answers -> {
+      if (answers.size() != keys.length) {
+        throw new IllegalStateException("flush: " + answers.size() + " answers for " + keys.length + " keys");
+      }
+      boolean applied = false;
+      List<ByteBuffer> unknown = new ArrayList<>();
+      for (Map.Entry<byte[], long[]> a : answers.entrySet()) {
+        ByteBuffer key = ByteBuffer.wrap(a.getKey());
+        int j = keyIndex.get(key);
+        long[] out = a.getValue();
+        if (out[0] == FlushProcessor.UNKNOWN) {
+          unknown.add(key);
+        }
+        applied |= out[0] == FlushProcessor.APPLIED;
+        for (int x = from[j], o = 1; x < from[j + 1]; x++, o += 2) {
+          values[2 * place[x]] = out[o];
+          values[2 * place[x] + 1] = out[o + 1];
+        }
+      }
+      return new Round(applied, unknown);
+    });
+  }
+
+  /**
+   * A plain future completed through {@code executor} when Hazelcast's completes. Hazelcast runs even
+   * the non-async callbacks of its futures on its default executor: the common fork-join pool or,
+   * where that has fewer than 2 threads (machines with 2 cores or fewer), a new thread per callback.
+   * And a Hazelcast partition thread may not invoke a remote member ({@code IllegalThreadStateException}).
+   * So continuations that call Hazelcast again, and the futures handed to callers, complete on this
+   * store's callback thread ({@link #callbacks}, which never blocks); a future that only gathers
+   * answers completes {@link #DIRECT}ly, on the Hazelcast thread that has the answer.
+   */
+  private static <T> CompletableFuture<T> onCompletion(CompletionStage<T> stage, Executor executor) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    stage.whenCompleteAsync((value, error) -> {
+      if (error == null) {
+        f.complete(value);
+      } else {
+        f.completeExceptionally(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
+      }
+    }, executor);
+    return f;
+  }
+
+  /** Runs callbacks on the store's thread; after {@link #close()}, where they are (only failures are left then). */
+  private void runCallback(Runnable task) {
+    try {
+      callbackThread.execute(task);
+    } catch (RejectedExecutionException closed) {
+      task.run();
+    }
+  }
+
+  @Override
+  public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+    if (nodeId == null || nodeId.isEmpty()) {
+      throw new IllegalArgumentException("nodeId: must not be null or empty");
+    }
+    if (ttl == null || ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
+    }
+    try {
+      return onCompletion(registry.submitToKey("nodes", new Heartbeat(nodeId, nowMillis, ttl.toMillis())), callbacks);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Shuts the member down if this store started it ({@link #embedded()}); a store on an instance it was
+   * given leaves it running. Calls still in flight complete.
+   */
+  @Override
+  public void close() {
+    callbackThread.shutdown();
+    if (owned && instance.getLifecycleService().isRunning()) {
+      instance.shutdown();
+    }
+  }
+
+  /** {@code heartbeat.lua}: records a node's deadline, forgets nodes past theirs, answers how many are left. */
+  static final class Heartbeat implements EntryProcessor<String, HashMap<String, Long>, Integer> {
+    private static final long serialVersionUID = 1L;
+    private final String nodeId;
+    private final long nowMillis;
+    private final long ttlMillis;
+
+    Heartbeat(String nodeId, long nowMillis, long ttlMillis) {
+      this.nodeId = nodeId;
+      this.nowMillis = nowMillis;
+      this.ttlMillis = ttlMillis;
+    }
+
+    @Override
+    public Integer process(Map.Entry<String, HashMap<String, Long>> entry) {
+      HashMap<String, Long> alive = entry.getValue() == null ? new HashMap<>() : new HashMap<>(entry.getValue());
+      alive.put(nodeId, nowMillis + ttlMillis);
+      alive.values().removeIf(deadline -> deadline <= nowMillis);
+      // the registry itself goes away when every node has stopped beating
+      setWithTtl(entry, alive, 2 * ttlMillis);
+      return alive.size();
+    }
+  }
+
+  /** Records that a node's batch was applied in full: the highest sequence wins, kept for the sequence TTL. */
+  static final class RaiseSequence implements EntryProcessor<byte[], Long, Long> {
+    private static final long serialVersionUID = 1L;
+    private final long sequence;
+    private final long ttlMillis;
+
+    RaiseSequence(long sequence, long ttlMillis) {
+      this.sequence = sequence;
+      this.ttlMillis = ttlMillis;
+    }
+
+    @Override
+    public Long process(Map.Entry<byte[], Long> entry) {
+      long value = entry.getValue() == null ? sequence : Math.max(entry.getValue(), sequence);
+      setWithTtl(entry, value, ttlMillis);
+      return value;
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  static <K, V> void setWithTtl(Map.Entry<K, V> entry, V value, long ttlMillis) {
+    if (entry instanceof ExtendedMapEntry) {
+      ((ExtendedMapEntry<K, V>) entry).setValue(value, ttlMillis, TimeUnit.MILLISECONDS);
+    } else {
+      entry.setValue(value);
+    }
+  }
+
+  /**
+   * Settings of a {@link HazelcastCounterStore}. Immutable; every setter of the builder checks its value
+   * and names the field in its message.
+   */
+  public static final class Settings {
+    public static final String DEFAULT_CLUSTER_NAME = "sluice";
+    public static final int DEFAULT_PORT = 5701;
+    public static final int DEFAULT_PORT_COUNT = 20;
+    public static final int DEFAULT_MAX_BATCH_SIZE = 500;
+    public static final Duration DEFAULT_SEQUENCE_TTL = Duration.ofDays(1);
+    public static final String DEFAULT_MAP_PREFIX = "sluice";
+    private static final Settings DEFAULTS = builder().build();
+
+    private final String clusterName;
+    private final int port;
+    private final int portCount;
+    private final int maxBatchSize;
+    private final Duration sequenceTtl;
+    private final String mapPrefix;
+
+    private Settings(Builder b) {
+      this.clusterName = b.clusterName;
+      this.port = b.port;
+      this.portCount = b.portCount;
+      this.maxBatchSize = b.maxBatchSize;
+      this.sequenceTtl = b.sequenceTtl;
+      this.mapPrefix = b.mapPrefix;
+    }
+
+    public static Settings defaults() {
+      return DEFAULTS;
+    }
+
+    public static Builder builder() {
+      return new Builder();
+    }
+
+    /** Cluster an embedded member belongs to; members with another name never join it. */
+    public String clusterName() {
+      return clusterName;
+    }
+
+    /** First loopback port an embedded member tries (and where it looks for other members). */
+    public int port() {
+      return port;
+    }
+
+    /** How many ports from {@link #port()} an embedded member may bind and probes for other members. */
+    public int portCount() {
+      return portCount;
+    }
+
+    public int maxBatchSize() {
+      return maxBatchSize;
+    }
+
+    /** How long a node's sequence numbers are remembered (as the Redis store's sequence keys). */
+    public Duration sequenceTtl() {
+      return sequenceTtl;
+    }
+
+    /** Prefix of the map names and of the counter keys. */
+    public String mapPrefix() {
+      return mapPrefix;
+    }
+
+    public static final class Builder {
+      private String clusterName = DEFAULT_CLUSTER_NAME;
+      private int port = DEFAULT_PORT;
+      private int portCount = DEFAULT_PORT_COUNT;
+      private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+      private Duration sequenceTtl = DEFAULT_SEQUENCE_TTL;
+      private String mapPrefix = DEFAULT_MAP_PREFIX;
+
+      private Builder() {
+      }
+
+      public Builder clusterName(String clusterName) {
+        if (clusterName == null || clusterName.isBlank()) {
+          throw new IllegalArgumentException("clusterName: must not be null or blank");
+        }
+        this.clusterName = clusterName;
+        return this;
+      }
+
+      public Builder port(int port) {
+        if (port < 1 || port > 65_535) {
+          throw new IllegalArgumentException("port: must be between 1 and 65535, got " + port);
+        }
+        this.port = port;
+        return this;
+      }
+
+      public Builder portCount(int portCount) {
+        if (portCount < 1 || portCount > 1_000) {
+          throw new IllegalArgumentException("portCount: must be between 1 and 1000, got " + portCount);
+        }
+        this.portCount = portCount;
+        return this;
+      }
+
+      public Builder maxBatchSize(int maxBatchSize) {
+        if (maxBatchSize < 1 || maxBatchSize > 10_000) {
+          throw new IllegalArgumentException("maxBatchSize: must be between 1 and 10000, got " + maxBatchSize);
+        }
+        this.maxBatchSize = maxBatchSize;
+        return this;
+      }
+
+      public Builder sequenceTtl(Duration sequenceTtl) {
+        if (sequenceTtl == null || sequenceTtl.toMillis() < 1_000) {
+          throw new IllegalArgumentException("sequenceTtl: must be at least 1 s, got " + sequenceTtl);
+        }
+        this.sequenceTtl = sequenceTtl;
+        return this;
+      }
+
+      public Builder mapPrefix(String mapPrefix) {
+        if (mapPrefix == null || mapPrefix.isEmpty()) {
+          throw new IllegalArgumentException("mapPrefix: must not be null or empty");
+        }
+        this.mapPrefix = mapPrefix;
+        return this;
+      }
+
+      public Settings build() {
+        if ((long) port + portCount - 1 > 65_535) {
+          throw new IllegalArgumentException("portCount: port " + port + " + " + portCount + " ports goes past 65535");
+        }
+        return new Settings(this);
+      }
+    }
+  }
+}

@@ -1,0 +1,57 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** The Hazelcast store's entry: flush.lua's window bookkeeping, and bounded per-node sequences. */
+class CounterEntryTest {
+
+  @Test
+  void addsToWindowsAndDropsThoseBeforeThePreviousOne() {
+    CounterEntry e = CounterEntry.EMPTY.addToWindow(100, 1).addToWindow(101, 2).addToWindow(100, 3);
+    assertThat(e.count(100)).isEqualTo(4);
+    assertThat(e.count(101)).isEqualTo(2);
+    assertThat(e.dropBefore(101)).isSameAs(e);
+    e = e.addToWindow(102, 5).dropBefore(102);
+    assertThat(e.count(100)).as("dropped").isZero();
+    assertThat(e.count(101)).isEqualTo(2);
+    assertThat(e.count(102)).isEqualTo(5);
+    // a late delta for an old window keeps the newer ones
+    e = e.addToWindow(90, 7).dropBefore(90);
+    assertThat(e.count(90)).isEqualTo(7);
+    assertThat(e.count(101)).isEqualTo(2);
+    assertThat(e.count(102)).isEqualTo(5);
+    // and is dropped with the next current one
+    e = e.addToWindow(103, 0).dropBefore(103);
+    assertThat(e.count(90)).isZero();
+    assertThat(e.count(101)).isZero();
+    assertThat(e.count(102)).isEqualTo(5);
+    assertThat(e.count(103)).isZero();
+    assertThat(CounterEntry.EMPTY.addToWindow(5, Long.MAX_VALUE).addToWindow(5, 1).count(5)).isEqualTo(Long.MAX_VALUE);
+  }
+
+  @Test
+  void remembersEachNodesLastSequenceForAWhileAndForAFewNodes() {
+    long day = 86_400_000L;
+    CounterEntry e = CounterEntry.EMPTY.withSequence("a", 5, 1_000, day, 3).withSequence("b", 9, 2_000, day, 3);
+    assertThat(e.sequenceOf("a")).isEqualTo(5);
+    assertThat(e.sequenceOf("b")).isEqualTo(9);
+    assertThat(e.sequenceOf("c")).isEqualTo(-1);
+    e = e.withSequence("a", 6, 3_000, day, 3);
+    assertThat(e.sequenceOf("a")).isEqualTo(6);
+    assertThat(e.nodeCount()).isEqualTo(2);
+    // c and d arrive: at most 3 nodes, the least recently seen (b) goes
+    e = e.withSequence("c", 1, 4_000, day, 3).withSequence("d", 1, 5_000, day, 3);
+    assertThat(e.nodeCount()).isEqualTo(3);
+    assertThat(e.sequenceOf("b")).isEqualTo(-1);
+    assertThat(e.sequenceOf("a")).isEqualTo(6);
+    // a node silent for the retention time is forgotten
+    e = e.withSequence("d", 2, 3_000 + day, day, 3);
+    assertThat(e.sequenceOf("a")).isEqualTo(-1);
+    assertThat(e.sequenceOf("c")).isEqualTo(1);
+    assertThat(e.sequenceOf("d")).isEqualTo(2);
+    // the window counts are untouched by all this
+    assertThat(CounterEntry.EMPTY.addToWindow(1, 4).withSequence("a", 1, 0, day, 1).count(1)).isEqualTo(4);
+  }
+}

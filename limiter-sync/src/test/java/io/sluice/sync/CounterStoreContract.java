@@ -1,0 +1,260 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.node.Limit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link CounterStore} keeps, run by each store's integration test against a real
+ * server or cluster (the shared test kit): deltas add up, a batch is applied exactly once per node and
+ * sequence, windows roll, GCRA backlogs grow and drain, any key is its own key, and the registry counts
+ * live nodes. Subclasses hand out stores and start each test from an empty store.
+ */
+abstract class CounterStoreContract {
+  static final long NOW_MICROS = 1_767_225_600_000_000L; // 2026-01-01T00:00Z
+
+  final Counter window = Counter.of(Limit.slidingWindowCounter("api").limit(1_000).window(Duration.ofMinutes(1)).build());
+  final Counter bucket = Counter.of(Limit.tokenBucket("tb").capacity(100).refill(10, Duration.ofSeconds(1)).build());
+
+  /**
+   * A store as node {@code node} of a cluster would have it (its own connection, or its own member);
+   * closed by the test.
+   */
+  protected abstract CounterStore store(int node);
+
+  /** Time left before the counter of this limit and key expires, in ms; negative when it has none or no TTL. */
+  protected abstract long counterTtlMillis(String limitName, String key);
+
+  static FlushResult flush(CounterStore store, Batch batch) {
+    try {
+      return store.flush(batch).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Reads a window count back through the store: a delta of 0 from a node of its own. */
+  static long readWindow(CounterStore store, Counter counter, String key, long window) {
+    return flush(store, new Batch("reader", 0, System.nanoTime() & 0xFFFF_FFFF_FFFFL, NOW_MICROS,
+        List.of(new Delta(counter, key, window, 0)))).current(0);
+  }
+
+  @Test
+  void windowDeltasAddUpAndReturnBothWindows() {
+    try (CounterStore store = store(0)) {
+      FlushResult first = flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(
+          new Delta(window, "alice", 100, 7), new Delta(window, "bob", 100, 2))));
+      assertThat(first.applied()).isTrue();
+      assertThat(first.size()).isEqualTo(2);
+      assertThat(first.current(0)).isEqualTo(7);
+      assertThat(first.current(1)).isEqualTo(2);
+      FlushResult second = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(window, "alice", 101, 3))));
+      assertThat(second.current(0)).isEqualTo(3);
+      assertThat(second.previous(0)).isEqualTo(7);
+    }
+  }
+
+  @Test
+  void aKeysPreviousAndCurrentWindowsInOneBatchBothCount() {
+    try (CounterStore store = store(0)) {
+      flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(window, "alice", 100, 5))));
+      Batch batch = new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(window, "alice", 100, 2),
+          new Delta(window, "alice", 101, 4)));
+      FlushResult r = flush(store, batch);
+      assertThat(r.applied()).isTrue();
+      assertThat(r.current(0)).isEqualTo(7);
+      assertThat(r.current(1)).isEqualTo(4);
+      assertThat(r.previous(1)).isEqualTo(7);
+      FlushResult replay = flush(store, batch);
+      assertThat(replay.applied()).isFalse();
+      assertThat(replay.current(1)).isEqualTo(4);
+      assertThat(replay.previous(1)).isEqualTo(7);
+    }
+  }
+
+  @Test
+  void aRetriedBatchIsNotAppliedTwice() {
+    try (CounterStore store = store(0)) {
+      Batch batch = new Batch("n1", 0, 5, NOW_MICROS, List.of(new Delta(window, "alice", 100, 7),
+          new Delta(bucket, "alice", 0, 4)));
+      assertThat(flush(store, batch).applied()).isTrue();
+      FlushResult replay = flush(store, batch);
+      assertThat(replay.applied()).isFalse();
+      assertThat(replay.current(0)).isEqualTo(7);
+      assertThat(replay.current(1)).isEqualTo(400_000);
+      // an older sequence is a replay too
+      FlushResult older = flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(window, "alice", 100, 50))));
+      assertThat(older.applied()).isFalse();
+      assertThat(older.current(0)).isEqualTo(7);
+      // another node's sequence is its own
+      assertThat(flush(store, new Batch("n2", 0, 1, NOW_MICROS, List.of(new Delta(window, "alice", 100, 1)))).current(0))
+          .isEqualTo(8);
+    }
+  }
+
+  @Test
+  void aBatchRetriedThroughAnotherConnectionIsNotAppliedTwice() {
+    try (CounterStore first = store(0); CounterStore second = store(1)) {
+      Batch batch = new Batch("n1", 0, 9, NOW_MICROS, List.of(new Delta(window, "carol", 100, 3)));
+      assertThat(flush(first, batch).applied()).isTrue();
+      FlushResult replay = flush(second, batch);
+      assertThat(replay.applied()).isFalse();
+      assertThat(replay.current(0)).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void oldWindowsAreDroppedAndCountersExpire() {
+    try (CounterStore store = store(0)) {
+      flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(window, "alice", 100, 1))));
+      flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(window, "alice", 101, 1))));
+      // a window before the one that is now previous is dropped when a newer one is counted
+      FlushResult r = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(window, "alice", 102, 1))));
+      assertThat(r.current(0)).isEqualTo(1);
+      assertThat(r.previous(0)).isEqualTo(1);
+      FlushResult read = flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(window, "alice", 101, 0))));
+      assertThat(read.current(0)).isEqualTo(1);
+      assertThat(read.previous(0)).as("window 100, dropped").isZero();
+      // a late delta for an old window does not drop the newer ones
+      flush(store, new Batch("n1", 0, 5, NOW_MICROS, List.of(new Delta(window, "alice", 99, 1))));
+      read = flush(store, new Batch("n1", 0, 6, NOW_MICROS, List.of(new Delta(window, "alice", 102, 0))));
+      assertThat(read.current(0)).isEqualTo(1);
+      assertThat(read.previous(0)).isEqualTo(1);
+      // two windows of a minute and a second: 121 s
+      assertThat(counterTtlMillis("api", "alice")).isBetween(1L, 121_000L);
+    }
+  }
+
+  @Test
+  void gcraBacklogGrowsWithPermitsAndDrainsWithTime() {
+    // 10 per second: scale 1, interval 100,000 us per permit
+    assertThat(bucket.scale()).isEqualTo(1);
+    assertThat(bucket.interval()).isEqualTo(100_000);
+    try (CounterStore store = store(0)) {
+      FlushResult r = flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(bucket, "k", 0, 30))));
+      assertThat(r.current(0)).isEqualTo(3_000_000);
+      assertThat(r.previous(0)).isZero();
+      // 1.5 s later: 1.5 s of backlog drained, 5 more permits added
+      r = flush(store, new Batch("n2", 0, 1, NOW_MICROS + 1_500_000, List.of(new Delta(bucket, "k", 0, 5))));
+      assertThat(r.current(0)).isEqualTo(3_000_000 - 1_500_000 + 500_000);
+      // a node whose clock is behind counts at the newest time seen, not earlier
+      r = flush(store, new Batch("n3", 0, 1, NOW_MICROS, List.of(new Delta(bucket, "k", 0, 1))));
+      assertThat(r.current(0)).isEqualTo(2_100_000);
+      // until the backlog has drained (2.1 s), plus a second
+      assertThat(counterTtlMillis("tb", "k")).isBetween(2_000L, 4_200L);
+      // long after, the backlog is gone
+      r = flush(store, new Batch("n3", 0, 2, NOW_MICROS + 60_000_000, List.of(new Delta(bucket, "k", 0, 0))));
+      assertThat(r.current(0)).isZero();
+    }
+  }
+
+  /**
+   * Several nodes, each on its own store, flush shared keys from many threads and retry some batches
+   * as a reconnect replay would: the store's count is exactly the sum of distinct batches.
+   */
+  @Test
+  void concurrentNodesWithRetriesCountEveryHitExactlyOnce() throws Exception {
+    int nodes = 4;
+    int batchesPerNode = 300;
+    ExecutorService pool = Executors.newFixedThreadPool(nodes);
+    List<Future<Long>> sent = new ArrayList<>();
+    List<CounterStore> stores = new ArrayList<>();
+    try {
+      for (int n = 0; n < nodes; n++) {
+        CounterStore store = store(n);
+        stores.add(store);
+        String node = "node-" + n;
+        long seed = n;
+        sent.add(pool.submit(() -> {
+          SplittableRandom random = new SplittableRandom(seed);
+          long total = 0;
+          for (long seq = 1; seq <= batchesPerNode; seq++) {
+            List<Delta> deltas = new ArrayList<>();
+            for (String key : new String[] {"hot", "k" + random.nextInt(5)}) {
+              long amount = random.nextLong(1, 20);
+              deltas.add(new Delta(window, key, 100, amount));
+              total += amount;
+            }
+            Batch batch = new Batch(node, 0, seq, NOW_MICROS, deltas);
+            flush(store, batch);
+            if (random.nextInt(4) == 0) {
+              assertThat(flush(store, batch).applied()).isFalse(); // a replay
+            }
+          }
+          return total;
+        }));
+      }
+      long expected = 0;
+      for (Future<Long> f : sent) {
+        expected += f.get(60, TimeUnit.SECONDS);
+      }
+      long stored = readWindow(stores.get(0), window, "hot", 100);
+      for (int k = 0; k < 5; k++) {
+        stored += readWindow(stores.get(k % nodes), window, "k" + k, 100);
+      }
+      assertThat(stored).isEqualTo(expected);
+    } finally {
+      pool.shutdownNow();
+      stores.forEach(CounterStore::close);
+    }
+  }
+
+  @Test
+  void hugeBinaryAndUnicodeKeysAreDistinct() {
+    String huge = "x".repeat(100_000);
+    String loneSurrogate = "a\uD800b";
+    String replaced = "a?b"; // what a lossy UTF-8 encoding would turn the lone surrogate into
+    String unicode = "用户-🚦-ключ";
+    String braces = "a}b{c";
+    String nul = "a\u0000b";
+    try (CounterStore store = store(0)) {
+      List<Delta> deltas = List.of(new Delta(window, huge, 100, 1), new Delta(window, loneSurrogate, 100, 2),
+          new Delta(window, replaced, 100, 3), new Delta(window, unicode, 100, 4), new Delta(window, braces, 100, 5),
+          new Delta(window, nul, 100, 6));
+      FlushResult r = flush(store, new Batch("n1", 0, 1, NOW_MICROS, deltas));
+      for (int i = 0; i < deltas.size(); i++) {
+        assertThat(r.current(i)).isEqualTo(i + 1);
+      }
+      // and the same key again, from elsewhere, is the same key
+      assertThat(readWindow(store, window, loneSurrogate, 100)).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aBatchAboveMaxBatchSizeIsRejected() {
+    try (CounterStore store = store(0)) {
+      List<Delta> deltas = new ArrayList<>();
+      for (int i = 0; i <= store.maxBatchSize(); i++) {
+        deltas.add(new Delta(window, "k" + i, 100, 1));
+      }
+      assertThatThrownBy(() -> store.flush(new Batch("n1", 0, 1, NOW_MICROS, deltas))).hasMessageStartingWith("batch:");
+      // a full batch is fine
+      FlushResult r = flush(store, new Batch("n1", 0, 2, NOW_MICROS, deltas.subList(0, store.maxBatchSize())));
+      assertThat(r.size()).isEqualTo(store.maxBatchSize());
+      assertThat(r.current(store.maxBatchSize() - 1)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void theRegistryCountsNodesAliveAndForgetsSilentOnes() throws Exception {
+    try (CounterStore store = store(0); CounterStore other = store(1)) {
+      long now = NOW_MICROS / 1000;
+      assertThat(store.heartbeat("a", now, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(1);
+      assertThat(other.heartbeat("b", now + 1_000, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(2);
+      assertThat(store.heartbeat("a", now + 2_000, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(2);
+      // b said nothing for more than its 3 s
+      assertThat(store.heartbeat("a", now + 4_500, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(1);
+      assertThatThrownBy(() -> store.heartbeat("a", now, Duration.ZERO)).hasMessageStartingWith("ttl:");
+    }
+  }
+}
