@@ -1,0 +1,116 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The synchronized burst, run by every store: several nodes, each with its own store connection and
+ * flusher thread, hammer shared keys of one window at one frozen instant. The store's count of every
+ * key equals the permits the nodes admitted (exactly once), no budget is lost, and over-admission
+ * stays bounded. Subclasses say how to reach the store and read a count back.
+ */
+abstract class SyncedLimiterBurstCheck {
+  static final int NODES = 4;
+  static final int THREADS_PER_NODE = 2;
+  private static final int ATTEMPTS_PER_THREAD = 40_000;
+
+  /** A store for node {@code n}, ready for use (the burst must not measure a first call's warm-up). */
+  abstract CounterStore nodeStore(int n) throws Exception;
+
+  /** The store's count of the key in the window, or null if it has none. */
+  abstract Long storedCount(String limitName, String key, long window);
+
+  @Test
+  void storeCountEqualsAdmittedAndOverAdmissionStaysSmall() throws Exception {
+    Limit limit = Limit.fixedWindow("it").limit(2_000).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker(); // frozen: every decision falls in one window
+    long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+    Map<String, LongAdder> admitted = new ConcurrentHashMap<>();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    List<CounterStore> stores = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      CounterStore store = nodeStore(n);
+      stores.add(store);
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("it-" + n).ticker(ticker).activeNodes(() -> NODES)
+          .syncInterval(Duration.ofMillis(20)).build());
+    }
+    CountDownLatch start = new CountDownLatch(1);
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < NODES * THREADS_PER_NODE; t++) {
+      SyncedLimiter node = nodes.get(t % NODES);
+      SplittableRandom random = new SplittableRandom(t);
+      Thread thread = new Thread(() -> {
+        try {
+          start.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        for (int i = 0; i < ATTEMPTS_PER_THREAD; i++) {
+          // a hot key, and fifty colder ones drawn with a skew
+          String key = random.nextInt(3) == 0 ? "hot" : "k" + (int) Math.sqrt(random.nextInt(2_500));
+          if (node.tryAcquire(key)) {
+            admitted.computeIfAbsent(key, k -> new LongAdder()).increment();
+          }
+        }
+      });
+      thread.start();
+      threads.add(thread);
+    }
+    start.countDown();
+    for (Thread thread : threads) {
+      thread.join();
+    }
+    // The burst is over in milliseconds, faster than syncs come back (on a small machine the
+    // hammering threads starve the flushers and the store), so part of the hot key's budget may be
+    // unspent: after syncs, later requests must be able to use all of it. Sync until a round adds nothing.
+    for (int round = 0; round < 100; round++) {
+      long before = admitted.get("hot").sum();
+      for (SyncedLimiter node : nodes) {
+        node.syncNow();
+        while (node.tryAcquire("hot")) {
+          admitted.get("hot").increment();
+        }
+      }
+      if (admitted.get("hot").sum() == before) {
+        break;
+      }
+    }
+    nodes.forEach(SyncedLimiter::close);
+    stores.forEach(CounterStore::close);
+
+    long decisions = (long) NODES * THREADS_PER_NODE * ATTEMPTS_PER_THREAD;
+    long storeCalls = nodes.stream().mapToLong(SyncedLimiter::storeCalls).sum();
+    long worst = 0;
+    StringBuilder mismatches = new StringBuilder();
+    for (Map.Entry<String, LongAdder> e : admitted.entrySet()) {
+      Long stored = storedCount(limit.name(), e.getKey(), window);
+      if (stored == null || stored != e.getValue().sum()) {
+        mismatches.append(e.getKey()).append(": stored ").append(stored).append(", admitted ")
+            .append(e.getValue().sum()).append("; ");
+      }
+      worst = Math.max(worst, e.getValue().sum() - limit.capacity());
+    }
+    System.out.printf("%s: %d decisions, %d store calls (%.1f per 1,000), hot key admitted %d, worst"
+        + " over-admission %d of %d (%.2f%%)%n", getClass().getSimpleName(), decisions, storeCalls,
+        storeCalls * 1000.0 / decisions, admitted.get("hot").sum(), worst, limit.capacity(),
+        worst * 100.0 / limit.capacity());
+    assertThat(mismatches.toString()).as("keys whose store count differs from what the nodes admitted").isEmpty();
+    // no budget is lost: pending permits all came back as global counts
+    assertThat(admitted.get("hot").sum()).isGreaterThanOrEqualTo(limit.capacity() - NODES);
+    // All threads hit every key far above its limit at one frozen instant: the synchronized burst,
+    // the approximate mode's worst case (a node may spend an allowance granted before the others
+    // spent theirs). Measured 0-4%; 10% catches a broken allowance (that would be ~300%).
+    assertThat(worst).as("worst over-admission of a key").isLessThanOrEqualTo(limit.capacity() / 10);
+  }
+}
