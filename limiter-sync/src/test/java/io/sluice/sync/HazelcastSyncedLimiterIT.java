@@ -4,20 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hazelcast.map.IMap;
 import io.sluice.node.Limit;
-import io.sluice.node.ManualTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 
 /**
  * The synchronized burst ({@link SyncedLimiterBurstCheck}) on the embedded default: the nodes' stores
