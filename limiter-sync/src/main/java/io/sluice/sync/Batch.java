@@ -31,6 +31,13 @@ public final class Batch {
     this.deltas = List.copyOf(deltas);
   }
 
+  /** Rejects a batch larger than a store takes in one call (a long script blocks Redis for everyone). */
+  void requireAtMost(int maxBatchSize) {
+    if (deltas.size() > maxBatchSize) {
+      throw new IllegalArgumentException("batch: " + deltas.size() + " deltas, more than maxBatchSize " + maxBatchSize);
+    }
+  }
+
   public String nodeId() {
     return nodeId;
   }

@@ -205,11 +205,8 @@ public final class HazelcastCounterStore implements CounterStore {
 
   @Override
   public CompletionStage<FlushResult> flush(Batch batch) {
+    batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
-    if (deltas.size() > settings.maxBatchSize()) {
-      throw new IllegalArgumentException("batch: " + deltas.size() + " deltas, more than maxBatchSize "
-          + settings.maxBatchSize());
-    }
     // the deltas of each counter key, in batch order
     Map<ByteBuffer, List<Integer>> byKey = new LinkedHashMap<>();
     for (int i = 0; i < deltas.size(); i++) {

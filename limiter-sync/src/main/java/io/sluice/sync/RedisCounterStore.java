@@ -125,11 +125,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
 
   @Override
   public CompletionStage<FlushResult> flush(Batch batch) {
+    batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
-    if (deltas.size() > config.maxBatchSize()) {
-      throw new IllegalArgumentException("batch: " + deltas.size() + " deltas, more than maxBatchSize "
-          + config.maxBatchSize());
-    }
     byte[][] keys = new byte[deltas.size() + 1][];
     byte[][] args = new byte[3 + 4 * deltas.size()][];
     keys[0] = StoreKeys.sequenceKey(config.keyPrefix(), batch.nodeId(), batch.group());
