@@ -23,8 +23,13 @@ if n < 1 or #ARGV ~= 3 + 4 * n then
   return redis.error_reply('ERR flush: expected 4 arguments per key, got ' .. #ARGV .. ' for ' .. n .. ' keys')
 end
 local seq = tonumber(ARGV[1])
-local seen = tonumber(redis.call('GET', KEYS[1]) or '-1')
-local apply = seq > seen
+-- one command in the usual case: record this sequence and read the one before it; a replay (the
+-- sequence was seen) puts the newer one back
+local previousSeq = redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'GET')
+local apply = seq > tonumber(previousSeq or '-1')
+if not apply then
+  redis.call('SET', KEYS[1], previousSeq, 'EX', ARGV[2])
+end
 local now = tonumber(ARGV[3])
 local out = {apply and 1 or 0}
 
@@ -83,7 +88,4 @@ for i = 1, n do
   end
 end
 
-if apply then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-end
 return out
