@@ -214,7 +214,7 @@ public final class HazelcastCounterStore implements CounterStore {
       byte[] key = StoreKeys.counterKey(settings.mapPrefix(), d.counter().limit().name(), d.key());
       byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(1)).add(i);
     }
-    byte[] sequenceKey = StoreKeys.sequenceKey(settings.mapPrefix(), batch.nodeId(), batch.group());
+    byte[] sequenceKey = StoreKeys.sequenceKey(settings.mapPrefix(), batch.nodeId(), batch.group(), false);
     long wallMillis = System.currentTimeMillis();
     long[] values = new long[2 * deltas.size()];
     try {

@@ -1,5 +1,6 @@
 package io.sluice.sync;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -9,8 +10,14 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
@@ -52,16 +59,17 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   static final long MAX_WINDOW_MICROS = 1L << 51;
 
   private final RedisStoreConfig config;
-  private final RedisClient client;
-  private final StatefulRedisConnection<byte[], byte[]> connection;
-  private final RedisAsyncCommands<byte[], byte[]> commands;
+  private final AbstractRedisClient client;
+  private final StatefulConnection<byte[], byte[]> connection;
+  private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
   private final byte[] sequenceTtlSeconds;
 
-  private RedisCounterStore(RedisStoreConfig config, RedisClient client, StatefulRedisConnection<byte[], byte[]> connection) {
+  private RedisCounterStore(RedisStoreConfig config, AbstractRedisClient client,
+      StatefulConnection<byte[], byte[]> connection, RedisScriptingAsyncCommands<byte[], byte[]> commands) {
     this.config = config;
     this.client = client;
     this.connection = connection;
-    this.commands = connection.async();
+    this.commands = commands;
     this.sequenceTtlSeconds = ascii(config.sequenceTtl().toSeconds());
   }
 
@@ -79,24 +87,41 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
     }
     uri.setTimeout(config.commandTimeout());
-    RedisClient client = RedisClient.create(uri);
-    client.setOptions(ClientOptions.builder()
-        .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
-        .requestQueueSize(config.requestQueueSize())
-        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-        .socketOptions(SocketOptions.builder()
-            .connectTimeout(config.connectTimeout())
-            .keepAlive(true)
-            .build())
-        .build());
-    StatefulRedisConnection<byte[], byte[]> connection;
+    SocketOptions socket = SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build();
+    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(uri) : RedisClient.create(uri);
+    StatefulConnection<byte[], byte[]> connection;
+    RedisScriptingAsyncCommands<byte[], byte[]> commands;
     try {
-      connection = client.connect(ByteArrayCodec.INSTANCE);
+      if (client instanceof RedisClusterClient) {
+        RedisClusterClient cluster = (RedisClusterClient) client;
+        cluster.setOptions(ClusterClientOptions.builder()
+            .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
+            .requestQueueSize(config.requestQueueSize())
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .socketOptions(socket)
+            // follow slot moves (MOVED/ASK answers, failovers) without waiting for a fixed period
+            .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().enableAllAdaptiveRefreshTriggers().build())
+            .build());
+        StatefulRedisClusterConnection<byte[], byte[]> c = cluster.connect(ByteArrayCodec.INSTANCE);
+        connection = c;
+        commands = c.async();
+      } else {
+        RedisClient single = (RedisClient) client;
+        single.setOptions(ClientOptions.builder()
+            .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
+            .requestQueueSize(config.requestQueueSize())
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .socketOptions(socket)
+            .build());
+        StatefulRedisConnection<byte[], byte[]> c = single.connect(ByteArrayCodec.INSTANCE);
+        connection = c;
+        commands = c.async();
+      }
     } catch (RedisConnectionException e) {
       client.shutdown(0, 0, TimeUnit.MILLISECONDS);
       throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
     }
-    RedisCounterStore store = new RedisCounterStore(config, client, connection);
+    RedisCounterStore store = new RedisCounterStore(config, client, connection, commands);
     try {
       for (LuaScript script : SCRIPTS) {
         store.commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
@@ -113,9 +138,13 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return store;
   }
 
+  /**
+   * Standalone and Sentinel: one group, every batch in one script call. Cluster: the key's hash slot,
+   * so that a batch (and its node's sequence key, tagged into the same slot) stays on one shard.
+   */
   @Override
   public int group(Counter counter, String key) {
-    return 0;
+    return config.cluster() ? SlotHash.getSlot(StoreKeys.counterKey(config.keyPrefix(), counter.limit().name(), key)) : 0;
   }
 
   @Override
@@ -129,7 +158,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     List<Delta> deltas = batch.deltas();
     byte[][] keys = new byte[deltas.size() + 1][];
     byte[][] args = new byte[3 + 4 * deltas.size()][];
-    keys[0] = StoreKeys.sequenceKey(config.keyPrefix(), batch.nodeId(), batch.group());
+    keys[0] = StoreKeys.sequenceKey(config.keyPrefix(), batch.nodeId(), batch.group(), config.cluster());
     args[0] = ascii(batch.sequence());
     args[1] = sequenceTtlSeconds;
     args[2] = ascii(batch.nowMicros());

@@ -26,6 +26,7 @@ public final class RedisStoreConfig {
   private final int maxBatchSize;
   private final Duration sequenceTtl;
   private final String keyPrefix;
+  private final boolean cluster;
 
   private RedisStoreConfig(Builder b) {
     this.uri = b.uri;
@@ -35,6 +36,7 @@ public final class RedisStoreConfig {
     this.maxBatchSize = b.maxBatchSize;
     this.sequenceTtl = b.sequenceTtl;
     this.keyPrefix = b.keyPrefix;
+    this.cluster = b.cluster;
   }
 
   /** Starts a builder for the given URI: {@code redis://host:port}, {@code rediss://} for TLS,
@@ -71,6 +73,11 @@ public final class RedisStoreConfig {
     return keyPrefix;
   }
 
+  /** Whether the URI names a node of a Redis Cluster (batches are then grouped by hash slot). */
+  public boolean cluster() {
+    return cluster;
+  }
+
   public static final class Builder {
     private final String uri;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
@@ -79,6 +86,7 @@ public final class RedisStoreConfig {
     private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
     private Duration sequenceTtl = DEFAULT_SEQUENCE_TTL;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private boolean cluster;
 
     Builder(String uri) {
       if (uri == null || uri.isBlank()) {
@@ -134,7 +142,19 @@ public final class RedisStoreConfig {
       return this;
     }
 
+    /**
+     * The URI names a node of a Redis Cluster: the store discovers the others, follows slot moves,
+     * and flushes one batch per hash slot.
+     */
+    public Builder cluster(boolean cluster) {
+      this.cluster = cluster;
+      return this;
+    }
+
     public RedisStoreConfig build() {
+      if (cluster && uri.toLowerCase(java.util.Locale.ROOT).contains("sentinel")) {
+        throw new IllegalArgumentException("cluster: a Sentinel URI names no cluster node, got " + uri);
+      }
       return new RedisStoreConfig(this);
     }
 

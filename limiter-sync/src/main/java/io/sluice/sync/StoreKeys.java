@@ -27,9 +27,16 @@ final class StoreKeys {
     return out.toByteArray();
   }
 
-  /** {@code <prefix>:seq:<node>:<group>}: a node's last applied sequence in one group. */
-  static byte[] sequenceKey(String prefix, String nodeId, int group) {
-    return (prefix + ":seq:" + nodeId + ":" + group).getBytes(StandardCharsets.UTF_8);
+  /**
+   * {@code <prefix>:seq:<node>:<group>}: a node's last applied sequence in one group; in a cluster,
+   * where the group is a hash slot, with a hash tag that falls in that very slot.
+   */
+  static byte[] sequenceKey(String prefix, String nodeId, int group, boolean cluster) {
+    String key = prefix + ":seq:" + nodeId + ":" + group;
+    if (cluster) {
+      key += ":{" + SlotTags.tagOf(group) + "}";
+    }
+    return key.getBytes(StandardCharsets.UTF_8);
   }
 
   static byte[] encode(String key) {

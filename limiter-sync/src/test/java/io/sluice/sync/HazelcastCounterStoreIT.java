@@ -119,7 +119,7 @@ class HazelcastCounterStoreIT extends CounterStoreContract {
       assertThat(flush(store, batch).current(0)).isEqualTo(500_000);
       // the record is written just after the answer
       IMap<byte[], Long> sequences = member(1).getMap(SETTINGS.mapPrefix() + ".sequences");
-      byte[] recordKey = StoreKeys.sequenceKey("sluice", "n1", 0);
+      byte[] recordKey = StoreKeys.sequenceKey("sluice", "n1", 0, false);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (sequences.get(recordKey) == null && System.nanoTime() < deadline) {
         Thread.sleep(5);

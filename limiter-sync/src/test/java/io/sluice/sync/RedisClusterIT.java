@@ -1,0 +1,84 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.sluice.node.Limit;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Redis store on a real three-master Redis Cluster: batches are grouped by hash slot, each
+ * node's sequence key lands in its batch's slot, and the synchronized burst of
+ * {@link SyncedLimiterBurstCheck} counts every permit exactly once across shards.
+ */
+class RedisClusterIT extends SyncedLimiterBurstCheck {
+  private static RedisClusterServers servers;
+  private static RedisClusterClient admin;
+  private static StatefulRedisClusterConnection<String, String> adminConnection;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    servers = RedisClusterServers.start();
+    admin = RedisClusterClient.create(servers.uri());
+    adminConnection = admin.connect();
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    if (adminConnection != null) {
+      adminConnection.close();
+      admin.shutdown();
+    }
+    if (servers != null) {
+      servers.close();
+    }
+  }
+
+  private static RedisCounterStore store() {
+    return RedisCounterStore.connect(RedisStoreConfig.builder(servers.uri()).cluster(true).build());
+  }
+
+  @Override
+  CounterStore nodeStore(int n) {
+    return store();
+  }
+
+  @Override
+  Long storedCount(String limitName, String key, long window) {
+    String stored = adminConnection.sync().hget("sluice:{" + limitName + ":" + key + "}", Long.toString(window));
+    return stored == null ? null : Long.parseLong(stored);
+  }
+
+  @Test
+  void keysSpreadOverSlotsAndEachGroupFlushesOnItsShard() throws Exception {
+    Counter counter = Counter.of(Limit.fixedWindow("spread").limit(1_000).window(Duration.ofMinutes(1)).build());
+    try (RedisCounterStore store = store()) {
+      Set<Integer> groups = new HashSet<>();
+      for (int k = 0; k < 20; k++) {
+        String key = "user-" + k;
+        int group = store.group(counter, key);
+        groups.add(group);
+        assertThat(group).isEqualTo(SlotHash.getSlot(("spread:" + key).getBytes(StandardCharsets.UTF_8)));
+        FlushResult r = store.flush(new Batch("n1", group, 1, 0, List.of(new Delta(counter, key, 7, k + 1))))
+            .toCompletableFuture().get(5, TimeUnit.SECONDS);
+        assertThat(r.current(0)).isEqualTo(k + 1);
+        // the sequence key sits in the batch's slot: a replay is recognised on that shard
+        FlushResult replay = store.flush(new Batch("n1", group, 1, 0, List.of(new Delta(counter, key, 7, 50))))
+            .toCompletableFuture().get(5, TimeUnit.SECONDS);
+        assertThat(replay.applied()).isFalse();
+        assertThat(replay.current(0)).isEqualTo(k + 1);
+      }
+      assertThat(groups.size()).isGreaterThan(10); // spread, not one slot
+    }
+  }
+}
