@@ -87,18 +87,19 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
     }
     uri.setTimeout(config.commandTimeout());
-    SocketOptions socket = SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build();
+    ClientOptions options = ClientOptions.builder()
+        .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
+        .requestQueueSize(config.requestQueueSize())
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .socketOptions(SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build())
+        .build();
     AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(uri) : RedisClient.create(uri);
     StatefulConnection<byte[], byte[]> connection;
     RedisScriptingAsyncCommands<byte[], byte[]> commands;
     try {
       if (client instanceof RedisClusterClient) {
         RedisClusterClient cluster = (RedisClusterClient) client;
-        cluster.setOptions(ClusterClientOptions.builder()
-            .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
-            .requestQueueSize(config.requestQueueSize())
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            .socketOptions(socket)
+        cluster.setOptions(ClusterClientOptions.builder(options)
             // follow slot moves (MOVED/ASK answers, failovers) without waiting for a fixed period
             .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().enableAllAdaptiveRefreshTriggers().build())
             .build());
@@ -107,12 +108,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         commands = c.async();
       } else {
         RedisClient single = (RedisClient) client;
-        single.setOptions(ClientOptions.builder()
-            .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
-            .requestQueueSize(config.requestQueueSize())
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            .socketOptions(socket)
-            .build());
+        single.setOptions(options);
         StatefulRedisConnection<byte[], byte[]> c = single.connect(ByteArrayCodec.INSTANCE);
         connection = c;
         commands = c.async();
