@@ -51,6 +51,12 @@ final class KeyTable {
     return map.get(key);
   }
 
+  /** The key's state, or the shared overflow state for a key the full table did not take. */
+  KeyState peekOrOverflow(String key) {
+    KeyState state = map.get(key);
+    return state != null ? state : overflow;
+  }
+
   private KeyState insert(String key, long now) {
     if (map.size() >= maxKeys) {
       long last = lastFullSweep;

@@ -176,7 +176,8 @@ public final class RateLimiter {
   }
 
   Decision decisionOf(String key, long now, long result) {
-    KeyState state = table.get(key, now);
+    // the state the decision was taken on: the key's, or the shared overflow one (not a new insert)
+    KeyState state = table.peekOrOverflow(key);
     long reset = kernel.resetNanos(state, now);
     if (result >= 0) {
       boolean delay = kernel.reportsDelay();
@@ -225,7 +226,7 @@ public final class RateLimiter {
   }
 
   private void recordUtilization(DoubleConsumer recorder, String key, long now, long result) {
-    long remaining = kernel.reportsDelay() ? kernel.remaining(table.get(key, now), now) : result;
+    long remaining = kernel.reportsDelay() ? kernel.remaining(table.peekOrOverflow(key), now) : result;
     long quota = limit.capacity();
     recorder.accept(Math.min(1.0, (quota - remaining) / (double) quota));
   }

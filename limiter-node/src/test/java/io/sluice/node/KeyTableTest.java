@@ -22,6 +22,9 @@ class KeyTableTest {
     }
     assertThat(limiter.size()).isLessThanOrEqualTo(1_000);
     assertThat(limiter.overflowed()).isEqualTo(199_000);
+    // the rich path counts an overflowed key once too
+    assertThat(limiter.acquire("one-more").allowed()).isFalse();
+    assertThat(limiter.overflowed()).isEqualTo(199_001);
     // 1,000 keys with their own budget, then 5 permits shared by every key that did not fit
     assertThat(admitted).isEqualTo(1_000 + 5);
     // a known key keeps its own budget
