@@ -20,6 +20,7 @@ import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Several nodes (threads, each with its own store and connection) hammer one key with exact acquires
@@ -33,15 +34,15 @@ class ExactConcurrencyIT {
   private static final int IN_FLIGHT = 8; // requests each node keeps outstanding, to interleave more
   private static final long NOW_MICROS = 1_767_225_600_123_456L;
 
-  private static RedisServer redis;
+  @RegisterExtension
+  static final RedisFixture redis = new RedisFixture();
   private static final List<RedisCounterStore> stores = new ArrayList<>();
   private static ExecutorService pool;
 
   @BeforeAll
   static void start() {
-    redis = RedisServer.start();
     for (int n = 0; n < NODES; n++) {
-      stores.add(RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build()));
+      stores.add(redis.newStore());
     }
     pool = Executors.newFixedThreadPool(NODES);
   }
@@ -52,9 +53,6 @@ class ExactConcurrencyIT {
       pool.shutdownNow();
     }
     stores.forEach(RedisCounterStore::close);
-    if (redis != null) {
-      redis.close();
-    }
   }
 
   private static Limit limit(Algorithm a) {

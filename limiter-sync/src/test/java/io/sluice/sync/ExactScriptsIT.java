@@ -3,11 +3,8 @@ package io.sluice.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import io.sluice.node.Algorithm;
 import io.sluice.node.Decision;
 import io.sluice.node.Limit;
@@ -23,6 +20,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The exact-mode scripts (batch size 1) against a real redis-server: each algorithm over random
@@ -37,32 +35,19 @@ class ExactScriptsIT {
   /** 2026-01-01T00:00Z, the node's ManualTicker's default start, in microseconds. */
   private static final long EPOCH_2026_MICROS = 1_767_225_600_000_000L;
 
-  private static RedisServer redis;
+  @RegisterExtension
+  static final RedisFixture redis = new RedisFixture();
   private static RedisCounterStore store;
-  private static RedisClient admin;
-  private static StatefulRedisConnection<String, String> adminConnection;
-  private static RedisCommands<String, String> redisCli;
 
   @BeforeAll
   static void startRedis() {
-    redis = RedisServer.start();
-    store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
-    admin = RedisClient.create(redis.uri());
-    adminConnection = admin.connect();
-    redisCli = adminConnection.sync();
+    store = redis.newStore();
   }
 
   @AfterAll
   static void stopRedis() {
     if (store != null) {
       store.close();
-    }
-    if (adminConnection != null) {
-      adminConnection.close();
-      admin.shutdown();
-    }
-    if (redis != null) {
-      redis.close();
     }
   }
 
@@ -278,7 +263,7 @@ class ExactScriptsIT {
     for (Limit limit : limits) {
       ExactResult r = acquire(limit, "k", 3, now);
       assertThat(r.allowed()).isTrue();
-      long pttl = redisCli.pttl("sluice:{" + limit.name() + ":k}");
+      long pttl = redis.cli().pttl("sluice:{" + limit.name() + ":k}");
       // live until the state is back at rest (reset), plus a margin of a second, and no longer
       assertThat(pttl).as(limit + " " + r).isPositive().isBetween(r.resetMicros() / 1_000, r.resetMicros() / 1_000 + 1_001);
     }
@@ -311,7 +296,7 @@ class ExactScriptsIT {
         assertThat(acquire(limit, keys.get(i), 1, now).remaining()).as(a + " key " + i).isEqualTo(20 - (i + 2));
       }
     }
-    assertThat(redisCli.exists("sluice:{keys-fixed_window:" + unicode + "}")).isEqualTo(1);
+    assertThat(redis.cli().exists("sluice:{keys-fixed_window:" + unicode + "}")).isEqualTo(1);
   }
 
   @Test
@@ -357,18 +342,18 @@ class ExactScriptsIT {
         .hasMessageContaining("sliding_window_log: limit must be an integer between 1 and 100000");
     assertThatThrownBy(() -> eval("sliding_window_log", key, "nan", "1", "5", "1000"))
         .hasMessageContaining("sliding_window_log: now must be an integer");
-    assertThat(redisCli.exists(key)).isZero(); // nothing written
+    assertThat(redis.cli().exists(key)).isZero(); // nothing written
   }
 
   private static Object eval(String script, String[] keys, String... args) {
-    return redisCli.eval(LuaScript.load(script).body(), ScriptOutputType.MULTI, keys, args);
+    return redis.cli().eval(LuaScript.load(script).body(), ScriptOutputType.MULTI, keys, args);
   }
 
   @Test
   void exactScriptsAreReloadedAfterRedisForgetsThem() {
     Limit limit = Limit.slidingWindowCounter("reload").limit(10).window(Duration.ofSeconds(1)).build();
     assertThat(acquire(limit, "k", 1, EPOCH_2026_MICROS).remaining()).isEqualTo(9);
-    redisCli.scriptFlush();
+    redis.cli().scriptFlush();
     assertThat(acquire(limit, "k", 1, EPOCH_2026_MICROS).remaining()).isEqualTo(8);
   }
 
@@ -383,12 +368,12 @@ class ExactScriptsIT {
     // the same microsecond again: members must not collide with the first call's
     r = acquire(log, "k", 40_000, now);
     assertThat(r.remaining()).isZero();
-    assertThat(redisCli.zcard("sluice:{biglog:k}")).isEqualTo(100_000);
+    assertThat(redis.cli().zcard("sluice:{biglog:k}")).isEqualTo(100_000);
     r = acquire(log, "k", 1, now + 59_999_999);
     assertThat(r.allowed()).isFalse();
     assertThat(r.retryAfterMicros()).isEqualTo(1);
     assertThat(acquire(log, "k", 100_000, now + 60_000_000).allowed()).isTrue();
-    assertThat(redisCli.zcard("sluice:{biglog:k}")).isEqualTo(100_000);
+    assertThat(redis.cli().zcard("sluice:{biglog:k}")).isEqualTo(100_000);
   }
 
   /** A caller whose clock is behind the last writer's counts at the newest time seen. */
@@ -406,7 +391,7 @@ class ExactScriptsIT {
     Limit log = Limit.slidingWindowLog("skew-log").limit(3).window(Duration.ofSeconds(1)).build();
     assertThat(acquire(log, "k", 1, now + 10).allowed()).isTrue();
     assertThat(acquire(log, "k", 1, now).allowed()).isTrue(); // stamped now + 10, keeps the log sorted
-    assertThat(redisCli.zrangeWithScores("sluice:{skew-log:k}", 0, -1))
+    assertThat(redis.cli().zrangeWithScores("sluice:{skew-log:k}", 0, -1))
         .allSatisfy(v -> assertThat((long) v.getScore()).isEqualTo(now + 10));
 
     Limit fixed = Limit.fixedWindow("skew-fw").limit(3).window(Duration.ofSeconds(1)).build();

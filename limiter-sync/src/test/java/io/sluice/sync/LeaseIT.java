@@ -9,23 +9,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Reservation mode against a real redis-server: the lease script and nodes admitting from grants. */
 class LeaseIT {
-  private static RedisServer redis;
-
-  @BeforeAll
-  static void startRedis() {
-    redis = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    redis.close();
-  }
+  @RegisterExtension
+  static final RedisFixture redis = new RedisFixture();
 
   private static LeaseStore.Lease lease(RedisCounterStore store, Counter c, String key, long w, long elapsed, long want)
       throws Exception {
@@ -36,7 +26,7 @@ class LeaseIT {
   void grantsNeverExceedTheBudget() throws Exception {
     Counter fixed = Counter.of(Limit.fixedWindow("lf").limit(100).window(Duration.ofSeconds(10)).build());
     Counter sliding = Counter.of(Limit.slidingWindowCounter("ls").limit(100).window(Duration.ofSeconds(10)).build());
-    try (RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build())) {
+    try (RedisCounterStore store = redis.newStore()) {
       assertThat(lease(store, fixed, "k", 5, 0, 60).granted()).isEqualTo(60);
       LeaseStore.Lease second = lease(store, fixed, "k", 5, 0, 60);
       assertThat(second.granted()).isEqualTo(40);
@@ -63,7 +53,7 @@ class LeaseIT {
     List<SyncedLimiter> limiters = new ArrayList<>();
     List<RedisCounterStore> stores = new ArrayList<>();
     for (int n = 0; n < nodes; n++) {
-      RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+      RedisCounterStore store = redis.newStore();
       stores.add(store);
       limiters.add(SyncedLimiter.builder(limit, store).nodeId("res-" + n).ticker(ticker).activeNodes(() -> nodes)
           .syncInterval(Duration.ofMillis(20)).reservation().build());

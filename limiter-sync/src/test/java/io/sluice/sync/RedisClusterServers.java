@@ -65,7 +65,7 @@ final class RedisClusterServers implements AutoCloseable {
           continue;
         }
         try (ServerSocket bus = new ServerSocket(port + 10_000, 1, InetAddress.getLoopbackAddress())) {
-          return port; // both the client port and the cluster bus port are free
+          return bus.getLocalPort() - 10_000; // both the client port and the cluster bus port are free
         } catch (IOException busTaken) {
           // try another
         }

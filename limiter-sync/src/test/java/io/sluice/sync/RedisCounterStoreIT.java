@@ -3,17 +3,13 @@ package io.sluice.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import io.sluice.node.Limit;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The flush script and the Redis store against a real redis-server: the store contract
@@ -21,29 +17,12 @@ import org.junit.jupiter.api.Test;
  * connection errors).
  */
 class RedisCounterStoreIT extends CounterStoreContract {
-  private static RedisServer redis;
-  private static RedisClient admin;
-  private static StatefulRedisConnection<String, String> adminConnection;
-  private static RedisCommands<String, String> redisCli;
-
-  @BeforeAll
-  static void startRedis() {
-    redis = RedisServer.start();
-    admin = RedisClient.create(redis.uri());
-    adminConnection = admin.connect();
-    redisCli = adminConnection.sync();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    adminConnection.close();
-    admin.shutdown();
-    redis.close();
-  }
+  @RegisterExtension
+  static final RedisFixture redis = new RedisFixture();
 
   @BeforeEach
   void empty() {
-    redisCli.flushall();
+    redis.cli().flushall();
   }
 
   private RedisCounterStore store() {
@@ -58,7 +37,7 @@ class RedisCounterStoreIT extends CounterStoreContract {
 
   @Override
   protected long counterTtlMillis(String limitName, String key) {
-    return redisCli.pttl("sluice:{" + limitName + ":" + key + "}");
+    return redis.cli().pttl("sluice:{" + limitName + ":" + key + "}");
   }
 
   @Test
@@ -67,9 +46,9 @@ class RedisCounterStoreIT extends CounterStoreContract {
       flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(window, "alice", 100, 1))));
       flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(window, "alice", 101, 1))));
       flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(window, "alice", 102, 1))));
-      assertThat(redisCli.hkeys("sluice:{api:alice}")).containsExactlyInAnyOrder("101", "102");
-      assertThat(redisCli.pttl("sluice:{api:alice}")).isBetween(1L, 121_000L);
-      assertThat(redisCli.ttl("sluice:seq:n1:0")).isBetween(1L, 86_400L);
+      assertThat(redis.cli().hkeys("sluice:{api:alice}")).containsExactlyInAnyOrder("101", "102");
+      assertThat(redis.cli().pttl("sluice:{api:alice}")).isBetween(1L, 121_000L);
+      assertThat(redis.cli().ttl("sluice:seq:n1:0")).isBetween(1L, 86_400L);
     }
   }
 
@@ -77,7 +56,7 @@ class RedisCounterStoreIT extends CounterStoreContract {
   void scriptsAreReloadedAfterRedisForgetsThem() {
     try (RedisCounterStore store = store()) {
       flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(window, "alice", 100, 1))));
-      redisCli.scriptFlush();
+      redis.cli().scriptFlush();
       FlushResult r = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(window, "alice", 100, 1))));
       assertThat(r.current(0)).isEqualTo(2);
     }

@@ -2,51 +2,31 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The distributed limiter against a real redis-server: the synchronized burst of
  * {@link SyncedLimiterBurstCheck} in approximate mode, and exact mode (batch size 1).
  */
 class SyncedLimiterIT extends SyncedLimiterBurstCheck {
-  private static RedisServer redis;
-  private static RedisClient admin;
-  private static StatefulRedisConnection<String, String> adminConnection;
-  private static io.lettuce.core.api.sync.RedisCommands<String, String> redisCli;
-
-  @BeforeAll
-  static void startRedis() {
-    redis = RedisServer.start();
-    admin = RedisClient.create(redis.uri());
-    adminConnection = admin.connect();
-    redisCli = adminConnection.sync();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    adminConnection.close();
-    admin.shutdown();
-    redis.close();
-  }
+  @RegisterExtension
+  static final RedisFixture redis = new RedisFixture();
 
   @Override
   CounterStore nodeStore(int n) {
-    return RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+    return redis.newStore();
   }
 
   @Override
   Long storedCount(String limitName, String key, long window) {
-    String stored = redisCli.hget("sluice:{" + limitName + ":" + key + "}", Long.toString(window));
+    String stored = redis.cli().hget("sluice:{" + limitName + ":" + key + "}", Long.toString(window));
     return stored == null ? null : Long.parseLong(stored);
   }
 
@@ -59,7 +39,7 @@ class SyncedLimiterIT extends SyncedLimiterBurstCheck {
     List<SyncedLimiter> nodes = new ArrayList<>();
     List<RedisCounterStore> stores = new ArrayList<>();
     for (int n = 0; n < NODES; n++) {
-      RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+      RedisCounterStore store = redis.newStore();
       stores.add(store);
       nodes.add(SyncedLimiter.builder(limit, store).nodeId("exact-" + n).ticker(ticker).batchSize(1).build());
     }

@@ -1,0 +1,53 @@
+package io.sluice.sync;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A real redis-server for a test class, with a plain client to look at what the store wrote:
+ * {@code @RegisterExtension static final RedisFixture redis = new RedisFixture();}. The server starts
+ * before the class's {@code @BeforeAll} methods and stops after its {@code @AfterAll} ones.
+ */
+final class RedisFixture implements BeforeAllCallback, AfterAllCallback {
+  private RedisServer server;
+  private RedisClient client;
+  private StatefulRedisConnection<String, String> connection;
+
+  @Override
+  public void beforeAll(ExtensionContext context) {
+    server = RedisServer.start();
+    client = RedisClient.create(server.uri());
+    connection = client.connect();
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
+    if (connection != null) {
+      connection.close();
+    }
+    if (client != null) {
+      client.shutdown();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  String uri() {
+    return server.uri();
+  }
+
+  /** Synchronous commands on a connection of its own, for reading back and setting up. */
+  RedisCommands<String, String> cli() {
+    return connection.sync();
+  }
+
+  /** A store on a connection of its own, as a node would have. */
+  RedisCounterStore newStore() {
+    return RedisCounterStore.connect(RedisStoreConfig.builder(uri()).build());
+  }
+}
