@@ -752,8 +752,9 @@ public final class DistributedBenchmark {
     String format(Cell c);
   }
 
-  private static void table(StringBuilder md, List<Case> cases, Map<String, Map<Case, Cell>> byImpl, CellFormat f) {
-    md.append("| implementation |");
+  /** A table's header row and alignment row: the first column, then one per case. */
+  private static void header(StringBuilder md, String first, List<Case> cases) {
+    md.append("| ").append(first).append(" |");
     for (Case c : cases) {
       md.append(' ').append(c.label()).append(" |");
     }
@@ -762,6 +763,10 @@ public final class DistributedBenchmark {
       md.append("---:|");
     }
     md.append("\n");
+  }
+
+  private static void table(StringBuilder md, List<Case> cases, Map<String, Map<Case, Cell>> byImpl, CellFormat f) {
+    header(md, "implementation", cases);
     for (Map.Entry<String, Map<Case, Cell>> e : byImpl.entrySet()) {
       md.append("| ").append(e.getKey()).append(" |");
       for (Case c : cases) {
@@ -774,15 +779,7 @@ public final class DistributedBenchmark {
 
   private static void ratioTable(StringBuilder md, List<Case> cases, Map<String, Map<Case, Cell>> byImpl,
       Map<Case, Cell> base, boolean percent) {
-    md.append("| Sluice setting |");
-    for (Case c : cases) {
-      md.append(' ').append(c.label()).append(" |");
-    }
-    md.append("\n|---|");
-    for (int i = 0; i < cases.size(); i++) {
-      md.append("---:|");
-    }
-    md.append("\n");
+    header(md, "Sluice setting", cases);
     for (Map.Entry<String, Map<Case, Cell>> e : byImpl.entrySet()) {
       if (!e.getKey().startsWith("Sluice (")) {
         continue;

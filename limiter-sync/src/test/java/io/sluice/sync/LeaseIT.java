@@ -58,22 +58,7 @@ class LeaseIT {
       limiters.add(SyncedLimiter.builder(limit, store).nodeId("res-" + n).ticker(ticker).activeNodes(() -> nodes)
           .syncInterval(Duration.ofMillis(20)).reservation().build());
     }
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < nodes * 2; t++) {
-      SyncedLimiter node = limiters.get(t % nodes);
-      Thread thread = new Thread(() -> {
-        for (int i = 0; i < 40_000; i++) {
-          if (node.tryAcquire("hot")) {
-            admitted.increment();
-          }
-        }
-      });
-      thread.start();
-      threads.add(thread);
-    }
-    for (Thread thread : threads) {
-      thread.join();
-    }
+    SyncedLimiterBurstCheck.hammer(limiters, 2, 40_000, "hot", admitted);
     // the burst ends faster than grants come back: later requests use what is left
     for (int round = 0; round < 20; round++) {
       for (SyncedLimiter node : limiters) {

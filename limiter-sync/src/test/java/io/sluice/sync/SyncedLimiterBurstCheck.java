@@ -25,6 +25,30 @@ abstract class SyncedLimiterBurstCheck {
   static final int THREADS_PER_NODE = 2;
   private static final int ATTEMPTS_PER_THREAD = 40_000;
 
+  /**
+   * Threads, {@code threadsPerNode} on each node, each asking {@code attempts} times for one permit of
+   * {@code key}; returns when all are done. Admissions are added to {@code admitted}.
+   */
+  static void hammer(List<SyncedLimiter> nodes, int threadsPerNode, int attempts, String key, LongAdder admitted)
+      throws InterruptedException {
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < nodes.size() * threadsPerNode; t++) {
+      SyncedLimiter node = nodes.get(t % nodes.size());
+      Thread thread = new Thread(() -> {
+        for (int i = 0; i < attempts; i++) {
+          if (node.tryAcquire(key)) {
+            admitted.increment();
+          }
+        }
+      });
+      thread.start();
+      threads.add(thread);
+    }
+    for (Thread thread : threads) {
+      thread.join();
+    }
+  }
+
   /** A store for node {@code n}, ready for use (the burst must not measure a first call's warm-up). */
   abstract CounterStore nodeStore(int n) throws Exception;
 

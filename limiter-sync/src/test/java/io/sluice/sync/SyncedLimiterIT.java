@@ -43,22 +43,7 @@ class SyncedLimiterIT extends SyncedLimiterBurstCheck {
       stores.add(store);
       nodes.add(SyncedLimiter.builder(limit, store).nodeId("exact-" + n).ticker(ticker).batchSize(1).build());
     }
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < NODES * THREADS_PER_NODE; t++) {
-      SyncedLimiter node = nodes.get(t % NODES);
-      Thread thread = new Thread(() -> {
-        for (int i = 0; i < 300; i++) {
-          if (node.tryAcquire("hot")) {
-            admitted.increment();
-          }
-        }
-      });
-      thread.start();
-      threads.add(thread);
-    }
-    for (Thread thread : threads) {
-      thread.join();
-    }
+    hammer(nodes, THREADS_PER_NODE, 300, "hot", admitted);
     long storeCalls = nodes.stream().mapToLong(SyncedLimiter::storeCalls).sum();
     nodes.forEach(SyncedLimiter::close);
     stores.forEach(RedisCounterStore::close);
