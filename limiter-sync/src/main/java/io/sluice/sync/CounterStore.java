@@ -30,6 +30,14 @@ public interface CounterStore extends AutoCloseable {
    */
   CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl);
 
+  /**
+   * Whether the store keeps regional quotas ({@link Counter#regional}): their denied demand, the
+   * demand index a region coordinator reads and the shares it writes. Only a standalone Redis does.
+   */
+  default boolean sharesRegionalQuotas() {
+    return false;
+  }
+
   @Override
   void close();
 }

@@ -152,19 +152,39 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   public CompletionStage<FlushResult> flush(Batch batch) {
     batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
-    byte[][] keys = new byte[deltas.size() + 1][];
-    byte[][] args = new byte[3 + 4 * deltas.size()][];
+    Counter regional = null;
+    int argCount = 4;
+    for (Delta d : deltas) {
+      argCount += d.counter().regional() ? 5 : 4;
+      if (d.counter().regional()) {
+        if (config.cluster()) {
+          throw new IllegalArgumentException("counter: regional quotas need a standalone Redis per region (their"
+              + " demand index is one key), not a cluster; limit " + d.counter().limit().name());
+        }
+        if (regional != null && !regional.limit().name().equals(d.counter().limit().name())) {
+          throw new IllegalArgumentException("batch: regional deltas of one limit per batch, got "
+              + regional.limit().name() + " and " + d.counter().limit().name());
+        }
+        regional = d.counter();
+      }
+    }
+    byte[][] keys = new byte[deltas.size() + (regional != null ? 2 : 1)][];
+    byte[][] args = new byte[argCount][];
     keys[0] = StoreKeys.sequenceKey(config.keyPrefix(), batch.nodeId(), batch.group(), config.cluster());
     args[0] = ascii(batch.sequence());
     args[1] = sequenceTtlSeconds;
     args[2] = ascii(batch.nowMicros());
+    args[3] = regional != null ? ascii(regional.windowTtlMillis()) : ZERO;
+    if (regional != null) {
+      keys[keys.length - 1] = StoreKeys.demandIndexKey(config.keyPrefix(), regional.limit().name());
+    }
+    int a = 4;
     for (int i = 0; i < deltas.size(); i++) {
       Delta d = deltas.get(i);
       Counter c = d.counter();
       keys[i + 1] = StoreKeys.counterKey(config.keyPrefix(), c.limit().name(), d.key());
-      int a = 3 + 4 * i;
       if (c.kind() == Counter.Kind.WINDOW) {
-        args[a] = W;
+        args[a] = c.regional() ? R : W;
         args[a + 1] = ascii(d.window());
         args[a + 2] = ascii(c.windowTtlMillis());
       } else {
@@ -173,8 +193,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         args[a + 2] = ascii(c.interval());
       }
       args[a + 3] = ascii(d.amount());
+      a += 4;
+      if (c.regional()) {
+        args[a++] = ascii(d.denied());
+      }
     }
-    return evalsha(FLUSH, keys, args).thenApply(RedisCounterStore::toResult);
+    return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
+  }
+
+  /** Standalone and Sentinel: the demand index of a regional quota is one key. */
+  @Override
+  public boolean sharesRegionalQuotas() {
+    return !config.cluster();
   }
 
   @Override
@@ -212,6 +242,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   }
 
   private static final byte[] W = {'w'};
+  private static final byte[] R = {'r'};
+  private static final byte[] ZERO = {'0'};
   private static final byte[] G = {'g'};
   private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] SHAPER = "shaper".getBytes(StandardCharsets.US_ASCII);
@@ -305,7 +337,17 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         (Long) reply.get(4));
   }
 
-  private CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
+  RedisStoreConfig config() {
+    return config;
+  }
+
+  /** Sorted-set reads for the region coordinator (standalone connections implement every command). */
+  @SuppressWarnings("unchecked")
+  io.lettuce.core.api.async.RedisSortedSetAsyncCommands<byte[], byte[]> sortedSets() {
+    return (io.lettuce.core.api.async.RedisSortedSetAsyncCommands<byte[], byte[]>) commands;
+  }
+
+  CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
     return evalsha(script, ScriptOutputType.MULTI, keys, args);
   }
 
@@ -330,12 +372,23 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return result;
   }
 
-  private static FlushResult toResult(List<Object> reply) {
-    long[] values = new long[reply.size() - 1];
-    for (int i = 1; i < reply.size(); i++) {
-      values[i - 1] = (Long) reply.get(i);
+  private static FlushResult toResult(List<Object> reply, List<Delta> deltas) {
+    long[] values = new long[2 * deltas.size()];
+    long[] shares = null;
+    int at = 1;
+    for (int i = 0; i < deltas.size(); i++) {
+      values[2 * i] = (Long) reply.get(at++);
+      values[2 * i + 1] = (Long) reply.get(at++);
+      if (deltas.get(i).counter().regional()) {
+        if (shares == null) {
+          shares = new long[2 * deltas.size()];
+          java.util.Arrays.fill(shares, -1);
+        }
+        shares[2 * i] = (Long) reply.get(at++);
+        shares[2 * i + 1] = (Long) reply.get(at++);
+      }
     }
-    return new FlushResult(((Long) reply.get(0)) == 1L, values);
+    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares);
   }
 
   private static Throwable unwrap(Throwable t) {
@@ -349,7 +402,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return unwrap(t) instanceof RedisCommandTimeoutException;
   }
 
-  private static byte[] ascii(long v) {
+  static byte[] ascii(long v) {
     return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
   }
 
