@@ -341,12 +341,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return config;
   }
 
-  /** Sorted-set reads for the region coordinator (standalone connections implement every command). */
-  @SuppressWarnings("unchecked")
-  io.lettuce.core.api.async.RedisSortedSetAsyncCommands<byte[], byte[]> sortedSets() {
-    return (io.lettuce.core.api.async.RedisSortedSetAsyncCommands<byte[], byte[]>) commands;
-  }
-
   CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
     return evalsha(script, ScriptOutputType.MULTI, keys, args);
   }

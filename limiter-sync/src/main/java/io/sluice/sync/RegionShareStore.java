@@ -1,6 +1,5 @@
 package io.sluice.sync;
 
-import io.lettuce.core.Range;
 import io.sluice.node.Limit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,6 +20,7 @@ import java.util.concurrent.TimeoutException;
 public final class RegionShareStore implements AutoCloseable {
   private static final LuaScript DEMAND = LuaScript.load("region_demand");
   private static final LuaScript SHARE = LuaScript.load("region_share");
+  private static final LuaScript KEYS = LuaScript.load("region_keys");
   private static final LuaScript EPOCH = LuaScript.load("region_epoch");
 
   private final RedisCounterStore store;
@@ -91,27 +91,38 @@ public final class RegionShareStore implements AutoCloseable {
   }
 
   /**
-   * The keys of a quota seen in window w or the one before (at most {@code maxKeys}, most recent
-   * first) with the region's counts and share records.
+   * Keys of a quota the region's nodes flushed in window w or the one before, at most
+   * {@code maxKeys}, the most recent first.
    */
-  public List<KeyState> read(Limit limit, long window, int maxKeys) {
-    if (maxKeys < 1) {
-      throw new IllegalArgumentException("maxKeys: must be positive, got " + maxKeys);
+  public List<String> keys(Limit limit, long window, int maxKeys) {
+    if (maxKeys < 1 || maxKeys > 1_000_000) {
+      throw new IllegalArgumentException("maxKeys: must be between 1 and 1,000,000, got " + maxKeys);
     }
     byte[] index = StoreKeys.demandIndexKey(prefix, limit.name());
-    List<byte[]> keys = await(store.sortedSets().zrevrangebyscore(index,
-        Range.create((Number) (window - 1), (Number) Double.POSITIVE_INFINITY),
-        io.lettuce.core.Limit.create(0, maxKeys)));
+    List<Object> keys = await(store.evalsha(KEYS, new byte[][] {index},
+        new byte[][] {RedisCounterStore.ascii(Math.max(0, window - 1)), RedisCounterStore.ascii(maxKeys)}));
+    List<String> out = new ArrayList<>(keys.size());
+    for (Object k : keys) {
+      out.add(StoreKeys.keyOf(prefix, limit.name(), (byte[]) k));
+    }
+    return out;
+  }
+
+  /** The region's counts of window w and share records for these keys of a quota, in order. */
+  public List<KeyState> read(Limit limit, long window, List<String> keys) {
     List<KeyState> out = new ArrayList<>(keys.size());
     if (keys.isEmpty()) {
       return out;
     }
-    List<Object> r = await(store.evalsha(DEMAND, keys.toArray(new byte[0][]),
-        new byte[][] {RedisCounterStore.ascii(window)}));
+    byte[][] storeKeys = new byte[keys.size()][];
+    for (int i = 0; i < keys.size(); i++) {
+      storeKeys[i] = StoreKeys.counterKey(prefix, limit.name(), keys.get(i));
+    }
+    List<Object> r = await(store.evalsha(DEMAND, storeKeys, new byte[][] {RedisCounterStore.ascii(window)}));
     for (int i = 0; i < keys.size(); i++) {
       int b = 8 * i;
-      out.add(new KeyState(StoreKeys.keyOf(prefix, limit.name(), keys.get(i)), l(r, b), l(r, b + 1), l(r, b + 2),
-          l(r, b + 3), l(r, b + 4), l(r, b + 5), l(r, b + 6), l(r, b + 7)));
+      out.add(new KeyState(keys.get(i), l(r, b), l(r, b + 1), l(r, b + 2), l(r, b + 3), l(r, b + 4), l(r, b + 5),
+          l(r, b + 6), l(r, b + 7)));
     }
     return out;
   }

@@ -64,7 +64,8 @@ class RegionSharesIT {
       node.syncNow(); // the flush reads the new share back
       assertThat(100 + drain(node, "k")).isEqualTo(150);
 
-      List<RegionShareStore.KeyState> read = shares.read(quota, w, 10);
+      assertThat(shares.keys(quota, w, 10)).containsExactly("k");
+      List<RegionShareStore.KeyState> read = shares.read(quota, w, shares.keys(quota, w, 10));
       assertThat(read).hasSize(1);
       RegionShareStore.KeyState k = read.get(0);
       assertThat(k.key()).isEqualTo("k");
@@ -120,7 +121,8 @@ class RegionSharesIT {
       assertThat(stale.accepted()).isFalse();
       assertThat(stale.epoch()).isEqualTo(2);
       assertThat(shares.epoch()).isEqualTo(2);
-      assertThat(shares.read(quota, 5, 10)).isEmpty(); // shares alone do not make a key demanded
+      assertThat(shares.keys(quota, 5, 10)).isEmpty(); // shares alone do not make a key demanded
+      assertThat(shares.read(quota, 5, List.of("k")).get(0).share()).isEqualTo(10);
       assertThat(redis.cli().hget("fenced:{q-epoch:k}", "s:v")).isEqualTo("10");
     }
   }
