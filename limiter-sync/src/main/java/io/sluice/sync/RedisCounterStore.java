@@ -87,12 +87,16 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
     }
     uri.setTimeout(config.commandTimeout());
-    ClientOptions options = ClientOptions.builder()
+    ClientOptions.Builder optionsBuilder = ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
         .requestQueueSize(config.requestQueueSize())
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-        .socketOptions(SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build())
-        .build();
+        .socketOptions(SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build());
+    if (config.trustedCertificates() != null) {
+      optionsBuilder.sslOptions(io.lettuce.core.SslOptions.builder().jdkSslProvider()
+          .trustManager(config.trustedCertificates().toFile()).build());
+    }
+    ClientOptions options = optionsBuilder.build();
     AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(uri) : RedisClient.create(uri);
     StatefulConnection<byte[], byte[]> connection;
     RedisScriptingAsyncCommands<byte[], byte[]> commands;
