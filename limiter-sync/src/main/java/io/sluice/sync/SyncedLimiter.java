@@ -620,7 +620,9 @@ public final class SyncedLimiter implements AutoCloseable {
     for (Pending p : part) {
       deltas.add(p.delta);
     }
-    return new Batch(nodeId, group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas);
+    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
+    // so one limit's numbers must not make the store take another's batches for replays
+    return new Batch(nodeId + "/" + limit.name(), group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas);
   }
 
   private void requeue(Pending p) {
