@@ -15,9 +15,10 @@ import java.util.List;
 /**
  * A real {@code redis-server} process on a free loopback port, for integration tests: found on the
  * PATH (or at {@code $SLUICE_REDIS_SERVER}); no persistence; stopped by {@link #close()}.
- * {@code ./run-tests} installs Debian's redis-server when it is missing.
+ * {@code ./run-tests} installs Debian's redis-server when it is missing. Public for the other modules'
+ * tests (limiter-sync publishes its test classes as a test-jar).
  */
-final class RedisServer implements AutoCloseable {
+public final class RedisServer implements AutoCloseable {
   private final Process process;
   private final int port;
   private final Path log;
@@ -28,11 +29,19 @@ final class RedisServer implements AutoCloseable {
     this.log = log;
   }
 
-  static RedisServer start() {
+  public static RedisServer start() {
+    return start(0);
+  }
+
+  /**
+   * A fresh server on {@code port} (0: a free one), e.g. on the port of one that was stopped: with no
+   * persistence, that is a restart that lost every key and script.
+   */
+  public static RedisServer start(int fixedPort) {
     String binary = System.getenv().getOrDefault("SLUICE_REDIS_SERVER", "redis-server");
     IOException last = null;
     for (int attempt = 0; attempt < 5; attempt++) {
-      int port = freePort();
+      int port = fixedPort != 0 ? fixedPort : freePort();
       try {
         Path log = Files.createTempFile("redis-" + port + "-", ".log");
         Process p = new ProcessBuilder(List.of(binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
@@ -88,15 +97,15 @@ final class RedisServer implements AutoCloseable {
     return false;
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
-  String uri() {
+  public String uri() {
     return "redis://127.0.0.1:" + port;
   }
 
-  String output() {
+  public String output() {
     try {
       return Files.readString(log);
     } catch (IOException e) {
