@@ -15,7 +15,8 @@ import java.util.List;
 /**
  * A real {@code redis-server} process on a free loopback port, for integration tests: found on the
  * PATH (or at {@code $SLUICE_REDIS_SERVER}); no persistence; stopped by {@link #close()}.
- * {@code ./run-tests} installs Debian's redis-server when it is missing.
+ * {@code ./run-tests} installs Debian's redis-server when it is missing. Public for the other modules'
+ * tests (limiter-sync publishes its test classes as a test-jar).
  */
 public final class RedisServer implements AutoCloseable {
   private final Process process;
@@ -29,7 +30,15 @@ public final class RedisServer implements AutoCloseable {
   }
 
   public static RedisServer start() {
-    return start(List.of(), List.of());
+    return start(0, List.of(), List.of());
+  }
+
+  /**
+   * A fresh server on {@code port} (0: a free one), e.g. on the port of one that was stopped: with no
+   * persistence, that is a restart that lost every key and script.
+   */
+  public static RedisServer start(int fixedPort) {
+    return start(fixedPort, List.of(), List.of());
   }
 
   /**
@@ -38,10 +47,14 @@ public final class RedisServer implements AutoCloseable {
    * answers PING, with PONG or with an authentication error.
    */
   public static RedisServer start(List<String> leading, List<String> extra) {
+    return start(0, leading, extra);
+  }
+
+  private static RedisServer start(int fixedPort, List<String> leading, List<String> extra) {
     String binary = System.getenv().getOrDefault("SLUICE_REDIS_SERVER", "redis-server");
     IOException last = null;
     for (int attempt = 0; attempt < 5; attempt++) {
-      int port = freePort();
+      int port = fixedPort != 0 ? fixedPort : freePort();
       try {
         Path log = Files.createTempFile("redis-" + port + "-", ".log");
         List<String> command = new java.util.ArrayList<>();
