@@ -59,14 +59,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   static final long MAX_WINDOW_MICROS = 1L << 51;
 
   private final RedisStoreConfig config;
+  /** The client's own resources (event loops, reconnect delay): shut down with it. */
+  private final io.lettuce.core.resource.ClientResources resources;
   private final AbstractRedisClient client;
   private final StatefulConnection<byte[], byte[]> connection;
   private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
   private final byte[] sequenceTtlSeconds;
 
-  private RedisCounterStore(RedisStoreConfig config, AbstractRedisClient client,
-      StatefulConnection<byte[], byte[]> connection, RedisScriptingAsyncCommands<byte[], byte[]> commands) {
+  private RedisCounterStore(RedisStoreConfig config, io.lettuce.core.resource.ClientResources resources,
+      AbstractRedisClient client, StatefulConnection<byte[], byte[]> connection,
+      RedisScriptingAsyncCommands<byte[], byte[]> commands) {
     this.config = config;
+    this.resources = resources;
     this.client = client;
     this.connection = connection;
     this.commands = commands;
@@ -97,7 +101,14 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
           .trustManager(config.trustedCertificates().toFile()).build());
     }
     ClientOptions options = optionsBuilder.build();
-    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(uri) : RedisClient.create(uri);
+    // Lettuce doubles its reconnect delay up to 30 s: a node would stay on its fallback policy for
+    // that long after a partition heals. Retry at most a second apart instead.
+    io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
+        .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
+            TimeUnit.MILLISECONDS))
+        .build();
+    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
+        : RedisClient.create(resources, uri);
     StatefulConnection<byte[], byte[]> connection;
     RedisScriptingAsyncCommands<byte[], byte[]> commands;
     try {
@@ -119,9 +130,10 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       }
     } catch (RedisConnectionException e) {
       client.shutdown(0, 0, TimeUnit.MILLISECONDS);
+      resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
       throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
     }
-    RedisCounterStore store = new RedisCounterStore(config, client, connection, commands);
+    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, commands);
     try {
       for (LuaScript script : SCRIPTS) {
         store.commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
@@ -424,5 +436,12 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   public void close() {
     connection.close();
     client.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    resources.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** The command timeout: the longest one store call can take before it fails. */
+  @Override
+  public Duration callTimeout() {
+    return config.commandTimeout();
   }
 }

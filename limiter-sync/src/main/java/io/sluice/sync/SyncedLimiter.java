@@ -155,7 +155,7 @@ public final class SyncedLimiter implements AutoCloseable {
     this.flushTimeout = b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
     this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
-        b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout));
+        b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout, b.store.callTimeout()));
     this.heartbeatIntervalNanos = b.heartbeatInterval.toNanos();
     this.hotBatchMultiplier = b.hotBatchMultiplier;
     this.hotKeyFactor = b.hotKeyFactor;
@@ -749,17 +749,23 @@ public final class SyncedLimiter implements AutoCloseable {
 
   /**
    * The breaker's settings for flush rates rather than request rates: a count window of 10 calls,
-   * judged from 5, opening at 50% failures or 50% calls slower than half the flush timeout, probing
-   * again after one second.
+   * judged from 5, opening at 50% failures or at 50% slow calls, probing again after one second. A
+   * call is slow above half the flush timeout, or above 80% of the store's own call timeout when that
+   * is shorter: a call slower than the store's timeout never completes, it fails, so a slow store
+   * must count as slow below it.
    */
-  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout) {
+  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout, Duration storeCallTimeout) {
+    Duration slow = flushTimeout.dividedBy(2);
+    if (storeCallTimeout != null && storeCallTimeout.multipliedBy(4).dividedBy(5).compareTo(slow) < 0) {
+      slow = storeCallTimeout.multipliedBy(4).dividedBy(5);
+    }
     return CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
         .slidingWindowSize(10)
         .minimumNumberOfCalls(5)
         .failureRateThreshold(50)
         .slowCallRateThreshold(50)
-        .slowCallDurationThreshold(flushTimeout.dividedBy(2))
+        .slowCallDurationThreshold(slow)
         .waitDurationInOpenState(Duration.ofSeconds(1))
         .permittedNumberOfCallsInHalfOpenState(2)
         .recordExceptions(Throwable.class)
