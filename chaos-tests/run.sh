@@ -13,6 +13,6 @@ cd "$ROOT"
 OUT="${RESULTS_DIR:-$ROOT/chaos-tests/results}"
 mkdir -p "$OUT"
 ./mvnw -B -q verify -pl chaos-tests -am \
-  -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=ChaosIT -Dfailsafe.failIfNoSpecifiedTests=false \
+  -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=ChaosIT,RegionChaosIT -Dfailsafe.failIfNoSpecifiedTests=false \
   -Dchaos.results="$OUT" -Dchaos.backend="${CHAOS_BACKEND:-auto}"
 echo "chaos report: $OUT/chaos.md"

@@ -97,6 +97,17 @@ public final class RegionCoordinator implements AutoCloseable {
     return new RegionCoordinator(config, Ticker.cached(), RegionClient::of, true);
   }
 
+  /**
+   * A replica on the given clock; with {@code scheduleRounds} false it runs a round only when
+   * {@link #round()} is called: for tools and tests that drive time themselves (simulations).
+   */
+  public static RegionCoordinator start(CoordinatorConfig config, Ticker ticker, boolean scheduleRounds) {
+    if (config == null || ticker == null) {
+      throw new IllegalArgumentException((config == null ? "config" : "ticker") + ": must not be null");
+    }
+    return new RegionCoordinator(config, ticker, RegionClient::of, scheduleRounds);
+  }
+
   private void safeRound() {
     try {
       round();

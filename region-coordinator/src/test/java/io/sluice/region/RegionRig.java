@@ -22,7 +22,7 @@ import java.util.function.IntToDoubleFunction;
  * repeatable and its figures do not depend on how busy the machine is. The coordinator's link to a
  * region can be cut (its calls fail) while the region's nodes keep their own.
  */
-final class RegionRig implements AutoCloseable {
+public final class RegionRig implements AutoCloseable {
   static final long STEP_NANOS = 10_000_000L;
   static final long SYNC_NANOS = 100_000_000L;
   static final long ROUND_NANOS = 1_000_000_000L;
@@ -40,7 +40,7 @@ final class RegionRig implements AutoCloseable {
   private final double[] carry;
   private int nextNode;
 
-  RegionRig(int regions, int nodesPerRegion, GlobalQuota quota) {
+  public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota) {
     this.quota = quota;
     // start on a window edge, so that the first window is a whole one
     long window = quota.window().toNanos();
@@ -69,12 +69,41 @@ final class RegionRig implements AutoCloseable {
   }
 
   CoordinatorConfig config(String cluster) {
+    return config(cluster, r -> servers.get(r).uri());
+  }
+
+  /** The coordinator's configuration, reaching region r at {@code regionUri.apply(r)} (a proxy, say). */
+  CoordinatorConfig config(String cluster, java.util.function.IntFunction<String> regionUri) {
     CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota).cluster(cluster, 5801, 20)
         .lease(Duration.ofSeconds(5));
     for (int r = 0; r < servers.size(); r++) {
-      b.region(Region.of(regionNames.get(r), redis(servers.get(r).uri())));
+      b.region(Region.of(regionNames.get(r), redis(regionUri.apply(r))));
     }
     return b.build();
+  }
+
+  /**
+   * A coordinator replica on the rig's clock that reaches region r at {@code regionUri.apply(r)}
+   * (through Toxiproxy, in the chaos tests) with the default timeouts a deployment would have.
+   */
+  public RegionCoordinator addCoordinator(String cluster, java.util.function.IntFunction<String> regionUri) {
+    CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota).cluster(cluster, 5801, 20)
+        .lease(Duration.ofSeconds(5));
+    for (int r = 0; r < servers.size(); r++) {
+      b.region(Region.of(regionNames.get(r), regionUri.apply(r)));
+    }
+    RegionCoordinator c = RegionCoordinator.start(b.build(), ticker, false);
+    coordinators.add(c);
+    return c;
+  }
+
+  public int regions() {
+    return servers.size();
+  }
+
+  /** The plain loopback port of region r's redis-server. */
+  public int redisPort(int r) {
+    return servers.get(r).port();
   }
 
   /** A coordinator replica in the given Hazelcast cluster, whose link to a region fails while it is cut. */
@@ -130,7 +159,7 @@ final class RegionRig implements AutoCloseable {
    * replica is asked to run a round each second (only the leader acts). Returns how many rounds a
    * replica led.
    */
-  int run(Duration duration, IntToDoubleFunction demandPerSecond, String... keys) {
+  public int run(Duration duration, IntToDoubleFunction demandPerSecond, String... keys) {
     int led = 0;
     long end = ticker.read() + duration.toNanos();
     while (ticker.read() < end) {
@@ -177,17 +206,17 @@ final class RegionRig implements AutoCloseable {
         .build();
   }
 
-  long window() {
+  public long window() {
     return Math.floorDiv(ticker.read(), quota.window().toNanos());
   }
 
   /** What the nodes of region r admitted of a key in window w. */
-  long admitted(String key, long w, int r) {
+  public long admitted(String key, long w, int r) {
     return admitted.getOrDefault(key, Map.of()).getOrDefault(w, new long[servers.size()])[r];
   }
 
   /** Total admitted of a key over all regions in window w. */
-  long total(String key, long w) {
+  public long total(String key, long w) {
     long sum = 0;
     for (int r = 0; r < servers.size(); r++) {
       sum += admitted(key, w, r);
@@ -196,7 +225,7 @@ final class RegionRig implements AutoCloseable {
   }
 
   /** A region's share record for a key, read on a connection of the test's own. */
-  RegionShareStore.KeyState record(int region, String key) {
+  public RegionShareStore.KeyState record(int region, String key) {
     try (RegionShareStore s = RegionShareStore.connect(redis(servers.get(region).uri()))) {
       return s.read(quota.limit(), window(), List.of(key)).get(0);
     }

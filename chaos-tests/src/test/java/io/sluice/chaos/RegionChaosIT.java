@@ -1,0 +1,98 @@
+package io.sluice.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import eu.rekawek.toxiproxy.Proxy;
+import eu.rekawek.toxiproxy.ToxiproxyClient;
+import eu.rekawek.toxiproxy.model.ToxicDirection;
+import io.sluice.region.GlobalQuota;
+import io.sluice.region.RegionCoordinator;
+import io.sluice.region.RegionRig;
+import io.sluice.sync.RegionShareStore;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Toxiproxy between the region coordinator and each region's Redis (the nodes reach their own Redis
+ * directly): three regions as real processes in simulated time ({@link RegionRig}), the coordinator
+ * with the timeouts a deployment has. Region c, the busiest, is cut off from the coordinator (its
+ * proxy disabled), then region b's link turns slow (450 ms on every reply), then both heal. The
+ * global sum must stay within G in every window; c keeps its share until its lease ends, then G / 3;
+ * shares follow demand again once healed. Local processes only (no Docker path for this one).
+ */
+class RegionChaosIT {
+  private static final long G = 6_000;
+  private static final double[] DEMAND = {0.1 * 1_200, 0.2 * 1_200, 0.7 * 1_200}; // permits/s: total 2G per 10 s
+
+  @Test
+  void theGlobalSumHoldsWhileTheCoordinatorLosesAndSlowsRegions() throws Exception {
+    GlobalQuota quota = GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10)).keyPattern("tenant-*").build();
+    try (ToxiproxyServer toxiproxy = ToxiproxyServer.start();
+         RegionRig rig = new RegionRig(3, 2, quota)) {
+      ToxiproxyClient client = toxiproxy.client();
+      Proxy[] links = new Proxy[rig.regions()];
+      String[] uris = new String[rig.regions()];
+      for (int r = 0; r < rig.regions(); r++) {
+        int port = Ports.free();
+        links[r] = client.createProxy("coordinator-" + r, "127.0.0.1:" + port, "127.0.0.1:" + rig.redisPort(r));
+        uris[r] = "redis://127.0.0.1:" + port;
+      }
+      RegionCoordinator coordinator = rig.addCoordinator("chaos-" + UUID.randomUUID(), r -> uris[r]);
+      long first = rig.window();
+      rig.run(Duration.ofSeconds(30), r -> DEMAND[r], "tenant-1");
+      assertThat(coordinator.leading()).isTrue();
+      long errorsBefore = coordinator.regionErrors();
+
+      // 1. region c cut off from the coordinator for four windows
+      RegionShareStore.KeyState before = rig.record(2, "tenant-1");
+      long cutFrom = rig.window();
+      links[2].disable();
+      rig.run(Duration.ofSeconds(40), r -> DEMAND[r], "tenant-1");
+      RegionShareStore.KeyState during = rig.record(2, "tenant-1");
+      long cutTo = rig.window();
+      assertThat(coordinator.regionErrors()).isGreaterThan(errorsBefore);
+      assertThat(during.shareWindow()).as("nothing written to c while cut off").isEqualTo(before.shareWindow());
+      for (long w = before.leaseEnd() + 1; w < cutTo; w++) {
+        assertThat(rig.admitted("tenant-1", w, 2)).as("c enforces G / 3 once its lease is over, window " + w)
+            .isBetween(G / 3 - G / 100, G / 3 + G / 100);
+      }
+
+      // 2. c back, b slow: every reply from b's Redis 400-500 ms late (under the 500 ms command timeout or not)
+      links[2].enable();
+      links[1].toxics().latency("slow-b", ToxicDirection.DOWNSTREAM, 450).setJitter(50);
+      long slowFrom = rig.window();
+      rig.run(Duration.ofSeconds(30), r -> DEMAND[r], "tenant-1");
+      long slowTo = rig.window();
+
+      // 3. healed
+      links[1].toxics().get("slow-b").remove();
+      long healed = rig.window();
+      rig.run(Duration.ofSeconds(30), r -> DEMAND[r], "tenant-1");
+      long end = rig.window();
+
+      double worstOver = 0;
+      for (long w = first; w < end; w++) {
+        worstOver = Math.max(worstOver, (double) rig.total("tenant-1", w) / G - 1);
+      }
+      double cutUse = utilisation(rig, cutFrom, cutTo);
+      double slowUse = utilisation(rig, slowFrom, slowTo);
+      double healedUse = utilisation(rig, healed + 1, end);
+      System.out.printf(Locale.ROOT, "RegionChaosIT: worst window %+.2f%% of G; utilisation c cut %.1f%%,"
+          + " b slow %.1f%%, healed %.1f%%; coordinator region errors %d%n", 100 * worstOver, 100 * cutUse,
+          100 * slowUse, 100 * healedUse, coordinator.regionErrors());
+      assertThat(worstOver).as("the most any window went over G").isLessThanOrEqualTo(0.01);
+      assertThat(healedUse).as("utilisation once healed").isGreaterThanOrEqualTo(0.95);
+      assertThat(rig.record(2, "tenant-1").shareWindow()).as("c gets shares again").isGreaterThanOrEqualTo(healed);
+    }
+  }
+
+  private static double utilisation(RegionRig rig, long from, long to) {
+    double sum = 0;
+    for (long w = from; w < to; w++) {
+      sum += (double) rig.total("tenant-1", w) / G;
+    }
+    return to > from ? sum / (to - from) : 0;
+  }
+}
