@@ -417,9 +417,10 @@ public final class SyncedLimiter implements AutoCloseable {
    * node may hold an allowance of its own that this view does not show yet (N nodes holding one such
    * share each still fit in R). Far from the limit: enough to keep admitting while a flush is in
    * flight (four times the key's demand over a flush cycle or store round trip, whichever is
-   * longer), and at least one batch; not more,
-   * because an allowance granted but not yet used is invisible to the other nodes, so a node that
-   * stalls after a sync and wakes after the others spent the budget over-admits by at most that.
+   * longer), at least one batch, and at least this node's part of the error budget,
+   * {@code limit * maxError / N} (so that a large limit is never refused for want of a sync); not
+   * more, because an allowance granted but not yet used is invisible to the other nodes, so a node
+   * that stalls after a sync and wakes after the others spent the budget over-admits by at most that.
    * A stale or unknown view gets the cold allowance, {@code limit * maxError / N}, at most a batch.
    */
   private long allowance(KeyView view, double globalEstimate, boolean fresh) {
@@ -431,7 +432,8 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     long share = (long) Math.ceil((capacity - globalEstimate) / (2.0 * nodes - 1));
     long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
-    return Math.max(0, Math.min(Math.max(batch, inFlight), share));
+    long errorBudget = (long) (capacity * maxError / nodes);
+    return Math.max(0, Math.min(Math.max(Math.max(batch, inFlight), errorBudget), share));
   }
 
   /**
@@ -971,7 +973,11 @@ public final class SyncedLimiter implements AutoCloseable {
       return this;
     }
 
-    /** Fraction of the limit a node may admit on a stale or unknown view before it syncs. */
+    /**
+     * The error budget, a fraction of the limit (default 0.5%): what the nodes together may admit on
+     * a stale or unknown view before they sync, and, far from the limit, at least what each may admit
+     * between syncs (its part of the budget).
+     */
     public Builder maxError(double maxError) {
       if (!(maxError > 0 && maxError <= 1)) {
         throw new IllegalArgumentException("maxError: must be in (0, 1], got " + maxError);

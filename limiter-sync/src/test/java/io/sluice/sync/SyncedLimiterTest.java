@@ -24,7 +24,6 @@ class SyncedLimiterTest {
         .activeNodes(() -> nodes).batchSize(50).syncInterval(Duration.ofMillis(100)).build();
   }
 
-  /** Lost requests and lost answers, healed later: every admitted permit is counted exactly once. */
   /** A store whose calls time out at 500 ms must count 450 ms calls as slow, or a slow link never opens the breaker. */
   @Test
   void theDefaultBreakerCountsCallsAsSlowBelowTheStoresOwnTimeout() {
@@ -36,6 +35,25 @@ class SyncedLimiterTest {
         .getSlowCallDurationThreshold()).isEqualTo(Duration.ofSeconds(1));
   }
 
+  /**
+   * Far from a large limit a node keeps admitting between syncs: at least its part of the error
+   * budget (limit x maxError / nodes), not only a batch, so it never refuses for want of a sync.
+   */
+  @Test
+  void farFromALargeLimitANodeAdmitsItsPartOfTheErrorBudgetBetweenSyncs() {
+    Limit large = Limit.fixedWindow("large").limit(10_000_000).window(Duration.ofMinutes(1)).build();
+    SyncedLimiter node = SyncedLimiter.builder(large, new FlakyMemoryStore(3)).nodeId("n").ticker(ticker)
+        .autoSync(false).activeNodes(() -> 2).batchSize(100).build();
+    node.tryAcquire("k");
+    node.syncNow(); // a fresh view; no sync after it
+    long admitted = 0;
+    for (int i = 0; i < 30_000; i++) {
+      admitted += node.tryAcquire("k") ? 1 : 0;
+    }
+    assertThat(admitted).isEqualTo(25_000); // 10,000,000 x 0.005 / 2 nodes
+  }
+
+  /** Lost requests and lost answers, healed later: every admitted permit is counted exactly once. */
   @Test
   void failedAndIndeterminateFlushesNeitherLoseNorDoubleCount() {
     FlakyMemoryStore store = new FlakyMemoryStore(7);
@@ -211,7 +229,8 @@ class SyncedLimiterTest {
     FlakyMemoryStore store = new FlakyMemoryStore(9);
     Limit big = Limit.fixedWindow("big").limit(1_000_000).window(Duration.ofMinutes(1)).build();
     SyncedLimiter node = SyncedLimiter.builder(big, store).nodeId("h").ticker(ticker).autoSync(false)
-        .activeNodes(() -> 1).batchSize(10).syncInterval(Duration.ofMillis(100)).hotKeys(10, 100, 8).build();
+        .activeNodes(() -> 1).batchSize(10).syncInterval(Duration.ofMillis(100)).hotKeys(10, 100, 8)
+        .maxError(0.00001).build(); // an error budget of 10 permits: the batches decide
     for (int round = 0; round < 50; round++) {
       for (int i = 0; i < 200; i++) {
         node.tryAcquire("hot");
