@@ -12,6 +12,7 @@ import io.sluice.sync.CounterStore;
 import io.sluice.sync.HazelcastCounterStore;
 import io.sluice.sync.RedisCounterStore;
 import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.StoreUnavailableException;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.SyncedLimiterMetrics;
 import java.net.URI;
@@ -89,7 +90,7 @@ public final class SluiceServer implements AutoCloseable {
       for (Limit limit : config.limits()) {
         CounterStore store;
         if (config.redisUri() != null) {
-          store = RedisCounterStore.connect(RedisStoreConfig.builder(config.redisUri())
+          store = connectRedis(RedisStoreConfig.builder(config.redisUri())
               .keyPrefix(config.storePrefix(limit)).cluster(config.redisCluster()).build());
         } else {
           HazelcastCounterStore.Settings settings = HazelcastCounterStore.Settings.builder()
@@ -137,6 +138,23 @@ public final class SluiceServer implements AutoCloseable {
       }
       throw new IllegalStateException("sluice serve: cannot start on " + config.host() + ":" + config.port()
           + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** How long start-up keeps trying to reach Redis: a sidecar often starts alongside its Redis. */
+  static final long CONNECT_PATIENCE_NANOS = 15_000_000_000L;
+
+  private static RedisCounterStore connectRedis(RedisStoreConfig config) throws InterruptedException {
+    long deadline = System.nanoTime() + CONNECT_PATIENCE_NANOS;
+    while (true) {
+      try {
+        return RedisCounterStore.connect(config);
+      } catch (StoreUnavailableException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(250);
+      }
     }
   }
 
