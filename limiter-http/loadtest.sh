@@ -6,6 +6,7 @@
 #   limiter-http/loadtest.sh                     # 10 s per run after a 5 s warm-up
 #   DURATION=20s CONNECTIONS=100 limiter-http/loadtest.sh
 #   STORES="hazelcast" limiter-http/loadtest.sh  # a subset of: hazelcast redis redis-exact
+#   REDIS_TIMEOUT=2s (default): the sidecar's Redis command timeout, generous for a loaded machine
 #
 # Needs wrk and redis-server (Debian packages wrk, redis-server). Every server is started here on a
 # free loopback port and stopped at the end. Not part of CI.
@@ -89,7 +90,7 @@ for store in $STORES; do
       REDIS_PID=$!
       pids+=("$REDIS_PID")
       for _ in $(seq 1 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
-      args=(--redis "redis://127.0.0.1:$rport")
+      args=(--redis "redis://127.0.0.1:$rport" --redis-timeout "${REDIS_TIMEOUT:-2s}")
       [[ "$store" == redis-exact ]] && args+=(--batch-size 1)
       ;;
     *) echo "loadtest: unknown store $store" >&2; exit 1 ;;

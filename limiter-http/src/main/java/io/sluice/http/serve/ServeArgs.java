@@ -21,6 +21,7 @@ final class ServeArgs {
         "  --port N                port, 0 for any free one (default " + ServeConfig.DEFAULT_PORT + ")",
         "  --redis URI             Redis store (redis://host:port); without it an embedded Hazelcast member",
         "  --redis-cluster         the Redis URI names a Redis Cluster node",
+        "  --redis-timeout D       Redis command and handshake timeout (default 500ms)",
         "  --hazelcast-cluster N   the embedded member's cluster name (default " + ServeConfig.DEFAULT_HAZELCAST_CLUSTER + ")",
         "  --key-prefix P          prefix of the store's keys (default " + ServeConfig.DEFAULT_KEY_PREFIX + ")",
         "  --node-id ID            this process's id in the store (default random)",
@@ -75,6 +76,9 @@ final class ServeArgs {
           break;
         case "--redis":
           b.redis(value);
+          break;
+        case "--redis-timeout":
+          b.redisTimeout(LimitSpec.duration(value, name));
           break;
         case "--hazelcast-cluster":
           b.hazelcastCluster(value);

@@ -1,6 +1,7 @@
 package io.sluice.http.serve;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import java.time.Duration;
@@ -30,6 +31,7 @@ public final class ServeConfig {
   private final List<Limit> limits;
   private final String redisUri;
   private final boolean redisCluster;
+  private final Duration redisTimeout;
   private final String hazelcastCluster;
   private final String keyPrefix;
   private final String nodeId;
@@ -46,6 +48,7 @@ public final class ServeConfig {
     this.limits = List.copyOf(b.limits);
     this.redisUri = b.redisUri;
     this.redisCluster = b.redisCluster;
+    this.redisTimeout = b.redisTimeout;
     this.hazelcastCluster = b.hazelcastCluster;
     this.keyPrefix = b.keyPrefix;
     this.nodeId = b.nodeId;
@@ -81,6 +84,11 @@ public final class ServeConfig {
 
   public boolean redisCluster() {
     return redisCluster;
+  }
+
+  /** Redis command timeout (also the connection handshake's). */
+  public Duration redisTimeout() {
+    return redisTimeout;
   }
 
   public String hazelcastCluster() {
@@ -136,6 +144,7 @@ public final class ServeConfig {
     private final List<Limit> limits = new ArrayList<>();
     private String redisUri;
     private boolean redisCluster;
+    private Duration redisTimeout = RedisStoreConfig.DEFAULT_COMMAND_TIMEOUT;
     private String hazelcastCluster = DEFAULT_HAZELCAST_CLUSTER;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private String nodeId;
@@ -185,8 +194,8 @@ public final class ServeConfig {
 
     /** A Redis URI ({@code redis://host:port}, {@code rediss://}, Sentinel); null for the embedded store. */
     public Builder redis(String uri) {
-      if (uri != null && !uri.matches("(?i)redis(s)?(-sentinel)?(\\+[a-z]+)?://.+")) {
-        throw new IllegalArgumentException("redis: must be a redis:// or rediss:// URI, got " + uri);
+      if (uri != null && !uri.matches("(?i)(redis|rediss|redis-socket|redis-sentinel|rediss-sentinel)://.+")) {
+        throw new IllegalArgumentException("redis: must be a redis://, rediss://, redis-socket:// or redis-sentinel:// URI, got " + uri);
       }
       this.redisUri = uri;
       return this;
@@ -194,6 +203,15 @@ public final class ServeConfig {
 
     public Builder redisCluster(boolean cluster) {
       this.redisCluster = cluster;
+      return this;
+    }
+
+    /** How long one Redis command (and the connection handshake) may take; 500 ms by default. */
+    public Builder redisTimeout(Duration timeout) {
+      if (timeout == null || timeout.toMillis() < 1 || timeout.toSeconds() > 60) {
+        throw new IllegalArgumentException("redisTimeout: must be 1 ms to 60 s, got " + timeout);
+      }
+      this.redisTimeout = timeout;
       return this;
     }
 

@@ -91,7 +91,8 @@ public final class SluiceServer implements AutoCloseable {
         CounterStore store;
         if (config.redisUri() != null) {
           store = connectRedis(RedisStoreConfig.builder(config.redisUri())
-              .keyPrefix(config.storePrefix(limit)).cluster(config.redisCluster()).build());
+              .keyPrefix(config.storePrefix(limit)).cluster(config.redisCluster())
+              .commandTimeout(config.redisTimeout()).build());
         } else {
           HazelcastCounterStore.Settings settings = HazelcastCounterStore.Settings.builder()
               .clusterName(config.hazelcastCluster()).mapPrefix(config.storePrefix(limit)).build();

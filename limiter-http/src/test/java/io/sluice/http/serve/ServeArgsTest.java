@@ -14,7 +14,7 @@ class ServeArgsTest {
     ServeConfig c = ServeArgs.parse(new String[] {"--limit", "api=100/1m", "--limit=login=5/15m,fixed-window",
         "--port", "0", "--host=::1", "--redis", "redis://127.0.0.1:7000", "--batch-size", "1",
         "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
-        "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32"});
+        "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s"});
     assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
     assertThat(c.port()).isZero();
     assertThat(c.host()).isEqualTo("::1");
@@ -27,6 +27,7 @@ class ServeArgsTest {
     assertThat(c.keyPrefix()).isEqualTo("app");
     assertThat(c.maxKeyLength()).isEqualTo(64);
     assertThat(c.maxThreads()).isEqualTo(32);
+    assertThat(c.redisTimeout()).isEqualTo(Duration.ofSeconds(2));
   }
 
   @Test
