@@ -2,26 +2,53 @@
 --
 -- KEYS[1]      the node's sequence key for this group (same hash slot as every other key)
 -- KEYS[2..n+1] one counter key per delta
+-- KEYS[n+2]    regional quotas only (ARGV[4] > 0): the limit's demand index, a sorted set of the keys
+--              seen per window (their counter keys), which the region coordinator reads (standalone
+--              Redis only)
 -- ARGV[1]      the batch's sequence number (per node and group, increasing)
 -- ARGV[2]      sequence key TTL, seconds
 -- ARGV[3]      the node's time, microseconds since the epoch
--- then 4 arguments per delta, in KEYS order:
---   'w', window index, counter TTL in ms, amount   -- window counts (fixed / sliding window)
---   'g', scale, interval, amount                   -- GCRA backlog (token / leaky bucket)
+-- ARGV[4]      the demand index's TTL in ms, or 0 when the batch has no regional deltas
+-- then per delta, in KEYS order:
+--   'w', window index, counter TTL in ms, amount           -- window counts (fixed / sliding window)
+--   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
+--   'r', window index, counter TTL in ms, amount, denied   -- a region's count of a global quota
 --
--- Returns {applied, v1, v2, ...} with two values per delta:
+-- Returns {applied, ...} with, per delta:
 --   window: count of that window, count of the window before it
 --   gcra:   backlog in scaled units at the node's time, 0
+--   region: count of that window, count of the window before it, the region's share of the quota
+--           for that window and for the next one (-1 where the coordinator's lease does not reach:
+--           the node then enforces the static share)
 -- applied is 0 when the sequence was seen before (a retry or a replay after reconnect): nothing is
 -- applied and the current values are returned, so a retried flush never counts twice.
 --
 -- All numbers stay integers below 2^53 (Lua numbers are doubles): counts, window indexes, and
 -- backlogs bounded by the limit's burst, checked by the caller.
 
+local indexTtl = tonumber(ARGV[4])
 local n = #KEYS - 1
-if n < 1 or #ARGV ~= 3 + 4 * n then
-  return redis.error_reply('ERR flush: expected 4 arguments per key, got ' .. #ARGV .. ' for ' .. n .. ' keys')
+if indexTtl ~= nil and indexTtl > 0 then
+  n = n - 1
 end
+if n < 1 or indexTtl == nil then
+  return redis.error_reply('ERR flush: expected a sequence key, counter keys and a demand index TTL, got '
+      .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
+end
+-- the layout is checked before anything is written: a script that fails half way keeps its writes
+local width = {w = 4, g = 4, r = 5}
+local cursor = 5
+for _ = 1, n do
+  local step = width[ARGV[cursor]]
+  if step == nil then
+    return redis.error_reply('ERR flush: unknown counter kind ' .. tostring(ARGV[cursor]))
+  end
+  cursor = cursor + step
+end
+if cursor ~= #ARGV + 1 then
+  return redis.error_reply('ERR flush: ' .. #ARGV .. ' arguments do not match ' .. n .. ' deltas')
+end
+
 local seq = tonumber(ARGV[1])
 -- one command in the usual case: record this sequence and read the one before it; a replay (the
 -- sequence was seen) puts the newer one back
@@ -33,36 +60,92 @@ end
 local now = tonumber(ARGV[3])
 local out = {apply and 1 or 0}
 
+-- window counts live in fields named by the window index; a regional quota also keeps the denied
+-- demand of a window in 'd<window>' and the coordinator's share record in 's:*' fields
+local function windowOf(field)
+  local w = tonumber(field)
+  if w == nil and string.sub(field, 1, 1) == 'd' then
+    w = tonumber(string.sub(field, 2))
+  end
+  return w
+end
+
+-- adds amount to the key's count of window w and returns the new count; on the window's first
+-- write, drops windows before the previous one and makes the key live through the next window (the
+-- TTL covers this window and the one after it, where this count still weighs), never shortening a
+-- TTL the coordinator set for a longer share lease
+local function count(key, w, amount, ttl)
+  local field = tostring(w)
+  local c = redis.call('HINCRBY', key, field, amount)
+  if c == amount then
+    for _, f in ipairs(redis.call('HKEYS', key)) do
+      local fw = windowOf(f)
+      if fw ~= nil and fw < w - 1 then
+        redis.call('HDEL', key, f)
+      end
+    end
+    if redis.call('PTTL', key) < tonumber(ttl) then
+      redis.call('PEXPIRE', key, ttl)
+    end
+  end
+  return c
+end
+
+-- the share record's value for window w: its current share when the record is for w, its lease
+-- share for later windows up to the lease's end, else -1
+local function shareFor(record, w)
+  local sw, sv, sn, sx = tonumber(record[1]), tonumber(record[2]), tonumber(record[3]), tonumber(record[4])
+  if sw == nil then
+    return -1
+  elseif w == sw then
+    return sv
+  elseif w > sw and w <= sx then
+    return sn
+  end
+  return -1
+end
+
+cursor = 5
 for i = 1, n do
   local key = KEYS[i + 1]
-  local base = 3 + 4 * (i - 1)
-  local kind = ARGV[base + 1]
-  local amount = tonumber(ARGV[base + 4])
-  if kind == 'w' then
-    local w = tonumber(ARGV[base + 2])
-    local field = tostring(w)
-    local prev = tostring(w - 1)
-    local count
+  local kind = ARGV[cursor]
+  if kind == 'w' or kind == 'r' then
+    local w = tonumber(ARGV[cursor + 1])
+    local ttl = ARGV[cursor + 2]
+    local amount = tonumber(ARGV[cursor + 3])
+    local c
     if apply then
-      count = redis.call('HINCRBY', key, field, amount)
-      if count == amount then
-        -- the window's first write: drop windows before the previous one, and live through the next
-        -- window (the TTL covers this window and the one after it, where this count still weighs)
-        for _, f in ipairs(redis.call('HKEYS', key)) do
-          if f ~= field and f ~= prev and tonumber(f) < w then
-            redis.call('HDEL', key, f)
-          end
-        end
-        redis.call('PEXPIRE', key, ARGV[base + 3])
-      end
+      c = count(key, w, amount, ttl)
     else
-      count = tonumber(redis.call('HGET', key, field) or '0')
+      c = tonumber(redis.call('HGET', key, tostring(w)) or '0')
     end
-    out[#out + 1] = count
-    out[#out + 1] = tonumber(redis.call('HGET', key, prev) or '0')
+    out[#out + 1] = c
+    out[#out + 1] = tonumber(redis.call('HGET', key, tostring(w - 1)) or '0')
+    cursor = cursor + 4
+    if kind == 'r' then
+      local denied = tonumber(ARGV[cursor])
+      cursor = cursor + 1
+      if apply then
+        if denied > 0 then
+          redis.call('HINCRBY', key, 'd' .. string.format('%d', w), denied)
+        end
+        if c == amount then
+          -- first write of the window: the coordinator finds the key through the index
+          local index = KEYS[#KEYS]
+          redis.call('ZADD', index, w, key)
+          redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', w - 1))
+          redis.call('PEXPIRE', index, indexTtl)
+        end
+      end
+      local record = redis.call('HMGET', key, 's:w', 's:v', 's:n', 's:x')
+      out[#out + 1] = shareFor(record, w)
+      out[#out + 1] = shareFor(record, w + 1)
+    end
   elseif kind == 'g' then
-    local scale = tonumber(ARGV[base + 2])
-    local interval = tonumber(ARGV[base + 3])
+    local amount = tonumber(ARGV[cursor + 3])
+    local scale = tonumber(ARGV[cursor + 1])
+    local interval = tonumber(ARGV[cursor + 2])
+    cursor = cursor + 4
     local state = redis.call('HMGET', key, 'b', 't')
     local b = tonumber(state[1] or now)
     local t = tonumber(state[2] or '0')

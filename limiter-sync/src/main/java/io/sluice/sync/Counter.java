@@ -22,13 +22,36 @@ public final class Counter {
   private final long windowNanos;
   private final long scale;
   private final long interval;
+  /** Regional quota: the number of regions sharing the limit; 0 for an ordinary limit. */
+  private final int regions;
 
-  private Counter(Limit limit, Kind kind, long windowNanos, long scale, long interval) {
+  private Counter(Limit limit, Kind kind, long windowNanos, long scale, long interval, int regions) {
     this.limit = limit;
     this.kind = kind;
     this.windowNanos = windowNanos;
     this.scale = scale;
     this.interval = interval;
+    this.regions = regions;
+  }
+
+  /**
+   * The counter of one region's part of a global quota: the limit's capacity is the global quota G,
+   * shared by {@code regions} regions; the store also keeps the region's denied demand and the share
+   * a region coordinator gives it (see {@link SyncedLimiter.Builder#regionalQuota(int)}).
+   *
+   * @throws IllegalArgumentException unless the limit is a fixed window (shares are budgets of one
+   *     window) and regions is between 1 and the capacity
+   */
+  public static Counter regional(Limit limit, int regions) {
+    if (limit.algorithm() != Algorithm.FIXED_WINDOW) {
+      throw new IllegalArgumentException("limit: a regional quota is split per window; " + limit.name() + " is "
+          + limit.algorithm() + " (use FIXED_WINDOW)");
+    }
+    if (regions < 1 || regions > limit.capacity()) {
+      throw new IllegalArgumentException("regions: must be between 1 and the quota " + limit.capacity()
+          + " of limit " + limit.name() + ", got " + regions);
+    }
+    return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, regions);
   }
 
   /**
@@ -43,7 +66,7 @@ public final class Counter {
     switch (a) {
       case FIXED_WINDOW:
       case SLIDING_WINDOW_COUNTER:
-        return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1);
+        return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, 0);
       case TOKEN_BUCKET:
       case LEAKY_BUCKET:
       case LEAKY_BUCKET_SHAPER: {
@@ -60,7 +83,7 @@ public final class Counter {
               + limit.refillTokens() + " per " + periodMicros + " us does not fit the store's 53-bit"
               + " arithmetic in limit " + limit.name());
         }
-        return new Counter(limit, Kind.GCRA, 0, scale, interval);
+        return new Counter(limit, Kind.GCRA, 0, scale, interval, 0);
       }
       default:
         throw new IllegalArgumentException("algorithm: " + a + " keeps one timestamp per permit and"
@@ -74,6 +97,21 @@ public final class Counter {
 
   Kind kind() {
     return kind;
+  }
+
+  /** Whether this counts one region's part of a global quota. */
+  public boolean regional() {
+    return regions > 0;
+  }
+
+  /** Regions sharing a regional quota; 0 for an ordinary limit. */
+  public int regions() {
+    return regions;
+  }
+
+  /** What a region enforces without a coordinator's share: the quota divided evenly, rounded down. */
+  public long staticShare() {
+    return regions > 0 ? limit.capacity() / regions : limit.capacity();
   }
 
   /** The window of a window counter; 0 for GCRA. */

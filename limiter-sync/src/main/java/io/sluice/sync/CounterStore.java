@@ -30,6 +30,23 @@ public interface CounterStore extends AutoCloseable {
    */
   CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl);
 
+  /**
+   * The longest one call can take before the store itself fails it (its command timeout), or null
+   * when it has none of its own. The synchronizer's default circuit breaker counts a call as slow
+   * below this, so that a slow store opens the breaker before its calls merely time out.
+   */
+  default Duration callTimeout() {
+    return null;
+  }
+
+  /**
+   * Whether the store keeps regional quotas ({@link Counter#regional}): their denied demand, the
+   * demand index a region coordinator reads and the shares it writes. Only a standalone Redis does.
+   */
+  default boolean sharesRegionalQuotas() {
+    return false;
+  }
+
   @Override
   void close();
 }

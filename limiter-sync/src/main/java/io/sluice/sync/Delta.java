@@ -10,8 +10,17 @@ public final class Delta {
   private final String key;
   private final long window;
   private final long amount;
+  private final long denied;
 
   public Delta(Counter counter, String key, long window, long amount) {
+    this(counter, key, window, amount, 0);
+  }
+
+  /**
+   * With {@code denied}: permits asked for and refused since the last flush, the demand a region
+   * coordinator weighs (regional counters only; other stores and counters ignore it).
+   */
+  public Delta(Counter counter, String key, long window, long amount, long denied) {
     if (counter == null) {
       throw new IllegalArgumentException("counter: must not be null");
     }
@@ -21,10 +30,14 @@ public final class Delta {
     if (amount < 0 || amount >= Counter.LUA_MAX_EXACT) {
       throw new IllegalArgumentException("amount: must be between 0 and 2^53, got " + amount);
     }
+    if (denied < 0 || denied >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("denied: must be between 0 and 2^53, got " + denied);
+    }
     this.counter = counter;
     this.key = key;
     this.window = window;
     this.amount = amount;
+    this.denied = denied;
   }
 
   public Counter counter() {
@@ -41,6 +54,10 @@ public final class Delta {
 
   public long amount() {
     return amount;
+  }
+
+  public long denied() {
+    return denied;
   }
 
   @Override

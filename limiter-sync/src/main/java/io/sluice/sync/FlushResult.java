@@ -4,15 +4,22 @@ package io.sluice.sync;
  * The store's answer to a {@link Batch}: whether it was applied now (false for a batch applied
  * before: a retry or a replay) and, per delta in batch order, the fresh global values: for a window
  * counter the count of the delta's window and of the window before it; for GCRA the backlog in
- * scaled units at the batch's time.
+ * scaled units at the batch's time; for a regional counter also the region's share of the quota.
  */
 public final class FlushResult {
   private final boolean applied;
   private final long[] values;
+  /** Regional counters: per delta, the region's share for the delta's window and the next; else null. */
+  private final long[] shares;
 
   FlushResult(boolean applied, long[] values) {
+    this(applied, values, null);
+  }
+
+  FlushResult(boolean applied, long[] values, long[] shares) {
     this.applied = applied;
     this.values = values;
+    this.shares = shares;
   }
 
   public boolean applied() {
@@ -31,5 +38,18 @@ public final class FlushResult {
   /** Window count of the window before delta i's; 0 for GCRA. */
   public long previous(int i) {
     return values[2 * i + 1];
+  }
+
+  /**
+   * Regional counters: the share of the quota the coordinator gave this region for delta i's window,
+   * or -1 when no lease covers it (the node then enforces the static share); -1 for other counters.
+   */
+  public long share(int i) {
+    return shares == null ? -1 : shares[2 * i];
+  }
+
+  /** Like {@link #share(int)}, for the window after delta i's. */
+  public long nextShare(int i) {
+    return shares == null ? -1 : shares[2 * i + 1];
   }
 }

@@ -156,9 +156,10 @@ public final class HazelcastCounterStore implements CounterStore {
   /**
    * The configuration of an embedded member: loopback only, multicast and auto-detection off, TCP-IP
    * join with 127.0.0.1 on the port range, phone-home off, quiet logging, and the counters kept as
-   * objects (entry processors then read and write them without deserializing on the owner).
+   * objects (entry processors then read and write them without deserializing on the owner). Public
+   * so that Sluice's other members (the region coordinator's replicas) run the same way.
    */
-  static Config memberConfig(Settings settings) {
+  public static Config memberConfig(Settings settings) {
     Config config = new Config();
     config.setClusterName(settings.clusterName());
     config.setProperty("hazelcast.phone.home.enabled", "false");

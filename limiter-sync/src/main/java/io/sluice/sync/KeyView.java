@@ -37,6 +37,14 @@ final class KeyView {
   boolean hot;
   /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
   long lastUrgentSync = Long.MIN_VALUE;
+  /**
+   * Regional quota: the region's share for {@link #window} and for the window after it, as the store
+   * last answered (-1: no coordinator's lease covers it, the static share applies), and the permits
+   * denied here since the last flush (the demand the coordinator weighs; dropped at a window's end).
+   */
+  long share = -1;
+  long nextShare = -1;
+  long deniedUnsent;
 
   KeyView(String key) {
     this.key = key;
@@ -76,6 +84,9 @@ final class KeyView {
     pendingCur = 0;
     unsentCur = 0;
     ownCur = 0;
+    share = w == window + 1 ? nextShare : -1;
+    nextShare = -1;
+    deniedUnsent = 0;
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
     lastRemaining = -1;
     window = w;

@@ -59,14 +59,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   static final long MAX_WINDOW_MICROS = 1L << 51;
 
   private final RedisStoreConfig config;
+  /** The client's own resources (event loops, reconnect delay): shut down with it. */
+  private final io.lettuce.core.resource.ClientResources resources;
   private final AbstractRedisClient client;
   private final StatefulConnection<byte[], byte[]> connection;
   private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
   private final byte[] sequenceTtlSeconds;
 
-  private RedisCounterStore(RedisStoreConfig config, AbstractRedisClient client,
-      StatefulConnection<byte[], byte[]> connection, RedisScriptingAsyncCommands<byte[], byte[]> commands) {
+  private RedisCounterStore(RedisStoreConfig config, io.lettuce.core.resource.ClientResources resources,
+      AbstractRedisClient client, StatefulConnection<byte[], byte[]> connection,
+      RedisScriptingAsyncCommands<byte[], byte[]> commands) {
     this.config = config;
+    this.resources = resources;
     this.client = client;
     this.connection = connection;
     this.commands = commands;
@@ -87,13 +91,24 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
     }
     uri.setTimeout(config.commandTimeout());
-    ClientOptions options = ClientOptions.builder()
+    ClientOptions.Builder optionsBuilder = ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
         .requestQueueSize(config.requestQueueSize())
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-        .socketOptions(SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build())
+        .socketOptions(SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build());
+    if (config.trustedCertificates() != null) {
+      optionsBuilder.sslOptions(io.lettuce.core.SslOptions.builder().jdkSslProvider()
+          .trustManager(config.trustedCertificates().toFile()).build());
+    }
+    ClientOptions options = optionsBuilder.build();
+    // Lettuce doubles its reconnect delay up to 30 s: a node would stay on its fallback policy for
+    // that long after a partition heals. Retry at most a second apart instead.
+    io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
+        .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
+            TimeUnit.MILLISECONDS))
         .build();
-    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(uri) : RedisClient.create(uri);
+    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
+        : RedisClient.create(resources, uri);
     StatefulConnection<byte[], byte[]> connection;
     RedisScriptingAsyncCommands<byte[], byte[]> commands;
     try {
@@ -115,9 +130,10 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       }
     } catch (RedisConnectionException e) {
       client.shutdown(0, 0, TimeUnit.MILLISECONDS);
+      resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
       throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
     }
-    RedisCounterStore store = new RedisCounterStore(config, client, connection, commands);
+    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, commands);
     try {
       for (LuaScript script : SCRIPTS) {
         store.commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
@@ -152,19 +168,39 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   public CompletionStage<FlushResult> flush(Batch batch) {
     batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
-    byte[][] keys = new byte[deltas.size() + 1][];
-    byte[][] args = new byte[3 + 4 * deltas.size()][];
+    Counter regional = null;
+    int argCount = 4;
+    for (Delta d : deltas) {
+      argCount += d.counter().regional() ? 5 : 4;
+      if (d.counter().regional()) {
+        if (config.cluster()) {
+          throw new IllegalArgumentException("counter: regional quotas need a standalone Redis per region (their"
+              + " demand index is one key), not a cluster; limit " + d.counter().limit().name());
+        }
+        if (regional != null && !regional.limit().name().equals(d.counter().limit().name())) {
+          throw new IllegalArgumentException("batch: regional deltas of one limit per batch, got "
+              + regional.limit().name() + " and " + d.counter().limit().name());
+        }
+        regional = d.counter();
+      }
+    }
+    byte[][] keys = new byte[deltas.size() + (regional != null ? 2 : 1)][];
+    byte[][] args = new byte[argCount][];
     keys[0] = StoreKeys.sequenceKey(config.keyPrefix(), batch.nodeId(), batch.group(), config.cluster());
     args[0] = ascii(batch.sequence());
     args[1] = sequenceTtlSeconds;
     args[2] = ascii(batch.nowMicros());
+    args[3] = regional != null ? ascii(regional.windowTtlMillis()) : ZERO;
+    if (regional != null) {
+      keys[keys.length - 1] = StoreKeys.demandIndexKey(config.keyPrefix(), regional.limit().name());
+    }
+    int a = 4;
     for (int i = 0; i < deltas.size(); i++) {
       Delta d = deltas.get(i);
       Counter c = d.counter();
       keys[i + 1] = StoreKeys.counterKey(config.keyPrefix(), c.limit().name(), d.key());
-      int a = 3 + 4 * i;
       if (c.kind() == Counter.Kind.WINDOW) {
-        args[a] = W;
+        args[a] = c.regional() ? R : W;
         args[a + 1] = ascii(d.window());
         args[a + 2] = ascii(c.windowTtlMillis());
       } else {
@@ -173,8 +209,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         args[a + 2] = ascii(c.interval());
       }
       args[a + 3] = ascii(d.amount());
+      a += 4;
+      if (c.regional()) {
+        args[a++] = ascii(d.denied());
+      }
     }
-    return evalsha(FLUSH, keys, args).thenApply(RedisCounterStore::toResult);
+    return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
+  }
+
+  /** Standalone and Sentinel: the demand index of a regional quota is one key. */
+  @Override
+  public boolean sharesRegionalQuotas() {
+    return !config.cluster();
   }
 
   @Override
@@ -212,6 +258,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   }
 
   private static final byte[] W = {'w'};
+  private static final byte[] R = {'r'};
+  private static final byte[] ZERO = {'0'};
   private static final byte[] G = {'g'};
   private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] SHAPER = "shaper".getBytes(StandardCharsets.US_ASCII);
@@ -305,7 +353,11 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         (Long) reply.get(4));
   }
 
-  private CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
+  RedisStoreConfig config() {
+    return config;
+  }
+
+  CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
     return evalsha(script, ScriptOutputType.MULTI, keys, args);
   }
 
@@ -330,12 +382,23 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return result;
   }
 
-  private static FlushResult toResult(List<Object> reply) {
-    long[] values = new long[reply.size() - 1];
-    for (int i = 1; i < reply.size(); i++) {
-      values[i - 1] = (Long) reply.get(i);
+  private static FlushResult toResult(List<Object> reply, List<Delta> deltas) {
+    long[] values = new long[2 * deltas.size()];
+    long[] shares = null;
+    int at = 1;
+    for (int i = 0; i < deltas.size(); i++) {
+      values[2 * i] = (Long) reply.get(at++);
+      values[2 * i + 1] = (Long) reply.get(at++);
+      if (deltas.get(i).counter().regional()) {
+        if (shares == null) {
+          shares = new long[2 * deltas.size()];
+          java.util.Arrays.fill(shares, -1);
+        }
+        shares[2 * i] = (Long) reply.get(at++);
+        shares[2 * i + 1] = (Long) reply.get(at++);
+      }
     }
-    return new FlushResult(((Long) reply.get(0)) == 1L, values);
+    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares);
   }
 
   private static Throwable unwrap(Throwable t) {
@@ -349,7 +412,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return unwrap(t) instanceof RedisCommandTimeoutException;
   }
 
-  private static byte[] ascii(long v) {
+  static byte[] ascii(long v) {
     return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
   }
 
@@ -373,5 +436,12 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   public void close() {
     connection.close();
     client.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    resources.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** The command timeout: the longest one store call can take before it fails. */
+  @Override
+  public Duration callTimeout() {
+    return config.commandTimeout();
   }
 }

@@ -27,6 +27,7 @@ public final class RedisStoreConfig {
   private final Duration sequenceTtl;
   private final String keyPrefix;
   private final boolean cluster;
+  private final java.nio.file.Path trustedCertificates;
 
   private RedisStoreConfig(Builder b) {
     this.uri = b.uri;
@@ -37,6 +38,7 @@ public final class RedisStoreConfig {
     this.sequenceTtl = b.sequenceTtl;
     this.keyPrefix = b.keyPrefix;
     this.cluster = b.cluster;
+    this.trustedCertificates = b.trustedCertificates;
   }
 
   /** Starts a builder for the given URI: {@code redis://host:port}, {@code rediss://} for TLS,
@@ -78,6 +80,11 @@ public final class RedisStoreConfig {
     return cluster;
   }
 
+  /** PEM certificates that TLS ({@code rediss://}) trusts instead of the JVM's default trust store; null for the default. */
+  public java.nio.file.Path trustedCertificates() {
+    return trustedCertificates;
+  }
+
   public static final class Builder {
     private final String uri;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
@@ -87,6 +94,7 @@ public final class RedisStoreConfig {
     private Duration sequenceTtl = DEFAULT_SEQUENCE_TTL;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private boolean cluster;
+    private java.nio.file.Path trustedCertificates;
 
     Builder(String uri) {
       if (uri == null || uri.isBlank()) {
@@ -148,6 +156,18 @@ public final class RedisStoreConfig {
      */
     public Builder cluster(boolean cluster) {
       this.cluster = cluster;
+      return this;
+    }
+
+    /**
+     * TLS ({@code rediss://}): trust the certificate authorities in this PEM file (a private CA)
+     * rather than the JVM's default trust store. The server's certificate is still verified.
+     */
+    public Builder trustedCertificates(java.nio.file.Path pemFile) {
+      if (pemFile == null || !java.nio.file.Files.isReadable(pemFile)) {
+        throw new IllegalArgumentException("trustedCertificates: must be a readable PEM file, got " + pemFile);
+      }
+      this.trustedCertificates = pemFile;
       return this;
     }
 

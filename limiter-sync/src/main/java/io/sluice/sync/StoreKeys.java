@@ -27,6 +27,16 @@ final class StoreKeys {
     return out.toByteArray();
   }
 
+  /** {@code <prefix>:demand:<limit>}: the counter keys of a regional quota by the last window they were written in. */
+  static byte[] demandIndexKey(String prefix, String limitName) {
+    return (prefix + ":demand:" + limitName).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** {@code <prefix>:coordinator:epoch}: the highest coordinator epoch a region has accepted shares from. */
+  static byte[] epochKey(String prefix) {
+    return (prefix + ":coordinator:epoch").getBytes(StandardCharsets.UTF_8);
+  }
+
   /**
    * {@code <prefix>:seq:<node>:<group>}: a node's last applied sequence in one group; in a cluster,
    * where the group is a hash slot, with a hash tag that falls in that very slot.
@@ -37,6 +47,19 @@ final class StoreKeys {
       key += ":{" + SlotTags.tagOf(group) + "}";
     }
     return key.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The user key of a counter key written by {@link #counterKey}; the inverse of it. */
+  static String keyOf(String prefix, String limitName, byte[] counterKey) {
+    int from = prefix.getBytes(StandardCharsets.UTF_8).length + 2 + limitName.getBytes(StandardCharsets.UTF_8).length + 1;
+    if (counterKey.length < from + 1) {
+      throw new IllegalArgumentException("counterKey: not a key of limit " + limitName);
+    }
+    byte[] encoded = java.util.Arrays.copyOfRange(counterKey, from, counterKey.length - 1);
+    if (encoded.length > 0 && encoded[0] == MARKER) {
+      return new String(encoded, 1, encoded.length - 1, StandardCharsets.UTF_16BE);
+    }
+    return new String(encoded, StandardCharsets.UTF_8);
   }
 
   static byte[] encode(String key) {

@@ -71,6 +71,8 @@ import java.util.function.IntSupplier;
 public final class SyncedLimiter implements AutoCloseable {
   private final Limit limit;
   private final Counter counter;
+  /** One region's part of a global quota: the cap is the share the coordinator gives the region. */
+  private final boolean regional;
   private final CounterStore store;
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
@@ -135,7 +137,8 @@ public final class SyncedLimiter implements AutoCloseable {
 
   private SyncedLimiter(Builder b) {
     this.limit = b.limit;
-    this.counter = Counter.of(b.limit);
+    this.counter = b.regions > 0 ? Counter.regional(b.limit, b.regions) : Counter.of(b.limit);
+    this.regional = b.regions > 0;
     this.store = b.store;
     this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
     this.leases = b.reservation ? (LeaseStore) b.store : null;
@@ -152,7 +155,7 @@ public final class SyncedLimiter implements AutoCloseable {
     this.flushTimeout = b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
     this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
-        b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout));
+        b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout, b.store.callTimeout()));
     this.heartbeatIntervalNanos = b.heartbeatInterval.toNanos();
     this.hotBatchMultiplier = b.hotBatchMultiplier;
     this.hotKeyFactor = b.hotKeyFactor;
@@ -231,7 +234,8 @@ public final class SyncedLimiter implements AutoCloseable {
       double prevWeight = sliding ? (double) (windowNanos - (at - view.window * windowNanos)) / windowNanos : 0;
       double globalEstimate = view.globalPrev * prevWeight + view.globalCur;
       double own = view.pendingPrev * prevWeight + view.pendingCur;
-      remaining = (long) Math.floor(limit.capacity() - globalEstimate - own);
+      long capacity = capacity(view);
+      remaining = (long) Math.floor(capacity - globalEstimate - own);
       boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos;
       if (fallback) {
         fallbackDecisions.increment();
@@ -262,10 +266,10 @@ public final class SyncedLimiter implements AutoCloseable {
         cachedDenials.increment();
         admit = false;
         retryAfter = view.deniedUntil - now;
-      } else if (globalEstimate + own + cost > limit.capacity()) {
+      } else if (globalEstimate + own + cost > capacity) {
         admit = false;
         retryAfter = retryAfter(view, at, cost);
-        if (fresh && globalEstimate + cost > limit.capacity()) {
+        if (fresh && globalEstimate + cost > capacity) {
           view.deniedUntil = now + retryAfter;
         } else {
           urgent = true; // our own pending may have been counted already: ask for fresh counts
@@ -283,6 +287,9 @@ public final class SyncedLimiter implements AutoCloseable {
         urgent = !fresh || view.unsentCur + cost >= trigger;
       }
       view.hits += cost; // demand, allowed or not: the rate that decides how much to hold between syncs
+      if (regional && !admit) {
+        view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
+      }
       if (admit) {
         if (!fromLease) {
           view.pendingCur += cost;
@@ -301,7 +308,7 @@ public final class SyncedLimiter implements AutoCloseable {
           view.lastUrgentSync = now;
         }
       }
-      if (((admit && !fromLease) || wantsSync) && !view.queued) {
+      if (((admit && !fromLease) || wantsSync || (regional && !admit)) && !view.queued) {
         view.queued = true;
         dirty.add(view);
       }
@@ -357,7 +364,7 @@ public final class SyncedLimiter implements AutoCloseable {
         return false;
       default:
         double own = view.ownPrev * prevWeight + view.ownCur;
-        return own + cost <= Math.ceil((double) limit.capacity() / Math.max(1, activeNodes.getAsInt()));
+        return own + cost <= Math.ceil((double) capacity(view) / Math.max(1, activeNodes.getAsInt()));
     }
   }
 
@@ -418,12 +425,24 @@ public final class SyncedLimiter implements AutoCloseable {
   private long allowance(KeyView view, double globalEstimate, boolean fresh) {
     int nodes = Math.max(1, activeNodes.getAsInt());
     long batch = batchFor(view);
+    long capacity = capacity(view);
     if (!fresh) {
-      return Math.max(1, Math.min(batch, (long) (limit.capacity() * maxError / nodes)));
+      return Math.max(1, Math.min(batch, (long) (capacity * maxError / nodes)));
     }
-    long share = (long) Math.ceil((limit.capacity() - globalEstimate) / (2.0 * nodes - 1));
+    long share = (long) Math.ceil((capacity - globalEstimate) / (2.0 * nodes - 1));
     long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
     return Math.max(0, Math.min(Math.max(batch, inFlight), share));
+  }
+
+  /**
+   * The budget of the view's window: the limit, or for a regional quota the region's share as the
+   * store last told it, else the static share (the quota divided by the regions).
+   */
+  private long capacity(KeyView v) {
+    if (!regional) {
+      return limit.capacity();
+    }
+    return v.share >= 0 ? v.share : counter.staticShare();
   }
 
   /** When the global count (as last seen) will have room for cost more. */
@@ -432,7 +451,7 @@ public final class SyncedLimiter implements AutoCloseable {
     long untilNext = windowStart + windowNanos - at;
     long cur = v.globalCur + v.pendingCur;
     long prev = v.globalPrev + v.pendingPrev;
-    long free = limit.capacity() - cur - cost;
+    long free = capacity(v) - cur - cost;
     if (!sliding) {
       return untilNext;
     }
@@ -440,7 +459,7 @@ public final class SyncedLimiter implements AutoCloseable {
       long elapsedNeeded = windowNanos - (long) ((double) free * windowNanos / prev);
       return Math.max(1, windowStart + elapsedNeeded - at);
     }
-    long fit = limit.capacity() - cost;
+    long fit = capacity(v) - cost;
     long elapsedNeeded = cur == 0 ? 0 : windowNanos - (long) ((double) fit * windowNanos / cur);
     return untilNext + Math.max(0, elapsedNeeded);
   }
@@ -551,8 +570,9 @@ public final class SyncedLimiter implements AutoCloseable {
           // always send the current window, even with nothing new: the answer refreshes the view
           // (in reservation mode the lease answer does that, so only real deltas go)
           if (leases == null || v.unsentCur > 0) {
-            list.add(new Pending(v, new Delta(counter, v.key, v.window, v.unsentCur)));
+            list.add(new Pending(v, new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent)));
             v.unsentCur = 0;
+            v.deniedUnsent = 0;
           }
         }
       }
@@ -620,7 +640,9 @@ public final class SyncedLimiter implements AutoCloseable {
     for (Pending p : part) {
       deltas.add(p.delta);
     }
-    return new Batch(nodeId, group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas);
+    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
+    // so one limit's numbers must not make the store take another's batches for replays
+    return new Batch(nodeId + "/" + limit.name(), group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas);
   }
 
   private void requeue(Pending p) {
@@ -631,6 +653,7 @@ public final class SyncedLimiter implements AutoCloseable {
     synchronized (p.view) {
       if (p.delta.window() == p.view.window) {
         p.view.unsentCur += p.delta.amount();
+        p.view.deniedUnsent += p.delta.denied();
       } else if (p.delta.window() == p.view.window - 1) {
         p.view.unsentPrev += p.delta.amount();
       } else {
@@ -664,6 +687,14 @@ public final class SyncedLimiter implements AutoCloseable {
           v.globalPrev = result.previous(i);
           v.pendingCur -= p.delta.amount();
           v.syncedAt = now;
+          if (regional) {
+            long before = capacity(v);
+            v.share = result.share(i);
+            v.nextShare = result.nextShare(i);
+            if (capacity(v) > before) {
+              v.deniedUntil = Long.MIN_VALUE; // the coordinator gave more: the cached denial is out of date
+            }
+          }
         } else if (w == v.window - 1) {
           v.globalPrev = result.current(i);
           v.pendingPrev -= p.delta.amount();
@@ -718,17 +749,23 @@ public final class SyncedLimiter implements AutoCloseable {
 
   /**
    * The breaker's settings for flush rates rather than request rates: a count window of 10 calls,
-   * judged from 5, opening at 50% failures or 50% calls slower than half the flush timeout, probing
-   * again after one second.
+   * judged from 5, opening at 50% failures or at 50% slow calls, probing again after one second. A
+   * call is slow above half the flush timeout, or above 80% of the store's own call timeout when that
+   * is shorter: a call slower than the store's timeout never completes, it fails, so a slow store
+   * must count as slow below it.
    */
-  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout) {
+  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout, Duration storeCallTimeout) {
+    Duration slow = flushTimeout.dividedBy(2);
+    if (storeCallTimeout != null && storeCallTimeout.multipliedBy(4).dividedBy(5).compareTo(slow) < 0) {
+      slow = storeCallTimeout.multipliedBy(4).dividedBy(5);
+    }
     return CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
         .slidingWindowSize(10)
         .minimumNumberOfCalls(5)
         .failureRateThreshold(50)
         .slowCallRateThreshold(50)
-        .slowCallDurationThreshold(flushTimeout.dividedBy(2))
+        .slowCallDurationThreshold(slow)
         .waitDurationInOpenState(Duration.ofSeconds(1))
         .permittedNumberOfCallsInHalfOpenState(2)
         .recordExceptions(Throwable.class)
@@ -873,6 +910,7 @@ public final class SyncedLimiter implements AutoCloseable {
     private int maxKeys = 1_000_000;
     private Duration flushTimeout = Duration.ofSeconds(2);
     private boolean autoSync = true;
+    private int regions;
 
     Builder(Limit limit, CounterStore store) {
       if (limit == null) {
@@ -1030,6 +1068,23 @@ public final class SyncedLimiter implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Makes the limit one region's part of a global quota: the limit's capacity is the global quota
+     * G per window, shared by {@code regions} regions, each with its own store. The node enforces its
+     * region's share, which a region coordinator writes to the store and every flush reads back (no
+     * extra store call); without a share, or once the coordinator's lease on it has run out, the
+     * static share G / regions. Denied requests are flushed too, as the demand the coordinator
+     * weighs. Needs a fixed-window limit, the approximate mode (batch size above 1, no reservation)
+     * and a store that keeps regional quotas (a standalone {@link RedisCounterStore}).
+     */
+    public Builder regionalQuota(int regions) {
+      if (regions < 1) {
+        throw new IllegalArgumentException("regionalQuota: regions must be at least 1, got " + regions);
+      }
+      this.regions = regions;
+      return this;
+    }
+
     /** Whether a flusher thread syncs on its own (default); without it, call {@link #syncNow()}. */
     public Builder autoSync(boolean autoSync) {
       this.autoSync = autoSync;
@@ -1049,6 +1104,17 @@ public final class SyncedLimiter implements AutoCloseable {
       if (syncInterval.toNanos() * 2 > limit.periodNanos()) {
         throw new IllegalArgumentException("syncInterval: at most half the window "
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + syncInterval);
+      }
+      if (regions > 0) {
+        Counter.regional(limit, regions); // a fixed window with room for every region, or a message
+        if (reservation || batchSize == 1) {
+          throw new IllegalArgumentException("regionalQuota: shares are enforced in the approximate mode; not with "
+              + (reservation ? "reservation" : "batchSize 1 (exact mode)"));
+        }
+        if (!store.sharesRegionalQuotas()) {
+          throw new IllegalArgumentException("regionalQuota: needs a store that keeps regional quotas (a standalone"
+              + " RedisCounterStore); " + store.getClass().getSimpleName() + " does not");
+        }
       }
       return new SyncedLimiter(this);
     }

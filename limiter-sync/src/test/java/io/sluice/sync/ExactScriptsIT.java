@@ -41,7 +41,8 @@ class ExactScriptsIT {
 
   @BeforeAll
   static void startRedis() {
-    store = redis.newStore();
+    // the 100,000-permit log call runs for a while on a busy machine: wait longer than the default
+    store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).commandTimeout(Duration.ofSeconds(10)).build());
   }
 
   @AfterAll

@@ -15,9 +15,10 @@ import java.util.List;
 /**
  * A real {@code redis-server} process on a free loopback port, for integration tests: found on the
  * PATH (or at {@code $SLUICE_REDIS_SERVER}); no persistence; stopped by {@link #close()}.
- * {@code ./run-tests} installs Debian's redis-server when it is missing.
+ * {@code ./run-tests} installs Debian's redis-server when it is missing. Public for the other modules'
+ * tests (limiter-sync publishes its test classes as a test-jar).
  */
-final class RedisServer implements AutoCloseable {
+public final class RedisServer implements AutoCloseable {
   private final Process process;
   private final int port;
   private final Path log;
@@ -28,17 +29,42 @@ final class RedisServer implements AutoCloseable {
     this.log = log;
   }
 
-  static RedisServer start() {
+  public static RedisServer start() {
+    return start(0, List.of(), List.of());
+  }
+
+  /**
+   * A fresh server on {@code port} (0: a free one), e.g. on the port of one that was stopped: with no
+   * persistence, that is a restart that lost every key and script.
+   */
+  public static RedisServer start(int fixedPort) {
+    return start(fixedPort, List.of(), List.of());
+  }
+
+  /**
+   * A server with more options: {@code leading} goes first (a config file, for Sentinel), then the
+   * usual options, then {@code extra} (ACL users, TLS). The server counts as up once its plain port
+   * answers PING, with PONG or with an authentication error.
+   */
+  public static RedisServer start(List<String> leading, List<String> extra) {
+    return start(0, leading, extra);
+  }
+
+  private static RedisServer start(int fixedPort, List<String> leading, List<String> extra) {
     String binary = System.getenv().getOrDefault("SLUICE_REDIS_SERVER", "redis-server");
     IOException last = null;
     for (int attempt = 0; attempt < 5; attempt++) {
-      int port = freePort();
+      int port = fixedPort != 0 ? fixedPort : freePort();
       try {
         Path log = Files.createTempFile("redis-" + port + "-", ".log");
-        Process p = new ProcessBuilder(List.of(binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
+        List<String> command = new java.util.ArrayList<>();
+        command.add(binary);
+        command.addAll(leading);
+        command.addAll(List.of("--port", Integer.toString(port), "--bind", "127.0.0.1",
             "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
-            "--dir", System.getProperty("java.io.tmpdir")))
-            .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            "--dir", System.getProperty("java.io.tmpdir")));
+        command.addAll(extra);
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         RedisServer server = new RedisServer(p, port, log);
         if (server.awaitReady(Duration.ofSeconds(10))) {
           return server;
@@ -53,7 +79,8 @@ final class RedisServer implements AutoCloseable {
         + " ./run-tests which does): " + (last == null ? "" : last.getMessage()), last);
   }
 
-  private static int freePort() {
+  /** A loopback port nothing listens on right now. */
+  public static int freePort() {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     } catch (IOException e) {
@@ -70,9 +97,10 @@ final class RedisServer implements AutoCloseable {
       try (Socket s = new Socket()) {
         s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
         s.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-        byte[] buf = new byte[7];
+        byte[] buf = new byte[16];
         int n = s.getInputStream().read(buf);
-        if (n > 0 && new String(buf, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG")) {
+        String answer = n > 0 ? new String(buf, 0, n, StandardCharsets.US_ASCII) : "";
+        if (answer.startsWith("+PONG") || answer.startsWith("-NOAUTH")) {
           return true;
         }
       } catch (IOException notYet) {
@@ -88,15 +116,15 @@ final class RedisServer implements AutoCloseable {
     return false;
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
-  String uri() {
+  public String uri() {
     return "redis://127.0.0.1:" + port;
   }
 
-  String output() {
+  public String output() {
     try {
       return Files.readString(log);
     } catch (IOException e) {

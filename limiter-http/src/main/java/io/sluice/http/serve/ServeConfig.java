@@ -23,7 +23,7 @@ public final class ServeConfig {
   public static final int DEFAULT_MAX_THREADS = 200;
   public static final String DEFAULT_KEY_PREFIX = "sluice";
   public static final String DEFAULT_HAZELCAST_CLUSTER = "sluice";
-  /** Most limits one sidecar serves: each has its own store connection and flusher thread. */
+  /** Most limits one sidecar serves: each has its own flusher thread. */
   public static final int MAX_LIMITS = 64;
 
   private final String host;
@@ -95,12 +95,7 @@ public final class ServeConfig {
     return hazelcastCluster;
   }
 
-  /**
-   * Prefix of the store's keys. Each limit gets its own prefix ({@code <prefix>.<limit>}) and store
-   * connection: the store keeps one flush sequence and one registry entry per node id and prefix,
-   * so limiters of one process sharing a prefix would either collide (same id) or count the process
-   * once per limit (distinct ids).
-   */
+  /** Prefix of the store's keys (Redis) or maps (Hazelcast), shared with library nodes of the same limits. */
   public String keyPrefix() {
     return keyPrefix;
   }
@@ -132,10 +127,6 @@ public final class ServeConfig {
 
   public int maxThreads() {
     return maxThreads;
-  }
-
-  String storePrefix(Limit limit) {
-    return keyPrefix + "." + limit.name();
   }
 
   public static final class Builder {
@@ -225,8 +216,8 @@ public final class ServeConfig {
     }
 
     public Builder keyPrefix(String prefix) {
-      if (prefix == null || !prefix.matches("[A-Za-z0-9_.:-]{1,32}")) {
-        throw new IllegalArgumentException("keyPrefix: must be 1 to 32 characters of [A-Za-z0-9_.:-], got " + prefix);
+      if (prefix == null || !prefix.matches("[A-Za-z0-9_.:-]{1,64}")) {
+        throw new IllegalArgumentException("keyPrefix: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + prefix);
       }
       this.keyPrefix = prefix;
       return this;
@@ -302,10 +293,6 @@ public final class ServeConfig {
       for (Limit l : limits) {
         if (!names.add(l.name())) {
           throw new IllegalArgumentException("limits: \"" + l.name() + "\" is defined twice");
-        }
-        if (keyPrefix.length() + 1 + l.name().length() > 64) {
-          throw new IllegalArgumentException("limits: keyPrefix \"" + keyPrefix + "\" + \".\" + limit name \""
-              + l.name() + "\" must stay within 64 characters");
         }
       }
       if (redisUri == null && batchSize == 1) {

@@ -83,32 +83,27 @@ public final class SluiceServer implements AutoCloseable {
     JvmGcMetrics gc = new JvmGcMetrics();
     Server server = null;
     try {
-      HazelcastCounterStore member = null;
-      // one id for every limit of this process (each limit has its own key prefix, so they cannot collide)
+      // one store and one node id for every limit: the store keeps each limit's flush sequence apart
+      // (node/limit) and counts this process once in its node registry
       String nodeId = config.nodeId() != null ? config.nodeId()
           : "serve-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+      CounterStore store;
+      if (config.redisUri() != null) {
+        store = connectRedis(RedisStoreConfig.builder(config.redisUri())
+            .keyPrefix(config.keyPrefix()).cluster(config.redisCluster())
+            .commandTimeout(config.redisTimeout()).build());
+      } else {
+        store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
+            .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
+      }
+      stores.add(store);
       for (Limit limit : config.limits()) {
-        CounterStore store;
-        if (config.redisUri() != null) {
-          store = connectRedis(RedisStoreConfig.builder(config.redisUri())
-              .keyPrefix(config.storePrefix(limit)).cluster(config.redisCluster())
-              .commandTimeout(config.redisTimeout()).build());
-        } else {
-          HazelcastCounterStore.Settings settings = HazelcastCounterStore.Settings.builder()
-              .clusterName(config.hazelcastCluster()).mapPrefix(config.storePrefix(limit)).build();
-          store = member == null ? HazelcastCounterStore.embedded(settings)
-              : HazelcastCounterStore.of(member.instance(), settings);
-          if (member == null) {
-            member = (HazelcastCounterStore) store;
-          }
-        }
-        stores.add(store);
-        SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store)
+        limiters.put(limit.name(), SyncedLimiter.builder(limit, store)
             .batchSize(config.batchSize())
             .syncInterval(config.syncInterval())
             .onStoreFailure(config.onStoreFailure())
-            .nodeId(nodeId);
-        limiters.put(limit.name(), b.build());
+            .nodeId(nodeId)
+            .build());
       }
       new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(registry);
       new JvmMemoryMetrics().bindTo(registry);
@@ -206,10 +201,9 @@ public final class SluiceServer implements AutoCloseable {
     for (SyncedLimiter l : limiters.values()) {
       l.close();
     }
-    // the embedded member (the first store) last: the others work through it
-    for (int i = stores.size() - 1; i >= 0; i--) {
+    for (CounterStore store : stores) {
       try {
-        stores.get(i).close();
+        store.close();
       } catch (Exception ignored) {
         // best effort on the way out
       }

@@ -1,0 +1,57 @@
+package io.sluice.chaos;
+
+import io.sluice.sync.Batch;
+import io.sluice.sync.Counter;
+import io.sluice.sync.CounterStore;
+import io.sluice.sync.FlushResult;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A node's store as the limiter sees it, counting the flushes the store answered as already applied
+ * (a retry of a flush whose answer was lost, or a replay after a reconnect): each one is an
+ * indeterminate outcome that the per-node sequence kept from counting twice.
+ */
+final class CountingStore implements CounterStore {
+  private final CounterStore delegate;
+  private final LongAdder replays = new LongAdder();
+
+  CountingStore(CounterStore delegate) {
+    this.delegate = delegate;
+  }
+
+  long replays() {
+    return replays.sum();
+  }
+
+  @Override
+  public int group(Counter counter, String key) {
+    return delegate.group(counter, key);
+  }
+
+  @Override
+  public int maxBatchSize() {
+    return delegate.maxBatchSize();
+  }
+
+  @Override
+  public CompletionStage<FlushResult> flush(Batch batch) {
+    return delegate.flush(batch).thenApply(r -> {
+      if (!r.applied()) {
+        replays.increment();
+      }
+      return r;
+    });
+  }
+
+  @Override
+  public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+    return delegate.heartbeat(nodeId, nowMillis, ttl);
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}

@@ -1,0 +1,92 @@
+package io.sluice.chaos;
+
+import io.sluice.sync.StoreFailurePolicy;
+import java.util.ArrayList;
+import java.util.List;
+
+/** What one scenario measured for the nodes of one fallback policy. */
+final class GroupResult {
+  final String scenario;
+  final StoreFailurePolicy policy;
+  final int nodes;
+  final long rateLimit;
+
+  long ledgerAdmitted;
+  long ledgerStored;
+  long lost;
+  long doubled;
+  /** Scenario 7: ledger hits the store had acknowledged when it lost its data (gone with it). */
+  long ackedBeforeLoss;
+  boolean dataLost;
+  long floodAsked;
+  long floodAdmitted;
+  long floodStored;
+  int maxKeys;
+  long overflowed;
+
+  long worstBaselineWindow;
+  /** Most admitted on one key in one window: windows touched by the fault until it was removed. */
+  long worstFaultWindow;
+  /** The same from the window in which the fault was removed until the nodes had recovered. */
+  long worstRecoveryWindow;
+
+  long faultDecisions;
+  long slowFaultDecisions;
+  long maxFaultDecisionNanos;
+  long p99BaselineNanos;
+  long p99FaultNanos;
+
+  long breakerOpens;
+  int nodesOpened;
+  long slowCallRateExceeded;
+  long failureRateExceeded;
+  long fallbackDecisions;
+  long replays;
+  final List<String> transitions = new ArrayList<>();
+  boolean closedAtEnd = true;
+  long recoveryNanos;
+  long faultNanos;
+
+  GroupResult(String scenario, StoreFailurePolicy policy, int nodes, long rateLimit) {
+    this.scenario = scenario;
+    this.policy = policy;
+    this.nodes = nodes;
+    this.rateLimit = rateLimit;
+  }
+
+  /** Hits of the ledger the store should hold: all admitted, less what it acknowledged and then lost. */
+  long expectedStored() {
+    return ledgerAdmitted - ackedBeforeLoss;
+  }
+
+  /** Over-admission of the worst window touched by the fault, percent of the limit (negative: under). */
+  double overAdmissionPercent() {
+    return 100.0 * (worstFaultWindow - rateLimit) / rateLimit;
+  }
+
+  double recoveryOverAdmissionPercent() {
+    return 100.0 * (worstRecoveryWindow - rateLimit) / rateLimit;
+  }
+
+  double baselineOverAdmissionPercent() {
+    return 100.0 * (worstBaselineWindow - rateLimit) / rateLimit;
+  }
+
+  double p99Ratio() {
+    return p99BaselineNanos == 0 ? Double.NaN : (double) p99FaultNanos / p99BaselineNanos;
+  }
+
+  @Override
+  public String toString() {
+    return scenario + "/" + policy + ": admitted " + ledgerAdmitted + " stored " + ledgerStored + " lost " + lost
+        + " doubled " + doubled + " acked-before-loss " + ackedBeforeLoss + " flood " + floodAdmitted + "/" + floodStored
+        + " worst window " + worstFaultWindow + "/" + rateLimit + " (baseline " + worstBaselineWindow + ", recovery "
+        + worstRecoveryWindow + ")"
+        + " p99 " + p99BaselineNanos + "->" + p99FaultNanos + " ns, max " + maxFaultDecisionNanos / 1_000_000 + " ms"
+        + " slow " + slowFaultDecisions + "/" + faultDecisions + " opens " + breakerOpens + " on " + nodesOpened
+        + " nodes (slow-rate " + slowCallRateExceeded + ", failure-rate " + failureRateExceeded + ")"
+        + " fallback " + fallbackDecisions + " replays " + replays + " recovery "
+        + (recoveryNanos < 0 ? "never" : recoveryNanos / 1_000_000 + " ms") + " keys max " + maxKeys
+        + " overflowed " + overflowed;
+  }
+}

@@ -1,0 +1,153 @@
+package io.sluice.region;
+
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.stream.IntStream;
+
+/**
+ * The arithmetic of one key's split, free of I/O so that it can be checked on its own: shares sum to
+ * at most the budget, floors come first, then max-min fair water-filling of demand (each region gets
+ * what it is expected to ask for, or an equal level when the budget is short), then what is left in
+ * proportion to demand.
+ */
+final class Allocator {
+  private Allocator() {
+  }
+
+  /** What the coordinator knows of one region for one key in the current window. */
+  record RegionView(boolean reachable, long admitted, double demandPerNano, long floor, long heldNow,
+      long heldLaterMin, long heldLaterMax) {
+  }
+
+  /** Target shares per region for the current window and for the lease windows after it (-1: unreachable). */
+  record Target(long[] now, long[] later) {
+  }
+
+  /**
+   * Targets for one key. The current window splits what is left of it: the quota less what reachable
+   * regions already counted and less all an unreachable region may still use (its share as things
+   * stand), by demand over the rest of the window. Later windows split the quota less the most an
+   * unreachable region may use in any of them, by demand over a whole window.
+   */
+  static Target target(long quota, long remainingNanos, long windowNanos, RegionView[] regions) {
+    int n = regions.length;
+    long budgetNow = quota;
+    long budgetLater = quota;
+    int reachable = 0;
+    for (RegionView r : regions) {
+      if (r.reachable()) {
+        budgetNow -= r.admitted();
+        reachable++;
+      } else {
+        budgetNow -= r.heldNow();
+        budgetLater -= r.heldLaterMax();
+      }
+    }
+    long[] floorsNow = new long[reachable];
+    long[] floorsLater = new long[reachable];
+    double[] demandNow = new double[reachable];
+    double[] demandLater = new double[reachable];
+    for (int i = 0, j = 0; i < n; i++) {
+      RegionView r = regions[i];
+      if (r.reachable()) {
+        floorsNow[j] = Math.max(0, r.floor() - r.admitted());
+        floorsLater[j] = r.floor();
+        demandNow[j] = r.demandPerNano() * remainingNanos;
+        demandLater[j] = r.demandPerNano() * windowNanos;
+        j++;
+      }
+    }
+    long[] xNow = split(Math.max(0, budgetNow), floorsNow, demandNow);
+    long[] xLater = split(Math.max(0, budgetLater), floorsLater, demandLater);
+    long[] now = new long[n];
+    long[] later = new long[n];
+    for (int i = 0, j = 0; i < n; i++) {
+      if (regions[i].reachable()) {
+        now[i] = regions[i].admitted() + xNow[j];
+        later[i] = xLater[j];
+        j++;
+      } else {
+        now[i] = -1;
+        later[i] = -1;
+      }
+    }
+    return new Target(now, later);
+  }
+
+  /**
+   * Splits {@code budget} permits: floors first (scaled down together if they alone exceed it), then
+   * max-min fair water-filling of the demand above the floors, then the rest in proportion to demand
+   * (evenly when there is none), so that the whole budget is handed out and the sum never exceeds it.
+   */
+  static long[] split(long budget, long[] floors, double[] demand) {
+    int n = floors.length;
+    long[] x = new long[n];
+    if (n == 0 || budget <= 0) {
+      return x;
+    }
+    long floorSum = 0;
+    for (long f : floors) {
+      floorSum += f;
+    }
+    if (floorSum >= budget) {
+      for (int i = 0; i < n; i++) {
+        x[i] = (long) Math.floor((double) budget * floors[i] / floorSum);
+      }
+      return x;
+    }
+    System.arraycopy(floors, 0, x, 0, n);
+    long rest = budget - floorSum;
+    double[] want = new double[n];
+    for (int i = 0; i < n; i++) {
+      want[i] = Math.max(0, demand[i] - x[i]);
+    }
+    // water-filling: the smallest wants are met in full, the others share the level equally
+    Integer[] byWant = IntStream.range(0, n).boxed().sorted(Comparator.comparingDouble(i -> want[i])).toArray(Integer[]::new);
+    int left = n;
+    for (int i : byWant) {
+      long give = (long) Math.min(Math.floor(want[i]), rest / left);
+      x[i] += give;
+      rest -= give;
+      left--;
+    }
+    if (rest > 0) {
+      double total = Arrays.stream(demand).sum();
+      long given = 0;
+      long[] extra = new long[n];
+      for (int i = 0; i < n; i++) {
+        extra[i] = total > 0 ? (long) Math.floor(rest * (demand[i] / total)) : rest / n;
+        given += extra[i];
+      }
+      rest -= given;
+      Integer[] byDemand = IntStream.range(0, n).boxed()
+          .sorted(Comparator.comparingDouble((Integer i) -> demand[i]).reversed()).toArray(Integer[]::new);
+      for (int k = 0; rest > 0; k = (k + 1) % n) { // the few permits rounding left over
+        extra[byDemand[k]]++;
+        rest--;
+      }
+      for (int i = 0; i < n; i++) {
+        x[i] += extra[i];
+      }
+    }
+    return x;
+  }
+
+  /**
+   * The second phase of a round: how much each region may grow from what the first phase wrote
+   * ({@code base}) toward its target, within {@code budget}; scaled down together when short.
+   */
+  static long[] increases(long budget, long[] base, long[] target) {
+    long[] inc = new long[base.length];
+    long sum = 0;
+    for (int i = 0; i < base.length; i++) {
+      inc[i] = Math.max(0, target[i] - base[i]);
+      sum += inc[i];
+    }
+    if (sum > Math.max(0, budget)) {
+      for (int i = 0; i < inc.length; i++) {
+        inc[i] = budget <= 0 ? 0 : (long) Math.floor((double) budget * inc[i] / sum);
+      }
+    }
+    return inc;
+  }
+}

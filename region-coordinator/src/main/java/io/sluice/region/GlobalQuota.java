@@ -1,0 +1,172 @@
+package io.sluice.region;
+
+import io.sluice.node.Limit;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * A quota defined once for every region: at most {@link #quota()} permits per {@link #window()} for
+ * each key matching {@link #keyPattern()}, summed over all regions. The coordinator splits it into
+ * regional shares; every node of a region enforces its share through a {@code SyncedLimiter} built
+ * on {@link #limit()} with {@code regionalQuota(regions)}.
+ */
+public final class GlobalQuota {
+  private final String name;
+  private final long quota;
+  private final Duration window;
+  private final String keyPattern;
+  private final Pattern keyRegex;
+  private final double floorFraction;
+  private final Map<String, Long> floors;
+  private final Limit limit;
+
+  private GlobalQuota(Builder b) {
+    this.name = b.name;
+    this.quota = b.quota;
+    this.window = b.window;
+    this.keyPattern = b.keyPattern;
+    this.keyRegex = globToRegex(b.keyPattern);
+    this.floorFraction = b.floorFraction;
+    this.floors = Collections.unmodifiableMap(new LinkedHashMap<>(b.floors));
+    this.limit = Limit.fixedWindow(b.name).limit(b.quota).window(b.window).build();
+  }
+
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** G: permits per window per key, all regions together. */
+  public long quota() {
+    return quota;
+  }
+
+  public Duration window() {
+    return window;
+  }
+
+  /** Keys the coordinator splits by demand ({@code *} matches any run of characters); others keep G / regions. */
+  public String keyPattern() {
+    return keyPattern;
+  }
+
+  public boolean matches(String key) {
+    return keyRegex.matcher(key).matches();
+  }
+
+  /** The limit every node of every region builds its {@code SyncedLimiter} on. */
+  public Limit limit() {
+    return limit;
+  }
+
+  /**
+   * The least share a region keeps of each key per window, so that a region whose demand appears
+   * after a quiet spell is not refused outright until the next round: the region's own floor if set,
+   * else {@code floorFraction} of the static share G / regions.
+   */
+  public long floor(String region, int regions) {
+    Long own = floors.get(region);
+    return own != null ? own : (long) Math.floor(floorFraction * (quota / regions));
+  }
+
+  Map<String, Long> floors() {
+    return floors;
+  }
+
+  private static Pattern globToRegex(String glob) {
+    StringBuilder regex = new StringBuilder();
+    String[] parts = glob.split("\\*", -1);
+    for (int i = 0; i < parts.length; i++) {
+      if (i > 0) {
+        regex.append(".*");
+      }
+      regex.append(Pattern.quote(parts[i]));
+    }
+    return Pattern.compile(regex.toString(), Pattern.DOTALL);
+  }
+
+  @Override
+  public String toString() {
+    return name + " (" + quota + " per " + window + " for keys " + keyPattern + ")";
+  }
+
+  /** Settings of a {@link GlobalQuota}; every error names its field. */
+  public static final class Builder {
+    private final String name;
+    private long quota = -1;
+    private Duration window;
+    private String keyPattern = "*";
+    private double floorFraction = 0.1;
+    private final Map<String, Long> floors = new LinkedHashMap<>();
+
+    Builder(String name) {
+      if (name == null || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
+        throw new IllegalArgumentException("name: must be 1 to 64 characters of [A-Za-z0-9_.-], got " + name);
+      }
+      this.name = name;
+    }
+
+    public Builder quota(long permitsPerWindow) {
+      if (permitsPerWindow < 1) {
+        throw new IllegalArgumentException("quota: must be at least 1 permit per window, got " + permitsPerWindow
+            + " in quota " + name);
+      }
+      this.quota = permitsPerWindow;
+      return this;
+    }
+
+    public Builder window(Duration window) {
+      if (window == null || window.toMillis() < 100) {
+        throw new IllegalArgumentException("window: must be at least 100 ms, got " + window + " in quota " + name);
+      }
+      this.window = window;
+      return this;
+    }
+
+    public Builder keyPattern(String glob) {
+      if (glob == null || glob.isEmpty()) {
+        throw new IllegalArgumentException("keyPattern: must not be empty in quota " + name);
+      }
+      this.keyPattern = glob;
+      return this;
+    }
+
+    /** Floor of every region without its own: this fraction of G / regions (default 0.1). */
+    public Builder floorFraction(double fraction) {
+      if (!(fraction >= 0 && fraction <= 1)) {
+        throw new IllegalArgumentException("floorFraction: must be in [0, 1], got " + fraction + " in quota " + name);
+      }
+      this.floorFraction = fraction;
+      return this;
+    }
+
+    /** The floor of one region, in permits per window. */
+    public Builder floor(String region, long permits) {
+      if (region == null || region.isEmpty()) {
+        throw new IllegalArgumentException("floor.region: must not be empty in quota " + name);
+      }
+      if (permits < 0) {
+        throw new IllegalArgumentException("floor: must not be negative, got " + permits + " for region " + region
+            + " in quota " + name);
+      }
+      floors.put(region, permits);
+      return this;
+    }
+
+    public GlobalQuota build() {
+      if (quota < 0) {
+        throw new IllegalArgumentException("quota: must be set in quota " + name);
+      }
+      if (window == null) {
+        throw new IllegalArgumentException("window: must be set in quota " + name);
+      }
+      return new GlobalQuota(this);
+    }
+  }
+}

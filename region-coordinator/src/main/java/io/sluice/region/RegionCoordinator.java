@@ -1,0 +1,548 @@
+package io.sluice.region;
+
+import io.sluice.node.Limit;
+import io.sluice.node.Ticker;
+import io.sluice.sync.RegionShareStore;
+import io.sluice.sync.RegionShareStore.KeyState;
+import io.sluice.sync.RegionShareStore.ShareWrite;
+import io.sluice.sync.RegionShareStore.WriteResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One replica of the region coordinator. Replicas form a Hazelcast cluster; the oldest member leads
+ * and, once per round, for every global quota and key: reads each region's counts and denied demand,
+ * splits the quota by demand ({@link Allocator}: floors, max-min fair water-filling, smoothing of
+ * the demand rates) and writes each region's share with its epoch and a lease.
+ *
+ * <h2>Why the global sum never passes G</h2>
+ * A region enforces, per window, the share its Redis holds for it (read back with every flush), or
+ * the static share G / R when no lease covers the window. Shares of the current window are split
+ * from what is left of it (G less what regions already counted), and a round writes in two phases:
+ * first every share that shrinks (never below what the region already counted: the script clamps
+ * it), then the ones that grow, from the budget the first phase left. So the shares held at any
+ * moment sum to at most G. A region the coordinator cannot reach counts as holding the most its last
+ * lease lets it use, and after the lease the static share. A new leader raises the epoch above any a
+ * region has seen; regions refuse writes from an older epoch, and a refused leader stands down until
+ * the cluster's membership changes.
+ */
+public final class RegionCoordinator implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(RegionCoordinator.class.getName());
+  private static final String EPOCH_KEY = "epoch";
+  /** Per region in a state entry: share window, share, later share, lease end, attempts, window, time, rate. */
+  private static final int FIELDS = 8;
+
+  private final CoordinatorConfig config;
+  private final Ticker ticker;
+  private final List<Region> regions;
+  private final RegionClient[] clients;
+  private final Leadership leadership;
+  private final ScheduledExecutorService scheduler;
+
+  /** The epoch this replica writes with while it leads; 0 when it does not. */
+  private volatile long epoch;
+  private boolean fenced;
+  private long fencedAtMembership;
+  /** Per quota, per key: what this replica knows of every region (see {@link #FIELDS}). */
+  private final Map<String, Map<String, long[]>> memory = new HashMap<>();
+  private volatile Map<String, QuotaSummary> summaries = Map.of();
+
+  private final AtomicLong rounds = new AtomicLong();
+  private final AtomicLong refusedWrites = new AtomicLong();
+  private final AtomicLong regionErrors = new AtomicLong();
+  private final AtomicLong leaderships = new AtomicLong();
+
+  RegionCoordinator(CoordinatorConfig config, Ticker ticker, Function<Region, RegionClient> connect,
+      boolean scheduleRounds) {
+    this.config = config;
+    this.ticker = ticker;
+    this.regions = config.regions();
+    this.clients = new RegionClient[regions.size()];
+    for (int i = 0; i < clients.length; i++) {
+      clients[i] = connect.apply(regions.get(i));
+    }
+    this.leadership = new Leadership(config);
+    if (scheduleRounds) {
+      scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-coordinator-" + config.clusterName());
+        t.setDaemon(true);
+        return t;
+      });
+      long every = config.roundInterval().toNanos();
+      scheduler.scheduleWithFixedDelay(this::safeRound, every, every, TimeUnit.NANOSECONDS);
+    } else {
+      scheduler = null;
+    }
+  }
+
+  /**
+   * Starts a replica: joins (or forms) the coordinators' Hazelcast cluster on loopback and runs a
+   * round every {@link CoordinatorConfig#roundInterval()}; only the leader's rounds write.
+   */
+  public static RegionCoordinator start(CoordinatorConfig config) {
+    return new RegionCoordinator(config, Ticker.cached(), RegionClient::of, true);
+  }
+
+  private void safeRound() {
+    try {
+      round();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "coordinator round failed", e);
+    }
+  }
+
+  /**
+   * One round: does nothing unless this replica leads; returns whether it led. Public for tools and
+   * tests that drive rounds themselves.
+   */
+  public synchronized boolean round() {
+    if (!leadership.oldest()) {
+      epoch = 0;
+      return false;
+    }
+    if (fenced && leadership.membershipChanges() == fencedAtMembership) {
+      return false; // refused by a region as stale: stand down until the cluster changes
+    }
+    if (epoch == 0 || fenced) {
+      takeOver();
+    }
+    rounds.incrementAndGet();
+    Map<String, QuotaSummary> out = new LinkedHashMap<>();
+    for (GlobalQuota q : config.quotas()) {
+      QuotaSummary s = allocate(q);
+      if (s == null) {
+        return false; // fenced half way
+      }
+      out.put(q.name(), s);
+    }
+    summaries = out;
+    return true;
+  }
+
+  /** A new leader: an epoch above every one seen, and the allocation state the old leader replicated. */
+  private void takeOver() {
+    long seen = 0;
+    long[] stored = leadership.state().get(EPOCH_KEY);
+    if (stored != null) {
+      seen = stored[0];
+    }
+    for (int i = 0; i < clients.length; i++) {
+      try {
+        seen = Math.max(seen, clients[i].epoch());
+      } catch (RuntimeException e) {
+        regionErrors.incrementAndGet(); // unreachable: if it saw a newer epoch, its refusal will say so
+      }
+    }
+    epoch = seen + 1;
+    fenced = false;
+    leadership.state().put(EPOCH_KEY, new long[] {epoch});
+    leaderships.incrementAndGet();
+    memory.clear();
+    for (Map.Entry<String, long[]> e : leadership.state().entrySet()) {
+      String k = e.getKey();
+      int bar = k.indexOf('|', 2);
+      if (k.startsWith("q|") && bar > 0) {
+        memory.computeIfAbsent(k.substring(2, bar), x -> new HashMap<>()).put(k.substring(bar + 1), e.getValue().clone());
+      }
+    }
+  }
+
+  private QuotaSummary allocate(GlobalQuota q) {
+    Limit limit = q.limit();
+    int n = regions.size();
+    long windowNanos = q.window().toNanos();
+    long now = ticker.read();
+    long w = Math.floorDiv(now, windowNanos);
+    long remaining = (w + 1) * windowNanos - now;
+    long leaseWindows = Math.max(1, (config.lease().toNanos() + windowNanos - 1) / windowNanos);
+    long leaseEnd = w + leaseWindows;
+    Duration ttl = Duration.ofNanos((leaseEnd + 2) * windowNanos - now);
+    long staticShare = q.quota() / n;
+    Map<String, long[]> known = memory.computeIfAbsent(q.name(), x -> new HashMap<>());
+
+    // which keys: those any region flushed lately, and those a lease still covers somewhere
+    boolean[] reachable = new boolean[n];
+    Set<String> keys = new LinkedHashSet<>();
+    for (int r = 0; r < n; r++) {
+      try {
+        for (String key : clients[r].keys(limit, w, config.maxKeysPerQuota())) {
+          if (q.matches(key)) {
+            keys.add(key);
+          }
+        }
+        reachable[r] = true;
+      } catch (RuntimeException e) {
+        regionErrors.incrementAndGet();
+      }
+    }
+    for (Map.Entry<String, long[]> e : known.entrySet()) {
+      for (int r = 0; r < n; r++) {
+        if (e.getValue()[r * FIELDS + 3] >= w) {
+          keys.add(e.getKey());
+          break;
+        }
+      }
+    }
+    known.keySet().retainAll(keys);
+    List<String> keyList = new ArrayList<>(keys);
+    List<Map<String, KeyState>> states = new ArrayList<>(n);
+    for (int r = 0; r < n; r++) {
+      Map<String, KeyState> byKey = new HashMap<>();
+      if (reachable[r] && !keyList.isEmpty()) {
+        try {
+          for (KeyState s : clients[r].read(limit, w, keyList)) {
+            byKey.put(s.key(), s);
+          }
+        } catch (RuntimeException e) {
+          reachable[r] = false;
+          regionErrors.incrementAndGet();
+        }
+      }
+      states.add(byKey);
+    }
+
+    // targets, and the first phase: what shrinks
+    int k = keyList.size();
+    long[][] targetNow = new long[k][];
+    long[][] targetLater = new long[k][];
+    long[][] heldNow = new long[k][n];
+    long[][] heldLaterMax = new long[k][n];
+    long[][] admitted = new long[k][n];
+    double[][] rates = new double[k][n];
+    List<List<ShareWrite>> shrink = new ArrayList<>(n);
+    for (int r = 0; r < n; r++) {
+      shrink.add(new ArrayList<>());
+    }
+    for (int i = 0; i < k; i++) {
+      String key = keyList.get(i);
+      long[] m = known.computeIfAbsent(key, x -> fresh(n));
+      Allocator.RegionView[] views = new Allocator.RegionView[n];
+      for (int r = 0; r < n; r++) {
+        int b = r * FIELDS;
+        KeyState s = states.get(r).get(key);
+        if (reachable[r] && s != null) {
+          if (s.shareWindow() >= 0) { // the region's own record is the truth
+            m[b] = s.shareWindow();
+            m[b + 1] = s.share();
+            m[b + 2] = s.nextShare();
+            m[b + 3] = s.leaseEnd();
+          } else {
+            m[b] = -1; // the region has none (never written, or its data was lost): it enforces G / R
+          }
+          observeDemand(m, b, s.admitted() + s.denied(), w, windowNanos, now);
+          admitted[i][r] = s.admitted();
+        }
+        heldNow[i][r] = shareFor(m, b, w, staticShare);
+        long min = Long.MAX_VALUE;
+        long max = 0;
+        for (long x = w + 1; x <= leaseEnd; x++) {
+          long h = shareFor(m, b, x, staticShare);
+          min = Math.min(min, h);
+          max = Math.max(max, h);
+        }
+        heldLaterMax[i][r] = max;
+        rates[i][r] = Double.longBitsToDouble(m[b + 7]);
+        views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[i][r],
+            q.floor(regions.get(r).name(), n), heldNow[i][r], min, max);
+      }
+      Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views);
+      targetNow[i] = t.now();
+      targetLater[i] = t.later();
+      for (int r = 0; r < n; r++) {
+        if (reachable[r]) {
+          shrink.get(r).add(new ShareWrite(key, Math.min(t.now()[r], heldNow[i][r]),
+              Math.min(t.later()[r], views[r].heldLaterMin()), leaseEnd));
+        }
+      }
+    }
+    long[][] written = new long[n][];
+    long[][] writtenLater = new long[n][];
+    for (int r = 0; r < n; r++) {
+      if (!reachable[r] || shrink.get(r).isEmpty()) {
+        continue;
+      }
+      WriteResult res = write(r, limit, w, ttl, shrink.get(r));
+      if (res == null) {
+        reachable[r] = false; // held stays as it was: a shrink not confirmed may not have happened
+      } else if (!res.accepted()) {
+        return fence(res.epoch());
+      } else {
+        written[r] = res.shares();
+        writtenLater[r] = res.nextShares();
+        for (int i = 0; i < k; i++) {
+          record(known.get(keyList.get(i)), r, w, res.shares()[i], res.nextShares()[i], leaseEnd);
+        }
+      }
+    }
+
+    // the second phase: what grows, from the budget the first left
+    List<List<ShareWrite>> grow = new ArrayList<>(n);
+    List<List<Integer>> growKeys = new ArrayList<>(n);
+    for (int r = 0; r < n; r++) {
+      grow.add(new ArrayList<>());
+      growKeys.add(new ArrayList<>());
+    }
+    for (int i = 0; i < k; i++) {
+      long budgetNow = q.quota();
+      long budgetLater = q.quota();
+      long[] baseNow = new long[n];
+      long[] baseLater = new long[n];
+      long[] wantNow = new long[n];
+      long[] wantLater = new long[n];
+      for (int r = 0; r < n; r++) {
+        if (written[r] != null) {
+          baseNow[r] = written[r][i];
+          baseLater[r] = writtenLater[r][i];
+          wantNow[r] = targetNow[i][r];
+          wantLater[r] = targetLater[i][r];
+        } else {
+          baseNow[r] = heldNow[i][r];
+          baseLater[r] = heldLaterMax[i][r];
+          wantNow[r] = baseNow[r];
+          wantLater[r] = baseLater[r];
+        }
+        budgetNow -= baseNow[r];
+        budgetLater -= baseLater[r];
+      }
+      long[] incNow = Allocator.increases(budgetNow, baseNow, wantNow);
+      long[] incLater = Allocator.increases(budgetLater, baseLater, wantLater);
+      for (int r = 0; r < n; r++) {
+        if (written[r] != null && (incNow[r] > 0 || incLater[r] > 0)) {
+          grow.get(r).add(new ShareWrite(keyList.get(i), baseNow[r] + incNow[r], baseLater[r] + incLater[r], leaseEnd));
+          growKeys.get(r).add(i);
+        }
+      }
+    }
+    for (int r = 0; r < n; r++) {
+      if (grow.get(r).isEmpty()) {
+        continue;
+      }
+      List<ShareWrite> writes = grow.get(r);
+      WriteResult res = write(r, limit, w, ttl, writes);
+      if (res != null && !res.accepted()) {
+        return fence(res.epoch());
+      }
+      for (int j = 0; j < writes.size(); j++) {
+        long[] m = known.get(writes.get(j).key());
+        // not confirmed: count it as written, the larger of the two (the safe side for the others)
+        record(m, r, w, res != null ? res.shares()[j] : writes.get(j).share(),
+            res != null ? res.nextShares()[j] : writes.get(j).nextShare(), leaseEnd);
+      }
+    }
+    replicate(q, known);
+    return summarize(q, keyList, known, admitted, reachable, w, staticShare);
+  }
+
+  private WriteResult write(int r, Limit limit, long w, Duration ttl, List<ShareWrite> writes) {
+    try {
+      WriteResult res = clients[r].write(epoch, limit, w, ttl, writes);
+      if (!res.accepted()) {
+        refusedWrites.incrementAndGet();
+      }
+      return res;
+    } catch (RuntimeException e) {
+      regionErrors.incrementAndGet();
+      return null;
+    }
+  }
+
+  private QuotaSummary fence(long newerEpoch) {
+    LOG.warning("a region accepted epoch " + newerEpoch + ", newer than this replica's " + epoch
+        + ": standing down");
+    fenced = true;
+    fencedAtMembership = leadership.membershipChanges();
+    epoch = 0;
+    return null;
+  }
+
+  /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */
+  private void observeDemand(long[] m, int b, long attempts, long w, long windowNanos, long now) {
+    double observed;
+    if (m[b + 5] == w && now > m[b + 6]) {
+      observed = (double) Math.max(0, attempts - m[b + 4]) / (now - m[b + 6]);
+    } else {
+      long elapsed = now - w * windowNanos;
+      if (elapsed <= 0) {
+        return;
+      }
+      observed = (double) attempts / elapsed;
+    }
+    double rate = Double.longBitsToDouble(m[b + 7]);
+    double alpha = config.smoothing();
+    rate = rate < 0 ? observed : alpha * observed + (1 - alpha) * rate;
+    m[b + 4] = attempts;
+    m[b + 5] = w;
+    m[b + 6] = now;
+    m[b + 7] = Double.doubleToLongBits(rate);
+  }
+
+  private static long[] fresh(int n) {
+    long[] m = new long[n * FIELDS];
+    for (int r = 0; r < n; r++) {
+      m[r * FIELDS] = -1;
+      m[r * FIELDS + 3] = -1;
+      m[r * FIELDS + 5] = Long.MIN_VALUE;
+      m[r * FIELDS + 7] = Double.doubleToLongBits(-1);
+    }
+    return m;
+  }
+
+  private static void record(long[] m, int r, long w, long share, long later, long leaseEnd) {
+    int b = r * FIELDS;
+    m[b] = w;
+    m[b + 1] = share;
+    m[b + 2] = later;
+    m[b + 3] = leaseEnd;
+  }
+
+  /** The share region r enforces in window x as far as this replica knows: its record, else G / R. */
+  private static long shareFor(long[] m, int b, long x, long staticShare) {
+    long sw = m[b];
+    if (sw < 0) {
+      return staticShare;
+    } else if (x == sw) {
+      return m[b + 1];
+    } else if (x > sw && x <= m[b + 3]) {
+      return m[b + 2];
+    }
+    return staticShare;
+  }
+
+  private void replicate(GlobalQuota q, Map<String, long[]> known) {
+    Map<String, long[]> copy = new HashMap<>();
+    for (Map.Entry<String, long[]> e : known.entrySet()) {
+      copy.put("q|" + q.name() + "|" + e.getKey(), e.getValue().clone());
+    }
+    leadership.state().putAll(copy);
+    String prefix = "q|" + q.name() + "|";
+    for (Iterator<String> it = leadership.state().keySet().iterator(); it.hasNext(); ) {
+      String key = it.next();
+      if (key.startsWith(prefix) && !copy.containsKey(key)) {
+        leadership.state().remove(key);
+      }
+    }
+  }
+
+  private QuotaSummary summarize(GlobalQuota q, List<String> keys, Map<String, long[]> known, long[][] admitted,
+      boolean[] reachable, long w, long staticShare) {
+    int n = regions.size();
+    long[] shares = new long[n];
+    long[] later = new long[n];
+    long[] counted = new long[n];
+    double[] demand = new double[n];
+    long total = 0;
+    long over = 0;
+    for (int i = 0; i < keys.size(); i++) {
+      long[] m = known.get(keys.get(i));
+      long sum = 0;
+      for (int r = 0; r < n; r++) {
+        shares[r] += shareFor(m, r * FIELDS, w, staticShare);
+        later[r] += shareFor(m, r * FIELDS, w + 1, staticShare);
+        counted[r] += admitted[i][r];
+        sum += admitted[i][r];
+        double rate = Double.longBitsToDouble(m[r * FIELDS + 7]);
+        demand[r] += Math.max(0, rate) * 1e9;
+      }
+      total += sum;
+      over = Math.max(over, sum - q.quota());
+    }
+    List<RegionSummary> per = new ArrayList<>(n);
+    for (int r = 0; r < n; r++) {
+      per.add(new RegionSummary(regions.get(r).name(), reachable[r], shares[r], later[r], counted[r], demand[r]));
+    }
+    return new QuotaSummary(q.name(), w, keys.size(), total, Math.max(0, over), per);
+  }
+
+  /**
+   * One region's part of a quota after a round, summed over the quota's keys: its share of the
+   * current window and of the next, what it counted so far, and its smoothed demand.
+   */
+  public record RegionSummary(String region, boolean reachable, long share, long nextShare, long admitted,
+      double demandPerSecond) {
+  }
+
+  /**
+   * A quota after a round: its keys, what all regions counted in the window so far, the most one key
+   * went over G (0 when none did), and each region's part.
+   */
+  public record QuotaSummary(String quota, long window, int keys, long admitted, long overAdmitted,
+      List<RegionSummary> regions) {
+  }
+
+  /** What the last round this replica led decided, per quota. */
+  public Map<String, QuotaSummary> lastRound() {
+    return summaries;
+  }
+
+  /** Whether this replica led its last round. */
+  public boolean leading() {
+    return epoch != 0;
+  }
+
+  /** The epoch this replica writes with; 0 when it does not lead. */
+  public long epoch() {
+    return epoch;
+  }
+
+  public long rounds() {
+    return rounds.get();
+  }
+
+  /** Writes a region refused because it had accepted a newer epoch. */
+  public long refusedWrites() {
+    return refusedWrites.get();
+  }
+
+  /** Calls to a region's Redis that failed or timed out. */
+  public long regionErrors() {
+    return regionErrors.get();
+  }
+
+  /** Times this replica became leader. */
+  public long leaderships() {
+    return leaderships.get();
+  }
+
+  /** Members of the coordinators' cluster as this replica sees it. */
+  public int members() {
+    return leadership.members();
+  }
+
+  public CoordinatorConfig config() {
+    return config;
+  }
+
+  /** Stops this replica as a crash would (no hand-over), for fail-over tests. */
+  void crash() {
+    if (scheduler != null) {
+      scheduler.shutdownNow();
+    }
+    leadership.crash();
+    epoch = 0;
+  }
+
+  @Override
+  public void close() {
+    if (scheduler != null) {
+      scheduler.shutdownNow();
+    }
+    leadership.close();
+    for (RegionClient c : clients) {
+      c.close();
+    }
+  }
+}

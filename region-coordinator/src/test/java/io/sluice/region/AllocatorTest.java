@@ -1,0 +1,169 @@
+package io.sluice.region;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The split's arithmetic over seeded random inputs (a failure names its seed), against a reference
+ * water-filling computed by bisection on the level in doubles.
+ */
+class AllocatorTest {
+  private static final int TRIALS = 2_000;
+
+  @Test
+  void splitHandsOutTheWholeBudgetAndNeverMore() {
+    for (int seed = 0; seed < TRIALS; seed++) {
+      SplittableRandom rnd = new SplittableRandom(seed);
+      int n = 1 + rnd.nextInt(6);
+      long budget = rnd.nextLong(0, 1_000_000);
+      long[] floors = new long[n];
+      double[] demand = new double[n];
+      for (int i = 0; i < n; i++) {
+        floors[i] = rnd.nextInt(4) == 0 ? 0 : rnd.nextLong(0, budget / n + 2);
+        demand[i] = rnd.nextInt(5) == 0 ? 0 : rnd.nextDouble() * 2 * budget / n;
+      }
+      long[] x = Allocator.split(budget, floors, demand);
+      String at = "seed " + seed + ": budget " + budget + " floors " + Arrays.toString(floors) + " demand "
+          + Arrays.toString(demand) + " -> " + Arrays.toString(x);
+      assertThat(Arrays.stream(x).sum()).as(at).isEqualTo(budget);
+      long floorSum = Arrays.stream(floors).sum();
+      for (int i = 0; i < n; i++) {
+        assertThat(x[i]).as(at).isGreaterThanOrEqualTo(0);
+        if (floorSum <= budget) {
+          assertThat(x[i]).as(at).isGreaterThanOrEqualTo(floors[i]);
+        }
+      }
+    }
+  }
+
+  @Test
+  void splitIsMaxMinFairOnDemandAboveTheFloors() {
+    for (int seed = 0; seed < TRIALS; seed++) {
+      SplittableRandom rnd = new SplittableRandom(seed);
+      int n = 1 + rnd.nextInt(6);
+      long budget = rnd.nextLong(1, 1_000_000);
+      long[] floors = new long[n];
+      double[] demand = new double[n];
+      for (int i = 0; i < n; i++) {
+        floors[i] = rnd.nextLong(0, budget / (2L * n) + 1);
+        demand[i] = rnd.nextDouble() * 2 * budget / n;
+      }
+      long[] x = Allocator.split(budget, floors, demand);
+      double[] reference = referenceWaterFill(budget, floors, demand);
+      String at = "seed " + seed + ": " + Arrays.toString(x) + " vs " + Arrays.toString(reference);
+      double wants = 0;
+      for (int i = 0; i < n; i++) {
+        wants += Math.max(0, demand[i] - floors[i]);
+      }
+      if (wants >= budget - Arrays.stream(floors).sum()) {
+        // short of budget: the water-filling itself, within the permits integer rounding moves
+        for (int i = 0; i < n; i++) {
+          assertThat((double) x[i]).as(at).isCloseTo(reference[i], org.assertj.core.data.Offset.offset(n + 1.0));
+        }
+      } else {
+        // enough for every demand: each region gets at least what it asked for
+        for (int i = 0; i < n; i++) {
+          assertThat((double) x[i]).as(at).isGreaterThanOrEqualTo(Math.max(floors[i], Math.floor(demand[i])) - 1);
+        }
+      }
+    }
+  }
+
+  /** floors + min(want, level), with the level found by bisection so that the sum is the budget. */
+  private static double[] referenceWaterFill(long budget, long[] floors, double[] demand) {
+    int n = floors.length;
+    double rest = budget - Arrays.stream(floors).sum();
+    double lo = 0;
+    double hi = budget;
+    for (int k = 0; k < 200; k++) {
+      double mid = (lo + hi) / 2;
+      double sum = 0;
+      for (int i = 0; i < n; i++) {
+        sum += Math.min(Math.max(0, demand[i] - floors[i]), mid);
+      }
+      if (sum > rest) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    double[] x = new double[n];
+    for (int i = 0; i < n; i++) {
+      x[i] = floors[i] + Math.min(Math.max(0, demand[i] - floors[i]), lo);
+    }
+    return x;
+  }
+
+  @Test
+  void targetsNeverPromiseMoreThanTheQuotaGivenWhatIsCountedAndHeld() {
+    for (int seed = 0; seed < TRIALS; seed++) {
+      SplittableRandom rnd = new SplittableRandom(seed);
+      int n = 1 + rnd.nextInt(5);
+      long quota = rnd.nextLong(n, 100_000);
+      long staticShare = quota / n;
+      Allocator.RegionView[] views = new Allocator.RegionView[n];
+      long committed = 0;
+      for (int i = 0; i < n; i++) {
+        boolean reachable = rnd.nextInt(4) != 0;
+        long held = rnd.nextBoolean() ? staticShare : rnd.nextLong(0, staticShare + 1);
+        long admitted = reachable ? rnd.nextLong(0, held + 1) : 0;
+        views[i] = new Allocator.RegionView(reachable, admitted, rnd.nextDouble() * 1e-6, rnd.nextLong(0, staticShare / 4 + 1),
+            held, held, held);
+        committed += reachable ? 0 : held;
+      }
+      long window = 10_000_000_000L;
+      Allocator.Target t = Allocator.target(quota, rnd.nextLong(1, window), window, views);
+      long sumNow = committed;
+      long sumLater = committed;
+      for (int i = 0; i < n; i++) {
+        if (views[i].reachable()) {
+          assertThat(t.now()[i]).as("seed " + seed).isGreaterThanOrEqualTo(views[i].admitted());
+          sumNow += t.now()[i];
+          sumLater += t.later()[i];
+        } else {
+          assertThat(t.now()[i]).isEqualTo(-1);
+        }
+      }
+      assertThat(sumNow).as("seed " + seed).isLessThanOrEqualTo(quota);
+      assertThat(sumLater).as("seed " + seed).isLessThanOrEqualTo(quota);
+    }
+  }
+
+  @Test
+  void increasesStayWithinTheBudgetLeft() {
+    for (int seed = 0; seed < TRIALS; seed++) {
+      SplittableRandom rnd = new SplittableRandom(seed);
+      int n = 1 + rnd.nextInt(5);
+      long[] base = new long[n];
+      long[] target = new long[n];
+      for (int i = 0; i < n; i++) {
+        base[i] = rnd.nextLong(0, 1_000);
+        target[i] = rnd.nextLong(0, 2_000);
+      }
+      long budget = rnd.nextLong(-100, 3_000);
+      long[] inc = Allocator.increases(budget, base, target);
+      long sum = 0;
+      for (int i = 0; i < n; i++) {
+        assertThat(inc[i]).isBetween(0L, Math.max(0, target[i] - base[i]));
+        sum += inc[i];
+      }
+      assertThat(sum).as("seed " + seed).isLessThanOrEqualTo(Math.max(0, budget));
+    }
+  }
+
+  @Test
+  void skewedDemandGetsTheWaterFillingSplit() {
+    // demands 8,400 / 2,400 / 1,200 per window for G = 6,000: the two small ones in full, the rest to the large
+    long[] x = Allocator.split(6_000, new long[3], new double[] {1_200, 2_400, 8_400});
+    assertThat(x).containsExactly(1_200, 2_400, 2_400);
+    // room for everyone: what is left goes with demand
+    x = Allocator.split(6_000, new long[3], new double[] {1_000, 1_000, 2_000});
+    assertThat(x).containsExactly(1_500, 1_500, 3_000);
+    // floors come first, even for a region without demand
+    x = Allocator.split(6_000, new long[] {200, 200, 200}, new double[] {0, 0, 9_000});
+    assertThat(x).containsExactly(200, 200, 5_600);
+  }
+}

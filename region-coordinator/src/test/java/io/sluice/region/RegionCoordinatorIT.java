@@ -1,0 +1,248 @@
+package io.sluice.region;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.sync.RegionShareStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The coordinator with three regions as real processes (a redis-server and two nodes each, every node
+ * on its own connection) and real Hazelcast replicas, in simulated time (see {@link RegionRig}). The
+ * global quota is G = 6,000 per 10 s window; total demand is 2G. Each test adds rows to a report,
+ * written to {@code target/regions.md} (and to {@code -Dsluice.report.dir}, which
+ * {@code region-coordinator/run-report.sh} sets).
+ */
+class RegionCoordinatorIT {
+  private static final long G = 6_000;
+  private static final double DEMAND = 2.0 * G / 10; // permits per second, all regions together
+  private static final double[] SKEW = {0.7, 0.2, 0.1};
+  private static final double[] SHIFTED = {0.1, 0.2, 0.7};
+  private static final List<String> REPORT = new ArrayList<>();
+
+  private static GlobalQuota quota() {
+    return GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10)).keyPattern("tenant-*").build();
+  }
+
+  private static double demand(double[] split, int region) {
+    return DEMAND * split[region];
+  }
+
+  /** The max-min fair split of G for demands per window (floors do not bind at these numbers). */
+  private static long[] ideal(double[] split) {
+    long[] floors = new long[split.length];
+    double[] perWindow = new double[split.length];
+    for (int r = 0; r < split.length; r++) {
+      perWindow[r] = DEMAND * split[r] * 10;
+    }
+    return Allocator.split(G, floors, perWindow);
+  }
+
+  @Test
+  void demandBasedSharesFillTheQuotaUnderSkewAndFollowAShift() {
+    try (RegionRig rig = new RegionRig(3, 2, quota())) {
+      RegionCoordinator coordinator = rig.addCoordinator("skew-" + UUID.randomUUID());
+      long first = rig.window();
+      // "tenant-1" is split by the coordinator; "static-1" (outside the key pattern) keeps G / 3
+      rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
+      long shiftWindow = rig.window();
+      // the shift, a second at a time: rounds until every region's next-window share is within 5% of G
+      // of the max-min fair split of the new demand
+      long[] target = ideal(SHIFTED);
+      int rounds = 0;
+      int converged = -1;
+      while (rounds < 60) {
+        rig.run(Duration.ofSeconds(1), r -> demand(SHIFTED, r), "tenant-1", "static-1");
+        rounds++;
+        RegionCoordinator.QuotaSummary s = coordinator.lastRound().get("api");
+        boolean close = true;
+        for (int r = 0; r < 3; r++) {
+          close &= Math.abs(s.regions().get(r).nextShare() - target[r]) <= G / 20;
+        }
+        if (close && converged < 0) {
+          converged = rounds;
+        }
+      }
+      long end = rig.window();
+
+      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow);
+      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow);
+      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end);
+      Figures staticAfter = figures(rig, "static-1", shiftWindow + 1, end);
+      Figures all = figures(rig, "tenant-1", first, end);
+      REPORT.add(row("skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));
+      REPORT.add(row("skew 70/20/10, demand 2G", "static G/R", staticSplit, "-"));
+      REPORT.add(row("after shift to 10/20/70", "demand-based", afterShift, Integer.toString(converged)));
+      REPORT.add(row("after shift to 10/20/70", "static G/R", staticAfter, "-"));
+      REPORT.add(row("whole run (first window included)", "demand-based", all, "-"));
+
+      io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+      new RegionCoordinatorMetrics(coordinator).bindTo(meters);
+      RegionCoordinator.QuotaSummary last = coordinator.lastRound().get("api");
+      assertThat(meters.get("sluice.region.share").tag("quota", "api").tag("region", "region-c").gauge().value())
+          .isEqualTo((double) last.regions().get(2).share());
+      assertThat(meters.get("sluice.region.epoch").gauge().value()).isEqualTo(1.0);
+      assertThat(meters.get("sluice.region.leader").gauge().value()).isEqualTo(1.0);
+      assertThat(meters.get("sluice.region.quota.keys").tag("quota", "api").gauge().value()).isEqualTo(1.0);
+
+      assertThat(coordinated.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      assertThat(afterShift.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      assertThat(staticSplit.meanUtilisation).isLessThan(0.90);
+      assertThat(all.worstOver).isLessThanOrEqualTo(0.01);
+      assertThat(converged).isBetween(1, 2);
+    }
+  }
+
+  @Test
+  void aReplicaTakesOverWhenTheLeaderCrashes() throws Exception {
+    try (RegionRig rig = new RegionRig(3, 2, quota())) {
+      String cluster = "failover-" + UUID.randomUUID();
+      RegionCoordinator leader = rig.addCoordinator(cluster);
+      RegionCoordinator replica = rig.addCoordinator(cluster);
+      long first = rig.window();
+      rig.run(Duration.ofSeconds(30), r -> demand(SKEW, r), "tenant-1");
+      assertThat(leader.leading()).isTrue();
+      assertThat(replica.leading()).isFalse();
+      long oldEpoch = leader.epoch();
+
+      leader.crash();
+      long crashedAt = System.nanoTime();
+      int simulatedSeconds = 0;
+      while (!replica.leading() && System.nanoTime() - crashedAt < Duration.ofSeconds(30).toNanos()) {
+        rig.run(Duration.ofSeconds(1), r -> demand(SKEW, r), "tenant-1");
+        simulatedSeconds++;
+        if (!replica.leading()) {
+          Thread.sleep(50); // the replica learns of the crash in real time
+        }
+      }
+      double takeoverMillis = (System.nanoTime() - crashedAt) / 1e6;
+      assertThat(replica.leading()).isTrue();
+      assertThat(replica.epoch()).isGreaterThan(oldEpoch);
+      rig.run(Duration.ofSeconds(30), r -> demand(SKEW, r), "tenant-1");
+      assertThat(rig.record(0, "tenant-1").epoch()).isEqualTo(replica.epoch());
+      Figures f = figures(rig, "tenant-1", first + 1, rig.window());
+      REPORT.add(row("leader crash, replica takes over", "demand-based", f,
+          String.format(Locale.ROOT, "%d (%.0f ms real)", simulatedSeconds, takeoverMillis)));
+      assertThat(f.worstOver).isLessThanOrEqualTo(0.01);
+      assertThat(f.meanUtilisation).isGreaterThanOrEqualTo(0.90);
+    }
+  }
+
+  /** A split brain: two replicas that each think they lead. The newer epoch wins; the older stands down. */
+  @Test
+  void aStaleLeaderIsFencedByEpoch() {
+    try (RegionRig rig = new RegionRig(3, 2, quota())) {
+      RegionCoordinator old = rig.addCoordinator("split-a-" + UUID.randomUUID());
+      rig.run(Duration.ofSeconds(5), r -> demand(SKEW, r), "tenant-1");
+      assertThat(old.leading()).isTrue();
+      RegionCoordinator newer = rig.addCoordinator("split-b-" + UUID.randomUUID());
+      rig.run(Duration.ofSeconds(5), r -> demand(SKEW, r), "tenant-1");
+      assertThat(newer.epoch()).isGreaterThan(1);
+      assertThat(old.leading()).isFalse();
+      assertThat(old.refusedWrites()).isPositive();
+      long refused = old.refusedWrites();
+      rig.run(Duration.ofSeconds(10), r -> demand(SKEW, r), "tenant-1");
+      assertThat(old.refusedWrites()).isEqualTo(refused); // it stood down: no more attempts
+      for (int r = 0; r < 3; r++) {
+        assertThat(rig.record(r, "tenant-1").epoch()).isEqualTo(newer.epoch());
+      }
+    }
+  }
+
+  /**
+   * The coordinator loses region c (which then holds the largest share): c keeps its share to the end
+   * of its lease, then enforces G / 3; the coordinator counts it at that and gives the others the
+   * rest, so the global sum stays within G; once healed, shares follow demand again.
+   */
+  @Test
+  void aRegionCutOffKeepsItsShareUntilTheLeaseEndsThenTheStaticShare() {
+    try (RegionRig rig = new RegionRig(3, 2, quota())) {
+      rig.addCoordinator("cut-" + UUID.randomUUID());
+      long first = rig.window();
+      rig.run(Duration.ofSeconds(35), r -> demand(SHIFTED, r), "tenant-1");
+      RegionShareStore.KeyState before = rig.record(2, "tenant-1");
+      long cutWindow = rig.window();
+      rig.cut[2] = true;
+      rig.run(Duration.ofSeconds(40), r -> demand(SHIFTED, r), "tenant-1");
+      RegionShareStore.KeyState during = rig.record(2, "tenant-1");
+      assertThat(during.shareWindow()).isEqualTo(before.shareWindow()); // nothing written while cut
+      assertThat(during.shareFor(rig.window())).isEqualTo(-1); // lease over: the static share applies
+      long afterLease = before.leaseEnd() + 1;
+      for (long w = afterLease; w < rig.window(); w++) {
+        assertThat(rig.admitted("tenant-1", w, 2)).isBetween(G / 3 - G / 100, G / 3 + G / 100);
+      }
+      Figures cut = figures(rig, "tenant-1", cutWindow, rig.window());
+      rig.cut[2] = false;
+      long healed = rig.window();
+      rig.run(Duration.ofSeconds(30), r -> demand(SHIFTED, r), "tenant-1");
+      Figures after = figures(rig, "tenant-1", healed + 1, rig.window());
+      Figures all = figures(rig, "tenant-1", first, rig.window());
+      REPORT.add(row("region c cut off from the coordinator", "demand-based", cut, "-"));
+      REPORT.add(row("after healing", "demand-based", after, "-"));
+      assertThat(all.worstOver).isLessThanOrEqualTo(0.01);
+      assertThat(after.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+    }
+  }
+
+  /** Global utilisation (admitted / G) per whole window in [from, to), its mean and worst, and the worst over-admission. */
+  private static Figures figures(RegionRig rig, String key, long from, long to) {
+    double sum = 0;
+    double worstUtil = Double.MAX_VALUE;
+    double worstOver = 0;
+    int windows = 0;
+    for (long w = from; w < to; w++) {
+      double u = (double) rig.total(key, w) / G;
+      sum += u;
+      worstUtil = Math.min(worstUtil, u);
+      worstOver = Math.max(worstOver, u - 1);
+      windows++;
+    }
+    return new Figures(windows, windows == 0 ? 0 : sum / windows, windows == 0 ? 0 : worstUtil, worstOver);
+  }
+
+  private record Figures(int windows, double meanUtilisation, double worstUtilisation, double worstOver) {
+  }
+
+  private static String row(String scenario, String split, Figures f, String rounds) {
+    return String.format(Locale.ROOT, "| %s | %s | %d | %.1f%% | %.1f%% | %.2f%% | %s |", scenario, split, f.windows,
+        100 * f.meanUtilisation, 100 * f.worstUtilisation, 100 * Math.max(0, f.worstOver), rounds);
+  }
+
+  @AfterAll
+  static void writeReport() throws IOException {
+    StringBuilder md = new StringBuilder();
+    md.append("# Multi-region quotas: demand-based shares vs the static split\n\n")
+        .append("Three regions (a redis-server and two nodes each), global quota G = 6,000 per 10 s window, total\n")
+        .append("demand 2G, simulated time (10 ms steps, flush every 100 ms, a coordinator round every second).\n")
+        .append("Utilisation = what all regions admitted in a window / G; over-admission = the most a window\n")
+        .append("went over G, in % of G. Generated by `region-coordinator/run-report.sh`.\n\n")
+        .append("| scenario | split | windows | mean utilisation | worst window | worst over-admission | rounds to reconverge / take over |\n")
+        .append("|---|---|---|---|---|---|---|\n");
+    for (String r : REPORT) {
+      md.append(r).append('\n');
+    }
+    write(Path.of("target", "regions.md"), md.toString());
+    String dir = System.getProperty("sluice.report.dir");
+    if (dir != null && !dir.isEmpty()) {
+      write(Path.of(dir, "regions.md"), md.toString());
+    }
+  }
+
+  private static void write(Path path, String text) {
+    try {
+      Files.createDirectories(path.getParent());
+      Files.writeString(path, text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,220 @@
+package io.sluice.region;
+
+import io.sluice.node.ManualTicker;
+import io.sluice.sync.RedisCounterStore;
+import io.sluice.sync.RedisServer;
+import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.RegionShareStore;
+import io.sluice.sync.StoreUnavailableException;
+import io.sluice.sync.SyncedLimiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.IntToDoubleFunction;
+
+/**
+ * Regions as real processes on loopback, driven in simulated time: one redis-server per region,
+ * nodes (SyncedLimiters, each on its own connection) in every region, and coordinator replicas in a
+ * real Hazelcast cluster. Time is a {@link ManualTicker} shared by nodes and coordinators, advanced in
+ * 10 ms steps: nodes flush every 100 ms and coordinators run a round every second, so a run is
+ * repeatable and its figures do not depend on how busy the machine is. The coordinator's link to a
+ * region can be cut (its calls fail) while the region's nodes keep their own.
+ */
+final class RegionRig implements AutoCloseable {
+  static final long STEP_NANOS = 10_000_000L;
+  static final long SYNC_NANOS = 100_000_000L;
+  static final long ROUND_NANOS = 1_000_000_000L;
+
+  final GlobalQuota quota;
+  final ManualTicker ticker;
+  final List<String> regionNames = new ArrayList<>();
+  final List<RedisServer> servers = new ArrayList<>();
+  final List<List<SyncedLimiter>> nodes = new ArrayList<>();
+  final List<RedisCounterStore> stores = new ArrayList<>();
+  final List<RegionCoordinator> coordinators = new ArrayList<>();
+  final boolean[] cut;
+  /** Per key, per window, per region: permits the nodes admitted (their own decisions, the ground truth). */
+  final Map<String, Map<Long, long[]>> admitted = new java.util.HashMap<>();
+  private final double[] carry;
+  private int nextNode;
+
+  RegionRig(int regions, int nodesPerRegion, GlobalQuota quota) {
+    this.quota = quota;
+    // start on a window edge, so that the first window is a whole one
+    long window = quota.window().toNanos();
+    this.ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, window) * window + window);
+    this.cut = new boolean[regions];
+    this.carry = new double[regions];
+    try {
+      for (int r = 0; r < regions; r++) {
+        regionNames.add("region-" + (char) ('a' + r));
+        RedisServer server = RedisServer.start();
+        servers.add(server);
+        List<SyncedLimiter> list = new ArrayList<>();
+        for (int n = 0; n < nodesPerRegion; n++) {
+          RedisCounterStore store = RedisCounterStore.connect(redis(server.uri()));
+          stores.add(store);
+          list.add(SyncedLimiter.builder(quota.limit(), store).nodeId(regionNames.get(r) + "-" + n).ticker(ticker)
+              .autoSync(false).activeNodes(() -> nodesPerRegion).regionalQuota(regions)
+              .flushTimeout(Duration.ofSeconds(10)).build());
+        }
+        nodes.add(list);
+      }
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  CoordinatorConfig config(String cluster) {
+    CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota).cluster(cluster, 5801, 20)
+        .lease(Duration.ofSeconds(5));
+    for (int r = 0; r < servers.size(); r++) {
+      b.region(Region.of(regionNames.get(r), redis(servers.get(r).uri())));
+    }
+    return b.build();
+  }
+
+  /** A coordinator replica in the given Hazelcast cluster, whose link to a region fails while it is cut. */
+  RegionCoordinator addCoordinator(String cluster) {
+    RegionCoordinator c = new RegionCoordinator(config(cluster), ticker, region -> {
+      int r = regionNames.indexOf(region.name());
+      RegionClient real = RegionClient.of(region);
+      return new RegionClient() {
+        private void check() {
+          if (cut[r]) {
+            throw new StoreUnavailableException("region " + region.name() + " is cut off (test)", null);
+          }
+        }
+
+        @Override
+        public long epoch() {
+          check();
+          return real.epoch();
+        }
+
+        @Override
+        public List<String> keys(io.sluice.node.Limit limit, long window, int maxKeys) {
+          check();
+          return real.keys(limit, window, maxKeys);
+        }
+
+        @Override
+        public List<RegionShareStore.KeyState> read(io.sluice.node.Limit limit, long window, List<String> keys) {
+          check();
+          return real.read(limit, window, keys);
+        }
+
+        @Override
+        public RegionShareStore.WriteResult write(long epoch, io.sluice.node.Limit limit, long window, Duration ttl,
+            List<RegionShareStore.ShareWrite> writes) {
+          check();
+          return real.write(epoch, limit, window, ttl, writes);
+        }
+
+        @Override
+        public void close() {
+          real.close();
+        }
+      };
+    }, false);
+    coordinators.add(c);
+    return c;
+  }
+
+  /**
+   * Runs traffic for {@code duration} of simulated time: region r asks for
+   * {@code demand.applyAsDouble(r)} permits per second of {@code key}, spread over its nodes; every
+   * replica is asked to run a round each second (only the leader acts). Returns how many rounds a
+   * replica led.
+   */
+  int run(Duration duration, IntToDoubleFunction demandPerSecond, String... keys) {
+    int led = 0;
+    long end = ticker.read() + duration.toNanos();
+    while (ticker.read() < end) {
+      long now = ticker.read();
+      long w = Math.floorDiv(now, quota.window().toNanos());
+      for (int r = 0; r < servers.size(); r++) {
+        carry[r] += demandPerSecond.applyAsDouble(r) * STEP_NANOS / 1e9;
+        List<SyncedLimiter> list = nodes.get(r);
+        while (carry[r] >= 1) {
+          carry[r] -= 1;
+          SyncedLimiter node = list.get(nextNode++ % list.size());
+          for (String key : keys) { // every key sees the same traffic
+            if (node.tryAcquire(key)) {
+              admitted.computeIfAbsent(key, k -> new TreeMap<>())
+                  .computeIfAbsent(w, x -> new long[servers.size()])[r]++;
+            }
+          }
+        }
+      }
+      ticker.advanceNanos(STEP_NANOS);
+      now = ticker.read();
+      if (now % SYNC_NANOS == 0) {
+        for (List<SyncedLimiter> list : nodes) {
+          list.forEach(SyncedLimiter::syncNow);
+        }
+      }
+      if (now % ROUND_NANOS == 0) {
+        for (RegionCoordinator c : coordinators) {
+          if (c.round()) {
+            led++;
+          }
+        }
+      }
+    }
+    return led;
+  }
+
+  /**
+   * Generous timeouts: the figures come from simulated time, and a store call that times out on a
+   * busy machine would only add noise (the breaker and fallbacks are the chaos tests' subject).
+   */
+  private static RedisStoreConfig redis(String uri) {
+    return RedisStoreConfig.builder(uri).commandTimeout(Duration.ofSeconds(5)).connectTimeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  long window() {
+    return Math.floorDiv(ticker.read(), quota.window().toNanos());
+  }
+
+  /** What the nodes of region r admitted of a key in window w. */
+  long admitted(String key, long w, int r) {
+    return admitted.getOrDefault(key, Map.of()).getOrDefault(w, new long[servers.size()])[r];
+  }
+
+  /** Total admitted of a key over all regions in window w. */
+  long total(String key, long w) {
+    long sum = 0;
+    for (int r = 0; r < servers.size(); r++) {
+      sum += admitted(key, w, r);
+    }
+    return sum;
+  }
+
+  /** A region's share record for a key, read on a connection of the test's own. */
+  RegionShareStore.KeyState record(int region, String key) {
+    try (RegionShareStore s = RegionShareStore.connect(redis(servers.get(region).uri()))) {
+      return s.read(quota.limit(), window(), List.of(key)).get(0);
+    }
+  }
+
+  @Override
+  public void close() {
+    for (RegionCoordinator c : coordinators) {
+      try {
+        c.close();
+      } catch (RuntimeException ignored) {
+        // a crashed replica is already down
+      }
+    }
+    for (List<SyncedLimiter> list : nodes) {
+      list.forEach(SyncedLimiter::close);
+    }
+    stores.forEach(RedisCounterStore::close);
+    servers.forEach(RedisServer::close);
+  }
+}
