@@ -13,6 +13,8 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpFields;
@@ -51,7 +53,7 @@ final class CheckHandler extends Handler.Abstract {
       PrometheusMeterRegistry registry, String storeName) {
     this.limiters = Map.copyOf(limiters);
     this.soleLimiter = limiters.size() == 1 ? limiters.values().iterator().next() : null;
-    this.knownLimits = String.join(", ", new java.util.TreeSet<>(limiters.keySet()));
+    this.knownLimits = String.join(", ", new TreeSet<>(limiters.keySet()));
     this.maxBodyBytes = maxBodyBytes;
     this.maxKeyLength = maxKeyLength;
     this.registry = registry;
@@ -169,7 +171,7 @@ final class CheckHandler extends Handler.Abstract {
     StringBuilder sb = new StringBuilder(64 + 96 * limiters.size());
     boolean degraded = false;
     StringBuilder parts = new StringBuilder();
-    for (SyncedLimiter l : new java.util.TreeMap<>(limiters).values()) {
+    for (SyncedLimiter l : new TreeMap<>(limiters).values()) {
       CircuitBreaker.State state = l.circuitBreaker().getState();
       degraded |= state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
       if (parts.length() > 0) {

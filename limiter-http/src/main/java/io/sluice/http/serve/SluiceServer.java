@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -86,7 +87,7 @@ public final class SluiceServer implements AutoCloseable {
       // one store and one node id for every limit: the store keeps each limit's flush sequence apart
       // (node/limit) and counts this process once in its node registry
       String nodeId = config.nodeId() != null ? config.nodeId()
-          : "serve-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+          : "serve-" + UUID.randomUUID().toString().substring(0, 8);
       CounterStore store;
       if (config.redisUri() != null) {
         store = connectRedis(RedisStoreConfig.builder(config.redisUri())
