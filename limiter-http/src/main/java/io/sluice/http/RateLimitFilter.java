@@ -1,0 +1,178 @@
+package io.sluice.http;
+
+import io.sluice.node.Decision;
+import io.sluice.node.RateLimitHeaders;
+import io.sluice.node.RequestContext;
+import io.sluice.node.Rule;
+import io.sluice.node.Rules;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+
+/**
+ * A Jakarta Servlet filter (Servlet 6.0 and later) that checks every request against the rules of a
+ * {@link io.sluice.node.RequestLimiter}:
+ * <ul>
+ *   <li>identities: {@value #API_KEY} (the API key header), {@value #USER} (the authenticated user,
+ *       {@code getUserPrincipal()}), {@value #IP} (the client address, see
+ *       {@link RateLimitFilterConfig.Builder#trustedProxies}), {@value #CLIENT} (the API key, else the
+ *       user, else the address), and any the config adds;</li>
+ *   <li>plan from the config's {@link PlanResolver}; endpoint from the method and the path within
+ *       the application (servlet path plus path info, as the container decoded and normalised it, so
+ *       that {@code /%6Cogin} meets the rules of {@code /login});</li>
+ *   <li>a denied request is answered {@code 429} with {@code Retry-After}, {@code RateLimit-Policy},
+ *       {@code RateLimit} and {@code X-RateLimit-*} and a small JSON body, and goes no further; an
+ *       allowed one carries the same fields (but {@code Retry-After}). Shadow limits never deny and
+ *       never show; soft limits allow. A leaky-bucket shaper's delay is waited out here.</li>
+ * </ul>
+ * A request to which no limit applies (no rule matches, or none of its keys resolves) passes
+ * untouched. An API key or user name longer than the configured maximum is answered {@code 400}.
+ *
+ * <p>The API key is taken as sent: pair a per-key limit with a per-IP one, or validate keys before
+ * this filter, or a client can mint fresh budgets by inventing keys.
+ *
+ * <pre>{@code
+ * servletContext.addFilter("sluice", new RateLimitFilter(config)).addMappingForUrlPatterns(null, false, "/*");
+ * }</pre>
+ */
+public final class RateLimitFilter implements Filter {
+  public static final String API_KEY = "api-key";
+  public static final String USER = "user";
+  public static final String IP = "ip";
+  public static final String CLIENT = "client";
+  public static final int TOO_MANY_REQUESTS = 429;
+
+  private final RateLimitFilterConfig config;
+  private final Rules rules;
+
+  public RateLimitFilter(RateLimitFilterConfig config) {
+    if (config == null) {
+      throw new IllegalArgumentException("config: must not be null");
+    }
+    this.config = config;
+    this.rules = config.limiter().rules();
+  }
+
+  public RateLimitFilterConfig config() {
+    return config;
+  }
+
+  @Override
+  public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    if (!(request instanceof HttpServletRequest) || !(response instanceof HttpServletResponse)) {
+      chain.doFilter(request, response);
+      return;
+    }
+    HttpServletRequest req = (HttpServletRequest) request;
+    HttpServletResponse res = (HttpServletResponse) response;
+
+    String apiKey = config.apiKeyHeader() == null ? null : req.getHeader(config.apiKeyHeader());
+    if (tooLong(apiKey)) {
+      reject(res, 400, "{\"error\":\"" + config.apiKeyHeader() + ": longer than " + config.maxKeyLength()
+          + " characters\"}");
+      return;
+    }
+    Principal principal = req.getUserPrincipal();
+    String user = principal == null ? null : principal.getName();
+    if (tooLong(user)) {
+      reject(res, 400, "{\"error\":\"user: name longer than " + config.maxKeyLength() + " characters\"}");
+      return;
+    }
+    String ip = config.proxies().clientAddress(req.getRemoteAddr(), req.getHeaders(config.forwardedForHeader()));
+
+    RequestContext.Builder b = RequestContext.builder()
+        .plan(config.planResolver().plan(req))
+        .endpoint(req.getMethod(), pathOf(req))
+        .identity(API_KEY, apiKey)
+        .identity(USER, user)
+        .identity(IP, ip)
+        .identity(CLIENT, firstOf(apiKey, user, ip));
+    for (Map.Entry<String, Function<HttpServletRequest, String>> e : config.identities().entrySet()) {
+      String value = e.getValue().apply(req);
+      if (tooLong(value)) {
+        reject(res, 400, "{\"error\":\"" + e.getKey() + ": longer than " + config.maxKeyLength()
+            + " characters\"}");
+        return;
+      }
+      b.identity(e.getKey(), value);
+    }
+    RequestContext context = b.build();
+    if (!anyApplies(context)) {
+      chain.doFilter(request, response);
+      return;
+    }
+
+    Decision decision = config.limiter().check(context);
+    for (Map.Entry<String, String> field : RateLimitHeaders.of(decision).entrySet()) {
+      res.setHeader(field.getKey(), field.getValue());
+    }
+    if (!decision.allowed()) {
+      reject(res, TOO_MANY_REQUESTS, "{\"error\":\"rate limited\",\"limit\":\"" + decision.limit().name()
+          + "\",\"retryAfterSeconds\":" + Math.max(1, decision.retryAfterSeconds()) + "}");
+      return;
+    }
+    if (decision.delayNanos() > 0) {
+      LockSupport.parkNanos(decision.delayNanos()); // a shaper: hold the request to keep the rate
+    }
+    chain.doFilter(request, response);
+  }
+
+  /** The path within the application, decoded and normalised by the container. */
+  static String pathOf(HttpServletRequest req) {
+    String servletPath = req.getServletPath();
+    String pathInfo = req.getPathInfo();
+    String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+    return path.startsWith("/") ? path : "/" + path;
+  }
+
+  private boolean anyApplies(RequestContext context) throws ServletException {
+    List<Rule> applicable;
+    try {
+      applicable = rules.rulesFor(context);
+    } catch (IllegalArgumentException unknownPlan) {
+      // the plan resolver named a plan the rules do not have, and there is no default: a deployment error
+      throw new ServletException("sluice: " + unknownPlan.getMessage(), unknownPlan);
+    }
+    for (Rule rule : applicable) {
+      if (rule.keyResolver().resolve(context) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private boolean tooLong(String identity) {
+    return identity != null && identity.length() > config.maxKeyLength();
+  }
+
+  private static String firstOf(String a, String b, String c) {
+    if (a != null && !a.isEmpty()) {
+      return a;
+    }
+    if (b != null && !b.isEmpty()) {
+      return b;
+    }
+    return c;
+  }
+
+  private static void reject(HttpServletResponse res, int status, String json) throws IOException {
+    byte[] body = json.getBytes(StandardCharsets.UTF_8);
+    res.setStatus(status);
+    res.setContentType("application/json");
+    res.setCharacterEncoding("UTF-8");
+    res.setContentLength(body.length);
+    res.getOutputStream().write(body);
+  }
+}

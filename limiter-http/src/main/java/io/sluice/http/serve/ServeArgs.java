@@ -1,0 +1,137 @@
+package io.sluice.http.serve;
+
+import io.sluice.sync.StoreFailurePolicy;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * The command-line options of {@code sluice serve}, for {@link SluiceServer#main} (the CLI maps the
+ * same options onto {@link ServeConfig}). {@code --name value} or {@code --name=value}.
+ */
+final class ServeArgs {
+  private ServeArgs() {
+  }
+
+  static String usage() {
+    return String.join("\n",
+        "usage: sluice serve [options]",
+        "  --limit SPEC            a limit, repeatable: " + LimitSpec.syntax(),
+        "  --limits-file PATH      limits, one SPEC per line (# comments)",
+        "  --host ADDR             address to listen on (default " + ServeConfig.DEFAULT_HOST + ")",
+        "  --port N                port, 0 for any free one (default " + ServeConfig.DEFAULT_PORT + ")",
+        "  --redis URI             Redis store (redis://host:port); without it an embedded Hazelcast member",
+        "  --redis-cluster         the Redis URI names a Redis Cluster node",
+        "  --redis-timeout D       Redis command and handshake timeout (default 500ms)",
+        "  --hazelcast-cluster N   the embedded member's cluster name (default " + ServeConfig.DEFAULT_HAZELCAST_CLUSTER + ")",
+        "  --key-prefix P          prefix of the store's keys (default " + ServeConfig.DEFAULT_KEY_PREFIX + ")",
+        "  --node-id ID            this process's id in the store (default random)",
+        "  --batch-size N          permits per key between flushes; 1 = exact, Redis only (default 100)",
+        "  --sync-interval D       flush interval, e.g. 100ms (default 100ms)",
+        "  --on-store-failure P    LOCAL_SHARE (default), FAIL_OPEN or FAIL_CLOSED",
+        "  --max-body BYTES        largest /check body (default " + ServeConfig.DEFAULT_MAX_BODY_BYTES + ")",
+        "  --max-key-length N      longest key (default " + ServeConfig.DEFAULT_MAX_KEY_LENGTH + ")",
+        "  --max-threads N         server threads (default " + ServeConfig.DEFAULT_MAX_THREADS + ")",
+        "  --help                  this text");
+  }
+
+  static ServeConfig parse(String[] args) {
+    ServeConfig.Builder b = ServeConfig.builder();
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      String name = arg;
+      String value = null;
+      int eq = arg.indexOf('=');
+      if (arg.startsWith("--") && eq > 0) {
+        name = arg.substring(0, eq);
+        value = arg.substring(eq + 1);
+      }
+      switch (name) {
+        case "--help":
+        case "-h":
+          throw new HelpRequested();
+        case "--redis-cluster":
+          b.redisCluster(true);
+          continue;
+        default:
+          break;
+      }
+      if (value == null) {
+        if (i + 1 >= args.length) {
+          throw new IllegalArgumentException(name + ": needs a value");
+        }
+        value = args[++i];
+      }
+      switch (name) {
+        case "--limit":
+          b.limit(LimitSpec.parse(value));
+          break;
+        case "--limits-file":
+          b.limits(LimitSpec.parseFile(Path.of(value)));
+          break;
+        case "--host":
+          b.host(value);
+          break;
+        case "--port":
+          b.port(intOf(name, value));
+          break;
+        case "--redis":
+          b.redis(value);
+          break;
+        case "--redis-timeout":
+          b.redisTimeout(LimitSpec.duration(value, name));
+          break;
+        case "--hazelcast-cluster":
+          b.hazelcastCluster(value);
+          break;
+        case "--key-prefix":
+          b.keyPrefix(value);
+          break;
+        case "--node-id":
+          b.nodeId(value);
+          break;
+        case "--batch-size":
+          b.batchSize(intOf(name, value));
+          break;
+        case "--sync-interval":
+          b.syncInterval(LimitSpec.duration(value, name));
+          break;
+        case "--on-store-failure":
+          try {
+            b.onStoreFailure(StoreFailurePolicy.valueOf(value.toUpperCase(Locale.ROOT).replace('-', '_')));
+          } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(name + ": LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED, got " + value, e);
+          }
+          break;
+        case "--max-body":
+          b.maxBodyBytes(intOf(name, value));
+          break;
+        case "--max-key-length":
+          b.maxKeyLength(intOf(name, value));
+          break;
+        case "--max-threads":
+          b.maxThreads(intOf(name, value));
+          break;
+        default:
+          throw new IllegalArgumentException("unknown option " + name);
+      }
+    }
+    return b.build();
+  }
+
+  private static int intOf(String name, String value) {
+    try {
+      return Integer.parseInt(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + ": must be an integer, got " + value, e);
+    }
+  }
+
+  /** {@code --help}: print the usage and stop, successfully. */
+  static final class HelpRequested extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    HelpRequested() {
+      super("help", null, false, false);
+    }
+  }
+}

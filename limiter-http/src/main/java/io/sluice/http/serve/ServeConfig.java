@@ -1,0 +1,308 @@
+package io.sluice.http.serve;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.SyncedLimiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Settings of the sidecar ({@link SluiceServer}). Immutable; each builder setter checks its value and
+ * names the setting in its message. With no Redis URI the store is an embedded Hazelcast member on
+ * loopback (other sidecars on the machine started the same way join it).
+ */
+public final class ServeConfig {
+  public static final String DEFAULT_HOST = "127.0.0.1";
+  public static final int DEFAULT_PORT = 8080;
+  public static final int DEFAULT_MAX_BODY_BYTES = 4_096;
+  public static final int DEFAULT_MAX_KEY_LENGTH = 256;
+  public static final int DEFAULT_MAX_THREADS = 200;
+  public static final String DEFAULT_KEY_PREFIX = "sluice";
+  public static final String DEFAULT_HAZELCAST_CLUSTER = "sluice";
+  /** Most limits one sidecar serves: each has its own flusher thread. */
+  public static final int MAX_LIMITS = 64;
+
+  private final String host;
+  private final int port;
+  private final List<Limit> limits;
+  private final String redisUri;
+  private final boolean redisCluster;
+  private final Duration redisTimeout;
+  private final String hazelcastCluster;
+  private final String keyPrefix;
+  private final String nodeId;
+  private final long batchSize;
+  private final Duration syncInterval;
+  private final StoreFailurePolicy onStoreFailure;
+  private final int maxBodyBytes;
+  private final int maxKeyLength;
+  private final int maxThreads;
+
+  private ServeConfig(Builder b) {
+    this.host = b.host;
+    this.port = b.port;
+    this.limits = List.copyOf(b.limits);
+    this.redisUri = b.redisUri;
+    this.redisCluster = b.redisCluster;
+    this.redisTimeout = b.redisTimeout;
+    this.hazelcastCluster = b.hazelcastCluster;
+    this.keyPrefix = b.keyPrefix;
+    this.nodeId = b.nodeId;
+    this.batchSize = b.batchSize;
+    this.syncInterval = b.syncInterval;
+    this.onStoreFailure = b.onStoreFailure;
+    this.maxBodyBytes = b.maxBodyBytes;
+    this.maxKeyLength = b.maxKeyLength;
+    this.maxThreads = b.maxThreads;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public String host() {
+    return host;
+  }
+
+  /** The port to listen on; 0 picks a free one ({@link SluiceServer#port()} tells which). */
+  public int port() {
+    return port;
+  }
+
+  public List<Limit> limits() {
+    return limits;
+  }
+
+  /** The Redis URI, or null for the embedded Hazelcast store. */
+  public String redisUri() {
+    return redisUri;
+  }
+
+  public boolean redisCluster() {
+    return redisCluster;
+  }
+
+  /** Redis command timeout (also the connection handshake's). */
+  public Duration redisTimeout() {
+    return redisTimeout;
+  }
+
+  public String hazelcastCluster() {
+    return hazelcastCluster;
+  }
+
+  /** Prefix of the store's keys (Redis) or maps (Hazelcast), shared with library nodes of the same limits. */
+  public String keyPrefix() {
+    return keyPrefix;
+  }
+
+  /** This sidecar's node id (unique per process), or null for a random one. */
+  public String nodeId() {
+    return nodeId;
+  }
+
+  public long batchSize() {
+    return batchSize;
+  }
+
+  public Duration syncInterval() {
+    return syncInterval;
+  }
+
+  public StoreFailurePolicy onStoreFailure() {
+    return onStoreFailure;
+  }
+
+  public int maxBodyBytes() {
+    return maxBodyBytes;
+  }
+
+  public int maxKeyLength() {
+    return maxKeyLength;
+  }
+
+  public int maxThreads() {
+    return maxThreads;
+  }
+
+  public static final class Builder {
+    private String host = DEFAULT_HOST;
+    private int port = DEFAULT_PORT;
+    private final List<Limit> limits = new ArrayList<>();
+    private String redisUri;
+    private boolean redisCluster;
+    private Duration redisTimeout = RedisStoreConfig.DEFAULT_COMMAND_TIMEOUT;
+    private String hazelcastCluster = DEFAULT_HAZELCAST_CLUSTER;
+    private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private String nodeId;
+    private long batchSize = SyncedLimiter.Builder.DEFAULT_BATCH_SIZE;
+    private Duration syncInterval = SyncedLimiter.Builder.DEFAULT_SYNC_INTERVAL;
+    private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
+    private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+    private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
+    private int maxThreads = DEFAULT_MAX_THREADS;
+
+    Builder() {
+    }
+
+    /** The address to listen on; loopback by default, as a sidecar is reached from its own host. */
+    public Builder host(String host) {
+      if (host == null || host.isBlank()) {
+        throw new IllegalArgumentException("host: must not be empty");
+      }
+      this.host = host;
+      return this;
+    }
+
+    public Builder port(int port) {
+      if (port < 0 || port > 65_535) {
+        throw new IllegalArgumentException("port: must be 0 to 65535, got " + port);
+      }
+      this.port = port;
+      return this;
+    }
+
+    /** Adds a limit; window algorithms only (fixed window, sliding window counter). */
+    public Builder limit(Limit limit) {
+      if (limit == null) {
+        throw new IllegalArgumentException("limit: must not be null");
+      }
+      this.limits.add(limit);
+      return this;
+    }
+
+    public Builder limits(List<Limit> limits) {
+      if (limits == null) {
+        throw new IllegalArgumentException("limits: must not be null");
+      }
+      limits.forEach(this::limit);
+      return this;
+    }
+
+    /** A Redis URI ({@code redis://host:port}, {@code rediss://}, Sentinel); null for the embedded store. */
+    public Builder redis(String uri) {
+      if (uri != null && !uri.matches("(?i)(redis|rediss|redis-socket|redis-sentinel|rediss-sentinel)://.+")) {
+        throw new IllegalArgumentException("redis: must be a redis://, rediss://, redis-socket:// or redis-sentinel:// URI, got " + uri);
+      }
+      this.redisUri = uri;
+      return this;
+    }
+
+    public Builder redisCluster(boolean cluster) {
+      this.redisCluster = cluster;
+      return this;
+    }
+
+    /** How long one Redis command (and the connection handshake) may take; 500 ms by default. */
+    public Builder redisTimeout(Duration timeout) {
+      if (timeout == null || timeout.toMillis() < 1 || timeout.toSeconds() > 60) {
+        throw new IllegalArgumentException("redisTimeout: must be 1 ms to 60 s, got " + timeout);
+      }
+      this.redisTimeout = timeout;
+      return this;
+    }
+
+    /** The embedded Hazelcast member's cluster name; members of other clusters ignore it. */
+    public Builder hazelcastCluster(String name) {
+      if (name == null || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
+        throw new IllegalArgumentException("hazelcastCluster: must be 1 to 64 characters of [A-Za-z0-9_.-], got " + name);
+      }
+      this.hazelcastCluster = name;
+      return this;
+    }
+
+    public Builder keyPrefix(String prefix) {
+      if (prefix == null || !prefix.matches("[A-Za-z0-9_.:-]{1,64}")) {
+        throw new IllegalArgumentException("keyPrefix: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + prefix);
+      }
+      this.keyPrefix = prefix;
+      return this;
+    }
+
+    public Builder nodeId(String nodeId) {
+      if (nodeId != null && !nodeId.matches("[A-Za-z0-9_.:-]{1,64}")) {
+        throw new IllegalArgumentException("nodeId: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + nodeId);
+      }
+      this.nodeId = nodeId;
+      return this;
+    }
+
+    /** Permits a key may gather before a flush; 1 is exact checking (Redis only). */
+    public Builder batchSize(long batchSize) {
+      if (batchSize < 1) {
+        throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    public Builder syncInterval(Duration interval) {
+      if (interval == null || interval.isNegative() || interval.isZero()) {
+        throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
+      }
+      this.syncInterval = interval;
+      return this;
+    }
+
+    public Builder onStoreFailure(StoreFailurePolicy policy) {
+      if (policy == null) {
+        throw new IllegalArgumentException("onStoreFailure: must not be null");
+      }
+      this.onStoreFailure = policy;
+      return this;
+    }
+
+    /** Largest check body accepted; larger ones are answered 413. */
+    public Builder maxBodyBytes(int bytes) {
+      if (bytes < 64 || bytes > 1 << 20) {
+        throw new IllegalArgumentException("maxBodyBytes: must be 64 to 1048576, got " + bytes);
+      }
+      this.maxBodyBytes = bytes;
+      return this;
+    }
+
+    /** Longest key accepted; longer ones are answered 400 (keys are kept in memory and in the store). */
+    public Builder maxKeyLength(int length) {
+      if (length < 1 || length > 8_192) {
+        throw new IllegalArgumentException("maxKeyLength: must be 1 to 8192, got " + length);
+      }
+      this.maxKeyLength = length;
+      return this;
+    }
+
+    public Builder maxThreads(int threads) {
+      if (threads < 8 || threads > 10_000) {
+        throw new IllegalArgumentException("maxThreads: must be 8 to 10000, got " + threads);
+      }
+      this.maxThreads = threads;
+      return this;
+    }
+
+    public ServeConfig build() {
+      if (limits.isEmpty()) {
+        throw new IllegalArgumentException("limits: at least one limit is needed (" + LimitSpec.syntax() + ")");
+      }
+      if (limits.size() > MAX_LIMITS) {
+        throw new IllegalArgumentException("limits: at most " + MAX_LIMITS + ", got " + limits.size());
+      }
+      Set<String> names = new HashSet<>();
+      for (Limit l : limits) {
+        if (!names.add(l.name())) {
+          throw new IllegalArgumentException("limits: \"" + l.name() + "\" is defined twice");
+        }
+      }
+      if (redisUri == null && batchSize == 1) {
+        throw new IllegalArgumentException("batchSize: 1 (exact checking) needs Redis (--redis); the embedded"
+            + " store flushes in batches");
+      }
+      if (redisUri == null && redisCluster) {
+        throw new IllegalArgumentException("redisCluster: needs a Redis URI");
+      }
+      return new ServeConfig(this);
+    }
+  }
+}

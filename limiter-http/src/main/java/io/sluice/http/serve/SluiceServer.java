@@ -1,0 +1,237 @@
+package io.sluice.http.serve;
+
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.node.Limit;
+import io.sluice.sync.CounterStore;
+import io.sluice.sync.HazelcastCounterStore;
+import io.sluice.sync.RedisCounterStore;
+import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.StoreUnavailableException;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.SyncedLimiterMetrics;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * The check sidecar ({@code sluice serve}): an HTTP server on Jetty 12 that decides for services in
+ * any language, through limiter-sync, against Redis or an embedded Hazelcast member.
+ *
+ * <ul>
+ *   <li>{@code POST /check} with {@code {"key":"user-1","cost":1,"limit":"api"}} ({@code cost}
+ *       defaults to 1; {@code limit} may be left out when only one is configured): 200 when allowed,
+ *       429 when denied, with a JSON decision ({@code allowed, outcome, limit, remaining, resetSeconds,
+ *       retryAfterSeconds}) and the {@code RateLimit-Policy}, {@code RateLimit}, {@code Retry-After}
+ *       and {@code X-RateLimit-*} fields a 429 of the calling service would carry;</li>
+ *   <li>{@code GET /health}: {@code UP}, or {@code DEGRADED} while a limit's store breaker is open
+ *       (still 200: the fallback policy keeps deciding);</li>
+ *   <li>{@code GET /metrics}: Prometheus text ({@code sluice.decisions}, {@code sluice.sync.*},
+ *       {@code sluice.http.server.requests}, JVM).</li>
+ * </ul>
+ * Bad input (malformed JSON, a missing or too long key, an unknown limit or field, a bad cost, a body
+ * over the cap, a wrong method or path) is answered 4xx with {@code {"error": "...", "field": ...}};
+ * the server keeps serving.
+ *
+ * <pre>{@code
+ * try (SluiceServer server = SluiceServer.start(ServeConfig.builder()
+ *     .limit(LimitSpec.parse("api=1000/1m")).redis("redis://127.0.0.1:6379").port(8080).build())) {
+ *   server.join();
+ * }
+ * }</pre>
+ */
+public final class SluiceServer implements AutoCloseable {
+  private final ServeConfig config;
+  private final List<CounterStore> stores;
+  private final Map<String, SyncedLimiter> limiters;
+  private final PrometheusMeterRegistry registry;
+  private final JvmGcMetrics gcMetrics;
+  private final Server server;
+  private final ServerConnector connector;
+
+  private SluiceServer(ServeConfig config, List<CounterStore> stores, Map<String, SyncedLimiter> limiters,
+      PrometheusMeterRegistry registry, JvmGcMetrics gcMetrics, Server server, ServerConnector connector) {
+    this.config = config;
+    this.stores = stores;
+    this.limiters = limiters;
+    this.registry = registry;
+    this.gcMetrics = gcMetrics;
+    this.server = server;
+    this.connector = connector;
+  }
+
+  /** Connects the store, builds the limiters and starts listening; fails with the cause if any step does. */
+  public static SluiceServer start(ServeConfig config) {
+    if (config == null) {
+      throw new IllegalArgumentException("config: must not be null");
+    }
+    List<CounterStore> stores = new ArrayList<>();
+    Map<String, SyncedLimiter> limiters = new LinkedHashMap<>();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    JvmGcMetrics gc = new JvmGcMetrics();
+    Server server = null;
+    try {
+      // one store and one node id for every limit: the store keeps each limit's flush sequence apart
+      // (node/limit) and counts this process once in its node registry
+      String nodeId = config.nodeId() != null ? config.nodeId()
+          : "serve-" + UUID.randomUUID().toString().substring(0, 8);
+      CounterStore store;
+      if (config.redisUri() != null) {
+        store = connectRedis(RedisStoreConfig.builder(config.redisUri())
+            .keyPrefix(config.keyPrefix()).cluster(config.redisCluster())
+            .commandTimeout(config.redisTimeout()).build());
+      } else {
+        store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
+            .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
+      }
+      stores.add(store);
+      for (Limit limit : config.limits()) {
+        limiters.put(limit.name(), SyncedLimiter.builder(limit, store)
+            .batchSize(config.batchSize())
+            .syncInterval(config.syncInterval())
+            .onStoreFailure(config.onStoreFailure())
+            .nodeId(nodeId)
+            .build());
+      }
+      new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(registry);
+      new JvmMemoryMetrics().bindTo(registry);
+      new JvmThreadMetrics().bindTo(registry);
+      new ProcessorMetrics().bindTo(registry);
+      new UptimeMetrics().bindTo(registry);
+      gc.bindTo(registry);
+
+      QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), Math.min(8, config.maxThreads()));
+      threads.setName("sluice-serve");
+      server = new Server(threads);
+      HttpConfiguration http = new HttpConfiguration();
+      http.setSendServerVersion(false);
+      http.setSendXPoweredBy(false);
+      ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+      connector.setHost(config.host());
+      connector.setPort(config.port());
+      server.addConnector(connector);
+      server.setHandler(new CheckHandler(limiters, config.maxBodyBytes(), config.maxKeyLength(), registry,
+          config.redisUri() != null ? "redis" : "hazelcast"));
+      server.setStopTimeout(2_000);
+      server.start();
+      return new SluiceServer(config, stores, limiters, registry, gc, server, connector);
+    } catch (Exception e) {
+      closeAll(server, limiters, stores, registry, gc);
+      if (e instanceof IllegalArgumentException) {
+        throw (IllegalArgumentException) e;
+      }
+      throw new IllegalStateException("sluice serve: cannot start on " + config.host() + ":" + config.port()
+          + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** How long start-up keeps trying to reach Redis: a sidecar often starts alongside its Redis. */
+  static final long CONNECT_PATIENCE_NANOS = 15_000_000_000L;
+
+  private static RedisCounterStore connectRedis(RedisStoreConfig config) throws InterruptedException {
+    long deadline = System.nanoTime() + CONNECT_PATIENCE_NANOS;
+    while (true) {
+      try {
+        return RedisCounterStore.connect(config);
+      } catch (StoreUnavailableException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(250);
+      }
+    }
+  }
+
+  /** The port listened on (the one picked when the config said 0). */
+  public int port() {
+    return connector.getLocalPort();
+  }
+
+  /** {@code http://host:port} of this server. */
+  public URI uri() {
+    String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+    return URI.create("http://" + host + ":" + port());
+  }
+
+  public ServeConfig config() {
+    return config;
+  }
+
+  /** The limiter of each limit, by name (for tools and tests). */
+  public Map<String, SyncedLimiter> limiters() {
+    return Map.copyOf(limiters);
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** Blocks until the server stops. */
+  public void join() throws InterruptedException {
+    server.join();
+  }
+
+  /** Stops listening, flushes every limiter's unsent permits to the store, and disconnects. */
+  @Override
+  public void close() {
+    closeAll(server, limiters, stores, registry, gcMetrics);
+  }
+
+  private static void closeAll(Server server, Map<String, SyncedLimiter> limiters, List<CounterStore> stores,
+      PrometheusMeterRegistry registry, JvmGcMetrics gc) {
+    if (server != null) {
+      try {
+        server.stop();
+      } catch (Exception ignored) {
+        // stopping anyway: the limiters below still flush
+      }
+    }
+    for (SyncedLimiter l : limiters.values()) {
+      l.close();
+    }
+    for (CounterStore store : stores) {
+      try {
+        store.close();
+      } catch (Exception ignored) {
+        // best effort on the way out
+      }
+    }
+    gc.close();
+    registry.close();
+  }
+
+  /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
+  public static void main(String[] args) throws InterruptedException {
+    ServeConfig config;
+    try {
+      config = ServeArgs.parse(args);
+    } catch (ServeArgs.HelpRequested help) {
+      System.out.println(ServeArgs.usage());
+      return;
+    } catch (IllegalArgumentException e) {
+      System.err.println("sluice serve: " + e.getMessage());
+      System.err.println(ServeArgs.usage());
+      System.exit(2);
+      return;
+    }
+    SluiceServer server = start(config);
+    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sluice-serve-shutdown"));
+    System.out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
+        ? "redis" : "embedded hazelcast, cluster " + config.hazelcastCluster()) + "; limits "
+        + String.join(", ", server.limiters().keySet()) + ")");
+    server.join();
+  }
+}

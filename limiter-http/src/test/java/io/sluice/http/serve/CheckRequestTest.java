@@ -1,0 +1,44 @@
+package io.sluice.http.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class CheckRequestTest {
+  private static CheckRequest parse(String json) {
+    return CheckRequest.parse(json.getBytes(StandardCharsets.UTF_8), 32);
+  }
+
+  @Test
+  void readsTheFieldsWithDefaults() {
+    CheckRequest r = parse("{\"key\":\"user-1\",\"cost\":3,\"limit\":\"api\"}");
+    assertThat(r.key).isEqualTo("user-1");
+    assertThat(r.cost).isEqualTo(3);
+    assertThat(r.limit).isEqualTo("api");
+    CheckRequest d = parse(" {\"key\":\"ключ \\u00e9\"} ");
+    assertThat(d.key).isEqualTo("ключ é");
+    assertThat(d.cost).isEqualTo(1);
+    assertThat(d.limit).isNull();
+  }
+
+  @Test
+  void refusesWhatIsNotACheckNamingTheField() {
+    assertThatThrownBy(() -> parse("")).hasMessageStartingWith("body: empty");
+    assertThatThrownBy(() -> parse("{\"key\":")).hasMessageStartingWith("body: malformed JSON");
+    assertThatThrownBy(() -> parse("[1]")).hasMessageStartingWith("body: must be a JSON object");
+    assertThatThrownBy(() -> parse("{}")).hasMessage("key: required");
+    assertThatThrownBy(() -> parse("{\"key\":\"\"}")).hasMessage("key: must not be empty");
+    assertThatThrownBy(() -> parse("{\"key\":7}")).hasMessage("key: must be a string, got an integer");
+    assertThatThrownBy(() -> parse("{\"key\":\"" + "k".repeat(33) + "\"}")).hasMessage("key: longer than 32 characters");
+    assertThatThrownBy(() -> parse("{\"key\":\"a\",\"cost\":0}")).hasMessage("cost: must be at least 1, got 0");
+    assertThatThrownBy(() -> parse("{\"key\":\"a\",\"cost\":1.5}")).hasMessageStartingWith("cost: must be a positive integer");
+    assertThatThrownBy(() -> parse("{\"key\":\"a\",\"cost\":99999999999999999999}")).hasMessage("cost: out of range");
+    assertThatThrownBy(() -> parse("{\"key\":\"a\",\"limit\":{}}")).hasMessage("limit: must be a string, got an object");
+    assertThatThrownBy(() -> parse("{\"kye\":\"a\"}")).hasMessageContaining("unknown field \"kye\"");
+    assertThatThrownBy(() -> parse("{\"key\":\"a\",\"key\":\"b\"}")).hasMessageStartingWith("body: malformed JSON")
+        .hasMessageContaining("Duplicate");
+    assertThatThrownBy(() -> parse("{\"key\":\"a\"} {}")).hasMessageStartingWith("body: unexpected content");
+  }
+}

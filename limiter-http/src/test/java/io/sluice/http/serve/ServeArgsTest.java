@@ -1,0 +1,54 @@
+package io.sluice.http.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.StoreFailurePolicy;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class ServeArgsTest {
+  @Test
+  void optionsMapOntoTheConfig() {
+    ServeConfig c = ServeArgs.parse(new String[] {"--limit", "api=100/1m", "--limit=login=5/15m,fixed-window",
+        "--port", "0", "--host=::1", "--redis", "redis://127.0.0.1:7000", "--batch-size", "1",
+        "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
+        "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s"});
+    assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
+    assertThat(c.port()).isZero();
+    assertThat(c.host()).isEqualTo("::1");
+    assertThat(c.redisUri()).isEqualTo("redis://127.0.0.1:7000");
+    assertThat(c.batchSize()).isEqualTo(1);
+    assertThat(c.syncInterval()).isEqualTo(Duration.ofMillis(50));
+    assertThat(c.onStoreFailure()).isEqualTo(StoreFailurePolicy.FAIL_OPEN);
+    assertThat(c.maxBodyBytes()).isEqualTo(1024);
+    assertThat(c.nodeId()).isEqualTo("side-1");
+    assertThat(c.keyPrefix()).isEqualTo("app");
+    assertThat(c.maxKeyLength()).isEqualTo(64);
+    assertThat(c.maxThreads()).isEqualTo(32);
+    assertThat(c.redisTimeout()).isEqualTo(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void badOptionsAreNamed() {
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {})).hasMessageStartingWith("limits: at least one");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--port", "http"}))
+        .hasMessageStartingWith("--port: must be an integer");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--port", "70000"}))
+        .hasMessageStartingWith("port:");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--bogus", "1"}))
+        .hasMessageContaining("unknown option --bogus");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit"})).hasMessageStartingWith("--limit: needs a value");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--batch-size", "1"}))
+        .hasMessageStartingWith("batchSize: 1 (exact checking) needs Redis");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--limit", "api=2/1m"}))
+        .hasMessageContaining("\"api\" is defined twice");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--redis", "http://x"}))
+        .hasMessageStartingWith("redis:");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--on-store-failure", "panic"}))
+        .hasMessageStartingWith("--on-store-failure:");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--help"})).isInstanceOf(ServeArgs.HelpRequested.class);
+    assertThat(ServeArgs.usage()).contains("--redis URI").contains("--limit SPEC");
+  }
+}

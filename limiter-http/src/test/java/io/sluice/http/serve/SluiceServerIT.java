@@ -1,0 +1,191 @@
+package io.sluice.http.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.http.Http;
+import io.sluice.node.StructuredFieldsAccess.Member;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The sidecar over real HTTP with the embedded Hazelcast store (a member of a cluster of its own, so
+ * that it joins no other test's member): decisions, bad input, health, metrics.
+ */
+class SluiceServerIT {
+  private static SluiceServer server;
+
+  @BeforeAll
+  static void start() {
+    server = SluiceServer.start(ServeConfig.builder()
+        .port(0)
+        .hazelcastCluster("sluice-http-it-" + UUID.randomUUID().toString().substring(0, 8))
+        .limit(LimitSpec.parse("api=3/1h"))
+        .limit(LimitSpec.parse("wide=1000/1h,fixed-window"))
+        .limit(LimitSpec.parse("dry=1/1h,shadow"))
+        .build());
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static URI uri(String path) {
+    return server.uri().resolve(path);
+  }
+
+  private static HttpResponse<String> check(String json) {
+    return Http.post(uri("/check"), json, "Content-Type", "application/json");
+  }
+
+  @Test
+  void allowsUpToTheLimitThenAnswers429WithTheFields() throws Exception {
+    // one node on a fresh key: the node admits within the allowance its last sync gave it, and may
+    // deny for a round trip while it asks for more; so count what it admits, never more than 3
+    List<HttpResponse<String>> allowed = new ArrayList<>();
+    HttpResponse<String> denied = null;
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      HttpResponse<String> r = check("{\"key\":\"user-1\",\"limit\":\"api\"}");
+      assertThat(r.statusCode()).isIn(200, 429);
+      if (r.statusCode() == 200) {
+        allowed.add(r);
+      } else if (allowed.size() == 3) {
+        denied = r;
+        break;
+      }
+      Thread.sleep(20);
+    }
+    assertThat(allowed).hasSize(3);
+    assertThat(denied).as("a denial once the 3 permits are spent").isNotNull();
+
+    Map<String, Object> ok = FlatJson.parse(allowed.get(0).body());
+    assertThat(ok).containsEntry("allowed", true).containsEntry("outcome", "allowed").containsEntry("limit", "api")
+        .containsEntry("retryAfterSeconds", 0L);
+    assertThat(allowed.get(0).headers().firstValue("Retry-After")).isEmpty();
+    assertThat(Http.policies(allowed.get(0)).get(0).params).containsEntry("q", 3L).containsEntry("w", 3600L);
+    assertThat(Http.rateLimit(allowed.get(2)).params).containsEntry("r", 0L);
+
+    Map<String, Object> no = FlatJson.parse(denied.body());
+    assertThat(no).containsEntry("allowed", false).containsEntry("outcome", "denied").containsEntry("remaining", 0L);
+    // a sliding window counter lets the next permit in once the spent window has decayed enough:
+    // up to two windows away
+    assertThat((Long) no.get("retryAfterSeconds")).isBetween(1L, 7200L);
+    assertThat(Http.longField(denied, "Retry-After")).isEqualTo(no.get("retryAfterSeconds"));
+    Member rl = Http.rateLimit(denied);
+    assertThat(rl.value).isEqualTo("api");
+    assertThat(rl.params).containsEntry("r", 0L);
+    // and is whole again only when the current window has slid out: up to two windows too
+    assertThat((Long) rl.params.get("t")).isBetween(1L, 7200L);
+    assertThat(Http.longField(denied, "X-RateLimit-Limit")).isEqualTo(3);
+    assertThat(Http.longField(denied, "X-RateLimit-Remaining")).isZero();
+
+    // another key is untouched
+    assertThat(awaitAllowed("{\"key\":\"user-2\",\"limit\":\"api\"}").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void costIsTakenAndShadowNeverDenies() throws Exception {
+    HttpResponse<String> r = awaitAllowed("{\"key\":\"bulk\",\"limit\":\"wide\",\"cost\":10}");
+    assertThat(FlatJson.parse(r.body())).containsEntry("remaining", 990L);
+    for (int i = 0; i < 3; i++) {
+      HttpResponse<String> s = check("{\"key\":\"k\",\"limit\":\"dry\"}");
+      assertThat(s.statusCode()).isEqualTo(200);
+      assertThat(FlatJson.parse(s.body())).containsEntry("allowed", true);
+      assertThat(s.headers().firstValue("RateLimit-Policy")).isEmpty(); // a dry run shows nothing
+    }
+  }
+
+  @Test
+  void badInputGets4xxNamingTheProblemAndTheServerKeepsServing() {
+    assertError(check("{\"key\":"), 400, null, "body: malformed JSON");
+    assertError(check("not json"), 400, null, "body: malformed JSON");
+    assertError(check(""), 400, null, "body: empty");
+    assertError(check("{\"limit\":\"api\"}"), 400, "key", "key: required");
+    assertError(check("{\"key\":\"a\",\"limit\":\"nope\"}"), 400, "limit", "limit: unknown limit \"nope\", known: api, dry, wide");
+    assertError(check("{\"key\":\"a\"}"), 400, "limit", "limit: required, one of api, dry, wide");
+    assertError(check("{\"key\":\"a\",\"limit\":\"api\",\"cost\":4}"), 400, "cost", "cost: at most the limit's capacity 3");
+    assertError(check("{\"key\":\"a\",\"limit\":\"api\",\"cost\":-1}"), 400, "cost", "cost: must be at least 1");
+    assertError(check("{\"key\":\"" + "k".repeat(257) + "\",\"limit\":\"api\"}"), 400, "key", "key: longer than 256");
+    assertError(check("{\"key\":\"a\",\"limit\":\"api\",\"extra\":\"\\\"<x>\"}"), 400, "extra", "body: unknown field \"extra\"");
+
+    String big = "{\"key\":\"" + "k".repeat(5000) + "\",\"limit\":\"api\"}";
+    assertError(check(big), 413, null, "body: ");
+    // without a Content-Length (chunked), the cap holds as the body is read
+    HttpResponse<String> chunked = Http.send(HttpRequest.newBuilder(uri("/check"))
+        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big.getBytes()))));
+    assertError(chunked, 413, null, "body: more than 4096 bytes");
+
+    HttpResponse<String> get = Http.get(uri("/check"));
+    assertError(get, 405, null, "method: /check takes POST, got GET");
+    assertThat(get.headers().firstValue("Allow")).hasValue("POST");
+    assertError(Http.post(uri("/health"), ""), 405, null, "method: /health takes GET");
+    assertError(Http.get(uri("/nope")), 404, null, "path: no endpoint /nope");
+
+    // still serving
+    assertThat(awaitAllowed("{\"key\":\"after-bad-input\",\"limit\":\"wide\"}").statusCode()).isEqualTo(200);
+    assertThat(Http.get(uri("/health")).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void healthSaysUpAndListsTheLimits() {
+    HttpResponse<String> r = Http.get(uri("/health"));
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+    assertThat(FlatJson.parse(r.body())).containsEntry("status", "UP").containsEntry("store", "hazelcast");
+    assertThat(r.body()).contains("{\"name\":\"api\",\"breaker\":\"CLOSED\"");
+  }
+
+  @Test
+  void metricsArePrometheusText() {
+    awaitAllowed("{\"key\":\"metered\",\"limit\":\"wide\"}");
+    check("{\"key\":");
+    HttpResponse<String> r = Http.get(uri("/metrics"));
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
+    assertThat(r.body())
+        .containsPattern("(?m)^sluice_decisions_total\\{limit=\"wide\",result=\"allowed\"} [1-9]")
+        .containsPattern("(?m)^sluice_http_server_requests_seconds_count\\{endpoint=\"check\",status=\"400\"} [1-9]")
+        .containsPattern("(?m)^sluice_sync_store_calls_total\\{limit=\"wide\"} ")
+        .contains("jvm_memory_used_bytes");
+  }
+
+  /** A check on a fresh key may be denied for one sync round trip; retry briefly until allowed. */
+  private static HttpResponse<String> awaitAllowed(String json) {
+    HttpResponse<String> r = null;
+    for (int i = 0; i < 500; i++) {
+      r = check(json);
+      if (r.statusCode() == 200) {
+        return r;
+      }
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+    throw new AssertionError("never allowed: " + r.body());
+  }
+
+  private static void assertError(HttpResponse<String> r, int status, String field, String messageStart) {
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+    Map<String, Object> body = FlatJson.parse(r.body());
+    assertThat((String) body.get("error")).startsWith(messageStart);
+    assertThat(body.get("field")).isEqualTo(field);
+    assertThat(body).containsEntry("status", (long) status);
+  }
+}
