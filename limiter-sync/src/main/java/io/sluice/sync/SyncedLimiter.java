@@ -134,6 +134,10 @@ public final class SyncedLimiter implements AutoCloseable {
   private final double minHotRate;
   private final long hotSyncIntervalNanos;
   private final LongAdder storeNanos = new LongAdder();
+  /** Where a view hands unsent permits of windows it rolls past (one object, not one per decision). */
+  private final KeyView.OrphanSink orphanSink = this::orphan;
+  /** One decision per outcome with no numbers, for {@link #tryAcquire}, which reads only the outcome. */
+  private final Decision[] bare;
 
   private SyncedLimiter(Builder b) {
     this.limit = b.limit;
@@ -161,6 +165,10 @@ public final class SyncedLimiter implements AutoCloseable {
     this.hotKeyFactor = b.hotKeyFactor;
     this.minHotRate = b.minHotRate;
     this.hotSyncIntervalNanos = Math.max(1, syncIntervalNanos / 10);
+    this.bare = new Decision[Outcome.values().length];
+    for (Outcome o : Outcome.values()) {
+      bare[o.ordinal()] = Decision.of(o, b.limit, 0, 0, 0);
+    }
     if (b.autoSync) {
       this.flusher = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
       this.flusher.setDaemon(true);
@@ -184,12 +192,13 @@ public final class SyncedLimiter implements AutoCloseable {
 
   // ------------------------------------------------------------------ decisions
 
+  /** Whether one permit of the key is admitted; allocation-free for a known key in the approximate mode. */
   public boolean tryAcquire(String key) {
-    return acquire(key, 1).allowed();
+    return decide(key, 1, false).allowed();
   }
 
   public boolean tryAcquire(String key, long cost) {
-    return acquire(key, cost).allowed();
+    return decide(key, cost, false).allowed();
   }
 
   public Decision acquire(String key) {
@@ -202,6 +211,15 @@ public final class SyncedLimiter implements AutoCloseable {
    * for one script call, at most the flush timeout, and the fallback policy decides if that fails.
    */
   public Decision acquire(String key, long cost) {
+    return decide(key, cost, true);
+  }
+
+  /**
+   * The decision; when {@code rich} is false only its outcome counts, and one of the limiter's
+   * prebuilt decisions (one per outcome) is returned instead of a new one, so that
+   * {@link #tryAcquire} allocates nothing.
+   */
+  private Decision decide(String key, long cost, boolean rich) {
     if (key == null || key.isEmpty()) {
       throw new IllegalArgumentException("key: must not be null or empty");
     }
@@ -229,7 +247,7 @@ public final class SyncedLimiter implements AutoCloseable {
     long remaining;
     long retryAfter = 0;
     synchronized (view) {
-      view.roll(w, this::orphan);
+      view.roll(w, orphanSink);
       long at = Math.max(now, view.window * windowNanos); // a thread behind counts in the newer window
       double prevWeight = sliding ? (double) (windowNanos - (at - view.window * windowNanos)) / windowNanos : 0;
       double globalEstimate = view.globalPrev * prevWeight + view.globalCur;
@@ -323,6 +341,9 @@ public final class SyncedLimiter implements AutoCloseable {
       admitted.increment();
     }
     long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
+    if (!rich) {
+      return bare[outcome.ordinal()];
+    }
     return Decision.of(outcome, limit, remaining, reset, retryAfter);
   }
 
@@ -331,7 +352,7 @@ public final class SyncedLimiter implements AutoCloseable {
     if (r.allowed()) {
       KeyView view = view(key);
       synchronized (view) {
-        view.roll(Math.floorDiv(now, windowNanos), this::orphan);
+        view.roll(Math.floorDiv(now, windowNanos), orphanSink);
         view.ownCur += cost;
       }
     }
