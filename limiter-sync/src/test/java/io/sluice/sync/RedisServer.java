@@ -15,9 +15,10 @@ import java.util.List;
 /**
  * A real {@code redis-server} process on a free loopback port, for integration tests: found on the
  * PATH (or at {@code $SLUICE_REDIS_SERVER}); no persistence; stopped by {@link #close()}.
- * {@code ./run-tests} installs Debian's redis-server when it is missing.
+ * {@code ./run-tests} installs Debian's redis-server when it is missing. Public: other modules' tests use
+ * it through this module's test-jar.
  */
-final class RedisServer implements AutoCloseable {
+public final class RedisServer implements AutoCloseable {
   private final Process process;
   private final int port;
   private final Path log;
@@ -28,7 +29,7 @@ final class RedisServer implements AutoCloseable {
     this.log = log;
   }
 
-  static RedisServer start() {
+  public static RedisServer start() {
     String binary = System.getenv().getOrDefault("SLUICE_REDIS_SERVER", "redis-server");
     IOException last = null;
     for (int attempt = 0; attempt < 5; attempt++) {
@@ -88,15 +89,15 @@ final class RedisServer implements AutoCloseable {
     return false;
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
-  String uri() {
+  public String uri() {
     return "redis://127.0.0.1:" + port;
   }
 
-  String output() {
+  public String output() {
     try {
       return Files.readString(log);
     } catch (IOException e) {

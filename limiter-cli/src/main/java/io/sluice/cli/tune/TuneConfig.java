@@ -1,0 +1,55 @@
+package io.sluice.cli.tune;
+
+import io.sluice.node.Limit;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The validated options of one {@code tune} run. */
+record TuneConfig(
+    Profile profile,
+    int nodes,
+    long limit,
+    Duration window,
+    Duration duration,
+    boolean sliding,
+    double demand,
+    int keys,
+    long seed,
+    List<Long> batchSizes,
+    List<Duration> syncIntervals,
+    String redis,
+    Path out,
+    double maxErrorPct,
+    Duration throughput) {
+
+  Limit sluiceLimit() {
+    Limit.Builder b = sliding ? Limit.slidingWindowCounter("tune") : Limit.fixedWindow("tune");
+    return b.limit(limit).window(window).build();
+  }
+
+  int windows() {
+    return (int) (duration.toNanos() / window.toNanos());
+  }
+
+  String algorithm() {
+    return sliding ? "sliding" : "fixed";
+  }
+
+  /** The sweep in the order it runs: the exact reference first, then every batched setting. */
+  List<Setting> settings() {
+    List<Setting> out = new ArrayList<>();
+    for (long b : batchSizes) {
+      if (b == 1) {
+        continue;
+      }
+      for (Duration s : syncIntervals) {
+        out.add(new Setting(b, s));
+      }
+    }
+    out.sort(null);
+    out.add(0, new Setting(1, syncIntervals.get(0)));
+    return out;
+  }
+}
