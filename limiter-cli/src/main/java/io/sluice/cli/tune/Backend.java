@@ -47,8 +47,13 @@ interface Backend extends AutoCloseable {
       System.setProperty("hazelcast.shutdownhook.enabled", "false");
     }
     String cluster = run;
-    HazelcastCounterStore member = HazelcastCounterStore.embedded(
-        HazelcastCounterStore.Settings.builder().clusterName(cluster).build());
+    synchronized (HAZELCAST_LOG) {
+      // a command line prints its own output: join chatter with other members on this machine is noise
+      if (HAZELCAST_LOG.getLevel() == null) {
+        HAZELCAST_LOG.setLevel(java.util.logging.Level.SEVERE);
+      }
+    }
+    HazelcastCounterStore member = startMember(cluster);
     HazelcastInstance instance = member.instance();
     return new Backend() {
       @Override
@@ -84,6 +89,33 @@ interface Backend extends AutoCloseable {
         member.close();
       }
     };
+  }
+
+  /** Holds the level set on Hazelcast's JDK logger (java.util.logging keeps loggers only weakly). */
+  java.util.logging.Logger HAZELCAST_LOG = java.util.logging.Logger.getLogger("com.hazelcast");
+
+  /**
+   * The member listens on one free ephemeral port and looks for no other: with Hazelcast's default
+   * range (5701 and up) it would first try to join every member other programs run on this machine,
+   * which costs seconds and finds nothing (the cluster name is our own).
+   */
+  private static HazelcastCounterStore startMember(String cluster) {
+    RuntimeException last = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      int port;
+      try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        port = s.getLocalPort();
+      } catch (java.io.IOException e) {
+        throw new UserError("cannot find a free loopback port for the embedded Hazelcast member: " + e.getMessage());
+      }
+      try {
+        return HazelcastCounterStore.embedded(
+            HazelcastCounterStore.Settings.builder().clusterName(cluster).port(port).portCount(1).build());
+      } catch (RuntimeException e) {
+        last = e; // the port was taken in between: try another
+      }
+    }
+    throw new UserError("cannot start the embedded Hazelcast member: " + last.getMessage());
   }
 
   /**
@@ -134,9 +166,14 @@ interface Backend extends AutoCloseable {
     };
   }
 
+  /**
+   * The store's settings, with a command timeout of 2 s instead of 500 ms: tune runs many nodes and the
+   * store on one machine, where a connection handshake under load can take longer than a service's
+   * tight timeout; a flush that takes that long still shows in the latency and error figures.
+   */
   private static RedisStoreConfig config(String uri, String prefix) {
     return RedisStoreConfig.builder(uri).keyPrefix(prefix).sequenceTtl(Duration.ofMinutes(10))
-        .connectTimeout(Duration.ofSeconds(2)).build();
+        .commandTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2)).build();
   }
 
   /** The URI without a password, for messages and reports. */

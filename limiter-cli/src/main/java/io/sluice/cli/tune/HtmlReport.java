@@ -20,7 +20,7 @@ final class HtmlReport {
         .append("code{background:#f4f4f4;padding:1px 4px}.note{color:#555}\n</style>\n</head>\n<body>\n");
     h.append("<h1>sluice tune</h1>\n");
     if (t.interrupted()) {
-      h.append("<p><strong>Interrupted:</strong> ").append(t.rows().size()).append(" of ").append(t.settingsPlanned())
+      h.append("<p><strong>Interrupted:</strong> ").append(t.rows().size() - 1).append(" of ").append(t.settingsPlanned())
           .append(" settings were measured.</p>\n");
     }
     h.append("<p>Command: <code>").append(esc(t.command())).append("</code><br>\n");

@@ -18,7 +18,8 @@ final class Recommender {
   static String rule(double maxErrorPct) {
     return String.format(Locale.ROOT, "recommend the largest setting (batch size, then sync interval) whose worst"
         + " over-admission and worst under-admission in any window both stay within %s%% of the limit"
-        + " (--max-error), compared per key and window with the exact run of the same traffic", pct(maxErrorPct));
+        + " (--max-error), compared per key and window with the exact algorithm deciding the same traffic",
+        pct(maxErrorPct));
   }
 
   static Recommendation recommend(List<Row> rows, double maxErrorPct) {

@@ -50,7 +50,7 @@ final class Reports {
   static List<String[]> cells(List<Row> rows, Row recommended) {
     List<String[]> out = new ArrayList<>();
     for (Row r : rows) {
-      String label = (r == recommended ? "* " : "  ") + (r.selectable() ? r.setting().label() : "exact, in-process reference");
+      String label = (r == recommended ? "* " : "  ") + (r.reference() ? "exact model (reference)" : r.setting().label());
       out.add(new String[] {label, number(r.overWorstPct()), number(r.overMeanPct()), number(r.underWorstPct()),
           number(r.underMeanPct()), number(r.storeCallsPer1000()), number(r.p50Micros()), number(r.p99Micros()),
           number(r.decisionsPerSecond())});

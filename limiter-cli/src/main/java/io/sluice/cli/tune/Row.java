@@ -31,8 +31,8 @@ record Row(
     return Math.max(overWorstPct, underWorstPct);
   }
 
-  /** Whether this row is a setting a user can pick (the in-process reference is not one). */
+  /** Whether this row is a setting a user can pick (the exact model, the reference, is not one). */
   boolean selectable() {
-    return !Double.isNaN(storeCallsPer1000);
+    return !reference;
   }
 }

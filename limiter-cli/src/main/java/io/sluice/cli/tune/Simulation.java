@@ -1,6 +1,7 @@
 package io.sluice.cli.tune;
 
 import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
 import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
 import io.sluice.sync.CounterStore;
@@ -16,8 +17,8 @@ import org.HdrHistogram.Histogram;
 
 /**
  * Replays one trace with one setting: N simulated nodes, each a real {@link SyncedLimiter} with its
- * own store (or, for the in-process reference, one limiter-node {@link RateLimiter} shared by all),
- * each driven by its own thread through the requests the trace sends to that node.
+ * own store, each driven by its own thread through the requests the trace sends to that node; and
+ * decides the same trace with the exact algorithm on a simulated clock, the reference ({@link #model()}).
  *
  * <h2>Real time, on purpose</h2>
  * The replay runs on the wall clock: every request waits until its time in the trace, and the
@@ -28,7 +29,8 @@ import org.HdrHistogram.Histogram;
  * 1,000 decisions and the error would describe a machine with an instant store, and latency and
  * decisions/s cannot be measured on it at all. So the trace (the requests, their times, keys and
  * nodes) is repeatable from the seed, while what the limiters make of it is measured as it happens;
- * repeated runs differ by a little scheduling noise, which is why the exact run is replayed too.
+ * repeated runs differ by a little scheduling noise. Only the reference, which has no store and no
+ * timing to measure, runs on a simulated clock.
  *
  * <p>A request is counted in the window its decision was made in, read from the limiters' own clock
  * just before the decision, so that counts and the limiters agree on window edges. The run starts on
@@ -82,32 +84,60 @@ final class Simulation {
   }
 
   /**
-   * Runs the setting on fresh nodes under {@code prefix}; {@code inProcess} replaces the store by one
-   * shared in-process limiter (the exact reference where the store has no exact mode). Returns null
-   * when {@code stop} turned true before the replay ended.
+   * The reference: the exact algorithm (limiter-node's in-process limiter, the same semantics as the
+   * store's exact scripts) deciding every request of the trace in order, at the time the trace gives
+   * it, on a simulated clock: one limiter for all nodes, as if every node asked one exact store with
+   * no delay. Deterministic (the same seed gives the same counts) and never late, so it is the yardstick
+   * for every setting, the real exact mode included (which may fall behind the trace on a busy
+   * machine). It has no store, latency or rate of its own.
    */
-  Measurement run(Setting setting, Backend backend, String prefix, boolean inProcess, BooleanSupplier stop,
-      Progress progress) throws InterruptedException {
+  Measurement model() {
+    int keys = trace.keys;
+    int windows = trace.windows;
+    long windowNanos = trace.windowNanos;
+    long base = new ManualTicker().read();
+    long start = (Math.floorDiv(base, windowNanos) + 1) * windowNanos;
+    ManualTicker clock = new ManualTicker(start);
+    RateLimiter exact = RateLimiter.builder(limit).ticker(clock).maxKeys(2 * Trace.MAX_KEYS + 16).build();
+    long[] attempts = new long[keys * windows];
+    long[] admitted = new long[keys * windows];
+    long now = start;
+    for (int i = 0; i < trace.size(); i++) {
+      long at = start + trace.at[i];
+      if (at > now) {
+        clock.advanceNanos(at - now);
+        now = at;
+      }
+      int cell = trace.key[i] * windows + (int) (trace.at[i] / windowNanos);
+      attempts[cell]++;
+      if (exact.tryAcquire(keyNames[trace.key[i]])) {
+        admitted[cell]++;
+      }
+    }
+    return new Measurement(new Setting(1, java.time.Duration.ZERO), MODEL_MODE, keys, windows, attempts, admitted, 0,
+        -1, 0, new Histogram(3), new Histogram(3), Double.NaN);
+  }
+
+  static final String MODEL_MODE = "exact model: the trace decided in order on a simulated clock";
+
+  /**
+   * Runs the setting on fresh nodes, each with its own store under {@code prefix}. Returns null when
+   * {@code stop} turned true before the replay ended.
+   */
+  Measurement run(Setting setting, Backend backend, String prefix, BooleanSupplier stop, Progress progress)
+      throws InterruptedException {
     List<Node> nodes = new ArrayList<>();
     try {
-      if (inProcess) {
-        RateLimiter shared = RateLimiter.builder(limit).ticker(Ticker.cached()).maxKeys(2 * Trace.MAX_KEYS + 16).build();
-        for (int n = 0; n < trace.nodes; n++) {
-          nodes.add(inProcessNode(shared));
-        }
-      } else {
-        for (int n = 0; n < trace.nodes; n++) {
-          nodes.add(syncedNode(setting, backend.open(prefix), n));
-        }
-        // every node learns how many share the limit before the first request (the allowances divide by it)
-        for (int round = 0; round < 2; round++) {
-          for (Node node : nodes) {
-            ((SyncedNode) node).limiter.heartbeatNow();
-          }
+      for (int n = 0; n < trace.nodes; n++) {
+        nodes.add(syncedNode(setting, backend.open(prefix), n));
+      }
+      // every node learns how many share the limit before the first request (the allowances divide by it)
+      for (int round = 0; round < 2; round++) {
+        for (Node node : nodes) {
+          ((SyncedNode) node).limiter.heartbeatNow();
         }
       }
-      return replay(setting, inProcess ? "exact, one in-process limiter shared by the nodes"
-          : setting.exact() ? "exact (batch 1)" : "batched", nodes, stop, progress);
+      return replay(setting, setting.exact() ? "exact (batch 1)" : "batched", nodes, stop, progress);
     } finally {
       for (Node node : nodes) {
         try {
@@ -116,9 +146,7 @@ final class Simulation {
           // closing flushes what is left; a failure here changes nothing already measured
         }
       }
-      if (!inProcess) {
-        backend.drop(prefix);
-      }
+      backend.drop(prefix);
     }
   }
 
@@ -222,9 +250,8 @@ final class Simulation {
       behind.add(lag[i]);
       lateSum += late[i];
     }
-    boolean inProcess = nodes.get(0) instanceof InProcessNode;
-    return new Measurement(setting, mode, keys, windows, att, adm, lateSum, inProcess ? -1 : storeCalls,
-        storeFailures, lat, behind, rate);
+    return new Measurement(setting, mode, keys, windows, att, adm, lateSum, storeCalls, storeFailures, lat, behind,
+        rate);
   }
 
   /**
@@ -303,10 +330,6 @@ final class Simulation {
     }
   }
 
-  private static Node inProcessNode(RateLimiter shared) {
-    return new InProcessNode(shared);
-  }
-
   static final class SyncedNode implements Node {
     final SyncedLimiter limiter;
     private final CounterStore store;
@@ -338,33 +361,6 @@ final class Simulation {
       } finally {
         store.close();
       }
-    }
-  }
-
-  private static final class InProcessNode implements Node {
-    private final RateLimiter limiter;
-
-    InProcessNode(RateLimiter limiter) {
-      this.limiter = limiter;
-    }
-
-    @Override
-    public boolean tryAcquire(String key) {
-      return limiter.tryAcquire(key);
-    }
-
-    @Override
-    public long storeCalls() {
-      return 0;
-    }
-
-    @Override
-    public long storeFailures() {
-      return 0;
-    }
-
-    @Override
-    public void close() {
     }
   }
 }

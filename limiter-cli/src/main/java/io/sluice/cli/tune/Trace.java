@@ -41,8 +41,15 @@ final class Trace {
     return windows * windowNanos;
   }
 
-  /** What the profile asks for, requests per window on average over the run (for the size check). */
-  static double expectedPerWindow(Profile p, long limit, double demand, int keys) {
+  /** What the profile asks for over the run, requests (for the size check). */
+  static double expected(Profile p, long limit, double demand, int keys, int windows) {
+    if (p == Profile.STEP) {
+      return (windows / 2) * 0.5 * limit + (windows - windows / 2) * demand * limit;
+    }
+    return expectedPerWindow(p, limit, demand, keys) * windows;
+  }
+
+  private static double expectedPerWindow(Profile p, long limit, double demand, int keys) {
     switch (p) {
       case STEADY:
         return demand * limit;
@@ -52,8 +59,6 @@ final class Trace {
         return demand * limit * harmonic(keys);
       case HOT_KEY:
         return (demand + (keys > 1 ? 1 : 0)) * limit;
-      case STEP:
-        return (0.5 + demand) / 2 * limit;
       default:
         throw new AssertionError(p);
     }
@@ -61,7 +66,7 @@ final class Trace {
 
   static Trace generate(Profile p, long limit, double demand, int keys, int nodes, int windows, long windowNanos,
       long seed) {
-    double expected = expectedPerWindow(p, limit, demand, keys) * windows;
+    double expected = expected(p, limit, demand, keys, windows);
     if (expected > MAX_REQUESTS) {
       throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
           "the profile %s would replay about %,.0f requests (--limit x --demand x windows of --duration);"

@@ -37,11 +37,15 @@ record TuneConfig(
     return sliding ? "sliding" : "fixed";
   }
 
-  /** The sweep in the order it runs: the exact reference first, then every batched setting. */
+  /**
+   * The settings of the sweep, smallest first; batch size 1 (the exact mode, where the sync interval
+   * does not matter) once.
+   */
   List<Setting> settings() {
     List<Setting> out = new ArrayList<>();
     for (long b : batchSizes) {
       if (b == 1) {
+        out.add(new Setting(1, syncIntervals.get(0)));
         continue;
       }
       for (Duration s : syncIntervals) {
@@ -49,7 +53,6 @@ record TuneConfig(
       }
     }
     out.sort(null);
-    out.add(0, new Setting(1, syncIntervals.get(0)));
     return out;
   }
 }

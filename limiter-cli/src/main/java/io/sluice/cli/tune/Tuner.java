@@ -40,7 +40,7 @@ final class Tuner {
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage(), io.sluice.cli.Sluice.EXIT_USAGE);
     }
-    List<Setting> settings = config.settings();
+    List<Setting> settings = new ArrayList<>(config.settings());
     String run = "sluice-tune-" + UUID.randomUUID().toString().substring(0, 8);
     List<String> notes = new ArrayList<>();
     List<Row> rows = new ArrayList<>();
@@ -56,40 +56,41 @@ final class Tuner {
               + " window (%s), store: %s%n", config.profile().label, trace.size(), trace.windows,
           Durations.format(config.window()), config.nodes(), config.limit(), config.algorithm(), storeText);
       out.flush();
-      if (!backend.hasExactMode()) {
-        notes.add("The Hazelcast store has no exact mode (batch 1) yet: the exact reference is one in-process"
-            + " limiter (limiter-node, the same algorithm) shared by all simulated nodes, replaying the same trace;"
-            + " it makes no store calls, so it is not a setting to pick and is not on the chart. Pass --redis to"
-            + " measure the real exact mode.");
-      }
-      long stepMillis = config.duration().toMillis() + config.throughput().toMillis() + config.window().toMillis() + 800;
-      Progress progress = new Progress(err, terminal, settings.size(), stepMillis);
       Simulation sim = new Simulation(trace, config.sluiceLimit(), config.throughput().toNanos());
-      Measurement exact = null;
-      for (int i = 0; i < settings.size(); i++) {
+      Measurement reference = sim.model();
+      rows.add(Comparison.compare(reference, reference, config.limit()));
+      if (!backend.hasExactMode() && settings.stream().anyMatch(Setting::exact)) {
+        settings.removeIf(Setting::exact);
+        notes.add("Batch 1 (the exact mode) was not run: the Hazelcast store has no exact mode yet; pass --redis"
+            + " to measure it. Every setting is still compared with the exact model of the same trace.");
+      }
+      // the exact mode runs last: its decisions wait on the store, so a cold JVM would make it fall behind
+      List<Setting> order = new ArrayList<>(settings);
+      order.sort((a, b) -> Boolean.compare(a.exact(), b.exact()));
+      long stepMillis = config.duration().toMillis() + config.throughput().toMillis() + config.window().toMillis() + 800;
+      Progress progress = new Progress(err, terminal, order.size(), stepMillis);
+      for (int i = 0; i < order.size(); i++) {
         if (guard.requested()) {
           interrupted = true;
           break;
         }
-        Setting s = settings.get(i);
-        boolean inProcess = i == 0 && !backend.hasExactMode();
-        progress.begin(i, inProcess ? "exact reference (in-process)" : s.label());
-        Measurement m = sim.run(s, backend, run + "-" + i, inProcess, guard::requested, progress);
+        Setting s = order.get(i);
+        progress.begin(i, s.label());
+        Measurement m = sim.run(s, backend, run + "-" + i, guard::requested, progress);
         if (m == null) {
           interrupted = true;
           progress.message("interrupted: writing what was measured so far");
           break;
         }
-        if (exact == null) {
-          exact = m;
-        }
-        Row row = Comparison.compare(m, exact, config.limit());
+        Row row = Comparison.compare(m, reference, config.limit());
         rows.add(row);
         progress.end(String.format(Locale.ROOT, "over %s%%, under %s%% (worst), %s store calls/1k, p99 %s us",
             Reports.number(row.overWorstPct()), Reports.number(row.underWorstPct()),
             Reports.number(row.storeCallsPer1000()), Reports.number(row.p99Micros())));
       }
     }
+    // the reference first, then the settings from the smallest
+    rows.sort((a, b) -> a.reference() != b.reference() ? (a.reference() ? -1 : 1) : a.setting().compareTo(b.setting()));
     addNotes(rows, notes);
     Recommender.Recommendation rec = Recommender.recommend(rows, config.maxErrorPct());
     TuneResult result = new TuneResult(config, command, started, storeText, trace.size(), List.copyOf(rows), rec,
@@ -113,7 +114,7 @@ final class Tuner {
       if (r.lagP99Millis() > windowMillis * 0.05) {
         notes.add(String.format(Locale.ROOT, "%s: the replay fell behind the trace (p99 %s ms late): this machine"
                 + " could not decide as fast as the traffic asked, so its decisions came later than the trace's times.",
-            r.selectable() ? r.setting().label() : "exact reference", Reports.number(r.lagP99Millis())));
+            r.setting().label(), Reports.number(r.lagP99Millis())));
       }
       if (r.storeFailures() > 0) {
         notes.add(String.format(Locale.ROOT, "%s: %,d store calls failed or timed out (the fallback policy,"
@@ -122,13 +123,14 @@ final class Tuner {
     }
     notes.add("Store calls include each node's heartbeat to the node registry (one per second per node).");
     notes.add("The traffic is generated from --seed and replayed unchanged for every setting; the limiters run on"
-        + " the real clock, so a repeated run differs by a little scheduling noise.");
+        + " the real clock, so a repeated run differs by a little scheduling noise. The reference is the exact"
+        + " algorithm deciding the same trace in order on a simulated clock (no store, no delay).");
   }
 
   private void print(TuneResult t) {
     out.println();
     if (t.interrupted()) {
-      out.printf(Locale.ROOT, "Interrupted: %d of %d settings measured.%n%n", t.rows().size(), t.settingsPlanned());
+      out.printf(Locale.ROOT, "Interrupted: %d of %d settings measured.%n%n", t.rows().size() - 1, t.settingsPlanned());
     }
     if (t.rows().isEmpty()) {
       out.println("Nothing was measured.");
@@ -136,7 +138,7 @@ final class Tuner {
     }
     out.print(Reports.table(t.rows(), t.recommendation().row()));
     out.println();
-    out.println("over / under: permits admitted beyond / short of the exact run, per key and window, in % of the limit.");
+    out.println("over / under: permits admitted beyond / short of the exact model, per key and window, in % of the limit.");
     out.println("store calls /1k: store calls per 1,000 decisions. p50/p99: one decision, microseconds.");
     out.println();
     out.println("Recommended: " + t.recommendation().verdict());
