@@ -27,13 +27,17 @@ final class Chart {
         points.add(r);
       }
     }
-    double minX = 1;
-    double maxX = 1_000;
+    double minX = Double.MAX_VALUE;
+    double maxX = 0;
     double maxY = maxErrorPct * 1.5;
     for (Row r : points) {
       minX = Math.min(minX, r.storeCallsPer1000());
       maxX = Math.max(maxX, r.storeCallsPer1000());
       maxY = Math.max(maxY, r.worstErrorPct());
+    }
+    if (points.isEmpty()) {
+      minX = 1;
+      maxX = 1_000;
     }
     double lo = Math.floor(Math.log10(minX));
     double hi = Math.ceil(Math.log10(maxX));
@@ -80,7 +84,10 @@ final class Chart {
     double yMax = TOP + plotH - maxErrorPct / yTop * plotH;
     s.append(line(LEFT, yMax, LEFT + plotW, yMax, "#2e7d32", "6 4"));
     s.append(text(LEFT + plotW - 4, yMax - 5, "end", 11, "normal", "--max-error " + Reports.number(maxErrorPct) + "%"));
-    // points: over-admission (red circles), under-admission (blue squares), labelled with the batch size
+    // points: over-admission (red circles), under-admission (blue squares), labelled with the batch size;
+    // labels are placed after all points, each moved down until it overlaps no other label
+    List<double[]> placed = new ArrayList<>();
+    StringBuilder labels = new StringBuilder();
     for (Row r : points) {
       double x = LEFT + (Math.log10(r.storeCallsPer1000()) - lo) / (hi - lo) * plotW;
       double yo = TOP + plotH - r.overWorstPct() / yTop * plotH;
@@ -90,16 +97,17 @@ final class Chart {
       s.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"#c62828\"/>\n", x, yo));
       s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"#1565c0\" fill-opacity=\"0.8\"/>\n",
           x - 4.5, yu - 4.5));
-      s.append(text(x + 7, yo - 6, "start", 11, "normal", label));
+      String text = r == recommended ? label + " (recommended)" : label;
+      labels.append(place(placed, x + 8, yo - 6, text, r == recommended ? "bold" : "normal"));
       if (Math.abs(yu - yo) > 12) {
-        s.append(text(x + 7, yu + 14, "start", 11, "normal", label));
+        labels.append(place(placed, x + 8, yu + 4, label, "normal"));
       }
       if (r == recommended) {
         s.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"10\" fill=\"none\" stroke=\"#2e7d32\" stroke-width=\"2\"/>\n",
             x, yo));
-        s.append(text(x, yo - 16, "middle", 11, "bold", "recommended"));
       }
     }
+    s.append(labels);
     // legend
     int ly = HEIGHT - 18;
     s.append(String.format(Locale.ROOT, "<circle cx=\"%d\" cy=\"%d\" r=\"5\" fill=\"#c62828\"/>\n", LEFT + 5, ly - 4));
@@ -109,6 +117,39 @@ final class Chart {
     s.append(text(LEFT + 345, ly, "start", 12, "normal", "labels: b = batch size"));
     s.append("</svg>\n");
     return s.toString();
+  }
+
+  /** A label at (x, y) or, if that overlaps a label already placed, the first free slot below. */
+  private static String place(List<double[]> placed, double x, double y, String body, String weight) {
+    double w = body.length() * 6.2;
+    double h = 12;
+    if (x + w > WIDTH - 4) {
+      x = WIDTH - 4 - w;
+    }
+    double top = TOP + h;
+    double bottom = HEIGHT - BOTTOM - 2;
+    double at = Math.max(top, Math.min(bottom, y));
+    // try the spot itself, then alternately above and below it, staying inside the plot
+    for (int k = 0; k < 60; k++) {
+      double offset = (k + 1) / 2 * (h + 1) * (k % 2 == 1 ? -1 : 1);
+      double cy = y + offset;
+      if (cy < top || cy > bottom) {
+        continue;
+      }
+      boolean free = true;
+      for (double[] p : placed) {
+        if (x < p[0] + p[2] && p[0] < x + w && cy - h < p[1] && p[1] - p[3] < cy) {
+          free = false;
+          break;
+        }
+      }
+      if (free) {
+        at = cy;
+        break;
+      }
+    }
+    placed.add(new double[] {x, at, w, h});
+    return text(x, at, "start", 11, weight, body);
   }
 
   private static boolean distinctIntervals(List<Row> rows) {

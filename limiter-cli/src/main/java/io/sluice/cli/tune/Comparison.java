@@ -1,9 +1,10 @@
 package io.sluice.cli.tune;
 
 /**
- * Compares a setting's replay with the exact run of the same trace, per key and window.
+ * Compares a setting's replay with the exact algorithm deciding the same requests at the same
+ * moments, per key and window.
  *
- * <p>For key k and window w, with A the permits the setting admitted and X those the exact run
+ * <p>For key k and window w, with A the permits the setting admitted and X those the exact algorithm
  * admitted: over-admission is {@code max(0, A - X) / limit}, under-admission {@code max(0, X - A) / limit}.
  * Only windows where the limit was reached count (the exact run or the setting denied at least one
  * request of that key in that window): elsewhere both admit everything and a difference is only a
@@ -46,11 +47,16 @@ final class Comparison {
     }
     long decisions = m.decisions();
     boolean noStore = m.storeCalls < 0;
+    // the replay's own count of what it decided, against the exact run's, as a check of the harness
+    if (m.admittedTotal() > m.decisions() || exact.decisions() != m.decisions()) {
+      throw new IllegalStateException("the exact run did not decide the same requests: " + exact.decisions()
+          + " decisions against " + m.decisions());
+    }
     double exactAdmitted = exact.admittedTotal();
     return new Row(
         m.setting,
         m.mode,
-        m == exact,
+        m.exactAtSameMoments == null,
         decisions,
         m.admittedTotal(),
         exactAdmitted == 0 ? Double.NaN : 100.0 * m.admittedTotal() / exactAdmitted,

@@ -25,9 +25,15 @@ final class Measurement {
   final Histogram lag;
   /** Flat-out decisions per second after the replay, or NaN when not measured. */
   final double decisionsPerSecond;
+  /**
+   * For a replay: the exact algorithm deciding the same requests at the moments the nodes decided
+   * them (what this replay is compared with); null for a model.
+   */
+  final Measurement exactAtSameMoments;
 
   Measurement(Setting setting, String mode, int keys, int windows, long[] attempts, long[] admitted, long late,
-      long storeCalls, long storeFailures, Histogram latency, Histogram lag, double decisionsPerSecond) {
+      long storeCalls, long storeFailures, Histogram latency, Histogram lag, double decisionsPerSecond,
+      Measurement exactAtSameMoments) {
     this.setting = setting;
     this.mode = mode;
     this.keys = keys;
@@ -40,6 +46,7 @@ final class Measurement {
     this.latency = latency;
     this.lag = lag;
     this.decisionsPerSecond = decisionsPerSecond;
+    this.exactAtSameMoments = exactAtSameMoments;
   }
 
   long decisions() {

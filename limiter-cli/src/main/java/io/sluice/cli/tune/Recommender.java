@@ -18,7 +18,7 @@ final class Recommender {
   static String rule(double maxErrorPct) {
     return String.format(Locale.ROOT, "recommend the largest setting (batch size, then sync interval) whose worst"
         + " over-admission and worst under-admission in any window both stay within %s%% of the limit"
-        + " (--max-error), compared per key and window with the exact algorithm deciding the same traffic",
+        + " (--max-error), compared per key and window with the exact algorithm deciding the same requests at the same moments",
         pct(maxErrorPct));
   }
 

@@ -87,38 +87,94 @@ final class Simulation {
    * The reference: the exact algorithm (limiter-node's in-process limiter, the same semantics as the
    * store's exact scripts) deciding every request of the trace in order, at the time the trace gives
    * it, on a simulated clock: one limiter for all nodes, as if every node asked one exact store with
-   * no delay. Deterministic (the same seed gives the same counts) and never late, so it is the yardstick
-   * for every setting, the real exact mode included (which may fall behind the trace on a busy
-   * machine). It has no store, latency or rate of its own.
+   * no delay. Deterministic: the same seed gives the same counts. It has no store, latency or rate.
    */
   Measurement model() {
+    return exactAt(trace.at, new Setting(1, java.time.Duration.ZERO), MODEL_MODE);
+  }
+
+  /** Marks a request of the trace that a replay did not decide (it was stopped). */
+  private static final long NOT_DECIDED = Long.MIN_VALUE;
+  private static final int INDEX_BITS = 25;
+
+  /**
+   * The exact algorithm deciding the trace's requests at the given moments (nanoseconds after the
+   * start, as the nodes' clock read them just before deciding), in the order of those moments, on a
+   * simulated clock, counted in the windows of those moments. Given a replay's own moments, this is
+   * what an exact limiter would have admitted had it seen the very requests the nodes saw, when they
+   * saw them: the difference is the setting's own error, whatever the replay's lag or jitter.
+   */
+  private Measurement exactAt(long[] when, Setting setting, String mode) {
     int keys = trace.keys;
     int windows = trace.windows;
     long windowNanos = trace.windowNanos;
-    long base = new ManualTicker().read();
-    long start = (Math.floorDiv(base, windowNanos) + 1) * windowNanos;
-    ManualTicker clock = new ManualTicker(start);
+    // a replay's clock may read a little before its start (the cached clock trails by up to 1 ms)
+    long start = (Math.floorDiv(new ManualTicker().read(), windowNanos) + 2) * windowNanos;
+    long origin = start - windowNanos;
+    ManualTicker clock = new ManualTicker(origin);
     RateLimiter exact = RateLimiter.builder(limit).ticker(clock).maxKeys(2 * Trace.MAX_KEYS + 16).build();
+    // order by moment (microseconds, then trace order) in one primitive sort: 2^25 > MAX_REQUESTS
+    long[] order = new long[when.length];
+    int n = 0;
+    for (int i = 0; i < when.length; i++) {
+      if (when[i] != NOT_DECIDED) {
+        order[n++] = (Math.max(0, when[i] + windowNanos) / 1_000 << INDEX_BITS) | i;
+      }
+    }
+    java.util.Arrays.sort(order, 0, n);
     long[] attempts = new long[keys * windows];
     long[] admitted = new long[keys * windows];
-    long now = start;
-    for (int i = 0; i < trace.size(); i++) {
-      long at = start + trace.at[i];
+    long outside = 0;
+    long now = origin;
+    for (int o = 0; o < n; o++) {
+      int i = (int) (order[o] & ((1L << INDEX_BITS) - 1));
+      long at = Math.max(origin, start + when[i]);
       if (at > now) {
         clock.advanceNanos(at - now);
         now = at;
       }
-      int cell = trace.key[i] * windows + (int) (trace.at[i] / windowNanos);
-      attempts[cell]++;
-      if (exact.tryAcquire(keyNames[trace.key[i]])) {
-        admitted[cell]++;
+      boolean ok = exact.tryAcquire(keyNames[trace.key[i]]);
+      long w = Math.floorDiv(when[i], windowNanos);
+      if (w >= 0 && w < windows) {
+        int cell = trace.key[i] * windows + (int) w;
+        attempts[cell]++;
+        if (ok) {
+          admitted[cell]++;
+        }
+      } else {
+        outside++;
       }
     }
-    return new Measurement(new Setting(1, java.time.Duration.ZERO), MODEL_MODE, keys, windows, attempts, admitted, 0,
-        -1, 0, new Histogram(3), new Histogram(3), Double.NaN);
+    return new Measurement(setting, mode, keys, windows, attempts, admitted, outside, -1, 0, new Histogram(3),
+        new Histogram(3), Double.NaN, null);
   }
 
   static final String MODEL_MODE = "exact model: the trace decided in order on a simulated clock";
+
+  /**
+   * Warms the JVM and the store up (compiles the decision and flush paths, opens the store's
+   * structures) so that the first setting measured is not the one that pays for it: nodes with this
+   * setting deciding flat out for a moment under a throwaway prefix. Nothing is recorded.
+   */
+  void warmUp(Setting setting, Backend backend, String prefix, long nanos, BooleanSupplier stop)
+      throws InterruptedException {
+    List<Node> nodes = new ArrayList<>();
+    try {
+      for (int n = 0; n < trace.nodes; n++) {
+        nodes.add(syncedNode(setting, backend.open(prefix), n));
+      }
+      flatOut(nodes, stop, nanos);
+    } finally {
+      for (Node node : nodes) {
+        try {
+          node.close();
+        } catch (RuntimeException e) {
+          // nothing was measured
+        }
+      }
+      backend.drop(prefix);
+    }
+  }
 
   /**
    * Runs the setting on fresh nodes, each with its own store under {@code prefix}. Returns null when
@@ -161,6 +217,8 @@ final class Simulation {
     long[][] attempts = new long[n][keys * windows];
     long[][] admitted = new long[n][keys * windows];
     long[] late = new long[n];
+    long[] when = new long[trace.size()];
+    java.util.Arrays.fill(when, NOT_DECIDED);
     Histogram[] latency = new Histogram[n];
     Histogram[] lag = new Histogram[n];
     AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -184,7 +242,9 @@ final class Simulation {
             long due = start + trace.at[e];
             waitUntil(due);
             behind.recordValue(Math.max(0, Ticker.system().read() - due));
-            long w = Math.floorDiv(Ticker.cached().read() - start, windowNanos);
+            long moment = Ticker.cached().read() - start;
+            when[e] = moment;
+            long w = Math.floorDiv(moment, windowNanos);
             String key = keyNames[trace.key[e]];
             long t0 = System.nanoTime();
             boolean ok = d.tryAcquire(key);
@@ -232,7 +292,7 @@ final class Simulation {
       storeCalls += node.storeCalls();
       storeFailures += node.storeFailures();
     }
-    double rate = throughputNanos > 0 ? flatOut(nodes, stop) : Double.NaN;
+    double rate = throughputNanos > 0 ? flatOut(nodes, stop, throughputNanos) : Double.NaN;
     if (stop.getAsBoolean()) {
       return null;
     }
@@ -250,15 +310,16 @@ final class Simulation {
       behind.add(lag[i]);
       lateSum += late[i];
     }
+    Measurement sameMoments = exactAt(when, setting, "exact algorithm at this replay's moments");
     return new Measurement(setting, mode, keys, windows, att, adm, lateSum, storeCalls, storeFailures, lat, behind,
-        rate);
+        rate, sameMoments);
   }
 
   /**
    * Decisions per second with every node thread deciding as fast as it can, cycling through the keys
    * the trace sent it (under other key names, so that the replay's counts are not disturbed).
    */
-  private double flatOut(List<Node> nodes, BooleanSupplier stop) throws InterruptedException {
+  private double flatOut(List<Node> nodes, BooleanSupplier stop, long nanos) throws InterruptedException {
     int n = nodes.size();
     long[] decisions = new long[n];
     CountDownLatch go = new CountDownLatch(1);
@@ -277,7 +338,7 @@ final class Simulation {
         if (events.length == 0) {
           return;
         }
-        long deadline = startEnd[0] + throughputNanos;
+        long deadline = startEnd[0] + nanos;
         long count = 0;
         int j = 0;
         while (true) {

@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
     description = {
         "Simulates N nodes (real SyncedLimiters, one store connection each) in this JVM against a store,"
             + " replays one seeded traffic trace with every batch size (and sync interval) of the sweep and with the"
-            + " exact mode, and reports for each: over- and under-admission against the exact run (%% of the limit,"
-            + " per key and window), store calls per 1,000 decisions, decision latency p50/p99 and decisions/s."
+            + " exact mode, and reports for each: over- and under-admission against the exact algorithm deciding the"
+            + " same requests at the same moments (%% of the limit, per key and window), store calls per 1,000 decisions, decision latency p50/p99 and decisions/s."
             + " Prints a table, writes CSV, JSON, an SVG chart and an HTML report, and recommends the largest"
             + " setting whose error stays within --max-error.",
         "",
@@ -48,9 +48,9 @@ public final class TuneCommand implements Callable<Integer> {
           + " D x limit among cold keys), step (0.5 x limit, then D x limit from half-way). Default: ${DEFAULT-VALUE}.")
   Profile profile;
 
-  @Option(names = "--duration", paramLabel = "TIME", defaultValue = "10s", converter = DurationConverter.class,
+  @Option(names = "--duration", paramLabel = "TIME", defaultValue = "8s", converter = DurationConverter.class,
       description = "Traffic replayed per setting (a whole number of windows: rounded down), e.g. 10s, 2m."
-          + " The run takes about (settings) x (duration + flat-out + 1 s). Default: ${DEFAULT-VALUE}.")
+          + " The run takes about (settings) x (duration + flat-out + 2 s). Default: ${DEFAULT-VALUE}.")
   Duration duration;
 
   @Option(names = "--nodes", paramLabel = "N", defaultValue = "4",
