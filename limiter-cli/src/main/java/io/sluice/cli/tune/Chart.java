@@ -98,9 +98,9 @@ final class Chart {
       s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"#1565c0\" fill-opacity=\"0.8\"/>\n",
           x - 4.5, yu - 4.5));
       String text = r == recommended ? label + " (recommended)" : label;
-      labels.append(place(placed, x + 8, yo - 6, text, r == recommended ? "bold" : "normal"));
+      labels.append(place(placed, x, yo, x + 8, yo - 6, text, r == recommended ? "bold" : "normal"));
       if (Math.abs(yu - yo) > 12) {
-        labels.append(place(placed, x + 8, yu + 4, label, "normal"));
+        labels.append(place(placed, x, yu, x + 8, yu + 4, label, "normal"));
       }
       if (r == recommended) {
         s.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"10\" fill=\"none\" stroke=\"#2e7d32\" stroke-width=\"2\"/>\n",
@@ -119,8 +119,12 @@ final class Chart {
     return s.toString();
   }
 
-  /** A label at (x, y) or, if that overlaps a label already placed, the first free slot below. */
-  private static String place(List<double[]> placed, double x, double y, String body, String weight) {
+  /**
+   * A label for the point (px, py) at (x, y) or, if that overlaps a label already placed, the nearest
+   * free slot above or below, with a thin line back to its point when it had to move.
+   */
+  private static String place(List<double[]> placed, double px, double py, double x, double y, String body,
+      String weight) {
     double w = body.length() * 6.2;
     double h = 12;
     if (x + w > WIDTH - 4) {
@@ -149,7 +153,8 @@ final class Chart {
       }
     }
     placed.add(new double[] {x, at, w, h});
-    return text(x, at, "start", 11, weight, body);
+    String leader = Math.abs(at - y) > h ? line(px + 4, py, x - 1, at - 4, "#9e9e9e", null) : "";
+    return leader + text(x, at, "start", 11, weight, body);
   }
 
   private static boolean distinctIntervals(List<Row> rows) {
