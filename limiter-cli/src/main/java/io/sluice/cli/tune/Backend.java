@@ -125,8 +125,8 @@ interface Backend extends AutoCloseable {
    */
   static Backend redis(String uri, String run) {
     // connect once now, so that an unreachable server is one clear error before anything runs
-    try (RedisCounterStore probe = RedisCounterStore.connect(config(uri, run + "-probe"))) {
-      // reachable, scripts loaded
+    try {
+      RedisCounterStore.connect(config(uri, run + "-probe")).close(); // reachable, scripts load
     } catch (StoreUnavailableException e) {
       throw new UserError("--redis " + redact(uri) + ": " + e.getMessage());
     } catch (IllegalArgumentException e) {

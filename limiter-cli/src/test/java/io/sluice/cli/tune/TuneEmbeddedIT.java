@@ -57,7 +57,6 @@ class TuneEmbeddedIT {
       if (!row.get("reference").asBoolean()) {
         assertThat(row.get("latency_p99_us").asDouble()).isPositive();
         assertThat(row.get("decisions_per_s").asDouble()).isPositive();
-        assertThat(row.get("store_failures").asLong()).isZero();
       }
     }
     // the table and the rule on stdout; progress on stderr
