@@ -29,8 +29,9 @@ import org.HdrHistogram.Histogram;
  * 1,000 decisions and the error would describe a machine with an instant store, and latency and
  * decisions/s cannot be measured on it at all. So the trace (the requests, their times, keys and
  * nodes) is repeatable from the seed, while what the limiters make of it is measured as it happens;
- * repeated runs differ by a little scheduling noise. Only the reference, which has no store and no
- * timing to measure, runs on a simulated clock.
+ * repeated runs differ by a little scheduling noise. What runs on a simulated clock is the exact
+ * algorithm each replay is compared with ({@link #exactAt}): it is fed the moments at which the nodes
+ * actually decided, so a replay that falls behind the trace (a busy machine) is not counted as error.
  *
  * <p>A request is counted in the window its decision was made in, read from the limiters' own clock
  * just before the decision, so that counts and the limiters agree on window edges. The run starts on
