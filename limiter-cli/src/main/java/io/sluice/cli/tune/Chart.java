@@ -39,9 +39,17 @@ final class Chart {
       minX = 1;
       maxX = 1_000;
     }
+    // whole decades when the points span one or more; else a closer log range around them (points a
+    // few percent apart would otherwise sit on top of each other)
     double lo = Math.floor(Math.log10(minX));
     double hi = Math.ceil(Math.log10(maxX));
-    if (hi <= lo) {
+    boolean decades = Math.log10(maxX) - Math.log10(minX) >= 0.7;
+    if (!decades) {
+      double span = Math.log10(maxX) - Math.log10(minX);
+      double margin = Math.max(0.04, span * 0.3);
+      lo = Math.log10(minX) - margin;
+      hi = Math.log10(maxX) + margin;
+    } else if (hi <= lo) {
       hi = lo + 1;
     }
     double yTop = niceCeiling(maxY * 1.1);
@@ -56,15 +64,27 @@ final class Chart {
     s.append(text(LEFT, 22, "start", 15, "bold", "Error vs store calls across batch sizes"));
     s.append(text(LEFT, 40, "start", 12, "normal", title));
     // grid and axes
-    for (int d = (int) lo; d <= (int) hi; d++) {
-      double x = LEFT + (d - lo) / (hi - lo) * plotW;
-      s.append(line(x, TOP, x, TOP + plotH, "#e0e0e0", null));
-      s.append(text(x, TOP + plotH + 18, "middle", 12, "normal", decade(d)));
-      if (d < (int) hi) {
-        for (int m = 2; m < 10; m++) {
-          double xm = LEFT + (d + Math.log10(m) - lo) / (hi - lo) * plotW;
-          s.append(line(xm, TOP + plotH, xm, TOP + plotH + 4, "#999999", null));
+    if (decades) {
+      for (int d = (int) lo; d <= (int) hi; d++) {
+        double x = LEFT + (d - lo) / (hi - lo) * plotW;
+        s.append(line(x, TOP, x, TOP + plotH, "#e0e0e0", null));
+        s.append(text(x, TOP + plotH + 18, "middle", 12, "normal", decade(d)));
+        if (d < (int) hi) {
+          for (int m = 2; m < 10; m++) {
+            double xm = LEFT + (d + Math.log10(m) - lo) / (hi - lo) * plotW;
+            s.append(line(xm, TOP + plotH, xm, TOP + plotH + 4, "#999999", null));
+          }
         }
+      }
+    } else {
+      double from = Math.pow(10, lo);
+      double to = Math.pow(10, hi);
+      double step = niceStep((to - from) / 5);
+      for (double v = Math.ceil(from / step) * step; v <= to; v += step) {
+        double x = LEFT + (Math.log10(v) - lo) / (hi - lo) * plotW;
+        s.append(line(x, TOP, x, TOP + plotH, "#e0e0e0", null));
+        s.append(text(x, TOP + plotH + 18, "middle", 12, "normal",
+            step >= 1 ? String.format(Locale.ROOT, "%,.0f", v) : Reports.plain(v)));
       }
     }
     int ticks = 5;
@@ -83,29 +103,41 @@ final class Chart {
     // the --max-error line
     double yMax = TOP + plotH - maxErrorPct / yTop * plotH;
     s.append(line(LEFT, yMax, LEFT + plotW, yMax, "#2e7d32", "6 4"));
-    s.append(text(LEFT + plotW - 4, yMax - 5, "end", 11, "normal", "--max-error " + Reports.number(maxErrorPct) + "%"));
+    String maxLabel = "--max-error " + Reports.number(maxErrorPct) + "%";
+    s.append(text(LEFT + plotW - 4, yMax - 5, "end", 11, "normal", maxLabel));
     // points: over-admission (red circles), under-admission (blue squares), labelled with the batch size;
-    // labels are placed after all points, each moved down until it overlaps no other label
+    // labels are placed after all points, each where it covers no other label and no marker
     List<double[]> placed = new ArrayList<>();
-    StringBuilder labels = new StringBuilder();
-    for (Row r : points) {
+    placed.add(new double[] {LEFT + plotW - 4 - maxLabel.length() * 6.2, yMax - 5, maxLabel.length() * 6.2, 12});
+    double[][] at = new double[points.size()][];
+    for (int i = 0; i < points.size(); i++) {
+      Row r = points.get(i);
       double x = LEFT + (Math.log10(r.storeCallsPer1000()) - lo) / (hi - lo) * plotW;
       double yo = TOP + plotH - r.overWorstPct() / yTop * plotH;
       double yu = TOP + plotH - r.underWorstPct() / yTop * plotH;
-      String label = r.setting().exact() ? "exact" : "b" + r.setting().batchSize()
-          + (distinctIntervals(points) ? "/" + Durations.format(r.setting().syncInterval()) : "");
+      at[i] = new double[] {x, yo, yu};
+      double reach = r == recommended ? 11 : 6;
+      placed.add(new double[] {x - reach, yo + reach, 2 * reach, 2 * reach});
+      placed.add(new double[] {x - 6, yu + 6, 12, 12});
       s.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"#c62828\"/>\n", x, yo));
       s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"#1565c0\" fill-opacity=\"0.8\"/>\n",
           x - 4.5, yu - 4.5));
-      String text = r == recommended ? label + " (recommended)" : label;
-      labels.append(place(placed, x, yo, x + 8, yo - 6, text, r == recommended ? "bold" : "normal"));
-      if (Math.abs(yu - yo) > 12) {
-        labels.append(place(placed, x, yu, x + 8, yu + 4, label, "normal"));
-      }
       if (r == recommended) {
         s.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"10\" fill=\"none\" stroke=\"#2e7d32\" stroke-width=\"2\"/>\n",
             x, yo));
       }
+    }
+    StringBuilder labels = new StringBuilder();
+    for (int i = 0; i < points.size(); i++) {
+      Row r = points.get(i);
+      String label = r.setting().exact() ? "exact" : "b" + r.setting().batchSize()
+          + (distinctIntervals(points) ? "/" + Durations.format(r.setting().syncInterval()) : "");
+      String text = r == recommended ? label + " (recommended)" : label;
+      // one label per setting, beside the higher of its two points
+      double x = at[i][0];
+      double yl = Math.min(at[i][1], at[i][2]);
+      double gap = r == recommended ? 13 : 8;
+      labels.append(place(placed, x, yl, x + gap, yl + 4, gap, text, r == recommended ? "bold" : "normal"));
     }
     s.append(labels);
     // legend
@@ -123,9 +155,9 @@ final class Chart {
    * A label for the point (px, py) at (x, y) or, if that overlaps a label already placed, the nearest
    * free slot above or below, with a thin line back to its point when it had to move.
    */
-  private static String place(List<double[]> placed, double px, double py, double x, double y, String body,
-      String weight) {
-    double w = body.length() * 6.2;
+  private static String place(List<double[]> placed, double px, double py, double x, double y, double gap,
+      String body, String weight) {
+    double w = body.length() * ("bold".equals(weight) ? 7.0 : 6.2);
     double h = 12;
     if (x + w > WIDTH - 4) {
       x = WIDTH - 4 - w;
@@ -133,28 +165,30 @@ final class Chart {
     double top = TOP + h;
     double bottom = HEIGHT - BOTTOM - 2;
     double at = Math.max(top, Math.min(bottom, y));
-    // try the spot itself, then alternately above and below it, staying inside the plot
-    for (int k = 0; k < 60; k++) {
-      double offset = (k + 1) / 2 * (h + 1) * (k % 2 == 1 ? -1 : 1);
+    double ax = x;
+    double left = px - gap - w;
+    // the spot on the right, then on the left of the point, then alternately above and below them
+    search:
+    for (int k = 0; k < 80; k++) {
+      double offset = (k / 2 + 1) / 2 * (h + 1) * ((k / 2) % 2 == 1 ? -1 : 1);
+      double cx = k % 2 == 0 ? x : left;
       double cy = y + offset;
-      if (cy < top || cy > bottom) {
+      if (cy < top || cy > bottom || cx < LEFT + 2) {
         continue;
       }
-      boolean free = true;
       for (double[] p : placed) {
-        if (x < p[0] + p[2] && p[0] < x + w && cy - h < p[1] && p[1] - p[3] < cy) {
-          free = false;
-          break;
+        if (cx < p[0] + p[2] && p[0] < cx + w && cy - h < p[1] && p[1] - p[3] < cy) {
+          continue search;
         }
       }
-      if (free) {
-        at = cy;
-        break;
-      }
+      at = cy;
+      ax = cx;
+      break;
     }
-    placed.add(new double[] {x, at, w, h});
-    String leader = Math.abs(at - y) > h ? line(px + 4, py, x - 1, at - 4, "#9e9e9e", null) : "";
-    return leader + text(x, at, "start", 11, weight, body);
+    placed.add(new double[] {ax, at, w, h});
+    boolean moved = Math.abs(at - y) > h;
+    String leader = moved ? line(px + (ax < px ? -4 : 4), py, ax < px ? ax + w + 1 : ax - 1, at - 4, "#9e9e9e", null) : "";
+    return leader + text(ax, at, "start", 11, weight, body);
   }
 
   private static boolean distinctIntervals(List<Row> rows) {
@@ -163,6 +197,17 @@ final class Chart {
 
   private static String decade(int d) {
     return d >= 0 ? String.format(Locale.ROOT, "%,d", (long) Math.pow(10, d)) : Reports.plain(Math.pow(10, d));
+  }
+
+  /** 1, 2 or 5 times a power of ten, at least v. */
+  private static double niceStep(double v) {
+    double p = Math.pow(10, Math.floor(Math.log10(v)));
+    for (double m : new double[] {1, 2, 5, 10}) {
+      if (m * p >= v) {
+        return m * p;
+      }
+    }
+    return 10 * p;
   }
 
   private static double niceCeiling(double v) {
