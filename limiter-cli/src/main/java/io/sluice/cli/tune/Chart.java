@@ -16,6 +16,8 @@ final class Chart {
   private static final int RIGHT = 30;
   private static final int TOP = 50;
   private static final int BOTTOM = 80;
+  /** The error axis ends at this many times --max-error at most (see {@link #svg}). */
+  static final double CAP = 5;
 
   private Chart() {
   }
@@ -33,7 +35,9 @@ final class Chart {
     for (Row r : points) {
       minX = Math.min(minX, r.storeCallsPer1000());
       maxX = Math.max(maxX, r.storeCallsPer1000());
-      maxY = Math.max(maxY, r.worstErrorPct());
+      // one stray window far above the rest would flatten every other point: the axis stops at five
+      // times --max-error and such points are drawn on its top edge with their value
+      maxY = Math.max(maxY, Math.min(r.worstErrorPct(), CAP * maxErrorPct));
     }
     if (points.isEmpty()) {
       minX = 1;
@@ -113,8 +117,8 @@ final class Chart {
     for (int i = 0; i < points.size(); i++) {
       Row r = points.get(i);
       double x = LEFT + (Math.log10(r.storeCallsPer1000()) - lo) / (hi - lo) * plotW;
-      double yo = TOP + plotH - r.overWorstPct() / yTop * plotH;
-      double yu = TOP + plotH - r.underWorstPct() / yTop * plotH;
+      double yo = TOP + plotH - Math.min(r.overWorstPct(), yTop) / yTop * plotH;
+      double yu = TOP + plotH - Math.min(r.underWorstPct(), yTop) / yTop * plotH;
       at[i] = new double[] {x, yo, yu};
       double reach = r == recommended ? 11 : 6;
       placed.add(new double[] {x - reach, yo + reach, 2 * reach, 2 * reach});
@@ -133,6 +137,11 @@ final class Chart {
       String label = r.setting().exact() ? "exact" : "b" + r.setting().batchSize()
           + (distinctIntervals(points) ? "/" + Durations.format(r.setting().syncInterval()) : "");
       String text = r == recommended ? label + " (recommended)" : label;
+      if (r.overWorstPct() > yTop) {
+        text += ": over " + Reports.number(r.overWorstPct()) + "%, off the chart";
+      } else if (r.underWorstPct() > yTop) {
+        text += ": under " + Reports.number(r.underWorstPct()) + "%, off the chart";
+      }
       // one label per setting, beside the higher of its two points
       double x = at[i][0];
       double yl = Math.min(at[i][1], at[i][2]);

@@ -55,6 +55,16 @@ class ReportsTest {
   }
 
   @Test
+  void aStrayWindowFarAboveTheRestIsDrawnOnTheEdgeWithItsValue() throws Exception {
+    List<Row> rows = List.of(RecommenderTest.reference(), RecommenderTest.row(10, 100, 0.3, 34.4, 380),
+        RecommenderTest.row(100, 100, 0.3, 0.2, 500));
+    String svg = Chart.svg(rows, rows.get(2), 1.0, "t");
+    assertThat(svg).contains(">b10: under 34.4%, off the chart<").contains(">10.0%<").doesNotContain(">40.0%<");
+    Reports.write(result(dir, rows, 1.0));
+    ReportFiles.read(dir).checkConsistent();
+  }
+
+  @Test
   void numbers() {
     assertThat(Reports.number(0.123)).isEqualTo("0.12");
     assertThat(Reports.number(123.45)).isEqualTo("123.5");
