@@ -1,0 +1,67 @@
+package io.sluice.cli.tune;
+
+import org.HdrHistogram.Histogram;
+
+/**
+ * What one replay of the trace with one setting measured, before it is compared with the exact run.
+ * Counts per (key, window) are kept as flat arrays indexed {@code key * windows + window}.
+ */
+final class Measurement {
+  final Setting setting;
+  /** How the decisions were made: "exact (batch 1)", "batched", or the in-process reference. */
+  final String mode;
+  final int keys;
+  final int windows;
+  final long[] attempts;
+  final long[] admitted;
+  /** Decisions made after the last window ended (the replay fell behind): counted in no window. */
+  final long late;
+  /** Store calls during the replay (flushes, exact calls, heartbeats), or -1 when there is no store. */
+  final long storeCalls;
+  final long storeFailures;
+  /** Latency of each decision, nanoseconds. */
+  final Histogram latency;
+  /** How late decisions started against the trace's schedule, nanoseconds. */
+  final Histogram lag;
+  /** Flat-out decisions per second after the replay, or NaN when not measured. */
+  final double decisionsPerSecond;
+  /**
+   * For a replay: the exact algorithm deciding the same requests at the moments the nodes decided
+   * them (what this replay is compared with); null for a model.
+   */
+  final Measurement exactAtSameMoments;
+
+  Measurement(Setting setting, String mode, int keys, int windows, long[] attempts, long[] admitted, long late,
+      long storeCalls, long storeFailures, Histogram latency, Histogram lag, double decisionsPerSecond,
+      Measurement exactAtSameMoments) {
+    this.setting = setting;
+    this.mode = mode;
+    this.keys = keys;
+    this.windows = windows;
+    this.attempts = attempts;
+    this.admitted = admitted;
+    this.late = late;
+    this.storeCalls = storeCalls;
+    this.storeFailures = storeFailures;
+    this.latency = latency;
+    this.lag = lag;
+    this.decisionsPerSecond = decisionsPerSecond;
+    this.exactAtSameMoments = exactAtSameMoments;
+  }
+
+  long decisions() {
+    long sum = late;
+    for (long a : attempts) {
+      sum += a;
+    }
+    return sum;
+  }
+
+  long admittedTotal() {
+    long sum = 0;
+    for (long a : admitted) {
+      sum += a;
+    }
+    return sum;
+  }
+}

@@ -1,0 +1,333 @@
+package io.sluice.cli.tune;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** The table printed and the files written: results.csv, results.json, chart.svg, report.html. */
+final class Reports {
+  static final String CSV = "results.csv";
+  static final String JSON = "results.json";
+  static final String SVG = "chart.svg";
+  static final String HTML = "report.html";
+
+  private Reports() {
+  }
+
+  /** A number for people: two decimals below 10, one below 1,000, none above; "n/a" for NaN. */
+  static String number(double v) {
+    if (Double.isNaN(v)) {
+      return "n/a";
+    }
+    double a = Math.abs(v);
+    if (a < 10) {
+      return String.format(Locale.ROOT, "%.2f", v);
+    }
+    if (a < 1_000) {
+      return String.format(Locale.ROOT, "%.1f", v);
+    }
+    return String.format(Locale.ROOT, "%,.0f", v);
+  }
+
+  /** A number for machines: plain, dot decimal, empty for NaN (CSV) . */
+  static String plain(double v) {
+    if (Double.isNaN(v) || Double.isInfinite(v)) {
+      return "";
+    }
+    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+      return Long.toString((long) v);
+    }
+    return String.format(Locale.ROOT, "%.6g", v).replaceAll("(\\.\\d*?)0+(e|$)", "$1$2").replaceAll("\\.(e|$)", "$1");
+  }
+
+  static final String[] HEADERS = {"setting", "over worst %", "over mean %", "under worst %", "under mean %",
+      "store calls /1k", "p50 us", "p99 us", "decisions/s"};
+
+  static List<String[]> cells(List<Row> rows, Row recommended) {
+    List<String[]> out = new ArrayList<>();
+    for (Row r : rows) {
+      String label = (r == recommended ? "* " : "  ") + (r.reference() ? "exact model (reference)" : r.setting().label());
+      out.add(new String[] {label, number(r.overWorstPct()), number(r.overMeanPct()), number(r.underWorstPct()),
+          number(r.underMeanPct()), number(r.storeCallsPer1000()), number(r.p50Micros()), number(r.p99Micros()),
+          number(r.decisionsPerSecond())});
+    }
+    return out;
+  }
+
+  static String table(List<Row> rows, Row recommended) {
+    List<String[]> cells = cells(rows, recommended);
+    int[] width = new int[HEADERS.length];
+    for (int c = 0; c < HEADERS.length; c++) {
+      width[c] = HEADERS[c].length() + (c == 0 ? 2 : 0);
+      for (String[] line : cells) {
+        width[c] = Math.max(width[c], line[c].length());
+      }
+    }
+    StringBuilder sb = new StringBuilder();
+    appendLine(sb, width, c -> c == 0 ? "  " + HEADERS[0] : HEADERS[c]);
+    appendLine(sb, width, c -> "-".repeat(width[c]));
+    for (String[] line : cells) {
+      appendLine(sb, width, c -> line[c]);
+    }
+    return sb.toString();
+  }
+
+  private static void appendLine(StringBuilder sb, int[] width, java.util.function.IntFunction<String> cell) {
+    for (int c = 0; c < width.length; c++) {
+      String v = cell.apply(c);
+      if (c == 0) {
+        sb.append(v).append(" ".repeat(width[c] - v.length()));
+      } else {
+        sb.append("  ").append(" ".repeat(width[c] - v.length())).append(v);
+      }
+    }
+    sb.append('\n');
+  }
+
+  // ------------------------------------------------------------------ CSV
+
+  static String csv(List<Row> rows, Row recommended) {
+    StringBuilder sb = new StringBuilder();
+    sb.append("batch_size,sync_interval_ms,mode,recommended,decisions,admitted,admitted_pct_of_exact,"
+        + "over_worst_pct,over_mean_pct,under_worst_pct,under_mean_pct,contested_windows,"
+        + "store_calls_per_1000,latency_p50_us,latency_p99_us,decisions_per_s,replay_lag_p99_ms,store_failures\n");
+    for (Row r : rows) {
+      sb.append(r.setting().batchSize()).append(',')
+          .append(r.setting().syncInterval().toMillis()).append(',')
+          .append(csvText(r.mode())).append(',')
+          .append(r == recommended).append(',')
+          .append(r.decisions()).append(',')
+          .append(r.admitted()).append(',')
+          .append(plain(r.admittedPctOfExact())).append(',')
+          .append(plain(r.overWorstPct())).append(',')
+          .append(plain(r.overMeanPct())).append(',')
+          .append(plain(r.underWorstPct())).append(',')
+          .append(plain(r.underMeanPct())).append(',')
+          .append(r.contestedWindows()).append(',')
+          .append(plain(r.storeCallsPer1000())).append(',')
+          .append(plain(r.p50Micros())).append(',')
+          .append(plain(r.p99Micros())).append(',')
+          .append(plain(r.decisionsPerSecond())).append(',')
+          .append(plain(r.lagP99Millis())).append(',')
+          .append(r.storeFailures()).append('\n');
+    }
+    return sb.toString();
+  }
+
+  private static String csvText(String s) {
+    return s.contains(",") || s.contains("\"") ? "\"" + s.replace("\"", "\"\"") + "\"" : s;
+  }
+
+  // ------------------------------------------------------------------ JSON
+
+  static String json(TuneResult t) {
+    Json j = new Json();
+    j.open('{');
+    j.field("tool").string("sluice tune");
+    j.field("command").string(t.command());
+    j.field("started").string(t.started());
+    j.field("interrupted").bool(t.interrupted());
+    j.field("settings_planned").number(t.settingsPlanned());
+    j.field("store").string(t.store());
+    TuneConfig c = t.config();
+    j.field("parameters").open('{');
+    j.field("profile").string(c.profile().label);
+    j.field("nodes").number(c.nodes());
+    j.field("limit").number(c.limit());
+    j.field("window_ms").number(c.window().toMillis());
+    j.field("duration_ms").number(c.duration().toMillis());
+    j.field("windows").number(c.windows());
+    j.field("algorithm").string(c.algorithm());
+    j.field("demand").number(c.demand());
+    j.field("keys").number(c.keys());
+    j.field("seed").number(c.seed());
+    j.field("max_error_pct").number(c.maxErrorPct());
+    j.field("flat_out_ms").number(c.throughput().toMillis());
+    j.field("requests_in_trace").number(t.traceRequests());
+    j.close('}');
+    j.field("rule").string(t.recommendation().rule());
+    j.field("recommendation").open('{');
+    Row rec = t.recommendation().row();
+    if (rec == null) {
+      j.field("batch_size").nul();
+      j.field("sync_interval_ms").nul();
+    } else {
+      j.field("batch_size").number(rec.setting().batchSize());
+      j.field("sync_interval_ms").number(rec.setting().syncInterval().toMillis());
+    }
+    j.field("verdict").string(t.recommendation().verdict());
+    j.close('}');
+    j.field("rows").open('[');
+    for (Row r : t.rows()) {
+      j.item().open('{');
+      j.field("batch_size").number(r.setting().batchSize());
+      j.field("sync_interval_ms").number(r.setting().syncInterval().toMillis());
+      j.field("mode").string(r.mode());
+      j.field("reference").bool(r.reference());
+      j.field("recommended").bool(r == rec);
+      j.field("decisions").number(r.decisions());
+      j.field("admitted").number(r.admitted());
+      j.field("admitted_pct_of_exact").number(r.admittedPctOfExact());
+      j.field("over_worst_pct").number(r.overWorstPct());
+      j.field("over_mean_pct").number(r.overMeanPct());
+      j.field("under_worst_pct").number(r.underWorstPct());
+      j.field("under_mean_pct").number(r.underMeanPct());
+      j.field("contested_windows").number(r.contestedWindows());
+      j.field("store_calls_per_1000").number(r.storeCallsPer1000());
+      j.field("latency_p50_us").number(r.p50Micros());
+      j.field("latency_p99_us").number(r.p99Micros());
+      j.field("decisions_per_s").number(r.decisionsPerSecond());
+      j.field("replay_lag_p99_ms").number(r.lagP99Millis());
+      j.field("store_failures").number(r.storeFailures());
+      j.field("over_by_window_pct").open('[');
+      for (double v : r.overByWindowPct()) {
+        j.item().number(v);
+      }
+      j.close(']');
+      j.field("under_by_window_pct").open('[');
+      for (double v : r.underByWindowPct()) {
+        j.item().number(v);
+      }
+      j.close(']');
+      j.close('}');
+    }
+    j.close(']');
+    j.field("notes").open('[');
+    for (String n : t.notes()) {
+      j.item().string(n);
+    }
+    j.close(']');
+    j.close('}');
+    return j.toString() + "\n";
+  }
+
+  /** A small JSON writer: enough for flat objects, arrays and numbers (NaN written as null). */
+  private static final class Json {
+    private final StringBuilder sb = new StringBuilder();
+    private boolean first = true;
+    private int depth;
+
+    Json open(char c) {
+      sb.append(c);
+      depth++;
+      first = true;
+      return this;
+    }
+
+    Json close(char c) {
+      depth--;
+      if (!first) {
+        newline();
+      }
+      sb.append(c);
+      first = false;
+      return this;
+    }
+
+    Json field(String name) {
+      item();
+      quote(name);
+      sb.append(": ");
+      return this;
+    }
+
+    Json item() {
+      if (!first) {
+        sb.append(',');
+      }
+      newline();
+      first = false;
+      return this;
+    }
+
+    private void newline() {
+      sb.append('\n').append("  ".repeat(depth));
+    }
+
+    Json string(String s) {
+      if (s == null) {
+        return nul();
+      }
+      quote(s);
+      return this;
+    }
+
+    Json number(double v) {
+      String p = plain(v);
+      sb.append(p.isEmpty() ? "null" : p);
+      return this;
+    }
+
+    Json bool(boolean b) {
+      sb.append(b);
+      return this;
+    }
+
+    Json nul() {
+      sb.append("null");
+      return this;
+    }
+
+    private void quote(String s) {
+      sb.append('"');
+      for (int i = 0; i < s.length(); i++) {
+        char ch = s.charAt(i);
+        switch (ch) {
+          case '"':
+            sb.append("\\\"");
+            break;
+          case '\\':
+            sb.append("\\\\");
+            break;
+          case '\n':
+            sb.append("\\n");
+            break;
+          case '\r':
+            sb.append("\\r");
+            break;
+          case '\t':
+            sb.append("\\t");
+            break;
+          default:
+            if (ch < 0x20) {
+              sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
+            } else {
+              sb.append(ch);
+            }
+        }
+      }
+      sb.append('"');
+    }
+
+    @Override
+    public String toString() {
+      return sb.toString();
+    }
+  }
+
+  // ------------------------------------------------------------------ files
+
+  /** Writes the four files into the result's output directory; answers their paths. */
+  static List<Path> write(TuneResult t) throws IOException {
+    Path dir = t.config().out();
+    Files.createDirectories(dir);
+    Row rec = t.recommendation().row();
+    String svg = Chart.svg(t.rows(), rec, t.config().maxErrorPct(), chartTitle(t));
+    List<Path> files = List.of(dir.resolve(CSV), dir.resolve(JSON), dir.resolve(SVG), dir.resolve(HTML));
+    Files.writeString(files.get(0), csv(t.rows(), rec), StandardCharsets.UTF_8);
+    Files.writeString(files.get(1), json(t), StandardCharsets.UTF_8);
+    Files.writeString(files.get(2), svg, StandardCharsets.UTF_8);
+    Files.writeString(files.get(3), HtmlReport.html(t, svg), StandardCharsets.UTF_8);
+    return files;
+  }
+
+  static String chartTitle(TuneResult t) {
+    TuneConfig c = t.config();
+    return String.format(Locale.ROOT, "%s, %d nodes, limit %,d per %s (%s window), demand %sx", c.profile().label,
+        c.nodes(), c.limit(), Durations.format(c.window()), c.algorithm(), plain(c.demand()));
+  }
+}

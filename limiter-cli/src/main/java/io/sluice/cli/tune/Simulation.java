@@ -1,0 +1,428 @@
+package io.sluice.cli.tune;
+
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.node.RateLimiter;
+import io.sluice.node.Ticker;
+import io.sluice.sync.CounterStore;
+import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.SyncedLimiter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Replays one trace with one setting: N simulated nodes, each a real {@link SyncedLimiter} with its
+ * own store, each driven by its own thread through the requests the trace sends to that node; and
+ * decides the same trace with the exact algorithm on a simulated clock, the reference ({@link #model()}).
+ *
+ * <h2>Real time, on purpose</h2>
+ * The replay runs on the wall clock: every request waits until its time in the trace, and the
+ * limiters read the default {@link Ticker#cached()} clock. A simulated clock ({@code ManualTicker})
+ * would make the admitted counts repeatable, but not honest: SyncedLimiter's flusher wakes on real
+ * time (its sync interval, and at once when a batch fills), sizes its allowances from measured
+ * round trips, and the store answers in real time. Under a simulated clock the store calls per
+ * 1,000 decisions and the error would describe a machine with an instant store, and latency and
+ * decisions/s cannot be measured on it at all. So the trace (the requests, their times, keys and
+ * nodes) is repeatable from the seed, while what the limiters make of it is measured as it happens;
+ * repeated runs differ by a little scheduling noise. What runs on a simulated clock is the exact
+ * algorithm each replay is compared with ({@link #exactAt}): it is fed the moments at which the nodes
+ * actually decided, so a replay that falls behind the trace (a busy machine) is not counted as error.
+ *
+ * <p>A request is counted in the window its decision was made in, read from the limiters' own clock
+ * just before the decision, so that counts and the limiters agree on window edges. The run starts on
+ * a window edge (windows are aligned to the epoch, as the limiters' are).
+ */
+final class Simulation {
+  /** Earliest start after the nodes are ready: every node has heartbeated and seen the others. */
+  private static final long START_MARGIN_NANOS = 300_000_000L;
+
+  private final Trace trace;
+  private final Limit limit;
+  private final int[][] eventsOfNode;
+  private final String[] keyNames;
+  private final String[] throughputKeyNames;
+  private final long throughputNanos;
+
+  Simulation(Trace trace, Limit limit, long throughputNanos) {
+    this.trace = trace;
+    this.limit = limit;
+    this.throughputNanos = throughputNanos;
+    int[] counts = new int[trace.nodes];
+    for (int n : trace.node) {
+      counts[n]++;
+    }
+    eventsOfNode = new int[trace.nodes][];
+    for (int n = 0; n < trace.nodes; n++) {
+      eventsOfNode[n] = new int[counts[n]];
+    }
+    int[] fill = new int[trace.nodes];
+    for (int i = 0; i < trace.size(); i++) {
+      int n = trace.node[i];
+      eventsOfNode[n][fill[n]++] = i;
+    }
+    keyNames = new String[trace.keys];
+    throughputKeyNames = new String[trace.keys];
+    for (int k = 0; k < trace.keys; k++) {
+      keyNames[k] = "k" + k;
+      throughputKeyNames[k] = "tp-k" + k;
+    }
+  }
+
+  /** One simulated node. */
+  interface Node {
+    boolean tryAcquire(String key);
+
+    long storeCalls();
+
+    long storeFailures();
+
+    void close();
+  }
+
+  /**
+   * The reference: the exact algorithm (limiter-node's in-process limiter, the same semantics as the
+   * store's exact scripts) deciding every request of the trace in order, at the time the trace gives
+   * it, on a simulated clock: one limiter for all nodes, as if every node asked one exact store with
+   * no delay. Deterministic: the same seed gives the same counts. It has no store, latency or rate.
+   */
+  Measurement model() {
+    return exactAt(trace.at, new Setting(1, java.time.Duration.ZERO), MODEL_MODE);
+  }
+
+  /** Marks a request of the trace that a replay did not decide (it was stopped). */
+  private static final long NOT_DECIDED = Long.MIN_VALUE;
+  private static final int INDEX_BITS = 25;
+
+  /**
+   * The exact algorithm deciding the trace's requests at the given moments (nanoseconds after the
+   * start, as the nodes' clock read them just before deciding), in the order of those moments, on a
+   * simulated clock, counted in the windows of those moments. Given a replay's own moments, this is
+   * what an exact limiter would have admitted had it seen the very requests the nodes saw, when they
+   * saw them: the difference is the setting's own error, whatever the replay's lag or jitter.
+   */
+  private Measurement exactAt(long[] when, Setting setting, String mode) {
+    int keys = trace.keys;
+    int windows = trace.windows;
+    long windowNanos = trace.windowNanos;
+    // a replay's clock may read a little before its start (the cached clock trails by up to 1 ms)
+    long start = (Math.floorDiv(new ManualTicker().read(), windowNanos) + 2) * windowNanos;
+    long origin = start - windowNanos;
+    ManualTicker clock = new ManualTicker(origin);
+    RateLimiter exact = RateLimiter.builder(limit).ticker(clock).maxKeys(2 * Trace.MAX_KEYS + 16).build();
+    // order by moment (microseconds, then trace order) in one primitive sort: 2^25 > MAX_REQUESTS
+    long[] order = new long[when.length];
+    int n = 0;
+    for (int i = 0; i < when.length; i++) {
+      if (when[i] != NOT_DECIDED) {
+        order[n++] = (Math.max(0, when[i] + windowNanos) / 1_000 << INDEX_BITS) | i;
+      }
+    }
+    java.util.Arrays.sort(order, 0, n);
+    long[] attempts = new long[keys * windows];
+    long[] admitted = new long[keys * windows];
+    long outside = 0;
+    long now = origin;
+    for (int o = 0; o < n; o++) {
+      int i = (int) (order[o] & ((1L << INDEX_BITS) - 1));
+      long at = Math.max(origin, start + when[i]);
+      if (at > now) {
+        clock.advanceNanos(at - now);
+        now = at;
+      }
+      boolean ok = exact.tryAcquire(keyNames[trace.key[i]]);
+      long w = Math.floorDiv(when[i], windowNanos);
+      if (w >= 0 && w < windows) {
+        int cell = trace.key[i] * windows + (int) w;
+        attempts[cell]++;
+        if (ok) {
+          admitted[cell]++;
+        }
+      } else {
+        outside++;
+      }
+    }
+    return new Measurement(setting, mode, keys, windows, attempts, admitted, outside, -1, 0, new Histogram(3),
+        new Histogram(3), Double.NaN, null);
+  }
+
+  static final String MODEL_MODE = "exact model: the trace decided in order on a simulated clock";
+
+  /**
+   * Warms the JVM and the store up (compiles the decision and flush paths, opens the store's
+   * structures) so that the first setting measured is not the one that pays for it: nodes with this
+   * setting deciding flat out for a moment under a throwaway prefix. Nothing is recorded.
+   */
+  void warmUp(Setting setting, Backend backend, String prefix, long nanos, BooleanSupplier stop)
+      throws InterruptedException {
+    List<Node> nodes = new ArrayList<>();
+    try {
+      for (int n = 0; n < trace.nodes; n++) {
+        nodes.add(syncedNode(setting, backend.open(prefix), n));
+      }
+      flatOut(nodes, stop, nanos);
+    } finally {
+      for (Node node : nodes) {
+        try {
+          node.close();
+        } catch (RuntimeException e) {
+          // nothing was measured
+        }
+      }
+      backend.drop(prefix);
+    }
+  }
+
+  /**
+   * Runs the setting on fresh nodes, each with its own store under {@code prefix}. Returns null when
+   * {@code stop} turned true before the replay ended.
+   */
+  Measurement run(Setting setting, Backend backend, String prefix, BooleanSupplier stop, Progress progress)
+      throws InterruptedException {
+    List<Node> nodes = new ArrayList<>();
+    try {
+      for (int n = 0; n < trace.nodes; n++) {
+        nodes.add(syncedNode(setting, backend.open(prefix), n));
+      }
+      // every node learns how many share the limit before the first request (the allowances divide by it)
+      for (int round = 0; round < 2; round++) {
+        for (Node node : nodes) {
+          ((SyncedNode) node).limiter.heartbeatNow();
+        }
+      }
+      return replay(setting, setting.exact() ? "exact (batch 1)" : "batched", nodes, stop, progress);
+    } finally {
+      for (Node node : nodes) {
+        try {
+          node.close();
+        } catch (RuntimeException e) {
+          // closing flushes what is left; a failure here changes nothing already measured
+        }
+      }
+      backend.drop(prefix);
+    }
+  }
+
+  private Measurement replay(Setting setting, String mode, List<Node> nodes, BooleanSupplier stop, Progress progress)
+      throws InterruptedException {
+    int keys = trace.keys;
+    int windows = trace.windows;
+    long windowNanos = trace.windowNanos;
+    long now = Ticker.system().read();
+    long start = (Math.floorDiv(now + START_MARGIN_NANOS, windowNanos) + 1) * windowNanos;
+    int n = nodes.size();
+    long[][] attempts = new long[n][keys * windows];
+    long[][] admitted = new long[n][keys * windows];
+    long[] late = new long[n];
+    long[] when = new long[trace.size()];
+    java.util.Arrays.fill(when, NOT_DECIDED);
+    Histogram[] latency = new Histogram[n];
+    Histogram[] lag = new Histogram[n];
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread[] threads = new Thread[n];
+    for (int i = 0; i < n; i++) {
+      int node = i;
+      latency[i] = new Histogram(3);
+      lag[i] = new Histogram(3);
+      threads[i] = new Thread(() -> {
+        try {
+          Node d = nodes.get(node);
+          long[] att = attempts[node];
+          long[] adm = admitted[node];
+          Histogram lat = latency[node];
+          Histogram behind = lag[node];
+          int count = 0;
+          for (int e : eventsOfNode[node]) {
+            if ((++count & 63) == 0 && stop.getAsBoolean()) {
+              return;
+            }
+            long due = start + trace.at[e];
+            waitUntil(due);
+            behind.recordValue(Math.max(0, Ticker.system().read() - due));
+            long moment = Ticker.cached().read() - start;
+            when[e] = moment;
+            long w = Math.floorDiv(moment, windowNanos);
+            String key = keyNames[trace.key[e]];
+            long t0 = System.nanoTime();
+            boolean ok = d.tryAcquire(key);
+            lat.recordValue(System.nanoTime() - t0);
+            if (w >= 0 && w < windows) {
+              int cell = trace.key[e] * windows + (int) w;
+              att[cell]++;
+              if (ok) {
+                adm[cell]++;
+              }
+            } else {
+              late[node]++;
+            }
+          }
+        } catch (Throwable t) {
+          failure.compareAndSet(null, t);
+        }
+      }, "tune-node-" + i);
+      threads[i].setDaemon(true);
+    }
+    for (Thread t : threads) {
+      t.start();
+    }
+    long end = start + trace.durationNanos();
+    while (true) {
+      boolean alive = false;
+      for (Thread t : threads) {
+        t.join(200);
+        alive |= t.isAlive();
+      }
+      progress.replay(Math.min(1.0, Math.max(0.0, (double) (Ticker.system().read() - start) / (end - start))));
+      if (!alive) {
+        break;
+      }
+    }
+    if (failure.get() != null) {
+      throw new IllegalStateException("a simulated node failed: " + failure.get(), failure.get());
+    }
+    if (stop.getAsBoolean()) {
+      return null;
+    }
+    long storeCalls = 0;
+    long storeFailures = 0;
+    for (Node node : nodes) {
+      storeCalls += node.storeCalls();
+      storeFailures += node.storeFailures();
+    }
+    double rate = throughputNanos > 0 ? flatOut(nodes, stop, throughputNanos) : Double.NaN;
+    if (stop.getAsBoolean()) {
+      return null;
+    }
+    long[] att = new long[keys * windows];
+    long[] adm = new long[keys * windows];
+    Histogram lat = new Histogram(3);
+    Histogram behind = new Histogram(3);
+    long lateSum = 0;
+    for (int i = 0; i < n; i++) {
+      for (int c = 0; c < att.length; c++) {
+        att[c] += attempts[i][c];
+        adm[c] += admitted[i][c];
+      }
+      lat.add(latency[i]);
+      behind.add(lag[i]);
+      lateSum += late[i];
+    }
+    Measurement sameMoments = exactAt(when, setting, "exact algorithm at this replay's moments");
+    return new Measurement(setting, mode, keys, windows, att, adm, lateSum, storeCalls, storeFailures, lat, behind,
+        rate, sameMoments);
+  }
+
+  /**
+   * Decisions per second with every node thread deciding as fast as it can, cycling through the keys
+   * the trace sent it (under other key names, so that the replay's counts are not disturbed).
+   */
+  private double flatOut(List<Node> nodes, BooleanSupplier stop, long nanos) throws InterruptedException {
+    int n = nodes.size();
+    long[] decisions = new long[n];
+    CountDownLatch go = new CountDownLatch(1);
+    Thread[] threads = new Thread[n];
+    long[] startEnd = new long[2];
+    for (int i = 0; i < n; i++) {
+      int node = i;
+      threads[i] = new Thread(() -> {
+        try {
+          go.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        Node d = nodes.get(node);
+        int[] events = eventsOfNode[node];
+        if (events.length == 0) {
+          return;
+        }
+        long deadline = startEnd[0] + nanos;
+        long count = 0;
+        int j = 0;
+        while (true) {
+          d.tryAcquire(throughputKeyNames[trace.key[events[j]]]);
+          count++;
+          if (++j == events.length) {
+            j = 0;
+          }
+          if ((count & 255) == 0 && (System.nanoTime() >= deadline || stop.getAsBoolean())) {
+            break;
+          }
+        }
+        decisions[node] = count;
+      }, "tune-flat-out-" + i);
+      threads[i].setDaemon(true);
+      threads[i].start();
+    }
+    startEnd[0] = System.nanoTime();
+    go.countDown();
+    for (Thread t : threads) {
+      t.join();
+    }
+    long elapsed = System.nanoTime() - startEnd[0];
+    long sum = 0;
+    for (long d : decisions) {
+      sum += d;
+    }
+    return sum * 1e9 / elapsed;
+  }
+
+  private static void waitUntil(long due) {
+    for (long d; (d = due - Ticker.system().read()) > 20_000; ) {
+      LockSupport.parkNanos(d);
+    }
+  }
+
+  private Node syncedNode(Setting setting, CounterStore store, int index) {
+    try {
+      SyncedLimiter limiter = SyncedLimiter.builder(limit, store)
+          .nodeId("tune-node-" + index)
+          .batchSize(setting.batchSize())
+          .syncInterval(setting.syncInterval())
+          .onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+          .maxKeys(2 * Trace.MAX_KEYS + 16)
+          .build();
+      return new SyncedNode(limiter, store);
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
+  }
+
+  static final class SyncedNode implements Node {
+    final SyncedLimiter limiter;
+    private final CounterStore store;
+
+    SyncedNode(SyncedLimiter limiter, CounterStore store) {
+      this.limiter = limiter;
+      this.store = store;
+    }
+
+    @Override
+    public boolean tryAcquire(String key) {
+      return limiter.tryAcquire(key);
+    }
+
+    @Override
+    public long storeCalls() {
+      return limiter.storeCalls();
+    }
+
+    @Override
+    public long storeFailures() {
+      return limiter.storeFailures();
+    }
+
+    @Override
+    public void close() {
+      try {
+        limiter.close();
+      } finally {
+        store.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,192 @@
+package io.sluice.cli.tune;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * The requests of one run, generated from the seed alone and replayed unchanged for every setting:
+ * request i arrives {@code at[i]} nanoseconds after the start, for key {@code key[i]}, at node
+ * {@code node[i]} (uniformly at random, as a load balancer would). Sorted by time.
+ */
+final class Trace {
+  /** Most requests one trace may hold (about 320 MB of arrays at most). */
+  static final long MAX_REQUESTS = 20_000_000L;
+  /** Key numbers take 20 bits of a packed sort word: at most 2^20 keys. */
+  static final int KEY_BITS = 20;
+  static final int MAX_KEYS = 1 << KEY_BITS;
+
+  final long[] at;
+  final int[] key;
+  final int[] node;
+  final int keys;
+  final int nodes;
+  final int windows;
+  final long windowNanos;
+
+  private Trace(long[] at, int[] key, int[] node, int keys, int nodes, int windows, long windowNanos) {
+    this.at = at;
+    this.key = key;
+    this.node = node;
+    this.keys = keys;
+    this.nodes = nodes;
+    this.windows = windows;
+    this.windowNanos = windowNanos;
+  }
+
+  int size() {
+    return at.length;
+  }
+
+  long durationNanos() {
+    return windows * windowNanos;
+  }
+
+  /** What the profile asks for over the run, requests (for the size check). */
+  static double expected(Profile p, long limit, double demand, int keys, int windows) {
+    if (p == Profile.STEP) {
+      return (windows / 2) * 0.5 * limit + (windows - windows / 2) * demand * limit;
+    }
+    return expectedPerWindow(p, limit, demand, keys) * windows;
+  }
+
+  private static double expectedPerWindow(Profile p, long limit, double demand, int keys) {
+    switch (p) {
+      case STEADY:
+        return demand * limit;
+      case BURSTY:
+        return (0.25 + demand) * limit;
+      case ZIPF:
+        return demand * limit * harmonic(keys);
+      case HOT_KEY:
+        return (demand + (keys > 1 ? 1 : 0)) * limit;
+      default:
+        throw new AssertionError(p);
+    }
+  }
+
+  static Trace generate(Profile p, long limit, double demand, int keys, int nodes, int windows, long windowNanos,
+      long seed) {
+    double expected = expected(p, limit, demand, keys, windows);
+    if (expected > MAX_REQUESTS) {
+      throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+          "the profile %s would replay about %,.0f requests (--limit x --demand x windows of --duration);"
+              + " at most %,d: lower --limit, --demand or --duration", p.label, expected, MAX_REQUESTS));
+    }
+    SplittableRandom rnd = new SplittableRandom(seed);
+    Builder b = new Builder((int) Math.min(Integer.MAX_VALUE - 8, (long) (expected * 1.1) + 1_024));
+    double perWindow = windowNanos;
+    long end = windows * windowNanos;
+    switch (p) {
+      case STEADY:
+        poisson(b, rnd, 0, end, demand * limit / perWindow, r -> 0);
+        break;
+      case BURSTY: {
+        poisson(b, rnd, 0, end, 0.25 * limit / perWindow, r -> 0);
+        long burst = Math.round(demand * limit);
+        long width = windowNanos / 10;
+        for (int w = 0; w < windows; w++) {
+          long from = w * windowNanos + (long) (rnd.nextDouble() * (windowNanos - width));
+          for (long i = 0; i < burst; i++) {
+            b.add(from + (long) (rnd.nextDouble() * width), 0);
+          }
+        }
+        break;
+      }
+      case ZIPF: {
+        double[] cumulative = new double[keys];
+        double h = harmonic(keys);
+        double sum = 0;
+        for (int k = 0; k < keys; k++) {
+          sum += 1.0 / (k + 1) / h;
+          cumulative[k] = sum;
+        }
+        cumulative[keys - 1] = 1.0;
+        poisson(b, rnd, 0, end, demand * limit * h / perWindow, r -> pick(cumulative, r.nextDouble()));
+        break;
+      }
+      case HOT_KEY: {
+        double cold = keys > 1 ? 1.0 : 0.0;
+        double hotShare = demand / (demand + cold);
+        poisson(b, rnd, 0, end, (demand + cold) * limit / perWindow,
+            r -> keys == 1 || r.nextDouble() < hotShare ? 0 : 1 + r.nextInt(keys - 1));
+        break;
+      }
+      case STEP: {
+        long half = (windows / 2) * windowNanos;
+        poisson(b, rnd, 0, half, 0.5 * limit / perWindow, r -> 0);
+        poisson(b, rnd, half, end, demand * limit / perWindow, r -> 0);
+        break;
+      }
+      default:
+        throw new AssertionError(p);
+    }
+    return b.build(rnd, nodes, p == Profile.ZIPF || p == Profile.HOT_KEY ? keys : 1, windows, windowNanos);
+  }
+
+  private interface KeyPicker {
+    int pick(SplittableRandom rnd);
+  }
+
+  /** Poisson arrivals at {@code ratePerNano} between from and end (exponential gaps). */
+  private static void poisson(Builder b, SplittableRandom rnd, long from, long end, double ratePerNano, KeyPicker keys) {
+    if (ratePerNano <= 0) {
+      return;
+    }
+    double t = from;
+    for (;;) {
+      t += -Math.log(1 - rnd.nextDouble()) / ratePerNano;
+      if (t >= end) {
+        return;
+      }
+      b.add((long) t, keys.pick(rnd));
+    }
+  }
+
+  private static int pick(double[] cumulative, double u) {
+    int i = Arrays.binarySearch(cumulative, u);
+    return Math.min(cumulative.length - 1, i >= 0 ? i : -i - 1);
+  }
+
+  static double harmonic(int n) {
+    double h = 0;
+    for (int k = 1; k <= n; k++) {
+      h += 1.0 / k;
+    }
+    return h;
+  }
+
+  private static final class Builder {
+    // time << KEY_BITS | key: sorts by time, then key, in one primitive sort; 2^43 ns is over two hours
+    private long[] packed;
+    private int n;
+
+    Builder(int capacity) {
+      packed = new long[Math.max(16, capacity)];
+    }
+
+    void add(long at, int key) {
+      if (n == packed.length) {
+        if (n >= MAX_REQUESTS) {
+          throw new IllegalArgumentException("the trace would hold more than " + MAX_REQUESTS + " requests");
+        }
+        packed = Arrays.copyOf(packed, (int) Math.min(MAX_REQUESTS, (long) n * 2));
+      }
+      packed[n++] = (at << KEY_BITS) | key;
+    }
+
+    Trace build(SplittableRandom rnd, int nodes, int keys, int windows, long windowNanos) {
+      long[] sorted = Arrays.copyOf(packed, n);
+      packed = null;
+      Arrays.sort(sorted);
+      long[] at = new long[n];
+      int[] key = new int[n];
+      int[] node = new int[n];
+      for (int i = 0; i < n; i++) {
+        at[i] = sorted[i] >>> KEY_BITS;
+        key[i] = (int) (sorted[i] & ((1L << KEY_BITS) - 1));
+        node[i] = rnd.nextInt(nodes);
+      }
+      return new Trace(at, key, node, keys, nodes, windows, windowNanos);
+    }
+  }
+}

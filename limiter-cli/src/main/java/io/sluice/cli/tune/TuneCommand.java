@@ -1,0 +1,240 @@
+package io.sluice.cli.tune;
+
+import io.sluice.cli.Shutdown;
+import io.sluice.cli.Sluice;
+import io.sluice.node.Limit;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code sluice tune}: batch size against accuracy, measured on simulated nodes against a real store. */
+@Command(name = "tune",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    usageHelpWidth = 100,
+    header = "Batch size against accuracy: simulated nodes against a real store, error vs store calls.",
+    description = {
+        "Simulates N nodes (real SyncedLimiters, one store connection each) in this JVM against a store,"
+            + " replays one seeded traffic trace with every batch size (and sync interval) of the sweep and with the"
+            + " exact mode, and reports for each: over- and under-admission against the exact algorithm deciding the"
+            + " same requests at the same moments (%% of the limit, per key and window), store calls per 1,000 decisions, decision latency p50/p99 and decisions/s."
+            + " Prints a table, writes CSV, JSON, an SVG chart and an HTML report, and recommends the largest"
+            + " setting whose error stays within --max-error.",
+        "",
+        "Store: an embedded Hazelcast member (default, nothing to install) or --redis URI.",
+        ""},
+    footer = {"",
+        "Example: sluice tune --profile zipf --nodes 8 --batch-sizes 10,100,1000 --out zipf-report",
+        "",
+        "Exit codes: 0 done, 1 store unreachable or report not writable, 2 bad option, 130 Ctrl-C (the report"
+            + " is still written with the settings measured so far)."})
+public final class TuneCommand implements Callable<Integer> {
+  static final int MAX_NODES = 256;
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--profile", paramLabel = "NAME", defaultValue = "steady", converter = ProfileConverter.class,
+      description = "Traffic shape: steady (one key, Poisson arrivals at D x limit), bursty (a burst of D x limit in a"
+          + " tenth of each window over a 0.25 x limit background), zipf (many keys, a few hot), hot-key (one key at"
+          + " D x limit among cold keys), step (0.5 x limit, then D x limit from half-way). Default: ${DEFAULT-VALUE}.")
+  Profile profile;
+
+  @Option(names = "--duration", paramLabel = "TIME", defaultValue = "8s", converter = DurationConverter.class,
+      description = "Traffic replayed per setting (a whole number of windows: rounded down), e.g. 10s, 2m."
+          + " The run takes about (settings) x (duration + flat-out + 2 s). Default: ${DEFAULT-VALUE}.")
+  Duration duration;
+
+  @Option(names = "--nodes", paramLabel = "N", defaultValue = "4",
+      description = "Simulated nodes, each a SyncedLimiter with its own store connection and its own thread"
+          + " (1-" + MAX_NODES + "). Default: ${DEFAULT-VALUE}.")
+  int nodes;
+
+  @Option(names = "--limit", paramLabel = "L", defaultValue = "1000",
+      description = "Permits per key per window. Default: ${DEFAULT-VALUE}.")
+  long limit;
+
+  @Option(names = "--window", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
+      description = "The limit's window (at least 10ms). Default: ${DEFAULT-VALUE}.")
+  Duration window;
+
+  @Option(names = "--algorithm", paramLabel = "ALG", defaultValue = "sliding",
+      description = "sliding (sliding window counter, the production default) or fixed (fixed window)."
+          + " Default: ${DEFAULT-VALUE}.")
+  String algorithm;
+
+  @Option(names = "--demand", paramLabel = "D", defaultValue = "2",
+      description = "How many times its limit the hottest key asks for (0 < D <= 100). Default: ${DEFAULT-VALUE}.")
+  double demand;
+
+  @Option(names = "--keys", paramLabel = "K",
+      description = "Keys of the zipf (default 1000) and hot-key (default 101: one hot, 100 cold) profiles;"
+          + " the others use one key.")
+  Integer keys;
+
+  @Option(names = "--seed", paramLabel = "S", defaultValue = "42",
+      description = "Seed of the traffic trace: the same seed and options give the same requests, keys and nodes."
+          + " Default: ${DEFAULT-VALUE}.")
+  long seed;
+
+  @Option(names = "--batch-sizes", paramLabel = "B", split = ",", defaultValue = "1,10,50,100,500,1000",
+      description = "Batch sizes to sweep (each at least 1; 1 is the exact mode, always measured as the reference)."
+          + " Default: ${DEFAULT-VALUE}.")
+  List<Long> batchSizes;
+
+  @Option(names = "--sync-intervals", paramLabel = "TIME", split = ",", defaultValue = "100ms",
+      converter = DurationConverter.class,
+      description = "Sync intervals to sweep with every batch size (each positive, at most half the window)."
+          + " Default: ${DEFAULT-VALUE}.")
+  List<Duration> syncIntervals;
+
+  @Option(names = "--redis", paramLabel = "URI",
+      description = "Run against this Redis (redis://host:port, rediss:// for TLS, redis://user:pass@host) instead"
+          + " of the embedded Hazelcast member; measures the real exact mode too. Keys go under sluice-tune-*"
+          + " and expire on their own.")
+  String redis;
+
+  @Option(names = "--out", paramLabel = "DIR", defaultValue = "tune-report",
+      description = "Directory for results.csv, results.json, chart.svg and report.html. Default: ${DEFAULT-VALUE}.")
+  Path out;
+
+  @Option(names = "--max-error", paramLabel = "PCT", defaultValue = "1",
+      description = "Largest error, in %% of the limit, that a recommended setting may show: its worst"
+          + " over-admission and worst under-admission in any window must both stay within it."
+          + " Default: ${DEFAULT-VALUE}.")
+  double maxError;
+
+  @Option(names = "--flat-out", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
+      description = "After each replay, how long all nodes decide as fast as they can to measure decisions/s"
+          + " (0s to skip). Default: ${DEFAULT-VALUE}.")
+  Duration flatOut;
+
+  @Override
+  public Integer call() throws Exception {
+    TuneConfig config = validate();
+    CommandLine cl = spec.commandLine();
+    try (Shutdown.Guard guard = Shutdown.install(20_000)) {
+      TuneResult r = new Tuner(config, commandText(), cl.getOut(), cl.getErr(), guard, Progress.terminal()).run();
+      return r.interrupted() ? Sluice.EXIT_INTERRUPTED : 0;
+    }
+  }
+
+  private String commandText() {
+    List<String> args = spec.commandLine().getParseResult().originalArgs();
+    StringBuilder sb = new StringBuilder("sluice tune");
+    for (String a : args.subList(args.indexOf("tune") + 1, args.size())) {
+      sb.append(' ').append(a.matches("[A-Za-z0-9_.,:/=@%+-]+") ? a : "'" + a.replace("'", "'\\''") + "'");
+    }
+    return Backend.redact(sb.toString());
+  }
+
+  TuneConfig validate() {
+    if (nodes < 1 || nodes > MAX_NODES) {
+      throw bad("--nodes: must be between 1 and " + MAX_NODES + ", got " + nodes);
+    }
+    if (limit < 1 || limit > Limit.MAX_WINDOW_LIMIT) {
+      throw bad("--limit: must be between 1 and " + Limit.MAX_WINDOW_LIMIT + ", got " + limit);
+    }
+    if (window.compareTo(Limit.MIN_WINDOW) < 0 || window.compareTo(Duration.ofHours(1)) > 0) {
+      throw bad("--window: must be between 10ms and 1h, got " + Durations.format(window));
+    }
+    if (duration.compareTo(window) < 0) {
+      throw bad("--duration: must be at least one window (" + Durations.format(window) + "), got "
+          + Durations.format(duration));
+    }
+    if (duration.compareTo(Duration.ofHours(1)) > 0) {
+      throw bad("--duration: at most 1h, got " + Durations.format(duration));
+    }
+    boolean sliding;
+    if ("sliding".equalsIgnoreCase(algorithm)) {
+      sliding = true;
+    } else if ("fixed".equalsIgnoreCase(algorithm)) {
+      sliding = false;
+    } else {
+      throw bad("--algorithm: must be sliding or fixed, got '" + algorithm + "'");
+    }
+    if (!(demand > 0 && demand <= 100)) {
+      throw bad("--demand: must be above 0 and at most 100, got " + demand);
+    }
+    int k = keys == null ? profile.defaultKeys : keys;
+    if (keys != null && !profile.manyKeys()) {
+      throw bad("--keys: the " + profile.label + " profile has one key; --keys is for zipf and hot-key");
+    }
+    if (k < 1 || k > Trace.MAX_KEYS) {
+      throw bad("--keys: must be between 1 and " + Trace.MAX_KEYS + ", got " + k);
+    }
+    if (batchSizes.isEmpty()) {
+      throw bad("--batch-sizes: give at least one batch size");
+    }
+    List<Long> batches = new ArrayList<>();
+    for (long b : batchSizes) {
+      if (b < 1) {
+        throw bad("--batch-sizes: every batch size must be at least 1, got " + b);
+      }
+      if (!batches.contains(b)) {
+        batches.add(b);
+      }
+    }
+    List<Duration> intervals = new ArrayList<>();
+    for (Duration s : syncIntervals) {
+      if (s.isZero() || s.isNegative()) {
+        throw bad("--sync-intervals: every interval must be positive, got " + Durations.format(s));
+      }
+      if (s.multipliedBy(2).compareTo(window) > 0) {
+        throw bad("--sync-intervals: at most half the window (" + Durations.format(window.dividedBy(2)) + "), got "
+            + Durations.format(s));
+      }
+      if (!intervals.contains(s)) {
+        intervals.add(s);
+      }
+    }
+    if (intervals.isEmpty()) {
+      throw bad("--sync-intervals: give at least one interval");
+    }
+    if (!(maxError > 0 && maxError <= 100)) {
+      throw bad("--max-error: must be above 0 and at most 100 (% of the limit), got " + maxError);
+    }
+    if (flatOut.isNegative() || flatOut.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw bad("--flat-out: must be between 0s and 1m, got " + Durations.format(flatOut));
+    }
+    if (redis != null && redis.isBlank()) {
+      throw bad("--redis: give a URI such as redis://127.0.0.1:6379");
+    }
+    return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
+        List.copyOf(intervals), redis, out, maxError, flatOut);
+  }
+
+  private ParameterException bad(String message) {
+    return new ParameterException(spec.commandLine(), message);
+  }
+
+  static final class ProfileConverter implements CommandLine.ITypeConverter<Profile> {
+    @Override
+    public Profile convert(String value) {
+      try {
+        return Profile.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      try {
+        return Durations.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.TypeConversionException(e.getMessage());
+      }
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package io.sluice.cli.tune;
+
+import io.sluice.node.Limit;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The validated options of one {@code tune} run. */
+record TuneConfig(
+    Profile profile,
+    int nodes,
+    long limit,
+    Duration window,
+    Duration duration,
+    boolean sliding,
+    double demand,
+    int keys,
+    long seed,
+    List<Long> batchSizes,
+    List<Duration> syncIntervals,
+    String redis,
+    Path out,
+    double maxErrorPct,
+    Duration throughput) {
+
+  Limit sluiceLimit() {
+    Limit.Builder b = sliding ? Limit.slidingWindowCounter("tune") : Limit.fixedWindow("tune");
+    return b.limit(limit).window(window).build();
+  }
+
+  int windows() {
+    return (int) (duration.toNanos() / window.toNanos());
+  }
+
+  String algorithm() {
+    return sliding ? "sliding" : "fixed";
+  }
+
+  /**
+   * The settings of the sweep, smallest first; batch size 1 (the exact mode, where the sync interval
+   * does not matter) once.
+   */
+  List<Setting> settings() {
+    List<Setting> out = new ArrayList<>();
+    for (long b : batchSizes) {
+      if (b == 1) {
+        out.add(new Setting(1, syncIntervals.get(0)));
+        continue;
+      }
+      for (Duration s : syncIntervals) {
+        out.add(new Setting(b, s));
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+}

@@ -1,0 +1,157 @@
+package io.sluice.cli.tune;
+
+import io.sluice.cli.Shutdown;
+import io.sluice.cli.UserError;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+
+/** Runs the sweep: the trace, the exact reference, every setting; then the table and the files. */
+final class Tuner {
+  static final long WARM_UP_NANOS = 2_000_000_000L;
+  private final TuneConfig config;
+  private final String command;
+  private final PrintWriter out;
+  private final PrintWriter err;
+  private final Shutdown.Guard guard;
+  private final boolean terminal;
+
+  Tuner(TuneConfig config, String command, PrintWriter out, PrintWriter err, Shutdown.Guard guard, boolean terminal) {
+    this.config = config;
+    this.command = command;
+    this.out = out;
+    this.err = err;
+    this.guard = guard;
+    this.terminal = terminal;
+  }
+
+  /** Runs and reports; answers the result (rows measured so far when interrupted). */
+  TuneResult run() throws InterruptedException {
+    String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+    Trace trace;
+    try {
+      trace = Trace.generate(config.profile(), config.limit(), config.demand(), config.keys(), config.nodes(),
+          config.windows(), config.window().toNanos(), config.seed());
+    } catch (IllegalArgumentException e) {
+      throw new UserError(e.getMessage(), io.sluice.cli.Sluice.EXIT_USAGE);
+    }
+    List<Setting> settings = new ArrayList<>(config.settings());
+    String run = "sluice-tune-" + UUID.randomUUID().toString().substring(0, 8);
+    List<String> notes = new ArrayList<>();
+    List<Row> rows = new ArrayList<>();
+    String storeText;
+    boolean interrupted = false;
+    if (config.redis() == null) {
+      err.println("starting an embedded Hazelcast member on 127.0.0.1 (a few seconds)...");
+      err.flush();
+    }
+    try (Backend backend = config.redis() != null ? Backend.redis(config.redis(), run) : Backend.hazelcast(run)) {
+      storeText = backend.describe();
+      out.printf(Locale.ROOT, "sluice tune: %s, %,d requests over %d windows of %s, %d nodes, limit %,d per key per"
+              + " window (%s), store: %s%n", config.profile().label, trace.size(), trace.windows,
+          Durations.format(config.window()), config.nodes(), config.limit(), config.algorithm(), storeText);
+      out.flush();
+      Simulation sim = new Simulation(trace, config.sluiceLimit(), config.throughput().toNanos());
+      Measurement reference = sim.model();
+      rows.add(Comparison.compare(reference, reference, config.limit()));
+      if (!backend.hasExactMode() && settings.stream().anyMatch(Setting::exact)) {
+        settings.removeIf(Setting::exact);
+        notes.add("Batch 1 (the exact mode) was not run: the Hazelcast store has no exact mode yet; pass --redis"
+            + " to measure it. Every setting is still compared with the exact algorithm, run in-process.");
+      }
+      // the exact mode runs last: its decisions wait on the store, so a cold JVM would make it fall behind
+      List<Setting> order = new ArrayList<>(settings);
+      order.sort((a, b) -> Boolean.compare(a.exact(), b.exact()));
+      long stepMillis = config.duration().toMillis() + config.throughput().toMillis() + config.window().toMillis() + 800;
+      Progress progress = new Progress(err, terminal, order.size(), stepMillis);
+      if (!order.isEmpty()) {
+        progress.message("warming up (2 s, not measured)");
+        sim.warmUp(order.get(0), backend, run + "-warm-up", WARM_UP_NANOS, guard::requested);
+      }
+      for (int i = 0; i < order.size(); i++) {
+        if (guard.requested()) {
+          interrupted = true;
+          break;
+        }
+        Setting s = order.get(i);
+        progress.begin(i, s.label());
+        Measurement m = sim.run(s, backend, run + "-" + i, guard::requested, progress);
+        if (m == null) {
+          interrupted = true;
+          progress.message("interrupted: writing what was measured so far");
+          break;
+        }
+        Row row = Comparison.compare(m, m.exactAtSameMoments, config.limit());
+        rows.add(row);
+        progress.end(String.format(Locale.ROOT, "over %s%%, under %s%% (worst), %s store calls/1k, p99 %s us",
+            Reports.number(row.overWorstPct()), Reports.number(row.underWorstPct()),
+            Reports.number(row.storeCallsPer1000()), Reports.number(row.p99Micros())));
+      }
+    }
+    // the reference first, then the settings from the smallest
+    rows.sort((a, b) -> a.reference() != b.reference() ? (a.reference() ? -1 : 1) : a.setting().compareTo(b.setting()));
+    addNotes(rows, notes);
+    Recommender.Recommendation rec = Recommender.recommend(rows, config.maxErrorPct());
+    TuneResult result = new TuneResult(config, command, started, storeText, trace.size(), List.copyOf(rows), rec,
+        List.copyOf(notes), interrupted, settings.size());
+    print(result);
+    try {
+      List<Path> files = Reports.write(result);
+      out.println();
+      out.println("Wrote " + files.get(0).getParent() + "/: " + Reports.CSV + ", " + Reports.JSON + ", " + Reports.SVG
+          + ", " + Reports.HTML + " (open report.html in a browser)");
+    } catch (IOException e) {
+      throw new UserError("--out " + config.out() + ": cannot write the report: " + e.getMessage());
+    }
+    out.flush();
+    return result;
+  }
+
+  private void addNotes(List<Row> rows, List<String> notes) {
+    long windowMillis = config.window().toMillis();
+    for (Row r : rows) {
+      if (r.lagP99Millis() > windowMillis * 0.05) {
+        notes.add(String.format(Locale.ROOT, "%s: the replay fell behind the trace (p99 %s ms late): this machine"
+                + " could not keep the trace's pace. The error is still measured against the exact algorithm at the"
+                + " moments the nodes decided, but latency and store calls come from a busy machine.",
+            r.setting().label(), Reports.number(r.lagP99Millis())));
+      }
+      if (r.storeFailures() > 0) {
+        notes.add(String.format(Locale.ROOT, "%s: %,d store calls failed or timed out (the fallback policy,"
+            + " LOCAL_SHARE, decided meanwhile).", r.setting().label(), r.storeFailures()));
+      }
+    }
+    notes.add("Store calls include each node's heartbeat to the node registry (one per second per node).");
+    notes.add("The traffic is generated from --seed and replayed unchanged for every setting; the limiters run on"
+        + " the real clock, so a repeated run differs by a little scheduling noise. Each setting is compared with the"
+        + " exact algorithm deciding the same requests at the moments its nodes decided them, on a simulated clock.");
+  }
+
+  private void print(TuneResult t) {
+    out.println();
+    if (t.interrupted()) {
+      out.printf(Locale.ROOT, "Interrupted: %d of %d settings measured.%n%n", t.rows().size() - 1, t.settingsPlanned());
+    }
+    if (t.rows().isEmpty()) {
+      out.println("Nothing was measured.");
+      return;
+    }
+    out.print(Reports.table(t.rows(), t.recommendation().row()));
+    out.println();
+    out.println("over / under: permits admitted beyond / short of what the exact algorithm admits for the same requests at the"
+        + " same moments, per key and window, in % of the limit.");
+    out.println("store calls /1k: store calls per 1,000 decisions. p50/p99: one decision, microseconds.");
+    out.println();
+    out.println("Recommended: " + t.recommendation().verdict());
+    out.println("Rule: " + t.recommendation().rule() + ".");
+    for (String n : t.notes()) {
+      out.println("Note: " + n);
+    }
+  }
+}

@@ -1,0 +1,140 @@
+package io.sluice.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Bad input: one line naming the problem, a non-zero exit, no stack trace, nothing run. */
+class SluiceBadInputTest {
+  @TempDir
+  Path dir;
+
+  record Run(int code, String out, String err) {
+  }
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = Sluice.execute(new PrintWriter(out), new PrintWriter(err), args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  private void assertUsageError(Run r, String firstLine) {
+    assertThat(r.code()).isEqualTo(Sluice.EXIT_USAGE);
+    String[] lines = r.err().split("\\R");
+    assertThat(lines[0]).isEqualTo(firstLine);
+    assertThat(r.err()).doesNotContain("Exception").doesNotContain("\tat ");
+    assertThat(r.out()).isEmpty();
+  }
+
+  @Test
+  void unknownProfile() {
+    assertUsageError(run("tune", "--profile", "spiky"), "sluice tune: Invalid value for option '--profile':"
+        + " unknown profile 'spiky' (one of: steady, bursty, zipf, hot-key, step)");
+  }
+
+  @Test
+  void negativeBatchSize() {
+    assertUsageError(run("tune", "--batch-sizes", "10,-5"),
+        "sluice tune: --batch-sizes: every batch size must be at least 1, got -5");
+  }
+
+  @Test
+  void zeroNodes() {
+    assertUsageError(run("tune", "--nodes", "0"), "sluice tune: --nodes: must be between 1 and 256, got 0");
+  }
+
+  @Test
+  void notANumber() {
+    Run r = run("tune", "--limit", "lots");
+    assertThat(r.code()).isEqualTo(Sluice.EXIT_USAGE);
+    assertThat(r.err()).startsWith("sluice tune: Invalid value for option '--limit': 'lots' is not a long");
+  }
+
+  @Test
+  void syncIntervalLongerThanHalfTheWindow() {
+    assertUsageError(run("tune", "--window", "1s", "--sync-intervals", "100ms,600ms"),
+        "sluice tune: --sync-intervals: at most half the window (500ms), got 600ms");
+  }
+
+  @Test
+  void badDuration() {
+    assertUsageError(run("tune", "--duration", "ten"), "sluice tune: Invalid value for option '--duration':"
+        + " 'ten' is not a duration (a whole number with ms, s, m or h, e.g. 500ms, 10s)");
+  }
+
+  @Test
+  void durationShorterThanAWindow() {
+    assertUsageError(run("tune", "--window", "2s", "--duration", "1s"),
+        "sluice tune: --duration: must be at least one window (2s), got 1s");
+  }
+
+  @Test
+  void keysForAOneKeyProfile() {
+    assertUsageError(run("tune", "--profile", "steady", "--keys", "10"),
+        "sluice tune: --keys: the steady profile has one key; --keys is for zipf and hot-key");
+  }
+
+  @Test
+  void maxErrorOutOfRange() {
+    assertUsageError(run("tune", "--max-error", "0"),
+        "sluice tune: --max-error: must be above 0 and at most 100 (% of the limit), got 0.0");
+  }
+
+  @Test
+  void unknownOption() {
+    Run r = run("tune", "--batchsize", "10");
+    assertThat(r.code()).isEqualTo(Sluice.EXIT_USAGE);
+    assertThat(r.err()).startsWith("sluice tune: Unknown option").contains("'--batchsize'");
+  }
+
+  @Test
+  void noSubcommand() {
+    assertUsageError(run(), "sluice: a subcommand is required (try: sluice tune)");
+  }
+
+  @Test
+  void unreachableRedis() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    }
+    Path out = dir.resolve("report");
+    Run r = run("tune", "--redis", "redis://127.0.0.1:" + port, "--duration", "1s", "--out", out.toString());
+    assertThat(r.code()).isEqualTo(Sluice.EXIT_USER_ERROR);
+    assertThat(r.err().strip()).isEqualTo("sluice tune: --redis redis://127.0.0.1:" + port
+        + ": cannot connect to Redis at 127.0.0.1:" + port + ": Connection refused");
+    assertThat(Files.exists(out)).isFalse();
+  }
+
+  @Test
+  void aPasswordInTheRedisUriIsNotPrinted() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    Run r = run("tune", "--redis", "redis://app:s3cret@127.0.0.1:" + port, "--duration", "1s");
+    assertThat(r.code()).isEqualTo(Sluice.EXIT_USER_ERROR);
+    assertThat(r.err()).doesNotContain("s3cret").contains("--redis redis://app:***@127.0.0.1:" + port);
+  }
+
+  @Test
+  void helpExplainsEveryOption() {
+    Run r = run("tune", "--help");
+    assertThat(r.code()).isZero();
+    for (String option : new String[] {"--duration", "--nodes", "--limit", "--window", "--profile", "--seed",
+        "--batch-sizes", "--sync-intervals", "--redis", "--out", "--max-error", "--algorithm", "--demand", "--keys",
+        "--flat-out"}) {
+      assertThat(r.out()).contains(option);
+    }
+    assertThat(r.out()).contains("steady").contains("bursty").contains("zipf").contains("hot-key").contains("step");
+  }
+}
