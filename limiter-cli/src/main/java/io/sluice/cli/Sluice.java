@@ -18,8 +18,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "sluice",
     mixinStandardHelpOptions = true,
     versionProvider = Sluice.Version.class,
-    description = "Sluice: distributed rate limiting with local batching.",
-    subcommands = {TuneCommand.class, CommandLine.HelpCommand.class})
+    description = "Sluice: distributed rate limiting with local batching and multi-region quotas.",
+    subcommands = {TuneCommand.class, ServeCommand.class, CoordinatorCommand.class, CommandLine.HelpCommand.class})
 public final class Sluice implements Runnable {
   public static final int EXIT_USER_ERROR = 1;
   public static final int EXIT_USAGE = 2;

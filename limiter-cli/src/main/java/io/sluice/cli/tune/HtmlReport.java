@@ -1,5 +1,7 @@
 package io.sluice.cli.tune;
 
+import io.sluice.cli.Durations;
+
 import java.util.List;
 import java.util.Locale;
 

@@ -1,5 +1,7 @@
 package io.sluice.cli.tune;
 
+import io.sluice.cli.Durations;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

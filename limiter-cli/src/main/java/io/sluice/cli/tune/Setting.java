@@ -1,5 +1,7 @@
 package io.sluice.cli.tune;
 
+import io.sluice.cli.Durations;
+
 import java.time.Duration;
 
 /** One point of the sweep: a batch size and a sync interval. Batch size 1 is the exact mode. */

@@ -1,5 +1,9 @@
 package io.sluice.cli.tune;
 
+import io.sluice.cli.DurationConverter;
+
+import io.sluice.cli.Durations;
+
 import io.sluice.cli.Shutdown;
 import io.sluice.cli.Sluice;
 import io.sluice.node.Limit;
@@ -221,17 +225,6 @@ public final class TuneCommand implements Callable<Integer> {
     public Profile convert(String value) {
       try {
         return Profile.parse(value);
-      } catch (IllegalArgumentException e) {
-        throw new CommandLine.TypeConversionException(e.getMessage());
-      }
-    }
-  }
-
-  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      try {
-        return Durations.parse(value);
       } catch (IllegalArgumentException e) {
         throw new CommandLine.TypeConversionException(e.getMessage());
       }

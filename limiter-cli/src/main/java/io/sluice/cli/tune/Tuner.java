@@ -1,5 +1,7 @@
 package io.sluice.cli.tune;
 
+import io.sluice.cli.Durations;
+
 import io.sluice.cli.Shutdown;
 import io.sluice.cli.UserError;
 import java.io.IOException;

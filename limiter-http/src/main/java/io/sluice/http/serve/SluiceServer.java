@@ -1,5 +1,7 @@
 package io.sluice.http.serve;
 
+import java.io.PrintStream;
+
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -214,24 +216,43 @@ public final class SluiceServer implements AutoCloseable {
   }
 
   /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
-  public static void main(String[] args) throws InterruptedException {
+  /**
+   * Parses the options, starts the sidecar and serves until the JVM stops (Ctrl-C): the code behind
+   * {@code sluice serve}. Answers the exit code: 0 after a clean stop or for --help, 1 when the store
+   * cannot be reached, 2 for bad options (each with a one-line message naming the problem).
+   */
+  public static int run(String[] args, PrintStream out, PrintStream err) throws InterruptedException {
     ServeConfig config;
     try {
       config = ServeArgs.parse(args);
     } catch (ServeArgs.HelpRequested help) {
-      System.out.println(ServeArgs.usage());
-      return;
+      out.println(ServeArgs.usage());
+      return 0;
     } catch (IllegalArgumentException e) {
-      System.err.println("sluice serve: " + e.getMessage());
-      System.err.println(ServeArgs.usage());
-      System.exit(2);
-      return;
+      err.println("sluice serve: " + e.getMessage());
+      err.println("Try 'sluice serve --help' for the options.");
+      return 2;
     }
-    SluiceServer server = start(config);
+    SluiceServer server;
+    try {
+      server = start(config);
+    } catch (StoreUnavailableException | IllegalStateException e) {
+      String message = e.getMessage();
+      err.println(message.startsWith("sluice serve: ") ? message : "sluice serve: " + message);
+      return 1;
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sluice-serve-shutdown"));
-    System.out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
+    out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
         ? "redis" : "embedded hazelcast, cluster " + config.hazelcastCluster()) + "; limits "
         + String.join(", ", server.limiters().keySet()) + ")");
     server.join();
+    return 0;
+  }
+
+  public static void main(String[] args) throws InterruptedException {
+    int code = run(args, System.out, System.err);
+    if (code != 0) {
+      System.exit(code);
+    }
   }
 }

@@ -1,4 +1,4 @@
-package io.sluice.cli.tune;
+package io.sluice.cli;
 
 import java.time.Duration;
 import java.util.Locale;
@@ -6,13 +6,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Durations as people type them: {@code 250ms}, {@code 10s}, {@code 2m}, {@code 1h}. */
-final class Durations {
+public final class Durations {
   private static final Pattern FORM = Pattern.compile("(\\d{1,9})\\s*(ms|s|m|h)");
 
   private Durations() {
   }
 
-  static Duration parse(String text) {
+  public static Duration parse(String text) {
     Matcher m = FORM.matcher(text.trim().toLowerCase(Locale.ROOT));
     if (!m.matches()) {
       throw new IllegalArgumentException("'" + text + "' is not a duration (a whole number with ms, s, m or h, e.g. 500ms, 10s)");
@@ -30,7 +30,7 @@ final class Durations {
     }
   }
 
-  static String format(Duration d) {
+  public static String format(Duration d) {
     long ms = d.toMillis();
     if (ms % 3_600_000 == 0 && ms > 0) {
       return ms / 3_600_000 + "h";

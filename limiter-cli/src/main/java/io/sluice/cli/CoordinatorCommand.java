@@ -1,0 +1,118 @@
+package io.sluice.cli;
+
+import io.sluice.region.CoordinatorConfig;
+import io.sluice.region.GlobalQuota;
+import io.sluice.region.Region;
+import io.sluice.region.RegionCoordinator;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code sluice coordinator}: one replica of the region coordinator. Start two or more with the same
+ * options (on one host they take the next free ports); the oldest leads.
+ */
+@Command(name = "coordinator", mixinStandardHelpOptions = true,
+    description = "Runs one replica of the region coordinator: splits each global quota across the regions'"
+        + " Redis by demand. Start two or more replicas with the same options; the oldest leads.")
+public final class CoordinatorCommand implements Callable<Integer> {
+  @Option(names = "--region", paramLabel = "NAME=URI", required = true,
+      description = "A region and its Redis (standalone or Sentinel), e.g. eu=redis://10.0.0.5:6379. Repeat per region.")
+  List<String> regions;
+
+  @Option(names = "--quota", paramLabel = "NAME=G/WINDOW[:PATTERN]", required = true,
+      description = "A global quota: G permits per WINDOW for each key matching PATTERN (a glob, default *),"
+          + " e.g. api=6000/10s:tenant-*. Repeat per quota.")
+  List<String> quotas;
+
+  @Option(names = "--round", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
+      description = "How often the leader reallocates (default: ${DEFAULT-VALUE}).")
+  Duration round;
+
+  @Option(names = "--lease", paramLabel = "TIME", defaultValue = "5s", converter = DurationConverter.class,
+      description = "How long a region keeps its share without a new write, in whole windows (default: ${DEFAULT-VALUE}).")
+  Duration lease;
+
+  @Option(names = "--smoothing", paramLabel = "W", defaultValue = "0.8",
+      description = "Weight of the newest round in the demand rates, in (0, 1] (default: ${DEFAULT-VALUE}).")
+  double smoothing;
+
+  @Option(names = "--cluster", paramLabel = "NAME", defaultValue = "sluice-coordinator",
+      description = "The replicas' Hazelcast cluster name (default: ${DEFAULT-VALUE}).")
+  String cluster;
+
+  @Option(names = "--port", paramLabel = "PORT", defaultValue = "5801",
+      description = "First loopback port of the replicas' cluster; the next 9 are tried too (default: ${DEFAULT-VALUE}).")
+  int port;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    CoordinatorConfig config;
+    try {
+      CoordinatorConfig.Builder b = CoordinatorConfig.builder().roundInterval(round).lease(lease).smoothing(smoothing)
+          .cluster(cluster, port, 10);
+      for (String r : regions) {
+        String[] nameUri = split(r, "--region", "NAME=URI");
+        b.region(Region.of(nameUri[0], nameUri[1]));
+      }
+      for (String q : quotas) {
+        b.quota(quota(q));
+      }
+      config = b.build();
+    } catch (IllegalArgumentException e) {
+      throw new UserError(e.getMessage(), Sluice.EXIT_USAGE);
+    }
+    RegionCoordinator coordinator = RegionCoordinator.start(config);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      coordinator.close();
+      stopped.countDown();
+    }, "sluice-coordinator-shutdown"));
+    System.out.println("sluice coordinator: replica of cluster " + cluster + " (" + coordinator.members()
+        + " member(s) seen), " + config.regions().size() + " regions, " + config.quotas().size()
+        + " quota(s), a round every " + Durations.format(round) + "; Ctrl-C stops it");
+    boolean led = false;
+    while (!stopped.await(round.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+      if (coordinator.leading() != led) {
+        led = coordinator.leading();
+        System.out.println("sluice coordinator: " + (led ? "leading, epoch " + coordinator.epoch() : "standing by"));
+      }
+    }
+    return 0;
+  }
+
+  /** {@code NAME=G/WINDOW[:PATTERN]} */
+  static GlobalQuota quota(String spec) {
+    String[] nameRest = split(spec, "--quota", "NAME=G/WINDOW[:PATTERN]");
+    String rest = nameRest[1];
+    String pattern = "*";
+    int colon = rest.indexOf(':');
+    if (colon >= 0) {
+      pattern = rest.substring(colon + 1);
+      rest = rest.substring(0, colon);
+    }
+    int slash = rest.indexOf('/');
+    if (slash <= 0) {
+      throw new IllegalArgumentException("--quota: expected NAME=G/WINDOW[:PATTERN], got " + spec);
+    }
+    long g;
+    try {
+      g = Long.parseLong(rest.substring(0, slash));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--quota: G must be a whole number of permits, got " + spec);
+    }
+    return GlobalQuota.builder(nameRest[0]).quota(g).window(Durations.parse(rest.substring(slash + 1)))
+        .keyPattern(pattern).build();
+  }
+
+  private static String[] split(String spec, String option, String form) {
+    int eq = spec.indexOf('=');
+    if (eq <= 0 || eq == spec.length() - 1) {
+      throw new IllegalArgumentException(option + ": expected " + form + ", got " + spec);
+    }
+    return new String[] {spec.substring(0, eq), spec.substring(eq + 1)};
+  }
+}

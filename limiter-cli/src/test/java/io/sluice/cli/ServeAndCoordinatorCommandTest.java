@@ -1,0 +1,51 @@
+package io.sluice.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.region.GlobalQuota;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The serve and coordinator subcommands: their options reach the code they run, bad ones fail in one line. */
+class ServeAndCoordinatorCommandTest {
+  private static SluiceBadInputTest.Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = Sluice.execute(new PrintWriter(out), new PrintWriter(err), args);
+    return new SluiceBadInputTest.Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void quotaSpecsParse() {
+    GlobalQuota q = CoordinatorCommand.quota("api=6000/10s:tenant-*");
+    assertThat(q.name()).isEqualTo("api");
+    assertThat(q.quota()).isEqualTo(6000);
+    assertThat(q.window()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(q.matches("tenant-7")).isTrue();
+    assertThat(q.matches("other")).isFalse();
+    assertThat(CoordinatorCommand.quota("all=100/1m").matches("anything")).isTrue();
+  }
+
+  @Test
+  void badCoordinatorOptionsNameTheProblem() {
+    SluiceBadInputTest.Run r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--quota", "api=600");
+    assertThat(r.code()).isEqualTo(Sluice.EXIT_USAGE);
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: --quota: expected NAME=G/WINDOW[:PATTERN], got api=600");
+    r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--region", "eu=redis://127.0.0.1:2",
+        "--quota", "api=600/1s");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: regions: duplicate region name eu");
+    r = run("coordinator", "--quota", "api=600/1s");
+    assertThat(r.code()).isEqualTo(Sluice.EXIT_USAGE);
+    assertThat(r.err()).contains("--region");
+    r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--quota", "api=600/1s", "--smoothing", "0");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: smoothing: must be in (0, 1], got 0.0");
+  }
+
+  @Test
+  void serveHandsItsOptionsToTheSidecar() {
+    assertThat(run("serve", "--port", "not-a-port").code()).isEqualTo(2);
+    assertThat(run("serve", "--help").code()).isZero();
+  }
+}
