@@ -7,7 +7,13 @@ import io.sluice.sync.HazelcastCounterStore;
 import io.sluice.sync.RedisCounterStore;
 import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.StoreUnavailableException;
+import io.sluice.node.Limit;
+import io.sluice.region.CoordinatorConfig;
+import io.sluice.region.GlobalQuota;
+import io.sluice.region.Region;
+import io.sluice.region.RegionCoordinator;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * The store the simulated nodes share. Each setting runs under its own key prefix, so runs never see
@@ -24,6 +30,24 @@ interface Backend extends AutoCloseable {
 
   /** A store for one node, under this setting's prefix. */
   CounterStore open(String prefix);
+
+  /** A store for node {@code node}: with regions, the Redis of the node's region (node mod regions). */
+  default CounterStore open(String prefix, int node) {
+    return open(prefix);
+  }
+
+  /** How many regions split the limit (1: no regions). */
+  default int regions() {
+    return 1;
+  }
+
+  /**
+   * What coordinates the regions while a setting runs (the region coordinator), stopped by closing
+   * it; nothing without regions.
+   */
+  default AutoCloseable coordinate(String prefix, Limit limit) {
+    return () -> { };
+  }
 
   /** Drops what a setting left in the store (best effort). */
   void drop(String prefix);
@@ -164,6 +188,96 @@ interface Backend extends AutoCloseable {
       }
 
     };
+  }
+
+  /**
+   * Regions, each with its own Redis (the URIs, in order): node n belongs to region n mod R and its
+   * SyncedLimiter enforces the region's share of the limit; while a setting runs, a region
+   * coordinator (one replica, in this JVM) splits the limit by demand, a round every tenth of a window
+   * (at least 50 ms), leases of two windows.
+   */
+  static Backend regions(List<String> uris, String run) {
+    for (String uri : uris) {
+      try {
+        RedisCounterStore.connect(config(uri, run + "-probe")).close();
+      } catch (StoreUnavailableException e) {
+        throw new UserError("--region-redis " + redact(uri) + ": " + e.getMessage());
+      } catch (IllegalArgumentException e) {
+        throw new UserError("--region-redis: " + e.getMessage().replace(uri, redact(uri)), io.sluice.cli.Sluice.EXIT_USAGE);
+      }
+    }
+    int regions = uris.size();
+    return new Backend() {
+      @Override
+      public String describe() {
+        StringBuilder sb = new StringBuilder(regions + " regions, each its own Redis (");
+        for (int r = 0; r < regions; r++) {
+          sb.append(r == 0 ? "" : ", ").append(regionName(r)).append(' ').append(redact(uris.get(r)));
+        }
+        return sb.append("; node n in region n mod ").append(regions)
+            .append("), split by a region coordinator in this JVM").toString();
+      }
+
+      @Override
+      public boolean hasExactMode() {
+        return false; // a region's share is enforced in the approximate mode only
+      }
+
+      @Override
+      public CounterStore open(String prefix) {
+        return open(prefix, 0);
+      }
+
+      @Override
+      public CounterStore open(String prefix, int node) {
+        String uri = uris.get(node % regions);
+        try {
+          return RedisCounterStore.connect(config(uri, prefix));
+        } catch (StoreUnavailableException e) {
+          throw new UserError("--region-redis " + redact(uri) + ": " + e.getMessage());
+        }
+      }
+
+      @Override
+      public int regions() {
+        return regions;
+      }
+
+      @Override
+      public AutoCloseable coordinate(String prefix, Limit limit) {
+        Duration window = Duration.ofNanos(limit.periodNanos());
+        Duration round = window.dividedBy(10).compareTo(Duration.ofMillis(50)) < 0 ? Duration.ofMillis(50)
+            : window.dividedBy(10);
+        CoordinatorConfig.Builder b = CoordinatorConfig.builder()
+            .quota(GlobalQuota.builder(limit.name()).quota(limit.capacity()).window(window).build())
+            .roundInterval(round).lease(window.multipliedBy(2)).cluster(prefix, freePort(), 1);
+        for (int r = 0; r < regions; r++) {
+          b.region(Region.of(regionName(r), config(uris.get(r), prefix)));
+        }
+        return RegionCoordinator.start(b.build());
+      }
+
+      @Override
+      public void drop(String prefix) {
+        // the keys expire on their own, as with --redis
+      }
+
+      @Override
+      public void close() {
+      }
+    };
+  }
+
+  private static String regionName(int r) {
+    return "region-" + (char) ('a' + r);
+  }
+
+  private static int freePort() {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    } catch (java.io.IOException e) {
+      throw new UserError("cannot find a free loopback port for the region coordinator: " + e.getMessage());
+    }
   }
 
   /**

@@ -162,7 +162,7 @@ final class Simulation {
     List<Node> nodes = new ArrayList<>();
     try {
       for (int n = 0; n < trace.nodes; n++) {
-        nodes.add(syncedNode(setting, backend.open(prefix), n));
+        nodes.add(syncedNode(setting, backend.open(prefix, n), n, backend.regions()));
       }
       flatOut(nodes, stop, nanos);
     } finally {
@@ -186,7 +186,7 @@ final class Simulation {
     List<Node> nodes = new ArrayList<>();
     try {
       for (int n = 0; n < trace.nodes; n++) {
-        nodes.add(syncedNode(setting, backend.open(prefix), n));
+        nodes.add(syncedNode(setting, backend.open(prefix, n), n, backend.regions()));
       }
       // every node learns how many share the limit before the first request (the allowances divide by it)
       for (int round = 0; round < 2; round++) {
@@ -194,7 +194,14 @@ final class Simulation {
           ((SyncedNode) node).limiter.heartbeatNow();
         }
       }
-      return replay(setting, setting.exact() ? "exact (batch 1)" : "batched", nodes, stop, progress);
+      try (AutoCloseable coordinator = backend.coordinate(prefix, limit)) {
+        return replay(setting, setting.exact() ? "exact (batch 1)" : backend.regions() > 1 ? "batched, "
+            + backend.regions() + " regions" : "batched", nodes, stop, progress);
+      } catch (InterruptedException | RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IllegalStateException("stopping the region coordinator: " + e.getMessage(), e);
+      }
     } finally {
       for (Node node : nodes) {
         try {
@@ -376,9 +383,13 @@ final class Simulation {
     }
   }
 
-  private Node syncedNode(Setting setting, CounterStore store, int index) {
+  private Node syncedNode(Setting setting, CounterStore store, int index, int regions) {
     try {
-      SyncedLimiter limiter = SyncedLimiter.builder(limit, store)
+      SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store);
+      if (regions > 1) {
+        b.regionalQuota(regions);
+      }
+      SyncedLimiter limiter = b
           .nodeId("tune-node-" + index)
           .batchSize(setting.batchSize())
           .syncInterval(setting.syncInterval())

@@ -66,6 +66,15 @@ final class Trace {
 
   static Trace generate(Profile p, long limit, double demand, int keys, int nodes, int windows, long windowNanos,
       long seed) {
+    return generate(p, limit, demand, keys, nodes, windows, windowNanos, seed, null);
+  }
+
+  /**
+   * As above, with requests spread over the nodes in proportion to {@code nodeWeights} (null: evenly),
+   * e.g. to give regions unequal demand.
+   */
+  static Trace generate(Profile p, long limit, double demand, int keys, int nodes, int windows, long windowNanos,
+      long seed, double[] nodeWeights) {
     double expected = expected(p, limit, demand, keys, windows);
     if (expected > MAX_REQUESTS) {
       throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
@@ -120,7 +129,7 @@ final class Trace {
       default:
         throw new AssertionError(p);
     }
-    return b.build(rnd, nodes, p == Profile.ZIPF || p == Profile.HOT_KEY ? keys : 1, windows, windowNanos);
+    return b.build(rnd, nodes, p == Profile.ZIPF || p == Profile.HOT_KEY ? keys : 1, windows, windowNanos, nodeWeights);
   }
 
   private interface KeyPicker {
@@ -174,7 +183,19 @@ final class Trace {
       packed[n++] = (at << KEY_BITS) | key;
     }
 
-    Trace build(SplittableRandom rnd, int nodes, int keys, int windows, long windowNanos) {
+    Trace build(SplittableRandom rnd, int nodes, int keys, int windows, long windowNanos, double[] nodeWeights) {
+      double[] cumulative = null;
+      if (nodeWeights != null) {
+        cumulative = new double[nodes];
+        double sum = 0;
+        for (int i = 0; i < nodes; i++) {
+          sum += nodeWeights[i];
+          cumulative[i] = sum;
+        }
+        for (int i = 0; i < nodes; i++) {
+          cumulative[i] /= sum;
+        }
+      }
       long[] sorted = Arrays.copyOf(packed, n);
       packed = null;
       Arrays.sort(sorted);
@@ -184,7 +205,7 @@ final class Trace {
       for (int i = 0; i < n; i++) {
         at[i] = sorted[i] >>> KEY_BITS;
         key[i] = (int) (sorted[i] & ((1L << KEY_BITS) - 1));
-        node[i] = rnd.nextInt(nodes);
+        node[i] = cumulative == null ? rnd.nextInt(nodes) : pick(cumulative, rnd.nextDouble());
       }
       return new Trace(at, key, node, keys, nodes, windows, windowNanos);
     }

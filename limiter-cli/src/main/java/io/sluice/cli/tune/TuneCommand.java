@@ -106,6 +106,16 @@ public final class TuneCommand implements Callable<Integer> {
           + " and expire on their own.")
   String redis;
 
+  @Option(names = "--region-redis", paramLabel = "URI",
+      description = "Regions: give one Redis per region (two or more, repeat the option). Node n is in region"
+          + " n mod R; each region's nodes enforce its share of the limit and a region coordinator in this JVM"
+          + " splits the limit by demand. Needs --algorithm fixed; not with --redis.")
+  List<String> regionRedis = new ArrayList<>();
+
+  @Option(names = "--region-weights", paramLabel = "W", split = ",",
+      description = "With --region-redis: how demand splits over the regions, e.g. 70,20,10 (default: evenly).")
+  List<Double> regionWeights = new ArrayList<>();
+
   @Option(names = "--out", paramLabel = "DIR", defaultValue = "tune-report",
       description = "Directory for results.csv, results.json, chart.svg and report.html. Default: ${DEFAULT-VALUE}.")
   Path out;
@@ -212,8 +222,38 @@ public final class TuneCommand implements Callable<Integer> {
     if (redis != null && redis.isBlank()) {
       throw bad("--redis: give a URI such as redis://127.0.0.1:6379");
     }
+    if (regionRedis.size() == 1) {
+      throw bad("--region-redis: give two or more regions (one Redis each), or use --redis for one");
+    }
+    if (!regionRedis.isEmpty()) {
+      if (redis != null) {
+        throw bad("--region-redis: not together with --redis (each region has its own Redis)");
+      }
+      if (sliding) {
+        throw bad("--region-redis: a regional quota is split per window: use --algorithm fixed");
+      }
+      if (nodes < regionRedis.size()) {
+        throw bad("--nodes: at least one node per region (" + regionRedis.size() + "), got " + nodes);
+      }
+      for (String uri : regionRedis) {
+        if (uri == null || uri.isBlank()) {
+          throw bad("--region-redis: give a URI such as redis://127.0.0.1:6379");
+        }
+      }
+    }
+    if (!regionWeights.isEmpty()) {
+      if (regionWeights.size() != regionRedis.size()) {
+        throw bad("--region-weights: one weight per --region-redis (" + regionRedis.size() + "), got "
+            + regionWeights.size());
+      }
+      for (double w : regionWeights) {
+        if (!(w > 0) || Double.isInfinite(w)) {
+          throw bad("--region-weights: every weight must be positive, got " + w);
+        }
+      }
+    }
     return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
-        List.copyOf(intervals), redis, out, maxError, flatOut);
+        List.copyOf(intervals), redis, out, maxError, flatOut, List.copyOf(regionRedis), List.copyOf(regionWeights));
   }
 
   private ParameterException bad(String message) {

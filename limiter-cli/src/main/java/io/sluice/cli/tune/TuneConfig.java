@@ -22,7 +22,40 @@ record TuneConfig(
     String redis,
     Path out,
     double maxErrorPct,
-    Duration throughput) {
+    Duration throughput,
+    List<String> regionRedis,
+    List<Double> regionWeights) {
+
+  /** One region (no --region-redis). */
+  TuneConfig(Profile profile, int nodes, long limit, Duration window, Duration duration, boolean sliding, double demand,
+      int keys, long seed, List<Long> batchSizes, List<Duration> syncIntervals, String redis, Path out,
+      double maxErrorPct, Duration throughput) {
+    this(profile, nodes, limit, window, duration, sliding, demand, keys, seed, batchSizes, syncIntervals, redis, out,
+        maxErrorPct, throughput, List.of(), List.of());
+  }
+
+  /** Regions split the limit (each its own Redis) when two or more are given. */
+  boolean regional() {
+    return regionRedis.size() > 1;
+  }
+
+  /**
+   * How requests spread over the nodes: node n is in region n mod R, and a region's weight is shared
+   * by its nodes; null for an even spread.
+   */
+  double[] nodeWeights() {
+    if (!regional() || regionWeights.isEmpty()) {
+      return null;
+    }
+    int regions = regionRedis.size();
+    double[] w = new double[nodes];
+    for (int n = 0; n < nodes; n++) {
+      int r = n % regions;
+      int inRegion = nodes / regions + (r < nodes % regions ? 1 : 0);
+      w[n] = regionWeights.get(r) / inRegion;
+    }
+    return w;
+  }
 
   Limit sluiceLimit() {
     Limit.Builder b = sliding ? Limit.slidingWindowCounter("tune") : Limit.fixedWindow("tune");

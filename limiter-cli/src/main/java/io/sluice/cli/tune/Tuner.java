@@ -39,7 +39,7 @@ final class Tuner {
     Trace trace;
     try {
       trace = Trace.generate(config.profile(), config.limit(), config.demand(), config.keys(), config.nodes(),
-          config.windows(), config.window().toNanos(), config.seed());
+          config.windows(), config.window().toNanos(), config.seed(), config.nodeWeights());
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage(), io.sluice.cli.Sluice.EXIT_USAGE);
     }
@@ -49,11 +49,12 @@ final class Tuner {
     List<Row> rows = new ArrayList<>();
     String storeText;
     boolean interrupted = false;
-    if (config.redis() == null) {
+    if (config.redis() == null && !config.regional()) {
       err.println("starting an embedded Hazelcast member on 127.0.0.1 (a few seconds)...");
       err.flush();
     }
-    try (Backend backend = config.redis() != null ? Backend.redis(config.redis(), run) : Backend.hazelcast(run)) {
+    try (Backend backend = config.regional() ? Backend.regions(config.regionRedis(), run)
+        : config.redis() != null ? Backend.redis(config.redis(), run) : Backend.hazelcast(run)) {
       storeText = backend.describe();
       out.printf(Locale.ROOT, "sluice tune: %s, %,d requests over %d windows of %s, %d nodes, limit %,d per key per"
               + " window (%s), store: %s%n", config.profile().label, trace.size(), trace.windows,
@@ -64,8 +65,11 @@ final class Tuner {
       rows.add(Comparison.compare(reference, reference, config.limit()));
       if (!backend.hasExactMode() && settings.stream().anyMatch(Setting::exact)) {
         settings.removeIf(Setting::exact);
-        notes.add("Batch 1 (the exact mode) was not run: the Hazelcast store has no exact mode yet; pass --redis"
-            + " to measure it. Every setting is still compared with the exact algorithm, run in-process.");
+        notes.add(config.regional()
+            ? "Batch 1 (the exact mode) was not run: regions enforce their shares in the approximate mode only."
+                + " Every setting is still compared with the exact algorithm on the global limit, run in-process."
+            : "Batch 1 (the exact mode) was not run: the Hazelcast store has no exact mode yet; pass --redis"
+                + " to measure it. Every setting is still compared with the exact algorithm, run in-process.");
       }
       // the exact mode runs last: its decisions wait on the store, so a cold JVM would make it fall behind
       List<Setting> order = new ArrayList<>(settings);
