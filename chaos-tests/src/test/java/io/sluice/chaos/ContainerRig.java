@@ -104,9 +104,12 @@ final class ContainerRig implements ChaosRig {
   public void close() {
     try {
       toxiproxy.stop();
-      redis.stop();
     } finally {
-      network.close();
+      try {
+        redis.stop();
+      } finally {
+        network.close();
+      }
     }
   }
 }

@@ -54,6 +54,7 @@ class RegionChaosIT {
       long cutTo = rig.window();
       assertThat(coordinator.regionErrors()).isGreaterThan(errorsBefore);
       assertThat(during.shareWindow()).as("nothing written to c while cut off").isEqualTo(before.shareWindow());
+      assertThat(cutTo).as("windows after c's lease ended while cut off").isGreaterThan(before.leaseEnd() + 1);
       for (long w = before.leaseEnd() + 1; w < cutTo; w++) {
         assertThat(rig.admitted("tenant-1", w, 2)).as("c enforces G / 3 once its lease is over, window " + w)
             .isBetween(G / 3 - G / 100, G / 3 + G / 100);

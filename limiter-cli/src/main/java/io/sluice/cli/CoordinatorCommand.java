@@ -4,6 +4,7 @@ import io.sluice.region.CoordinatorConfig;
 import io.sluice.region.GlobalQuota;
 import io.sluice.region.Region;
 import io.sluice.region.RegionCoordinator;
+import io.sluice.sync.RedisStoreConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -13,7 +14,7 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code sluice coordinator}: one replica of the region coordinator. Start two or more with the same
- * options (on one host they take the next free ports); the oldest leads.
+ * options on one host (they cluster on loopback, taking the next free ports); the oldest leads.
  */
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
     description = "Runs one replica of the region coordinator: splits each global quota across the regions'"
@@ -44,6 +45,10 @@ public final class CoordinatorCommand implements Callable<Integer> {
       description = "The replicas' Hazelcast cluster name (default: ${DEFAULT-VALUE}).")
   String cluster;
 
+  @Option(names = "--key-prefix", paramLabel = "P", defaultValue = "sluice",
+      description = "Key prefix of the regions' counters, as the nodes (or sidecars) use it (default: ${DEFAULT-VALUE}).")
+  String keyPrefix;
+
   @Option(names = "--port", paramLabel = "PORT", defaultValue = "5801",
       description = "First loopback port of the replicas' cluster; the next 9 are tried too (default: ${DEFAULT-VALUE}).")
   int port;
@@ -56,7 +61,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
           .cluster(cluster, port, 10);
       for (String r : regions) {
         String[] nameUri = split(r, "--region", "NAME=URI");
-        b.region(Region.of(nameUri[0], nameUri[1]));
+        b.region(Region.of(nameUri[0], RedisStoreConfig.builder(nameUri[1]).keyPrefix(keyPrefix).build()));
       }
       for (String q : quotas) {
         b.quota(quota(q));
@@ -104,8 +109,13 @@ public final class CoordinatorCommand implements Callable<Integer> {
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("--quota: G must be a whole number of permits, got " + spec);
     }
-    return GlobalQuota.builder(nameRest[0]).quota(g).window(Durations.parse(rest.substring(slash + 1)))
-        .keyPattern(pattern).build();
+    Duration window;
+    try {
+      window = Durations.parse(rest.substring(slash + 1));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--quota: " + e.getMessage() + " in " + spec);
+    }
+    return GlobalQuota.builder(nameRest[0]).quota(g).window(window).keyPattern(pattern).build();
   }
 
   private static String[] split(String spec, String option, String form) {

@@ -2,10 +2,14 @@ package io.sluice.cli;
 
 import io.sluice.http.serve.SluiceServer;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Unmatched;
 
 /**
@@ -19,8 +23,41 @@ public final class ServeCommand implements Callable<Integer> {
   @Unmatched
   List<String> args = new ArrayList<>();
 
+  @Spec
+  CommandSpec spec;
+
   @Override
   public Integer call() throws InterruptedException {
-    return SluiceServer.run(args.toArray(new String[0]), new PrintStream(System.out, true), System.err);
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    try (PrintStream o = new PrintStream(new WriterStream(out), true, StandardCharsets.UTF_8);
+         PrintStream e = new PrintStream(new WriterStream(err), true, StandardCharsets.UTF_8)) {
+      return SluiceServer.run(args.toArray(new String[0]), o, e);
+    }
+  }
+
+  /** Bytes to picocli's writer (UTF-8), so that tests and the CLI see the sidecar's messages alike. */
+  private static final class WriterStream extends java.io.OutputStream {
+    private final PrintWriter writer;
+    private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+
+    WriterStream(PrintWriter writer) {
+      this.writer = writer;
+    }
+
+    @Override
+    public void write(int b) {
+      line.write(b);
+      if (b == '\n') {
+        flush();
+      }
+    }
+
+    @Override
+    public void flush() {
+      writer.print(line.toString(StandardCharsets.UTF_8));
+      writer.flush();
+      line.reset();
+    }
   }
 }

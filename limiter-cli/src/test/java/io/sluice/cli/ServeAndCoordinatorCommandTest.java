@@ -45,7 +45,15 @@ class ServeAndCoordinatorCommandTest {
 
   @Test
   void serveHandsItsOptionsToTheSidecar() {
-    assertThat(run("serve", "--port", "not-a-port").code()).isEqualTo(2);
-    assertThat(run("serve", "--help").code()).isZero();
+    SluiceBadInputTest.Run r = run("serve", "--port", "not-a-port");
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err().split("\\R")[0]).startsWith("sluice serve: ").contains("--port");
+    assertThat(run("serve", "--help").out()).contains("--limit").contains("--redis");
+    // checked before any store starts: a window shorter than two sync intervals
+    r = run("serve", "--limit", "api=10/150ms", "--port", "0");
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice serve: syncInterval: at most half the window of limit api"
+        + " (PT0.15S), got PT0.1S");
+    assertThat(r.err()).doesNotContain("\tat ");
   }
 }

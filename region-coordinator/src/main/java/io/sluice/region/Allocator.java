@@ -79,7 +79,12 @@ final class Allocator {
    * max-min fair water-filling of the demand above the floors, then the rest in proportion to demand
    * (evenly when there is none), so that the whole budget is handed out and the sum never exceeds it.
    */
-  static long[] split(long budget, long[] floors, double[] demand) {
+  static long[] split(long budget, long[] floors, double[] demandIn) {
+    // no negative demand (an unknown rate): it would take from the others' share of the remainder
+    double[] demand = new double[demandIn.length];
+    for (int i = 0; i < demand.length; i++) {
+      demand[i] = Math.max(0, demandIn[i]);
+    }
     int n = floors.length;
     long[] x = new long[n];
     if (n == 0 || budget <= 0) {

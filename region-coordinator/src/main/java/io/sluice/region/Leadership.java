@@ -46,6 +46,11 @@ final class Leadership implements AutoCloseable {
     return hz.getLifecycleService().isRunning() && hz.getCluster().getMembers().iterator().next().localMember();
   }
 
+  /** This replica's member id, unique in time and space (a UUID). */
+  java.util.UUID memberId() {
+    return hz.getCluster().getLocalMember().getUuid();
+  }
+
   /** Grows whenever a replica joins or leaves: a fenced replica may lead again only after a change. */
   long membershipChanges() {
     return membershipChanges.get();

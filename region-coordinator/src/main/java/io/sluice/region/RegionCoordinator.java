@@ -45,6 +45,8 @@ public final class RegionCoordinator implements AutoCloseable {
   private static final String EPOCH_KEY = "epoch";
   /** Per region in a state entry: share window, share, later share, lease end, attempts, window, time, rate. */
   private static final int FIELDS = 8;
+  /** Low bits of an epoch that belong to the replica that took it (see {@link #takeOver()}). */
+  static final int EPOCH_OWNER_BITS = 16;
 
   private final CoordinatorConfig config;
   private final Ticker ticker;
@@ -57,6 +59,8 @@ public final class RegionCoordinator implements AutoCloseable {
   private volatile long epoch;
   private boolean fenced;
   private long fencedAtMembership;
+  /** A region could not be asked for its epoch when this replica took over. */
+  private boolean epochUnverified;
   /** Per quota, per key: what this replica knows of every region (see {@link #FIELDS}). */
   private final Map<String, Map<String, long[]>> memory = new HashMap<>();
   private volatile Map<String, QuotaSummary> summaries = Map.of();
@@ -144,21 +148,29 @@ public final class RegionCoordinator implements AutoCloseable {
     return true;
   }
 
-  /** A new leader: an epoch above every one seen, and the allocation state the old leader replicated. */
+  /**
+   * A new leader: an epoch above every one seen, and the allocation state the old leader replicated.
+   * The low {@link #EPOCH_OWNER_BITS} bits of an epoch are this replica's own (from its member id), so
+   * two replicas that take over from the same epoch at once (replicas that cannot see each other)
+   * never share one: the higher wins in every region and the other is fenced.
+   */
   private void takeOver() {
     long seen = 0;
     long[] stored = leadership.state().get(EPOCH_KEY);
     if (stored != null) {
       seen = stored[0];
     }
+    epochUnverified = false;
     for (int i = 0; i < clients.length; i++) {
       try {
         seen = Math.max(seen, clients[i].epoch());
       } catch (RuntimeException e) {
-        regionErrors.incrementAndGet(); // unreachable: if it saw a newer epoch, its refusal will say so
+        regionErrors.incrementAndGet();
+        epochUnverified = true; // if it accepted a newer epoch (a leader before a restart), it will refuse us
       }
     }
-    epoch = seen + 1;
+    long owner = 1 + Math.floorMod(leadership.memberId().hashCode(), (1 << EPOCH_OWNER_BITS) - 1);
+    epoch = ((seen >>> EPOCH_OWNER_BITS) + 1 << EPOCH_OWNER_BITS) | owner;
     fenced = false;
     leadership.state().put(EPOCH_KEY, new long[] {epoch});
     leaderships.incrementAndGet();
@@ -266,7 +278,7 @@ public final class RegionCoordinator implements AutoCloseable {
           max = Math.max(max, h);
         }
         heldLaterMax[i][r] = max;
-        rates[i][r] = Double.longBitsToDouble(m[b + 7]);
+        rates[i][r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
         views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[i][r],
             q.floor(regions.get(r).name(), n), heldNow[i][r], min, max);
       }
@@ -371,13 +383,28 @@ public final class RegionCoordinator implements AutoCloseable {
     }
   }
 
+  /**
+   * A region refused a write: it accepted a newer epoch. If this replica could not ask every region
+   * when it took over, that epoch may be an old leader's (from before a restart, say): take over again
+   * above it. Otherwise a newer leader exists: stand down until the cluster's membership changes.
+   */
   private QuotaSummary fence(long newerEpoch) {
+    if (epochUnverified) {
+      LOG.warning("a region unreachable at take-over had accepted epoch " + newerEpoch + ": taking over above it");
+      epoch = 0; // the next round takes over again, asking every region
+      return null;
+    }
     LOG.warning("a region accepted epoch " + newerEpoch + ", newer than this replica's " + epoch
         + ": standing down");
     fenced = true;
     fencedAtMembership = leadership.membershipChanges();
     epoch = 0;
     return null;
+  }
+
+  /** Whether a region refused this replica for a newer epoch and it stands down (until membership changes). */
+  public boolean fenced() {
+    return fenced;
   }
 
   /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */

@@ -11,7 +11,7 @@ import java.util.function.ToDoubleFunction;
  * {@code sluice.region.share}, {@code .admitted}, {@code .demand} (permits per second, smoothed),
  * {@code .utilisation} (the region's admitted over its share); per quota {@code sluice.region.quota.admitted},
  * {@code .over_admitted} (the most one key went over G), {@code .keys}, {@code .utilisation}
- * (admitted over G times keys); and {@code sluice.region.epoch}, {@code .leader}, {@code .rounds},
+ * (admitted over G times keys); and {@code sluice.region.epoch}, {@code .leader}, {@code .fenced}, {@code .rounds},
  * {@code .refused_writes}, {@code .region_errors}.
  */
 public final class RegionCoordinatorMetrics implements MeterBinder {
@@ -46,6 +46,7 @@ public final class RegionCoordinatorMetrics implements MeterBinder {
     }
     Gauge.builder("sluice.region.epoch", c, RegionCoordinator::epoch).register(registry);
     Gauge.builder("sluice.region.leader", c, x -> x.leading() ? 1 : 0).register(registry);
+    Gauge.builder("sluice.region.fenced", c, x -> x.fenced() ? 1 : 0).register(registry);
     FunctionCounter.builder("sluice.region.rounds", c, RegionCoordinator::rounds).register(registry);
     FunctionCounter.builder("sluice.region.refused_writes", c, RegionCoordinator::refusedWrites).register(registry);
     FunctionCounter.builder("sluice.region.region_errors", c, RegionCoordinator::regionErrors).register(registry);

@@ -154,6 +154,15 @@ class AllocatorTest {
     }
   }
 
+  /** An unknown rate (-1) must count as no demand: it once made a share negative and aborted the round. */
+  @Test
+  void negativeDemandCountsAsNone() {
+    long[] x = Allocator.split(1_000, new long[] {0, 0, 0}, new double[] {-1e9, 300, 100});
+    assertThat(Arrays.stream(x).min().getAsLong()).isGreaterThanOrEqualTo(0);
+    assertThat(Arrays.stream(x).sum()).isEqualTo(1_000);
+    assertThat(x[0]).isZero();
+  }
+
   @Test
   void skewedDemandGetsTheWaterFillingSplit() {
     // demands 8,400 / 2,400 / 1,200 per window for G = 6,000: the two small ones in full, the rest to the large

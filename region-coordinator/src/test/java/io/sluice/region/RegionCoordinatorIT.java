@@ -90,7 +90,7 @@ class RegionCoordinatorIT {
       RegionCoordinator.QuotaSummary last = coordinator.lastRound().get("api");
       assertThat(meters.get("sluice.region.share").tag("quota", "api").tag("region", "region-c").gauge().value())
           .isEqualTo((double) last.regions().get(2).share());
-      assertThat(meters.get("sluice.region.epoch").gauge().value()).isEqualTo(1.0);
+      assertThat(meters.get("sluice.region.epoch").gauge().value()).isEqualTo((double) coordinator.epoch()).isPositive();
       assertThat(meters.get("sluice.region.leader").gauge().value()).isEqualTo(1.0);
       assertThat(meters.get("sluice.region.quota.keys").tag("quota", "api").gauge().value()).isEqualTo(1.0);
 
@@ -144,10 +144,12 @@ class RegionCoordinatorIT {
       RegionCoordinator old = rig.addCoordinator("split-a-" + UUID.randomUUID());
       rig.run(Duration.ofSeconds(5), r -> demand(SKEW, r), "tenant-1");
       assertThat(old.leading()).isTrue();
+      long firstEpoch = old.epoch();
       RegionCoordinator newer = rig.addCoordinator("split-b-" + UUID.randomUUID());
       rig.run(Duration.ofSeconds(5), r -> demand(SKEW, r), "tenant-1");
-      assertThat(newer.epoch()).isGreaterThan(1);
+      assertThat(newer.epoch()).isGreaterThan(firstEpoch);
       assertThat(old.leading()).isFalse();
+      assertThat(old.fenced()).isTrue();
       assertThat(old.refusedWrites()).isPositive();
       long refused = old.refusedWrites();
       rig.run(Duration.ofSeconds(10), r -> demand(SKEW, r), "tenant-1");
@@ -177,6 +179,7 @@ class RegionCoordinatorIT {
       assertThat(during.shareWindow()).isEqualTo(before.shareWindow()); // nothing written while cut
       assertThat(during.shareFor(rig.window())).isEqualTo(-1); // lease over: the static share applies
       long afterLease = before.leaseEnd() + 1;
+      assertThat(rig.window()).as("windows after the lease ended while cut off").isGreaterThan(afterLease);
       for (long w = afterLease; w < rig.window(); w++) {
         assertThat(rig.admitted("tenant-1", w, 2)).isBetween(G / 3 - G / 100, G / 3 + G / 100);
       }

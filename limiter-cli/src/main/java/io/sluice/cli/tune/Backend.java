@@ -204,7 +204,14 @@ interface Backend extends AutoCloseable {
         throw new UserError("--region-redis " + redact(uri) + ": " + e.getMessage());
       } catch (IllegalArgumentException e) {
         throw new UserError("--region-redis: " + e.getMessage().replace(uri, redact(uri)), io.sluice.cli.Sluice.EXIT_USAGE);
+      } catch (RuntimeException e) {
+        throw new UserError("--region-redis " + redact(uri) + ": cannot use it: " + e);
       }
+    }
+    // tune has its own shutdown hook (Ctrl-C writes the report): Hazelcast must not stop the
+    // coordinator's member under it; each coordinator is closed when its setting ends
+    if (System.getProperty("hazelcast.shutdownhook.enabled") == null) {
+      System.setProperty("hazelcast.shutdownhook.enabled", "false");
     }
     int regions = uris.size();
     return new Backend() {

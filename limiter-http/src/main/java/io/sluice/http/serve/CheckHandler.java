@@ -92,7 +92,12 @@ final class CheckHandler extends Handler.Abstract {
     } catch (RuntimeException e) {
       LOG.warn("sluice serve: {} {} failed", method, path, e);
       endpoint = 3;
-      status = response.isCommitted() ? 500 : error(response, callback, 500, null, "internal error: " + e);
+      if (response.isCommitted()) {
+        callback.failed(e); // the answer is under way: end the exchange rather than leave it hanging
+        status = 500;
+      } else {
+        status = error(response, callback, 500, null, "internal error"); // the cause is in the log, not for clients
+      }
     }
     timer(endpoint, status).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
     return true;

@@ -295,6 +295,12 @@ public final class ServeConfig {
           throw new IllegalArgumentException("limits: \"" + l.name() + "\" is defined twice");
         }
       }
+      for (Limit l : limits) {
+        if (syncInterval.toNanos() * 2 > l.periodNanos()) {
+          throw new IllegalArgumentException("syncInterval: at most half the window of limit " + l.name() + " ("
+              + java.time.Duration.ofNanos(l.periodNanos()) + "), got " + syncInterval);
+        }
+      }
       if (redisUri == null && batchSize == 1) {
         throw new IllegalArgumentException("batchSize: 1 (exact checking) needs Redis (--redis); the embedded"
             + " store flushes in batches");

@@ -131,6 +131,9 @@ public final class SluiceServer implements AutoCloseable {
       server.start();
       return new SluiceServer(config, stores, limiters, registry, gc, server, connector);
     } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
       closeAll(server, limiters, stores, registry, gc);
       if (e instanceof IllegalArgumentException) {
         throw (IllegalArgumentException) e;
@@ -215,7 +218,6 @@ public final class SluiceServer implements AutoCloseable {
     registry.close();
   }
 
-  /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
   /**
    * Parses the options, starts the sidecar and serves until the JVM stops (Ctrl-C): the code behind
    * {@code sluice serve}. Answers the exit code: 0 after a clean stop or for --help, 1 when the store
@@ -236,6 +238,10 @@ public final class SluiceServer implements AutoCloseable {
     SluiceServer server;
     try {
       server = start(config);
+    } catch (IllegalArgumentException e) {
+      err.println("sluice serve: " + e.getMessage());
+      err.println("Try 'sluice serve --help' for the options.");
+      return 2;
     } catch (StoreUnavailableException | IllegalStateException e) {
       String message = e.getMessage();
       err.println(message.startsWith("sluice serve: ") ? message : "sluice serve: " + message);
@@ -249,6 +255,7 @@ public final class SluiceServer implements AutoCloseable {
     return 0;
   }
 
+  /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
   public static void main(String[] args) throws InterruptedException {
     int code = run(args, System.out, System.err);
     if (code != 0) {
