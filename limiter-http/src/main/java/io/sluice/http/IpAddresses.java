@@ -54,6 +54,27 @@ final class IpAddresses {
     return address.getHostAddress();
   }
 
+  /**
+   * The key of a client address: an IPv4 address itself; an IPv6 address as its network of
+   * {@code v6PrefixLength} bits ({@code 2001:db8:1:2:0:0:0:0/64}), so that a client cannot take a fresh
+   * budget per address of the network it holds. Text that is not an address comes back unchanged.
+   */
+  static String clientKey(String canonical, int v6PrefixLength) {
+    InetAddress a = canonical == null ? null : parse(canonical);
+    if (!(a instanceof java.net.Inet6Address) || v6PrefixLength >= 128) {
+      return canonical;
+    }
+    byte[] bytes = a.getAddress();
+    for (int bit = v6PrefixLength; bit < 128; bit++) {
+      bytes[bit / 8] &= (byte) ~(0x80 >>> (bit % 8));
+    }
+    try {
+      return InetAddress.getByAddress(bytes).getHostAddress() + "/" + v6PrefixLength;
+    } catch (java.net.UnknownHostException impossible) {
+      throw new IllegalStateException(impossible);
+    }
+  }
+
   private static InetAddress parseV4(String s) {
     if (!IPV4.matcher(s).matches()) {
       return null;

@@ -90,7 +90,9 @@ public final class RateLimitFilter implements Filter {
       reject(res, 400, "{\"error\":\"user: name longer than " + config.maxKeyLength() + " characters\"}");
       return;
     }
-    String ip = config.proxies().clientAddress(req.getRemoteAddr(), req.getHeaders(config.forwardedForHeader()));
+    String ip = IpAddresses.clientKey(
+        config.proxies().clientAddress(req.getRemoteAddr(), req.getHeaders(config.forwardedForHeader())),
+        config.ipv6PrefixLength());
 
     RequestContext.Builder b = RequestContext.builder()
         .plan(config.planResolver().plan(req))

@@ -39,6 +39,7 @@ public final class RateLimitFilterConfig {
   private final TrustedProxies trustedProxies;
   private final PlanResolver planResolver;
   private final int maxKeyLength;
+  private final int ipv6PrefixLength;
   private final Map<String, Function<HttpServletRequest, String>> identities;
 
   private RateLimitFilterConfig(Builder b) {
@@ -48,6 +49,7 @@ public final class RateLimitFilterConfig {
     this.trustedProxies = TrustedProxies.of(b.trustedProxies);
     this.planResolver = b.planResolver;
     this.maxKeyLength = b.maxKeyLength;
+    this.ipv6PrefixLength = b.ipv6PrefixLength;
     this.identities = Map.copyOf(b.identities);
   }
 
@@ -81,6 +83,11 @@ public final class RateLimitFilterConfig {
     return maxKeyLength;
   }
 
+  /** IPv6 clients are keyed by their network of this prefix length (64 by default; 128: each address). */
+  int ipv6PrefixLength() {
+    return ipv6PrefixLength;
+  }
+
   TrustedProxies proxies() {
     return trustedProxies;
   }
@@ -96,6 +103,7 @@ public final class RateLimitFilterConfig {
     private List<String> trustedProxies = List.of();
     private PlanResolver planResolver = PlanResolver.defaultPlan();
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
+    private int ipv6PrefixLength = 64;
     private final Map<String, Function<HttpServletRequest, String>> identities = new LinkedHashMap<>();
 
     Builder(RequestLimiter limiter) {
@@ -133,6 +141,19 @@ public final class RateLimitFilterConfig {
         throw new IllegalArgumentException("trustedProxies: must not be null");
       }
       return trustedProxies(Arrays.asList(networks));
+    }
+
+    /**
+     * How IPv6 clients are keyed for the {@code ip} identity: by their network of this prefix length.
+     * Default 64: a client usually holds a whole /64, so keying each address would let it take a fresh
+     * budget by changing its source address. 128 keys every address on its own. IPv4 is per address.
+     */
+    public Builder ipv6PrefixLength(int bits) {
+      if (bits < 1 || bits > 128) {
+        throw new IllegalArgumentException("ipv6PrefixLength: must be between 1 and 128, got " + bits);
+      }
+      this.ipv6PrefixLength = bits;
+      return this;
     }
 
     public Builder trustedProxies(List<String> networks) {

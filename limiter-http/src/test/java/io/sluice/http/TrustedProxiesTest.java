@@ -12,6 +12,19 @@ class TrustedProxiesTest {
     return proxies.clientAddress(peer, Collections.enumeration(List.of(xff)));
   }
 
+  /** An IPv6 client is keyed by its /64 (it usually holds all of it), IPv4 by its address. */
+  @Test
+  void ipv6ClientsAreKeyedByTheirNetwork() {
+    String a = IpAddresses.clientKey(IpAddresses.canonical(IpAddresses.parse("2001:db8:1:2::1")), 64);
+    String b = IpAddresses.clientKey(IpAddresses.canonical(IpAddresses.parse("2001:db8:1:2:ffff:ffff:ffff:fffe")), 64);
+    String other = IpAddresses.clientKey(IpAddresses.canonical(IpAddresses.parse("2001:db8:1:3::1")), 64);
+    assertThat(a).isEqualTo(b).isEqualTo("2001:db8:1:2:0:0:0:0/64");
+    assertThat(other).isNotEqualTo(a);
+    assertThat(IpAddresses.clientKey("2001:db8:1:2:0:0:0:1", 128)).isEqualTo("2001:db8:1:2:0:0:0:1");
+    assertThat(IpAddresses.clientKey("203.0.113.9", 64)).isEqualTo("203.0.113.9");
+    assertThat(IpAddresses.clientKey("not-an-address", 64)).isEqualTo("not-an-address");
+  }
+
   @Test
   void anUntrustedPeerIsTheClient() {
     TrustedProxies p = TrustedProxies.of(List.of("10.0.0.0/8"));
