@@ -1,9 +1,7 @@
 package io.sluice.cli;
 
 import io.sluice.http.serve.SluiceServer;
-import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -30,34 +28,11 @@ public final class ServeCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    try (PrintStream o = new PrintStream(new WriterStream(out), true, StandardCharsets.UTF_8);
-         PrintStream e = new PrintStream(new WriterStream(err), true, StandardCharsets.UTF_8)) {
-      return SluiceServer.run(args.toArray(new String[0]), o, e);
-    }
-  }
-
-  /** Bytes to picocli's writer (UTF-8), so that tests and the CLI see the sidecar's messages alike. */
-  private static final class WriterStream extends java.io.OutputStream {
-    private final PrintWriter writer;
-    private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
-
-    WriterStream(PrintWriter writer) {
-      this.writer = writer;
-    }
-
-    @Override
-    public void write(int b) {
-      line.write(b);
-      if (b == '\n') {
-        flush();
-      }
-    }
-
-    @Override
-    public void flush() {
-      writer.print(line.toString(StandardCharsets.UTF_8));
-      writer.flush();
-      line.reset();
+    try {
+      return SluiceServer.run(args.toArray(new String[0]), out, err);
+    } finally {
+      out.flush();
+      err.flush();
     }
   }
 }

@@ -47,20 +47,29 @@ public final class RegionShareStore implements AutoCloseable {
     return new RegionShareStore(RedisCounterStore.connect(config));
   }
 
+  /**
+   * What a share record gives window w, as {@code flush.lua} reads it for the nodes: the share when the
+   * record was written for w, the later share for the windows after it up to the lease's end, else -1
+   * (no record, or the lease is over: the static share applies).
+   */
+  public static long shareFor(long shareWindow, long share, long nextShare, long leaseEnd, long w) {
+    if (shareWindow < 0) {
+      return -1;
+    } else if (w == shareWindow) {
+      return share;
+    } else if (w > shareWindow && w <= leaseEnd) {
+      return nextShare;
+    }
+    return -1;
+  }
+
   /** One key of a regional quota as a region's Redis holds it. */
   public record KeyState(String key, long admitted, long denied, long admittedNext, long shareWindow, long share,
       long nextShare, long leaseEnd, long epoch) {
 
     /** The share the region's nodes enforce in window w: from the record, or -1 for the static share. */
     public long shareFor(long w) {
-      if (shareWindow < 0) {
-        return -1;
-      } else if (w == shareWindow) {
-        return share;
-      } else if (w > shareWindow && w <= leaseEnd) {
-        return nextShare;
-      }
-      return -1;
+      return RegionShareStore.shareFor(shareWindow, share, nextShare, leaseEnd, w);
     }
   }
 

@@ -449,15 +449,8 @@ public final class RegionCoordinator implements AutoCloseable {
 
   /** The share region r enforces in window x as far as this replica knows: its record, else G / R. */
   private static long shareFor(long[] m, int b, long x, long staticShare) {
-    long sw = m[b];
-    if (sw < 0) {
-      return staticShare;
-    } else if (x == sw) {
-      return m[b + 1];
-    } else if (x > sw && x <= m[b + 3]) {
-      return m[b + 2];
-    }
-    return staticShare;
+    long share = RegionShareStore.shareFor(m[b], m[b + 1], m[b + 2], m[b + 3], x);
+    return share >= 0 ? share : staticShare;
   }
 
   private void replicate(GlobalQuota q, Map<String, long[]> known) {

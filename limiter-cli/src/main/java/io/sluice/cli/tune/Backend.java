@@ -126,12 +126,7 @@ interface Backend extends AutoCloseable {
   private static HazelcastCounterStore startMember(String cluster) {
     RuntimeException last = null;
     for (int attempt = 0; attempt < 3; attempt++) {
-      int port;
-      try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-        port = s.getLocalPort();
-      } catch (java.io.IOException e) {
-        throw new UserError("cannot find a free loopback port for the embedded Hazelcast member: " + e.getMessage());
-      }
+      int port = freePort("the embedded Hazelcast member");
       try {
         return HazelcastCounterStore.embedded(
             HazelcastCounterStore.Settings.builder().clusterName(cluster).port(port).portCount(1).build());
@@ -257,7 +252,7 @@ interface Backend extends AutoCloseable {
             : window.dividedBy(10);
         CoordinatorConfig.Builder b = CoordinatorConfig.builder()
             .quota(GlobalQuota.builder(limit.name()).quota(limit.capacity()).window(window).build())
-            .roundInterval(round).lease(window.multipliedBy(2)).cluster(prefix, freePort(), 1);
+            .roundInterval(round).lease(window.multipliedBy(2)).cluster(prefix, freePort("the region coordinator"), 1);
         for (int r = 0; r < regions; r++) {
           b.region(Region.of(regionName(r), config(uris.get(r), prefix)));
         }
@@ -279,11 +274,12 @@ interface Backend extends AutoCloseable {
     return "region-" + (char) ('a' + r);
   }
 
-  private static int freePort() {
+  /** A loopback port free right now, for a Hazelcast member of this run. */
+  private static int freePort(String forWhat) {
     try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     } catch (java.io.IOException e) {
-      throw new UserError("cannot find a free loopback port for the region coordinator: " + e.getMessage());
+      throw new UserError("cannot find a free loopback port for " + forWhat + ": " + e.getMessage());
     }
   }
 

@@ -1,6 +1,6 @@
 package io.sluice.http.serve;
 
-import java.io.PrintStream;
+import java.io.PrintWriter;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -223,7 +223,7 @@ public final class SluiceServer implements AutoCloseable {
    * {@code sluice serve}. Answers the exit code: 0 after a clean stop or for --help, 1 when the store
    * cannot be reached, 2 for bad options (each with a one-line message naming the problem).
    */
-  public static int run(String[] args, PrintStream out, PrintStream err) throws InterruptedException {
+  public static int run(String[] args, PrintWriter out, PrintWriter err) throws InterruptedException {
     ServeConfig config;
     try {
       config = ServeArgs.parse(args);
@@ -251,13 +251,14 @@ public final class SluiceServer implements AutoCloseable {
     out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
         ? "redis" : "embedded hazelcast, cluster " + config.hazelcastCluster()) + "; limits "
         + String.join(", ", server.limiters().keySet()) + ")");
+    out.flush();
     server.join();
     return 0;
   }
 
   /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
   public static void main(String[] args) throws InterruptedException {
-    int code = run(args, System.out, System.err);
+    int code = run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
     if (code != 0) {
       System.exit(code);
     }
