@@ -15,18 +15,30 @@ import java.util.List;
 /**
  * A real {@code redis-server} process on a free loopback port, for integration tests: found on the
  * PATH (or at {@code $SLUICE_REDIS_SERVER}); no persistence; stopped by {@link #close()}.
- * {@code ./run-tests} installs Debian's redis-server when it is missing. Public for the other modules'
- * tests (limiter-sync publishes its test classes as a test-jar).
+ * {@code ./run-tests} installs Debian's redis-server when it is missing. Where it is missing and a
+ * local Docker engine answers, a Redis container (Testcontainers) stands in for the plain servers
+ * ({@link #start()}; servers on a given port or with extra options need the binary). Public for the
+ * other modules' tests (limiter-sync publishes its test classes as a test-jar).
  */
 public final class RedisServer implements AutoCloseable {
   private final Process process;
   private final int port;
   private final Path log;
+  /** The container standing in for the process, or null. */
+  private final RedisContainer container;
 
   private RedisServer(Process process, int port, Path log) {
     this.process = process;
     this.port = port;
     this.log = log;
+    this.container = null;
+  }
+
+  private RedisServer(RedisContainer container) {
+    this.process = null;
+    this.port = container.port();
+    this.log = null;
+    this.container = container;
   }
 
   public static RedisServer start() {
@@ -52,6 +64,12 @@ public final class RedisServer implements AutoCloseable {
 
   private static RedisServer start(int fixedPort, List<String> leading, List<String> extra) {
     String binary = System.getenv().getOrDefault("SLUICE_REDIS_SERVER", "redis-server");
+    if (fixedPort == 0 && leading.isEmpty() && extra.isEmpty() && !onPath(binary)) {
+      RedisServer container = containerIfDocker();
+      if (container != null) {
+        return container;
+      }
+    }
     IOException last = null;
     for (int attempt = 0; attempt < 5; attempt++) {
       int port = fixedPort != 0 ? fixedPort : freePort();
@@ -77,6 +95,28 @@ public final class RedisServer implements AutoCloseable {
     }
     throw new IllegalStateException("cannot start " + binary + " (install Debian's redis-server, or run"
         + " ./run-tests which does): " + (last == null ? "" : last.getMessage()), last);
+  }
+
+  /** A Redis container when Docker answers; null when it does not or Testcontainers is not on the classpath. */
+  private static RedisServer containerIfDocker() {
+    try {
+      return RedisContainer.dockerAvailable() ? new RedisServer(RedisContainer.start()) : null;
+    } catch (LinkageError noTestcontainers) {
+      return null; // a module that uses this fixture without Testcontainers: the binary is required
+    }
+  }
+
+  /** Whether the binary is a path to an executable or an executable on the PATH. */
+  private static boolean onPath(String binary) {
+    if (binary.contains(File.separator)) {
+      return new File(binary).canExecute();
+    }
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      if (!dir.isEmpty() && new File(dir, binary).canExecute()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A loopback port nothing listens on right now. */
@@ -125,6 +165,9 @@ public final class RedisServer implements AutoCloseable {
   }
 
   public String output() {
+    if (container != null) {
+      return container.logs();
+    }
     try {
       return Files.readString(log);
     } catch (IOException e) {
@@ -134,6 +177,10 @@ public final class RedisServer implements AutoCloseable {
 
   @Override
   public void close() {
+    if (container != null) {
+      container.close();
+      return;
+    }
     process.destroy();
     try {
       if (!process.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) {
