@@ -61,6 +61,8 @@ public final class RegionCoordinator implements AutoCloseable {
   private long fencedAtMembership;
   /** A region could not be asked for its epoch when this replica took over. */
   private boolean epochUnverified;
+  /** Per region: reached at least once since this replica took over (its records are then known). */
+  private boolean[] reachedSinceTakeOver = new boolean[0];
   /** Per quota, per key: what this replica knows of every region (see {@link #FIELDS}). */
   private final Map<String, Map<String, long[]>> memory = new HashMap<>();
   private volatile Map<String, QuotaSummary> summaries = Map.of();
@@ -161,6 +163,7 @@ public final class RegionCoordinator implements AutoCloseable {
       seen = stored[0];
     }
     epochUnverified = false;
+    reachedSinceTakeOver = new boolean[clients.length];
     for (int i = 0; i < clients.length; i++) {
       try {
         seen = Math.max(seen, clients[i].epoch());
@@ -208,6 +211,7 @@ public final class RegionCoordinator implements AutoCloseable {
           }
         }
         reachable[r] = true;
+        reachedSinceTakeOver[r] = true;
       } catch (RuntimeException e) {
         regionErrors.incrementAndGet();
       }
@@ -246,6 +250,7 @@ public final class RegionCoordinator implements AutoCloseable {
     long[][] heldLaterMax = new long[k][n];
     long[][] admitted = new long[k][n];
     double[][] rates = new double[k][n];
+    long[] heldLaterMin = new long[n];
     List<List<ShareWrite>> shrink = new ArrayList<>(n);
     for (int r = 0; r < n; r++) {
       shrink.add(new ArrayList<>());
@@ -270,17 +275,19 @@ public final class RegionCoordinator implements AutoCloseable {
           admitted[i][r] = s.admitted();
         }
         heldNow[i][r] = shareFor(m, b, w, staticShare);
-        long min = Long.MAX_VALUE;
-        long max = 0;
+        heldLaterMin[r] = Long.MAX_VALUE;
+        heldLaterMax[i][r] = 0;
         for (long x = w + 1; x <= leaseEnd; x++) {
           long h = shareFor(m, b, x, staticShare);
-          min = Math.min(min, h);
-          max = Math.max(max, h);
+          heldLaterMin[r] = Math.min(heldLaterMin[r], h);
+          heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], h);
         }
-        heldLaterMax[i][r] = max;
         rates[i][r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
+      }
+      assumeTheMostOfUnknownRegions(q.quota(), m, reachable, heldNow[i], heldLaterMax[i]);
+      for (int r = 0; r < n; r++) {
         views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[i][r],
-            q.floor(regions.get(r).name(), n), heldNow[i][r], min, max);
+            q.floor(regions.get(r).name(), n), heldNow[i][r], heldLaterMin[r], heldLaterMax[i][r]);
       }
       Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views);
       targetNow[i] = t.now();
@@ -368,6 +375,38 @@ public final class RegionCoordinator implements AutoCloseable {
     }
     replicate(q, known);
     return summarize(q, keyList, known, admitted, reachable, w, staticShare);
+  }
+
+  /**
+   * A region this replica has not reached since it took over, and of which it has no record (the old
+   * leader's last ones may not have been replicated), may hold any share the old leader gave it. The
+   * old leader kept the shares held at most G, so it holds at most G less what the regions known
+   * here hold: count it at that (at least G / R) until it is reached.
+   */
+  private void assumeTheMostOfUnknownRegions(long quota, long[] m, boolean[] reachable, long[] now, long[] later) {
+    int n = now.length;
+    long knownNow = 0;
+    long knownLater = 0;
+    boolean any = false;
+    boolean[] unknown = new boolean[n];
+    for (int r = 0; r < n; r++) {
+      unknown[r] = !reachable[r] && !reachedSinceTakeOver[r] && m[r * FIELDS] < 0;
+      if (unknown[r]) {
+        any = true;
+      } else {
+        knownNow += now[r];
+        knownLater += later[r];
+      }
+    }
+    if (!any) {
+      return;
+    }
+    for (int r = 0; r < n; r++) {
+      if (unknown[r]) {
+        now[r] = Math.max(now[r], quota - knownNow);
+        later[r] = Math.max(later[r], quota - knownLater);
+      }
+    }
   }
 
   private WriteResult write(int r, Limit limit, long w, Duration ttl, List<ShareWrite> writes) {

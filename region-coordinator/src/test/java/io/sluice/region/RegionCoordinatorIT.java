@@ -196,6 +196,32 @@ class RegionCoordinatorIT {
     }
   }
 
+  /**
+   * A new leader with none of the old one's state (another cluster: nothing replicated) takes over
+   * while region c, which holds the largest share, is cut off from it: it must count c at the most c
+   * may hold (G less what it reads in the others), not at G / 3, or the sum passes G while c's lease
+   * lasts.
+   */
+  @Test
+  void aNewLeaderThatCannotReachARegionCountsItAtTheMostItMayHold() {
+    try (RegionRig rig = new RegionRig(3, 2, quota())) {
+      RegionCoordinator old = rig.addCoordinator("old-" + UUID.randomUUID());
+      rig.run(Duration.ofSeconds(25), r -> demand(SHIFTED, r), "tenant-1");
+      RegionShareStore.KeyState c = rig.record(2, "tenant-1");
+      assertThat(c.shareFor(rig.window())).as("c holds more than G / 3").isGreaterThan(G / 3);
+      old.close();
+      rig.coordinators.remove(old);
+      rig.cut[2] = true;
+      RegionCoordinator fresh = rig.addCoordinator("fresh-" + UUID.randomUUID());
+      long from = rig.window();
+      rig.run(Duration.ofSeconds(30), r -> demand(SHIFTED, r), "tenant-1");
+      assertThat(fresh.leading()).isTrue();
+      Figures f = figures(rig, "tenant-1", from, rig.window());
+      REPORT.add(row("new leader, no replicated state, c cut off", "demand-based", f, "-"));
+      assertThat(f.worstOver).isLessThanOrEqualTo(0.01);
+    }
+  }
+
   /** Global utilisation (admitted / G) per whole window in [from, to), its mean and worst, and the worst over-admission. */
   private static Figures figures(RegionRig rig, String key, long from, long to) {
     double sum = 0;
