@@ -292,17 +292,20 @@ public final class SyncedLimiter implements AutoCloseable {
         } else {
           urgent = true; // our own pending may have been counted already: ask for fresh counts
         }
-      } else if (own + cost > allowance(view, globalEstimate, fresh)) {
-        admit = false;
-        urgent = true;
-        retryAfter = syncIntervalNanos;
       } else {
-        admit = true;
-        remaining -= cost;
-        // flush a full batch, or half the allowance near the limit, so that the answer is back
-        // before the allowance runs out
-        long trigger = Math.max(1, Math.min(batchFor(view), allowance(view, globalEstimate, fresh) / 2));
-        urgent = !fresh || view.unsentCur + cost >= trigger;
+        long allowance = allowance(view, globalEstimate, fresh);
+        if (own + cost > allowance) {
+          admit = false;
+          urgent = true;
+          retryAfter = syncIntervalNanos;
+        } else {
+          admit = true;
+          remaining -= cost;
+          // flush a full batch, or half the allowance near the limit, so that the answer is back
+          // before the allowance runs out
+          long trigger = Math.max(1, Math.min(batchFor(view), allowance / 2));
+          urgent = !fresh || view.unsentCur + cost >= trigger;
+        }
       }
       view.hits += cost; // demand, allowed or not: the rate that decides how much to hold between syncs
       if (regional && !admit) {
@@ -340,10 +343,10 @@ public final class SyncedLimiter implements AutoCloseable {
     } else {
       admitted.increment();
     }
-    long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
     if (!rich) {
       return bare[outcome.ordinal()];
     }
+    long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
     return Decision.of(outcome, limit, remaining, reset, retryAfter);
   }
 
