@@ -69,15 +69,15 @@ public final class RegionRig implements AutoCloseable {
   }
 
   CoordinatorConfig config(String cluster) {
-    return config(cluster, r -> servers.get(r).uri());
+    return config(cluster, r -> redis(servers.get(r).uri()));
   }
 
-  /** The coordinator's configuration, reaching region r at {@code regionUri.apply(r)} (a proxy, say). */
-  CoordinatorConfig config(String cluster, java.util.function.IntFunction<String> regionUri) {
+  /** The coordinator's configuration, reaching region r with {@code region.apply(r)}. */
+  private CoordinatorConfig config(String cluster, java.util.function.IntFunction<RedisStoreConfig> region) {
     CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota).cluster(cluster, 5801, 20)
         .lease(Duration.ofSeconds(5));
     for (int r = 0; r < servers.size(); r++) {
-      b.region(Region.of(regionNames.get(r), redis(regionUri.apply(r))));
+      b.region(Region.of(regionNames.get(r), region.apply(r)));
     }
     return b.build();
   }
@@ -87,12 +87,8 @@ public final class RegionRig implements AutoCloseable {
    * (through Toxiproxy, in the chaos tests) with the default timeouts a deployment would have.
    */
   public RegionCoordinator addCoordinator(String cluster, java.util.function.IntFunction<String> regionUri) {
-    CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota).cluster(cluster, 5801, 20)
-        .lease(Duration.ofSeconds(5));
-    for (int r = 0; r < servers.size(); r++) {
-      b.region(Region.of(regionNames.get(r), regionUri.apply(r)));
-    }
-    RegionCoordinator c = RegionCoordinator.start(b.build(), ticker, false);
+    RegionCoordinator c = RegionCoordinator.start(
+        config(cluster, r -> RedisStoreConfig.builder(regionUri.apply(r)).build()), ticker, false);
     coordinators.add(c);
     return c;
   }
