@@ -1,12 +1,39 @@
 package io.sluice.sync;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * One node's view of one key of a window limit: the global counts of the current and previous
  * windows as of the last sync, and what this node admitted that the store has not acknowledged yet
  * (pending), of which a part is not even sent (unsent). Guarded by its own monitor: every critical
  * section is a few arithmetic steps, and no store call is ever made while holding it.
+ *
+ * <p>Besides the monitor, a view holds a <em>credit</em>: permits that decisions may take with one
+ * compare-and-set and no monitor, until a ticker time. A decision under the monitor grants it (as
+ * many permits as the monitor would have admitted in a row without asking for a sync), and every
+ * critical section first takes it back ({@link #revokeCredit}) and counts what was used, so the
+ * counts under the monitor are exact whenever they are read.
  */
 final class KeyView {
+  private static final VarHandle CREDIT;
+
+  static {
+    try {
+      CREDIT = MethodHandles.lookup().findVarHandle(KeyView.class, "credit", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Permits decisions may take without the monitor; only {@link #takeCredit} lowers it. */
+  private volatile long credit;
+  /** Ticker time from which the credit must not be used (the window's end, or the view going stale). */
+  private volatile long creditUntil = Long.MIN_VALUE;
+  /** The credit as granted (guarded by the monitor): granted less what is left is what was used. */
+  private long creditGranted;
+  /** A decision that leaves the credit at or below this has filled a batch: it asks for a sync. */
+  private volatile long syncAtOrBelow;
   final String key;
   long window = Long.MIN_VALUE;
   long globalCur;
@@ -90,6 +117,55 @@ final class KeyView {
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
     lastRemaining = -1;
     window = w;
+  }
+
+  /** {@link #takeCredit}: the credit paid; it paid and filled a batch; it cannot pay. */
+  static final int PAID = 1;
+  static final int PAID_SYNC = 2;
+  static final int UNPAID = 0;
+
+  /**
+   * Takes {@code cost} permits of the credit, without the monitor: {@link #UNPAID} when the credit
+   * cannot pay, {@link #PAID_SYNC} for the one decision that fills a batch.
+   */
+  int takeCredit(long now, long cost) {
+    if (now >= creditUntil) {
+      return UNPAID;
+    }
+    long c;
+    do {
+      c = credit;
+      if (c < cost) {
+        return UNPAID;
+      }
+    } while (!CREDIT.weakCompareAndSet(this, c, c - cost));
+    long syncAt = syncAtOrBelow;
+    return c > syncAt && c - cost <= syncAt ? PAID_SYNC : PAID;
+  }
+
+  /**
+   * Under the monitor: lets decisions take up to {@code amount} permits without it until
+   * {@code until}; the decision that takes the credit past {@code untilBatch} permits asks for a sync
+   * (none does when it is not positive). The credit is written last, so a decision that sees it also
+   * sees the rest.
+   */
+  void grantCredit(long amount, long until, long untilBatch) {
+    creditGranted = amount;
+    creditUntil = until;
+    syncAtOrBelow = untilBatch > 0 ? amount - untilBatch : amount;
+    credit = amount;
+  }
+
+  /** Under the monitor: takes the credit back and returns how many permits decisions took from it. */
+  long revokeCredit() {
+    if (creditGranted == 0) {
+      return 0;
+    }
+    long left = (long) CREDIT.getAndSet(this, 0L);
+    long used = creditGranted - left;
+    creditGranted = 0;
+    creditUntil = Long.MIN_VALUE;
+    return used;
   }
 
   /** Nothing to send and nothing waiting for an answer. */

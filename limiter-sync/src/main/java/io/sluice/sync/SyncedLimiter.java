@@ -76,6 +76,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private final CounterStore store;
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
+  /** Approximate mode: decisions may take a view's credit without its monitor (see {@link KeyView}). */
+  private final boolean credited;
   /** The store's leases in reservation mode, else null. */
   private final LeaseStore leases;
   private final String nodeId;
@@ -146,6 +148,7 @@ public final class SyncedLimiter implements AutoCloseable {
     this.store = b.store;
     this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
     this.leases = b.reservation ? (LeaseStore) b.store : null;
+    this.credited = exact == null && leases == null;
     this.nodeId = b.nodeId;
     this.ticker = b.ticker;
     this.windowNanos = b.limit.periodNanos();
@@ -231,6 +234,17 @@ public final class SyncedLimiter implements AutoCloseable {
       throw new IllegalStateException("limiter " + limit.name() + " is closed");
     }
     long now = ticker.read();
+    if (!rich && credited) {
+      KeyView known = views.get(key);
+      int paid = known != null && !storeDown() ? known.takeCredit(now, cost) : KeyView.UNPAID;
+      if (paid != KeyView.UNPAID) {
+        if (paid == KeyView.PAID_SYNC) {
+          requestSync();
+        }
+        admitted.increment();
+        return bare[Outcome.ALLOWED.ordinal()];
+      }
+    }
     boolean fallback = storeDown();
     if (exact != null && !fallback) {
       ExactResult r = guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
@@ -247,6 +261,7 @@ public final class SyncedLimiter implements AutoCloseable {
     long remaining;
     long retryAfter = 0;
     synchronized (view) {
+      settle(view);
       view.roll(w, orphanSink);
       long at = Math.max(now, view.window * windowNanos); // a thread behind counts in the newer window
       double prevWeight = sliding ? (double) (windowNanos - (at - view.window * windowNanos)) / windowNanos : 0;
@@ -305,6 +320,19 @@ public final class SyncedLimiter implements AutoCloseable {
           // before the allowance runs out
           long trigger = Math.max(1, Math.min(batchFor(view), allowance / 2));
           urgent = !fresh || view.unsentCur + cost >= trigger;
+          if (fresh && credited) {
+            // what this branch would go on admitting, with nothing else changing: the next decisions
+            // may take that without the monitor, and the one that fills the batch asks for the sync
+            double ownAfter = own + cost;
+            long credit = Math.min((long) Math.floor(allowance - ownAfter),
+                (long) Math.floor(capacity - globalEstimate - ownAfter));
+            if (credit > 0) {
+              boolean throttled = view.hot && view.lastUrgentSync != Long.MIN_VALUE
+                  && now - view.lastUrgentSync < hotSyncIntervalNanos;
+              view.grantCredit(credit, Math.min((view.window + 1) * windowNanos, view.syncedAt + staleAfterNanos + 1),
+                  urgent || throttled ? 0 : trigger - (view.unsentCur + cost));
+            }
+          }
         }
       }
       view.hits += cost; // demand, allowed or not: the rate that decides how much to hold between syncs
@@ -511,11 +539,28 @@ public final class SyncedLimiter implements AutoCloseable {
     for (Iterator<KeyView> it = views.values().iterator(); it.hasNext(); ) {
       KeyView v = it.next();
       synchronized (v) {
+        settle(v);
         boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
         if (v.quiet() && !v.queued && over) {
           it.remove();
         }
       }
+    }
+  }
+
+  /**
+   * Under the view's monitor: takes its credit back and counts what decisions took from it as if
+   * each had been admitted under the monitor (the view is already queued: the grant came with an
+   * admission that queued it, and only a drain of the queue, which settles first, unqueues it).
+   */
+  private void settle(KeyView v) {
+    long used = v.revokeCredit();
+    if (used > 0) {
+      v.pendingCur += used;
+      v.unsentCur += used;
+      v.ownCur += used;
+      v.hits += used;
+      pendingPermits.add(used);
     }
   }
 
@@ -582,6 +627,7 @@ public final class SyncedLimiter implements AutoCloseable {
       long drainedAt = ticker.read();
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
+          settle(v);
           v.queued = false;
           updateHeat(v, drainedAt);
           if (v.leaseWanted) {
@@ -677,6 +723,7 @@ public final class SyncedLimiter implements AutoCloseable {
       return;
     }
     synchronized (p.view) {
+      settle(p.view);
       if (p.delta.window() == p.view.window) {
         p.view.unsentCur += p.delta.amount();
         p.view.deniedUnsent += p.delta.denied();
@@ -707,6 +754,7 @@ public final class SyncedLimiter implements AutoCloseable {
       }
       KeyView v = p.view;
       synchronized (v) {
+        settle(v); // the credit was sized on the counts this answer replaces
         long w = p.delta.window();
         if (w == v.window) {
           v.globalCur = result.current(i);
