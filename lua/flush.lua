@@ -10,12 +10,14 @@
 -- ARGV[3]      the node's time, microseconds since the epoch
 -- ARGV[4]      the demand index's TTL in ms, or 0 when the batch has no regional deltas
 -- then per delta, in KEYS order:
---   'w', window index, counter TTL in ms, amount           -- window counts (fixed / sliding window)
+--   'w', window index, counter TTL in ms, amount           -- window counts (sliding window)
+--   'f', window index, counter TTL in ms, amount           -- window counts (fixed window)
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
 --   'r', window index, counter TTL in ms, amount, denied   -- a region's count of a global quota
 --
 -- Returns {applied, ...} with, per delta:
---   window: count of that window, count of the window before it
+--   window: count of that window, count of the window before it (0 for 'f': a fixed window's
+--           previous count never weighs, and not reading it saves a command per delta)
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -36,7 +38,7 @@ if n < 1 or indexTtl == nil then
       .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
 end
 -- the layout is checked before anything is written: a script that fails half way keeps its writes
-local width = {w = 4, g = 4, r = 5}
+local width = {w = 4, f = 4, g = 4, r = 5}
 local cursor = 5
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -109,7 +111,7 @@ cursor = 5
 for i = 1, n do
   local key = KEYS[i + 1]
   local kind = ARGV[cursor]
-  if kind == 'w' or kind == 'r' then
+  if kind == 'w' or kind == 'f' or kind == 'r' then
     local w = tonumber(ARGV[cursor + 1])
     local ttl = ARGV[cursor + 2]
     local amount = tonumber(ARGV[cursor + 3])
@@ -120,7 +122,11 @@ for i = 1, n do
       c = tonumber(redis.call('HGET', key, tostring(w)) or '0')
     end
     out[#out + 1] = c
-    out[#out + 1] = tonumber(redis.call('HGET', key, tostring(w - 1)) or '0')
+    if kind == 'f' then
+      out[#out + 1] = 0
+    else
+      out[#out + 1] = tonumber(redis.call('HGET', key, tostring(w - 1)) or '0')
+    end
     cursor = cursor + 4
     if kind == 'r' then
       local denied = tonumber(ARGV[cursor])

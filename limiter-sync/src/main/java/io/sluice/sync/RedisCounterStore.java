@@ -200,7 +200,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       Counter c = d.counter();
       keys[i + 1] = StoreKeys.counterKey(config.keyPrefix(), c.limit().name(), d.key());
       if (c.kind() == Counter.Kind.WINDOW) {
-        args[a] = c.regional() ? R : W;
+        args[a] = c.regional() ? R : c.limit().algorithm() == Algorithm.FIXED_WINDOW ? F : W;
         args[a + 1] = ascii(d.window());
         args[a + 2] = ascii(c.windowTtlMillis());
       } else {
@@ -258,6 +258,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   }
 
   private static final byte[] W = {'w'};
+  private static final byte[] F = {'f'};
   private static final byte[] R = {'r'};
   private static final byte[] ZERO = {'0'};
   private static final byte[] G = {'g'};

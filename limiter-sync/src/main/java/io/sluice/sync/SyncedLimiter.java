@@ -269,7 +269,10 @@ public final class SyncedLimiter implements AutoCloseable {
       double own = view.pendingPrev * prevWeight + view.pendingCur;
       long capacity = capacity(view);
       remaining = (long) Math.floor(capacity - globalEstimate - own);
-      boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos;
+      // a sliding window's view from before its window began misses what the other nodes added to
+      // the window that is now the previous one, and that still weighs: it is not fresh either
+      boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos
+          && (!sliding || view.syncedAt >= view.window * windowNanos);
       if (fallback) {
         fallbackDecisions.increment();
         admit = fallbackAdmits(view, prevWeight, cost);
@@ -305,20 +308,26 @@ public final class SyncedLimiter implements AutoCloseable {
         if (fresh && globalEstimate + cost > capacity) {
           view.deniedUntil = now + retryAfter;
         } else {
-          urgent = true; // our own pending may have been counted already: ask for fresh counts
+          // our own pending may have been counted already: fresh counts may show room, unless the
+          // key was at its limit then too
+          urgent = !fresh || !atLimit(view, globalEstimate, at);
         }
       } else {
-        long allowance = allowance(view, globalEstimate, fresh);
+        long allowance = allowance(view, globalEstimate, fresh, at);
         if (own + cost > allowance) {
           admit = false;
-          urgent = true;
+          // a sync may show budget the other nodes left; at the limit it shows none worth the call
+          urgent = !fresh || !atLimit(view, globalEstimate, at);
           retryAfter = syncIntervalNanos;
         } else {
           admit = true;
           remaining -= cost;
-          // flush a full batch, or half the allowance near the limit, so that the answer is back
-          // before the allowance runs out
-          long trigger = Math.max(1, Math.min(batchFor(view), allowance / 2));
+          // flush a full batch, or near the limit half the allowance, so that the answer is back
+          // before the allowance runs out (flushing later lets the other nodes' views fall behind:
+          // over-admission tripled when it waited for two round trips' demand); at the limit only a
+          // full batch (see atLimit)
+          long batch = batchFor(view);
+          long trigger = atLimit(view, globalEstimate, at) ? batch : Math.max(1, Math.min(batch, allowance / 2));
           urgent = !fresh || view.unsentCur + cost >= trigger;
           if (fresh && credited) {
             // what this branch would go on admitting, with nothing else changing: the next decisions
@@ -475,17 +484,43 @@ public final class SyncedLimiter implements AutoCloseable {
    * that stalls after a sync and wakes after the others spent the budget over-admits by at most that.
    * A stale or unknown view gets the cold allowance, {@code limit * maxError / N}, at most a batch.
    */
-  private long allowance(KeyView view, double globalEstimate, boolean fresh) {
+  private long allowance(KeyView view, double globalEstimate, boolean fresh, long at) {
     int nodes = Math.max(1, activeNodes.getAsInt());
     long batch = batchFor(view);
     long capacity = capacity(view);
     if (!fresh) {
       return Math.max(1, Math.min(batch, (long) (capacity * maxError / nodes)));
     }
-    long share = (long) Math.ceil((capacity - globalEstimate) / (2.0 * nodes - 1));
+    // of what was left at the last sync, a share that fits with every other node's; of what the
+    // sliding window freed since, an even part (all nodes' parts together are what was freed)
+    double freed = freedSinceSync(view, at);
+    double exactShare = (capacity - globalEstimate - freed) / (2.0 * nodes - 1) + freed / nodes;
+    // rounded up, so that the last permits of a window are not left unused; at the limit rounded
+    // down, since there every node rounding up at every sync would add up to N permits a sync (the
+    // weights are doubles: 1e-9 keeps 49.99999999999 from losing a permit)
+    long share = (long) (atLimit(view, globalEstimate, at) ? Math.floor(exactShare + 1e-9) : Math.ceil(exactShare));
     long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
     long errorBudget = (long) (capacity * maxError / nodes);
     return Math.max(0, Math.min(Math.max(Math.max(batch, inFlight), errorBudget), share));
+  }
+
+  /**
+   * Sliding window: the budget the previous window's count freed, as it faded, since the view was
+   * last synced (or since its window began, if that is later).
+   */
+  private double freedSinceSync(KeyView view, long at) {
+    long since = Math.max(view.syncedAt, view.window * windowNanos);
+    return sliding && at > since ? (double) view.globalPrev * (at - since) / windowNanos : 0;
+  }
+
+  /**
+   * Whether the key was at its limit at the last sync: what was left would give each node less
+   * than one permit. A sync would then show no room worth its call; the view waits for the regular
+   * sync, and meanwhile its allowance grows as a sliding window fades.
+   */
+  private boolean atLimit(KeyView view, double globalEstimate, long at) {
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    return capacity(view) - globalEstimate - freedSinceSync(view, at) < 2.0 * nodes - 1;
   }
 
   /**
@@ -571,9 +606,14 @@ public final class SyncedLimiter implements AutoCloseable {
   // ------------------------------------------------------------------ syncing
 
   private void requestSync() {
-    if (flusher != null && syncRequested.compareAndSet(false, true)) {
+    if (syncRequested.compareAndSet(false, true) && flusher != null) {
       LockSupport.unpark(flusher);
     }
+  }
+
+  /** Whether a decision asked for a sync since the last call (without a flusher: for tests). */
+  boolean takeSyncRequest() {
+    return syncRequested.getAndSet(false);
   }
 
   private void flushLoop() {

@@ -52,6 +52,27 @@ class RedisCounterStoreIT extends CounterStoreContract {
     }
   }
 
+  /**
+   * A fixed window's previous count never weighs: its flush does not read it, one command fewer per
+   * delta (a batch of one key after the window's first write: the sequence SET and one HINCRBY).
+   */
+  @Test
+  void aFixedWindowFlushCountsWithoutReadingThePreviousWindow() {
+    Counter fixed = Counter.of(Limit.fixedWindow("fw").limit(1_000).window(Duration.ofMinutes(1)).build());
+    try (RedisCounterStore store = store()) {
+      flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "alice", 100, 4))));
+      flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "alice", 101, 2))));
+      redis.cli().configResetstat();
+      FlushResult r = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "alice", 101, 3))));
+      assertThat(r.current(0)).isEqualTo(5);
+      assertThat(r.previous(0)).isZero();
+      String stats = redis.cli().info("commandstats");
+      assertThat(stats).contains("cmdstat_hincrby:calls=1,").contains("cmdstat_set:calls=1,")
+          .doesNotContain("cmdstat_hget:");
+      assertThat(redis.cli().hget("sluice:{fw:alice}", "100")).isEqualTo("4"); // kept: the window before
+    }
+  }
+
   @Test
   void scriptsAreReloadedAfterRedisForgetsThem() {
     try (RedisCounterStore store = store()) {

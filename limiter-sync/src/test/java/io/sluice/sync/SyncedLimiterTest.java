@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The synchronizer's accounting and bounds, driven step by step with a manual clock. */
@@ -81,6 +82,46 @@ class SyncedLimiterTest {
     long bytes = bean.getThreadAllocatedBytes(thread) - before;
     assertThat(admitted).isEqualTo(calls);
     assertThat((double) bytes / calls).as("bytes allocated per tryAcquire").isLessThan(1.0);
+  }
+
+  /**
+   * A sliding window at its limit frees budget as the previous window fades: each of N nodes admits
+   * its N-th of what was freed since its last sync, without asking for a sync per permit (the
+   * regular sync is enough there), and all of them together not more than was freed.
+   */
+  @Test
+  void atTheLimitASlidingWindowNodeAdmitsItsPartOfTheFreedBudgetWithoutSyncing() {
+    Limit sliding = Limit.slidingWindowCounter("slide").limit(1_000).window(Duration.ofSeconds(1)).build();
+    FlakyMemoryStore store = new FlakyMemoryStore(4);
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      nodes.add(SyncedLimiter.builder(sliding, store).nodeId("s" + i).ticker(ticker).autoSync(false)
+          .activeNodes(() -> 2).batchSize(100).build());
+    }
+    long w = Math.floorDiv(ticker.read(), sliding.periodNanos()); // the ticker starts at a window start
+    // a full window, counted by some other node
+    store.flush(new Batch("other", 0, 1, TimeUnit.NANOSECONDS.toMicros(ticker.read()),
+        List.of(new Delta(Counter.of(sliding), "k", w, 1_000))));
+    ticker.advance(Duration.ofSeconds(1));
+    for (SyncedLimiter node : nodes) {
+      // the first decision, on no view: more than the cold allowance (2 permits here), so it is
+      // refused and asks for the counts
+      assertThat(node.tryAcquire("k", 3)).isFalse();
+      node.syncNow();
+      node.takeSyncRequest();
+    }
+    ticker.advance(Duration.ofMillis(100)); // a tenth of the previous window's 1,000 faded
+    long[] admitted = new long[2];
+    for (int n = 0; n < 2; n++) {
+      for (int i = 0; i < 200; i++) {
+        admitted[n] += nodes.get(n).tryAcquire("k") ? 1 : 0;
+      }
+      assertThat(nodes.get(n).takeSyncRequest()).as("node %d asked for a sync", n).isFalse();
+    }
+    assertThat(admitted).containsExactly(50, 50);
+    nodes.forEach(SyncedLimiter::syncNow);
+    assertThat(store.count("k", w + 1)).isEqualTo(100);
+    nodes.forEach(SyncedLimiter::close);
   }
 
   /** Lost requests and lost answers, healed later: every admitted permit is counted exactly once. */
