@@ -72,6 +72,9 @@ public final class DistributedBenchmark {
   static final int OA_NODES = 4;
   static final int OA_WINDOWS = 3;
   static final double OA_DEMAND = 2.0;
+  /** The synchronized burst: threads per node firing flat out from a window's first instant, and for how long. */
+  static final int OA_BURST_THREADS = 2;
+  static final Duration OA_BURST = Duration.ofMillis(100);
 
   enum KeyMode {
     PER_THREAD("own key"), SHARED("shared key");
@@ -118,8 +121,16 @@ public final class DistributedBenchmark {
   }
 
   /** One over-admission run. */
-  record OverAdmission(Impl impl, long[] admitted, long[] attempts, long late, long commands,
-      Map<String, Long> commandMix, Map<Long, Long> storeCounts, String stats) {
+  record OverAdmission(Impl impl, boolean burst, long[] admitted, long[] attempts, long late, long commands,
+      long storeCalls, Map<String, Long> commandMix, Map<Long, Long> storeCounts, String stats) {
+    String label() {
+      return impl.label() + (burst ? ", burst at window 1's edge" : "");
+    }
+
+    double storeCallsPer1000() {
+      return storeCalls < 0 || decisions() == 0 ? Double.NaN : storeCalls * 1000.0 / decisions();
+    }
+
     long decisions() {
       long sum = late;
       for (long a : attempts) {
@@ -368,11 +379,12 @@ public final class DistributedBenchmark {
     if (o.only != null) {
       impls.removeIf(i -> !o.only.matcher(i.label()).find());
     }
-    for (Impl impl : impls) {
-      OverAdmission r = overAdmissionRun(uri, spec, impl);
+    for (boolean burst : new boolean[] {false, true}) {
+     for (Impl impl : impls) {
+      OverAdmission r = overAdmissionRun(uri, spec, impl, burst);
       if (r != null) {
         out.add(r);
-        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "over-admission %-36s", impl.label()));
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "over-admission %-60s", r.label()));
         for (int w = 0; w < r.admitted().length; w++) {
           line.append(String.format(Locale.ROOT, "  w%d %,d (%.2f%%)", w + 1, r.admitted()[w],
               100.0 * r.admitted()[w] / OA_LIMIT));
@@ -380,13 +392,19 @@ public final class DistributedBenchmark {
         line.append(String.format(Locale.ROOT, "  %.1f cmds/1000  %s", r.commandsPer1000(), r.stats()));
         log(line.toString());
       }
+     }
     }
     return out;
   }
 
-  private OverAdmission overAdmissionRun(String uri, Spec spec, Impl impl) throws InterruptedException {
+  /**
+   * One run: each node's paced thread at its part of the demand, and with {@code burst} also
+   * {@link #OA_BURST_THREADS} threads per node deciding flat out for the first {@link #OA_BURST} of
+   * window 1, all released at its first instant.
+   */
+  private OverAdmission overAdmissionRun(String uri, Spec spec, Impl impl, boolean burst) throws InterruptedException {
     String prefix = "oa" + (++runNumber);
-    String where = "over-admission, " + impl.label();
+    String where = "over-admission, " + impl.label() + (burst ? ", burst" : "");
     long windowNanos = spec.window().toNanos();
     List<Node> nodes = new ArrayList<>();
     try {
@@ -408,8 +426,32 @@ public final class DistributedBenchmark {
     long[][] admitted = new long[OA_NODES][OA_WINDOWS];
     long[][] attempts = new long[OA_NODES][OA_WINDOWS];
     long[] late = new long[OA_NODES];
-    Throwable[] thrown = new Throwable[OA_NODES];
-    Thread[] workers = new Thread[OA_NODES];
+    int burstThreads = burst ? OA_BURST_THREADS : 0;
+    Throwable[] thrown = new Throwable[OA_NODES * (1 + burstThreads)];
+    Thread[] workers = new Thread[OA_NODES * (1 + burstThreads)];
+    long[][] burstAdmitted = new long[OA_NODES * burstThreads][OA_WINDOWS];
+    long[][] burstAttempts = new long[OA_NODES * burstThreads][OA_WINDOWS];
+    for (int b = 0; b < OA_NODES * burstThreads; b++) {
+      Node node = nodes.get(b % OA_NODES);
+      int index = b;
+      long burstEnd = start + OA_BURST.toNanos();
+      workers[OA_NODES + b] = new Thread(() -> {
+        try {
+          waitUntil(start);
+          for (long now; (now = Ticker.system().read()) < burstEnd; ) {
+            int w = (int) (Math.floorDiv(now, windowNanos) - startWindow);
+            boolean ok = node.tryAcquire("hot");
+            burstAttempts[index][w]++;
+            if (ok) {
+              burstAdmitted[index][w]++;
+            }
+          }
+        } catch (Throwable e) {
+          thrown[OA_NODES + index] = e;
+        }
+      }, "oa-burst-" + prefix + "-" + b);
+      workers[OA_NODES + b].setDaemon(true);
+    }
     for (int n = 0; n < OA_NODES; n++) {
       Node node = nodes.get(n);
       int index = n;
@@ -445,6 +487,10 @@ public final class DistributedBenchmark {
     }
     waitUntil(start - 50_000_000L);
     resetStats();
+    long callsBefore = 0;
+    for (Node node : nodes) {
+      callsBefore = callsBefore < 0 || node.storeCalls() < 0 ? -1 : callsBefore + node.storeCalls();
+    }
     for (Thread w : workers) {
       w.join(OA_WINDOWS * windowNanos / 1_000_000 + 15_000);
       if (w.isAlive()) {
@@ -454,6 +500,10 @@ public final class DistributedBenchmark {
     Map<String, Long> mix = commandStats();
     StringBuilder stats = new StringBuilder();
     long swallowed = 0;
+    long storeCalls = -callsBefore;
+    for (Node node : nodes) {
+      storeCalls = callsBefore < 0 || node.storeCalls() < 0 ? -1 : storeCalls + node.storeCalls();
+    }
     for (Node node : nodes) {
       String s = node.stats();
       if (!s.isEmpty() && stats.length() == 0) {
@@ -500,9 +550,15 @@ public final class DistributedBenchmark {
       }
       lateTotal += late[n];
     }
+    for (int b = 0; b < OA_NODES * burstThreads; b++) {
+      for (int w = 0; w < OA_WINDOWS; w++) {
+        admittedPerWindow[w] += burstAdmitted[b][w];
+        attemptsPerWindow[w] += burstAttempts[b][w];
+      }
+    }
     long commands = mix.values().stream().mapToLong(Long::longValue).sum();
-    return new OverAdmission(impl, admittedPerWindow, attemptsPerWindow, lateTotal, commands, mix, storeCounts,
-        stats.toString());
+    return new OverAdmission(impl, burst, admittedPerWindow, attemptsPerWindow, lateTotal, commands, storeCalls, mix,
+        storeCounts, stats.toString());
   }
 
   private static void waitUntil(long epochNanos) {
@@ -668,28 +724,34 @@ public final class DistributedBenchmark {
               + "a bucket of %,d tokens refilled whole at every window start, `refillIntervallyAligned`, so that an exact "
               + "bucket admits exactly the limit per window). %d limiter instances, each with its own Redis "
               + "connection, one paced thread each: %,d requests/s per node, evenly staggered, for %d windows starting "
-              + "at a window edge (window 1 is the first budget). Admitted per window as %% of the limit; "
-              + "target for Sluice default batching: <= 100.5%% in every window.%n%n",
+              + "at a window edge (window 1 is the first budget). Rows *burst at window 1's edge* add the synchronized "
+              + "burst: %d more threads per node, released together at window 1's first instant, deciding flat out "
+              + "for %d ms. Admitted per window as %% of the limit; target for Sluice default batching: <= 100.5%% "
+              + "in every window, at <= 20 store calls per 1,000 decisions (paced rows; Sluice's own count of its "
+              + "store calls, flushes and node-registry heartbeats, during the measured windows).%n%n",
           OA_LIMIT, OA_WINDOW.toSeconds(), OA_LIMIT, OA_NODES,
-          Math.round(OA_DEMAND * OA_LIMIT * 1e9 / OA_WINDOW.toNanos() / OA_NODES), OA_WINDOWS));
+          Math.round(OA_DEMAND * OA_LIMIT * 1e9 / OA_WINDOW.toNanos() / OA_NODES), OA_WINDOWS, OA_BURST_THREADS,
+          OA_BURST.toMillis()));
       md.append("| implementation |");
       for (int w = 1; w <= OA_WINDOWS; w++) {
         md.append(" window ").append(w).append(" |");
       }
-      md.append(" worst over-admission | Redis commands / 1,000 decisions | requests per window | store's count (windows kept) |\n|---|");
-      for (int w = 0; w < OA_WINDOWS + 4; w++) {
+      md.append(" worst over-admission | store calls / 1,000 decisions | Redis commands / 1,000 decisions | requests per window | store's count (windows kept) |\n|---|");
+      for (int w = 0; w < OA_WINDOWS + 5; w++) {
         md.append("---|");
       }
       md.append("\n");
       for (OverAdmission r : oas) {
-        md.append("| ").append(r.impl().label()).append(" |");
+        md.append("| ").append(r.label()).append(" |");
         double worst = Double.NEGATIVE_INFINITY;
         for (int w = 0; w < OA_WINDOWS; w++) {
           double pct = 100.0 * r.admitted()[w] / OA_LIMIT;
           worst = Math.max(worst, pct - 100);
           md.append(String.format(Locale.ROOT, " %,d (%.2f%%) |", r.admitted()[w], pct));
         }
-        md.append(String.format(Locale.ROOT, " %+.2f%% of the limit | %.1f |", worst, r.commandsPer1000()));
+        md.append(String.format(Locale.ROOT, " %+.2f%% of the limit | %s | %.1f |", worst,
+            Double.isNaN(r.storeCallsPer1000()) ? "-" : String.format(Locale.ROOT, "%.1f", r.storeCallsPer1000()),
+            r.commandsPer1000()));
         StringBuilder att = new StringBuilder();
         for (long a : r.attempts()) {
           att.append(att.length() == 0 ? "" : " / ").append(String.format(Locale.ROOT, "%,d", a));
@@ -702,7 +764,7 @@ public final class DistributedBenchmark {
       }
       md.append("\nCommand mix and node counters:\n\n");
       for (OverAdmission r : oas) {
-        md.append("- ").append(r.impl().label()).append(": ").append(r.commandMix());
+        md.append("- ").append(r.label()).append(": ").append(r.commandMix());
         if (!r.stats().isEmpty()) {
           md.append("; ").append(r.stats());
         }
@@ -814,7 +876,8 @@ public final class DistributedBenchmark {
     }
     for (OverAdmission r : oas) {
       for (int w = 0; w < r.admitted().length; w++) {
-        csv.append(String.format(Locale.ROOT, "over-admission,%s,%s,%d,window %d of limit %d,%.3f,%d,%d,%d,,,%.2f,%d,%.2f,%s,%s%n",
+        csv.append(String.format(Locale.ROOT, "%s,%s,%s,%d,window %d of limit %d,%.3f,%d,%d,%d,,,%.2f,%d,%.2f,%s,%s%n",
+            r.burst() ? "over-admission-burst" : "over-admission",
             csv(r.impl().family()), csv(r.impl().setting()), OA_NODES, w + 1, OA_LIMIT,
             OA_WINDOW.toNanos() / 1e9, r.attempts()[w], r.admitted()[w], r.attempts()[w] - r.admitted()[w],
             100.0 * r.admitted()[w] / OA_LIMIT, r.commands(), r.commandsPer1000(), csv(mixText(r.commandMix())),

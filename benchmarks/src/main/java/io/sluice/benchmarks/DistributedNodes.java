@@ -54,6 +54,11 @@ final class DistributedNodes {
       return 0;
     }
 
+    /** Calls the implementation made to its store (a flush, a heartbeat, a script call), or -1 if it does not count them. */
+    default long storeCalls() {
+      return -1;
+    }
+
     @Override
     void close();
   }
@@ -128,6 +133,11 @@ final class DistributedNodes {
       return "storeCalls=" + limiter.storeCalls() + " storeFailures=" + limiter.storeFailures()
           + " fallbackDecisions=" + limiter.fallbackDecisions() + " cachedDenials=" + limiter.cachedDenials()
           + " nodesSeen=" + limiter.registeredNodes();
+    }
+
+    @Override
+    public long storeCalls() {
+      return limiter.storeCalls();
     }
 
     @Override
