@@ -9,15 +9,26 @@
 -- ARGV[2]      sequence key TTL, seconds
 -- ARGV[3]      the node's time, microseconds since the epoch
 -- ARGV[4]      the demand index's TTL in ms, or 0 when the batch has no regional deltas
+-- ARGV[5]      the node's id: the owner of the claims below
 -- then per delta, in KEYS order:
---   'w', window index, counter TTL in ms, amount           -- window counts (sliding window)
---   'f', window index, counter TTL in ms, amount           -- window counts (fixed window)
+--   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us
+--                                                          -- window counts (sliding window)
+--   'f', the same                                          -- window counts (fixed window)
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
 --   'r', window index, counter TTL in ms, amount, denied   -- a region's count of a global quota
 --
+-- Window counts carry claims. A node's claim on a window is how many permits it may admit beyond
+-- what the store has counted from it; the key keeps each node's claim ('c<window>:<node>') and their
+-- sum ('C<window>'). A flush that asks for a claim (want > 0) is granted what is free, the capacity
+-- less the count, the other nodes' claims and what this node may still admit under its old claim
+-- while this flush was on its way (old claim - amount: committed, so kept), split between the nodes
+-- (at most want); want 0 gives the claim up. Counts plus claims never pass the capacity, so nodes
+-- that admit within their claims never pass it together, however late their flushes come. For a
+-- sliding window the previous window's count and claims weigh as they fade at the node's time.
+--
 -- Returns {applied, ...} with, per delta:
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
---           previous count never weighs, and not reading it saves a command per delta)
+--           previous count never weighs), the node's claim on the window after this flush
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -38,8 +49,8 @@ if n < 1 or indexTtl == nil then
       .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
 end
 -- the layout is checked before anything is written: a script that fails half way keeps its writes
-local width = {w = 4, f = 4, g = 4, r = 5}
-local cursor = 5
+local width = {w = 8, f = 8, g = 4, r = 5}
+local cursor = 6
 for _ = 1, n do
   local step = width[ARGV[cursor]]
   if step == nil then
@@ -60,37 +71,51 @@ if not apply then
   redis.call('SET', KEYS[1], previousSeq, 'EX', ARGV[2])
 end
 local now = tonumber(ARGV[3])
+local node = ARGV[5]
 local out = {apply and 1 or 0}
 
--- window counts live in fields named by the window index; a regional quota also keeps the denied
--- demand of a window in 'd<window>' and the coordinator's share record in 's:*' fields
+-- window counts live in fields named by the window index; claims in 'c<window>:<node>' and
+-- 'C<window>'; a regional quota also keeps the denied demand of a window in 'd<window>' and the
+-- coordinator's share record in 's:*' fields
 local function windowOf(field)
   local w = tonumber(field)
-  if w == nil and string.sub(field, 1, 1) == 'd' then
-    w = tonumber(string.sub(field, 2))
+  if w == nil then
+    local first = string.sub(field, 1, 1)
+    if first == 'd' or first == 'C' then
+      w = tonumber(string.sub(field, 2))
+    elseif first == 'c' then
+      w = tonumber(string.match(field, '^c(%-?%d+):'))
+    end
   end
   return w
 end
 
--- adds amount to the key's count of window w and returns the new count; on the window's first
--- write, drops windows before the previous one and makes the key live through the next window (the
--- TTL covers this window and the one after it, where this count still weighs), never shortening a
--- TTL the coordinator set for a longer share lease
-local function count(key, w, amount, ttl)
-  local field = tostring(w)
-  local c = redis.call('HINCRBY', key, field, amount)
-  if c == amount then
-    for _, f in ipairs(redis.call('HKEYS', key)) do
-      local fw = windowOf(f)
-      if fw ~= nil and fw < w - 1 then
-        redis.call('HDEL', key, f)
-      end
-    end
-    if redis.call('PTTL', key) < tonumber(ttl) then
-      redis.call('PEXPIRE', key, ttl)
+-- the first write of window w: drop windows before the previous one and make the key live through
+-- the next window (the TTL covers this window and the one after it, where this count still weighs),
+-- never shortening a TTL the coordinator set for a longer share lease
+local function firstWrite(key, w, ttl)
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    local fw = windowOf(f)
+    if fw ~= nil and fw < w - 1 then
+      redis.call('HDEL', key, f)
     end
   end
+  if redis.call('PTTL', key) < tonumber(ttl) then
+    redis.call('PEXPIRE', key, ttl)
+  end
+end
+
+-- adds amount to the key's count of window w and returns the new count (regional counters)
+local function count(key, w, amount, ttl)
+  local c = redis.call('HINCRBY', key, tostring(w), amount)
+  if c == amount then
+    firstWrite(key, w, ttl)
+  end
   return c
+end
+
+local function int(x)
+  return string.format('%d', x)
 end
 
 -- the share record's value for window w: its current share when the record is for w, its lease
@@ -107,11 +132,81 @@ local function shareFor(record, w)
   return -1
 end
 
-cursor = 5
+cursor = 6
 for i = 1, n do
   local key = KEYS[i + 1]
   local kind = ARGV[cursor]
-  if kind == 'w' or kind == 'f' or kind == 'r' then
+  if kind == 'w' or kind == 'f' then
+    local w = tonumber(ARGV[cursor + 1])
+    local ttl = ARGV[cursor + 2]
+    local amount = tonumber(ARGV[cursor + 3])
+    local want = tonumber(ARGV[cursor + 4])
+    local capacity = tonumber(ARGV[cursor + 5])
+    local nodes = tonumber(ARGV[cursor + 6])
+    local windowMicros = tonumber(ARGV[cursor + 7])
+    cursor = cursor + 8
+    local ws, ps = int(w), int(w - 1)
+    local claimField, sumField = 'c' .. ws .. ':' .. node, 'C' .. ws
+    -- one read and at most one write per key: the count, this node's claim and the claims' sum, and
+    -- for a sliding window the previous window's count and claims
+    local v
+    if kind == 'w' then
+      v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps)
+    else
+      v = redis.call('HMGET', key, ws, claimField, sumField)
+    end
+    local cur = tonumber(v[1] or '0')
+    local held = tonumber(v[2] or '0')
+    local claims = tonumber(v[3] or '0')
+    local prev = 0
+    if kind == 'w' then
+      prev = tonumber(v[4] or '0')
+    end
+    if apply then
+      cur = cur + amount
+      local claim = 0
+      if want > 0 then
+        local committed = held - amount
+        if committed < 0 then
+          committed = 0
+        end
+        local used = cur + (claims - held) + committed
+        if kind == 'w' then
+          local elapsed = now - w * windowMicros
+          if elapsed < 0 then
+            elapsed = 0
+          elseif elapsed > windowMicros then
+            elapsed = windowMicros
+          end
+          used = used + (prev + tonumber(v[5] or '0')) * (windowMicros - elapsed) / windowMicros
+        end
+        local free = math.floor(capacity - used)
+        local extra = 0
+        if free > 0 then
+          extra = math.ceil(free / nodes)
+        end
+        if extra > want - committed then
+          extra = want - committed
+        end
+        if extra < 0 then
+          extra = 0
+        end
+        claim = committed + extra
+      end
+      if claim ~= held then
+        redis.call('HSET', key, ws, int(cur), claimField, int(claim), sumField, int(claims - held + claim))
+      else
+        redis.call('HSET', key, ws, int(cur))
+      end
+      if v[1] == false then
+        firstWrite(key, w, ttl)
+      end
+      held = claim
+    end
+    out[#out + 1] = cur
+    out[#out + 1] = prev
+    out[#out + 1] = held
+  elseif kind == 'r' then
     local w = tonumber(ARGV[cursor + 1])
     local ttl = ARGV[cursor + 2]
     local amount = tonumber(ARGV[cursor + 3])
@@ -122,31 +217,25 @@ for i = 1, n do
       c = tonumber(redis.call('HGET', key, tostring(w)) or '0')
     end
     out[#out + 1] = c
-    if kind == 'f' then
-      out[#out + 1] = 0
-    else
-      out[#out + 1] = tonumber(redis.call('HGET', key, tostring(w - 1)) or '0')
-    end
+    out[#out + 1] = tonumber(redis.call('HGET', key, tostring(w - 1)) or '0')
     cursor = cursor + 4
-    if kind == 'r' then
-      local denied = tonumber(ARGV[cursor])
-      cursor = cursor + 1
-      if apply then
-        if denied > 0 then
-          redis.call('HINCRBY', key, 'd' .. string.format('%d', w), denied)
-        end
-        if c == amount then
-          -- first write of the window: the coordinator finds the key through the index
-          local index = KEYS[#KEYS]
-          redis.call('ZADD', index, w, key)
-          redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', w - 1))
-          redis.call('PEXPIRE', index, indexTtl)
-        end
+    local denied = tonumber(ARGV[cursor])
+    cursor = cursor + 1
+    if apply then
+      if denied > 0 then
+        redis.call('HINCRBY', key, 'd' .. string.format('%d', w), denied)
       end
-      local record = redis.call('HMGET', key, 's:w', 's:v', 's:n', 's:x')
-      out[#out + 1] = shareFor(record, w)
-      out[#out + 1] = shareFor(record, w + 1)
+      if c == amount then
+        -- first write of the window: the coordinator finds the key through the index
+        local index = KEYS[#KEYS]
+        redis.call('ZADD', index, w, key)
+        redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', w - 1))
+        redis.call('PEXPIRE', index, indexTtl)
+      end
     end
+    local record = redis.call('HMGET', key, 's:w', 's:v', 's:n', 's:x')
+    out[#out + 1] = shareFor(record, w)
+    out[#out + 1] = shareFor(record, w + 1)
   elseif kind == 'g' then
     local amount = tonumber(ARGV[cursor + 3])
     local scale = tonumber(ARGV[cursor + 1])

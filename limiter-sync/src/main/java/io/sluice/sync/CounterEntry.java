@@ -5,8 +5,8 @@ import java.util.Arrays;
 
 /**
  * The value of one counter key in the Hazelcast store: the state {@code flush.lua} keeps in one Redis
- * hash (window counts, or the GCRA pair {@code b}, {@code t}), plus, per node, the last batch sequence
- * applied to this key, which makes every key's update idempotent on its own. Immutable: every change
+ * hash (window counts and the nodes' claims on them, or the GCRA pair {@code b}, {@code t}), plus, per
+ * node, the last batch sequence applied to this key, which makes every key's update idempotent on its own. Immutable: every change
  * returns a new entry, so an entry processor that fails half-way leaves the stored value untouched
  * (also under the {@code OBJECT} in-memory format, where the stored object itself is handed to it).
  */
@@ -15,7 +15,8 @@ final class CounterEntry implements Serializable {
   private static final long[] NONE = {};
   private static final String[] NO_NODES = {};
 
-  static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE);
+  static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
+      NONE);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -28,9 +29,13 @@ final class CounterEntry implements Serializable {
   private final String[] nodes;
   private final long[] sequences;
   private final long[] seenMillis;
+  /** Claims ({@code flush.lua}'s {@code c<window>:<node>} fields): window, node and permits, one per claim held. */
+  private final long[] claimWindows;
+  private final String[] claimNodes;
+  private final long[] claimValues;
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
-      long[] sequences, long[] seenMillis) {
+      long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -39,6 +44,9 @@ final class CounterEntry implements Serializable {
     this.nodes = nodes;
     this.sequences = sequences;
     this.seenMillis = seenMillis;
+    this.claimWindows = claimWindows;
+    this.claimNodes = claimNodes;
+    this.claimValues = claimValues;
   }
 
   /** Count of a window; 0 when it was never counted or has been dropped. */
@@ -47,13 +55,19 @@ final class CounterEntry implements Serializable {
     return i >= 0 ? counts[i] : 0;
   }
 
+  /** Whether the window has a count (its field exists), 0 or more. */
+  boolean hasWindow(long window) {
+    return Arrays.binarySearch(windows, window) >= 0;
+  }
+
   /** Adds to a window's count (HINCRBY). */
   CounterEntry addToWindow(long window, long amount) {
     int i = Arrays.binarySearch(windows, window);
     if (i >= 0) {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
-      return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis);
+      return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
+          claimValues);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -64,7 +78,8 @@ final class CounterEntry implements Serializable {
     c[at] = amount;
     System.arraycopy(windows, at, w, at + 1, windows.length - at);
     System.arraycopy(counts, at, c, at + 1, windows.length - at);
-    return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis);
+    return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
+        claimValues);
   }
 
   /**
@@ -76,11 +91,29 @@ final class CounterEntry implements Serializable {
     while (keep < windows.length && windows[keep] < window - 1) {
       keep++;
     }
-    if (keep == 0) {
+    boolean oldClaims = false;
+    for (long cw : claimWindows) {
+      oldClaims |= cw < window - 1;
+    }
+    if (keep == 0 && !oldClaims) {
       return this;
     }
+    int claims = 0;
+    for (long cw : claimWindows) {
+      claims += cw >= window - 1 ? 1 : 0;
+    }
+    long[] cw = new long[claims];
+    String[] cn = new String[claims];
+    long[] cv = new long[claims];
+    for (int i = 0, j = 0; i < claimWindows.length; i++) {
+      if (claimWindows[i] >= window - 1) {
+        cw[j] = claimWindows[i];
+        cn[j] = claimNodes[i];
+        cv[j++] = claimValues[i];
+      }
+    }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
-        counts.length), bucket, at, backlog, nodes, sequences, seenMillis);
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv);
   }
 
   boolean hasBucket() {
@@ -98,7 +131,8 @@ final class CounterEntry implements Serializable {
   }
 
   CounterEntry withBucket(long at, long backlog) {
-    return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis);
+    return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
+        claimValues);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -150,10 +184,72 @@ final class CounterEntry implements Serializable {
         ks[i] = ss[order[i - 1]];
         kt[i] = tt[order[i - 1]];
       }
-      return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt);
+      return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n));
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues);
+  }
+
+  /** The claim {@code nodeId} holds on a window; 0 if none. */
+  long claimOf(String nodeId, long window) {
+    for (int i = 0; i < claimWindows.length; i++) {
+      if (claimWindows[i] == window && claimNodes[i].equals(nodeId)) {
+        return claimValues[i];
+      }
+    }
+    return 0;
+  }
+
+  /** The sum of the claims on a window. */
+  long claimsOn(long window) {
+    long sum = 0;
+    for (int i = 0; i < claimWindows.length; i++) {
+      if (claimWindows[i] == window) {
+        sum += claimValues[i];
+      }
+    }
+    return sum;
+  }
+
+  /** Sets {@code nodeId}'s claim on a window (0: none). */
+  CounterEntry withClaim(String nodeId, long window, long value) {
+    int found = -1;
+    for (int i = 0; i < claimWindows.length; i++) {
+      if (claimWindows[i] == window && claimNodes[i].equals(nodeId)) {
+        found = i;
+      }
+    }
+    long[] cw;
+    String[] cn;
+    long[] cv;
+    if (found >= 0 && value == 0) {
+      int n = claimWindows.length - 1;
+      cw = new long[n];
+      cn = new String[n];
+      cv = new long[n];
+      for (int i = 0, j = 0; i < claimWindows.length; i++) {
+        if (i != found) {
+          cw[j] = claimWindows[i];
+          cn[j] = claimNodes[i];
+          cv[j++] = claimValues[i];
+        }
+      }
+    } else if (found >= 0) {
+      cw = claimWindows;
+      cn = claimNodes;
+      cv = claimValues.clone();
+      cv[found] = value;
+    } else if (value == 0) {
+      return this;
+    } else {
+      cw = Arrays.copyOf(claimWindows, claimWindows.length + 1);
+      cn = Arrays.copyOf(claimNodes, claimNodes.length + 1);
+      cv = Arrays.copyOf(claimValues, claimValues.length + 1);
+      cw[cw.length - 1] = window;
+      cn[cn.length - 1] = nodeId;
+      cv[cv.length - 1] = value;
+    }
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv);
   }
 
   /** Nodes whose sequence this key remembers. */

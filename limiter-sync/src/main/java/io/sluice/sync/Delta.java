@@ -11,6 +11,9 @@ public final class Delta {
   private final long window;
   private final long amount;
   private final long denied;
+  /** Window counters: the claim asked for (0 gives it up) and the nodes it is split between. */
+  private final long want;
+  private final int nodes;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -38,6 +41,36 @@ public final class Delta {
     this.window = window;
     this.amount = amount;
     this.denied = denied;
+    this.want = 0;
+    this.nodes = 1;
+  }
+
+  private Delta(Delta d, long want, int nodes) {
+    this.counter = d.counter;
+    this.key = d.key;
+    this.window = d.window;
+    this.amount = d.amount;
+    this.denied = d.denied;
+    this.want = want;
+    this.nodes = nodes;
+  }
+
+  /**
+   * This delta asking the store for a claim on its window (window counters of ordinary limits): up
+   * to {@code want} permits the node may admit beyond what the store has counted from it, out of
+   * what is free, split between {@code nodes} nodes. Without it a delta asks for none and gives up
+   * any claim the node held on the window. See {@link FlushResult#claim(int)}.
+   *
+   * @throws IllegalArgumentException for want outside 0..2^53 or nodes below 1
+   */
+  public Delta claiming(long want, int nodes) {
+    if (want < 0 || want >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("want: must be between 0 and 2^53, got " + want);
+    }
+    if (nodes < 1) {
+      throw new IllegalArgumentException("nodes: must be at least 1, got " + nodes);
+    }
+    return new Delta(this, want, nodes);
   }
 
   public Counter counter() {
@@ -54,6 +87,16 @@ public final class Delta {
 
   public long amount() {
     return amount;
+  }
+
+  /** The claim asked for; 0: none (a held claim is given up). */
+  public long want() {
+    return want;
+  }
+
+  /** The nodes a claim is split between. */
+  public int nodes() {
+    return nodes;
   }
 
   public long denied() {

@@ -21,13 +21,15 @@ import java.util.concurrent.TimeUnit;
  * #IF_NEWER} applies when the sequence is above the node's last one, or the node is unknown here.
  *
  * <p>Returns {@code [status, v1, v2, ...]}: status {@link #APPLIED}, {@link #SEEN} (not applied: a
- * retry or a replay) or {@link #UNKNOWN}; then two values per delta, as in {@link FlushResult}. It
+ * retry or a replay) or {@link #UNKNOWN}; then three values per delta, as in {@link FlushResult}: the
+ * count (or backlog), the previous window's count, and the node's claim (-1 for GCRA). It
  * carries everything it needs (including the flushing process's clock, for forgetting silent nodes),
  * so it is deterministic and Hazelcast can run the very same processor on the backup replicas.
  */
 final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[]> {
   private static final long serialVersionUID = 1L;
   static final byte WINDOW = 'w';
+  static final byte FIXED = 'f';
   static final byte GCRA = 'g';
   static final byte READ = 0;
   static final byte IF_KNOWN = 1;
@@ -51,11 +53,17 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
   private final long[] first;
   private final long[] second;
   private final long[] amounts;
+  /** Per window delta, as flush.lua's: the claim asked for, the capacity, the nodes, the window in us. */
+  private final long[] wants;
+  private final long[] capacities;
+  private final int[] nodeCounts;
+  private final long[] windowMicros;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
   FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
-      byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts) {
+      byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts, long[] wants,
+      long[] capacities, int[] nodeCounts, long[] windowMicros) {
     this.nodeId = nodeId;
     this.sequence = sequence;
     this.nowMicros = nowMicros;
@@ -69,6 +77,10 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     this.first = first;
     this.second = second;
     this.amounts = amounts;
+    this.wants = wants;
+    this.capacities = capacities;
+    this.nodeCounts = nodeCounts;
+    this.windowMicros = windowMicros;
   }
 
   @Override
@@ -78,23 +90,28 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     boolean unknown = mode == IF_KNOWN && last < 0;
     boolean apply = mode != READ && !unknown && sequence > last;
     int k = indexOf(entry.getKey());
-    long[] out = new long[1 + 2 * (from[k + 1] - from[k])];
+    long[] out = new long[1 + 3 * (from[k + 1] - from[k])];
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
     long ttlMillis = 0; // 0: keep the entry's expiry
-    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 2) {
-      if (kinds[i] == WINDOW) {
+    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 3) {
+      if (kinds[i] == WINDOW || kinds[i] == FIXED) {
         long w = first[i];
+        long held = state.claimOf(nodeId, w);
         if (apply) {
-          state = state.addToWindow(w, amounts[i]);
-          if (state.count(w) == amounts[i]) {
+          long claim = wants[i] > 0 ? claim(state, i, w, held) : 0;
+          boolean firstWrite = !state.hasWindow(w);
+          state = state.addToWindow(w, amounts[i]).withClaim(nodeId, w, claim);
+          if (firstWrite) {
             // the window's first write: drop windows before the previous one, and live through the
             // next window (the TTL covers this window and the one after it, where this count still weighs)
             state = state.dropBefore(w);
             ttlMillis = second[i];
           }
+          held = claim;
         }
         out[o] = state.count(w);
-        out[o + 1] = state.count(w - 1);
+        out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
+        out[o + 2] = held;
       } else if (kinds[i] == GCRA) {
         long scale = first[i];
         long interval = second[i];
@@ -111,6 +128,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
         }
         out[o] = backlog;
         out[o + 1] = 0;
+        out[o + 2] = -1;
       } else {
         throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
       }
@@ -129,6 +147,23 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
       }
     }
     return out;
+  }
+
+  /**
+   * flush.lua's grant: what the node may still admit under its old claim while this flush came
+   * (committed, kept), and of what is then free an even part between the nodes, at most what it asked
+   * for; a sliding window's previous count and claims weigh as they fade at the node's time.
+   */
+  private long claim(CounterEntry state, int i, long w, long held) {
+    long committed = Math.max(0, held - amounts[i]);
+    double used = (double) state.count(w) + amounts[i] + (state.claimsOn(w) - held) + committed;
+    if (kinds[i] == WINDOW) {
+      long elapsed = Math.max(0, Math.min(windowMicros[i], nowMicros - w * windowMicros[i]));
+      used += (double) (state.count(w - 1) + state.claimsOn(w - 1)) * (windowMicros[i] - elapsed) / windowMicros[i];
+    }
+    double free = Math.floor(capacities[i] - used);
+    long extra = free > 0 ? (long) Math.ceil(free / nodeCounts[i]) : 0;
+    return committed + Math.max(0, Math.min(extra, wants[i] - committed));
   }
 
   private int indexOf(byte[] key) {

@@ -4,22 +4,26 @@ package io.sluice.sync;
  * The store's answer to a {@link Batch}: whether it was applied now (false for a batch applied
  * before: a retry or a replay) and, per delta in batch order, the fresh global values: for a window
  * counter the count of the delta's window and of the window before it; for GCRA the backlog in
- * scaled units at the batch's time; for a regional counter also the region's share of the quota.
+ * scaled units at the batch's time; for a regional counter also the region's share of the quota;
+ * for the window counter of an ordinary limit also the node's claim on the window.
  */
 public final class FlushResult {
   private final boolean applied;
   private final long[] values;
   /** Regional counters: per delta, the region's share for the delta's window and the next; else null. */
   private final long[] shares;
+  /** Per delta, the node's claim on the delta's window (-1: the store keeps no claim for it); or null. */
+  private final long[] claims;
 
   FlushResult(boolean applied, long[] values) {
-    this(applied, values, null);
+    this(applied, values, null, null);
   }
 
-  FlushResult(boolean applied, long[] values, long[] shares) {
+  FlushResult(boolean applied, long[] values, long[] shares, long[] claims) {
     this.applied = applied;
     this.values = values;
     this.shares = shares;
+    this.claims = claims;
   }
 
   public boolean applied() {
@@ -46,6 +50,15 @@ public final class FlushResult {
    */
   public long share(int i) {
     return shares == null ? -1 : shares[2 * i];
+  }
+
+  /**
+   * The node's claim on delta i's window after this flush: how many permits it may admit there
+   * beyond what the store has counted from it (see {@link Delta#claiming}); -1 when the store keeps
+   * no claims for this counter (GCRA, regional quotas).
+   */
+  public long claim(int i) {
+    return claims == null ? -1 : claims[i];
   }
 
   /** Like {@link #share(int)}, for the window after delta i's. */

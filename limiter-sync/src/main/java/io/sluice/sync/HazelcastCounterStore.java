@@ -9,6 +9,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.ExtendedMapEntry;
 import com.hazelcast.map.IMap;
+import io.sluice.node.Algorithm;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -218,9 +219,10 @@ public final class HazelcastCounterStore implements CounterStore {
     byte[] sequenceKey = StoreKeys.sequenceKey(settings.mapPrefix(), batch.nodeId(), batch.group(), false);
     long wallMillis = System.currentTimeMillis();
     long[] values = new long[2 * deltas.size()];
+    long[] claims = new long[deltas.size()];
     try {
       // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
-      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values).thenComposeAsync(first -> {
+      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims).thenComposeAsync(first -> {
         if (first.unknown.isEmpty()) {
           return CompletableFuture.completedFuture(first.applied);
         }
@@ -229,7 +231,7 @@ public final class HazelcastCounterStore implements CounterStore {
           byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
           Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
           first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
-          return submit(batch, rest, mode, wallMillis, values).thenApplyAsync(second -> first.applied | second.applied,
+          return submit(batch, rest, mode, wallMillis, values, claims).thenApplyAsync(second -> first.applied | second.applied,
               callbacks);
         });
       }, callbacks).thenApply(applied -> {
@@ -240,7 +242,7 @@ public final class HazelcastCounterStore implements CounterStore {
         } catch (RuntimeException shutDown) {
           // the deltas are applied: the answer stands
         }
-        return new FlushResult(applied, values);
+        return new FlushResult(applied, values, null, claims);
       });
     } catch (RuntimeException e) { // a member that is shut down refuses at once
       return CompletableFuture.failedFuture(e);
@@ -263,7 +265,7 @@ public final class HazelcastCounterStore implements CounterStore {
    * key on the keys' partitions), and writes the answers into {@code values} at the deltas' places.
    */
   private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
-      long wallMillis, long[] values) {
+      long wallMillis, long[] values, long[] claims) {
     List<Delta> deltas = batch.deltas();
     int n = 0;
     for (List<Integer> idx : byKey.values()) {
@@ -276,6 +278,10 @@ public final class HazelcastCounterStore implements CounterStore {
     long[] first = new long[n];
     long[] second = new long[n];
     long[] amounts = new long[n];
+    long[] wants = new long[n];
+    long[] capacities = new long[n];
+    int[] nodeCounts = new int[n];
+    long[] windowMicros = new long[n];
     Map<ByteBuffer, Integer> keyIndex = new HashMap<>(byKey.size() * 2);
     Set<byte[]> keySet = new HashSet<>(byKey.size() * 2); // byte[] hashes by identity: one array per key
     int k = 0;
@@ -290,9 +296,13 @@ public final class HazelcastCounterStore implements CounterStore {
         Counter c = delta.counter();
         place[i] = d;
         if (c.kind() == Counter.Kind.WINDOW) {
-          kinds[i] = FlushProcessor.WINDOW;
+          kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FlushProcessor.FIXED : FlushProcessor.WINDOW;
           first[i] = delta.window();
           second[i] = c.windowTtlMillis();
+          wants[i] = delta.want();
+          capacities[i] = c.limit().capacity();
+          nodeCounts[i] = delta.nodes();
+          windowMicros[i] = c.windowNanos() / 1_000;
         } else {
           kinds[i] = FlushProcessor.GCRA;
           first[i] = c.scale();
@@ -304,7 +314,8 @@ public final class HazelcastCounterStore implements CounterStore {
     }
     from[k] = i;
     FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
-        sequenceTtlMillis, MAX_NODES_PER_KEY, mode, keys, from, kinds, first, second, amounts);
+        sequenceTtlMillis, MAX_NODES_PER_KEY, mode, keys, from, kinds, first, second, amounts, wants, capacities,
+        nodeCounts, windowMicros);
     // only gathers the answers: may run on the Hazelcast thread that has them
     return onCompletion(counters.submitToKeys(keySet, processor), DIRECT).thenApply(answers -> {
       if (answers.size() != keys.length) {
@@ -320,9 +331,10 @@ public final class HazelcastCounterStore implements CounterStore {
           unknown.add(key);
         }
         applied |= out[0] == FlushProcessor.APPLIED;
-        for (int x = from[j], o = 1; x < from[j + 1]; x++, o += 2) {
+        for (int x = from[j], o = 1; x < from[j + 1]; x++, o += 3) {
           values[2 * place[x]] = out[o];
           values[2 * place[x] + 1] = out[o + 1];
+          claims[place[x]] = out[o + 2];
         }
       }
       return new Round(applied, unknown);

@@ -59,6 +59,15 @@ final class KeyView {
   long lastRemaining = -1;
   /** Demand (permits asked for) since {@link #rateSince}, its running rate per second, hotness. */
   long hits;
+  /** Ticker time the key was last asked for (about: credit decisions are seen when settled); a claim is given up once it is idle. */
+  long demandAt = Long.MIN_VALUE;
+  /**
+   * This node's claim on {@link #window} as the store last answered: how many permits it may admit
+   * beyond what the store has counted from it; -1 while it has none there (see flush.lua).
+   */
+  long claim = -1;
+  /** The store's last answer granted no more than this node had already committed: nothing is free. */
+  boolean noneFree;
   double rate;
   long rateSince = Long.MIN_VALUE;
   boolean hot;
@@ -114,6 +123,8 @@ final class KeyView {
     share = w == window + 1 ? nextShare : -1;
     nextShare = -1;
     deniedUnsent = 0;
+    claim = -1; // a claim is on one window
+    noneFree = false;
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
     lastRemaining = -1;
     window = w;

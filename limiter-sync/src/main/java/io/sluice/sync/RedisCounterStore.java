@@ -169,9 +169,9 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
     Counter regional = null;
-    int argCount = 4;
+    int argCount = 5;
     for (Delta d : deltas) {
-      argCount += d.counter().regional() ? 5 : 4;
+      argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 8 : 4;
       if (d.counter().regional()) {
         if (config.cluster()) {
           throw new IllegalArgumentException("counter: regional quotas need a standalone Redis per region (their"
@@ -194,7 +194,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     if (regional != null) {
       keys[keys.length - 1] = StoreKeys.demandIndexKey(config.keyPrefix(), regional.limit().name());
     }
-    int a = 4;
+    args[4] = batch.nodeId().getBytes(StandardCharsets.UTF_8);
+    int a = 5;
     for (int i = 0; i < deltas.size(); i++) {
       Delta d = deltas.get(i);
       Counter c = d.counter();
@@ -212,6 +213,11 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       a += 4;
       if (c.regional()) {
         args[a++] = ascii(d.denied());
+      } else if (c.kind() == Counter.Kind.WINDOW) {
+        args[a++] = ascii(d.want());
+        args[a++] = ascii(c.limit().capacity());
+        args[a++] = ascii(d.nodes());
+        args[a++] = ascii(c.windowNanos() / 1_000);
       }
     }
     return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
@@ -386,11 +392,14 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static FlushResult toResult(List<Object> reply, List<Delta> deltas) {
     long[] values = new long[2 * deltas.size()];
     long[] shares = null;
+    long[] claims = new long[deltas.size()];
     int at = 1;
     for (int i = 0; i < deltas.size(); i++) {
       values[2 * i] = (Long) reply.get(at++);
       values[2 * i + 1] = (Long) reply.get(at++);
-      if (deltas.get(i).counter().regional()) {
+      Counter c = deltas.get(i).counter();
+      claims[i] = c.kind() == Counter.Kind.WINDOW && !c.regional() ? (Long) reply.get(at++) : -1;
+      if (c.regional()) {
         if (shares == null) {
           shares = new long[2 * deltas.size()];
           java.util.Arrays.fill(shares, -1);
@@ -399,7 +408,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         shares[2 * i + 1] = (Long) reply.get(at++);
       }
     }
-    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares);
+    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims);
   }
 
   private static Throwable unwrap(Throwable t) {

@@ -35,11 +35,23 @@ import java.util.function.IntSupplier;
  * <ol>
  *   <li>the estimate over global and pending counts stays within the limit, and</li>
  *   <li>this node's pending permits stay within its <em>allowance</em>: the budget remaining at the
- *       last sync divided by the number of active nodes (rounded up). Far from the limit the
+ *       last sync divided by 2N - 1 for N active nodes (rounded up; every other node may hold such a
+ *       share unseen), or for a fixed window the node's claim. Far from the limit the
  *       allowance is large and only the batch size triggers flushes; near the limit it shrinks to a
  *       permit or two, so batches shrink as the budget shrinks and the nodes together can take at
  *       most the remaining budget plus one permit each between syncs.</li>
  * </ol>
+ * <p>A fixed window's allowance is a <em>claim</em> the store granted with the node's last flush
+ * (see {@code flush.lua}): permits reserved for this node, beyond what the store counted from it,
+ * split from what no count and no other node's claim holds. Counts plus claims never pass the
+ * limit, so nodes admitting within their claims never pass it together, however late a flush comes
+ * (a starved or cut-off node's admissions are covered by its claim). Until its first claim in a
+ * window a node admits only its part of the error budget ({@code limit * maxError / nodes}); a claim
+ * asks for what the node would admit until its next answer, and one held on an idle key is given up
+ * at the next regular sync.
+ *
+ * <p>A sliding window frees budget continuously as the previous window fades; its allowance is the
+ * share above of what was left at the last sync, plus an even part of what faded since.
  * A view older than twice the sync interval is stale: other nodes may have spent the budget since,
  * so its allowance is the cold allowance ({@code limit * maxError / nodes}, at least 1) until a sync
  * refreshes it. A node that reaches its allowance asks for a sync at once and denies until the answer
@@ -76,6 +88,15 @@ public final class SyncedLimiter implements AutoCloseable {
   private final CounterStore store;
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
+  /**
+   * Fixed windows of ordinary limits: flushes ask the store for claims (see flush.lua), and a node
+   * admits within its claim, so that nodes never pass the limit together. (A sliding window frees
+   * budget continuously, which a claim does not follow yet: it keeps the shares of the remaining
+   * budget below, which may over-admit a little.)
+   */
+  private final boolean claimsKept;
+  /** The store answered a claim: views without one in their window get only the cold allowance. */
+  private volatile boolean storeKeepsClaims;
   /** Approximate mode: decisions may take a view's credit without its monitor (see {@link KeyView}). */
   private final boolean credited;
   /** The store's leases in reservation mode, else null. */
@@ -149,6 +170,7 @@ public final class SyncedLimiter implements AutoCloseable {
     this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
     this.leases = b.reservation ? (LeaseStore) b.store : null;
     this.credited = exact == null && leases == null;
+    this.claimsKept = credited && b.limit.algorithm() == Algorithm.FIXED_WINDOW && !regional;
     this.nodeId = b.nodeId;
     this.ticker = b.ticker;
     this.windowNanos = b.limit.periodNanos();
@@ -345,6 +367,7 @@ public final class SyncedLimiter implements AutoCloseable {
         }
       }
       view.hits += cost; // demand, allowed or not: the rate that decides how much to hold between syncs
+      view.demandAt = now;
       if (regional && !admit) {
         view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
       }
@@ -488,6 +511,16 @@ public final class SyncedLimiter implements AutoCloseable {
     int nodes = Math.max(1, activeNodes.getAsInt());
     long batch = batchFor(view);
     long capacity = capacity(view);
+    if (view.claim >= 0) {
+      // the store's claim, fresh or not: it is reserved for this node whatever the others do (what a
+      // sliding window frees comes with the next claims: taken here as well, it would be taken twice)
+      return view.claim;
+    }
+    if (claimsKept && storeKeepsClaims) {
+      // no claim in this window yet (its first decisions, or a view the store has not answered):
+      // within the error budget only, until the flush this asks for brings one
+      return Math.min(batch, (long) (capacity * maxError / nodes));
+    }
     if (!fresh) {
       return Math.max(1, Math.min(batch, (long) (capacity * maxError / nodes)));
     }
@@ -505,6 +538,18 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   /**
+   * The claim a flush asks for: what the node would admit far from the limit before its next
+   * answer (a batch, four times its demand over a flush cycle or round trip, or its part of the
+   * error budget, whichever is most). The store grants less near the limit.
+   */
+  private long claimWanted(KeyView view) {
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
+    long errorBudget = (long) (capacity(view) * maxError / nodes);
+    return Math.max(1, Math.max(Math.max(batchFor(view), inFlight), errorBudget));
+  }
+
+  /**
    * Sliding window: the budget the previous window's count freed, as it faded, since the view was
    * last synced (or since its window began, if that is later).
    */
@@ -519,6 +564,9 @@ public final class SyncedLimiter implements AutoCloseable {
    * sync, and meanwhile its allowance grows as a sliding window fades.
    */
   private boolean atLimit(KeyView view, double globalEstimate, long at) {
+    if (view.claim >= 0) {
+      return view.noneFree; // the store counts the claims too: it said so
+    }
     int nodes = Math.max(1, activeNodes.getAsInt());
     return capacity(view) - globalEstimate - freedSinceSync(view, at) < 2.0 * nodes - 1;
   }
@@ -595,6 +643,7 @@ public final class SyncedLimiter implements AutoCloseable {
       v.unsentCur += used;
       v.ownCur += used;
       v.hits += used;
+      v.demandAt = ticker.read();
       pendingPermits.add(used);
     }
   }
@@ -682,7 +731,15 @@ public final class SyncedLimiter implements AutoCloseable {
           // always send the current window, even with nothing new: the answer refreshes the view
           // (in reservation mode the lease answer does that, so only real deltas go)
           if (leases == null || v.unsentCur > 0) {
-            list.add(new Pending(v, new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent)));
+            Delta d = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
+            if (claimsKept) {
+              // a claim for what the node will admit until its next answer; none once the key has
+              // been idle for a sync interval (a claim held blocks the other nodes)
+              boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > syncIntervalNanos;
+              d = d.claiming(idle ? 0 : Math.min(claimWanted(v), counter.limit().capacity()),
+                  Math.max(1, activeNodes.getAsInt()));
+            }
+            list.add(new Pending(v, d));
             v.unsentCur = 0;
             v.deniedUnsent = 0;
           }
@@ -801,6 +858,17 @@ public final class SyncedLimiter implements AutoCloseable {
           v.globalPrev = result.previous(i);
           v.pendingCur -= p.delta.amount();
           v.syncedAt = now;
+          if (claimsKept && result.claim(i) >= 0) {
+            long committed = Math.max(0, v.claim - p.delta.amount());
+            v.noneFree = p.delta.want() > committed && result.claim(i) <= committed;
+            v.claim = result.claim(i);
+            storeKeepsClaims = true;
+            if (v.claim > 0 && !v.queued) {
+              // a claim held blocks the other nodes: the next regular sync gives it up if the key goes idle
+              v.queued = true;
+              dirty.add(v);
+            }
+          }
           if (regional) {
             long before = capacity(v);
             v.share = result.share(i);

@@ -135,6 +135,66 @@ abstract class CounterStoreContract {
     }
   }
 
+  /**
+   * Claims: a flush asking for one is granted the free part of the window (capacity less the count,
+   * the other nodes' claims and what the node may still admit under its old claim) split between the
+   * nodes, at most what it asked for; counts plus claims never pass the capacity; giving a claim up
+   * frees it; a replay answers the claim held.
+   */
+  @Test
+  void claimsSplitWhatIsFreeAndNeverPassTheCapacityWithTheCounts() {
+    Counter fixed = Counter.of(Limit.fixedWindow("claims").limit(100).window(Duration.ofMinutes(1)).build());
+    try (CounterStore store = store(0)) {
+      FlushResult a = flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(100, 2))));
+      assertThat(a.claim(0)).isEqualTo(50); // 100 free, two nodes
+      FlushResult b = flush(store, new Batch("n2", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(100, 2))));
+      assertThat(b.claim(0)).isEqualTo(25); // 50 free
+      // n1 counted 30 of its 50: 20 it may still admit stay its own, and it gets half of what is free:
+      // 100 - 30 counted - 25 (n2) - 20 = 25, half 13
+      FlushResult c = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 30).claiming(100, 2))));
+      assertThat(c.current(0)).isEqualTo(30);
+      assertThat(c.claim(0)).isEqualTo(33);
+      // at most what was asked for
+      FlushResult d = flush(store, new Batch("n2", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 5).claiming(10, 2))));
+      assertThat(d.claim(0)).isEqualTo(20); // 25 - 5 committed is more than 10 asked: the committed part stays
+      FlushResult e = flush(store, new Batch("n3", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(1_000, 1))));
+      assertThat(e.current(0) + 33 + 20 + e.claim(0)).isEqualTo(100); // 35 counted: all that is left
+      assertThat(e.claim(0)).isEqualTo(12);
+      // a replay answers the claim held, and changes nothing
+      FlushResult replay = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 30).claiming(100, 2))));
+      assertThat(replay.applied()).isFalse();
+      assertThat(replay.claim(0)).isEqualTo(33);
+      assertThat(replay.current(0)).isEqualTo(35);
+      // n1 gives its claim up (counting 33 more): n3 can have the 33... less what n3 holds
+      FlushResult up = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 33))));
+      assertThat(up.claim(0)).isZero();
+      FlushResult more = flush(store, new Batch("n3", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 12).claiming(1_000, 1))));
+      assertThat(more.current(0)).isEqualTo(80);
+      assertThat(more.claim(0)).isZero(); // 80 counted + 20 (n2): nothing free
+      // a counter that keeps no claims answers -1
+      assertThat(flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(bucket, "k", 0, 1)))).claim(0)).isEqualTo(-1);
+    }
+  }
+
+  /** A sliding window's previous count weighs in what is free as it fades, at the node's time. */
+  @Test
+  void aSlidingWindowsClaimCountsThePreviousWindowAsItFades() {
+    long windowMicros = 60_000_000L;
+    long w = NOW_MICROS / windowMicros;
+    long halfWay = w * windowMicros + windowMicros / 2;
+    try (CounterStore store = store(0)) {
+      flush(store, new Batch("n1", 0, 1, halfWay, List.of(new Delta(window, "s", w - 1, 800))));
+      // half of the previous 800 still weighs: 1,000 - 400 free
+      FlushResult half = flush(store, new Batch("n1", 0, 2, halfWay, List.of(new Delta(window, "s", w, 0).claiming(5_000, 1))));
+      assertThat(half.previous(0)).isEqualTo(800);
+      assertThat(half.claim(0)).isEqualTo(600);
+      // another node, three quarters in: 200 weighs, 600 claimed: 200 free
+      FlushResult later = flush(store, new Batch("n2", 0, 1, halfWay + windowMicros / 4,
+          List.of(new Delta(window, "s", w, 0).claiming(5_000, 1))));
+      assertThat(later.claim(0)).isEqualTo(200);
+    }
+  }
+
   @Test
   void gcraBacklogGrowsWithPermitsAndDrainsWithTime() {
     // 10 per second: scale 1, interval 100,000 us per permit

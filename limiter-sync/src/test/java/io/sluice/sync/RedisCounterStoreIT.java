@@ -53,23 +53,26 @@ class RedisCounterStoreIT extends CounterStoreContract {
   }
 
   /**
-   * A fixed window's previous count never weighs: its flush does not read it, one command fewer per
-   * delta (a batch of one key after the window's first write: the sequence SET and one HINCRBY).
+   * A flush reads each key once and writes it once (a fixed window's previous count never weighs, so
+   * it is not read), and the fields of a window's claims go with the window.
    */
   @Test
-  void aFixedWindowFlushCountsWithoutReadingThePreviousWindow() {
+  void aFlushReadsAndWritesEachKeyOnceAndClaimsGoWithTheirWindow() {
     Counter fixed = Counter.of(Limit.fixedWindow("fw").limit(1_000).window(Duration.ofMinutes(1)).build());
     try (RedisCounterStore store = store()) {
-      flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "alice", 100, 4))));
-      flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "alice", 101, 2))));
+      flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "alice", 100, 4).claiming(50, 2))));
+      flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "alice", 101, 2).claiming(50, 2))));
       redis.cli().configResetstat();
-      FlushResult r = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "alice", 101, 3))));
+      FlushResult r = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "alice", 101, 3).claiming(50, 2))));
       assertThat(r.current(0)).isEqualTo(5);
       assertThat(r.previous(0)).isZero();
+      assertThat(r.claim(0)).isEqualTo(50);
       String stats = redis.cli().info("commandstats");
-      assertThat(stats).contains("cmdstat_hincrby:calls=1,").contains("cmdstat_set:calls=1,")
-          .doesNotContain("cmdstat_hget:");
-      assertThat(redis.cli().hget("sluice:{fw:alice}", "100")).isEqualTo("4"); // kept: the window before
+      assertThat(stats).contains("cmdstat_hmget:calls=1,").contains("cmdstat_hset:calls=1,")
+          .contains("cmdstat_set:calls=1,").doesNotContain("cmdstat_hget:").doesNotContain("cmdstat_hincrby:");
+      assertThat(redis.cli().hgetall("sluice:{fw:alice}")).containsOnlyKeys("100", "c100:n1", "C100", "101", "c101:n1", "C101");
+      flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(fixed, "alice", 102, 1))));
+      assertThat(redis.cli().hgetall("sluice:{fw:alice}")).containsOnlyKeys("101", "c101:n1", "C101", "102");
     }
   }
 
