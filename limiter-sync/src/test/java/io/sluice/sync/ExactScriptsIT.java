@@ -428,9 +428,9 @@ class ExactScriptsIT {
 
   @Test
   void theSlidingCounterUnitFitsFiftyThreeBits() {
-    assertThat(RedisCounterStore.slidingUnitMicros(40, 60_000_000L)).isEqualTo(1);
-    assertThat(RedisCounterStore.slidingUnitMicros(1_000_000, 3_600_000_000L)).isEqualTo(1_000);
-    assertThat(RedisCounterStore.slidingUnitMicros(Integer.MAX_VALUE, 3_600_000_000L)).isEqualTo(1_000_000);
+    assertThat(ExactArgs.slidingUnitMicros(40, 60_000_000L)).isEqualTo(1);
+    assertThat(ExactArgs.slidingUnitMicros(1_000_000, 3_600_000_000L)).isEqualTo(1_000);
+    assertThat(ExactArgs.slidingUnitMicros(Integer.MAX_VALUE, 3_600_000_000L)).isEqualTo(1_000_000);
     Limit big = Limit.slidingWindowCounter("big-swc").limit(Integer.MAX_VALUE).window(Duration.ofHours(1)).build();
     long now = EPOCH_2026_MICROS;
     assertThat(acquire(big, "k", Integer.MAX_VALUE - 1, now).remaining()).isEqualTo(1);
