@@ -9,6 +9,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.ExtendedMapEntry;
 import com.hazelcast.map.IMap;
+import io.sluice.node.Limit;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,7 +43,9 @@ import java.util.logging.Logger;
  *       ({@link StoreKeys#counterKey}), holding what {@code flush.lua} keeps in one hash (the counts of
  *       a window and the window before it, or the GCRA backlog {@code b}, {@code t}) plus the last
  *       sequence of each node applied to it; with the script's TTLs (window counters: two windows and
- *       a second from a window's first write; GCRA: until the backlog has drained, plus a second).</li>
+ *       a second from a window's first write; GCRA: until the backlog has drained, plus a second).
+ *       The exact and reservation modes keep their state in the same entries (a sliding window log,
+ *       one timestamp per permit, too: what Redis keeps in a sorted set under the same key).</li>
  *   <li>{@code sluice.sequences}: per node and group, the last batch the store answered, kept for the
  *       sequence TTL (a day by default), as the Redis store's sequence keys are.</li>
  *   <li>{@code sluice.nodes}: the node registry, one entry (node id to deadline), as {@code heartbeat.lua}
@@ -69,17 +72,26 @@ import java.util.logging.Logger;
  * cost a read of the record and a second round. The record is written after the answer, without
  * delaying it: it only guards replays that come after a key has expired.
  *
+ * <h2>Exact and reservation modes</h2>
+ * As an {@link ExactStore} (batch size 1) each decision is one entry processor on its key
+ * ({@link ExactProcessor}: {@code gcra.lua}, {@code fixed_window.lua}, {@code sliding_window_counter.lua}
+ * and {@code sliding_window_log.lua} step for step), and as a {@link LeaseStore} each grant is one
+ * ({@link LeaseProcessor}: {@code lease.lua}). Hazelcast runs the processors of one key one at a time
+ * on its owner, which makes each check-and-take atomic; the answers, the validation (shared with the
+ * Redis store: {@link ExactArgs}) and the TTLs are the scripts'.
+ *
  * <h2>Embedded member</h2>
  * {@link #embedded()} starts a member of cluster {@code sluice}, bound to 127.0.0.1 only (multicast off,
  * TCP-IP join with 127.0.0.1, ports from 5701 upwards), with phone-home off and Hazelcast's own logging
  * at WARNING. Other members started the same way in other JVMs on this machine join it.
  * {@link #close()} shuts down only a member the store started.
  *
- * <p>The entry processors and the entry class ({@code FlushProcessor}, {@code CounterEntry} and the
- * nested processors here) are plain {@link java.io.Serializable} classes: every member must have this
- * library on its classpath; a client alone is not enough.
+ * <p>The entry processors and the entry classes ({@code FlushProcessor}, {@code ExactProcessor},
+ * {@code LeaseProcessor}, {@code CounterEntry}, {@code PermitLog} and the nested processors here) are
+ * plain {@link java.io.Serializable} classes: every member must have this library on its classpath; a
+ * client alone is not enough.
  */
-public final class HazelcastCounterStore implements CounterStore {
+public final class HazelcastCounterStore implements CounterStore, ExactStore, LeaseStore {
   /** Most nodes whose sequence one counter key remembers; the least recently seen are forgotten first. */
   static final int MAX_NODES_PER_KEY = 1_024;
   /** Holds the level set on Hazelcast's JDK logger: java.util.logging keeps loggers only weakly. */
@@ -356,6 +368,35 @@ public final class HazelcastCounterStore implements CounterStore {
       callbackThread.execute(task);
     } catch (RejectedExecutionException closed) {
       task.run();
+    }
+  }
+
+  /** One entry processor on the key's owner: {@link ExactProcessor}. */
+  @Override
+  public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    ExactProcessor processor = ExactProcessor.of(limit, cost, nowMicros);
+    return submitToKey(limit.name(), key, processor).thenApply(ExactProcessor::result);
+  }
+
+  /** One entry processor on the key's owner: {@link LeaseProcessor}. */
+  @Override
+  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want);
+    Limit limit = counter.limit();
+    LeaseProcessor processor = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
+        windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
+    return submitToKey(limit.name(), key, processor).thenApply(LeaseProcessor::lease);
+  }
+
+  /** Runs a processor on one counter key; the answer completes on the callback thread, as a flush's. */
+  private CompletableFuture<long[]> submitToKey(String limitName, String key,
+      EntryProcessor<byte[], CounterEntry, long[]> processor) {
+    try {
+      return onCompletion(counters.submitToKey(StoreKeys.counterKey(settings.mapPrefix(), limitName, key), processor),
+          callbacks);
+    } catch (RuntimeException e) { // a member that is shut down refuses at once
+      return CompletableFuture.failedFuture(e);
     }
   }
 
