@@ -1,9 +1,15 @@
 package io.sluice.sync;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -49,5 +55,26 @@ class HazelcastExactIT extends ExactStoreContract {
   long logSize(String limitName, String key) {
     CounterEntry entry = hazelcast.counter(limitName, key);
     return entry == null ? 0 : entry.log().size();
+  }
+
+  /**
+   * A continuation may call the store again (its answer never completes on a Hazelcast partition
+   * thread, which may not call another member), and a store closed over a running member still answers
+   * (on the caller's thread), as its flushes do.
+   */
+  @Test
+  void continuationsCallAgainAndAClosedStoreStillAnswers() throws Exception {
+    Limit limit = Limit.fixedWindow("chained").limit(100).window(Duration.ofMinutes(1)).build();
+    HazelcastCounterStore store = hazelcast.store(0);
+    for (int k = 0; k < 20; k++) { // keys on both members
+      String next = "k" + (k + 1);
+      ExactResult second = store.acquire(limit, "k" + k, 1, EPOCH_2026_MICROS)
+          .thenCompose(first -> store.acquire(limit, next, 1, EPOCH_2026_MICROS))
+          .toCompletableFuture().get(10, TimeUnit.SECONDS);
+      assertThat(second.allowed()).isTrue();
+    }
+    store.close();
+    assertThat(acquire(store, limit, "after-close", 3, EPOCH_2026_MICROS).remaining()).isEqualTo(97);
+    assertThat(hazelcast.instance(0).getLifecycleService().isRunning()).isTrue();
   }
 }
