@@ -97,6 +97,11 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   /** Holds the level set on Hazelcast's JDK logger: java.util.logging keeps loggers only weakly. */
   private static final Logger HAZELCAST_JUL = Logger.getLogger("com.hazelcast");
   private static final AtomicInteger THREADS = new AtomicInteger();
+  /**
+   * Most exact and lease calls one store makes at once: each holds a thread for a round trip, so this
+   * many callers deciding at the same moment never wait for each other.
+   */
+  static final int KEY_CALL_THREADS = 32;
 
   private final HazelcastInstance instance;
   private final boolean owned;
@@ -105,12 +110,12 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   private final IMap<byte[], Long> sequences;
   private final IMap<String, HashMap<String, Long>> registry;
   private final long sequenceTtlMillis;
-  /** Threads that make the exact and lease calls, at most this many at once: see {@link #callKey}. */
-  static final int KEY_CALL_THREADS = 32;
-
   /** One thread, started when needed and stopped after idling: see {@link #onCompletion}. */
   private final ThreadPoolExecutor callbackThread;
-  /** Threads started when needed and stopped after idling; calls beyond them wait in line: see {@link #callKey}. */
+  /**
+   * The exact and lease calls ({@link #callKey}): a new thread per call until there are
+   * {@link #KEY_CALL_THREADS}, each stopped after 10 s without work; calls beyond them wait in line.
+   */
   private final ThreadPoolExecutor keyCalls;
   private final Executor callbacks = this::runCallback;
   private static final Executor DIRECT = Runnable::run;
