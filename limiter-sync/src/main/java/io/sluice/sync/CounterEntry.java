@@ -59,7 +59,7 @@ final class CounterEntry implements Serializable {
    * Whether the window has a count, even of 0 (a flush of nothing new writes one, as HINCRBY by 0
    * writes the field): the exact scripts take a window that exists as opened by a node ahead.
    */
-  boolean has(long window) {
+  boolean hasWindow(long window) {
     return Arrays.binarySearch(windows, window) >= 0;
   }
 

@@ -135,7 +135,7 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     long window = first;
     long index = now / window; // now >= 0
     // a caller whose clock is ahead has opened the next window: count there (windows further ahead are ignored)
-    long w = state.has(index + 1) ? index + 1 : index;
+    long w = state.hasWindow(index + 1) ? index + 1 : index;
     long count = state.count(w);
     long untilEnd = (w + 1) * window - now;
     if (CounterEntry.saturatedAdd(count, cost) > capacity) {
@@ -158,7 +158,7 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     long cur;
     long prev;
     long elapsed;
-    if (state.has(index + 1)) {
+    if (state.hasWindow(index + 1)) {
       // a caller whose clock is ahead has started the next window: count there, at its start
       w = index + 1;
       cur = state.count(index + 1);

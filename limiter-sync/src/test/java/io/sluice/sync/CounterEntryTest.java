@@ -59,12 +59,12 @@ class CounterEntryTest {
   @Test
   void aWindowOfZeroExistsAndAFixedWindowKeepsNothingOlder() {
     CounterEntry e = CounterEntry.EMPTY.addToWindow(7, 3).addToWindow(8, 0);
-    assertThat(e.has(8)).as("HINCRBY by 0 writes the field").isTrue();
-    assertThat(e.has(9)).isFalse();
+    assertThat(e.hasWindow(8)).as("HINCRBY by 0 writes the field").isTrue();
+    assertThat(e.hasWindow(9)).isFalse();
     assertThat(e.count(8)).isZero();
     CounterEntry fixed = e.addToWindow(9, 1).dropOlderThan(9);
-    assertThat(fixed.has(7)).isFalse();
-    assertThat(fixed.has(8)).isFalse();
+    assertThat(fixed.hasWindow(7)).isFalse();
+    assertThat(fixed.hasWindow(8)).isFalse();
     assertThat(fixed.count(9)).isEqualTo(1);
     assertThat(e.count(7)).as("the entry it came from is unchanged").isEqualTo(3);
     assertThat(CounterEntry.EMPTY.withLog(PermitLog.EMPTY.append(1, 2)).log().size()).isEqualTo(2);
