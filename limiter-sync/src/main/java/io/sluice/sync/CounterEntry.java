@@ -4,9 +4,11 @@ import java.io.Serializable;
 import java.util.Arrays;
 
 /**
- * The value of one counter key in the Hazelcast store: the state {@code flush.lua} keeps in one Redis
- * hash (window counts and the nodes' claims on them, or the GCRA pair {@code b}, {@code t}), plus, per
- * node, the last batch sequence applied to this key, which makes every key's update idempotent on its own. Immutable: every change
+ * The value of one counter key in the Hazelcast store: the state {@code flush.lua} and the exact
+ * scripts keep in one Redis hash (window counts and the nodes' claims on them, or the GCRA pair
+ * {@code b}, {@code t}), or the sorted set of a sliding window log ({@link PermitLog}), plus, per node,
+ * the last batch sequence applied to this key, which makes every key's update idempotent on its own.
+ * Immutable: every change
  * returns a new entry, so an entry processor that fails half-way leaves the stored value untouched
  * (also under the {@code OBJECT} in-memory format, where the stored object itself is handed to it).
  */
@@ -16,7 +18,7 @@ final class CounterEntry implements Serializable {
   private static final String[] NO_NODES = {};
 
   static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
-      NONE);
+      NONE, PermitLog.EMPTY);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -33,9 +35,16 @@ final class CounterEntry implements Serializable {
   private final long[] claimWindows;
   private final String[] claimNodes;
   private final long[] claimValues;
+  /**
+   * A sliding window log's permits (exact mode only). Null in an entry written before logs were kept
+   * here: Java serialization leaves a field the stream does not have null; {@link #log()} reads it as
+   * empty.
+   */
+  private final PermitLog log;
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
-      long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues) {
+      long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues,
+      PermitLog log) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -47,6 +56,7 @@ final class CounterEntry implements Serializable {
     this.claimWindows = claimWindows;
     this.claimNodes = claimNodes;
     this.claimValues = claimValues;
+    this.log = log;
   }
 
   /** Count of a window; 0 when it was never counted or has been dropped. */
@@ -55,7 +65,10 @@ final class CounterEntry implements Serializable {
     return i >= 0 ? counts[i] : 0;
   }
 
-  /** Whether the window has a count (its field exists), 0 or more. */
+  /**
+   * Whether the window has a count, even of 0 (a flush of nothing new writes one, as HINCRBY by 0
+   * writes the field): the exact scripts take a window that exists as opened by a node ahead.
+   */
   boolean hasWindow(long window) {
     return Arrays.binarySearch(windows, window) >= 0;
   }
@@ -67,7 +80,7 @@ final class CounterEntry implements Serializable {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
       return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-          claimValues);
+          claimValues, log);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -79,7 +92,7 @@ final class CounterEntry implements Serializable {
     System.arraycopy(windows, at, w, at + 1, windows.length - at);
     System.arraycopy(counts, at, c, at + 1, windows.length - at);
     return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues);
+        claimValues, log);
   }
 
   /**
@@ -87,8 +100,13 @@ final class CounterEntry implements Serializable {
    * drop the current counts): {@code flush.lua}'s HDEL loop.
    */
   CounterEntry dropBefore(long window) {
+    return dropOlderThan(window - 1);
+  }
+
+  /** Keeps {@code window} and any newer ones: a fixed window's exact take, where no older count weighs. */
+  CounterEntry dropOlderThan(long window) {
     int keep = 0;
-    while (keep < windows.length && windows[keep] < window - 1) {
+    while (keep < windows.length && windows[keep] < window) {
       keep++;
     }
     boolean oldClaims = false;
@@ -113,7 +131,7 @@ final class CounterEntry implements Serializable {
       }
     }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
-        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv);
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, log);
   }
 
   boolean hasBucket() {
@@ -132,7 +150,17 @@ final class CounterEntry implements Serializable {
 
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues);
+        claimValues, log);
+  }
+
+  /** The sliding window log; empty when this key has none. */
+  PermitLog log() {
+    return log == null ? PermitLog.EMPTY : log;
+  }
+
+  CounterEntry withLog(PermitLog log) {
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
+        claimValues, log);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -184,10 +212,11 @@ final class CounterEntry implements Serializable {
         ks[i] = ss[order[i - 1]];
         kt[i] = tt[order[i - 1]];
       }
-      return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues);
+      return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues,
+          log);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues);
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, log);
   }
 
   /** The claim {@code nodeId} holds on a window; 0 if none. */
@@ -249,7 +278,7 @@ final class CounterEntry implements Serializable {
       cn[cn.length - 1] = nodeId;
       cv[cv.length - 1] = value;
     }
-    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv);
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, log);
   }
 
   /** Nodes whose sequence this key remembers. */
@@ -276,6 +305,9 @@ final class CounterEntry implements Serializable {
     }
     if (bucket) {
       s.append("b=").append(at).append(" t=").append(backlog).append(' ');
+    }
+    if (log().size() > 0) {
+      s.append(log).append(' ');
     }
     return s.append("nodes=").append(nodes.length).append('}').toString();
   }

@@ -53,11 +53,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript LEASE = LuaScript.load("lease");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
       SLIDING_WINDOW_LOG, HEARTBEAT, LEASE);
-  /** Latest time an exact acquire may carry (year 2112): sums of times and windows stay below 2^53. */
-  static final long MAX_NOW_MICROS = 1L << 52;
-  /** Longest window of an exact acquire (about 71 years). */
-  static final long MAX_WINDOW_MICROS = 1L << 51;
-
   private final RedisStoreConfig config;
   /** The client's own resources (event loops, reconnect delay): shut down with it. */
   private final io.lettuce.core.resource.ClientResources resources;
@@ -231,19 +226,10 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
 
   @Override
   public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want);
     Limit limit = counter.limit();
-    if (counter.kind() != Counter.Kind.WINDOW) {
-      throw new IllegalArgumentException("counter: leases are taken from window limits, not " + limit.algorithm());
-    }
-    if (key == null || key.isEmpty()) {
-      throw new IllegalArgumentException("key: must not be null or empty");
-    }
-    if (want < 1 || want > limit.capacity()) {
-      throw new IllegalArgumentException("want: must be between 1 and the limit " + limit.capacity() + ", got " + want);
-    }
-    long windowMicros = windowMicros(limit);
-    long unit = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? slidingUnitMicros(limit.capacity(), windowMicros) : 0;
-    long elapsed = Math.max(0, Math.min(windowMicros - 1, elapsedMicros));
+    long unit = ExactArgs.leaseUnitMicros(limit, windowMicros);
+    long elapsed = ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros);
     byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
     byte[][] args = {ascii(window), ascii(elapsed), ascii(windowMicros), ascii(unit), ascii(limit.capacity()),
         ascii(want), ascii(counter.windowTtlMillis())};
@@ -273,20 +259,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
 
   @Override
   public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
-    if (limit == null) {
-      throw new IllegalArgumentException("limit: must not be null");
-    }
-    if (key == null || key.isEmpty()) {
-      throw new IllegalArgumentException("key: must not be null or empty");
-    }
-    if (cost < 1 || cost > limit.capacity()) {
-      throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
-          + " of limit " + limit.name() + ", got " + cost);
-    }
-    if (nowMicros < 0 || nowMicros > MAX_NOW_MICROS) {
-      throw new IllegalArgumentException("nowMicros: must be between 0 and 2^52 (microseconds since the epoch),"
-          + " got " + nowMicros);
-    }
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
     LuaScript script;
     byte[][] args;
     Algorithm a = limit.algorithm();
@@ -302,17 +275,17 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       }
       case FIXED_WINDOW:
         script = FIXED_WINDOW;
-        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(windowMicros(limit))};
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(ExactArgs.windowMicros(limit))};
         break;
       case SLIDING_WINDOW_LOG:
         script = SLIDING_WINDOW_LOG;
-        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(windowMicros(limit))};
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(ExactArgs.windowMicros(limit))};
         break;
       case SLIDING_WINDOW_COUNTER: {
-        long window = windowMicros(limit);
+        long window = ExactArgs.windowMicros(limit);
         script = SLIDING_WINDOW_COUNTER;
         args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(window),
-            ascii(slidingUnitMicros(limit.capacity(), window))};
+            ascii(ExactArgs.slidingUnitMicros(limit.capacity(), window))};
         break;
       }
       default:
@@ -320,39 +293,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     }
     byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
     return evalsha(script, keys, args).thenApply(RedisCounterStore::toExactResult);
-  }
-
-  private static long windowMicros(Limit limit) {
-    long nanos = limit.periodNanos();
-    if (nanos % 1_000 != 0) {
-      throw new IllegalArgumentException("window: must be a whole number of microseconds for a distributed store,"
-          + " got " + nanos + " ns in limit " + limit.name());
-    }
-    if (nanos / 1_000 > MAX_WINDOW_MICROS) {
-      throw new IllegalArgumentException("window: at most 2^51 us for a distributed store, got " + nanos
-          + " ns in limit " + limit.name());
-    }
-    return nanos / 1_000;
-  }
-
-  /**
-   * The sliding window counter's time unit in the store, in microseconds: the smallest power of 1000
-   * for which {@code 3 * limit * (window / unit)} fits Lua's 53-bit integers and which is no finer than
-   * the unit limiter-node's kernel uses for the same limit (its {@code unitFor}: the smallest power of
-   * 1000 ns for which {@code 3 * limit * window} fits a long), so that both round elapsed time alike
-   * whenever the store can.
-   */
-  static long slidingUnitMicros(long limit, long windowMicros) {
-    long windowNanos = windowMicros * 1_000;
-    long kernelUnitNanos = 1;
-    while (windowNanos / kernelUnitNanos > Long.MAX_VALUE / 3 / limit) {
-      kernelUnitNanos *= 1000;
-    }
-    long unit = 1;
-    while (unit * 1_000 < kernelUnitNanos || windowMicros / unit > Counter.LUA_MAX_EXACT / 3 / limit) {
-      unit *= 1000;
-    }
-    return unit;
   }
 
   private static ExactResult toExactResult(List<Object> reply) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The Hazelcast store's entry: flush.lua's window bookkeeping, and bounded per-node sequences. */
+/** The Hazelcast store's entry: the scripts' window bookkeeping, and bounded per-node sequences. */
 class CounterEntryTest {
 
   @Test
@@ -53,5 +53,20 @@ class CounterEntryTest {
     assertThat(e.sequenceOf("d")).isEqualTo(2);
     // the window counts are untouched by all this
     assertThat(CounterEntry.EMPTY.addToWindow(1, 4).withSequence("a", 1, 0, day, 1).count(1)).isEqualTo(4);
+  }
+
+  /** What the exact scripts ask of a window hash: a field of 0 exists, a fixed window drops the one before. */
+  @Test
+  void aWindowOfZeroExistsAndAFixedWindowKeepsNothingOlder() {
+    CounterEntry e = CounterEntry.EMPTY.addToWindow(7, 3).addToWindow(8, 0);
+    assertThat(e.hasWindow(8)).as("HINCRBY by 0 writes the field").isTrue();
+    assertThat(e.hasWindow(9)).isFalse();
+    assertThat(e.count(8)).isZero();
+    CounterEntry fixed = e.addToWindow(9, 1).dropOlderThan(9);
+    assertThat(fixed.hasWindow(7)).isFalse();
+    assertThat(fixed.hasWindow(8)).isFalse();
+    assertThat(fixed.count(9)).isEqualTo(1);
+    assertThat(e.count(7)).as("the entry it came from is unchanged").isEqualTo(3);
+    assertThat(CounterEntry.EMPTY.withLog(PermitLog.EMPTY.append(1, 2)).log().size()).isEqualTo(2);
   }
 }

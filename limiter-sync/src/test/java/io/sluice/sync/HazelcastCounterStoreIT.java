@@ -8,6 +8,7 @@ import com.hazelcast.config.Config;
 import com.hazelcast.core.EntryView;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
+import io.sluice.node.Limit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -216,6 +217,9 @@ class HazelcastCounterStoreIT extends CounterStoreContract {
     assertThatThrownBy(() -> defaults.flush(new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(window, "x", 100, 1))))
         .toCompletableFuture().get(5, TimeUnit.SECONDS))
         .as("a closed store fails its calls").isNotNull();
+    Limit exact = Limit.fixedWindow("closed").limit(5).window(Duration.ofMinutes(1)).build();
+    assertThatThrownBy(() -> defaults.acquire(exact, "x", 1, NOW_MICROS).toCompletableFuture().get(5, TimeUnit.SECONDS))
+        .as("exact calls too").isNotNull();
     assertThat(member(0).getLifecycleService().isRunning()).isTrue();
   }
 

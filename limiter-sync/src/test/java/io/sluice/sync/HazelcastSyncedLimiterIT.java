@@ -1,44 +1,24 @@
 package io.sluice.sync;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import com.hazelcast.map.IMap;
 import io.sluice.node.Limit;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The synchronized burst ({@link SyncedLimiterBurstCheck}) on the embedded default: the nodes' stores
- * are members of a two-member Hazelcast cluster in this JVM (exactly once, though Hazelcast applies a
- * batch key by key).
+ * The synchronized burst ({@link SyncedLimiterBurstCheck}) on the embedded default, in approximate and
+ * exact mode: the nodes' stores work through two members and two clients of one Hazelcast cluster in
+ * this JVM (exactly once, though Hazelcast applies a batch key by key).
  */
 class HazelcastSyncedLimiterIT extends SyncedLimiterBurstCheck {
-  private static final HazelcastCounterStore.Settings SETTINGS = HazelcastCounterStore.Settings.builder()
-      .clusterName("sluice-limiter-it-" + UUID.randomUUID()).build();
-  private static final List<HazelcastCounterStore> MEMBERS = new ArrayList<>();
-
-  @BeforeAll
-  static void startCluster() {
-    MEMBERS.add(HazelcastCounterStore.embedded(SETTINGS));
-    MEMBERS.add(HazelcastCounterStore.embedded(SETTINGS));
-    assertThat(MEMBERS.get(0).instance().getCluster().getMembers()).hasSize(2);
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    MEMBERS.forEach(HazelcastCounterStore::close);
-    MEMBERS.clear();
-  }
+  @RegisterExtension
+  static final HazelcastFixture hazelcast = new HazelcastFixture("limiter-it");
 
   @Override
   CounterStore nodeStore(int n) throws Exception {
-    // node n works through member n % 2; these stores leave the members running when closed
-    CounterStore store = HazelcastCounterStore.of(MEMBERS.get(n % 2).instance(), SETTINGS);
+    // node n works through member n or a client (see HazelcastFixture); these stores leave them running
+    CounterStore store = hazelcast.store(n);
     // a first call loads classes and creates partition containers, hundreds of ms on a small
     // machine (the Redis store does its first calls when it connects, loading the scripts)
     Counter warmUp = Counter.of(Limit.fixedWindow("warm-up").limit(1).window(Duration.ofMinutes(1)).build());
@@ -49,9 +29,8 @@ class HazelcastSyncedLimiterIT extends SyncedLimiterBurstCheck {
 
   @Override
   Long storedCount(String limitName, String key, long window) {
-    // read straight from the map, through the other member than most writes
-    IMap<byte[], CounterEntry> counters = MEMBERS.get(1).instance().getMap(SETTINGS.mapPrefix() + ".counters");
-    CounterEntry entry = counters.get(StoreKeys.counterKey(SETTINGS.mapPrefix(), limitName, key));
+    // read straight from the map, through a member
+    CounterEntry entry = hazelcast.counter(limitName, key);
     return entry == null ? null : entry.count(window);
   }
 }

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * The synchronized burst, run by every store: several nodes, each with its own store connection and
  * flusher thread, hammer shared keys of one window at one frozen instant. The store's count of every
  * key equals the permits the nodes admitted (exactly once), no budget is lost, and over-admission
- * stays bounded. Subclasses say how to reach the store and read a count back.
+ * stays bounded; in exact mode (batch size 1) nothing over-admits. Subclasses say how to reach the
+ * store (an {@link ExactStore} too) and read a count back.
  */
 abstract class SyncedLimiterBurstCheck {
   static final int NODES = 4;
@@ -183,5 +184,28 @@ abstract class SyncedLimiterBurstCheck {
     // 0.5% / nodes each): at most 0.5% over. (Shares without claims measured 0.7-4% here.)
     assertThat(worst).as("worst over-admission of a key").isLessThanOrEqualTo(
         (long) (limit.capacity() * SyncedLimiter.Builder.DEFAULT_MAX_ERROR));
+  }
+
+  /** Batch size 1: every decision is one atomic store call, so the nodes together never pass the limit. */
+  @Test
+  void exactModeNeverOverAdmits() throws Exception {
+    Limit limit = Limit.slidingWindowCounter("exact").limit(500).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker();
+    LongAdder admitted = new LongAdder();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    List<CounterStore> stores = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      CounterStore store = nodeStore(n);
+      stores.add(store);
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("exact-" + n).ticker(ticker).batchSize(1).build());
+    }
+    hammer(nodes, THREADS_PER_NODE, 300, "hot", admitted);
+    long storeCalls = nodes.stream().mapToLong(SyncedLimiter::storeCalls).sum();
+    nodes.forEach(SyncedLimiter::close);
+    stores.forEach(CounterStore::close);
+    assertThat(admitted.sum()).isEqualTo(limit.capacity());
+    assertThat(storeCalls).isGreaterThanOrEqualTo((long) NODES * THREADS_PER_NODE * 300);
+    long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+    assertThat(storedCount("exact", "hot", window)).isEqualTo(limit.capacity());
   }
 }

@@ -102,7 +102,7 @@ public final class TuneCommand implements Callable<Integer> {
 
   @Option(names = "--redis", paramLabel = "URI",
       description = "Run against this Redis (redis://host:port, rediss:// for TLS, redis://user:pass@host) instead"
-          + " of the embedded Hazelcast member; measures the real exact mode too. Keys go under sluice-tune-*"
+          + " of the embedded Hazelcast member. Keys go under sluice-tune-*"
           + " and expire on their own.")
   String redis;
 

@@ -63,13 +63,11 @@ final class Tuner {
       Simulation sim = new Simulation(trace, config.sluiceLimit(), config.throughput().toNanos());
       Measurement reference = sim.model();
       rows.add(Comparison.compare(reference, reference, config.limit()));
+      // both stores have the exact mode; only regions, whose shares are enforced in the approximate mode, lack it
       if (!backend.hasExactMode() && settings.stream().anyMatch(Setting::exact)) {
         settings.removeIf(Setting::exact);
-        notes.add(config.regional()
-            ? "Batch 1 (the exact mode) was not run: regions enforce their shares in the approximate mode only."
-                + " Every setting is still compared with the exact algorithm on the global limit, run in-process."
-            : "Batch 1 (the exact mode) was not run: the Hazelcast store has no exact mode yet; pass --redis"
-                + " to measure it. Every setting is still compared with the exact algorithm, run in-process.");
+        notes.add("Batch 1 (the exact mode) was not run: regions enforce their shares in the approximate mode only."
+            + " Every setting is still compared with the exact algorithm on the global limit, run in-process.");
       }
       // the exact mode runs last: its decisions wait on the store, so a cold JVM would make it fall behind
       List<Setting> order = new ArrayList<>(settings);

@@ -25,7 +25,7 @@ final class ServeArgs {
         "  --hazelcast-cluster N   the embedded member's cluster name (default " + ServeConfig.DEFAULT_HAZELCAST_CLUSTER + ")",
         "  --key-prefix P          prefix of the store's keys (default " + ServeConfig.DEFAULT_KEY_PREFIX + ")",
         "  --node-id ID            this process's id in the store (default random)",
-        "  --batch-size N          permits per key between flushes; 1 = exact, Redis only (default 100)",
+        "  --batch-size N          permits per key between flushes; 1 = exact (default 100)",
         "  --sync-interval D       flush interval, e.g. 100ms (default 100ms)",
         "  --on-store-failure P    LOCAL_SHARE (default), FAIL_OPEN or FAIL_CLOSED",
         "  --max-body BYTES        largest /check body (default " + ServeConfig.DEFAULT_MAX_BODY_BYTES + ")",

@@ -231,7 +231,7 @@ public final class ServeConfig {
       return this;
     }
 
-    /** Permits a key may gather before a flush; 1 is exact checking (Redis only). */
+    /** Permits a key may gather before a flush; 1 is exact checking (one store call per decision). */
     public Builder batchSize(long batchSize) {
       if (batchSize < 1) {
         throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
@@ -300,10 +300,6 @@ public final class ServeConfig {
           throw new IllegalArgumentException("syncInterval: at most half the window of limit " + l.name() + " ("
               + java.time.Duration.ofNanos(l.periodNanos()) + "), got " + syncInterval);
         }
-      }
-      if (redisUri == null && batchSize == 1) {
-        throw new IllegalArgumentException("batchSize: 1 (exact checking) needs Redis (--redis); the embedded"
-            + " store flushes in batches");
       }
       if (redisUri == null && redisCluster) {
         throw new IllegalArgumentException("redisCluster: needs a Redis URI");

@@ -28,6 +28,8 @@ class ServeArgsTest {
     assertThat(c.maxKeyLength()).isEqualTo(64);
     assertThat(c.maxThreads()).isEqualTo(32);
     assertThat(c.redisTimeout()).isEqualTo(Duration.ofSeconds(2));
+    // exact checking on the embedded Hazelcast store too
+    assertThat(ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--batch-size", "1"}).batchSize()).isEqualTo(1);
   }
 
   @Test
@@ -40,8 +42,8 @@ class ServeArgsTest {
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--bogus", "1"}))
         .hasMessageContaining("unknown option --bogus");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit"})).hasMessageStartingWith("--limit: needs a value");
-    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--batch-size", "1"}))
-        .hasMessageStartingWith("batchSize: 1 (exact checking) needs Redis");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--batch-size", "0"}))
+        .hasMessageStartingWith("batchSize:");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--limit", "api=2/1m"}))
         .hasMessageContaining("\"api\" is defined twice");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--redis", "http://x"}))

@@ -138,6 +138,24 @@ class SluiceServerIT {
     assertThat(Http.get(uri("/health")).statusCode()).isEqualTo(200);
   }
 
+  /** Exact checking (batch size 1) on the embedded store: one entry processor per decision. */
+  @Test
+  void exactModeOnTheEmbeddedStoreAdmitsTheLimitAndNoMore() {
+    try (SluiceServer exact = SluiceServer.start(ServeConfig.builder().port(0).batchSize(1)
+        .hazelcastCluster("sluice-http-exact-it-" + UUID.randomUUID().toString().substring(0, 8))
+        .limit(LimitSpec.parse("api=5/1h")).build())) {
+      for (int i = 0; i < 5; i++) {
+        HttpResponse<String> r = Http.post(exact.uri().resolve("/check"), "{\"key\":\"user-1\"}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        // exact: every answer counts down from the store's own state, no allowance in between
+        assertThat(FlatJson.parse(r.body())).containsEntry("remaining", (long) (4 - i));
+      }
+      HttpResponse<String> denied = Http.post(exact.uri().resolve("/check"), "{\"key\":\"user-1\"}");
+      assertThat(denied.statusCode()).isEqualTo(429);
+      assertThat(Http.longField(denied, "Retry-After")).isPositive();
+    }
+  }
+
   @Test
   void healthSaysUpAndListsTheLimits() {
     HttpResponse<String> r = Http.get(uri("/health"));

@@ -1,0 +1,142 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Reservation mode's contract, run by the integration test of every {@link LeaseStore} against a real
+ * server or cluster (the shared test kit): {@code lease.lua}'s grant rules, leases and flushes sharing
+ * one budget, and nodes admitting from grants only never passing the limit together. Subclasses hand
+ * out stores, each a {@link CounterStore} and a {@link LeaseStore}, on a store of their own for the
+ * class (every test uses limits of its own).
+ */
+abstract class LeaseStoreContract {
+  static final long NOW_MICROS = 1_767_225_600_000_000L; // 2026-01-01T00:00Z
+
+  /** A store as node {@code n} would have it (its own connection, member or client); closed by the test. */
+  abstract CounterStore newStore(int n);
+
+  /** Time left before the counter of this limit and key expires, in ms; negative when there is none. */
+  abstract long counterTtlMillis(String limitName, String key);
+
+  static LeaseStore.Lease lease(CounterStore store, Counter c, String key, long w, long elapsed, long want) {
+    try {
+      return ((LeaseStore) store).lease(c, key, w, elapsed, want).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new AssertionError("lease " + c.limit() + " key " + key + " window " + w + " want " + want, e);
+    }
+  }
+
+  @Test
+  void grantsNeverExceedTheBudget() {
+    Counter fixed = Counter.of(Limit.fixedWindow("lf").limit(100).window(Duration.ofSeconds(10)).build());
+    Counter sliding = Counter.of(Limit.slidingWindowCounter("ls").limit(100).window(Duration.ofSeconds(10)).build());
+    try (CounterStore store = newStore(0); CounterStore other = newStore(1)) {
+      assertThat(lease(store, fixed, "k", 5, 0, 60).granted()).isEqualTo(60);
+      LeaseStore.Lease second = lease(other, fixed, "k", 5, 0, 60);
+      assertThat(second.granted()).isEqualTo(40);
+      assertThat(second.current()).isEqualTo(100);
+      assertThat(lease(store, fixed, "k", 5, 0, 1).granted()).isZero();
+      assertThat(lease(store, fixed, "k", 6, 0, 30).granted()).isEqualTo(30); // a new window
+
+      // sliding: 100 used in window 5; in window 6 at 25% elapsed the previous still weighs 75
+      assertThat(lease(store, sliding, "k", 5, 0, 100).granted()).isEqualTo(100);
+      assertThat(lease(other, sliding, "k", 6, 2_500_000, 100).granted()).isEqualTo(25);
+      assertThat(lease(store, sliding, "k", 6, 2_500_000, 100).granted()).isZero();
+      // at 60% elapsed the previous weighs 40: 60 - 25 = 35 more
+      LeaseStore.Lease late = lease(other, sliding, "k", 6, 6_000_000, 100);
+      assertThat(late.granted()).isEqualTo(35);
+      assertThat(late.current()).isEqualTo(60);
+      assertThat(late.previous()).isEqualTo(100);
+    }
+  }
+
+  /**
+   * What a lease answers and keeps: the counts after the grant, in the flush's layout (one budget for
+   * both), the window before the previous one dropped by a grant, and the counter's TTL (two windows
+   * and a second).
+   */
+  @Test
+  void aGrantCountsInTheFlushLayoutAndExpires() {
+    Counter sliding = Counter.of(Limit.slidingWindowCounter("lease-layout").limit(10).window(Duration.ofSeconds(10)).build());
+    try (CounterStore store = newStore(0)) {
+      // a flush and a lease of one key draw on one budget
+      FlushResult f = CounterStoreContract.flush(store, new Batch("n1", 0, 1, NOW_MICROS,
+          List.of(new Delta(sliding, "k", 8, 4))));
+      assertThat(f.current(0)).isEqualTo(4);
+      LeaseStore.Lease l = lease(store, sliding, "k", 8, 0, 10);
+      assertThat(l.granted()).isEqualTo(6);
+      assertThat(l.current()).isEqualTo(10);
+      assertThat(l.previous()).isZero();
+      assertThat(CounterStoreContract.readWindow(store, sliding, "k", 8)).isEqualTo(10);
+      assertThat(counterTtlMillis("lease-layout", "k")).isBetween(1L, 21_000L);
+      // a window later at 90% elapsed, the previous 10 weigh 1
+      l = lease(store, sliding, "k", 9, 9_000_000, 10);
+      assertThat(l.granted()).isEqualTo(9);
+      assertThat(l.previous()).isEqualTo(10);
+      // two windows on: window 8 is dropped when window 10 is granted
+      l = lease(store, sliding, "k", 10, 0, 1);
+      assertThat(l.granted()).isEqualTo(1);
+      assertThat(l.previous()).isEqualTo(9);
+      assertThat(lease(store, sliding, "k", 9, 0, 1).previous()).as("window 8, dropped").isZero();
+    }
+  }
+
+  @Test
+  void badLeasesAreRejectedWithTheField() {
+    Counter fixed = Counter.of(Limit.fixedWindow("lease-bad").limit(10).window(Duration.ofSeconds(1)).build());
+    Counter bucket = Counter.of(Limit.tokenBucket("lease-bad-tb").capacity(10).refill(1, Duration.ofSeconds(1)).build());
+    try (CounterStore store = newStore(0)) {
+      LeaseStore leases = (LeaseStore) store;
+      assertThatThrownBy(() -> leases.lease(fixed, "k", 1, 0, 0)).hasMessageStartingWith("want:");
+      assertThatThrownBy(() -> leases.lease(fixed, "k", 1, 0, 11)).hasMessageStartingWith("want:");
+      assertThatThrownBy(() -> leases.lease(fixed, "", 1, 0, 1)).hasMessageStartingWith("key:");
+      assertThatThrownBy(() -> leases.lease(bucket, "k", 1, 0, 1)).hasMessageStartingWith("counter:");
+      Counter nanoWindow = Counter.of(Limit.fixedWindow("lease-bad").limit(5).window(Duration.ofNanos(10_000_000_001L)).build());
+      assertThatThrownBy(() -> leases.lease(nanoWindow, "k", 1, 0, 1)).hasMessageStartingWith("window:");
+    }
+  }
+
+  /** Four nodes hammer one key from grants only: never over the limit, and the budget is used. */
+  @Test
+  void reservationNeverOverAdmitsAndUsesTheBudget() throws Exception {
+    int nodes = 4;
+    Limit limit = Limit.slidingWindowCounter("reserve").limit(2_000).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker();
+    LongAdder admitted = new LongAdder();
+    List<SyncedLimiter> limiters = new ArrayList<>();
+    List<CounterStore> stores = new ArrayList<>();
+    for (int n = 0; n < nodes; n++) {
+      CounterStore store = newStore(n);
+      stores.add(store);
+      limiters.add(SyncedLimiter.builder(limit, store).nodeId("res-" + n).ticker(ticker).activeNodes(() -> nodes)
+          .syncInterval(Duration.ofMillis(20)).reservation().build());
+    }
+    SyncedLimiterBurstCheck.hammer(limiters, 2, 40_000, "hot", admitted);
+    // the burst ends faster than grants come back: later requests use what is left
+    for (int round = 0; round < 20; round++) {
+      for (SyncedLimiter node : limiters) {
+        node.syncNow();
+        while (node.tryAcquire("hot")) {
+          admitted.increment();
+        }
+      }
+    }
+    long storeCalls = limiters.stream().mapToLong(SyncedLimiter::storeCalls).sum();
+    limiters.forEach(SyncedLimiter::close);
+    stores.forEach(CounterStore::close);
+    System.out.printf("%s: admitted %d of %d (%.1f%%) with %d store calls%n", getClass().getSimpleName(),
+        admitted.sum(), limit.capacity(), admitted.sum() * 100.0 / limit.capacity(), storeCalls);
+    assertThat(admitted.sum()).isLessThanOrEqualTo(limit.capacity());
+    assertThat(admitted.sum()).isGreaterThanOrEqualTo(limit.capacity() * 97 / 100);
+  }
+}
