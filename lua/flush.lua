@@ -24,7 +24,10 @@
 -- while this flush was on its way (old claim - amount: committed, so kept), split between the nodes
 -- (at most want); want 0 gives the claim up. Counts plus claims never pass the capacity, so nodes
 -- that admit within their claims never pass it together, however late their flushes come. For a
--- sliding window the previous window's count and claims weigh as they fade at the node's time.
+-- sliding window the previous window's count and claims weigh as they fade at the node's time, and
+-- what fades is budget freed continuously: each claimant also holds an even part of it (prev /
+-- window / nodes per us) from the time of its claim ('t<window>:<node>', their sum 'T<window>' and
+-- number 'K<window>'), which it takes without a flush.
 --
 -- Returns {applied, ...} with, per delta:
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
@@ -75,16 +78,17 @@ local node = ARGV[5]
 local out = {apply and 1 or 0}
 
 -- window counts live in fields named by the window index; claims in 'c<window>:<node>' and
--- 'C<window>'; a regional quota also keeps the denied demand of a window in 'd<window>' and the
+-- 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>'; a
+-- regional quota also keeps the denied demand of a window in 'd<window>' and the
 -- coordinator's share record in 's:*' fields
 local function windowOf(field)
   local w = tonumber(field)
   if w == nil then
     local first = string.sub(field, 1, 1)
-    if first == 'd' or first == 'C' then
+    if first == 'd' or first == 'C' or first == 'T' or first == 'K' then
       w = tonumber(string.sub(field, 2))
-    elseif first == 'c' then
-      w = tonumber(string.match(field, '^c(%-?%d+):'))
+    elseif first == 'c' or first == 't' then
+      w = tonumber(string.match(field, '^[ct](%-?%d+):'))
     end
   end
   return w
@@ -145,40 +149,56 @@ for i = 1, n do
     local nodes = tonumber(ARGV[cursor + 6])
     local windowMicros = tonumber(ARGV[cursor + 7])
     cursor = cursor + 8
+    local sliding = kind == 'w'
     local ws, ps = int(w), int(w - 1)
     local claimField, sumField = 'c' .. ws .. ':' .. node, 'C' .. ws
-    -- one read and at most one write per key: the count, this node's claim and the claims' sum, and
-    -- for a sliding window the previous window's count and claims
+    local sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
+    -- one read and at most one write per key
     local v
-    if kind == 'w' then
-      v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps)
+    if sliding then
+      v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants)
     else
       v = redis.call('HMGET', key, ws, claimField, sumField)
     end
     local cur = tonumber(v[1] or '0')
     local held = tonumber(v[2] or '0')
     local claims = tonumber(v[3] or '0')
-    local prev = 0
-    if kind == 'w' then
+    local prev, since, sinces, count = 0, nil, 0, 0
+    if sliding then
       prev = tonumber(v[4] or '0')
+      since = tonumber(v[6])
+      if since ~= nil and since < 0 then
+        since = nil -- gave its claim up
+      end
+      sinces = tonumber(v[7] or '0')
+      count = tonumber(v[8] or '0')
     end
+    -- claim times are kept from the window's start (sums of epoch times would pass 2^53)
+    local at = math.min(windowMicros, math.max(0, now - w * windowMicros))
     if apply then
       cur = cur + amount
       local claim = 0
+      local fields = {ws, int(cur)}
       if want > 0 then
+        -- a sliding window's previous count fades at prev / window per us: each claimant also holds
+        -- an even part of that, from the time of its claim (its 'since'); the nodes take it without
+        -- a flush, so it is counted as claimed here
+        local rate = prev / windowMicros / nodes
         local committed = held - amount
+        if since ~= nil then
+          committed = committed + math.floor(rate * math.max(0, at - since))
+        end
         if committed < 0 then
           committed = 0
         end
         local used = cur + (claims - held) + committed
-        if kind == 'w' then
-          local elapsed = now - w * windowMicros
-          if elapsed < 0 then
-            elapsed = 0
-          elseif elapsed > windowMicros then
-            elapsed = windowMicros
+        if sliding then
+          used = used + (prev + tonumber(v[5] or '0')) * (windowMicros - at) / windowMicros
+          local others, othersSince = count, sinces
+          if since ~= nil then
+            others, othersSince = count - 1, sinces - since
           end
-          used = used + (prev + tonumber(v[5] or '0')) * (windowMicros - elapsed) / windowMicros
+          used = used + rate * math.max(0, others * at - othersSince)
         end
         local free = math.floor(capacity - used)
         local extra = 0
@@ -194,10 +214,23 @@ for i = 1, n do
         claim = committed + extra
       end
       if claim ~= held then
-        redis.call('HSET', key, ws, int(cur), claimField, int(claim), sumField, int(claims - held + claim))
-      else
-        redis.call('HSET', key, ws, int(cur))
+        fields[#fields + 1] = claimField
+        fields[#fields + 1] = int(claim)
+        fields[#fields + 1] = sumField
+        fields[#fields + 1] = int(claims - held + claim)
       end
+      if sliding and (want > 0 or since ~= nil) then
+        -- a claimant from now on (its part of the fading restarts with this claim), or none
+        local newSince = want > 0 and at or nil
+        local newCount = count + (newSince and 1 or 0) - (since and 1 or 0)
+        fields[#fields + 1] = sinceField
+        fields[#fields + 1] = newSince and int(newSince) or '-1'
+        fields[#fields + 1] = sinceSum
+        fields[#fields + 1] = int(sinces + (newSince or 0) - (since or 0))
+        fields[#fields + 1] = claimants
+        fields[#fields + 1] = int(newCount)
+      end
+      redis.call('HSET', key, unpack(fields))
       if v[1] == false then
         firstWrite(key, w, ttl)
       end

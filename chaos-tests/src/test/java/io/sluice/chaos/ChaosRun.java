@@ -258,10 +258,13 @@ final class ChaosRun implements AutoCloseable {
     return r;
   }
 
+  /** The key's window counts (fields named by a window index; the others are the nodes' claims). */
   private static long storedSum(RedisCommands<String, String> redis, String key) {
     long sum = 0;
-    for (String v : redis.hvals(key)) {
-      sum += Long.parseLong(v);
+    for (Map.Entry<String, String> e : redis.hgetall(key).entrySet()) {
+      if (e.getKey().chars().allMatch(Character::isDigit)) {
+        sum += Long.parseLong(e.getValue());
+      }
     }
     return sum;
   }

@@ -18,7 +18,7 @@ final class CounterEntry implements Serializable {
   private static final String[] NO_NODES = {};
 
   static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
-      NONE, PermitLog.EMPTY);
+      NONE, NONE, PermitLog.EMPTY);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -31,10 +31,15 @@ final class CounterEntry implements Serializable {
   private final String[] nodes;
   private final long[] sequences;
   private final long[] seenMillis;
-  /** Claims ({@code flush.lua}'s {@code c<window>:<node>} fields): window, node and permits, one per claim held. */
+  /**
+   * Claims ({@code flush.lua}'s {@code c<window>:<node>} and {@code t<window>:<node>} fields): window,
+   * node, permits, and for a sliding window's claimant the time of its claim from the window's start
+   * in us (-1: none); one per node and window.
+   */
   private final long[] claimWindows;
   private final String[] claimNodes;
   private final long[] claimValues;
+  private final long[] claimSince;
   /**
    * A sliding window log's permits (exact mode only). Null in an entry written before logs were kept
    * here: Java serialization leaves a field the stream does not have null; {@link #log()} reads it as
@@ -44,7 +49,7 @@ final class CounterEntry implements Serializable {
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
       long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues,
-      PermitLog log) {
+      long[] claimSince, PermitLog log) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -56,6 +61,7 @@ final class CounterEntry implements Serializable {
     this.claimWindows = claimWindows;
     this.claimNodes = claimNodes;
     this.claimValues = claimValues;
+    this.claimSince = claimSince;
     this.log = log;
   }
 
@@ -80,7 +86,7 @@ final class CounterEntry implements Serializable {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
       return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-          claimValues, log);
+          claimValues, claimSince, log);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -92,7 +98,7 @@ final class CounterEntry implements Serializable {
     System.arraycopy(windows, at, w, at + 1, windows.length - at);
     System.arraycopy(counts, at, c, at + 1, windows.length - at);
     return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, log);
+        claimValues, claimSince, log);
   }
 
   /**
@@ -109,29 +115,27 @@ final class CounterEntry implements Serializable {
     while (keep < windows.length && windows[keep] < window) {
       keep++;
     }
-    boolean oldClaims = false;
-    for (long cw : claimWindows) {
-      oldClaims |= cw < window - 1;
-    }
-    if (keep == 0 && !oldClaims) {
-      return this;
-    }
     int claims = 0;
     for (long cw : claimWindows) {
-      claims += cw >= window - 1 ? 1 : 0;
+      claims += cw >= window ? 1 : 0;
+    }
+    if (keep == 0 && claims == claimWindows.length) {
+      return this;
     }
     long[] cw = new long[claims];
     String[] cn = new String[claims];
     long[] cv = new long[claims];
+    long[] cs = new long[claims];
     for (int i = 0, j = 0; i < claimWindows.length; i++) {
-      if (claimWindows[i] >= window - 1) {
+      if (claimWindows[i] >= window) {
         cw[j] = claimWindows[i];
         cn[j] = claimNodes[i];
-        cv[j++] = claimValues[i];
+        cv[j] = claimValues[i];
+        cs[j++] = claimSince[i];
       }
     }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
-        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, log);
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, log);
   }
 
   boolean hasBucket() {
@@ -150,7 +154,7 @@ final class CounterEntry implements Serializable {
 
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, log);
+        claimValues, claimSince, log);
   }
 
   /** The sliding window log; empty when this key has none. */
@@ -160,7 +164,7 @@ final class CounterEntry implements Serializable {
 
   CounterEntry withLog(PermitLog log) {
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, log);
+        claimValues, claimSince, log);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -213,72 +217,88 @@ final class CounterEntry implements Serializable {
         kt[i] = tt[order[i - 1]];
       }
       return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues,
-          log);
+          claimSince, log);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, log);
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, log);
+  }
+
+  private int claimIndex(String nodeId, long window) {
+    for (int i = 0; i < claimWindows.length; i++) {
+      if (claimWindows[i] == window && claimNodes[i].equals(nodeId)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** The claim {@code nodeId} holds on a window; 0 if none. */
   long claimOf(String nodeId, long window) {
-    for (int i = 0; i < claimWindows.length; i++) {
-      if (claimWindows[i] == window && claimNodes[i].equals(nodeId)) {
-        return claimValues[i];
-      }
-    }
-    return 0;
+    int i = claimIndex(nodeId, window);
+    return i >= 0 ? claimValues[i] : 0;
+  }
+
+  /** Sliding window: when {@code nodeId} became a claimant of the window (us from its start), or -1. */
+  long claimSinceOf(String nodeId, long window) {
+    int i = claimIndex(nodeId, window);
+    return i >= 0 ? claimSince[i] : -1;
   }
 
   /** The sum of the claims on a window. */
   long claimsOn(long window) {
     long sum = 0;
     for (int i = 0; i < claimWindows.length; i++) {
-      if (claimWindows[i] == window) {
-        sum += claimValues[i];
-      }
+      sum += claimWindows[i] == window ? claimValues[i] : 0;
     }
     return sum;
   }
 
-  /** Sets {@code nodeId}'s claim on a window (0: none). */
-  CounterEntry withClaim(String nodeId, long window, long value) {
-    int found = -1;
+  /** Sliding window: the claimants of a window, other than {@code except}. */
+  int claimantsOn(long window, String except) {
+    int n = 0;
     for (int i = 0; i < claimWindows.length; i++) {
-      if (claimWindows[i] == window && claimNodes[i].equals(nodeId)) {
-        found = i;
-      }
+      n += claimWindows[i] == window && claimSince[i] >= 0 && !claimNodes[i].equals(except) ? 1 : 0;
     }
-    long[] cw;
-    String[] cn;
-    long[] cv;
-    if (found >= 0 && value == 0) {
-      int n = claimWindows.length - 1;
-      cw = new long[n];
-      cn = new String[n];
-      cv = new long[n];
-      for (int i = 0, j = 0; i < claimWindows.length; i++) {
-        if (i != found) {
-          cw[j] = claimWindows[i];
-          cn[j] = claimNodes[i];
-          cv[j++] = claimValues[i];
-        }
-      }
-    } else if (found >= 0) {
-      cw = claimWindows;
-      cn = claimNodes;
-      cv = claimValues.clone();
-      cv[found] = value;
-    } else if (value == 0) {
+    return n;
+  }
+
+  /** Sliding window: the sum of the claimants' times, other than {@code except}'s. */
+  long claimantTimesOn(long window, String except) {
+    long sum = 0;
+    for (int i = 0; i < claimWindows.length; i++) {
+      sum += claimWindows[i] == window && claimSince[i] >= 0 && !claimNodes[i].equals(except) ? claimSince[i] : 0;
+    }
+    return sum;
+  }
+
+  /** Sets {@code nodeId}'s claim on a window (0 and since -1: none). */
+  CounterEntry withClaim(String nodeId, long window, long value, long since) {
+    int found = claimIndex(nodeId, window);
+    boolean none = value == 0 && since < 0;
+    if (found < 0 && none) {
       return this;
-    } else {
-      cw = Arrays.copyOf(claimWindows, claimWindows.length + 1);
-      cn = Arrays.copyOf(claimNodes, claimNodes.length + 1);
-      cv = Arrays.copyOf(claimValues, claimValues.length + 1);
-      cw[cw.length - 1] = window;
-      cn[cn.length - 1] = nodeId;
-      cv[cv.length - 1] = value;
     }
-    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, log);
+    int n = claimWindows.length + (found < 0 ? 1 : none ? -1 : 0);
+    long[] cw = new long[n];
+    String[] cn = new String[n];
+    long[] cv = new long[n];
+    long[] cs = new long[n];
+    int j = 0;
+    for (int i = 0; i < claimWindows.length; i++) {
+      if (i != found) {
+        cw[j] = claimWindows[i];
+        cn[j] = claimNodes[i];
+        cv[j] = claimValues[i];
+        cs[j++] = claimSince[i];
+      }
+    }
+    if (!none) {
+      cw[j] = window;
+      cn[j] = nodeId;
+      cv[j] = value;
+      cs[j] = since;
+    }
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, log);
   }
 
   /** Nodes whose sequence this key remembers. */

@@ -100,7 +100,8 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
         if (apply) {
           long claim = wants[i] > 0 ? claim(state, i, w, held) : 0;
           boolean firstWrite = !state.hasWindow(w);
-          state = state.addToWindow(w, amounts[i]).withClaim(nodeId, w, claim);
+          long since = kinds[i] == WINDOW && wants[i] > 0 ? sinceWindowStart(i, w) : -1;
+          state = state.addToWindow(w, amounts[i]).withClaim(nodeId, w, claim, since);
           if (firstWrite) {
             // the window's first write: drop windows before the previous one, and live through the
             // next window (the TTL covers this window and the one after it, where this count still weighs)
@@ -152,18 +153,32 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
   /**
    * flush.lua's grant: what the node may still admit under its old claim while this flush came
    * (committed, kept), and of what is then free an even part between the nodes, at most what it asked
-   * for; a sliding window's previous count and claims weigh as they fade at the node's time.
+   * for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
+   * claimant holds an even part of what fades from the time of its claim (rate prev / window / nodes).
    */
   private long claim(CounterEntry state, int i, long w, long held) {
-    long committed = Math.max(0, held - amounts[i]);
+    long at = sinceWindowStart(i, w);
+    long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
+    double rate = (double) prev / windowMicros[i] / nodeCounts[i];
+    long committed = held - amounts[i];
+    long since = state.claimSinceOf(nodeId, w);
+    if (kinds[i] == WINDOW && since >= 0) {
+      committed += (long) Math.floor(rate * Math.max(0, at - since));
+    }
+    committed = Math.max(0, committed);
     double used = (double) state.count(w) + amounts[i] + (state.claimsOn(w) - held) + committed;
     if (kinds[i] == WINDOW) {
-      long elapsed = Math.max(0, Math.min(windowMicros[i], nowMicros - w * windowMicros[i]));
-      used += (double) (state.count(w - 1) + state.claimsOn(w - 1)) * (windowMicros[i] - elapsed) / windowMicros[i];
+      used += (double) (prev + state.claimsOn(w - 1)) * (windowMicros[i] - at) / windowMicros[i];
+      used += rate * Math.max(0, state.claimantsOn(w, nodeId) * at - state.claimantTimesOn(w, nodeId));
     }
     double free = Math.floor(capacities[i] - used);
     long extra = free > 0 ? (long) Math.ceil(free / nodeCounts[i]) : 0;
     return committed + Math.max(0, Math.min(extra, wants[i] - committed));
+  }
+
+  /** The node's time from the start of window w, in us, within the window. */
+  private long sinceWindowStart(int i, long w) {
+    return Math.max(0, Math.min(windowMicros[i], nowMicros - w * windowMicros[i]));
   }
 
   private int indexOf(byte[] key) {

@@ -68,6 +68,14 @@ final class KeyView {
   long claim = -1;
   /** The store's last answer granted no more than this node had already committed: nothing is free. */
   boolean noneFree;
+  /**
+   * Sliding window: when the claim was granted (ticker time of the flush that asked) and the nodes it
+   * was split between; from then the node also holds an even part of what the previous window frees.
+   */
+  long claimAt;
+  int claimNodes = 1;
+  /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
+  boolean prevClaimHeld;
   double rate;
   long rateSince = Long.MIN_VALUE;
   boolean hot;
@@ -123,6 +131,7 @@ final class KeyView {
     share = w == window + 1 ? nextShare : -1;
     nextShare = -1;
     deniedUnsent = 0;
+    prevClaimHeld = w == window + 1 && claim > 0;
     claim = -1; // a claim is on one window
     noneFree = false;
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over

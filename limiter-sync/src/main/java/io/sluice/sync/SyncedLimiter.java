@@ -89,10 +89,8 @@ public final class SyncedLimiter implements AutoCloseable {
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
   /**
-   * Fixed windows of ordinary limits: flushes ask the store for claims (see flush.lua), and a node
-   * admits within its claim, so that nodes never pass the limit together. (A sliding window frees
-   * budget continuously, which a claim does not follow yet: it keeps the shares of the remaining
-   * budget below, which may over-admit a little.)
+   * Window limits (not regional quotas): flushes ask the store for claims (see flush.lua), and a node
+   * admits within its claim, so that nodes never pass the limit together.
    */
   private final boolean claimsKept;
   /** The store answered a claim: views without one in their window get only the cold allowance. */
@@ -170,7 +168,7 @@ public final class SyncedLimiter implements AutoCloseable {
     this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
     this.leases = b.reservation ? (LeaseStore) b.store : null;
     this.credited = exact == null && leases == null;
-    this.claimsKept = credited && b.limit.algorithm() == Algorithm.FIXED_WINDOW && !regional;
+    this.claimsKept = credited && counter.kind() == Counter.Kind.WINDOW && !regional;
     this.nodeId = b.nodeId;
     this.ticker = b.ticker;
     this.windowNanos = b.limit.periodNanos();
@@ -512,9 +510,10 @@ public final class SyncedLimiter implements AutoCloseable {
     long batch = batchFor(view);
     long capacity = capacity(view);
     if (view.claim >= 0) {
-      // the store's claim, fresh or not: it is reserved for this node whatever the others do (what a
-      // sliding window frees comes with the next claims: taken here as well, it would be taken twice)
-      return view.claim;
+      // the store's claim, fresh or not: it is reserved for this node whatever the others do; with a
+      // sliding window also this node's part of what the previous window freed since the claim, as
+      // the store counts it (prev / window / nodes per unit of time)
+      return claimHeld(view, at);
     }
     if (claimsKept && storeKeepsClaims) {
       // no claim in this window yet (its first decisions, or a view the store has not answered):
@@ -535,6 +534,16 @@ public final class SyncedLimiter implements AutoCloseable {
     long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
     long errorBudget = (long) (capacity * maxError / nodes);
     return Math.max(0, Math.min(Math.max(Math.max(batch, inFlight), errorBudget), share));
+  }
+
+  /** What the view's claim lets this node admit at {@code at} beyond its counted permits (claim >= 0). */
+  private long claimHeld(KeyView view, long at) {
+    if (!sliding || view.claim < 0) {
+      return Math.max(0, view.claim);
+    }
+    long windowStart = view.window * windowNanos;
+    long since = Math.max(0, Math.min(at, windowStart + windowNanos) - Math.max(view.claimAt, windowStart));
+    return view.claim + (long) Math.floor((double) view.globalPrev * since / windowNanos / view.claimNodes + 1e-9);
   }
 
   /**
@@ -724,9 +733,11 @@ public final class SyncedLimiter implements AutoCloseable {
           }
           int group = store.group(counter, v.key);
           List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
-          if (v.unsentPrev > 0) {
+          if (v.unsentPrev > 0 || v.prevClaimHeld) {
+            // (a delta asks for no claim: it also gives up the one held on the window gone by)
             list.add(new Pending(v, new Delta(counter, v.key, v.window - 1, v.unsentPrev)));
             v.unsentPrev = 0;
+            v.prevClaimHeld = false;
           }
           // always send the current window, even with nothing new: the answer refreshes the view
           // (in reservation mode the lease answer does that, so only real deltas go)
@@ -859,9 +870,13 @@ public final class SyncedLimiter implements AutoCloseable {
           v.pendingCur -= p.delta.amount();
           v.syncedAt = now;
           if (claimsKept && result.claim(i) >= 0) {
-            long committed = Math.max(0, v.claim - p.delta.amount());
-            v.noneFree = p.delta.want() > committed && result.claim(i) <= committed;
+            long committed = Math.max(0, claimHeld(v, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros())) - p.delta.amount());
+            // little was free (less than an eighth of what was asked): a sync would not bring more
+            // worth its call before the regular one (see atLimit)
+            v.noneFree = p.delta.want() > committed && result.claim(i) - committed < Math.max(1, p.delta.want() / 8);
             v.claim = result.claim(i);
+            v.claimAt = TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros());
+            v.claimNodes = p.delta.nodes();
             storeKeepsClaims = true;
             if (v.claim > 0 && !v.queued) {
               // a claim held blocks the other nodes: the next regular sync gives it up if the key goes idle

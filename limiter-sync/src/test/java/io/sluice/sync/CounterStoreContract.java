@@ -176,22 +176,34 @@ abstract class CounterStoreContract {
     }
   }
 
-  /** A sliding window's previous count weighs in what is free as it fades, at the node's time. */
+  /**
+   * A sliding window's previous count weighs in what is free as it fades, at the node's time; what
+   * fades after a claim is the claimants' (an even part each, from the time of their claim), so it is
+   * not granted to anyone else, and a claimant keeps its part as committed.
+   */
   @Test
   void aSlidingWindowsClaimCountsThePreviousWindowAsItFades() {
     long windowMicros = 60_000_000L;
     long w = NOW_MICROS / windowMicros;
     long halfWay = w * windowMicros + windowMicros / 2;
+    long threeQuarters = halfWay + windowMicros / 4;
     try (CounterStore store = store(0)) {
       flush(store, new Batch("n1", 0, 1, halfWay, List.of(new Delta(window, "s", w - 1, 800))));
-      // half of the previous 800 still weighs: 1,000 - 400 free
-      FlushResult half = flush(store, new Batch("n1", 0, 2, halfWay, List.of(new Delta(window, "s", w, 0).claiming(5_000, 1))));
-      assertThat(half.previous(0)).isEqualTo(800);
-      assertThat(half.claim(0)).isEqualTo(600);
-      // another node, three quarters in: 200 weighs, 600 claimed: 200 free
-      FlushResult later = flush(store, new Batch("n2", 0, 1, halfWay + windowMicros / 4,
-          List.of(new Delta(window, "s", w, 0).claiming(5_000, 1))));
-      assertThat(later.claim(0)).isEqualTo(200);
+      // half of the previous 800 still weighs: 1,000 - 400 free, half of it for n1
+      FlushResult a = flush(store, new Batch("n1", 0, 2, halfWay, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
+      assertThat(a.previous(0)).isEqualTo(800);
+      assertThat(a.claim(0)).isEqualTo(300);
+      // three quarters in: 200 weighs, n1 holds 300 and its half of the 200 that faded since: 400 free
+      FlushResult b = flush(store, new Batch("n2", 0, 1, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
+      assertThat(b.claim(0)).isEqualTo(200);
+      // n1 again: its 300 and the 100 that faded for it are committed; 200 weighs, n2 holds 200: 200 free
+      FlushResult c = flush(store, new Batch("n1", 0, 3, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
+      assertThat(c.claim(0)).isEqualTo(500);
+      // giving claims up ends the shares of what fades: n3 alone then has all that is free
+      flush(store, new Batch("n1", 0, 4, threeQuarters, List.of(new Delta(window, "s", w, 0))));
+      flush(store, new Batch("n2", 0, 2, threeQuarters, List.of(new Delta(window, "s", w, 0))));
+      FlushResult d = flush(store, new Batch("n3", 0, 1, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 1))));
+      assertThat(d.claim(0)).isEqualTo(800);
     }
   }
 
