@@ -13,6 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The synchronized burst, run by every store: several nodes, each with its own store connection and
@@ -61,9 +63,11 @@ abstract class SyncedLimiterBurstCheck {
    * spend what it admitted, since its claim stays counted in the store. With shares of the remaining
    * budget instead of claims, the others would take all of it and pass the limit by what it admitted.
    */
-  @Test
-  void aNodeThatStopsFlushingCannotMakeTheOthersPassTheLimit() throws Exception {
-    Limit limit = Limit.fixedWindow("starved").limit(1_000).window(Duration.ofMinutes(1)).build();
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aNodeThatStopsFlushingCannotMakeTheOthersPassTheLimit(boolean sliding) throws Exception {
+    Limit limit = (sliding ? Limit.slidingWindowCounter("starved-s") : Limit.fixedWindow("starved"))
+        .limit(1_000).window(Duration.ofMinutes(1)).build();
     ManualTicker ticker = new ManualTicker();
     long window = Math.floorDiv(ticker.read(), limit.periodNanos());
     List<SyncedLimiter> nodes = new ArrayList<>();
