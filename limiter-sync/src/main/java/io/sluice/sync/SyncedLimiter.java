@@ -34,28 +34,25 @@ import java.util.function.IntSupplier;
  * node admitted since (pending). A request is admitted when
  * <ol>
  *   <li>the estimate over global and pending counts stays within the limit, and</li>
- *   <li>this node's pending permits stay within its <em>allowance</em>: the budget remaining at the
- *       last sync divided by 2N - 1 for N active nodes (rounded up; every other node may hold such a
- *       share unseen), or for a fixed window the node's claim. Far from the limit the
- *       allowance is large and only the batch size triggers flushes; near the limit it shrinks to a
- *       permit or two, so batches shrink as the budget shrinks and the nodes together can take at
- *       most the remaining budget plus one permit each between syncs.</li>
+ *   <li>this node's pending permits stay within its <em>allowance</em>.</li>
  * </ol>
- * <p>A fixed window's allowance is a <em>claim</em> the store granted with the node's last flush
- * (see {@code flush.lua}): permits reserved for this node, beyond what the store counted from it,
- * split from what no count and no other node's claim holds. Counts plus claims never pass the
- * limit, so nodes admitting within their claims never pass it together, however late a flush comes
- * (a starved or cut-off node's admissions are covered by its claim). Until its first claim in a
- * window a node admits only its part of the error budget ({@code limit * maxError / nodes}); a claim
- * asks for what the node would admit until its next answer, and one held on an idle key is given up
- * at the next regular sync.
+ * The allowance is a <em>claim</em> the store granted with the node's last flush (see
+ * {@code flush.lua}): permits reserved for this node beyond what the store counted from it, split
+ * from what no count and no other node's claim holds. Counts plus claims never pass the limit, so
+ * nodes admitting within their claims never pass it together, however late a flush comes (a starved
+ * or cut-off node's admissions are covered by its claim). A claim asks for what the node would admit
+ * until its next answer; near the limit the store grants less, so batches shrink as the budget does.
+ * A sliding window frees budget continuously as the previous window fades: each claimant also holds
+ * an even part of that, from the time of its claim. Until its first claim in a window a node admits
+ * only its part of the error budget ({@code limit * maxError / nodes}); a claim held on a key that
+ * went idle is given up at the next regular sync. A node that reaches its claim asks for a sync at
+ * once and denies until the answer comes (under-admission for one round trip), unless the store's
+ * last grant showed nothing worth an early sync.
  *
- * <p>A sliding window frees budget continuously as the previous window fades; its allowance is the
- * share above of what was left at the last sync, plus an even part of what faded since.
- * A view older than twice the sync interval is stale: other nodes may have spent the budget since,
- * so its allowance is the cold allowance ({@code limit * maxError / nodes}, at least 1) until a sync
- * refreshes it. A node that reaches its allowance asks for a sync at once and denies until the answer
- * comes (under-admission for one round trip, never over-admission).
+ * <p>Regional quotas (and a store that keeps no claims) use a share instead: the budget remaining
+ * at the last sync divided by 2N - 1 for N active nodes (every other node may hold such a share
+ * unseen), plus for a sliding window an even part of what faded since; a view older than twice the
+ * sync interval gets the cold allowance ({@code limit * maxError / nodes}, at least 1).
  *
  * <p>A key whose global count alone is over the limit is denied locally until the count can allow
  * it again (the end of the window, or enough decay of the previous window), without store calls.
@@ -64,7 +61,8 @@ import java.util.function.IntSupplier;
  * The flusher measures each key's admission rate between syncs; a key far above the running mean
  * (heavy hitter) gets batches and leases several times larger and wakes the flusher at most ten
  * times per sync interval, so one key cannot keep a store shard busy. (Splitting a hot key over
- * several Redis Cluster slots is not built: the store is one standalone Redis or Sentinel.)
+ * several Redis Cluster slots is not built: a claim is granted against the key's count and every
+ * node's claim in one atomic step, which needs them in one key.)
  *
  * <h2>When the store fails</h2>
  * Every store call goes through a Resilience4j circuit breaker (failure rate and slow-call rate,
@@ -517,8 +515,10 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     if (claimsKept && storeKeepsClaims) {
       // no claim in this window yet (its first decisions, or a view the store has not answered):
-      // within the error budget only, until the flush this asks for brings one
-      return Math.min(batch, (long) (capacity * maxError / nodes));
+      // this node's part of the error budget, until the flush this asks for brings one (all nodes'
+      // parts together are the over-admission the configuration accepts; a batch is no bound here:
+      // with a large limit a node would stall at every window start, waiting for its first claim)
+      return (long) (capacity * maxError / nodes);
     }
     if (!fresh) {
       return Math.max(1, Math.min(batch, (long) (capacity * maxError / nodes)));
