@@ -94,13 +94,14 @@ local function windowOf(field)
   return w
 end
 
--- the first write of window w: drop windows before the previous one and make the key live through
--- the next window (the TTL covers this window and the one after it, where this count still weighs),
--- never shortening a TTL the coordinator set for a longer share lease
-local function firstWrite(key, w, ttl)
+-- the first write of window w: drop windows before `keep` (the previous one; for a sliding window's
+-- claims the one before that too) and make the key live through the next window (the TTL covers
+-- this window and the one after it, where this count still weighs), never shortening a TTL the
+-- coordinator set for a longer share lease
+local function firstWrite(key, w, ttl, keep)
   for _, f in ipairs(redis.call('HKEYS', key)) do
     local fw = windowOf(f)
-    if fw ~= nil and fw < w - 1 then
+    if fw ~= nil and fw < keep then
       redis.call('HDEL', key, f)
     end
   end
@@ -113,7 +114,7 @@ end
 local function count(key, w, amount, ttl)
   local c = redis.call('HINCRBY', key, tostring(w), amount)
   if c == amount then
-    firstWrite(key, w, ttl)
+    firstWrite(key, w, ttl, w - 1)
   end
   return c
 end
@@ -156,7 +157,9 @@ for i = 1, n do
     -- one read and at most one write per key
     local v
     if sliding then
-      v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants)
+      local pps = int(w - 2)
+      v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
+          pps, 'T' .. ps, 'K' .. ps)
     else
       v = redis.call('HMGET', key, ws, claimField, sumField)
     end
@@ -193,7 +196,11 @@ for i = 1, n do
         end
         local used = cur + (claims - held) + committed
         if sliding then
-          used = used + (prev + tonumber(v[5] or '0')) * (windowMicros - at) / windowMicros
+          -- the previous window's count, the claims on it, and its claimants' parts of what faded
+          -- there (to its end: taken without a flush, so possibly not counted yet), all fading now
+          local prevFlow = tonumber(v[9] or '0') / windowMicros / nodes
+              * math.max(0, tonumber(v[11] or '0') * windowMicros - tonumber(v[10] or '0'))
+          used = used + (prev + tonumber(v[5] or '0') + prevFlow) * (windowMicros - at) / windowMicros
           local others, othersSince = count, sinces
           if since ~= nil then
             others, othersSince = count - 1, sinces - since
@@ -232,7 +239,7 @@ for i = 1, n do
       end
       redis.call('HSET', key, unpack(fields))
       if v[1] == false then
-        firstWrite(key, w, ttl)
+        firstWrite(key, w, ttl, sliding and w - 2 or w - 1)
       end
       held = claim
     end

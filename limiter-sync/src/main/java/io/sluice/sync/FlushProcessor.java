@@ -105,7 +105,8 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
           if (firstWrite) {
             // the window's first write: drop windows before the previous one, and live through the
             // next window (the TTL covers this window and the one after it, where this count still weighs)
-            state = state.dropBefore(w);
+            // (a sliding window keeps the one before the previous: its claimants' parts weigh, see claim)
+            state = kinds[i] == WINDOW ? state.dropOlderThan(w - 2) : state.dropBefore(w);
             ttlMillis = second[i];
           }
           held = claim;
@@ -168,7 +169,11 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     committed = Math.max(0, committed);
     double used = (double) state.count(w) + amounts[i] + (state.claimsOn(w) - held) + committed;
     if (kinds[i] == WINDOW) {
-      used += (double) (prev + state.claimsOn(w - 1)) * (windowMicros[i] - at) / windowMicros[i];
+      // the previous window's count, the claims on it, and its claimants' parts of what faded there
+      // (to its end: taken without a flush, so possibly not counted yet), all fading now
+      double prevFlow = (double) state.count(w - 2) / windowMicros[i] / nodeCounts[i]
+          * Math.max(0, state.claimantsOn(w - 1, null) * windowMicros[i] - state.claimantTimesOn(w - 1, null));
+      used += (prev + state.claimsOn(w - 1) + prevFlow) * (windowMicros[i] - at) / windowMicros[i];
       used += rate * Math.max(0, state.claimantsOn(w, nodeId) * at - state.claimantTimesOn(w, nodeId));
     }
     double free = Math.floor(capacities[i] - used);

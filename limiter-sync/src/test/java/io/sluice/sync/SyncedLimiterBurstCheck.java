@@ -105,6 +105,59 @@ abstract class SyncedLimiterBurstCheck {
     assertThat(storedCount(limit.name(), "k", window)).isEqualTo(admitted);
   }
 
+  /**
+   * Four nodes ask for a sliding window key at three times its limit for twenty windows, each on its
+   * own schedule, syncing every tenth of a window (and whenever a decision asks): at every decision
+   * the estimate over what all of them admitted (previous window weighted, as the algorithm counts)
+   * stays within the limit and the error budget; and the limit is used.
+   */
+  @Test
+  void slidingWindowNodesKeepTheEstimateWithinTheLimit() throws Exception {
+    Limit limit = Limit.slidingWindowCounter("fade").limit(1_000).window(Duration.ofSeconds(1)).build();
+    long windowNanos = limit.periodNanos();
+    ManualTicker ticker = new ManualTicker();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    List<CounterStore> stores = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      CounterStore store = nodeStore(n);
+      stores.add(store);
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("fade-" + n).ticker(ticker).activeNodes(() -> NODES)
+          .autoSync(false).build());
+    }
+    Map<Long, Long> admittedIn = new java.util.HashMap<>();
+    SplittableRandom random = new SplittableRandom(5);
+    long start = ticker.read();
+    double worst = 0;
+    long total = 0;
+    long stepNanos = windowNanos / 3_000; // 3,000 requests per window: three times the limit
+    for (long step = 0; step < 20 * 3_000; step++) {
+      ticker.advanceNanos(stepNanos);
+      long now = ticker.read();
+      SyncedLimiter node = nodes.get(random.nextInt(NODES));
+      if (node.tryAcquire("k")) {
+        long w = Math.floorDiv(now, windowNanos);
+        admittedIn.merge(w, 1L, Long::sum);
+        total++;
+        double weight = (double) (windowNanos - (now - w * windowNanos)) / windowNanos;
+        double estimate = admittedIn.getOrDefault(w - 1, 0L) * weight + admittedIn.get(w);
+        worst = Math.max(worst, estimate - limit.capacity());
+      }
+      if (step % 300 == 0 || node.takeSyncRequest()) {
+        node.syncNow();
+      }
+      if (step % 300 == 150) {
+        nodes.forEach(SyncedLimiter::syncNow);
+      }
+    }
+    nodes.forEach(SyncedLimiter::close);
+    stores.forEach(CounterStore::close);
+    double windows = (double) (ticker.read() - start) / windowNanos;
+    System.out.printf("%s: sliding window, 4 nodes at 3x: worst estimate over the limit %.2f, admitted %.1f%% of"
+        + " the limit per window%n", getClass().getSimpleName(), worst, total * 100.0 / limit.capacity() / windows);
+    assertThat(worst).as("estimate over the limit").isLessThanOrEqualTo(limit.capacity() * SyncedLimiter.Builder.DEFAULT_MAX_ERROR);
+    assertThat(total / windows).as("admitted per window").isGreaterThan(limit.capacity() * 0.95);
+  }
+
   @Test
   void storeCountEqualsAdmittedAndOverAdmissionStaysSmall() throws Exception {
     Limit limit = Limit.fixedWindow("it").limit(2_000).window(Duration.ofMinutes(1)).build();
