@@ -331,11 +331,12 @@ public final class SyncedLimiter implements AutoCloseable {
           urgent = !fresh || !atLimit(view, globalEstimate, at);
         }
       } else {
-        long allowance = allowance(view, globalEstimate, fresh, at);
+        boolean limitReached = atLimit(view, globalEstimate, at);
+        long allowance = allowance(view, globalEstimate, fresh, at, limitReached);
         if (own + cost > allowance) {
           admit = false;
           // a sync may show budget the other nodes left; at the limit it shows none worth the call
-          urgent = !fresh || !atLimit(view, globalEstimate, at);
+          urgent = !fresh || !limitReached;
           retryAfter = syncIntervalNanos;
         } else {
           admit = true;
@@ -345,7 +346,7 @@ public final class SyncedLimiter implements AutoCloseable {
           // over-admission tripled when it waited for two round trips' demand); at the limit only a
           // full batch (see atLimit)
           long batch = batchFor(view);
-          long trigger = atLimit(view, globalEstimate, at) ? batch : Math.max(1, Math.min(batch, allowance / 2));
+          long trigger = limitReached ? batch : Math.max(1, Math.min(batch, allowance / 2));
           urgent = !fresh || view.unsentCur + cost >= trigger;
           if (fresh && credited) {
             // what this branch would go on admitting, with nothing else changing: the next decisions
@@ -491,19 +492,17 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   /**
-   * What this node may admit beyond the global counts it last saw.
+   * What this node may admit beyond the counts the store has from it: its claim (see the class
+   * comment), or its part of the error budget before its first claim in the window.
    *
-   * <p>Near the limit: the remaining budget R divided by {@code 2N - 1} for N nodes, since every other
-   * node may hold an allowance of its own that this view does not show yet (N nodes holding one such
-   * share each still fit in R). Far from the limit: enough to keep admitting while a flush is in
-   * flight (four times the key's demand over a flush cycle or store round trip, whichever is
-   * longer), at least one batch, and at least this node's part of the error budget,
-   * {@code limit * maxError / N} (so that a large limit is never refused for want of a sync); not
-   * more, because an allowance granted but not yet used is invisible to the other nodes, so a node
-   * that stalls after a sync and wakes after the others spent the budget over-admits by at most that.
-   * A stale or unknown view gets the cold allowance, {@code limit * maxError / N}, at most a batch.
+   * <p>Without claims (regional quotas, a store that keeps none), a share: near the limit the
+   * remaining budget R divided by {@code 2N - 1} for N nodes, since every other node may hold a share
+   * of its own that this view does not show yet (N nodes holding one such share each still fit in R);
+   * far from the limit {@link #untilNextAnswer}, not more, because a share granted but not yet used is
+   * invisible to the other nodes. A stale or unknown view gets the cold allowance,
+   * {@code limit * maxError / N}, at most a batch.
    */
-  private long allowance(KeyView view, double globalEstimate, boolean fresh, long at) {
+  private long allowance(KeyView view, double globalEstimate, boolean fresh, long at, boolean limitReached) {
     int nodes = Math.max(1, activeNodes.getAsInt());
     long batch = batchFor(view);
     long capacity = capacity(view);
@@ -530,10 +529,8 @@ public final class SyncedLimiter implements AutoCloseable {
     // rounded up, so that the last permits of a window are not left unused; at the limit rounded
     // down, since there every node rounding up at every sync would add up to N permits a sync (the
     // weights are doubles: 1e-9 keeps 49.99999999999 from losing a permit)
-    long share = (long) (atLimit(view, globalEstimate, at) ? Math.floor(exactShare + 1e-9) : Math.ceil(exactShare));
-    long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
-    long errorBudget = (long) (capacity * maxError / nodes);
-    return Math.max(0, Math.min(Math.max(Math.max(batch, inFlight), errorBudget), share));
+    long share = (long) (limitReached ? Math.floor(exactShare + 1e-9) : Math.ceil(exactShare));
+    return Math.max(0, Math.min(untilNextAnswer(view), share));
   }
 
   /** What the view's claim lets this node admit at {@code at} beyond its counted permits (claim >= 0). */
@@ -547,11 +544,13 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   /**
-   * The claim a flush asks for: what the node would admit far from the limit before its next
-   * answer (a batch, four times its demand over a flush cycle or round trip, or its part of the
-   * error budget, whichever is most). The store grants less near the limit.
+   * What the node would admit far from the limit before its next answer, the claim a flush asks for:
+   * a batch, four times the key's demand over a flush cycle or store round trip (whichever is
+   * longer), or this node's part of the error budget, {@code limit * maxError / N} (so that a large
+   * limit is never refused for want of a sync), whichever is most. The store grants less near the
+   * limit.
    */
-  private long claimWanted(KeyView view) {
+  private long untilNextAnswer(KeyView view) {
     int nodes = Math.max(1, activeNodes.getAsInt());
     long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
     long errorBudget = (long) (capacity(view) * maxError / nodes);
@@ -747,7 +746,7 @@ public final class SyncedLimiter implements AutoCloseable {
               // a claim for what the node will admit until its next answer; none once the key has
               // been idle for a sync interval (a claim held blocks the other nodes)
               boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > syncIntervalNanos;
-              d = d.claiming(idle ? 0 : Math.min(claimWanted(v), counter.limit().capacity()),
+              d = d.claiming(idle ? 0 : Math.min(untilNextAnswer(v), counter.limit().capacity()),
                   Math.max(1, activeNodes.getAsInt()));
             }
             list.add(new Pending(v, d));
@@ -870,12 +869,13 @@ public final class SyncedLimiter implements AutoCloseable {
           v.pendingCur -= p.delta.amount();
           v.syncedAt = now;
           if (claimsKept && result.claim(i) >= 0) {
-            long committed = Math.max(0, claimHeld(v, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros())) - p.delta.amount());
+            long askedAt = TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros());
+            long committed = Math.max(0, claimHeld(v, askedAt) - p.delta.amount());
             // little was free (less than an eighth of what was asked): a sync would not bring more
             // worth its call before the regular one (see atLimit)
             v.noneFree = p.delta.want() > committed && result.claim(i) - committed < Math.max(1, p.delta.want() / 8);
             v.claim = result.claim(i);
-            v.claimAt = TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros());
+            v.claimAt = askedAt;
             v.claimNodes = p.delta.nodes();
             storeKeepsClaims = true;
             if (v.claim > 0 && !v.queued) {
