@@ -487,10 +487,7 @@ public final class DistributedBenchmark {
     }
     waitUntil(start - 50_000_000L);
     resetStats();
-    long callsBefore = 0;
-    for (Node node : nodes) {
-      callsBefore = callsBefore < 0 || node.storeCalls() < 0 ? -1 : callsBefore + node.storeCalls();
-    }
+    long callsBefore = storeCalls(nodes);
     for (Thread w : workers) {
       w.join(OA_WINDOWS * windowNanos / 1_000_000 + 15_000);
       if (w.isAlive()) {
@@ -500,10 +497,8 @@ public final class DistributedBenchmark {
     Map<String, Long> mix = commandStats();
     StringBuilder stats = new StringBuilder();
     long swallowed = 0;
-    long storeCalls = -callsBefore;
-    for (Node node : nodes) {
-      storeCalls = callsBefore < 0 || node.storeCalls() < 0 ? -1 : storeCalls + node.storeCalls();
-    }
+    long callsAfter = storeCalls(nodes);
+    long storeCalls = callsBefore < 0 || callsAfter < 0 ? -1 : callsAfter - callsBefore;
     for (Node node : nodes) {
       String s = node.stats();
       if (!s.isEmpty() && stats.length() == 0) {
@@ -559,6 +554,18 @@ public final class DistributedBenchmark {
     long commands = mix.values().stream().mapToLong(Long::longValue).sum();
     return new OverAdmission(impl, burst, admittedPerWindow, attemptsPerWindow, lateTotal, commands, storeCalls, mix,
         storeCounts, stats.toString());
+  }
+
+  /** The nodes' store calls so far, or -1 if one of them does not count them. */
+  private static long storeCalls(List<Node> nodes) {
+    long sum = 0;
+    for (Node node : nodes) {
+      if (node.storeCalls() < 0) {
+        return -1;
+      }
+      sum += node.storeCalls();
+    }
+    return sum;
   }
 
   private static void waitUntil(long epochNanos) {
