@@ -5,13 +5,16 @@
 -- KEYS[n+2]    regional quotas only (ARGV[4] > 0): the limit's demand index, a sorted set of the keys
 --              seen per window (their counter keys), which the region coordinator reads (standalone
 --              Redis only)
--- ARGV[1]      the batch's sequence number (per node and group, increasing)
+-- ARGV[1]      the batch's sequence number (per node and group, increasing); 0 marks a claim-only batch:
+--              window deltas with no permits that only ask for claims, applied every time (there is
+--              nothing to count twice) and leaving the node's sequence alone, so that a decision may
+--              ask for a claim while the node's flushes are on their way
 -- ARGV[2]      sequence key TTL, seconds
 -- ARGV[3]      the node's time, microseconds since the epoch
 -- ARGV[4]      the demand index's TTL in ms, or 0 when the batch has no regional deltas
 -- ARGV[5]      the node's id: the owner of the claims below
 -- then per delta, in KEYS order:
---   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us
+--   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need
 --                                                          -- window counts (sliding window)
 --   'f', the same                                          -- window counts (fixed window)
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
@@ -21,8 +24,11 @@
 -- what the store has counted from it; the key keeps each node's claim ('c<window>:<node>') and their
 -- sum ('C<window>'). A flush that asks for a claim (want > 0) is granted what is free, the capacity
 -- less the count, the other nodes' claims and what this node may still admit under its old claim
--- while this flush was on its way (old claim - amount: committed, so kept), split between the nodes
--- (at most want); want 0 gives the claim up. Counts plus claims never pass the capacity, so nodes
+-- while this flush was on its way (old claim - amount: committed, so kept); all claims together hold
+-- at most half of what no count holds, each node an even part of that (at most want); want 0 gives
+-- the claim up. A node deciding a request it holds no claim for asks
+-- for a claim of at least `need`: it gets that much whenever that much is free, even where the even
+-- part is smaller (a small limit, many nodes, a cost above one). Counts plus claims never pass the capacity, so nodes
 -- that admit within their claims never pass it together, however late their flushes come. For a
 -- sliding window the previous window's count and claims weigh as they fade at the node's time, and
 -- what fades is budget freed continuously: each claimant also holds an even part of it (prev /
@@ -52,7 +58,7 @@ if n < 1 or indexTtl == nil then
       .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
 end
 -- the layout is checked before anything is written: a script that fails half way keeps its writes
-local width = {w = 8, f = 8, g = 4, r = 5}
+local width = {w = 9, f = 9, g = 4, r = 5}
 local cursor = 6
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -66,12 +72,25 @@ if cursor ~= #ARGV + 1 then
 end
 
 local seq = tonumber(ARGV[1])
--- one command in the usual case: record this sequence and read the one before it; a replay (the
--- sequence was seen) puts the newer one back
-local previousSeq = redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'GET')
-local apply = seq > tonumber(previousSeq or '-1')
-if not apply then
-  redis.call('SET', KEYS[1], previousSeq, 'EX', ARGV[2])
+local apply = true
+if seq == 0 then
+  -- claim only: every delta a window delta without permits
+  cursor = 6
+  for _ = 1, n do
+    local kind = ARGV[cursor]
+    if (kind ~= 'w' and kind ~= 'f') or tonumber(ARGV[cursor + 3]) ~= 0 then
+      return redis.error_reply('ERR flush: a claim-only batch carries window deltas without permits')
+    end
+    cursor = cursor + width[kind]
+  end
+else
+  -- one command in the usual case: record this sequence and read the one before it; a replay (the
+  -- sequence was seen) puts the newer one back
+  local previousSeq = redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'GET')
+  apply = seq > tonumber(previousSeq or '-1')
+  if not apply then
+    redis.call('SET', KEYS[1], previousSeq, 'EX', ARGV[2])
+  end
 end
 local now = tonumber(ARGV[3])
 local node = ARGV[5]
@@ -149,7 +168,8 @@ for i = 1, n do
     local capacity = tonumber(ARGV[cursor + 5])
     local nodes = tonumber(ARGV[cursor + 6])
     local windowMicros = tonumber(ARGV[cursor + 7])
-    cursor = cursor + 8
+    local need = tonumber(ARGV[cursor + 8])
+    cursor = cursor + 9
     local sliding = kind == 'w'
     local ws, ps = int(w), int(w - 1)
     local claimField, sumField = 'c' .. ws .. ':' .. node, 'C' .. ws
@@ -210,7 +230,16 @@ for i = 1, n do
         local free = math.floor(capacity - used)
         local extra = 0
         if free > 0 then
-          extra = math.ceil(free / nodes)
+          -- claims held ahead of demand take at most half of what no count holds (each node an even
+          -- part of it), so that unused claims of other nodes never deny a key below half its limit
+          local spare = math.floor((free - (claims - held) - committed) / 2)
+          if spare > 0 then
+            extra = math.ceil(spare / nodes)
+          end
+          -- what the node needs for the request it is deciding, when that much is free
+          if need - committed > extra then
+            extra = math.min(need - committed, free)
+          end
         end
         if extra > want - committed then
           extra = want - committed

@@ -8,6 +8,12 @@ import java.util.List;
  * store can tell a retry (same sequence) from new work and never apply it twice.
  */
 public final class Batch {
+  /**
+   * The sequence of a claim-only batch: window deltas without permits that only ask for claims. The
+   * store applies it every time and leaves the node's sequence alone (there is nothing to count
+   * twice), so a decision may ask for a claim while the node's numbered flushes are on their way.
+   */
+  public static final long CLAIM_ONLY = 0;
   private final String nodeId;
   private final int group;
   private final long sequence;
@@ -23,6 +29,14 @@ public final class Batch {
     }
     if (deltas == null || deltas.isEmpty()) {
       throw new IllegalArgumentException("deltas: must not be empty");
+    }
+    if (sequence == CLAIM_ONLY) {
+      for (Delta d : deltas) {
+        if (d.amount() != 0 || d.denied() != 0 || d.counter().kind() != Counter.Kind.WINDOW || d.counter().regional()) {
+          throw new IllegalArgumentException("deltas: a claim-only batch (sequence 0) carries window deltas of"
+              + " ordinary limits without permits, got " + d);
+        }
+      }
     }
     this.nodeId = nodeId;
     this.group = group;
@@ -44,6 +58,11 @@ public final class Batch {
 
   public int group() {
     return group;
+  }
+
+  /** Whether this is a claim-only batch ({@link #CLAIM_ONLY}). */
+  public boolean claimOnly() {
+    return sequence == CLAIM_ONLY;
   }
 
   public long sequence() {

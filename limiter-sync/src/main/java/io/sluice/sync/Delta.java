@@ -14,6 +14,8 @@ public final class Delta {
   /** Window counters: the claim asked for (0 gives it up) and the nodes it is split between. */
   private final long want;
   private final int nodes;
+  /** Window counters: the least claim the node needs now, granted whenever that much is free. */
+  private final long need;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -43,9 +45,10 @@ public final class Delta {
     this.denied = denied;
     this.want = 0;
     this.nodes = 1;
+    this.need = 0;
   }
 
-  private Delta(Delta d, long want, int nodes) {
+  private Delta(Delta d, long want, long need, int nodes) {
     this.counter = d.counter;
     this.key = d.key;
     this.window = d.window;
@@ -53,6 +56,7 @@ public final class Delta {
     this.denied = d.denied;
     this.want = want;
     this.nodes = nodes;
+    this.need = need;
   }
 
   /**
@@ -64,13 +68,28 @@ public final class Delta {
    * @throws IllegalArgumentException for want outside 0..2^53 or nodes below 1
    */
   public Delta claiming(long want, int nodes) {
+    return claiming(want, 0, nodes);
+  }
+
+  /**
+   * Like {@link #claiming(long, int)}, with the least claim the node needs now: the store grants at
+   * least {@code need} (counting what the node still holds) whenever that much is free, even where
+   * the node's even part of what is free is smaller. A node asks for it to decide a request it
+   * holds no claim for: a small limit, many nodes or a large cost must not deny a key below its limit.
+   *
+   * @throws IllegalArgumentException for want outside 0..2^53, need outside 0..want, or nodes below 1
+   */
+  public Delta claiming(long want, long need, int nodes) {
     if (want < 0 || want >= Counter.LUA_MAX_EXACT) {
       throw new IllegalArgumentException("want: must be between 0 and 2^53, got " + want);
+    }
+    if (need < 0 || need > want) {
+      throw new IllegalArgumentException("need: must be between 0 and want " + want + ", got " + need);
     }
     if (nodes < 1) {
       throw new IllegalArgumentException("nodes: must be at least 1, got " + nodes);
     }
-    return new Delta(this, want, nodes);
+    return new Delta(this, want, need, nodes);
   }
 
   public Counter counter() {
@@ -92,6 +111,11 @@ public final class Delta {
   /** The claim asked for; 0: none (a held claim is given up). */
   public long want() {
     return want;
+  }
+
+  /** The least claim the node needs now (0: none). */
+  public long need() {
+    return need;
   }
 
   /** The nodes a claim is split between. */

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * in one of three modes: {@link #READ} never applies; {@link #IF_KNOWN} applies
  * when the entry knows the node and the sequence is above its last one, and answers {@link #UNKNOWN}
  * without applying when the entry does not know the node (a new key, or one that expired); {@link
- * #IF_NEWER} applies when the sequence is above the node's last one, or the node is unknown here.
+ * #IF_NEWER} applies when the sequence is above the node's last one, or the node is unknown here;
+ * {@link #CLAIM} (a claim-only batch, no permits) always applies and records no sequence.
  *
  * <p>Returns {@code [status, v1, v2, ...]}: status {@link #APPLIED}, {@link #SEEN} (not applied: a
  * retry or a replay) or {@link #UNKNOWN}; then three values per delta, as in {@link FlushResult}: the
@@ -34,6 +35,8 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
   static final byte READ = 0;
   static final byte IF_KNOWN = 1;
   static final byte IF_NEWER = 2;
+  /** A claim-only batch ({@link Batch#CLAIM_ONLY}): applied every time, the node's sequence left alone. */
+  static final byte CLAIM = 3;
   static final long SEEN = 0;
   static final long APPLIED = 1;
   static final long UNKNOWN = 2;
@@ -58,12 +61,14 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
   private final long[] capacities;
   private final int[] nodeCounts;
   private final long[] windowMicros;
+  /** Per window delta, as flush.lua's: the least claim the node needs now. */
+  private final long[] needs;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
   FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
       byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts, long[] wants,
-      long[] capacities, int[] nodeCounts, long[] windowMicros) {
+      long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs) {
     this.nodeId = nodeId;
     this.sequence = sequence;
     this.nowMicros = nowMicros;
@@ -81,6 +86,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     this.capacities = capacities;
     this.nodeCounts = nodeCounts;
     this.windowMicros = windowMicros;
+    this.needs = needs;
   }
 
   @Override
@@ -88,7 +94,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     CounterEntry state = entry.getValue() == null ? CounterEntry.EMPTY : entry.getValue();
     long last = state.sequenceOf(nodeId);
     boolean unknown = mode == IF_KNOWN && last < 0;
-    boolean apply = mode != READ && !unknown && sequence > last;
+    boolean apply = mode == CLAIM || (mode != READ && !unknown && sequence > last);
     int k = indexOf(entry.getKey());
     long[] out = new long[1 + 3 * (from[k + 1] - from[k])];
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
@@ -136,7 +142,9 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
       }
     }
     if (apply) {
-      state = state.withSequence(nodeId, sequence, wallMillis, retainMillis, maxNodes);
+      if (mode != CLAIM) {
+        state = state.withSequence(nodeId, sequence, wallMillis, retainMillis, maxNodes);
+      }
       if (entry instanceof ExtendedMapEntry) {
         ExtendedMapEntry<byte[], CounterEntry> e = (ExtendedMapEntry<byte[], CounterEntry>) entry;
         if (ttlMillis > 0) {
@@ -153,8 +161,9 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
 
   /**
    * flush.lua's grant: what the node may still admit under its old claim while this flush came
-   * (committed, kept), and of what is then free an even part between the nodes, at most what it asked
-   * for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
+   * (committed, kept), and an even part between the nodes of half of what no count holds, less the
+   * claims (or what the node needs now, when that is more and that much is free), at most what it
+   * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
    * claimant holds an even part of what fades from the time of its claim (rate prev / window / nodes).
    */
   private long claim(CounterEntry state, int i, long w, long held) {
@@ -177,7 +186,13 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
       used += rate * Math.max(0, state.claimantsOn(w, nodeId) * at - state.claimantTimesOn(w, nodeId));
     }
     double free = Math.floor(capacities[i] - used);
-    long extra = free > 0 ? (long) Math.ceil(free / nodeCounts[i]) : 0;
+    // claims held ahead of demand take at most half of what no count holds (each node an even part
+    // of it), so that unused claims of other nodes never deny a key below half its limit
+    double spare = Math.floor((free - (state.claimsOn(w) - held) - committed) / 2);
+    long extra = free > 0 && spare > 0 ? (long) Math.ceil(spare / nodeCounts[i]) : 0;
+    if (free > 0 && needs[i] - committed > extra) {
+      extra = (long) Math.min(needs[i] - committed, free); // what the node needs now, when that much is free
+    }
     return committed + Math.max(0, Math.min(extra, wants[i] - committed));
   }
 

@@ -250,6 +250,11 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     long[] values = new long[2 * deltas.size()];
     long[] claims = new long[deltas.size()];
     try {
+      if (batch.claimOnly()) {
+        // no permits to count twice: applied on every key, the node's sequences left alone
+        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims)
+            .thenApply(round -> new FlushResult(true, values, null, claims));
+      }
       // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
       return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims).thenComposeAsync(first -> {
         if (first.unknown.isEmpty()) {
@@ -311,6 +316,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     long[] capacities = new long[n];
     int[] nodeCounts = new int[n];
     long[] windowMicros = new long[n];
+    long[] needs = new long[n];
     Map<ByteBuffer, Integer> keyIndex = new HashMap<>(byKey.size() * 2);
     Set<byte[]> keySet = new HashSet<>(byKey.size() * 2); // byte[] hashes by identity: one array per key
     int k = 0;
@@ -332,6 +338,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           capacities[i] = c.limit().capacity();
           nodeCounts[i] = delta.nodes();
           windowMicros[i] = c.windowNanos() / 1_000;
+          needs[i] = delta.need();
         } else {
           kinds[i] = FlushProcessor.GCRA;
           first[i] = c.scale();
@@ -344,7 +351,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     from[k] = i;
     FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
         sequenceTtlMillis, MAX_NODES_PER_KEY, mode, keys, from, kinds, first, second, amounts, wants, capacities,
-        nodeCounts, windowMicros);
+        nodeCounts, windowMicros, needs);
     // only gathers the answers: may run on the Hazelcast thread that has them
     return onCompletion(counters.submitToKeys(keySet, processor), DIRECT).thenApply(answers -> {
       if (answers.size() != keys.length) {

@@ -7,7 +7,8 @@ import java.lang.invoke.VarHandle;
  * One node's view of one key of a window limit: the global counts of the current and previous
  * windows as of the last sync, and what this node admitted that the store has not acknowledged yet
  * (pending), of which a part is not even sent (unsent). Guarded by its own monitor: every critical
- * section is a few arithmetic steps, and no store call is ever made while holding it.
+ * section is a few arithmetic steps, except a decision that asks the store for a claim, which holds
+ * it through that one call (the key's other decisions would wait for the answer anyway).
  *
  * <p>Besides the monitor, a view holds a <em>credit</em>: permits that decisions may take with one
  * compare-and-set and no monitor, until a ticker time. A decision under the monitor grants it (as
@@ -51,6 +52,8 @@ final class KeyView {
   long deniedUntil = Long.MIN_VALUE;
   /** In the dirty queue, waiting for a flush. */
   boolean queued;
+  /** A decision asked for a sync of this key (the view is queued): the next sync sends it, whatever it holds. */
+  boolean syncWanted;
   /** Reservation mode: permits granted for {@link #window} and not used yet. */
   long leased;
   /** Reservation mode: a lease was asked for and not answered yet. */
@@ -66,8 +69,16 @@ final class KeyView {
    * beyond what the store has counted from it; -1 while it has none there (see flush.lua).
    */
   long claim = -1;
-  /** The store's last answer granted no more than this node had already committed: nothing is free. */
+  /** The store's last answer granted less than an eighth of what was asked: little is free. */
   boolean noneFree;
+  /** The store's last answer granted nothing beyond what this node had committed: nothing is free. */
+  boolean nothingFree;
+  /**
+   * Ticker time a decision last asked the store for a claim (Long.MIN_VALUE: never), and what it
+   * asked for beyond the request: a key asking again soon asks for twice as much.
+   */
+  long lastClaimAsked = Long.MIN_VALUE;
+  long claimAhead;
   /**
    * Sliding window: when the claim was granted (ticker time of the flush that asked) and the nodes it
    * was split between; from then the node also holds an even part of what the previous window frees.
@@ -134,6 +145,7 @@ final class KeyView {
     prevClaimHeld = w == window + 1 && claim > 0;
     claim = -1; // a claim is on one window
     noneFree = false;
+    nothingFree = false;
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
     lastRemaining = -1;
     window = w;

@@ -166,7 +166,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     Counter regional = null;
     int argCount = 5;
     for (Delta d : deltas) {
-      argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 8 : 4;
+      argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 9 : 4;
       if (d.counter().regional()) {
         if (config.cluster()) {
           throw new IllegalArgumentException("counter: regional quotas need a standalone Redis per region (their"
@@ -213,6 +213,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         args[a++] = ascii(c.limit().capacity());
         args[a++] = ascii(d.nodes());
         args[a++] = ascii(c.windowNanos() / 1_000);
+        args[a++] = ascii(d.need());
       }
     }
     return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));

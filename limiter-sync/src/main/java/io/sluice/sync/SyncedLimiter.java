@@ -91,7 +91,10 @@ public final class SyncedLimiter implements AutoCloseable {
    * admits within its claim, so that nodes never pass the limit together.
    */
   private final boolean claimsKept;
-  /** The store answered a claim: views without one in their window get only the cold allowance. */
+  /**
+   * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
+   * cannot pay asks the store for one, and waits for it, instead of denying.
+   */
   private volatile boolean storeKeepsClaims;
   /** Approximate mode: decisions may take a view's credit without its monitor (see {@link KeyView}). */
   private final boolean credited;
@@ -111,7 +114,13 @@ public final class SyncedLimiter implements AutoCloseable {
   private final StoreFailurePolicy onStoreFailure;
   private final CircuitBreaker breaker;
   private final long heartbeatIntervalNanos;
-  private volatile int registeredNodes = 1;
+  /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
+  private volatile int registeredNodes;
+  /** The node count comes from the builder, not the registry. */
+  private final boolean nodesGiven;
+  /** Decisions that waited for a store call (exact checks and claims asked for on the decision path). */
+  private final LongAdder waitedDecisions = new LongAdder();
+  private final LongAdder waitedNanos = new LongAdder();
   private long lastHeartbeat = Long.MIN_VALUE;
 
   private final ConcurrentHashMap<String, KeyView> views = new ConcurrentHashMap<>();
@@ -176,6 +185,8 @@ public final class SyncedLimiter implements AutoCloseable {
     this.staleAfterNanos = 2 * syncIntervalNanos;
     this.maxError = b.maxError;
     this.activeNodes = b.activeNodes != null ? b.activeNodes : () -> registeredNodes;
+    this.nodesGiven = b.activeNodes != null;
+    this.storeKeepsClaims = claimsKept;
     this.maxKeys = b.maxKeys;
     this.flushTimeout = b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
@@ -265,7 +276,9 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     boolean fallback = storeDown();
     if (exact != null && !fallback) {
+      long askedAt = System.nanoTime();
       ExactResult r = guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
+      waited(askedAt);
       if (r != null) {
         return exactDecision(key, now, cost, r);
       }
@@ -281,6 +294,11 @@ public final class SyncedLimiter implements AutoCloseable {
     synchronized (view) {
       settle(view);
       view.roll(w, orphanSink);
+      boolean asked = false; // at most one store call per decision
+      while (true) {
+      urgent = false;
+      fromLease = false;
+      retryAfter = 0;
       long at = Math.max(now, view.window * windowNanos); // a thread behind counts in the newer window
       double prevWeight = sliding ? (double) (windowNanos - (at - view.window * windowNanos)) / windowNanos : 0;
       double globalEstimate = view.globalPrev * prevWeight + view.globalCur;
@@ -329,10 +347,29 @@ public final class SyncedLimiter implements AutoCloseable {
           // our own pending may have been counted already: fresh counts may show room, unless the
           // key was at its limit then too
           urgent = !fresh || !atLimit(view, globalEstimate, at);
+          if (!asked && asksClaims()) {
+            // only the store knows: ask it now (its answer refreshes the counts) and decide again
+            asked = true;
+            if (!askClaim(view, now, (long) Math.ceil(own + cost))) {
+              fallback = true;
+            }
+            continue;
+          }
         }
       } else {
         boolean limitReached = atLimit(view, globalEstimate, at);
         long allowance = allowance(view, globalEstimate, fresh, at, limitReached);
+        if (own + cost > allowance && !asked && asksClaims() && !(fresh && view.claim >= 0 && view.nothingFree)) {
+          // below the limit as far as this node knows, and no claim that pays for the request: a
+          // denial would be a guess, so the store decides, in one round trip (a key with a claim that
+          // pays never gets here). Only where the store's last answer, fresh, had nothing free does
+          // the node deny without asking.
+          asked = true;
+          if (!askClaim(view, now, (long) Math.ceil(own + cost))) {
+            fallback = true;
+          }
+          continue;
+        }
         if (own + cost > allowance) {
           admit = false;
           // a sync may show budget the other nodes left; at the limit it shows none worth the call
@@ -363,7 +400,13 @@ public final class SyncedLimiter implements AutoCloseable {
           }
         }
       }
-      view.hits += cost; // demand, allowed or not: the rate that decides how much to hold between syncs
+      // demand, allowed or not: the rate that decides how much to hold between syncs (measured from
+      // the key's first request, which starts the clock: one request alone is no rate)
+      if (view.rateSince == Long.MIN_VALUE) {
+        view.rateSince = now;
+      } else {
+        view.hits += cost;
+      }
       view.demandAt = now;
       if (regional && !admit) {
         view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
@@ -377,6 +420,7 @@ public final class SyncedLimiter implements AutoCloseable {
         }
       }
       boolean wantsSync = urgent;
+      view.syncWanted |= urgent;
       if (urgent && view.hot) {
         // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
         // next regular sync, and its larger batches cover the gap
@@ -389,6 +433,8 @@ public final class SyncedLimiter implements AutoCloseable {
       if (((admit && !fromLease) || wantsSync || (regional && !admit)) && !view.queued) {
         view.queued = true;
         dirty.add(view);
+      }
+      break;
       }
     }
     if (urgent) {
@@ -424,6 +470,65 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     return Decision.of(outcome, limit, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
         TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()));
+  }
+
+  /** Whether a decision the view cannot pay for asks the store for a claim (and waits for it). */
+  private boolean asksClaims() {
+    return claimsKept && storeKeepsClaims;
+  }
+
+  /**
+   * Under the view's monitor: asks the store for a claim of at least {@code need} on the view's
+   * window, in one claim-only call (no permits, so no sequence: it may cross the flusher's batches),
+   * and takes the answer into the view. The monitor is held through the call: the key's other
+   * decisions would wait for this answer anyway, and the flusher's answers for the key, which may
+   * be older, land after it (an older claim is never the larger one, so a late answer only makes
+   * the node use less). False when the store did not answer: the failure policy decides.
+   */
+  private boolean askClaim(KeyView v, long now, long need) {
+    long capacity = limit.capacity();
+    // beyond what this request needs, what the key is likely to ask before the next regular sync;
+    // a key asking again within a sync interval doubles that (a burst, a key warming up), as far as
+    // what it would ask for at a regular sync
+    long ahead;
+    if (v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos) {
+      ahead = Math.min(untilNextAnswer(v), Math.max(1, 2 * v.claimAhead));
+    } else {
+      ahead = Math.min(untilNextAnswer(v), expectedUntilSync(v));
+    }
+    v.claimAhead = ahead;
+    v.lastClaimAsked = now;
+    long want = Math.max(need, Math.min(capacity, need + ahead));
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    Delta d = new Delta(counter, v.key, v.window, 0).claiming(want, Math.min(need, want), nodes);
+    long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
+    Batch batch = new Batch(nodeId + "/" + limit.name(), store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
+        List.of(d));
+    long askedAt = System.nanoTime();
+    FlushResult result = guarded(() -> store.flush(batch));
+    waited(askedAt);
+    if (result == null) {
+      return false;
+    }
+    settle(v);
+    takeAnswer(v, d, result, 0, now, now);
+    return true;
+  }
+
+  /** A decision waited for the store from {@code since} (System.nanoTime) until now. */
+  private void waited(long since) {
+    waitedDecisions.increment();
+    waitedNanos.add(System.nanoTime() - since);
+  }
+
+  /**
+   * What the key is expected to ask for until the next regular sync (its demand rate over two sync
+   * intervals); 0 for a key asked less than about once a sync interval: a claim it would hold
+   * unused blocks the other nodes, and its next request asks the store anyway.
+   */
+  private long expectedUntilSync(KeyView v) {
+    double expected = v.rate * 2 * syncIntervalNanos / 1e9;
+    return expected < 1 ? 0 : (long) Math.ceil(expected);
   }
 
   private Outcome outcomeOfBreach() {
@@ -514,10 +619,11 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     if (claimsKept && storeKeepsClaims) {
       // no claim in this window yet (its first decisions, or a view the store has not answered):
-      // this node's part of the error budget, until the flush this asks for brings one (all nodes'
-      // parts together are the over-admission the configuration accepts; a batch is no bound here:
-      // with a large limit a node would stall at every window start, waiting for its first claim)
-      return (long) (capacity * maxError / nodes);
+      // this node's part of the error budget (all nodes' parts together are the over-admission the
+      // configuration accepts), so that a hot key with a large limit does not wait at every window
+      // start; past it, or before the registry has told how many nodes share the limit (a node that
+      // counted itself alone would take every node's part), the decision asks the store
+      return nodesKnown() ? (long) (capacity * maxError / nodes) : 0;
     }
     if (!fresh) {
       return Math.max(1, Math.min(batch, (long) (capacity * maxError / nodes)));
@@ -531,6 +637,11 @@ public final class SyncedLimiter implements AutoCloseable {
     // weights are doubles: 1e-9 keeps 49.99999999999 from losing a permit)
     long share = (long) (limitReached ? Math.floor(exactShare + 1e-9) : Math.ceil(exactShare));
     return Math.max(0, Math.min(untilNextAnswer(view), share));
+  }
+
+  /** Whether the node count is known: given by the builder, or answered by the registry. */
+  private boolean nodesKnown() {
+    return nodesGiven || registeredNodes > 0;
   }
 
   /** What the view's claim lets this node admit at {@code at} beyond its counted permits (claim >= 0). */
@@ -668,6 +779,16 @@ public final class SyncedLimiter implements AutoCloseable {
     }
   }
 
+  /** The view of a key, or null (for tests that look inside). */
+  KeyView viewOf(String key) {
+    return views.get(key);
+  }
+
+  /** Whether decisions ask the store for claims (for tests that look inside). */
+  boolean claimsAsked() {
+    return asksClaims();
+  }
+
   /** Whether a decision asked for a sync since the last call (without a flusher: for tests). */
   boolean takeSyncRequest() {
     return syncRequested.getAndSet(false);
@@ -721,11 +842,21 @@ public final class SyncedLimiter implements AutoCloseable {
         byGroup.computeIfAbsent(store.group(counter, d.key()), g -> new ArrayList<>()).add(new Pending(null, d));
       }
       List<KeyView> wantLeases = new ArrayList<>();
+      List<KeyView> later = new ArrayList<>();
       long drainedAt = ticker.read();
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
           settle(v);
+          if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && !v.leaseWanted
+              && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
+            // nothing to send and answered within the sync interval: it waits for the regular sync
+            // (a claim it holds is given up there if the key went idle), not for every sync another
+            // key asked for
+            later.add(v);
+            continue;
+          }
           v.queued = false;
+          v.syncWanted = false;
           updateHeat(v, drainedAt);
           if (v.leaseWanted) {
             wantLeases.add(v);
@@ -745,9 +876,11 @@ public final class SyncedLimiter implements AutoCloseable {
             if (claimsKept) {
               // a claim for what the node will admit until its next answer; none once the key has
               // been idle for a sync interval (a claim held blocks the other nodes)
+              // (a key asked less than about once a sync interval holds none either: its next request
+              // asks the store, which costs less than a claim held and refreshed at every sync)
               boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > syncIntervalNanos;
-              d = d.claiming(idle ? 0 : Math.min(untilNextAnswer(v), counter.limit().capacity()),
-                  Math.max(1, activeNodes.getAsInt()));
+              long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedUntilSync(v));
+              d = d.claiming(Math.min(want, counter.limit().capacity()), Math.max(1, activeNodes.getAsInt()));
             }
             list.add(new Pending(v, d));
             v.unsentCur = 0;
@@ -755,6 +888,7 @@ public final class SyncedLimiter implements AutoCloseable {
           }
         }
       }
+      dirty.addAll(later);
       byGroup.values().removeIf(List::isEmpty);
       for (KeyView v : wantLeases) {
         takeLease(v);
@@ -864,34 +998,8 @@ public final class SyncedLimiter implements AutoCloseable {
         settle(v); // the credit was sized on the counts this answer replaces
         long w = p.delta.window();
         if (w == v.window) {
-          v.globalCur = result.current(i);
-          v.globalPrev = result.previous(i);
           v.pendingCur -= p.delta.amount();
-          v.syncedAt = now;
-          if (claimsKept && result.claim(i) >= 0) {
-            long askedAt = TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros());
-            long committed = Math.max(0, claimHeld(v, askedAt) - p.delta.amount());
-            // little was free (less than an eighth of what was asked): a sync would not bring more
-            // worth its call before the regular one (see atLimit)
-            v.noneFree = p.delta.want() > committed && result.claim(i) - committed < Math.max(1, p.delta.want() / 8);
-            v.claim = result.claim(i);
-            v.claimAt = askedAt;
-            v.claimNodes = p.delta.nodes();
-            storeKeepsClaims = true;
-            if (v.claim > 0 && !v.queued) {
-              // a claim held blocks the other nodes: the next regular sync gives it up if the key goes idle
-              v.queued = true;
-              dirty.add(v);
-            }
-          }
-          if (regional) {
-            long before = capacity(v);
-            v.share = result.share(i);
-            v.nextShare = result.nextShare(i);
-            if (capacity(v) > before) {
-              v.deniedUntil = Long.MIN_VALUE; // the coordinator gave more: the cached denial is out of date
-            }
-          }
+          takeAnswer(v, p.delta, result, i, now, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros()));
         } else if (w == v.window - 1) {
           v.globalPrev = result.current(i);
           v.pendingPrev -= p.delta.amount();
@@ -899,6 +1007,47 @@ public final class SyncedLimiter implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /**
+   * Under the view's monitor: the store's answer to delta i of a flush (or claim-only call) on the
+   * view's current window, asked at ticker time {@code askedAt}: fresh counts, the claim, the share.
+   */
+  private void takeAnswer(KeyView v, Delta delta, FlushResult result, int i, long now, long askedAt) {
+    v.globalCur = result.current(i);
+    v.globalPrev = result.previous(i);
+    v.syncedAt = now;
+    if (claimsKept) {
+      if (result.claim(i) < 0) {
+        storeKeepsClaims = false; // a store without claims: shares, as for regional quotas
+      } else {
+        long committed = Math.max(0, claimHeld(v, askedAt) - delta.amount());
+        // little was free (less than an eighth of what was asked): a sync would not bring more
+        // worth its call before the regular one (see atLimit)
+        v.noneFree = delta.want() > committed && result.claim(i) - committed < Math.max(1, delta.want() / 8);
+        // a decision asked for what it needed and the store had less: a decision the claim cannot
+        // pay is denied without asking again until the next answer (a flush's answer says nothing of
+        // it: claims ahead of demand take only half of what is free, so a grant of none does not
+        // mean none is free)
+        v.nothingFree = delta.need() > 0 && result.claim(i) < delta.need();
+        v.claim = result.claim(i);
+        v.claimAt = askedAt;
+        v.claimNodes = delta.nodes();
+        if (v.claim > 0 && !v.queued) {
+          // a claim held blocks the other nodes: the next regular sync gives it up if the key goes idle
+          v.queued = true;
+          dirty.add(v);
+        }
+      }
+    }
+    if (regional) {
+      long before = capacity(v);
+      v.share = result.share(i);
+      v.nextShare = result.nextShare(i);
+      if (capacity(v) > before) {
+        v.deniedUntil = Long.MIN_VALUE; // the coordinator gave more: the cached denial is out of date
+      }
+    }
   }
 
   /**
@@ -941,7 +1090,7 @@ public final class SyncedLimiter implements AutoCloseable {
     if (alive != null) {
       registeredNodes = Math.max(1, alive);
     }
-    return registeredNodes;
+    return Math.max(1, registeredNodes);
   }
 
   /**
@@ -996,7 +1145,7 @@ public final class SyncedLimiter implements AutoCloseable {
 
   /** Nodes alive as last seen through the registry (1 until the first heartbeat). */
   public int registeredNodes() {
-    return registeredNodes;
+    return Math.max(1, registeredNodes);
   }
 
   /** Stops the flusher and flushes what is left, retrying for up to the flush timeout. */
@@ -1021,6 +1170,20 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   // ------------------------------------------------------------------ numbers
+
+  /**
+   * Decisions that waited for a store call: exact checks (batch size 1) and, in the approximate
+   * mode, decisions on a key with no claim that pays for them (a cold key, a small limit, a cost
+   * above what the node holds).
+   */
+  public long waitedDecisions() {
+    return waitedDecisions.sum();
+  }
+
+  /** Total time decisions spent waiting for the store, nanoseconds (see {@link #waitedDecisions()}). */
+  public long waitedNanos() {
+    return waitedNanos.sum();
+  }
 
   /** Decisions that let the request through (allowed, soft or shadow). */
   public long admitted() {

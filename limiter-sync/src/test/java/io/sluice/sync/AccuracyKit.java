@@ -1,0 +1,483 @@
+package io.sluice.sync;
+
+import io.sluice.node.Algorithm;
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.node.ReferenceModelAccess;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.function.Supplier;
+
+/**
+ * The differential accuracy kit: drives N {@link SyncedLimiter} nodes sharing one store and the exact
+ * algorithm (limiter-node's reference model, one per key) with the same requests at the same moments,
+ * on a simulated clock, and reports the two figures every accuracy claim needs, over every key:
+ * <ul>
+ *   <li><b>over-admission</b>: how far the permits the nodes admitted pass the limit, per key and
+ *       window, as the algorithm itself measures it (a fixed window's count; a sliding window's
+ *       weighted estimate at each admission), in permits and in % of the limit;</li>
+ *   <li><b>false denials</b>: requests the exact algorithm admitted and the nodes denied, in % of all
+ *       requests, and among them those on a key below half its limit (the exact run's estimate with
+ *       the request stays within half the limit), which must be none.</li>
+ * </ul>
+ * Each node syncs on its own timer (a random phase), heartbeats once a simulated second, and a sync
+ * a decision asks for runs one simulated millisecond later, as the flusher thread would. Traffic is
+ * generated from a seed ({@link Traffic}); a failing run prints its seed, which replays it exactly.
+ */
+final class AccuracyKit {
+  /** Simulated time starts near today's epoch time, so a real store's TTLs and windows look ordinary. */
+  private static final boolean DEBUG = Boolean.getBoolean("sluice.kit.debug");
+  private static final boolean DEBUG_ALL = Boolean.getBoolean("sluice.kit.debugAll");
+  static final long START_NANOS = 1_764_547_200_000_000_000L; // 2025-12-01T00:00:00Z
+
+  enum Mode { APPROXIMATE, RESERVATION, EXACT }
+
+  /** One request: when, which key, how many permits. */
+  record Request(long atNanos, String key, long cost) {
+  }
+
+  /** A traffic profile drawn from a seed: its requests in time order, and the limit they go to. */
+  record Traffic(String name, Limit limit, List<Request> requests, long seed) {
+  }
+
+  /** How the nodes are set up. */
+  record Setup(int nodes, Mode mode, long batchSize, Duration syncInterval) {
+    static Setup of(int nodes, Mode mode) {
+      return new Setup(nodes, mode, SyncedLimiter.Builder.DEFAULT_BATCH_SIZE, SyncedLimiter.Builder.DEFAULT_SYNC_INTERVAL);
+    }
+
+    @Override
+    public String toString() {
+      return nodes + " node" + (nodes == 1 ? "" : "s") + ", " + mode.name().toLowerCase(Locale.ROOT)
+          + (mode == Mode.EXACT ? "" : ", batch " + batchSize + ", sync " + syncInterval.toMillis() + " ms");
+    }
+  }
+
+  /** The figures of one run. */
+  record Report(String traffic, String setup, long seed, long requests, long exactAdmitted, long nodesAdmitted,
+      long falseDenials, long falseDenialsBelowHalf, long extraAdmissions, double worstOverPermits,
+      double worstOverPercent, long keyWindowsOverBound, long keyWindows, long storeCalls, long keyUpdates,
+      long waitedDecisions, long limit) {
+
+    double falseDenialPercent() {
+      return requests == 0 ? 0 : 100.0 * falseDenials / requests;
+    }
+
+    /** Permits the nodes admitted in % of what the exact algorithm admitted. */
+    double admittedVsExactPercent() {
+      return exactAdmitted == 0 ? 100 : 100.0 * nodesAdmitted / exactAdmitted;
+    }
+
+    double storeCallsPerThousand() {
+      return requests == 0 ? 0 : 1000.0 * storeCalls / requests;
+    }
+
+    double keyUpdatesPerThousand() {
+      return requests == 0 ? 0 : 1000.0 * keyUpdates / requests;
+    }
+
+    double waitedPercent() {
+      return requests == 0 ? 0 : 100.0 * waitedDecisions / requests;
+    }
+
+    /** The over-admission bound of DESIGN.md: 0.5% of the limit or 1 permit, whichever is larger. */
+    double overBoundPermits() {
+      return Math.max(1, 0.005 * limit);
+    }
+
+    @Override
+    public String toString() {
+      return String.format(Locale.ROOT,
+          "%s | %s | seed %d: %,d requests; admitted %.2f%% of exact (%,d / %,d); false denials %,d (%.3f%%),"
+              + " below half the limit %,d; over worst %.2f permits (%.3f%% of %,d), key-windows over the bound %,d"
+              + " of %,d; store calls %.1f /1k, key updates %.1f /1k; decisions that waited %.2f%%",
+          traffic, setup, seed, requests, admittedVsExactPercent(), nodesAdmitted, exactAdmitted, falseDenials,
+          falseDenialPercent(), falseDenialsBelowHalf, worstOverPermits, worstOverPercent, limit, keyWindowsOverBound,
+          keyWindows, storeCallsPerThousand(), keyUpdatesPerThousand(), waitedPercent());
+    }
+  }
+
+  private AccuracyKit() {
+  }
+
+  /** Runs the traffic through {@code setup.nodes} limiters on a new store from {@code stores}. */
+  static Report run(Traffic traffic, Setup setup, Supplier<? extends CounterStore> stores) {
+    CounterStore store = stores.get();
+    try {
+      return run(traffic, setup, store, "kit-" + Long.toHexString(traffic.seed()));
+    } finally {
+      store.close();
+    }
+  }
+
+  static Report run(Traffic traffic, Setup setup, CounterStore store, String nodePrefix) {
+    Limit limit = traffic.limit();
+    ManualTicker ticker = new ManualTicker(START_NANOS);
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    SplittableRandom random = new SplittableRandom(traffic.seed() * 31 + setup.nodes());
+    // each node's next regular sync and next sync asked for by a decision, on the simulated clock
+    long[] nextSync = new long[setup.nodes()];
+    long[] askedSync = new long[setup.nodes()];
+    long[] nextHeartbeat = new long[setup.nodes()];
+    long interval = setup.syncInterval().toNanos();
+    for (int i = 0; i < setup.nodes(); i++) {
+      SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).nodeId(nodePrefix + "-" + i).ticker(ticker)
+          .autoSync(false).syncInterval(setup.syncInterval());
+      switch (setup.mode()) {
+        case EXACT -> b.batchSize(1);
+        case RESERVATION -> b.batchSize(setup.batchSize()).reservation();
+        default -> b.batchSize(setup.batchSize());
+      }
+      nodes.add(b.build());
+      nextSync[i] = START_NANOS + random.nextLong(interval);
+      nextHeartbeat[i] = nextSync[i]; // the flusher beats before its first sync
+      askedSync[i] = Long.MAX_VALUE;
+    }
+    long window = limit.periodNanos();
+    boolean sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+    double bound = Math.max(1, 0.005 * limit.capacity());
+    Map<String, ReferenceModelAccess.Model> exact = new HashMap<>();
+    Map<String, long[]> exactCounts = new HashMap<>(); // key -> {window, count, previous count}
+    Map<String, long[]> nodeCounts = new HashMap<>();
+    Map<String, double[]> worst = new HashMap<>(); // key -> {window, worst over in it}
+    long exactAdmitted = 0;
+    long nodesAdmitted = 0;
+    long falseDenials = 0;
+    long belowHalf = 0;
+    long extra = 0;
+    double worstOver = 0;
+    long overBound = 0;
+    long keyWindows = 0;
+    try {
+      for (Request r : traffic.requests()) {
+        // the syncs due before this request, in time order
+        while (true) {
+          int due = -1;
+          long dueAt = r.atNanos();
+          for (int i = 0; i < nodes.size(); i++) {
+            long at = Math.min(nextSync[i], askedSync[i]);
+            if (at <= dueAt) {
+              due = i;
+              dueAt = at;
+            }
+          }
+          if (due < 0) {
+            break;
+          }
+          advanceTo(ticker, dueAt);
+          SyncedLimiter node = nodes.get(due);
+          if (nextHeartbeat[due] <= dueAt) {
+            node.heartbeatNow();
+            nextHeartbeat[due] = dueAt + 1_000_000_000L;
+          }
+          node.takeSyncRequest();
+          node.syncNow();
+          if (nextSync[due] <= dueAt) {
+            nextSync[due] += interval;
+          }
+          askedSync[due] = Long.MAX_VALUE;
+        }
+        advanceTo(ticker, r.atNanos());
+        int n = random.nextInt(nodes.size());
+        SyncedLimiter node = nodes.get(n);
+        boolean nodeAllowed = node.acquire(r.key(), r.cost()).allowed();
+        if (node.takeSyncRequest()) {
+          askedSync[n] = Math.min(askedSync[n], r.atNanos() + 1_000_000L);
+        }
+        long now = r.atNanos();
+        long w = Math.floorDiv(now, window);
+        double prevWeight = sliding ? (double) (window - (now - w * window)) / window : 0;
+
+        long[] ec = roll(exactCounts.computeIfAbsent(r.key(), k -> new long[] {w, 0, 0}), w);
+        double exactEstimate = ec[2] * prevWeight + ec[1];
+        boolean exactAllowed = exact.computeIfAbsent(r.key(), k -> ReferenceModelAccess.of(limit, START_NANOS))
+            .request(now, r.cost()).allowed;
+        if (exactAllowed) {
+          ec[1] += r.cost();
+          exactAdmitted += r.cost();
+        }
+        if (exactAllowed && !nodeAllowed) {
+          falseDenials++;
+          if (DEBUG_ALL) {
+            KeyView v = node.viewOf(r.key());
+            System.err.printf("false denial: key %s cost %d at +%d ms node %d: exact %d (prev %d); view global %d/%d"
+                + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms%n",
+                r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
+                v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFree, v.noneFree,
+                (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000);
+          }
+          if (exactEstimate + r.cost() <= limit.capacity() / 2.0) {
+            belowHalf++;
+            if (DEBUG) {
+              KeyView v = node.viewOf(r.key());
+              System.err.printf("below half: key %s cost %d at +%d ms node %d: exact %d (prev %d); view global %d/%d"
+                  + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms;"
+                  + " breaker %s asks %s fallbacks %d failures %d%n", r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
+                  v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFree, v.noneFree,
+                  (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000, node.circuitBreaker().getState(),
+                  node.claimsAsked(), node.fallbackDecisions(), node.storeFailures());
+            }
+          }
+        }
+        long[] nc = roll(nodeCounts.computeIfAbsent(r.key(), k -> new long[] {w, 0, 0}), w);
+        if (nodeAllowed) {
+          nc[1] += r.cost();
+          nodesAdmitted += r.cost();
+          if (!exactAllowed) {
+            extra++;
+          }
+          double over = nc[2] * prevWeight + nc[1] - limit.capacity();
+          double[] wk = worst.get(r.key());
+          if (wk == null || wk[0] != w) {
+            if (wk != null && wk[1] > bound + 1e-9) {
+              overBound++;
+            }
+            keyWindows++;
+            wk = new double[] {w, 0};
+            worst.put(r.key(), wk);
+          }
+          wk[1] = Math.max(wk[1], over);
+          if (DEBUG && over > bound + 1e-9) {
+            System.err.printf("over: key %s window %d at +%d ms node %d: nodes %d (prev %d) exact %d; store %d claims %d%n",
+                r.key(), w, (now - w * window) / 1_000_000, n, nc[1], nc[2], ec[1],
+                store instanceof MemoryStore ? ((MemoryStore) store).count(limit.name(), r.key(), w) : -1,
+                store instanceof MemoryStore ? ((MemoryStore) store).claims(limit.name(), r.key(), w) : -1);
+          }
+          worstOver = Math.max(worstOver, over);
+        }
+      }
+      for (double[] wk : worst.values()) {
+        if (wk[1] > bound + 1e-9) {
+          overBound++;
+        }
+      }
+      long storeCalls = 0;
+      long waited = 0;
+      for (SyncedLimiter node : nodes) {
+        storeCalls += node.storeCalls();
+        waited += node.waitedDecisions();
+      }
+      long keyUpdates = store instanceof MemoryStore ? ((MemoryStore) store).keyUpdates() : -1;
+      return new Report(traffic.name(), setup.toString(), traffic.seed(), traffic.requests().size(), exactAdmitted,
+          nodesAdmitted, falseDenials, belowHalf, extra, Math.max(0, worstOver),
+          100.0 * Math.max(0, worstOver) / limit.capacity(), overBound, keyWindows, storeCalls, keyUpdates, waited,
+          limit.capacity());
+    } finally {
+      for (SyncedLimiter node : nodes) {
+        node.close();
+      }
+    }
+  }
+
+  private static void advanceTo(ManualTicker ticker, long at) {
+    long d = at - ticker.read();
+    if (d > 0) {
+      ticker.advanceNanos(d);
+    }
+  }
+
+  /** {window, count, previous count} moved to window w. */
+  private static long[] roll(long[] c, long w) {
+    if (c[0] == w) {
+      return c;
+    }
+    c[2] = c[0] == w - 1 ? c[1] : 0;
+    c[1] = 0;
+    c[0] = w;
+    return c;
+  }
+
+  // ------------------------------------------------------------------ traffic
+
+  /** Builds requests from a seed; every generator adds to one list, sorted at the end. */
+  static final class TrafficBuilder {
+    private final String name;
+    private final Limit limit;
+    private final long seed;
+    private final SplittableRandom random;
+    private final List<Request> requests = new ArrayList<>();
+
+    TrafficBuilder(String name, Limit limit, long seed) {
+      this.name = name;
+      this.limit = limit;
+      this.seed = seed;
+      this.random = new SplittableRandom(seed);
+    }
+
+    SplittableRandom random() {
+      return random;
+    }
+
+    /** A Poisson stream of one key at {@code ratePerSecond} from {@code from} for {@code duration}. */
+    TrafficBuilder poisson(String key, double ratePerSecond, Duration from, Duration duration, long cost) {
+      long t = START_NANOS + from.toNanos();
+      long end = t + duration.toNanos();
+      while (true) {
+        t += (long) (-Math.log(1 - random.nextDouble()) / ratePerSecond * 1e9);
+        if (t >= end) {
+          return this;
+        }
+        requests.add(new Request(t, key, cost));
+      }
+    }
+
+    /** One request every {@code every}, from {@code from}, {@code count} times. */
+    TrafficBuilder paced(String key, Duration from, Duration every, int count, long cost) {
+      for (int i = 0; i < count; i++) {
+        requests.add(new Request(START_NANOS + from.toNanos() + i * every.toNanos(), key, cost));
+      }
+      return this;
+    }
+
+    TrafficBuilder add(long offsetNanos, String key, long cost) {
+      requests.add(new Request(START_NANOS + offsetNanos, key, cost));
+      return this;
+    }
+
+    Traffic build() {
+      requests.sort((a, b) -> Long.compare(a.atNanos(), b.atNanos()));
+      return new Traffic(name, limit, List.copyOf(requests), seed);
+    }
+  }
+
+  private static Limit window(Algorithm algorithm, String name, long limit, Duration window) {
+    return (algorithm == Algorithm.FIXED_WINDOW ? Limit.fixedWindow(name) : Limit.slidingWindowCounter(name))
+        .limit(limit).window(window).build();
+  }
+
+  /** The profiles every mode and node count is measured on (DESIGN.md: the whole traffic space). */
+  enum Profile {
+    /** Sparse keys: Poisson, mean gaps log-uniform from 10 ms to 10 s, keys first seen anywhere. */
+    SPARSE {
+      @Override
+      Traffic traffic(Algorithm a, long seed) {
+        TrafficBuilder t = new TrafficBuilder(label(a), window(a, "sparse", 100, Duration.ofSeconds(1)), seed);
+        for (int k = 0; k < 300; k++) {
+          double gap = Math.pow(10, -2 + 3 * t.random().nextDouble());
+          double start = t.random().nextDouble() * 10;
+          t.poisson("s" + k, 1 / gap, Duration.ofMillis((long) (start * 1000)), Duration.ofSeconds(20), 1);
+        }
+        return t.build();
+      }
+    },
+    /** Per-key rates spread log-uniformly from 0.01x to 3x the limit over 2,000 keys. */
+    SPREAD {
+      @Override
+      Traffic traffic(Algorithm a, long seed) {
+        TrafficBuilder t = new TrafficBuilder(label(a), window(a, "spread", 20, Duration.ofSeconds(1)), seed);
+        for (int k = 0; k < 2_000; k++) {
+          double rate = 20 * Math.pow(10, -2 + Math.log10(300) * t.random().nextDouble());
+          t.poisson("r" + k, rate, Duration.ofMillis(t.random().nextInt(2_000)), Duration.ofSeconds(4), 1);
+        }
+        return t.build();
+      }
+    },
+    /** Small limits: 1, 5 and 10 per window, keys below, at and above them, costs up to the limit. */
+    SMALL_LIMITS {
+      @Override
+      Traffic traffic(Algorithm a, long seed) {
+        long[] limits = {1, 5, 10};
+        long limit = limits[(int) Math.floorMod(seed, 3)];
+        TrafficBuilder t = new TrafficBuilder(label(a) + " limit " + limit,
+            window(a, "small" + limit, limit, Duration.ofSeconds(1)), seed);
+        for (int k = 0; k < 400; k++) {
+          double rate = limit * Math.pow(10, -1.5 + 2 * t.random().nextDouble());
+          long cost = t.random().nextInt(8) == 0 ? 1 + t.random().nextLong(limit) : 1;
+          t.poisson("m" + k, rate, Duration.ofMillis(t.random().nextInt(3_000)), Duration.ofSeconds(6), cost);
+        }
+        return t.build();
+      }
+    },
+    /** Zipf over 100,000 keys (s = 1.1): a few hot keys at several times their limit, most keys seen once. */
+    ZIPF {
+      @Override
+      Traffic traffic(Algorithm a, long seed) {
+        TrafficBuilder t = new TrafficBuilder(label(a), window(a, "zipf", 200, Duration.ofSeconds(1)), seed);
+        int keys = 100_000;
+        double[] cdf = new double[keys];
+        double sum = 0;
+        for (int k = 0; k < keys; k++) {
+          sum += 1 / Math.pow(k + 1, 1.1);
+          cdf[k] = sum;
+        }
+        long time = 0;
+        for (int i = 0; i < 30_000; i++) {
+          time += (long) (-Math.log(1 - t.random().nextDouble()) / 10_000 * 1e9); // 10,000 requests/s
+          double u = t.random().nextDouble() * sum;
+          int lo = 0;
+          int hi = keys - 1;
+          while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (cdf[mid] < u) {
+              lo = mid + 1;
+            } else {
+              hi = mid;
+            }
+          }
+          t.add(time, "z" + lo, 1);
+        }
+        return t.build();
+      }
+    },
+    /** One hot key at twice its limit, a step from half to three times it, on/off bursts, a ramp. */
+    SHAPES {
+      @Override
+      Traffic traffic(Algorithm a, long seed) {
+        TrafficBuilder t = new TrafficBuilder(label(a), window(a, "shapes", 500, Duration.ofSeconds(1)), seed);
+        t.poisson("hot", 1_000, Duration.ZERO, Duration.ofSeconds(4), 1);
+        t.poisson("step", 250, Duration.ZERO, Duration.ofSeconds(2), 1);
+        t.poisson("step", 1_500, Duration.ofSeconds(2), Duration.ofSeconds(2), 1);
+        for (int b = 0; b < 4; b++) { // 300 ms at 3x the limit every second, silent between
+          t.poisson("burst", 1_500, Duration.ofMillis(1_000L * b + 350), Duration.ofMillis(300), 1);
+        }
+        for (int s = 0; s < 40; s++) { // a ramp from 0.1x to 1.5x the limit over 4 s
+          t.poisson("ramp", 50 + 650 * s / 40.0, Duration.ofMillis(100L * s), Duration.ofMillis(100), 1);
+        }
+        return t.build();
+      }
+    },
+    /** A large limit (10^6 per window) at costs of 1 to 2,000, reached and passed in every window. */
+    LARGE_LIMIT {
+      @Override
+      Traffic traffic(Algorithm a, long seed) {
+        TrafficBuilder t = new TrafficBuilder(label(a), window(a, "large", 1_000_000, Duration.ofSeconds(1)), seed);
+        long time = 0;
+        for (int i = 0; i < 6_000; i++) { // ~1.5 M permits per second over 4 s, on two keys
+          time += (long) (-Math.log(1 - t.random().nextDouble()) / 1_500 * 1e9);
+          t.add(time, i % 5 == 0 ? "other" : "big", 1 + t.random().nextLong(1_999));
+        }
+        return t.build();
+      }
+    };
+
+    abstract Traffic traffic(Algorithm algorithm, long seed);
+
+    String label(Algorithm a) {
+      return name().toLowerCase(Locale.ROOT).replace('_', '-') + " (" + (a == Algorithm.FIXED_WINDOW ? "fixed" : "sliding")
+          + ")";
+    }
+  }
+
+  /** Runs {@code action} and prints how to replay when it fails. */
+  static <T> T replayable(Traffic traffic, Setup setup, Supplier<T> action) {
+    try {
+      return action.get();
+    } catch (RuntimeException | AssertionError e) {
+      System.err.println("accuracy kit: failed on " + traffic.name() + " | " + setup + " | seed " + traffic.seed()
+          + " (replay: -Dsluice.kit.seed=" + traffic.seed() + ")");
+      throw e;
+    }
+  }
+
+  /** The seed of a run: {@code -Dsluice.kit.seed} replays one, else a fixed seed per case. */
+  static long seed(long fixed) {
+    String s = System.getProperty("sluice.kit.seed");
+    return s == null || s.isBlank() ? fixed : Long.parseLong(s.trim());
+  }
+}

@@ -1,0 +1,187 @@
+package io.sluice.sync;
+
+import io.sluice.node.Limit;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import io.sluice.node.Algorithm;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A unit-test double of the store that keeps claims, exact state and leases as the scripts do: it
+ * runs the Hazelcast store's own entry processors ({@link FlushProcessor}, {@link ExactProcessor},
+ * {@link LeaseProcessor}, the same arithmetic as {@code flush.lua}, the exact scripts and
+ * {@code lease.lua}, which {@code CounterStoreContract} checks against both real stores) on a plain
+ * map, in the caller's thread, on the callers' clocks. Nothing expires: a test drives windows, not TTLs.
+ * Sequences are recorded per node and group as the Redis script does (one record per batch).
+ */
+final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
+  private static final String PREFIX = "mem";
+  private final Map<ByteBuffer, CounterEntry> counters = new HashMap<>();
+  private final Map<String, Long> sequences = new HashMap<>();
+  private final Map<String, Long> registry = new HashMap<>();
+  private final int groups;
+  private long calls;
+  private long deltas;
+
+  /** A store whose keys spread over {@code groups} groups (hash slots). */
+  MemoryStore(int groups) {
+    this.groups = groups;
+  }
+
+  MemoryStore() {
+    this(1);
+  }
+
+  /** Store calls so far: flushes (claim-only ones included), exact checks, leases; not heartbeats. */
+  synchronized long calls() {
+    return calls;
+  }
+
+  /** Key updates so far (one per delta, exact check or lease): what a Redis server runs commands for. */
+  synchronized long keyUpdates() {
+    return deltas;
+  }
+
+  /** The count of a window of a key, as stored. */
+  synchronized long count(String limitName, String key, long window) {
+    CounterEntry e = counters.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
+    return e == null ? 0 : e.count(window);
+  }
+
+  /** The sum of every node's claims on a window of a key. */
+  synchronized long claims(String limitName, String key, long window) {
+    CounterEntry e = counters.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
+    return e == null ? 0 : e.claimsOn(window);
+  }
+
+  @Override
+  public int group(Counter counter, String key) {
+    return Math.floorMod(key.hashCode(), groups);
+  }
+
+  @Override
+  public int maxBatchSize() {
+    return 64;
+  }
+
+  @Override
+  public synchronized CompletionStage<FlushResult> flush(Batch batch) {
+    calls++;
+    deltas += batch.deltas().size();
+    byte mode;
+    String seqKey = batch.nodeId() + "/" + batch.group();
+    if (batch.claimOnly()) {
+      mode = FlushProcessor.CLAIM;
+    } else {
+      Long last = sequences.get(seqKey);
+      mode = last != null && last >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
+      if (mode == FlushProcessor.IF_NEWER) {
+        sequences.put(seqKey, batch.sequence());
+      }
+    }
+    int n = batch.deltas().size();
+    long[] values = new long[2 * n];
+    long[] claims = new long[n];
+    boolean applied = false;
+    // one processor per key with that key's deltas in batch order, as the real store runs it (a key's
+    // previous and current windows may come in one batch: one sequence check for both)
+    Map<ByteBuffer, List<Integer>> byKey = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      Delta d = batch.deltas().get(i);
+      byte[] key = StoreKeys.counterKey(PREFIX, d.counter().limit().name(), d.key());
+      byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(2)).add(i);
+    }
+    for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
+      List<Integer> idx = e.getValue();
+      int m = idx.size();
+      byte[] kinds = new byte[m];
+      long[] first = new long[m];
+      long[] second = new long[m];
+      long[] amounts = new long[m];
+      long[] wants = new long[m];
+      long[] capacities = new long[m];
+      int[] nodeCounts = new int[m];
+      long[] windowMicros = new long[m];
+      long[] needs = new long[m];
+      for (int j = 0; j < m; j++) {
+        Delta d = batch.deltas().get(idx.get(j));
+        Counter c = d.counter();
+        boolean window = c.kind() == Counter.Kind.WINDOW;
+        kinds[j] = !window ? FlushProcessor.GCRA
+            : c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FlushProcessor.FIXED : FlushProcessor.WINDOW;
+        first[j] = window ? d.window() : c.scale();
+        second[j] = window ? c.windowTtlMillis() : c.interval();
+        amounts[j] = d.amount();
+        wants[j] = d.want();
+        capacities[j] = window ? c.limit().capacity() : 0;
+        nodeCounts[j] = d.nodes();
+        windowMicros[j] = window ? c.windowNanos() / 1_000 : 0;
+        needs[j] = d.need();
+      }
+      byte[] key = e.getKey().array();
+      FlushProcessor p = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), 0, Long.MAX_VALUE / 4,
+          1_000, mode, new byte[][] {key}, new int[] {0, m}, kinds, first, second, amounts, wants, capacities,
+          nodeCounts, windowMicros, needs);
+      long[] out = run(key, p::process);
+      applied |= out[0] == FlushProcessor.APPLIED;
+      for (int j = 0; j < m; j++) {
+        int i = idx.get(j);
+        values[2 * i] = out[1 + 3 * j];
+        values[2 * i + 1] = out[2 + 3 * j];
+        claims[i] = out[3 + 3 * j];
+      }
+    }
+    return CompletableFuture.completedFuture(new FlushResult(applied, values, null, claims));
+  }
+
+  @Override
+  public synchronized CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    calls++;
+    deltas++;
+    ExactProcessor p = ExactProcessor.of(limit, cost, nowMicros);
+    long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key), p::process);
+    return CompletableFuture.completedFuture(ExactProcessor.result(out));
+  }
+
+  @Override
+  public synchronized CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros,
+      long want) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want);
+    calls++;
+    deltas++;
+    Limit limit = counter.limit();
+    LeaseProcessor p = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
+        windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
+    long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key), p::process);
+    return CompletableFuture.completedFuture(LeaseProcessor.lease(out));
+  }
+
+  @Override
+  public synchronized CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+    registry.put(nodeId, nowMillis + ttl.toMillis());
+    registry.values().removeIf(deadline -> deadline <= nowMillis);
+    return CompletableFuture.completedFuture(registry.size());
+  }
+
+  @Override
+  public void close() {
+  }
+
+  private long[] run(byte[] key, java.util.function.Function<Map.Entry<byte[], CounterEntry>, long[]> processor) {
+    ByteBuffer k = ByteBuffer.wrap(key);
+    Map.Entry<byte[], CounterEntry> entry = new AbstractMap.SimpleEntry<>(key, counters.get(k));
+    long[] out = processor.apply(entry);
+    if (entry.getValue() != null) {
+      counters.put(k, entry.getValue());
+    }
+    return out;
+  }
+}
