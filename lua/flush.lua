@@ -232,9 +232,11 @@ for i = 1, n do
         if free > 0 then
           -- claims held ahead of demand take at most half of what no count holds (each node an even
           -- part of it), so that unused claims of other nodes never deny a key below half its limit
+          -- (rounded down: near the limit nodes hold nothing ahead, and each permit goes to the node
+          -- that has a request for it)
           local spare = math.floor((free - (claims - held) - committed) / 2)
           if spare > 0 then
-            extra = math.ceil(spare / nodes)
+            extra = math.floor(spare / nodes)
           end
           -- what the node needs for the request it is deciding, when that much is free
           if need - committed > extra then

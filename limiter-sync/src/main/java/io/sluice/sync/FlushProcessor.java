@@ -189,7 +189,9 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     // claims held ahead of demand take at most half of what no count holds (each node an even part
     // of it), so that unused claims of other nodes never deny a key below half its limit
     double spare = Math.floor((free - (state.claimsOn(w) - held) - committed) / 2);
-    long extra = free > 0 && spare > 0 ? (long) Math.ceil(spare / nodeCounts[i]) : 0;
+    // (rounded down: near the limit nodes hold nothing ahead, and each permit goes to the node that
+    // has a request for it)
+    long extra = free > 0 && spare > 0 ? (long) Math.floor(spare / nodeCounts[i]) : 0;
     if (free > 0 && needs[i] - committed > extra) {
       extra = (long) Math.min(needs[i] - committed, free); // what the node needs now, when that much is free
     }

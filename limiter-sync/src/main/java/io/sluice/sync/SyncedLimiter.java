@@ -317,6 +317,14 @@ public final class SyncedLimiter implements AutoCloseable {
           remaining -= cost;
         }
       } else if (leases != null) {
+        if (view.leased < cost && !asked && leaseMayHelp(view, now)) {
+          // no grant pays for it: the store decides, in one round trip, as for a claim
+          asked = true;
+          if (!leaseNow(view, now, cost - view.leased)) {
+            fallback = true;
+          }
+          continue;
+        }
         fromLease = true;
         admit = view.leased >= cost;
         if (admit) {
@@ -330,11 +338,12 @@ public final class SyncedLimiter implements AutoCloseable {
         // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
         // frees budget as the previous window fades, so with none left it asks again now and then
         boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
-        if (!view.leaseWanted && view.leased < leaseSize(view) / 2 + cost && budgetLeft) {
+        if (!view.leaseWanted && expectedUntilSync(view) > 0 && view.leased < leaseSize(view) / 2 + cost && budgetLeft) {
           view.leaseWanted = true;
           urgent = true;
         }
-      } else if (now < view.deniedUntil && fresh) {
+      } else if (now < view.deniedUntil && fresh && globalEstimate + cost > capacity) {
+        // (a smaller cost than the one that cached the denial may still fit)
         cachedDenials.increment();
         admit = false;
         retryAfter = view.deniedUntil - now;
@@ -515,6 +524,46 @@ public final class SyncedLimiter implements AutoCloseable {
     return true;
   }
 
+  /**
+   * Reservation mode: whether a lease asked for now may grant something: not when the store's last
+   * answer in this fixed window left nothing, nor, in a sliding window, before a permit can have
+   * faded since that answer.
+   */
+  private boolean leaseMayHelp(KeyView v, long now) {
+    if (v.lastRemaining != 0 || v.syncedAt == Long.MIN_VALUE) {
+      return true;
+    }
+    return sliding && now - v.syncedAt >= windowNanos / Math.max(1, v.globalPrev);
+  }
+
+  /**
+   * Reservation mode, under the view's monitor: takes a grant of at least {@code need} permits, if
+   * the store has them, and what the key is likely to ask before the next regular sync; false when
+   * the store did not answer.
+   */
+  private boolean leaseNow(KeyView v, long now, long need) {
+    long ahead = v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos
+        ? Math.min(leaseSize(v), Math.max(1, 2 * v.claimAhead))
+        : Math.min(leaseSize(v), expectedUntilSync(v));
+    v.claimAhead = ahead;
+    v.lastClaimAsked = now;
+    long want = Math.min(limit.capacity(), need + ahead);
+    long w = v.window;
+    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(now - w * windowNanos);
+    long askedAt = System.nanoTime();
+    LeaseStore.Lease lease = guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want));
+    waited(askedAt);
+    if (lease == null) {
+      return false;
+    }
+    v.leased += lease.granted();
+    v.globalCur = lease.current();
+    v.globalPrev = lease.previous();
+    v.lastRemaining = lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
+    v.syncedAt = now;
+    return true;
+  }
+
   /** A decision waited for the store from {@code since} (System.nanoTime) until now. */
   private void waited(long since) {
     waitedDecisions.increment();
@@ -561,7 +610,11 @@ public final class SyncedLimiter implements AutoCloseable {
   private long leaseSize(KeyView view) {
     long left = view.lastRemaining >= 0 ? view.lastRemaining : limit.capacity();
     long nodes = Math.max(1, activeNodes.getAsInt());
-    return Math.max(1, Math.min(batchFor(view), (left + 2 * nodes - 1) / (2 * nodes)));
+    // (nor more than the key is likely to ask until the next regular sync: what a node holds unused
+    // at the window's end is budget the others could not have)
+    long size = Math.min(batchFor(view), (left + 2 * nodes - 1) / (2 * nodes));
+    long expected = expectedUntilSync(view);
+    return Math.max(1, expected > 0 ? Math.min(size, expected) : size);
   }
 
   /** The batch size of a key: larger for a hot key, so that it reaches the store less often. */
@@ -650,8 +703,20 @@ public final class SyncedLimiter implements AutoCloseable {
       return Math.max(0, view.claim);
     }
     long windowStart = view.window * windowNanos;
-    long since = Math.max(0, Math.min(at, windowStart + windowNanos) - Math.max(view.claimAt, windowStart));
-    return view.claim + (long) Math.floor((double) view.globalPrev * since / windowNanos / view.claimNodes + 1e-9);
+    long from = Math.max(view.claimAt, windowStart);
+    long to = Math.min(at, windowStart + windowNanos);
+    if (to <= from) {
+      return view.claim;
+    }
+    if (view.claimNodes == 1) {
+      // alone, on the window's own grid: a permit fades at the moment the exact algorithm frees it
+      // (the grant was rounded down at the claim's time, and so is the fading then: together they
+      // add up to what the exact algorithm has at the decision's time, never more)
+      double perNano = (double) view.globalPrev / windowNanos;
+      return view.claim + (long) Math.floor(perNano * (to - windowStart) + 1e-9)
+          - (long) Math.floor(perNano * (from - windowStart) + 1e-9);
+    }
+    return view.claim + (long) Math.floor((double) view.globalPrev * (to - from) / windowNanos / view.claimNodes + 1e-9);
   }
 
   /**
