@@ -9,6 +9,7 @@ import io.sluice.benchmarks.DistributedNodes.Node;
 import io.sluice.benchmarks.DistributedNodes.SluiceNode;
 import io.sluice.benchmarks.DistributedNodes.Spec;
 import io.sluice.node.Ticker;
+import io.sluice.sync.StoreKeys;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -516,7 +517,7 @@ public final class DistributedBenchmark {
     Map<Long, Long> storeCounts = new TreeMap<>();
     if (nodes.get(0) instanceof SluiceNode) {
       // what the store counted per window (the flush and exact scripts keep the latest one or two)
-      String key = prefix + ":{bench:hot}";
+      String key = new String(StoreKeys.counterKey(prefix, "bench", "hot"), StandardCharsets.UTF_8);
       for (Map.Entry<String, String> e : admin.hgetall(key).entrySet()) {
         try {
           long w = Long.parseLong(e.getKey()) - startWindow;

@@ -8,6 +8,8 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.sluice.chaos.ChaosNode.Phase;
 import io.sluice.node.Ticker;
 import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.StoreKeys;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -172,7 +174,7 @@ final class ChaosRun implements AutoCloseable {
       for (ChaosNode n : nodes) {
         admitted += n.ledgerAdmitted[j];
       }
-      long stored = storedSum(redis, prefix + ":{ledger:" + ChaosNode.ledgerKey(j) + "}");
+      long stored = storedSum(redis, ledgerKey(prefix, ChaosNode.ledgerKey(j)));
       r.ledgerAdmitted += admitted;
       r.ledgerStored += stored;
       if (!r.dataLost) {
@@ -191,8 +193,10 @@ final class ChaosRun implements AutoCloseable {
       r.overflowed += n.ledger.overflowed();
     }
     if (r.floodAsked > 0) {
-      long stored = storedSum(redis, prefix + ":{ledger:\u0000overflow}");
-      ScanIterator<String> keys = ScanIterator.scan(redis, ScanArgs.Builder.matches(prefix + ":{ledger:flood-*").limit(1000));
+      long stored = storedSum(redis, ledgerKey(prefix, "\u0000overflow"));
+      String flood = ledgerKey(prefix, "flood-"); // ends with the hash tag's '}': a pattern of the keys it starts
+      ScanIterator<String> keys = ScanIterator.scan(redis,
+          ScanArgs.Builder.matches(flood.substring(0, flood.length() - 1) + "*").limit(1000));
       while (keys.hasNext()) {
         stored += storedSum(redis, keys.next());
       }
@@ -256,6 +260,11 @@ final class ChaosRun implements AutoCloseable {
     r.recoveryNanos = recovered > 0 ? recovered - healedAt : -1;
     r.faultNanos = healedAt - faultStart;
     return r;
+  }
+
+  /** The store key of a ledger key, as text (the ledger's keys are well-formed text). */
+  private static String ledgerKey(String prefix, String key) {
+    return new String(StoreKeys.counterKey(prefix, "ledger", key), StandardCharsets.UTF_8);
   }
 
   /** The key's window counts (fields named by a window index; the others are the nodes' claims). */

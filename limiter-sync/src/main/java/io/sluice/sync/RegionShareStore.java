@@ -112,7 +112,12 @@ public final class RegionShareStore implements AutoCloseable {
         new byte[][] {RedisCounterStore.ascii(Math.max(0, window - 1)), RedisCounterStore.ascii(maxKeys)}));
     List<String> out = new ArrayList<>(keys.size());
     for (Object k : keys) {
-      out.add(StoreKeys.keyOf(prefix, limit.name(), (byte[]) k));
+      try {
+        out.add(StoreKeys.keyOf(prefix, limit.name(), (byte[]) k));
+      } catch (IllegalArgumentException notThisLayout) {
+        // a key indexed by a node of a version before the limit name was length-prefixed (the index
+        // lives about two windows): its counter is not one this version reads or writes
+      }
     }
     return out;
   }

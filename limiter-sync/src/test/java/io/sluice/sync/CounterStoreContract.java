@@ -307,16 +307,47 @@ abstract class CounterStoreContract {
     String unicode = "用户-🚦-ключ";
     String braces = "a}b{c";
     String nul = "a\u0000b";
+    String otherLone = "a\uDC00b"; // what the UTF-16 charset wrote as the same U+FFFD as the first one
     try (CounterStore store = store(0)) {
       List<Delta> deltas = List.of(new Delta(window, huge, 100, 1), new Delta(window, loneSurrogate, 100, 2),
           new Delta(window, replaced, 100, 3), new Delta(window, unicode, 100, 4), new Delta(window, braces, 100, 5),
-          new Delta(window, nul, 100, 6));
+          new Delta(window, nul, 100, 6), new Delta(window, otherLone, 100, 7));
       FlushResult r = flush(store, new Batch("n1", 0, 1, NOW_MICROS, deltas));
       for (int i = 0; i < deltas.size(); i++) {
         assertThat(r.current(i)).isEqualTo(i + 1);
       }
       // and the same key again, from elsewhere, is the same key
       assertThat(readWindow(store, window, loneSurrogate, 100)).isEqualTo(2);
+    }
+  }
+
+  /**
+   * Limit {@code a} with key {@code b:c} and limit {@code a:b} with key {@code c} (once both the
+   * counter {@code sluice:{a:b:c}}) count apart, in one batch and in two, for window and GCRA counters.
+   */
+  @Test
+  void limitsAndKeysThatJoinAlikeKeepTheirOwnCounts() {
+    Counter a = Counter.of(Limit.slidingWindowCounter("a").limit(1_000).window(Duration.ofMinutes(1)).build());
+    Counter ab = Counter.of(Limit.slidingWindowCounter("a:b").limit(1_000).window(Duration.ofMinutes(1)).build());
+    Counter bucketA = Counter.of(Limit.tokenBucket("a").capacity(100).refill(10, Duration.ofSeconds(1)).build());
+    Counter bucketAb = Counter.of(Limit.tokenBucket("a:b").capacity(100).refill(10, Duration.ofSeconds(1)).build());
+    try (CounterStore store = store(0); CounterStore other = store(1)) {
+      FlushResult both = flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(a, "b:c", 100, 3),
+          new Delta(ab, "c", 100, 5), new Delta(bucketA, "b:c", 0, 2), new Delta(bucketAb, "c", 0, 4))));
+      assertThat(both.current(0)).isEqualTo(3);
+      assertThat(both.current(1)).isEqualTo(5);
+      assertThat(both.current(2)).isEqualTo(200_000);
+      assertThat(both.current(3)).isEqualTo(400_000);
+      // two flushes from two nodes, one limit each
+      assertThat(flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(a, "b:c", 100, 10)))).current(0))
+          .isEqualTo(13);
+      assertThat(flush(other, new Batch("n2", 0, 1, NOW_MICROS, List.of(new Delta(ab, "c", 100, 20)))).current(0))
+          .isEqualTo(25);
+      assertThat(readWindow(other, a, "b:c", 100)).isEqualTo(13);
+      assertThat(readWindow(store, ab, "c", 100)).isEqualTo(25);
+      // and the limit a:b has no key "b:c" of its own yet, nor a the key "c"
+      assertThat(readWindow(store, ab, "b:c", 100)).isZero();
+      assertThat(readWindow(store, a, "c", 100)).isZero();
     }
   }
 

@@ -45,7 +45,7 @@ class ExactScriptsIT extends ExactStoreContract {
   }
 
   private static String key(String limitName, String key) {
-    return "sluice:{" + limitName + ":" + key + "}";
+    return RedisFixture.counterKey(limitName, key);
   }
 
   @Override
@@ -66,7 +66,7 @@ class ExactScriptsIT extends ExactStoreContract {
   /** Scripts called with bad arguments answer an error naming the script and the argument. */
   @Test
   void scriptsRejectBadArguments() {
-    String[] key = {"sluice:{bad:k}"};
+    String[] key = {key("bad", "k")};
     assertThatThrownBy(() -> eval("gcra", key, "meter", "1", "1"))
         .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("gcra: expected 6 arguments");
     assertThatThrownBy(() -> eval("gcra", key, "queue", "1", "1", "5", "1", "1"))

@@ -293,7 +293,8 @@ abstract class ExactStoreContract {
     String unicode = "用户-🚦-ключ";
     String braces = "a}b{c";
     String controls = "\0\r\n*3\r\n$4\r\nPING";
-    List<String> keys = List.of(huge, loneSurrogate, replaced, unicode, braces, controls);
+    String otherLone = "a\uDC00b"; // what the UTF-16 charset wrote as the same U+FFFD as the first one
+    List<String> keys = List.of(huge, loneSurrogate, replaced, unicode, braces, controls, otherLone);
     long now = EPOCH_2026_MICROS;
     for (Algorithm a : Algorithm.values()) {
       Limit limit = a == Algorithm.TOKEN_BUCKET || a == Algorithm.LEAKY_BUCKET || a == Algorithm.LEAKY_BUCKET_SHAPER
@@ -307,6 +308,31 @@ abstract class ExactStoreContract {
       }
     }
     assertThat(exists("keys-fixed_window", unicode)).isTrue();
+  }
+
+  /**
+   * Limit {@code <L>} with key {@code b:c} and limit {@code <L>:b} with key {@code c} (once both the
+   * key {@code sluice:{<L>:b:c}}) have a budget each, for every algorithm.
+   */
+  @Test
+  void limitsAndKeysThatJoinAlikeHaveBudgetsOfTheirOwn() {
+    long now = EPOCH_2026_MICROS;
+    for (Algorithm a : Algorithm.values()) {
+      String name = "join-" + a.name().toLowerCase();
+      List<Limit> limits = new ArrayList<>();
+      for (String n : List.of(name, name + ":b")) {
+        limits.add(a == Algorithm.TOKEN_BUCKET || a == Algorithm.LEAKY_BUCKET || a == Algorithm.LEAKY_BUCKET_SHAPER
+            ? Limit.builder(n, a).capacity(20).refill(1, Duration.ofHours(1)).build()
+            : Limit.builder(n, a).limit(20).window(Duration.ofHours(1)).build());
+      }
+      assertThat(acquire(node(0), limits.get(0), "b:c", 15, now).remaining()).as(a.toString()).isEqualTo(5);
+      assertThat(acquire(node(1), limits.get(1), "c", 12, now).remaining()).as(a.toString()).isEqualTo(8);
+      assertThat(acquire(node(2), limits.get(0), "b:c", 5, now).remaining()).as(a.toString()).isZero();
+      assertThat(acquire(node(3), limits.get(1), "c", 8, now).remaining()).as(a.toString()).isZero();
+      assertThat(exists(limits.get(0).name(), "b:c")).isTrue();
+      assertThat(exists(limits.get(1).name(), "c")).isTrue();
+      assertThat(exists(limits.get(1).name(), "b:c")).isFalse();
+    }
   }
 
   @Test

@@ -14,6 +14,6 @@ class LeaseIT extends LeaseStoreContract {
 
   @Override
   long counterTtlMillis(String limitName, String key) {
-    return redis.cli().pttl("sluice:{" + limitName + ":" + key + "}");
+    return redis.cli().pttl(RedisFixture.counterKey(limitName, key));
   }
 }

@@ -108,7 +108,7 @@ class RedisAccessIT {
         // the count went to the master the sentinel named
         RedisClient client = RedisClient.create(master.uri());
         try (StatefulRedisConnection<String, String> c = client.connect()) {
-          assertThat(c.sync().keys("sluice:{access:k}")).hasSize(1);
+          assertThat(c.sync().keys(RedisFixture.counterKey("access", "k"))).hasSize(1);
         } finally {
           client.shutdown();
         }

@@ -55,7 +55,7 @@ class RedisClusterIT extends SyncedLimiterBurstCheck {
 
   @Override
   Long storedCount(String limitName, String key, long window) {
-    String stored = adminConnection.sync().hget("sluice:{" + limitName + ":" + key + "}", Long.toString(window));
+    String stored = adminConnection.sync().hget(RedisFixture.counterKey(limitName, key), Long.toString(window));
     return stored == null ? null : Long.parseLong(stored);
   }
 
@@ -68,7 +68,8 @@ class RedisClusterIT extends SyncedLimiterBurstCheck {
         String key = "user-" + k;
         int group = store.group(counter, key);
         groups.add(group);
-        assertThat(group).isEqualTo(SlotHash.getSlot(("spread:" + key).getBytes(StandardCharsets.UTF_8)));
+        // the hash tag: <length of the limit name>:<limit>:<key>
+        assertThat(group).isEqualTo(SlotHash.getSlot(("6:spread:" + key).getBytes(StandardCharsets.UTF_8)));
         FlushResult r = store.flush(new Batch("n1", group, 1, 0, List.of(new Delta(counter, key, 7, k + 1))))
             .toCompletableFuture().get(5, TimeUnit.SECONDS);
         assertThat(r.current(0)).isEqualTo(k + 1);

@@ -37,7 +37,7 @@ class RedisCounterStoreIT extends CounterStoreContract {
 
   @Override
   protected long counterTtlMillis(String limitName, String key) {
-    return redis.cli().pttl("sluice:{" + limitName + ":" + key + "}");
+    return redis.cli().pttl(RedisFixture.counterKey(limitName, key));
   }
 
   @Test
@@ -47,10 +47,12 @@ class RedisCounterStoreIT extends CounterStoreContract {
       flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(window, "alice", 101, 1))));
       flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(window, "alice", 102, 1))));
       // (a sliding window keeps the window before the previous one too: see aSlidingWindowKeepsTheWindowBeforeThePrevious)
-      assertThat(redis.cli().hkeys("sluice:{api:alice}")).containsExactlyInAnyOrder("100", "101", "102");
+      String alice = RedisFixture.counterKey("api", "alice");
+      assertThat(alice).isEqualTo("sluice:{3:api:alice}");
+      assertThat(redis.cli().hkeys(alice)).containsExactlyInAnyOrder("100", "101", "102");
       flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(window, "alice", 103, 1))));
-      assertThat(redis.cli().hkeys("sluice:{api:alice}")).containsExactlyInAnyOrder("101", "102", "103");
-      assertThat(redis.cli().pttl("sluice:{api:alice}")).isBetween(1L, 121_000L);
+      assertThat(redis.cli().hkeys(alice)).containsExactlyInAnyOrder("101", "102", "103");
+      assertThat(redis.cli().pttl(alice)).isBetween(1L, 121_000L);
       assertThat(redis.cli().ttl("sluice:seq:n1:0")).isBetween(1L, 86_400L);
     }
   }
@@ -73,9 +75,10 @@ class RedisCounterStoreIT extends CounterStoreContract {
       String stats = redis.cli().info("commandstats");
       assertThat(stats).contains("cmdstat_hmget:calls=1,").contains("cmdstat_hset:calls=1,")
           .contains("cmdstat_set:calls=1,").doesNotContain("cmdstat_hget:").doesNotContain("cmdstat_hincrby:");
-      assertThat(redis.cli().hgetall("sluice:{fw:alice}")).containsOnlyKeys("100", "c100:n1", "C100", "101", "c101:n1", "C101");
+      String alice = RedisFixture.counterKey("fw", "alice");
+      assertThat(redis.cli().hgetall(alice)).containsOnlyKeys("100", "c100:n1", "C100", "101", "c101:n1", "C101");
       flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(fixed, "alice", 102, 1))));
-      assertThat(redis.cli().hgetall("sluice:{fw:alice}")).containsOnlyKeys("101", "c101:n1", "C101", "102");
+      assertThat(redis.cli().hgetall(alice)).containsOnlyKeys("101", "c101:n1", "C101", "102");
     }
   }
 

@@ -3,6 +3,7 @@ package io.sluice.sync;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -44,6 +45,14 @@ final class RedisFixture implements BeforeAllCallback, AfterAllCallback {
   /** Synchronous commands on a connection of its own, for reading back and setting up. */
   RedisCommands<String, String> cli() {
     return connection.sync();
+  }
+
+  /**
+   * The counter key of a limit's key under the default prefix ({@link StoreKeys#counterKey}), as text
+   * for a String client: right for well-formed text keys, which is what the tests look up this way.
+   */
+  static String counterKey(String limitName, String key) {
+    return new String(StoreKeys.counterKey(RedisStoreConfig.DEFAULT_KEY_PREFIX, limitName, key), StandardCharsets.UTF_8);
   }
 
   /** A store on a connection of its own, as a node would have. */

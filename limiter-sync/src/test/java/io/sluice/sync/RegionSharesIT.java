@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -84,6 +85,29 @@ class RegionSharesIT {
     }
   }
 
+  /**
+   * The coordinator reads the keys of the demand index back exactly (StoreKeys.keyOf), whatever they
+   * hold, and skips keys of the layout before the limit name was length-prefixed.
+   */
+  @Test
+  void theDemandIndexGivesBackEachKeyAndSkipsKeysOfTheOldLayout() {
+    Limit quota = quota("q:keys");
+    ManualTicker ticker = new ManualTicker();
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    List<String> keys = List.of("b:c", "x}y", "{z", "7:q:keys:k", "用户-🚦", "a\uD800b", "a\uDC00b");
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker)) {
+      for (String k : keys) {
+        assertThat(node.tryAcquire(k)).isTrue();
+      }
+      node.syncNow();
+      redis.cli().zadd("sluice:demand:q:keys", w, "sluice:{q:keys:old}"); // as a node of the old layout wrote it
+      assertThat(shares.keys(quota, w, 100)).containsExactlyInAnyOrderElementsOf(keys);
+      assertThat(shares.read(quota, w, keys)).allSatisfy(k -> assertThat(k.admitted()).as(k.key()).isEqualTo(1));
+    }
+  }
+
   @Test
   void neverWritesAShareBelowWhatTheRegionCounted() {
     Limit quota = quota("q-clamp");
@@ -123,7 +147,8 @@ class RegionSharesIT {
       assertThat(shares.epoch()).isEqualTo(2);
       assertThat(shares.keys(quota, 5, 10)).isEmpty(); // shares alone do not make a key demanded
       assertThat(shares.read(quota, 5, List.of("k")).get(0).share()).isEqualTo(10);
-      assertThat(redis.cli().hget("fenced:{q-epoch:k}", "s:v")).isEqualTo("10");
+      String k = new String(StoreKeys.counterKey("fenced", "q-epoch", "k"), StandardCharsets.UTF_8);
+      assertThat(redis.cli().hget(k, "s:v")).isEqualTo("10");
     }
   }
 

@@ -34,10 +34,10 @@ class SharedNodeIdIT {
       a.close();
       b.close();
       long now = ticker.read();
-      assertThat(redis.cli().hget("sluice:{shared-a:k}", Long.toString(Math.floorDiv(now, perMinute.periodNanos()))))
-          .isEqualTo("3");
-      assertThat(redis.cli().hget("sluice:{shared-b:k}", Long.toString(Math.floorDiv(now, perHour.periodNanos()))))
-          .isEqualTo("3");
+      assertThat(redis.cli().hget(RedisFixture.counterKey("shared-a", "k"),
+          Long.toString(Math.floorDiv(now, perMinute.periodNanos())))).isEqualTo("3");
+      assertThat(redis.cli().hget(RedisFixture.counterKey("shared-b", "k"),
+          Long.toString(Math.floorDiv(now, perHour.periodNanos())))).isEqualTo("3");
     }
   }
 }

@@ -17,7 +17,7 @@ class SyncedLimiterIT extends SyncedLimiterBurstCheck {
 
   @Override
   Long storedCount(String limitName, String key, long window) {
-    String stored = redis.cli().hget("sluice:{" + limitName + ":" + key + "}", Long.toString(window));
+    String stored = redis.cli().hget(RedisFixture.counterKey(limitName, key), Long.toString(window));
     return stored == null ? null : Long.parseLong(stored);
   }
 }
