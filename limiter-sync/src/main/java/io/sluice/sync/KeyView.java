@@ -71,8 +71,11 @@ final class KeyView {
   long claim = -1;
   /** The store's last answer granted less than an eighth of what was asked: little is free. */
   boolean noneFree;
-  /** The store's last answer granted nothing beyond what this node had committed: nothing is free. */
-  boolean nothingFree;
+  /**
+   * Ticker time until which a decision the claim cannot pay is denied without asking the store: a
+   * decision asked for what it needed and the store had less.
+   */
+  long nothingFreeUntil = Long.MIN_VALUE;
   /**
    * Ticker time a decision last asked the store for a claim (Long.MIN_VALUE: never), and what it
    * asked for beyond the request: a key asking again soon asks for twice as much.
@@ -145,7 +148,7 @@ final class KeyView {
     prevClaimHeld = w == window + 1 && claim > 0;
     claim = -1; // a claim is on one window
     noneFree = false;
-    nothingFree = false;
+    nothingFreeUntil = Long.MIN_VALUE;
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
     lastRemaining = -1;
     window = w;

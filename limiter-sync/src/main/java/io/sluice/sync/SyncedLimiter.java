@@ -116,8 +116,6 @@ public final class SyncedLimiter implements AutoCloseable {
   private final long heartbeatIntervalNanos;
   /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
   private volatile int registeredNodes;
-  /** The node count comes from the builder, not the registry. */
-  private final boolean nodesGiven;
   /** Decisions that waited for a store call (exact checks and claims asked for on the decision path). */
   private final LongAdder waitedDecisions = new LongAdder();
   private final LongAdder waitedNanos = new LongAdder();
@@ -185,7 +183,6 @@ public final class SyncedLimiter implements AutoCloseable {
     this.staleAfterNanos = 2 * syncIntervalNanos;
     this.maxError = b.maxError;
     this.activeNodes = b.activeNodes != null ? b.activeNodes : () -> registeredNodes;
-    this.nodesGiven = b.activeNodes != null;
     this.storeKeepsClaims = claimsKept;
     this.maxKeys = b.maxKeys;
     this.flushTimeout = b.flushTimeout;
@@ -368,11 +365,12 @@ public final class SyncedLimiter implements AutoCloseable {
       } else {
         boolean limitReached = atLimit(view, globalEstimate, at);
         long allowance = allowance(view, globalEstimate, fresh, at, limitReached);
-        if (own + cost > allowance && !asked && asksClaims() && !(fresh && view.claim >= 0 && view.nothingFree)) {
+        if (own + cost > allowance && !asked && asksClaims() && !(view.claim >= 0 && now < view.nothingFreeUntil)) {
           // below the limit as far as this node knows, and no claim that pays for the request: a
           // denial would be a guess, so the store decides, in one round trip (a key with a claim that
-          // pays never gets here). Only where the store's last answer, fresh, had nothing free does
-          // the node deny without asking.
+          // pays never gets here). Only where the store had less than a decision needed, within the
+          // last sync interval, does the node deny without asking (the other nodes give claims they
+          // do not use up at their regular syncs).
           asked = true;
           if (!askClaim(view, now, (long) Math.ceil(own + cost))) {
             fallback = true;
@@ -671,12 +669,11 @@ public final class SyncedLimiter implements AutoCloseable {
       return claimHeld(view, at);
     }
     if (claimsKept && storeKeepsClaims) {
-      // no claim in this window yet (its first decisions, or a view the store has not answered):
-      // this node's part of the error budget (all nodes' parts together are the over-admission the
-      // configuration accepts), so that a hot key with a large limit does not wait at every window
-      // start; past it, or before the registry has told how many nodes share the limit (a node that
-      // counted itself alone would take every node's part), the decision asks the store
-      return nodesKnown() ? (long) (capacity * maxError / nodes) : 0;
+      // no claim in this window yet (its first decisions, or a view the store has not answered): the
+      // decision asks the store for one. (Admitting a part of the error budget first, as this node
+      // once did, passed the limit in synchronized bursts whenever the registry counted fewer nodes
+      // than there were, as at start-up; a wait for one round trip per key and window is cheaper.)
+      return 0;
     }
     if (!fresh) {
       return Math.max(1, Math.min(batch, (long) (capacity * maxError / nodes)));
@@ -690,11 +687,6 @@ public final class SyncedLimiter implements AutoCloseable {
     // weights are doubles: 1e-9 keeps 49.99999999999 from losing a permit)
     long share = (long) (limitReached ? Math.floor(exactShare + 1e-9) : Math.ceil(exactShare));
     return Math.max(0, Math.min(untilNextAnswer(view), share));
-  }
-
-  /** Whether the node count is known: given by the builder, or answered by the registry. */
-  private boolean nodesKnown() {
-    return nodesGiven || registeredNodes > 0;
   }
 
   /** What the view's claim lets this node admit at {@code at} beyond its counted permits (claim >= 0). */
@@ -1090,11 +1082,13 @@ public final class SyncedLimiter implements AutoCloseable {
         // little was free (less than an eighth of what was asked): a sync would not bring more
         // worth its call before the regular one (see atLimit)
         v.noneFree = delta.want() > committed && result.claim(i) - committed < Math.max(1, delta.want() / 8);
-        // a decision asked for what it needed and the store had less: a decision the claim cannot
-        // pay is denied without asking again until the next answer (a flush's answer says nothing of
-        // it: claims ahead of demand take only half of what is free, so a grant of none does not
-        // mean none is free)
-        v.nothingFree = delta.need() > 0 && result.claim(i) < delta.need();
+        // a decision asked for what it needed and the store had less: decisions the claim cannot pay
+        // are denied without asking again for a sync interval (a flush's answer says nothing of it:
+        // claims ahead of demand take only half of what is free, so a grant of none does not mean
+        // none is free)
+        if (delta.need() > 0 && result.claim(i) < delta.need()) {
+          v.nothingFreeUntil = now + syncIntervalNanos;
+        }
         v.claim = result.claim(i);
         v.claimAt = askedAt;
         v.claimNodes = delta.nodes();

@@ -209,7 +209,7 @@ final class AccuracyKit {
             System.err.printf("false denial: key %s cost %d at +%d ms node %d: exact %d (prev %d); view global %d/%d"
                 + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms%n",
                 r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
-                v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFree, v.noneFree,
+                v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFreeUntil > now, v.noneFree,
                 (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000);
           }
           if (exactEstimate + r.cost() <= limit.capacity() / 2.0) {
@@ -219,7 +219,7 @@ final class AccuracyKit {
               System.err.printf("below half: key %s cost %d at +%d ms node %d: exact %d (prev %d); view global %d/%d"
                   + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms;"
                   + " breaker %s asks %s fallbacks %d failures %d%n", r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
-                  v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFree, v.noneFree,
+                  v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFreeUntil > now, v.noneFree,
                   (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000, node.circuitBreaker().getState(),
                   node.claimsAsked(), node.fallbackDecisions(), node.storeFailures());
             }

@@ -163,32 +163,53 @@ abstract class CounterStoreContract {
   void claimsSplitWhatIsFreeAndNeverPassTheCapacityWithTheCounts() {
     Counter fixed = Counter.of(Limit.fixedWindow("claims").limit(100).window(Duration.ofMinutes(1)).build());
     try (CounterStore store = store(0)) {
+      // claims ahead of demand take at most half of what is free, an even part each: 100 free, 50, two nodes
       FlushResult a = flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(100, 2))));
-      assertThat(a.claim(0)).isEqualTo(50); // 100 free, two nodes
+      assertThat(a.claim(0)).isEqualTo(25);
+      // 75 free, of which n1's 25 are claims: half of the other 50, split in two
       FlushResult b = flush(store, new Batch("n2", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(100, 2))));
-      assertThat(b.claim(0)).isEqualTo(25); // 50 free
-      // n1 counted 30 of its 50: 20 it may still admit stay its own, and it gets half of what is free:
-      // 100 - 30 counted - 25 (n2) - 20 = 25, half 13
-      FlushResult c = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 30).claiming(100, 2))));
-      assertThat(c.current(0)).isEqualTo(30);
-      assertThat(c.claim(0)).isEqualTo(33);
-      // at most what was asked for
-      FlushResult d = flush(store, new Batch("n2", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 5).claiming(10, 2))));
-      assertThat(d.claim(0)).isEqualTo(20); // 25 - 5 committed is more than 10 asked: the committed part stays
+      assertThat(b.claim(0)).isEqualTo(12);
+      // n1 counted 20 of its 25: 5 it may still admit stay its own (committed); 100 - 20 counted - 12 (n2)
+      // - 5 = 63 free, less the claims 46, halved 23, split 11
+      FlushResult c = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 20).claiming(100, 2))));
+      assertThat(c.current(0)).isEqualTo(20);
+      assertThat(c.claim(0)).isEqualTo(16);
+      // at most what was asked for, but what was committed stays
+      FlushResult d = flush(store, new Batch("n2", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 5).claiming(5, 2))));
+      assertThat(d.claim(0)).isEqualTo(7);
       FlushResult e = flush(store, new Batch("n3", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(1_000, 1))));
-      assertThat(e.current(0) + 33 + 20 + e.claim(0)).isEqualTo(100); // 35 counted: all that is left
-      assertThat(e.claim(0)).isEqualTo(12);
+      assertThat(e.current(0)).isEqualTo(25);
+      assertThat(e.claim(0)).isEqualTo(14); // 52 free, 23 of it claims: half of 29
+      // a node that needs 60 for a request gets all that is free when that is less: counts and claims
+      // then fill the capacity exactly
+      FlushResult f = flush(store, new Batch("n4", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(60, 60, 1))));
+      assertThat(f.claim(0)).isEqualTo(38);
+      assertThat(f.current(0) + 16 + 7 + 14 + f.claim(0)).isEqualTo(100);
+      // a claim-only batch (sequence 0) leaves the node's sequence alone and is applied every time:
+      // with nothing free, n2 keeps what it holds
+      FlushResult g = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 0).claiming(17, 17, 2))));
+      assertThat(g.applied()).isTrue();
+      assertThat(g.claim(0)).isEqualTo(7);
+      assertThatThrownBy(() -> new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 1))))
+          .hasMessageStartingWith("deltas:");
       // a replay answers the claim held, and changes nothing
-      FlushResult replay = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 30).claiming(100, 2))));
+      FlushResult replay = flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 20).claiming(100, 2))));
       assertThat(replay.applied()).isFalse();
-      assertThat(replay.claim(0)).isEqualTo(33);
-      assertThat(replay.current(0)).isEqualTo(35);
-      // n1 gives its claim up (counting 33 more): n3 can have the 33... less what n3 holds
-      FlushResult up = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 33))));
+      assertThat(replay.claim(0)).isEqualTo(16);
+      assertThat(replay.current(0)).isEqualTo(25);
+      // n1 counts 6 more and gives its claim up: 10 are free again, and n4 needs them
+      FlushResult up = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 6))));
       assertThat(up.claim(0)).isZero();
-      FlushResult more = flush(store, new Batch("n3", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 12).claiming(1_000, 1))));
-      assertThat(more.current(0)).isEqualTo(80);
-      assertThat(more.claim(0)).isZero(); // 80 counted + 20 (n2): nothing free
+      FlushResult more = flush(store, new Batch("n4", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 0).claiming(48, 48, 1))));
+      assertThat(more.current(0)).isEqualTo(31);
+      assertThat(more.claim(0)).isEqualTo(48);
+      // asked again, it is applied again, and nothing is free
+      FlushResult again = flush(store, new Batch("n4", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 0).claiming(60, 60, 1))));
+      assertThat(again.claim(0)).isEqualTo(48);
+      assertThat(again.current(0)).isEqualTo(31);
       // a counter that keeps no claims answers -1
       assertThat(flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(bucket, "k", 0, 1)))).claim(0)).isEqualTo(-1);
     }
@@ -207,21 +228,28 @@ abstract class CounterStoreContract {
     long threeQuarters = halfWay + windowMicros / 4;
     try (CounterStore store = store(0)) {
       flush(store, new Batch("n1", 0, 1, halfWay, List.of(new Delta(window, "s", w - 1, 800))));
-      // half of the previous 800 still weighs: 1,000 - 400 free, half of it for n1
+      // half of the previous 800 still weighs: 1,000 - 400 = 600 free; ahead of demand half of it, n1's
+      // part of two: 150
       FlushResult a = flush(store, new Batch("n1", 0, 2, halfWay, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
       assertThat(a.previous(0)).isEqualTo(800);
-      assertThat(a.claim(0)).isEqualTo(300);
-      // three quarters in: 200 weighs, n1 holds 300 and its half of the 200 that faded since: 400 free
+      assertThat(a.claim(0)).isEqualTo(150);
+      // three quarters in: 200 weighs, n1 holds 150 and its half of the 200 that faded since (100):
+      // 550 free, 150 of it claims, half of the rest split in two
       FlushResult b = flush(store, new Batch("n2", 0, 1, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
-      assertThat(b.claim(0)).isEqualTo(200);
-      // n1 again: its 300 and the 100 that faded for it are committed; 200 weighs, n2 holds 200: 200 free
+      assertThat(b.claim(0)).isEqualTo(100);
+      // n1 again: its 150 and the 100 that faded for it are committed; 200 weighs, n2 holds 100: 450
+      // free, 350 of it claims: 25 more
       FlushResult c = flush(store, new Batch("n1", 0, 3, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
-      assertThat(c.claim(0)).isEqualTo(500);
-      // giving claims up ends the shares of what fades: n3 alone then has all that is free
+      assertThat(c.claim(0)).isEqualTo(275);
+      // giving claims up ends the shares of what fades: n3 alone then has half of all that is free ahead
+      // of demand, and the rest when it needs it
       flush(store, new Batch("n1", 0, 4, threeQuarters, List.of(new Delta(window, "s", w, 0))));
       flush(store, new Batch("n2", 0, 2, threeQuarters, List.of(new Delta(window, "s", w, 0))));
       FlushResult d = flush(store, new Batch("n3", 0, 1, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 1))));
-      assertThat(d.claim(0)).isEqualTo(800);
+      assertThat(d.claim(0)).isEqualTo(400);
+      FlushResult e = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, threeQuarters,
+          List.of(new Delta(window, "s", w, 0).claiming(800, 800, 1))));
+      assertThat(e.claim(0)).isEqualTo(800);
     }
   }
 
