@@ -31,13 +31,16 @@
 -- part is smaller (a small limit, many nodes, a cost above one). Counts plus claims never pass the capacity, so nodes
 -- that admit within their claims never pass it together, however late their flushes come. For a
 -- sliding window the previous window's count and claims weigh as they fade at the node's time, and
--- what fades is budget freed continuously: each claimant also holds an even part of it (prev /
--- window / nodes per us) from the time of its claim ('t<window>:<node>', their sum 'T<window>' and
--- number 'K<window>'), which it takes without a flush.
+-- what fades is budget freed continuously: each claimant also holds a part of it (prev / window / n
+-- per us, for the n nodes it counted) from the time of its claim ('t<window>:<node>' = 'since:n',
+-- the sums of since / n in 'T<window>' and of 1 / n in 'K<window>'), which it takes without a flush;
+-- parts never add up to more than the whole: a node that counted fewer nodes than there are
+-- claimants gets the part that is left, and learns its split from the answer.
 --
 -- Returns {applied, ...} with, per delta:
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
---           previous count never weighs), the node's claim on the window after this flush
+--           previous count never weighs), the node's claim on the window after this flush, and
+--           for 'w' the nodes its part of the fading is split by (0: none; 'f': 0)
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -186,30 +189,37 @@ for i = 1, n do
     local cur = tonumber(v[1] or '0')
     local held = tonumber(v[2] or '0')
     local claims = tonumber(v[3] or '0')
-    local prev, since, sinces, count = 0, nil, 0, 0
+    -- a sliding window's claimant: the time of its claim and the nodes it split the fading by ('since:n')
+    local prev, since, split, sinces, shares = 0, nil, nodes, 0, 0
     if sliding then
       prev = tonumber(v[4] or '0')
-      since = tonumber(v[6])
+      if v[6] then
+        local s, d = string.match(v[6], '^(%-?[%d.]+):(%d+)$')
+        since, split = tonumber(s or v[6]), tonumber(d or nodes)
+      end
       if since ~= nil and since < 0 then
         since = nil -- gave its claim up
       end
       sinces = tonumber(v[7] or '0')
-      count = tonumber(v[8] or '0')
+      shares = tonumber(v[8] or '0')
     end
     -- claim times are kept from the window's start (sums of epoch times would pass 2^53)
     local at = math.min(windowMicros, math.max(0, now - w * windowMicros))
+    -- the nodes this node's part of the fading is split by after this flush (0: not a claimant)
+    local grantSplit = since ~= nil and split or 0
     if apply then
       cur = cur + amount
       local claim = 0
       local fields = {ws, int(cur)}
       if want > 0 then
+        grantSplit = nodes
         -- a sliding window's previous count fades at prev / window per us: each claimant also holds
-        -- an even part of that, from the time of its claim (its 'since'); the nodes take it without
-        -- a flush, so it is counted as claimed here
-        local rate = prev / windowMicros / nodes
+        -- a part of that, 1 / n of it for the n nodes it split by, from the time of its claim (its
+        -- 'since'); the nodes take it without a flush, so it is counted as claimed here
+        local fade = prev / windowMicros
         local committed = held - amount
         if since ~= nil then
-          committed = committed + math.floor(rate * math.max(0, at - since))
+          committed = committed + math.floor(fade / split * math.max(0, at - since))
         end
         if committed < 0 then
           committed = 0
@@ -218,14 +228,28 @@ for i = 1, n do
         if sliding then
           -- the previous window's count, the claims on it, and its claimants' parts of what faded
           -- there (to its end: taken without a flush, so possibly not counted yet), all fading now
-          local prevFlow = tonumber(v[9] or '0') / windowMicros / nodes
+          local prevFlow = tonumber(v[9] or '0') / windowMicros
               * math.max(0, tonumber(v[11] or '0') * windowMicros - tonumber(v[10] or '0'))
           used = used + (prev + tonumber(v[5] or '0') + prevFlow) * (windowMicros - at) / windowMicros
-          local others, othersSince = count, sinces
+          -- the other claimants' parts of what faded since their claims ('K' sums their 1 / n, 'T'
+          -- their since / n, so nodes that count different numbers of nodes are each counted at
+          -- their own part)
+          local others, othersSince = shares, sinces
           if since ~= nil then
-            others, othersSince = count - 1, sinces - since
+            others, othersSince = shares - 1 / split, sinces - since / split
           end
-          used = used + rate * math.max(0, others * at - othersSince)
+          used = used + fade * math.max(0, others * at - othersSince)
+          -- the parts never add up to more than the whole: a node that counted fewer nodes than
+          -- there are claimants gets the part that is left (none when none is)
+          if others + 1 / nodes > 1 + 1e-9 then
+            grantSplit = 0
+            if others < 1 - 1e-9 then
+              grantSplit = math.ceil(1 / (1 - others) - 1e-9)
+              if grantSplit > 4095 then
+                grantSplit = 0
+              end
+            end
+          end
         end
         local free = math.floor(capacity - used)
         local extra = 0
@@ -259,14 +283,18 @@ for i = 1, n do
       end
       if sliding and (want > 0 or since ~= nil) then
         -- a claimant from now on (its part of the fading restarts with this claim), or none
-        local newSince = want > 0 and at or nil
-        local newCount = count + (newSince and 1 or 0) - (since and 1 or 0)
+        if want == 0 then
+          grantSplit = 0
+        end
+        local newSince = grantSplit > 0 and at or nil
+        local newShares = shares + (newSince and 1 / grantSplit or 0) - (since and 1 / split or 0)
+        local newSinces = sinces + (newSince and newSince / grantSplit or 0) - (since and since / split or 0)
         fields[#fields + 1] = sinceField
-        fields[#fields + 1] = newSince and int(newSince) or '-1'
+        fields[#fields + 1] = newSince and (int(newSince) .. ':' .. int(grantSplit)) or '-1'
         fields[#fields + 1] = sinceSum
-        fields[#fields + 1] = int(sinces + (newSince or 0) - (since or 0))
+        fields[#fields + 1] = string.format('%.17g', newSinces)
         fields[#fields + 1] = claimants
-        fields[#fields + 1] = int(newCount)
+        fields[#fields + 1] = string.format('%.17g', newShares)
       end
       redis.call('HSET', key, unpack(fields))
       if v[1] == false then
@@ -277,6 +305,7 @@ for i = 1, n do
     out[#out + 1] = cur
     out[#out + 1] = prev
     out[#out + 1] = held
+    out[#out + 1] = sliding and grantSplit or 0
   elseif kind == 'r' then
     local w = tonumber(ARGV[cursor + 1])
     local ttl = ARGV[cursor + 2]

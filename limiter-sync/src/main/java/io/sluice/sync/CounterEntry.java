@@ -241,7 +241,23 @@ final class CounterEntry implements Serializable {
   /** Sliding window: when {@code nodeId} became a claimant of the window (us from its start), or -1. */
   long claimSinceOf(String nodeId, long window) {
     int i = claimIndex(nodeId, window);
-    return i >= 0 ? claimSince[i] : -1;
+    return i >= 0 && claimSince[i] >= 0 ? claimSince[i] / SPLITS : -1;
+  }
+
+  /** Sliding window: the nodes {@code nodeId} split the fading by when it claimed (1 if not a claimant). */
+  int claimSplitOf(String nodeId, long window) {
+    int i = claimIndex(nodeId, window);
+    return i >= 0 && claimSince[i] >= 0 ? split(claimSince[i]) : 1;
+  }
+
+  /**
+   * A claimant's time and split packed in one long (flush.lua keeps them as 'since:n'): since times
+   * {@link #SPLITS} plus n, n below SPLITS ({@link Delta#MAX_NODES}).
+   */
+  private static final long SPLITS = 4096;
+
+  private static int split(long packed) {
+    return (int) Math.max(1, packed % SPLITS);
   }
 
   /** The sum of the claims on a window. */
@@ -253,26 +269,33 @@ final class CounterEntry implements Serializable {
     return sum;
   }
 
-  /** Sliding window: the claimants of a window, other than {@code except}. */
-  int claimantsOn(long window, String except) {
-    int n = 0;
+  /** Sliding window: the claimants' parts of the fading (each 1 / n), other than {@code except}'s. */
+  double claimantsOn(long window, String except) {
+    double sum = 0;
     for (int i = 0; i < claimWindows.length; i++) {
-      n += claimWindows[i] == window && claimSince[i] >= 0 && !claimNodes[i].equals(except) ? 1 : 0;
-    }
-    return n;
-  }
-
-  /** Sliding window: the sum of the claimants' times, other than {@code except}'s. */
-  long claimantTimesOn(long window, String except) {
-    long sum = 0;
-    for (int i = 0; i < claimWindows.length; i++) {
-      sum += claimWindows[i] == window && claimSince[i] >= 0 && !claimNodes[i].equals(except) ? claimSince[i] : 0;
+      if (claimWindows[i] == window && claimSince[i] >= 0 && !claimNodes[i].equals(except)) {
+        sum += 1.0 / split(claimSince[i]);
+      }
     }
     return sum;
   }
 
-  /** Sets {@code nodeId}'s claim on a window (0 and since -1: none). */
-  CounterEntry withClaim(String nodeId, long window, long value, long since) {
+  /** Sliding window: the sum of the claimants' times, each divided by its n, other than {@code except}'s. */
+  double claimantTimesOn(long window, String except) {
+    double sum = 0;
+    for (int i = 0; i < claimWindows.length; i++) {
+      if (claimWindows[i] == window && claimSince[i] >= 0 && !claimNodes[i].equals(except)) {
+        sum += (double) (claimSince[i] / SPLITS) / split(claimSince[i]);
+      }
+    }
+    return sum;
+  }
+
+  /** Sets {@code nodeId}'s claim on a window (0 and since -1: none); a claimant split the fading by {@code split}. */
+  CounterEntry withClaim(String nodeId, long window, long value, long since, int split) {
+    if (since >= 0) {
+      since = since * SPLITS + Math.min(SPLITS - 1, Math.max(1, split));
+    }
     int found = claimIndex(nodeId, window);
     boolean none = value == 0 && since < 0;
     if (found < 0 && none) {

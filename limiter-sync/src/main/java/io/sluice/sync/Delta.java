@@ -6,6 +6,8 @@ package io.sluice.sync;
  * for GCRA it is unused.
  */
 public final class Delta {
+  /** The most nodes a claim is split between (the stores keep a claimant's count with its time). */
+  public static final int MAX_NODES = 4095;
   private final Counter counter;
   private final String key;
   private final long window;
@@ -86,8 +88,8 @@ public final class Delta {
     if (need < 0 || need > want) {
       throw new IllegalArgumentException("need: must be between 0 and want " + want + ", got " + need);
     }
-    if (nodes < 1) {
-      throw new IllegalArgumentException("nodes: must be at least 1, got " + nodes);
+    if (nodes < 1 || nodes > MAX_NODES) {
+      throw new IllegalArgumentException("nodes: must be between 1 and " + MAX_NODES + ", got " + nodes);
     }
     return new Delta(this, want, need, nodes);
   }

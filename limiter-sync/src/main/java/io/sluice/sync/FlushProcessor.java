@@ -96,18 +96,20 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     boolean unknown = mode == IF_KNOWN && last < 0;
     boolean apply = mode == CLAIM || (mode != READ && !unknown && sequence > last);
     int k = indexOf(entry.getKey());
-    long[] out = new long[1 + 3 * (from[k + 1] - from[k])];
+    long[] out = new long[1 + 4 * (from[k + 1] - from[k])];
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
     long ttlMillis = 0; // 0: keep the entry's expiry
-    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 3) {
+    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 4) {
       if (kinds[i] == WINDOW || kinds[i] == FIXED) {
         long w = first[i];
         long held = state.claimOf(nodeId, w);
+        int split = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
         if (apply) {
           long claim = wants[i] > 0 ? claim(state, i, w, held) : 0;
           boolean firstWrite = !state.hasWindow(w);
-          long since = kinds[i] == WINDOW && wants[i] > 0 ? sinceWindowStart(i, w) : -1;
-          state = state.addToWindow(w, amounts[i]).withClaim(nodeId, w, claim, since);
+          split = kinds[i] == WINDOW && wants[i] > 0 ? grantSplit(state, i, w) : 0;
+          long since = split > 0 ? sinceWindowStart(i, w) : -1;
+          state = state.addToWindow(w, amounts[i]).withClaim(nodeId, w, claim, since, split);
           if (firstWrite) {
             // the window's first write: drop windows before the previous one, and live through the
             // next window (the TTL covers this window and the one after it, where this count still weighs)
@@ -120,6 +122,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
         out[o] = state.count(w);
         out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
         out[o + 2] = held;
+        out[o + 3] = split;
       } else if (kinds[i] == GCRA) {
         long scale = first[i];
         long interval = second[i];
@@ -137,6 +140,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
         out[o] = backlog;
         out[o + 1] = 0;
         out[o + 2] = -1;
+        out[o + 3] = 0;
       } else {
         throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
       }
@@ -169,21 +173,23 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
   private long claim(CounterEntry state, int i, long w, long held) {
     long at = sinceWindowStart(i, w);
     long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
-    double rate = (double) prev / windowMicros[i] / nodeCounts[i];
+    double fade = (double) prev / windowMicros[i];
     long committed = held - amounts[i];
     long since = state.claimSinceOf(nodeId, w);
     if (kinds[i] == WINDOW && since >= 0) {
-      committed += (long) Math.floor(rate * Math.max(0, at - since));
+      committed += (long) Math.floor(fade / state.claimSplitOf(nodeId, w) * Math.max(0, at - since));
     }
     committed = Math.max(0, committed);
     double used = (double) state.count(w) + amounts[i] + (state.claimsOn(w) - held) + committed;
     if (kinds[i] == WINDOW) {
       // the previous window's count, the claims on it, and its claimants' parts of what faded there
       // (to its end: taken without a flush, so possibly not counted yet), all fading now
-      double prevFlow = (double) state.count(w - 2) / windowMicros[i] / nodeCounts[i]
+      double prevFlow = (double) state.count(w - 2) / windowMicros[i]
           * Math.max(0, state.claimantsOn(w - 1, null) * windowMicros[i] - state.claimantTimesOn(w - 1, null));
       used += (prev + state.claimsOn(w - 1) + prevFlow) * (windowMicros[i] - at) / windowMicros[i];
-      used += rate * Math.max(0, state.claimantsOn(w, nodeId) * at - state.claimantTimesOn(w, nodeId));
+      // the other claimants' parts of what faded since their claims, each at its own 1 / n
+      double others = state.claimantsOn(w, nodeId);
+      used += fade * Math.max(0, others * at - state.claimantTimesOn(w, nodeId));
     }
     double free = Math.floor(capacities[i] - used);
     // claims held ahead of demand take at most half of what no count holds (each node an even part
@@ -196,6 +202,22 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
       extra = (long) Math.min(needs[i] - committed, free); // what the node needs now, when that much is free
     }
     return committed + Math.max(0, Math.min(extra, wants[i] - committed));
+  }
+
+  /**
+   * flush.lua's split of a sliding window's claimant: the nodes it asked to split the fading by, or,
+   * where the other claimants' parts leave less than that, the part that is left (0: none is).
+   */
+  private int grantSplit(CounterEntry state, int i, long w) {
+    double others = state.claimantsOn(w, nodeId);
+    if (others + 1.0 / nodeCounts[i] <= 1 + 1e-9) {
+      return nodeCounts[i];
+    }
+    if (others >= 1 - 1e-9) {
+      return 0;
+    }
+    long split = (long) Math.ceil(1 / (1 - others) - 1e-9);
+    return split > Delta.MAX_NODES ? 0 : (int) split;
   }
 
   /** The node's time from the start of window w, in us, within the window. */

@@ -14,16 +14,23 @@ public final class FlushResult {
   private final long[] shares;
   /** Per delta, the node's claim on the delta's window (-1: the store keeps no claim for it); or null. */
   private final long[] claims;
+  /** Per delta, the nodes the node's part of a sliding window's fading is split by (0: none); or null. */
+  private final long[] splits;
 
   FlushResult(boolean applied, long[] values) {
-    this(applied, values, null, null);
+    this(applied, values, null, null, null);
   }
 
   FlushResult(boolean applied, long[] values, long[] shares, long[] claims) {
+    this(applied, values, shares, claims, null);
+  }
+
+  FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits) {
     this.applied = applied;
     this.values = values;
     this.shares = shares;
     this.claims = claims;
+    this.splits = splits;
   }
 
   public boolean applied() {
@@ -59,6 +66,17 @@ public final class FlushResult {
    */
   public long claim(int i) {
     return claims == null ? -1 : claims[i];
+  }
+
+  /**
+   * Sliding windows: the nodes this node's part of the previous window's fading is split by after
+   * this flush: the node holds previous count / window / split per unit of time from its claim on,
+   * beyond the claim itself; 0 when it holds no part (it gave its claim up, or the other claimants'
+   * parts leave none). The split asked for ({@link Delta#nodes()}), or more where the other
+   * claimants' parts leave less. 0 for other counters.
+   */
+  public int split(int i) {
+    return splits == null ? 0 : (int) splits[i];
   }
 
   /** Like {@link #share(int)}, for the window after delta i's. */

@@ -249,14 +249,15 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     long wallMillis = System.currentTimeMillis();
     long[] values = new long[2 * deltas.size()];
     long[] claims = new long[deltas.size()];
+    long[] splits = new long[deltas.size()];
     try {
       if (batch.claimOnly()) {
         // no permits to count twice: applied on every key, the node's sequences left alone
-        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims)
-            .thenApply(round -> new FlushResult(true, values, null, claims));
+        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits)
+            .thenApply(round -> new FlushResult(true, values, null, claims, splits));
       }
       // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
-      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims).thenComposeAsync(first -> {
+      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits).thenComposeAsync(first -> {
         if (first.unknown.isEmpty()) {
           return CompletableFuture.completedFuture(first.applied);
         }
@@ -265,7 +266,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
           Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
           first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
-          return submit(batch, rest, mode, wallMillis, values, claims).thenApplyAsync(second -> first.applied | second.applied,
+          return submit(batch, rest, mode, wallMillis, values, claims, splits).thenApplyAsync(second -> first.applied | second.applied,
               callbacks);
         });
       }, callbacks).thenApply(applied -> {
@@ -276,7 +277,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
         } catch (RuntimeException shutDown) {
           // the deltas are applied: the answer stands
         }
-        return new FlushResult(applied, values, null, claims);
+        return new FlushResult(applied, values, null, claims, splits);
       });
     } catch (RuntimeException e) { // a member that is shut down refuses at once
       return CompletableFuture.failedFuture(e);
@@ -299,7 +300,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
    * key on the keys' partitions), and writes the answers into {@code values} at the deltas' places.
    */
   private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
-      long wallMillis, long[] values, long[] claims) {
+      long wallMillis, long[] values, long[] claims, long[] splits) {
     List<Delta> deltas = batch.deltas();
     int n = 0;
     for (List<Integer> idx : byKey.values()) {
@@ -367,10 +368,11 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           unknown.add(key);
         }
         applied |= out[0] == FlushProcessor.APPLIED;
-        for (int x = from[j], o = 1; x < from[j + 1]; x++, o += 3) {
+        for (int x = from[j], o = 1; x < from[j + 1]; x++, o += 4) {
           values[2 * place[x]] = out[o];
           values[2 * place[x] + 1] = out[o + 1];
           claims[place[x]] = out[o + 2];
+          splits[place[x]] = out[o + 3];
         }
       }
       return new Round(applied, unknown);

@@ -83,8 +83,9 @@ final class KeyView {
   long lastClaimAsked = Long.MIN_VALUE;
   long claimAhead;
   /**
-   * Sliding window: when the claim was granted (ticker time of the flush that asked) and the nodes it
-   * was split between; from then the node also holds an even part of what the previous window frees.
+   * Sliding window: when the claim was granted (ticker time of the flush that asked) and the nodes its
+   * part of what the previous window frees is split by, as the store answered (0: it holds no part);
+   * from then the node also holds previous count / window / claimNodes per unit of time.
    */
   long claimAt;
   int claimNodes = 1;

@@ -334,12 +334,15 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     long[] values = new long[2 * deltas.size()];
     long[] shares = null;
     long[] claims = new long[deltas.size()];
+    long[] splits = new long[deltas.size()];
     int at = 1;
     for (int i = 0; i < deltas.size(); i++) {
       values[2 * i] = (Long) reply.get(at++);
       values[2 * i + 1] = (Long) reply.get(at++);
       Counter c = deltas.get(i).counter();
-      claims[i] = c.kind() == Counter.Kind.WINDOW && !c.regional() ? (Long) reply.get(at++) : -1;
+      boolean claimed = c.kind() == Counter.Kind.WINDOW && !c.regional();
+      claims[i] = claimed ? (Long) reply.get(at++) : -1;
+      splits[i] = claimed ? (Long) reply.get(at++) : 0;
       if (c.regional()) {
         if (shares == null) {
           shares = new long[2 * deltas.size()];
@@ -349,7 +352,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         shares[2 * i + 1] = (Long) reply.get(at++);
       }
     }
-    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims);
+    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits);
   }
 
   private static Throwable unwrap(Throwable t) {

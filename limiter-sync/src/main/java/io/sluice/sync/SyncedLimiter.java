@@ -479,6 +479,11 @@ public final class SyncedLimiter implements AutoCloseable {
         TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()));
   }
 
+  /** The nodes a claim is split between: as the registry counts them (1 before it answers). */
+  private int claimNodes() {
+    return Math.min(Delta.MAX_NODES, Math.max(1, activeNodes.getAsInt()));
+  }
+
   /** Whether a decision the view cannot pay for asks the store for a claim (and waits for it). */
   private boolean asksClaims() {
     return claimsKept && storeKeepsClaims;
@@ -506,8 +511,7 @@ public final class SyncedLimiter implements AutoCloseable {
     v.claimAhead = ahead;
     v.lastClaimAsked = now;
     long want = Math.max(need, Math.min(capacity, need + ahead));
-    int nodes = Math.max(1, activeNodes.getAsInt());
-    Delta d = new Delta(counter, v.key, v.window, 0).claiming(want, Math.min(need, want), nodes);
+    Delta d = new Delta(counter, v.key, v.window, 0).claiming(want, Math.min(need, want), claimNodes());
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
     Batch batch = new Batch(nodeId + "/" + limit.name(), store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
         List.of(d));
@@ -697,7 +701,7 @@ public final class SyncedLimiter implements AutoCloseable {
     long windowStart = view.window * windowNanos;
     long from = Math.max(view.claimAt, windowStart);
     long to = Math.min(at, windowStart + windowNanos);
-    if (to <= from) {
+    if (to <= from || view.claimNodes < 1) {
       return view.claim;
     }
     if (view.claimNodes == 1) {
@@ -937,7 +941,7 @@ public final class SyncedLimiter implements AutoCloseable {
               // asks the store, which costs less than a claim held and refreshed at every sync)
               boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > syncIntervalNanos;
               long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedUntilSync(v));
-              d = d.claiming(Math.min(want, counter.limit().capacity()), Math.max(1, activeNodes.getAsInt()));
+              d = d.claiming(Math.min(want, counter.limit().capacity()), claimNodes());
             }
             list.add(new Pending(v, d));
             v.unsentCur = 0;
@@ -1091,7 +1095,7 @@ public final class SyncedLimiter implements AutoCloseable {
         }
         v.claim = result.claim(i);
         v.claimAt = askedAt;
-        v.claimNodes = delta.nodes();
+        v.claimNodes = result.split(i); // 0: no part of a sliding window's fading
         if (v.claim > 0 && !v.queued) {
           // a claim held blocks the other nodes: the next regular sync gives it up if the key goes idle
           v.queued = true;

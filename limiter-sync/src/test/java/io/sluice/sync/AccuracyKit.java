@@ -136,8 +136,11 @@ final class AccuracyKit {
       }
       nodes.add(b.build());
       nextSync[i] = START_NANOS + random.nextLong(interval);
-      nextHeartbeat[i] = nextSync[i]; // the flusher beats before its first sync
+      nextHeartbeat[i] = START_NANOS + 1_000_000_000L;
       askedSync[i] = Long.MAX_VALUE;
+    }
+    for (SyncedLimiter node : nodes) {
+      node.heartbeatNow(); // as each flusher does when it starts: the first nodes see fewer than there are
     }
     long window = limit.periodNanos();
     boolean sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
@@ -244,10 +247,16 @@ final class AccuracyKit {
           }
           wk[1] = Math.max(wk[1], over);
           if (DEBUG && over > bound + 1e-9) {
-            System.err.printf("over: key %s window %d at +%d ms node %d: nodes %d (prev %d) exact %d; store %d claims %d%n",
+            StringBuilder views = new StringBuilder();
+            for (SyncedLimiter each : nodes) {
+              KeyView v = each.viewOf(r.key());
+              views.append(String.format(" [cur %d prev %d pending %d claim %d at +%d ms /%d]", v.globalCur, v.globalPrev,
+                  v.pendingCur, v.claim, (v.claimAt - w * window) / 1_000_000, v.claimNodes));
+            }
+            System.err.printf("over: key %s window %d at +%d ms node %d: nodes %d (prev %d) exact %d; store %d claims %d%s%n",
                 r.key(), w, (now - w * window) / 1_000_000, n, nc[1], nc[2], ec[1],
                 store instanceof MemoryStore ? ((MemoryStore) store).count(limit.name(), r.key(), w) : -1,
-                store instanceof MemoryStore ? ((MemoryStore) store).claims(limit.name(), r.key(), w) : -1);
+                store instanceof MemoryStore ? ((MemoryStore) store).claims(limit.name(), r.key(), w) : -1, views);
           }
           worstOver = Math.max(worstOver, over);
         }

@@ -253,6 +253,36 @@ abstract class CounterStoreContract {
     }
   }
 
+  /**
+   * A sliding window's claimants never hold more than the whole fading together, whatever number of
+   * nodes each counts: a node that counted itself alone takes it all, and a node asking after it gets
+   * no part (it learns so from the answer's split); when the first gives its claim up, parts are free again.
+   */
+  @Test
+  void aSlidingWindowsPartsOfTheFadingNeverAddUpToMoreThanTheWhole() {
+    long windowMicros = 60_000_000L;
+    long w = NOW_MICROS / windowMicros;
+    long quarter = w * windowMicros + windowMicros / 4;
+    try (CounterStore store = store(0)) {
+      flush(store, new Batch("n0", 0, 1, quarter, List.of(new Delta(window, "parts", w - 1, 600))));
+      FlushResult alone = flush(store, new Batch("n1", 0, 1, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 1))));
+      assertThat(alone.split(0)).isEqualTo(1);
+      FlushResult third = flush(store, new Batch("n2", 0, 1, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 3))));
+      assertThat(third.split(0)).isZero(); // n1 holds all of it
+      FlushResult half = flush(store, new Batch("n3", 0, 1, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 2))));
+      assertThat(half.split(0)).isZero();
+      flush(store, new Batch("n1", 0, 2, quarter, List.of(new Delta(window, "parts", w, 0)))); // n1 gives up
+      FlushResult again = flush(store, new Batch("n2", 0, 2, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 3))));
+      assertThat(again.split(0)).isEqualTo(3);
+      FlushResult more = flush(store, new Batch("n3", 0, 2, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 1))));
+      assertThat(more.split(0)).isEqualTo(2); // two thirds left: at most a half
+      // a fixed window has no fading to split
+      Counter fixed = Counter.of(Limit.fixedWindow("parts-fixed").limit(100).window(Duration.ofMinutes(1)).build());
+      assertThat(flush(store, new Batch("n1", 0, 3, quarter, List.of(new Delta(fixed, "parts", w, 0).claiming(10, 1))))
+          .split(0)).isZero();
+    }
+  }
+
   @Test
   void gcraBacklogGrowsWithPermitsAndDrainsWithTime() {
     // 10 per second: scale 1, interval 100,000 us per permit

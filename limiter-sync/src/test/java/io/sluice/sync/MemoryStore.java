@@ -89,6 +89,7 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
     int n = batch.deltas().size();
     long[] values = new long[2 * n];
     long[] claims = new long[n];
+    long[] splits = new long[n];
     boolean applied = false;
     // one processor per key with that key's deltas in batch order, as the real store runs it (a key's
     // previous and current windows may come in one batch: one sequence check for both)
@@ -133,12 +134,13 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
       applied |= out[0] == FlushProcessor.APPLIED;
       for (int j = 0; j < m; j++) {
         int i = idx.get(j);
-        values[2 * i] = out[1 + 3 * j];
-        values[2 * i + 1] = out[2 + 3 * j];
-        claims[i] = out[3 + 3 * j];
+        values[2 * i] = out[1 + 4 * j];
+        values[2 * i + 1] = out[2 + 4 * j];
+        claims[i] = out[3 + 4 * j];
+        splits[i] = out[4 + 4 * j];
       }
     }
-    return CompletableFuture.completedFuture(new FlushResult(applied, values, null, claims));
+    return CompletableFuture.completedFuture(new FlushResult(applied, values, null, claims, splits));
   }
 
   @Override
