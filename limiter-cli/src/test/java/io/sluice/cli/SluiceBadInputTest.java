@@ -38,7 +38,7 @@ class SluiceBadInputTest {
   @Test
   void unknownProfile() {
     assertUsageError(run("tune", "--profile", "spiky"), "sluice tune: Invalid value for option '--profile':"
-        + " unknown profile 'spiky' (one of: steady, bursty, zipf, hot-key, step)");
+        + " unknown profile 'spiky' (one of: mixed, steady, bursty, zipf, hot-key, step)");
   }
 
   @Test
@@ -56,6 +56,12 @@ class SluiceBadInputTest {
   void negativeBatchSize() {
     assertUsageError(run("tune", "--batch-sizes", "10,-5"),
         "sluice tune: --batch-sizes: every batch size must be at least 1, got -5");
+  }
+
+  @Test
+  void negativeMaxFalseDenials() {
+    assertUsageError(run("tune", "--max-false-denials", "-1"),
+        "sluice tune: --max-false-denials: must be between 0 and 100 (% of requests), got -1.0");
   }
 
   @Test
@@ -91,7 +97,7 @@ class SluiceBadInputTest {
   @Test
   void keysForAOneKeyProfile() {
     assertUsageError(run("tune", "--profile", "steady", "--keys", "10"),
-        "sluice tune: --keys: the steady profile has one key; --keys is for zipf and hot-key");
+        "sluice tune: --keys: the steady profile has one key; --keys is for mixed, zipf and hot-key");
   }
 
   @Test
@@ -143,9 +149,9 @@ class SluiceBadInputTest {
     assertThat(r.code()).isZero();
     for (String option : new String[] {"--duration", "--nodes", "--limit", "--window", "--profile", "--seed",
         "--batch-sizes", "--sync-intervals", "--redis", "--out", "--max-error", "--algorithm", "--demand", "--keys",
-        "--flat-out"}) {
+        "--flat-out", "--max-false-denials"}) {
       assertThat(r.out()).contains(option);
     }
-    assertThat(r.out()).contains("steady").contains("bursty").contains("zipf").contains("hot-key").contains("step");
+    assertThat(r.out()).contains("mixed").contains("steady").contains("bursty").contains("zipf").contains("hot-key").contains("step");
   }
 }

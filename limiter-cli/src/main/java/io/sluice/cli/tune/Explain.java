@@ -13,10 +13,28 @@ final class Explain {
             + " it flushes anyway); batch 1 is the exact mode, one store call per decision. The exact model row is the"
             + " trace decided by the exact algorithm at the trace's own times on a simulated clock (no store).",
         "over worst % / over mean %: permits admitted beyond what the exact algorithm admits for the same requests"
-            + " at the same moments (this replay's decisions replayed through one exact limiter on a simulated"
-            + " clock), per key and window, in % of the limit: the worst window and the mean over the windows where"
-            + " the limit was reached.",
-        "under worst % / under mean %: permits the exact algorithm admitted and this setting denied, the same way.",
+            + " at the same moments (this replay's requests decided again by one exact limiter on a simulated clock,"
+            + " each at the moment its node read, in the order the nodes decided them), per key and window, in % of the limit: the worst key-window, and the mean over the key-windows"
+            + " where the limit was reached (the exact run or the setting denied at least once there).",
+        "under worst % / under mean %: permits the exact algorithm admitted and this setting denied, per key and"
+            + " window, in % of the limit, over the key-windows where the limit was reached only. A key denied far"
+            + " below its limit does not show here: see false denials.",
+        "false denials %: requests the exact algorithm admitted and this setting denied, request by request (the"
+            + " exact algorithm decides the very request at the moment the node decided it), over every key and"
+            + " window of the trace, in % of all its requests; less the swaps (see swapped %): in each key-window,"
+            + " the requests only the exact algorithm admitted beyond those only this setting admitted.",
+        "false denials < L/2: how many of those false denials fell in a key-window whose demand stayed below half"
+            + " the limit (for the sliding window also in the window before, which it weighs in). There the exact"
+            + " algorithm never comes near the limit, so this must be 0: any other count is a key denied far below its"
+            + " limit.",
+        "swapped %: requests the exact algorithm admitted and this setting denied that the setting made up for in"
+            + " the same key-window by admitting another request that the exact algorithm denied, in % of all"
+            + " requests. At a key's limit, which of its requests get through depends on timing to the millisecond;"
+            + " swaps change which, not how many. With false denials %, they make up the literal per-request count."
+            + " Even exact mode shows a few: requests of one key decided by two nodes in the same instant.",
+        "admitted vs exact %: permits this setting admitted over the whole trace, in % of what the exact algorithm"
+            + " admitted deciding the same requests at the same moments (below 100: it denied more than it should"
+            + " have; above: it admitted more). results.csv and results.json call it admitted_pct_of_exact.",
         "store calls /1k: calls to the store (flushes, exact checks, heartbeats) per 1,000 decisions during the"
             + " replay: the load the setting puts on Redis or Hazelcast.",
         "p50 us / p99 us: time of one tryAcquire call on the node, microseconds (exact mode waits for the store).",

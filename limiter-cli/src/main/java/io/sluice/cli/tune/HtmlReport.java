@@ -33,13 +33,26 @@ final class HtmlReport {
         Durations.format(c.window()), c.nodes(), c.limit(), Durations.format(c.window()), c.algorithm(), c.seed())))
         .append("</p>\n");
     h.append("<h2>Recommendation</h2>\n<p><strong>").append(esc(t.recommendation().verdict())).append("</strong></p>\n");
+    h.append("<h3>").append(rec == null ? "Instead" : "How to apply it").append("</h3>\n<ul>\n");
+    for (String line : Apply.lines(t.recommendation(), c)) {
+      h.append("<li>").append(code(line)).append("</li>\n");
+    }
+    h.append("</ul>\n");
     h.append("<p class=\"note\">Rule: ").append(esc(t.recommendation().rule())).append(".</p>\n");
+    if (!t.recommendation().rejected().isEmpty()) {
+      h.append("<h3>Settings that did not pass</h3>\n<ul>\n");
+      for (String line : t.recommendation().rejected()) {
+        h.append("<li>").append(esc(line)).append("</li>\n");
+      }
+      h.append("</ul>\n");
+    }
     h.append("<h2>Error against store calls</h2>\n");
     h.append(svg.replaceFirst("<svg ", "<svg role=\"img\" aria-label=\"error vs store calls per 1,000 decisions\" "));
     h.append("<p class=\"note\">Each setting is two points at the same x: its worst over-admission (red circle) and its"
-        + " worst under-admission (blue square), in % of the limit, over every key and window where the limit was"
-        + " reached. Right is more store calls, up is more error. Good settings sit low and to the left; the dashed"
-        + " line is <code>--max-error</code>.</p>\n");
+        + " worst under-admission (blue square), in % of the limit (under-admission over the key-windows where the"
+        + " limit was reached). Right is more store calls, up is more error. Good settings sit low and to the left; the"
+        + " dashed line is <code>--max-error</code>. The chart does not show false denials: a setting below the line"
+        + " may still fail the false-denial gates (see the table).</p>\n");
     h.append("<h2>Table</h2>\n<table>\n<tr>");
     for (String head : Reports.HEADERS) {
       h.append("<th>").append(esc(head)).append("</th>");
@@ -70,6 +83,20 @@ final class HtmlReport {
     h.append("<p class=\"note\">Files: results.csv, results.json, chart.svg beside this page.</p>\n");
     h.append("</body>\n</html>\n");
     return h.toString();
+  }
+
+  /** Escaped text with the builder calls and sidecar commands in it set as code. */
+  static String code(String line) {
+    StringBuilder out = new StringBuilder();
+    java.util.regex.Matcher m = java.util.regex.Pattern
+        .compile("(SyncedLimiter\\.builder\\(.*?\\.build\\(\\)|Limit\\.\\w+\\(.*?\\.build\\(\\)|sluice serve [^;]*?(?=[.;]?$|;)|--batch-sizes 1)")
+        .matcher(line);
+    int last = 0;
+    while (m.find()) {
+      out.append(esc(line.substring(last, m.start()))).append("<code>").append(esc(m.group())).append("</code>");
+      last = m.end();
+    }
+    return out.append(esc(line.substring(last))).toString();
   }
 
   private static String esc(String s) {

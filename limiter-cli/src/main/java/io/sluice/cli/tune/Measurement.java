@@ -4,9 +4,16 @@ import org.HdrHistogram.Histogram;
 
 /**
  * What one replay of the trace with one setting measured, before it is compared with the exact run.
- * Counts per (key, window) are kept as flat arrays indexed {@code key * windows + window}.
+ * Counts per (key, window) are kept as flat arrays indexed {@code key * windows + window}; the
+ * decision on each request of the trace is kept too, indexed as the trace's requests, so that a
+ * replay and the exact run can be compared request by request.
  */
 final class Measurement {
+  /** {@link #outcome}: the request was not decided (the replay was stopped before it). */
+  static final byte NOT_DECIDED = 0;
+  static final byte ADMITTED = 1;
+  static final byte DENIED = 2;
+
   final Setting setting;
   /** How the decisions were made: "exact (batch 1)", "batched", or the in-process reference. */
   final String mode;
@@ -30,10 +37,32 @@ final class Measurement {
    * them (what this replay is compared with); null for a model.
    */
   final Measurement exactAtSameMoments;
+  /** Per request of the trace: {@link #ADMITTED}, {@link #DENIED} or {@link #NOT_DECIDED}. */
+  final byte[] outcome;
+  /**
+   * Per request of the trace: the (key, window) cell it was counted in, or, when it was decided
+   * outside the run's windows (late, or not decided), {@link #late(int) late(key)}, a negative number.
+   * A replay and its exact run share one array: both count a request in the window of the moment the
+   * node decided it.
+   */
+  final int[] cell;
+
+  /** The {@link #cell} of a request of {@code key} decided outside the run's windows. */
+  static int late(int key) {
+    return -1 - key;
+  }
+
+  /** The key of a {@link #late(int)} cell. */
+  static int lateKey(int cell) {
+    return -1 - cell;
+  }
 
   Measurement(Setting setting, String mode, int keys, int windows, long[] attempts, long[] admitted, long late,
       long storeCalls, long storeFailures, Histogram latency, Histogram lag, double decisionsPerSecond,
-      Measurement exactAtSameMoments) {
+      Measurement exactAtSameMoments, byte[] outcome, int[] cell) {
+    if (outcome.length != cell.length) {
+      throw new IllegalArgumentException("one outcome and one cell per request");
+    }
     this.setting = setting;
     this.mode = mode;
     this.keys = keys;
@@ -47,6 +76,8 @@ final class Measurement {
     this.lag = lag;
     this.decisionsPerSecond = decisionsPerSecond;
     this.exactAtSameMoments = exactAtSameMoments;
+    this.outcome = outcome;
+    this.cell = cell;
   }
 
   long decisions() {

@@ -35,6 +35,19 @@ final class Reports {
     return String.format(Locale.ROOT, "%,.0f", v);
   }
 
+  /** A small percentage for people: three decimals below 10 (0.1% is a gate), as {@link #number} above. */
+  static String fine(double v) {
+    if (Double.isNaN(v)) {
+      return "n/a";
+    }
+    return Math.abs(v) < 10 ? String.format(Locale.ROOT, "%.3f", v) : number(v);
+  }
+
+  /** A percentage near 100 for people: two decimals ("99.85", not "99.8"). */
+  static String ratio(double v) {
+    return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.2f", v);
+  }
+
   /** A number for machines: plain, dot decimal, empty for NaN (CSV) . */
   static String plain(double v) {
     if (Double.isNaN(v) || Double.isInfinite(v)) {
@@ -47,14 +60,16 @@ final class Reports {
   }
 
   static final String[] HEADERS = {"setting", "over worst %", "over mean %", "under worst %", "under mean %",
-      "store calls /1k", "p50 us", "p99 us", "decisions/s"};
+      "false denials %", "false denials < L/2", "swapped %", "admitted vs exact %", "store calls /1k", "p50 us",
+      "p99 us", "decisions/s"};
 
   static List<String[]> cells(List<Row> rows, Row recommended) {
     List<String[]> out = new ArrayList<>();
     for (Row r : rows) {
       String label = (r == recommended ? "* " : "  ") + (r.reference() ? "exact model (reference)" : r.setting().label());
       out.add(new String[] {label, number(r.overWorstPct()), number(r.overMeanPct()), number(r.underWorstPct()),
-          number(r.underMeanPct()), number(r.storeCallsPer1000()), number(r.p50Micros()), number(r.p99Micros()),
+          number(r.underMeanPct()), fine(r.falseDenialsPct()), String.format(Locale.ROOT, "%,d", r.falseDenialsBelowHalf()),
+          fine(r.swappedPct()), ratio(r.admittedPctOfExact()), number(r.storeCallsPer1000()), number(r.p50Micros()), number(r.p99Micros()),
           number(r.decisionsPerSecond())});
     }
     return out;
@@ -96,7 +111,9 @@ final class Reports {
     StringBuilder sb = new StringBuilder();
     sb.append("batch_size,sync_interval_ms,mode,recommended,decisions,admitted,admitted_pct_of_exact,"
         + "over_worst_pct,over_mean_pct,under_worst_pct,under_mean_pct,contested_windows,"
-        + "store_calls_per_1000,latency_p50_us,latency_p99_us,decisions_per_s,replay_lag_p99_ms,store_failures\n");
+        + "store_calls_per_1000,latency_p50_us,latency_p99_us,decisions_per_s,replay_lag_p99_ms,store_failures,"
+        + "exact_admitted,false_denials,false_denials_pct,false_denials_below_half_limit,key_windows_below_half_limit,"
+        + "swapped,swapped_pct\n");
     for (Row r : rows) {
       sb.append(r.setting().batchSize()).append(',')
           .append(r.setting().syncInterval().toMillis()).append(',')
@@ -115,7 +132,14 @@ final class Reports {
           .append(plain(r.p99Micros())).append(',')
           .append(plain(r.decisionsPerSecond())).append(',')
           .append(plain(r.lagP99Millis())).append(',')
-          .append(r.storeFailures()).append('\n');
+          .append(r.storeFailures()).append(',')
+          .append(r.exactAdmitted()).append(',')
+          .append(r.falseDenials()).append(',')
+          .append(plain(r.falseDenialsPct())).append(',')
+          .append(r.falseDenialsBelowHalf()).append(',')
+          .append(r.keyWindowsBelowHalf()).append(',')
+          .append(r.swapped()).append(',')
+          .append(plain(r.swappedPct())).append('\n');
     }
     return sb.toString();
   }
@@ -148,6 +172,7 @@ final class Reports {
     j.field("keys").number(c.keys());
     j.field("seed").number(c.seed());
     j.field("max_error_pct").number(c.maxErrorPct());
+    j.field("max_false_denials_pct").number(c.maxFalseDenialsPct());
     j.field("flat_out_ms").number(c.throughput().toMillis());
     j.field("requests_in_trace").number(t.traceRequests());
     j.close('}');
@@ -162,6 +187,26 @@ final class Reports {
       j.field("sync_interval_ms").number(rec.setting().syncInterval().toMillis());
     }
     j.field("verdict").string(t.recommendation().verdict());
+    j.field("rejected").open('[');
+    for (String line : t.recommendation().rejected()) {
+      j.item().string(line);
+    }
+    j.close(']');
+    j.field("apply").open('{');
+    j.field("limit").string(Apply.limit(c));
+    if (rec == null) {
+      j.field("builder").nul();
+      j.field("serve").nul();
+    } else {
+      j.field("builder").string(Apply.builder(rec.setting(), c));
+      j.field("serve").string(Apply.serve(rec.setting(), c));
+    }
+    j.field("text").open('[');
+    for (String line : Apply.lines(t.recommendation(), c)) {
+      j.item().string(line);
+    }
+    j.close(']');
+    j.close('}');
     j.close('}');
     j.field("rows").open('[');
     for (Row r : t.rows()) {
@@ -179,6 +224,15 @@ final class Reports {
       j.field("under_worst_pct").number(r.underWorstPct());
       j.field("under_mean_pct").number(r.underMeanPct());
       j.field("contested_windows").number(r.contestedWindows());
+      j.field("exact_admitted").number(r.exactAdmitted());
+      j.field("false_denials").number(r.falseDenials());
+      j.field("false_denials_pct").number(r.falseDenialsPct());
+      j.field("false_denials_below_half_limit").number(r.falseDenialsBelowHalf());
+      j.field("key_windows_below_half_limit").number(r.keyWindowsBelowHalf());
+      j.field("swapped").number(r.swapped());
+      j.field("swapped_pct").number(r.swappedPct());
+      j.field("passes").bool(!r.reference()
+          && Recommender.passes(r, c.maxErrorPct(), c.maxFalseDenialsPct()));
       j.field("store_calls_per_1000").number(r.storeCallsPer1000());
       j.field("latency_p50_us").number(r.p50Micros());
       j.field("latency_p99_us").number(r.p99Micros());

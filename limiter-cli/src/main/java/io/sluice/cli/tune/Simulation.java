@@ -91,7 +91,17 @@ final class Simulation {
    * no delay. Deterministic: the same seed gives the same counts. It has no store, latency or rate.
    */
   Measurement model() {
-    return exactAt(trace.at, new Setting(1, java.time.Duration.ZERO), MODEL_MODE);
+    return exactAt(trace.at, null, cellsOf(trace.at), new Setting(1, java.time.Duration.ZERO), MODEL_MODE);
+  }
+
+  /** The (key, window) cell of each request decided at the given moments ({@link Measurement#cell}). */
+  private int[] cellsOf(long[] when) {
+    int[] cell = new int[when.length];
+    for (int i = 0; i < when.length; i++) {
+      long w = when[i] == NOT_DECIDED ? -1 : Math.floorDiv(when[i], trace.windowNanos);
+      cell[i] = w >= 0 && w < trace.windows ? trace.key[i] * trace.windows + (int) w : Measurement.late(trace.key[i]);
+    }
+    return cell;
   }
 
   /** Marks a request of the trace that a replay did not decide (it was stopped). */
@@ -100,54 +110,78 @@ final class Simulation {
 
   /**
    * The exact algorithm deciding the trace's requests at the given moments (nanoseconds after the
-   * start, as the nodes' clock read them just before deciding), in the order of those moments, on a
-   * simulated clock, counted in the windows of those moments. Given a replay's own moments, this is
+   * start, as the nodes' clock read them just before deciding), in the order of those moments (or of
+   * the decisions, below), on a simulated clock, counted in the windows of those moments. Given a replay's own moments, this is
    * what an exact limiter would have admitted had it seen the very requests the nodes saw, when they
-   * saw them: the difference is the setting's own error, whatever the replay's lag or jitter.
+   * saw them: the difference is the setting's own error, whatever the replay's lag or jitter. Each
+   * request is counted in {@code cell[i]} (the cell the replay counted it in) and its decision is kept,
+   * for the request-by-request comparison.
+   *
+   * <p>With {@code done} (a replay's), requests are decided in the order the nodes finished deciding
+   * them rather than in the order of their moments, each at its own moment: nodes read a clock that
+   * moves in steps of a millisecond, so many requests share a moment, and a node may be descheduled
+   * between reading it and deciding. The order in which they were really decided (in exact mode, about
+   * the order the store applied them, each with the time its node read) is then the one the exact
+   * algorithm must follow to decide "the same requests": in moment order, two requests of a key at its
+   * limit decided by two nodes in the same millisecond would come out swapped half of the time (a false
+   * denial and a false admission that no limiter could avoid). A request whose moment is behind one
+   * decided before it is decided at its own moment, as the store's scripts and limiter-node's kernels
+   * do for a caller whose clock is a little behind.
    */
-  private Measurement exactAt(long[] when, Setting setting, String mode) {
+  private Measurement exactAt(long[] when, int[] done, int[] cell, Setting setting, String mode) {
     int keys = trace.keys;
     int windows = trace.windows;
     long windowNanos = trace.windowNanos;
     // a replay's clock may read a little before its start (the cached clock trails by up to 1 ms)
     long start = (Math.floorDiv(new ManualTicker().read(), windowNanos) + 2) * windowNanos;
     long origin = start - windowNanos;
-    ManualTicker clock = new ManualTicker(origin);
+    SetTicker clock = new SetTicker(origin);
     RateLimiter exact = RateLimiter.builder(limit).ticker(clock).maxKeys(2 * Trace.MAX_KEYS + 16).build();
-    // order by moment (microseconds, then trace order) in one primitive sort: 2^25 > MAX_REQUESTS
+    // order by moment (microseconds, then trace order), or as decided, in one primitive sort: 2^25 > MAX_REQUESTS
     long[] order = new long[when.length];
     int n = 0;
     for (int i = 0; i < when.length; i++) {
       if (when[i] != NOT_DECIDED) {
-        order[n++] = (Math.max(0, when[i] + windowNanos) / 1_000 << INDEX_BITS) | i;
+        long rank = done != null ? done[i] : Math.max(0, when[i] + windowNanos) / 1_000;
+        order[n++] = (rank << INDEX_BITS) | i;
       }
     }
     java.util.Arrays.sort(order, 0, n);
     long[] attempts = new long[keys * windows];
     long[] admitted = new long[keys * windows];
+    byte[] outcome = new byte[when.length];
     long outside = 0;
-    long now = origin;
     for (int o = 0; o < n; o++) {
       int i = (int) (order[o] & ((1L << INDEX_BITS) - 1));
-      long at = Math.max(origin, start + when[i]);
-      if (at > now) {
-        clock.advanceNanos(at - now);
-        now = at;
-      }
+      clock.now = Math.max(origin, start + when[i]);
       boolean ok = exact.tryAcquire(keyNames[trace.key[i]]);
-      long w = Math.floorDiv(when[i], windowNanos);
-      if (w >= 0 && w < windows) {
-        int cell = trace.key[i] * windows + (int) w;
-        attempts[cell]++;
+      outcome[i] = ok ? Measurement.ADMITTED : Measurement.DENIED;
+      int c = cell[i];
+      if (c >= 0) {
+        attempts[c]++;
         if (ok) {
-          admitted[cell]++;
+          admitted[c]++;
         }
       } else {
         outside++;
       }
     }
     return new Measurement(setting, mode, keys, windows, attempts, admitted, outside, -1, 0, new Histogram(3),
-        new Histogram(3), Double.NaN, null);
+        new Histogram(3), Double.NaN, null, outcome, cell);
+  }
+
+  /** The exact run's clock: set to each request's moment (in moment order it only moves forward). */
+  private static final class SetTicker implements Ticker {
+    long now;
+
+    SetTicker(long now) {
+      this.now = now;
+    }
+
+    @Override
+    public long read() {
+      return now;
+    }
   }
 
   static final String MODEL_MODE = "exact model: the trace decided in order on a simulated clock";
@@ -227,6 +261,12 @@ final class Simulation {
     long[] late = new long[n];
     long[] when = new long[trace.size()];
     java.util.Arrays.fill(when, NOT_DECIDED);
+    // per request: the node's decision, the cell it was counted in, and the order in which the decisions were
+    // finished over all nodes (each node writes only its own requests)
+    byte[] outcome = new byte[trace.size()];
+    int[] done = new int[trace.size()];
+    java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+    int[] cellOf = new int[trace.size()];
     Histogram[] latency = new Histogram[n];
     Histogram[] lag = new Histogram[n];
     AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -257,13 +297,17 @@ final class Simulation {
             long t0 = System.nanoTime();
             boolean ok = d.tryAcquire(key);
             lat.recordValue(System.nanoTime() - t0);
+            done[e] = finished.getAndIncrement();
+            outcome[e] = ok ? Measurement.ADMITTED : Measurement.DENIED;
             if (w >= 0 && w < windows) {
               int cell = trace.key[e] * windows + (int) w;
+              cellOf[e] = cell;
               att[cell]++;
               if (ok) {
                 adm[cell]++;
               }
             } else {
+              cellOf[e] = Measurement.late(trace.key[e]);
               late[node]++;
             }
           }
@@ -318,9 +362,10 @@ final class Simulation {
       behind.add(lag[i]);
       lateSum += late[i];
     }
-    Measurement sameMoments = exactAt(when, setting, "exact algorithm at this replay's moments");
+    // the threads were joined: their writes to outcome, cellOf and when are visible here
+    Measurement sameMoments = exactAt(when, done, cellOf, setting, "exact algorithm at this replay's moments");
     return new Measurement(setting, mode, keys, windows, att, adm, lateSum, storeCalls, storeFailures, lat, behind,
-        rate, sameMoments);
+        rate, sameMoments, outcome, cellOf);
   }
 
   /**

@@ -59,6 +59,14 @@ final class Trace {
         return demand * limit * harmonic(keys);
       case HOT_KEY:
         return (demand + (keys > 1 ? 1 : 0)) * limit;
+      case MIXED: {
+        int hot = mixedHotKeys(keys);
+        int spread = keys - hot;
+        double meanFactor = demand * (1 - 1 / Profile.MIXED_SPREAD) / Math.log(Profile.MIXED_SPREAD);
+        // a late key is active for half the run on average
+        double active = spread == 0 ? 1 : 1 - 0.5 * mixedLateKeys(spread) / spread;
+        return (hot * demand + spread * meanFactor * active) * limit;
+      }
       default:
         throw new AssertionError(p);
     }
@@ -126,10 +134,78 @@ final class Trace {
         poisson(b, rnd, half, end, demand * limit / perWindow, r -> 0);
         break;
       }
+      case MIXED: {
+        Mixed plan = Mixed.plan(keys, demand, end, rnd);
+        for (int k = 0; k < keys; k++) {
+          int key = k;
+          poisson(b, rnd, plan.startNanos[k], end, plan.demand[k] * limit / perWindow, r -> key);
+        }
+        break;
+      }
       default:
         throw new AssertionError(p);
     }
-    return b.build(rnd, nodes, p == Profile.ZIPF || p == Profile.HOT_KEY ? keys : 1, windows, windowNanos, nodeWeights);
+    return b.build(rnd, nodes, p.manyKeys() ? keys : 1, windows, windowNanos, nodeWeights);
+  }
+
+  /** The mixed profile's hot keys (at D x L): 1 per 50 keys, at least 1 and at most 3. */
+  static int mixedHotKeys(int keys) {
+    return Math.max(1, Math.min(3, keys / 50));
+  }
+
+  /** How many of the mixed profile's spread keys start at a random moment of the run: a quarter. */
+  static int mixedLateKeys(int spreadKeys) {
+    return (spreadKeys + 2) / 4;
+  }
+
+  /**
+   * The mixed profile's keys: keys 0 to h-1 are hot (D x L per window); the others have rates spread
+   * log-uniformly over D/300 x L to D x L (stratified: the i-th of S keys in order of rate has its rate
+   * drawn within the i-th S-th of the log range, so every seed covers the whole spread), assigned to
+   * key numbers in a seeded random order. Every fourth spread key in order of rate (so late keys have
+   * all rates) starts at a moment drawn uniformly over the run, almost always inside a window, instead
+   * of at the start: the limiter first sees it mid-run and mid-window.
+   */
+  static final class Mixed {
+    /** Per key, its demand in units of the limit per window. */
+    final double[] demand;
+    /** Per key, when its Poisson arrivals begin, nanoseconds after the start of the run. */
+    final long[] startNanos;
+
+    private Mixed(double[] demand, long[] startNanos) {
+      this.demand = demand;
+      this.startNanos = startNanos;
+    }
+
+    static Mixed plan(int keys, double topDemand, long runNanos, SplittableRandom rnd) {
+      int hot = Math.min(keys, mixedHotKeys(keys));
+      int spread = keys - hot;
+      double[] demand = new double[keys];
+      long[] start = new long[keys];
+      for (int k = 0; k < hot; k++) {
+        demand[k] = topDemand;
+      }
+      int[] order = new int[spread];
+      for (int i = 0; i < spread; i++) {
+        order[i] = i;
+      }
+      for (int i = spread - 1; i > 0; i--) {
+        int j = rnd.nextInt(i + 1);
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+      }
+      double logSpread = Math.log(Profile.MIXED_SPREAD);
+      for (int i = 0; i < spread; i++) {
+        int key = hot + order[i];
+        double u = (i + rnd.nextDouble()) / spread;
+        demand[key] = topDemand * Math.exp((u - 1) * logSpread);
+        if (i % 4 == 1) {
+          start[key] = (long) (rnd.nextDouble() * runNanos);
+        }
+      }
+      return new Mixed(demand, start);
+    }
   }
 
   private interface KeyPicker {

@@ -28,10 +28,13 @@ import picocli.CommandLine.Spec;
     description = {
         "Simulates N nodes (real SyncedLimiters, one store connection each) in this JVM against a store,"
             + " replays one seeded traffic trace with every batch size (and sync interval) of the sweep and with the"
-            + " exact mode, and reports for each: over- and under-admission against the exact algorithm deciding the"
-            + " same requests at the same moments (%% of the limit, per key and window), store calls per 1,000 decisions, decision latency p50/p99 and decisions/s."
+            + " exact mode, and reports for each, against the exact algorithm deciding the same requests at the same"
+            + " moments: over- and under-admission (%% of the limit, per key and window), false denials (requests the"
+            + " exact algorithm admitted and the setting denied, %% of all requests, and how many in key-windows below"
+            + " half the limit), what it admitted in %% of what the exact algorithm admitted; and store calls per 1,000"
+            + " decisions, decision latency p50/p99 and decisions/s."
             + " Prints a table, writes CSV, JSON, an SVG chart and an HTML report, and recommends the largest"
-            + " setting whose error stays within --max-error.",
+            + " setting within --max-error and --max-false-denials with no false denial below half the limit.",
         "",
         "Store: an embedded Hazelcast member (default, nothing to install) or --redis URI.",
         ""},
@@ -46,8 +49,10 @@ public final class TuneCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--profile", paramLabel = "NAME", defaultValue = "steady", converter = ProfileConverter.class,
-      description = "Traffic shape: steady (one key, Poisson arrivals at D x limit), bursty (a burst of D x limit in a"
+  @Option(names = "--profile", paramLabel = "NAME", defaultValue = "mixed", converter = ProfileConverter.class,
+      description = "Traffic shape: mixed (K keys, default 200, at rates spread log-uniformly from D/300 to D x limit,"
+          + " default 0.01x to 3x: sparse keys seconds apart, keys first seen mid-window, a few hot keys at D x limit),"
+          + " steady (one key, Poisson arrivals at D x limit), bursty (a burst of D x limit in a"
           + " tenth of each window over a 0.25 x limit background), zipf (many keys, a few hot), hot-key (one key at"
           + " D x limit among cold keys), step (0.5 x limit, then D x limit from half-way). Default: ${DEFAULT-VALUE}.")
   Profile profile;
@@ -62,9 +67,10 @@ public final class TuneCommand implements Callable<Integer> {
           + " (1-" + MAX_NODES + "). Default: ${DEFAULT-VALUE}.")
   int nodes;
 
-  @Option(names = "--limit", paramLabel = "L", defaultValue = "1000",
-      description = "Permits per key per window. Default: ${DEFAULT-VALUE}.")
-  long limit;
+  @Option(names = "--limit", paramLabel = "L",
+      description = "Permits per key per window. Default: 100 for the mixed profile (its many keys at 1,000 would be"
+          + " far more requests than 2 cores replay in real time), 1000 for the others.")
+  Long limit;
 
   @Option(names = "--window", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
       description = "The limit's window (at least 10ms). Default: ${DEFAULT-VALUE}.")
@@ -75,13 +81,14 @@ public final class TuneCommand implements Callable<Integer> {
           + " Default: ${DEFAULT-VALUE}.")
   String algorithm;
 
-  @Option(names = "--demand", paramLabel = "D", defaultValue = "2",
-      description = "How many times its limit the hottest key asks for (0 < D <= 100). Default: ${DEFAULT-VALUE}.")
-  double demand;
+  @Option(names = "--demand", paramLabel = "D",
+      description = "How many times its limit the hottest key asks for (0 < D <= 100). Default: 3 for the mixed"
+          + " profile, 2 for the others.")
+  Double demand;
 
   @Option(names = "--keys", paramLabel = "K",
-      description = "Keys of the zipf (default 1000) and hot-key (default 101: one hot, 100 cold) profiles;"
-          + " the others use one key.")
+      description = "Keys of the mixed (default 200), zipf (default 1000) and hot-key (default 101: one hot, 100 cold)"
+          + " profiles; the others use one key.")
   Integer keys;
 
   @Option(names = "--seed", paramLabel = "S", defaultValue = "42",
@@ -122,9 +129,15 @@ public final class TuneCommand implements Callable<Integer> {
 
   @Option(names = "--max-error", paramLabel = "PCT", defaultValue = "1",
       description = "Largest error, in %% of the limit, that a recommended setting may show: its worst"
-          + " over-admission and worst under-admission in any window must both stay within it."
-          + " Default: ${DEFAULT-VALUE}.")
+          + " over-admission in any key and window and its worst under-admission in any window where the limit was"
+          + " reached must both stay within it. Default: ${DEFAULT-VALUE}.")
   double maxError;
+
+  @Option(names = "--max-false-denials", paramLabel = "PCT", defaultValue = "0.1",
+      description = "Most false denials a recommended setting may show, in %% of all requests: requests the exact"
+          + " algorithm admitted and the setting denied, over every key and window (a setting with any false denial"
+          + " in a key-window below half the limit is never recommended). Default: ${DEFAULT-VALUE}.")
+  double maxFalseDenials;
 
   @Option(names = "--flat-out", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
       description = "After each replay, how long all nodes decide as fast as they can to measure decisions/s"
@@ -154,6 +167,8 @@ public final class TuneCommand implements Callable<Integer> {
     if (nodes < 1 || nodes > MAX_NODES) {
       throw bad("--nodes: must be between 1 and " + MAX_NODES + ", got " + nodes);
     }
+    long limit = this.limit == null ? profile.defaultLimit : this.limit;
+    double demand = this.demand == null ? profile.defaultDemand : this.demand;
     if (limit < 1 || limit > Limit.MAX_WINDOW_LIMIT) {
       throw bad("--limit: must be between 1 and " + Limit.MAX_WINDOW_LIMIT + ", got " + limit);
     }
@@ -180,7 +195,7 @@ public final class TuneCommand implements Callable<Integer> {
     }
     int k = keys == null ? profile.defaultKeys : keys;
     if (keys != null && !profile.manyKeys()) {
-      throw bad("--keys: the " + profile.label + " profile has one key; --keys is for zipf and hot-key");
+      throw bad("--keys: the " + profile.label + " profile has one key; --keys is for mixed, zipf and hot-key");
     }
     if (k < 1 || k > Trace.MAX_KEYS) {
       throw bad("--keys: must be between 1 and " + Trace.MAX_KEYS + ", got " + k);
@@ -215,6 +230,9 @@ public final class TuneCommand implements Callable<Integer> {
     }
     if (!(maxError > 0 && maxError <= 100)) {
       throw bad("--max-error: must be above 0 and at most 100 (% of the limit), got " + maxError);
+    }
+    if (!(maxFalseDenials >= 0 && maxFalseDenials <= 100)) {
+      throw bad("--max-false-denials: must be between 0 and 100 (% of requests), got " + maxFalseDenials);
     }
     if (flatOut.isNegative() || flatOut.compareTo(Duration.ofMinutes(1)) > 0) {
       throw bad("--flat-out: must be between 0s and 1m, got " + Durations.format(flatOut));
@@ -253,7 +271,7 @@ public final class TuneCommand implements Callable<Integer> {
       }
     }
     return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
-        List.copyOf(intervals), redis, out, maxError, flatOut, List.copyOf(regionRedis), List.copyOf(regionWeights));
+        List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis), List.copyOf(regionWeights));
   }
 
   private ParameterException bad(String message) {

@@ -22,16 +22,17 @@ record TuneConfig(
     String redis,
     Path out,
     double maxErrorPct,
+    double maxFalseDenialsPct,
     Duration throughput,
     List<String> regionRedis,
     List<Double> regionWeights) {
 
-  /** One region (no --region-redis). */
+  /** One region (no --region-redis), the default --max-false-denials. */
   TuneConfig(Profile profile, int nodes, long limit, Duration window, Duration duration, boolean sliding, double demand,
       int keys, long seed, List<Long> batchSizes, List<Duration> syncIntervals, String redis, Path out,
       double maxErrorPct, Duration throughput) {
     this(profile, nodes, limit, window, duration, sliding, demand, keys, seed, batchSizes, syncIntervals, redis, out,
-        maxErrorPct, throughput, List.of(), List.of());
+        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of());
   }
 
   /** Regions split the limit (each its own Redis) when two or more are given. */

@@ -62,7 +62,7 @@ final class Tuner {
       out.flush();
       Simulation sim = new Simulation(trace, config.sluiceLimit(), config.throughput().toNanos());
       Measurement reference = sim.model();
-      rows.add(Comparison.compare(reference, reference, config.limit()));
+      rows.add(Comparison.compare(reference, reference, config.limit(), config.sliding()));
       // both stores have the exact mode; only regions, whose shares are enforced in the approximate mode, lack it
       if (!backend.hasExactMode() && settings.stream().anyMatch(Setting::exact)) {
         settings.removeIf(Setting::exact);
@@ -91,17 +91,18 @@ final class Tuner {
           progress.message("interrupted: writing what was measured so far");
           break;
         }
-        Row row = Comparison.compare(m, m.exactAtSameMoments, config.limit());
+        Row row = Comparison.compare(m, m.exactAtSameMoments, config.limit(), config.sliding());
         rows.add(row);
-        progress.end(String.format(Locale.ROOT, "over %s%%, under %s%% (worst), %s store calls/1k, p99 %s us",
-            Reports.number(row.overWorstPct()), Reports.number(row.underWorstPct()),
-            Reports.number(row.storeCallsPer1000()), Reports.number(row.p99Micros())));
+        progress.end(String.format(Locale.ROOT, "over %s%%, under %s%% (worst), false denials %s%%, %s store calls/1k,"
+                + " p99 %s us", Reports.number(row.overWorstPct()), Reports.number(row.underWorstPct()),
+            Reports.fine(row.falseDenialsPct()), Reports.number(row.storeCallsPer1000()),
+            Reports.number(row.p99Micros())));
       }
     }
     // the reference first, then the settings from the smallest
     rows.sort((a, b) -> a.reference() != b.reference() ? (a.reference() ? -1 : 1) : a.setting().compareTo(b.setting()));
     addNotes(rows, notes);
-    Recommender.Recommendation rec = Recommender.recommend(rows, config.maxErrorPct());
+    Recommender.Recommendation rec = Recommender.recommend(rows, config.maxErrorPct(), config.maxFalseDenialsPct());
     TuneResult result = new TuneResult(config, command, started, storeText, trace.size(), List.copyOf(rows), rec,
         List.copyOf(notes), interrupted, settings.size());
     print(result);
@@ -134,7 +135,8 @@ final class Tuner {
     notes.add("Store calls include each node's heartbeat to the node registry (one per second per node).");
     notes.add("The traffic is generated from --seed and replayed unchanged for every setting; the limiters run on"
         + " the real clock, so a repeated run differs by a little scheduling noise. Each setting is compared with the"
-        + " exact algorithm deciding the same requests at the moments its nodes decided them, on a simulated clock.");
+        + " exact algorithm deciding the same requests at the moments its nodes decided them, in the order they decided"
+        + " them, on a simulated clock: per key and window (over, under) and request by request (false denials).");
   }
 
   private void print(TuneResult t) {
@@ -149,11 +151,25 @@ final class Tuner {
     out.print(Reports.table(t.rows(), t.recommendation().row()));
     out.println();
     out.println("over / under: permits admitted beyond / short of what the exact algorithm admits for the same requests at the"
-        + " same moments, per key and window, in % of the limit.");
+        + " same moments, per key and window, in % of the limit (mean and under: the windows where the limit was reached).");
+    out.println("false denials %: requests the exact algorithm admitted and the setting denied, in % of all requests, over"
+        + " every key and window, less swaps; < L/2: how many of them in key-windows whose demand stayed below half the"
+        + " limit (should be 0). swapped %: such denials the setting made up for in the same key-window by admitting a"
+        + " request the exact algorithm denied (which requests, not how many). admitted vs exact %: what the setting"
+        + " admitted in % of what the exact algorithm admitted.");
     out.println("store calls /1k: store calls per 1,000 decisions. p50/p99: one decision, microseconds.");
     out.println();
     out.println("Recommended: " + t.recommendation().verdict());
+    for (String line : Apply.lines(t.recommendation(), t.config())) {
+      out.println("  " + line);
+    }
     out.println("Rule: " + t.recommendation().rule() + ".");
+    if (!t.recommendation().rejected().isEmpty()) {
+      out.println("Did not pass:");
+      for (String line : t.recommendation().rejected()) {
+        out.println("  " + line);
+      }
+    }
     for (String n : t.notes()) {
       out.println("Note: " + n);
     }

@@ -86,14 +86,16 @@ final class ReportFiles {
   }
 
   /**
-   * The files agree: the same rows in CSV and JSON, the recommendation is the largest setting whose
-   * worst errors (as written) are within max error, the SVG is an svg document with one point pair per
+   * The files agree: the same rows in CSV and JSON, the recommendation is the largest setting that
+   * passes every gate as written (worst errors within max error, false denials within max false
+   * denials, none below half the limit), the SVG is an svg document with one point pair per
    * selectable row, and the HTML embeds the chart and the table.
    */
   void checkConsistent() {
     JsonNode rows = json.get("rows");
     assertThat(rows.size()).isEqualTo(csv.size());
     double maxError = json.get("parameters").get("max_error_pct").asDouble();
+    double maxFalseDenials = json.get("parameters").get("max_false_denials_pct").asDouble();
     Map<String, String> expected = null;
     int selectable = 0;
     for (int i = 0; i < csv.size(); i++) {
@@ -102,6 +104,13 @@ final class ReportFiles {
       assertThat(Long.parseLong(c.get("batch_size"))).isEqualTo(j.get("batch_size").asLong());
       assertThat(Double.parseDouble(c.get("over_worst_pct"))).isEqualTo(j.get("over_worst_pct").asDouble());
       assertThat(Long.parseLong(c.get("decisions"))).isEqualTo(j.get("decisions").asLong()).isPositive();
+      assertThat(Double.parseDouble(c.get("false_denials_pct"))).isEqualTo(j.get("false_denials_pct").asDouble());
+      assertThat(Long.parseLong(c.get("false_denials"))).isEqualTo(j.get("false_denials").asLong())
+          .isLessThanOrEqualTo(Long.parseLong(c.get("decisions")));
+      assertThat(Long.parseLong(c.get("swapped"))).isEqualTo(j.get("swapped").asLong());
+      assertThat(Long.parseLong(c.get("false_denials_below_half_limit")))
+          .isEqualTo(j.get("false_denials_below_half_limit").asLong())
+          .isLessThanOrEqualTo(Long.parseLong(c.get("false_denials")));
       boolean reference = j.get("reference").asBoolean();
       if (reference) {
         assertThat(c.get("store_calls_per_1000")).isEmpty();
@@ -110,7 +119,10 @@ final class ReportFiles {
       selectable++;
       assertThat(Double.parseDouble(c.get("store_calls_per_1000"))).isPositive();
       double worst = Math.max(Double.parseDouble(c.get("over_worst_pct")), Double.parseDouble(c.get("under_worst_pct")));
-      if (worst <= maxError && (expected == null || larger(c, expected))) {
+      boolean passes = worst <= maxError && Double.parseDouble(c.get("false_denials_pct")) <= maxFalseDenials
+          && Long.parseLong(c.get("false_denials_below_half_limit")) == 0;
+      assertThat(j.get("passes").asBoolean()).isEqualTo(passes);
+      if (passes && (expected == null || larger(c, expected))) {
         expected = c;
       }
     }

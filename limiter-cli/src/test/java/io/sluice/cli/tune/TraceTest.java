@@ -68,6 +68,106 @@ class TraceTest {
   }
 
   @Test
+  void mixedIsTheSameForTheSameSeed() {
+    Trace a = Trace.generate(Profile.MIXED, 100, 3, 200, 4, 8, SECOND, 42);
+    Trace b = Trace.generate(Profile.MIXED, 100, 3, 200, 4, 8, SECOND, 42);
+    assertThat(a.at).isEqualTo(b.at);
+    assertThat(a.key).isEqualTo(b.key);
+    assertThat(a.node).isEqualTo(b.node);
+    Trace.Mixed p = Trace.Mixed.plan(200, 3, 8 * SECOND, new java.util.SplittableRandom(9));
+    Trace.Mixed q = Trace.Mixed.plan(200, 3, 8 * SECOND, new java.util.SplittableRandom(9));
+    assertThat(p.demand).isEqualTo(q.demand);
+    assertThat(p.startNanos).isEqualTo(q.startNanos);
+  }
+
+  @Test
+  void mixedSpreadsRatesLogUniformlyFromAHundredthToThreeTimesTheLimit() {
+    int keys = 200;
+    Trace.Mixed plan = Trace.Mixed.plan(keys, 3, 8 * SECOND, new java.util.SplittableRandom(1));
+    int hot = Trace.mixedHotKeys(keys);
+    assertThat(hot).isEqualTo(3);
+    for (int k = 0; k < hot; k++) {
+      assertThat(plan.demand[k]).isEqualTo(3.0);
+    }
+    // every tenth of the log range 0.01x..3x holds a tenth of the other keys (stratified: 19 or 20 of 197)
+    int[] decile = new int[10];
+    for (int k = hot; k < keys; k++) {
+      assertThat(plan.demand[k]).isBetween(0.01, 3.0);
+      double u = Math.log(plan.demand[k] / 0.01) / Math.log(300);
+      decile[Math.min(9, (int) (u * 10))]++;
+    }
+    for (int n : decile) {
+      assertThat(n).isBetween(19, 20);
+    }
+    // the ends are reached: a key within one stratum of 0.01x, one within one of 3x
+    double min = 3;
+    double max = 0;
+    for (int k = hot; k < keys; k++) {
+      min = Math.min(min, plan.demand[k]);
+      max = Math.max(max, plan.demand[k]);
+    }
+    assertThat(min).isLessThan(0.01 * Math.pow(300, 1.0 / 197));
+    assertThat(max).isGreaterThan(3 / Math.pow(300, 1.0 / 197));
+  }
+
+  @Test
+  void mixedHasSparseKeysSecondsApartAndKeysAboveTheLimit() {
+    // limit 100 per 1 s window over 20 windows: the sparsest keys see about 1 request a second
+    Trace t = Trace.generate(Profile.MIXED, 100, 3, 200, 4, 20, SECOND, 5);
+    long[] perKey = new long[t.keys];
+    for (int k : t.key) {
+      perKey[k]++;
+    }
+    int sparse = 0;
+    int aboveLimit = 0;
+    for (int k = 0; k < t.keys; k++) {
+      double perWindow = perKey[k] / 20.0;
+      if (perWindow <= 2) {
+        sparse++; // mean gap of half a second or more
+      }
+      if (perWindow > 100) {
+        aboveLimit++;
+      }
+    }
+    assertThat(sparse).isGreaterThanOrEqualTo(10);
+    assertThat(aboveLimit).isGreaterThanOrEqualTo(20);
+    // the hot keys want 3x the limit
+    for (int k = 0; k < Trace.mixedHotKeys(t.keys); k++) {
+      assertThat(perKey[k] / 20.0).isBetween(270.0, 330.0);
+    }
+  }
+
+  @Test
+  void mixedHasKeysFirstSeenMidRunAndMidWindow() {
+    int keys = 200;
+    int windows = 8;
+    Trace t = Trace.generate(Profile.MIXED, 100, 3, keys, 4, windows, SECOND, 42);
+    long[] first = new long[keys];
+    java.util.Arrays.fill(first, -1);
+    long[] count = new long[keys];
+    for (int i = 0; i < t.size(); i++) {
+      if (first[t.key[i]] < 0) {
+        first[t.key[i]] = t.at[i];
+      }
+      count[t.key[i]]++;
+    }
+    // keys with 50 requests or more that the trace first shows after its first window, away from a
+    // window edge: a key that busy shows up at once unless it starts late
+    int busyAndLate = 0;
+    for (int k = 0; k < keys; k++) {
+      long offset = first[k] % SECOND;
+      if (first[k] >= SECOND && count[k] >= 50 && offset > SECOND / 10 && offset < SECOND * 9 / 10) {
+        busyAndLate++;
+      }
+    }
+    assertThat(busyAndLate).isGreaterThanOrEqualTo(3);
+    // about a quarter of the 197 spread keys start late
+    Trace.Mixed plan = Trace.Mixed.plan(keys, 3, windows * SECOND, new java.util.SplittableRandom(3));
+    long late = java.util.Arrays.stream(plan.startNanos).filter(s -> s > 0).count();
+    assertThat(late).isEqualTo(Trace.mixedLateKeys(keys - Trace.mixedHotKeys(keys))).isEqualTo(49);
+  }
+
+  @Test
   void aTraceTooLargeIsRefusedByName() {
     assertThatThrownBy(() -> Trace.generate(Profile.STEADY, 1_000_000_000L, 100, 1, 4, 3_600, SECOND, 1))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--limit");

@@ -31,8 +31,8 @@ class TuneEmbeddedIT {
     Path out = dir.resolve("report");
     StringWriter stdout = new StringWriter();
     StringWriter stderr = new StringWriter();
-    int code = Sluice.execute(new PrintWriter(stdout), new PrintWriter(stderr), "tune", "--duration", "2s",
-        "--batch-sizes", "1,10,100", "--sync-intervals", "50ms,100ms", "--flat-out", "200ms", "--nodes", "3",
+    int code = Sluice.execute(new PrintWriter(stdout), new PrintWriter(stderr), "tune", "--profile", "mixed", "--keys",
+        "20", "--duration", "2s", "--batch-sizes", "1,10,100", "--sync-intervals", "50ms,100ms", "--flat-out", "200ms", "--nodes", "3",
         "--limit", "500", "--seed", "7", "--out", out.toString());
     assertThat(code).as(stderr.toString()).isZero();
     ReportFiles files = ReportFiles.read(out);
@@ -62,6 +62,13 @@ class TuneEmbeddedIT {
       assertThat(row.get("decisions").asLong()).isEqualTo(requests);
       assertThat(row.get("contested_windows").asInt()).isPositive();
       assertThat(row.get("over_by_window_pct").size()).isEqualTo(2);
+      assertThat(row.get("false_denials_pct").asDouble()).isBetween(0.0, 100.0);
+      assertThat(row.get("false_denials_below_half_limit").asLong())
+          .isLessThanOrEqualTo(row.get("false_denials").asLong());
+      if (row.get("reference").asBoolean()) {
+        assertThat(row.get("false_denials").asLong()).isZero();
+        assertThat(row.get("admitted_pct_of_exact").asDouble()).isEqualTo(100.0);
+      }
       if (!row.get("reference").asBoolean()) {
         assertThat(row.get("latency_p99_us").asDouble()).isPositive();
         assertThat(row.get("decisions_per_s").asDouble()).isPositive();
@@ -69,7 +76,8 @@ class TuneEmbeddedIT {
     }
     // the table and the rule on stdout; progress on stderr
     assertThat(stdout.toString()).contains("exact model (reference)").contains("exact (batch 1)")
-        .contains("batch 100, sync 50ms").contains("Rule: recommend the largest setting").contains("Wrote ");
+        .contains("batch 100, sync 50ms").contains("Rule: recommend the largest setting").contains("false denials %")
+        .contains("Wrote ");
     // the exact mode runs last (its decisions wait on the store: a cold JVM would make it fall behind)
     assertThat(stderr.toString()).contains("[4/5] batch 100, sync 100ms").contains("[5/5] exact (batch 1)");
   }

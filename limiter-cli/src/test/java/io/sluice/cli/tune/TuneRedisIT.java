@@ -22,7 +22,7 @@ class TuneRedisIT {
       Path out = dir.resolve("report");
       StringWriter stdout = new StringWriter();
       StringWriter stderr = new StringWriter();
-      int code = Sluice.execute(new PrintWriter(stdout), new PrintWriter(stderr), "tune", "--redis", redis.uri(),
+      int code = Sluice.execute(new PrintWriter(stdout), new PrintWriter(stderr), "tune", "--profile", "steady", "--redis", redis.uri(),
           "--duration", "2s", "--batch-sizes", "1,100", "--limit", "300", "--algorithm", "fixed", "--flat-out",
           "200ms", "--out", out.toString());
       assertThat(code).as(stderr.toString()).isZero();

@@ -25,7 +25,7 @@ class TuneRegionsIT {
       Path out = dir.resolve("report");
       StringWriter stdout = new StringWriter();
       StringWriter stderr = new StringWriter();
-      int code = Sluice.execute(new PrintWriter(stdout), new PrintWriter(stderr), "tune", "--algorithm", "fixed",
+      int code = Sluice.execute(new PrintWriter(stdout), new PrintWriter(stderr), "tune", "--profile", "steady", "--algorithm", "fixed",
           "--region-redis", a.uri(), "--region-redis", b.uri(), "--region-redis", c.uri(), "--region-weights", "70,20,10",
           "--nodes", "3", "--duration", "3s", "--batch-sizes", "1,100", "--limit", "300", "--flat-out", "200ms",
           "--out", out.toString());
