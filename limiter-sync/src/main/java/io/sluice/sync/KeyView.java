@@ -88,7 +88,7 @@ final class KeyView {
    * from then the node also holds previous count / window / claimNodes per unit of time.
    */
   long claimAt;
-  int claimNodes = 1;
+  int claimNodes;
   /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
   boolean prevClaimHeld;
   double rate;
@@ -146,8 +146,11 @@ final class KeyView {
     share = w == window + 1 ? nextShare : -1;
     nextShare = -1;
     deniedUnsent = 0;
-    prevClaimHeld = w == window + 1 && claim > 0;
+    // (a sliding window's claimant holds a part of the fading even with a claim of 0: it weighs in
+    // the next window until given up)
+    prevClaimHeld = w == window + 1 && (claim > 0 || (claim >= 0 && claimNodes > 0));
     claim = -1; // a claim is on one window
+    claimNodes = 0;
     noneFree = false;
     nothingFreeUntil = Long.MIN_VALUE;
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over

@@ -388,9 +388,12 @@ public final class SyncedLimiter implements AutoCloseable {
           // flush a full batch, or near the limit half the allowance, so that the answer is back
           // before the allowance runs out (flushing later lets the other nodes' views fall behind:
           // over-admission tripled when it waited for two round trips' demand); at the limit only a
-          // full batch (see atLimit)
+          // full batch (see atLimit). A key asked less than about once a sync interval (no claim
+          // ahead of demand) waits for the regular sync: its permit is covered by the claim it
+          // asked for, and a flush per request would double its store calls
           long batch = batchFor(view);
-          long trigger = limitReached ? batch : Math.max(1, Math.min(batch, allowance / 2));
+          boolean cold = claimsKept && storeKeepsClaims && expectedUntilSync(view) == 0;
+          long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
           urgent = !fresh || view.unsentCur + cost >= trigger;
           if (fresh && credited) {
             // what this branch would go on admitting, with nothing else changing: the next decisions
@@ -425,6 +428,12 @@ public final class SyncedLimiter implements AutoCloseable {
           view.ownCur += cost;
           pendingPermits.add(cost);
         }
+      }
+      if (view.prevClaimHeld && !view.syncWanted) {
+        // a claim (or a sliding window's part of the fading) held on the window gone by still weighs
+        // for every node's claims in this one until a flush gives it up: at once, not at the next
+        // regular sync
+        urgent = true;
       }
       boolean wantsSync = urgent;
       view.syncWanted |= urgent;
@@ -512,9 +521,13 @@ public final class SyncedLimiter implements AutoCloseable {
     v.lastClaimAsked = now;
     long want = Math.max(need, Math.min(capacity, need + ahead));
     Delta d = new Delta(counter, v.key, v.window, 0).claiming(want, Math.min(need, want), claimNodes());
+    // a claim left on the window gone by still weighs in a sliding window (and blocks a fixed one's
+    // claimants no more, but costs a flush): given up here when nothing of it is uncounted
+    boolean givesUpPrevious = v.prevClaimHeld && v.unsentPrev == 0 && v.pendingPrev == 0;
+    List<Delta> deltas = givesUpPrevious ? List.of(d, new Delta(counter, v.key, v.window - 1, 0)) : List.of(d);
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
     Batch batch = new Batch(nodeId + "/" + limit.name(), store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
-        List.of(d));
+        deltas);
     long askedAt = System.nanoTime();
     FlushResult result = guarded(() -> store.flush(batch));
     waited(askedAt);
@@ -523,6 +536,9 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     settle(v);
     takeAnswer(v, d, result, 0, now, now);
+    if (givesUpPrevious) {
+      v.prevClaimHeld = false;
+    }
     return true;
   }
 
@@ -1064,6 +1080,8 @@ public final class SyncedLimiter implements AutoCloseable {
         } else if (w == v.window - 1) {
           v.globalPrev = result.current(i);
           v.pendingPrev -= p.delta.amount();
+          // the claim on the window gone by is given up: what it held may be free now
+          v.nothingFreeUntil = Long.MIN_VALUE;
         }
       }
     }
