@@ -292,7 +292,9 @@ public final class SyncedLimiter implements AutoCloseable {
       settle(view);
       view.roll(w, orphanSink);
       boolean asked = false; // at most one store call per decision
+      boolean awaited = false; // and at most one wait for a flush that gives a claim up
       while (true) {
+      settle(view); // (another thread may have been granted credit while this one waited)
       urgent = false;
       fromLease = false;
       retryAfter = 0;
@@ -308,7 +310,10 @@ public final class SyncedLimiter implements AutoCloseable {
           && (!sliding || view.syncedAt >= view.window * windowNanos);
       if (fallback) {
         fallbackDecisions.increment();
-        admit = fallbackAdmits(view, prevWeight, cost);
+        admit = fallbackAdmits(view, prevWeight, cost) && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
+            // a local share never passes what the node last saw of the limit: a key seen at its limit
+            // stays denied however little this node admitted itself
+            || globalEstimate + own + cost <= capacity);
         retryAfter = admit ? 0 : syncIntervalNanos;
         if (admit) {
           remaining -= cost;
@@ -353,8 +358,16 @@ public final class SyncedLimiter implements AutoCloseable {
           // our own pending may have been counted already: fresh counts may show room, unless the
           // key was at its limit then too
           urgent = !fresh || !atLimit(view, globalEstimate, at);
-          if (!asked && asksClaims()) {
+          if (!asked && asksClaims() && (!fresh || now >= view.nothingFreeUntil)) {
             // only the store knows: ask it now (its answer refreshes the counts) and decide again
+            // (once per sync interval where the store had less than a decision needed)
+            if (view.releasesInFlight > 0) {
+              if (awaited || !awaitReleases(view)) {
+                fallback = true;
+              }
+              awaited = true;
+              continue;
+            }
             asked = true;
             if (!askClaim(view, now, (long) Math.ceil(own + cost))) {
               fallback = true;
@@ -371,6 +384,13 @@ public final class SyncedLimiter implements AutoCloseable {
           // pays never gets here). Only where the store had less than a decision needed, within the
           // last sync interval, does the node deny without asking (the other nodes give claims they
           // do not use up at their regular syncs).
+          if (view.releasesInFlight > 0) {
+            if (awaited || !awaitReleases(view)) {
+              fallback = true;
+            }
+            awaited = true;
+            continue;
+          }
           asked = true;
           if (!askClaim(view, now, (long) Math.ceil(own + cost))) {
             fallback = true;
@@ -580,6 +600,32 @@ public final class SyncedLimiter implements AutoCloseable {
     v.lastRemaining = lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
     v.syncedAt = now;
     return true;
+  }
+
+  /**
+   * Under the view's monitor: waits, at most the flush timeout, until no flush that gives up this
+   * node's claim on the key's window is on its way; false if one still is. A claim asked for while
+   * such a flush travels could be granted before the flush arrives, and the flush would then give it
+   * up with the rest while the decision admits under it.
+   */
+  private boolean awaitReleases(KeyView v) {
+    long start = System.nanoTime();
+    long deadline = start + flushTimeout.toNanos();
+    try {
+      while (v.releasesInFlight > 0) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        v.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+      }
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      waited(start);
+    }
   }
 
   /** A decision waited for the store from {@code since} (System.nanoTime) until now. */
@@ -959,7 +1005,11 @@ public final class SyncedLimiter implements AutoCloseable {
               long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedUntilSync(v));
               d = d.claiming(Math.min(want, counter.limit().capacity()), claimNodes());
             }
-            list.add(new Pending(v, d));
+            boolean release = claimsKept && d.want() == 0;
+            if (release) {
+              v.releasesInFlight++; // decisions do not ask for claims until it is answered
+            }
+            list.add(new Pending(v, d, release));
             v.unsentCur = 0;
             v.deniedUnsent = 0;
           }
@@ -1042,6 +1092,7 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     synchronized (p.view) {
       settle(p.view);
+      released(p);
       if (p.delta.window() == p.view.window) {
         p.view.unsentCur += p.delta.amount();
         p.view.deniedUnsent += p.delta.denied();
@@ -1054,6 +1105,14 @@ public final class SyncedLimiter implements AutoCloseable {
         p.view.queued = true;
         dirty.add(p.view);
       }
+    }
+  }
+
+  /** Under the view's monitor: a release delta is answered (or back among the unsent): decisions may ask again. */
+  private static void released(Pending p) {
+    if (p.release) {
+      p.view.releasesInFlight--;
+      p.view.notifyAll();
     }
   }
 
@@ -1073,6 +1132,7 @@ public final class SyncedLimiter implements AutoCloseable {
       KeyView v = p.view;
       synchronized (v) {
         settle(v); // the credit was sized on the counts this answer replaces
+        released(p);
         long w = p.delta.window();
         if (w == v.window) {
           v.pendingCur -= p.delta.amount();
@@ -1310,10 +1370,17 @@ public final class SyncedLimiter implements AutoCloseable {
   private static final class Pending {
     final KeyView view;
     final Delta delta;
+    /** A delta of the view's current window that gives the node's claim up (see {@link KeyView#releasesInFlight}). */
+    final boolean release;
 
     Pending(KeyView view, Delta delta) {
+      this(view, delta, false);
+    }
+
+    Pending(KeyView view, Delta delta, boolean release) {
       this.view = view;
       this.delta = delta;
+      this.release = release;
     }
   }
 

@@ -1,0 +1,106 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.IntFunction;
+import java.util.function.LongConsumer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a new user of the README's defaults sees (approximate mode, batch 100, sync 100 ms): keys far
+ * below their limits, small limits and large costs decided as the exact algorithm decides them. These
+ * are the cases of the issue that found cold keys denied (then {@code ADDDDDDDDDDD} where the exact
+ * algorithm admits all). Run by {@code EveryKeyTest} on a simulated clock with the in-memory store and
+ * by {@code EveryKeyRedisIT} and {@code EveryKeyHazelcastIT} on the wall clock with real Redis and Hazelcast and the nodes' own flushers.
+ */
+abstract class EveryKeyScenarios {
+
+  /** A store for node n of a scenario (node 0 first); closed by the scenario. */
+  abstract CounterStore store(int n);
+
+  /** Builder settings of the scenario's nodes (a ticker and manual syncs, or the real clock). */
+  abstract SyncedLimiter.Builder configure(SyncedLimiter.Builder builder);
+
+  /** Lets {@code nanos} pass for the nodes (and their syncs). */
+  abstract void pass(long nanos, List<SyncedLimiter> nodes);
+
+  private String unique(String name) {
+    return name + "-" + UUID.randomUUID().toString().substring(0, 6);
+  }
+
+  /** A/D per request, each to node i mod nodes, {@code gap} apart. */
+  private String pattern(Limit limit, int nodes, int requests, Duration gap, IntFunction<String> keyOf, long cost) {
+    List<SyncedLimiter> limiters = new ArrayList<>();
+    List<CounterStore> stores = new ArrayList<>();
+    try {
+      for (int n = 0; n < nodes; n++) {
+        CounterStore store = store(n);
+        stores.add(store);
+        limiters.add(configure(SyncedLimiter.builder(limit, store).nodeId(unique("user-" + n))).build());
+      }
+      limiters.forEach(SyncedLimiter::heartbeatNow);
+      StringBuilder out = new StringBuilder();
+      for (int i = 0; i < requests; i++) {
+        if (i > 0) {
+          pass(gap.toNanos(), limiters);
+        }
+        out.append(limiters.get(i % nodes).acquire(keyOf.apply(i), cost).allowed() ? 'A' : 'D');
+      }
+      return out.toString();
+    } finally {
+      limiters.forEach(SyncedLimiter::close);
+      stores.forEach(CounterStore::close);
+    }
+  }
+
+  @Test
+  void aSlidingWindowOf1000PerMinuteAdmitsARequestEvery150Ms() {
+    Limit limit = Limit.slidingWindowCounter(unique("sliding")).limit(1_000).window(Duration.ofMinutes(1)).build();
+    assertThat(pattern(limit, 1, 12, Duration.ofMillis(150), i -> "k", 1)).isEqualTo("AAAAAAAAAAAA");
+  }
+
+  @Test
+  void theReadmesLoginLimitAdmitsFiveAttemptsThenDenies() {
+    Limit login = Limit.fixedWindow(unique("login")).limit(5).window(Duration.ofMinutes(15)).build();
+    assertThat(pattern(login, 1, 8, Duration.ofMillis(150), i -> "alice", 1)).isEqualTo("AAAAADDD");
+    // on two nodes, alternately: the same
+    assertThat(pattern(login, 2, 8, Duration.ofMillis(150), i -> "bob", 1)).isEqualTo("AAAAADDD");
+  }
+
+  @Test
+  void aFixedWindowOf100PerHourAdmitsARequestEvery300Ms() {
+    Limit limit = Limit.fixedWindow(unique("hourly")).limit(100).window(Duration.ofHours(1)).build();
+    assertThat(pattern(limit, 1, 10, Duration.ofMillis(300), i -> "k", 1)).isEqualTo("AAAAAAAAAA");
+  }
+
+  @Test
+  void tenUsersLoggingInOnceEachOnThreeNodesAreAllAdmitted() {
+    Limit login = Limit.fixedWindow(unique("login")).limit(5).window(Duration.ofMinutes(15)).build();
+    assertThat(pattern(login, 3, 10, Duration.ofMillis(20), i -> "user-" + i, 1)).isEqualTo("AAAAAAAAAA");
+  }
+
+  @Test
+  void aCostEqualToTheLimitOnAFreshKeyIsAdmittedAtOnce() {
+    Limit limit = Limit.fixedWindow(unique("cost")).limit(10).window(Duration.ofMinutes(1)).build();
+    assertThat(pattern(limit, 2, 3, Duration.ofMillis(10), i -> "k", 10)).isEqualTo("ADD");
+  }
+
+  @Test
+  void aLargeLimitThatIsNeverReachedDeniesNoneOfManyKeys() {
+    Limit limit = Limit.fixedWindow(unique("large")).limit(1_000_000).window(Duration.ofMinutes(1)).build();
+    String p = pattern(limit, 2, 400, Duration.ofMillis(1), i -> "key-" + (i % 200), 1);
+    assertThat(p).doesNotContain("D");
+  }
+
+  /** For scenarios that drive the clock: calls {@code each} for every sync interval passed. */
+  static void passSteps(long nanos, long step, LongConsumer each) {
+    for (long done = 0; done < nanos; done += step) {
+      each.accept(Math.min(step, nanos - done));
+    }
+  }
+}
