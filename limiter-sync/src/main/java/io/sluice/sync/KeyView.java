@@ -76,6 +76,8 @@ final class KeyView {
    * decision asked for what it needed and the store had less.
    */
   long nothingFreeUntil = Long.MIN_VALUE;
+  /** Decisions in a row that asked for a claim and found less free than they needed (this window). */
+  int fruitlessAsks;
   /**
    * Ticker time a decision last asked the store for a claim (Long.MIN_VALUE: never), and what it
    * asked for beyond the request: a key asking again soon asks for twice as much.
@@ -159,6 +161,7 @@ final class KeyView {
     claimNodes = 0;
     noneFree = false;
     nothingFreeUntil = Long.MIN_VALUE;
+    fruitlessAsks = 0;
     leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
     lastRemaining = -1;
     window = w;

@@ -26,28 +26,31 @@ import java.util.function.IntSupplier;
 
 /**
  * A node's limiter for one window limit (fixed window or sliding window counter) shared with other
- * nodes through a {@link CounterStore}: decisions are local and never wait on the store; the
- * permits admitted are flushed in batches.
+ * nodes through a {@link CounterStore}: decisions are local when the node holds a claim that pays for
+ * them; the permits admitted are flushed in batches.
  *
  * <h2>How a node decides</h2>
  * Each key has a view (see {@link KeyView}): the global counts as of the last sync, plus what this
  * node admitted since (pending). A request is admitted when
  * <ol>
  *   <li>the estimate over global and pending counts stays within the limit, and</li>
- *   <li>this node's pending permits stay within its <em>allowance</em>.</li>
+ *   <li>this node's pending permits stay within its <em>claim</em>.</li>
  * </ol>
- * The allowance is a <em>claim</em> the store granted with the node's last flush (see
- * {@code flush.lua}): permits reserved for this node beyond what the store counted from it, split
- * from what no count and no other node's claim holds. Counts plus claims never pass the limit, so
- * nodes admitting within their claims never pass it together, however late a flush comes (a starved
- * or cut-off node's admissions are covered by its claim). A claim asks for what the node would admit
- * until its next answer; near the limit the store grants less, so batches shrink as the budget does.
- * A sliding window frees budget continuously as the previous window fades: each claimant also holds
- * an even part of that, from the time of its claim. Until its first claim in a window a node admits
- * only its part of the error budget ({@code limit * maxError / nodes}); a claim held on a key that
- * went idle is given up at the next regular sync. A node that reaches its claim asks for a sync at
- * once and denies until the answer comes (under-admission for one round trip), unless the store's
- * last grant showed nothing worth an early sync.
+ * A claim is what the store granted the node (see {@code flush.lua}): permits reserved for it beyond
+ * what the store counted from it. Counts plus claims never pass the limit, so nodes admitting within
+ * their claims never pass it together, however late a flush comes (a starved or cut-off node's
+ * admissions are covered by its claim). Flushes ask for what the key is likely to need until the next
+ * regular sync; the store grants ahead of demand at most half of what no count holds, an even part per
+ * node, so the other nodes' unused claims never deny a key below half its limit. A sliding window frees
+ * budget continuously as the previous window fades: each claimant also holds a part of that flow from
+ * the time of its claim (the split the store answered).
+ *
+ * <p>A decision the claim cannot pay, on a key below its limit as far as the node knows (a cold key, a
+ * small limit, a large cost, the first decision of a window), asks the store for a claim of at least
+ * what it needs, in one claim-only call under the key's monitor, and decides from the answer; if the
+ * call fails, the {@link StoreFailurePolicy} decides. Where such a call found less free than needed,
+ * the node denies without asking for a sync interval (longer after several in a row). A decision never
+ * asks while a flush that gives the node's claim up is on its way: it waits for that answer first.
  *
  * <p>Regional quotas (and a store that keeps no claims) use a share instead: the budget remaining
  * at the last sync divided by 2N - 1 for N active nodes (every other node may hold such a share
@@ -66,9 +69,10 @@ import java.util.function.IntSupplier;
  *
  * <h2>When the store fails</h2>
  * Every store call goes through a Resilience4j circuit breaker (failure rate and slow-call rate,
- * sized for flush rates by default) and waits at most the flush timeout, on the flusher thread,
- * never on a decision. While the breaker is open the {@link StoreFailurePolicy} decides; permits
- * admitted meanwhile are kept and flushed once the breaker lets calls through again. The node
+ * sized for flush rates by default) and waits at most the flush timeout (and the store's own command
+ * timeout): flushes on the flusher thread, claim calls on the deciding thread. While the breaker is
+ * open the {@link StoreFailurePolicy} decides; permits admitted meanwhile are kept and flushed once
+ * the breaker lets calls through again. The node
  * registry (a heartbeat every second in the store) tells how many nodes share the limit.
  *
  * <h2>Nothing lost, nothing counted twice</h2>
@@ -111,6 +115,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private final IntSupplier activeNodes;
   private final int maxKeys;
   private final Duration flushTimeout;
+  /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
+  private final Duration claimTimeout;
   private final StoreFailurePolicy onStoreFailure;
   private final CircuitBreaker breaker;
   private final long heartbeatIntervalNanos;
@@ -186,6 +192,7 @@ public final class SyncedLimiter implements AutoCloseable {
     this.storeKeepsClaims = claimsKept;
     this.maxKeys = b.maxKeys;
     this.flushTimeout = b.flushTimeout;
+    this.claimTimeout = b.claimTimeout.compareTo(b.flushTimeout) < 0 ? b.claimTimeout : b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
     this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
         b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout, b.store.callTimeout()));
@@ -236,8 +243,10 @@ public final class SyncedLimiter implements AutoCloseable {
 
   /**
    * Decides for {@code cost} permits of the key. In the approximate and reservation modes the node
-   * decides from its own view and never waits on the store; in exact mode (batch size 1) it waits
-   * for one script call, at most the flush timeout, and the fallback policy decides if that fails.
+   * decides from its own view when its claim (or lease) pays for the request, and otherwise waits for
+   * one store call that asks for one (see the class comment); in exact mode (batch size 1) it waits
+   * for one script call. A call waits at most the flush timeout, and the fallback policy decides if it
+   * fails.
    */
   public Decision acquire(String key, long cost) {
     return decide(key, cost, true);
@@ -361,17 +370,10 @@ public final class SyncedLimiter implements AutoCloseable {
           if (!asked && asksClaims() && (!fresh || now >= view.nothingFreeUntil)) {
             // only the store knows: ask it now (its answer refreshes the counts) and decide again
             // (once per sync interval where the store had less than a decision needed)
-            if (view.releasesInFlight > 0) {
-              if (awaited || !awaitReleases(view)) {
-                fallback = true;
-              }
-              awaited = true;
-              continue;
-            }
-            asked = true;
-            if (!askClaim(view, now, (long) Math.ceil(own + cost))) {
-              fallback = true;
-            }
+            int step = claimStep(view, now, (long) Math.ceil(own + cost), awaited);
+            asked |= step == ASKED || step == ASK_FAILED;
+            awaited |= step == WAITED || step == WAIT_FAILED;
+            fallback |= step == ASK_FAILED || step == WAIT_FAILED;
             continue;
           }
         }
@@ -384,17 +386,10 @@ public final class SyncedLimiter implements AutoCloseable {
           // pays never gets here). Only where the store had less than a decision needed, within the
           // last sync interval, does the node deny without asking (the other nodes give claims they
           // do not use up at their regular syncs).
-          if (view.releasesInFlight > 0) {
-            if (awaited || !awaitReleases(view)) {
-              fallback = true;
-            }
-            awaited = true;
-            continue;
-          }
-          asked = true;
-          if (!askClaim(view, now, (long) Math.ceil(own + cost))) {
-            fallback = true;
-          }
+          int step = claimStep(view, now, (long) Math.ceil(own + cost), awaited);
+          asked |= step == ASKED || step == ASK_FAILED;
+          awaited |= step == WAITED || step == WAIT_FAILED;
+          fallback |= step == ASK_FAILED || step == WAIT_FAILED;
           continue;
         }
         if (own + cost > allowance) {
@@ -549,7 +544,7 @@ public final class SyncedLimiter implements AutoCloseable {
     Batch batch = new Batch(nodeId + "/" + limit.name(), store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
         deltas);
     long askedAt = System.nanoTime();
-    FlushResult result = guarded(() -> store.flush(batch));
+    FlushResult result = guarded(() -> store.flush(batch), claimTimeout);
     waited(askedAt);
     if (result == null) {
       return false;
@@ -589,7 +584,7 @@ public final class SyncedLimiter implements AutoCloseable {
     long w = v.window;
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(now - w * windowNanos);
     long askedAt = System.nanoTime();
-    LeaseStore.Lease lease = guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want));
+    LeaseStore.Lease lease = guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want), claimTimeout);
     waited(askedAt);
     if (lease == null) {
       return false;
@@ -602,15 +597,33 @@ public final class SyncedLimiter implements AutoCloseable {
     return true;
   }
 
+  /** What {@link #claimStep} did: asked the store for a claim, or waited for a release; either may fail. */
+  private static final int ASKED = 0;
+  private static final int ASK_FAILED = 1;
+  private static final int WAITED = 2;
+  private static final int WAIT_FAILED = 3;
+
   /**
-   * Under the view's monitor: waits, at most the flush timeout, until no flush that gives up this
+   * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at
+   * least {@code need}, or, while a flush that gives the node's claim up is on its way, waits for its
+   * answer first (once per decision: a second wait fails, and the failure policy decides).
+   */
+  private int claimStep(KeyView view, long now, long need, boolean awaited) {
+    if (view.releasesInFlight > 0) {
+      return !awaited && awaitReleases(view) ? WAITED : WAIT_FAILED;
+    }
+    return askClaim(view, now, need) ? ASKED : ASK_FAILED;
+  }
+
+  /**
+   * Under the view's monitor: waits, at most the claim timeout, until no flush that gives up this
    * node's claim on the key's window is on its way; false if one still is. A claim asked for while
    * such a flush travels could be granted before the flush arrives, and the flush would then give it
    * up with the rest while the decision admits under it.
    */
   private boolean awaitReleases(KeyView v) {
     long start = System.nanoTime();
-    long deadline = start + flushTimeout.toNanos();
+    long deadline = start + claimTimeout.toNanos();
     try {
       while (v.releasesInFlight > 0) {
         long left = deadline - System.nanoTime();
@@ -1169,7 +1182,12 @@ public final class SyncedLimiter implements AutoCloseable {
         // claims ahead of demand take only half of what is free, so a grant of none does not mean
         // none is free)
         if (delta.need() > 0 && result.claim(i) < delta.need()) {
-          v.nothingFreeUntil = now + syncIntervalNanos;
+          // (twice as long after each such answer in a row, up to eight sync intervals: a key at its
+          // limit whose last permits other nodes hold costs a few store calls a window, not ten a second)
+          v.nothingFreeUntil = now + (syncIntervalNanos << Math.min(3, v.fruitlessAsks));
+          v.fruitlessAsks++;
+        } else if (delta.need() > 0) {
+          v.fruitlessAsks = 0;
         }
         v.claim = result.claim(i);
         v.claimAt = askedAt;
@@ -1197,13 +1215,18 @@ public final class SyncedLimiter implements AutoCloseable {
    * its batch for a retry).
    */
   private <T> T guarded(java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call) {
+    return guarded(call, flushTimeout);
+  }
+
+  /** {@link #guarded(java.util.function.Supplier)} waiting at most {@code timeout}. */
+  private <T> T guarded(java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call, Duration timeout) {
     if (!breaker.tryAcquirePermission()) {
       return null;
     }
     storeCalls.increment();
     long start = System.nanoTime();
     try {
-      T value = call.get().toCompletableFuture().get(flushTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      T value = call.get().toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
       long took = System.nanoTime() - start;
       storeNanos.add(took);
       // a running mean that follows a slower call at once, so that allowances cover spikes
@@ -1399,6 +1422,7 @@ public final class SyncedLimiter implements AutoCloseable {
     public static final long DEFAULT_BATCH_SIZE = 100;
     public static final Duration DEFAULT_SYNC_INTERVAL = Duration.ofMillis(100);
     public static final double DEFAULT_MAX_ERROR = 0.005;
+    public static final Duration DEFAULT_CLAIM_TIMEOUT = Duration.ofMillis(200);
 
     private final Limit limit;
     private final CounterStore store;
@@ -1417,6 +1441,7 @@ public final class SyncedLimiter implements AutoCloseable {
     private double minHotRate = 1_000;
     private int maxKeys = 1_000_000;
     private Duration flushTimeout = Duration.ofSeconds(2);
+    private Duration claimTimeout = DEFAULT_CLAIM_TIMEOUT;
     private boolean autoSync = true;
     private int regions;
 
@@ -1480,9 +1505,10 @@ public final class SyncedLimiter implements AutoCloseable {
     }
 
     /**
-     * The error budget, a fraction of the limit (default 0.5%): what the nodes together may admit on
-     * a stale or unknown view before they sync, and, far from the limit, at least what each may admit
-     * between syncs (its part of the budget).
+     * The error budget, a fraction of the limit (default 0.5%): the most a claim asks for far from
+     * the limit is at least a node's part of it; with a store that keeps no claims, and for regional
+     * quotas, also what the nodes together may admit on a stale or unknown view before they sync.
+     * (With claims, nodes never pass the limit together: no decision admits beyond a claim.)
      */
     public Builder maxError(double maxError) {
       if (!(maxError > 0 && maxError <= 1)) {
@@ -1568,6 +1594,19 @@ public final class SyncedLimiter implements AutoCloseable {
         throw new IllegalArgumentException("maxKeys: must be positive, got " + maxKeys);
       }
       this.maxKeys = maxKeys;
+      return this;
+    }
+
+    /**
+     * How long a decision waits for the claim (or, in reservation mode, the lease) it asks the store
+     * for, when none it holds pays for it (see the class comment); then the failure policy decides,
+     * and the call counts as failed for the circuit breaker. Default 200 ms, at most the flush timeout.
+     */
+    public Builder claimTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("claimTimeout: must be positive, got " + timeout);
+      }
+      this.claimTimeout = timeout;
       return this;
     }
 

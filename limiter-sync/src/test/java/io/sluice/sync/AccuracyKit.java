@@ -474,28 +474,11 @@ final class AccuracyKit {
       @Override
       Traffic traffic(Algorithm a, long seed) {
         TrafficBuilder t = new TrafficBuilder(label(a), window(a, "zipf", 200, Duration.ofSeconds(1)), seed);
-        int keys = 100_000;
-        double[] cdf = new double[keys];
-        double sum = 0;
-        for (int k = 0; k < keys; k++) {
-          sum += 1 / Math.pow(k + 1, 1.1);
-          cdf[k] = sum;
-        }
+        double[] cdf = zipf(100_000);
         long time = 0;
         for (int i = 0; i < 30_000; i++) {
           time += (long) (-Math.log(1 - t.random().nextDouble()) / 10_000 * 1e9); // 10,000 requests/s
-          double u = t.random().nextDouble() * sum;
-          int lo = 0;
-          int hi = keys - 1;
-          while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (cdf[mid] < u) {
-              lo = mid + 1;
-            } else {
-              hi = mid;
-            }
-          }
-          t.add(time, "z" + lo, 1);
+          t.add(time, "z" + draw(cdf, t.random()), 1);
         }
         return t.build();
       }
@@ -508,31 +491,14 @@ final class AccuracyKit {
       @Override
       Traffic traffic(Algorithm a, long seed) {
         TrafficBuilder t = new TrafficBuilder(label(a), window(a, "zipf1k", 100, Duration.ofSeconds(1)), seed);
-        int keys = 1_000;
-        double[] cdf = new double[keys];
-        double sum = 0;
-        for (int k = 0; k < keys; k++) {
-          sum += 1 / Math.pow(k + 1, 1.1);
-          cdf[k] = sum;
-        }
-        double rate = 200 * sum; // the hottest key's share is 1 / sum: 200 per second, twice its limit
+        double[] cdf = zipf(1_000);
+        double rate = 200 * cdf[cdf.length - 1]; // the hottest key's share is 1 / sum: 200 per second, twice its limit
         for (long time = 0; ; ) {
           time += (long) (-Math.log(1 - t.random().nextDouble()) / rate * 1e9);
           if (time >= 10_000_000_000L) {
             break;
           }
-          double u = t.random().nextDouble() * sum;
-          int lo = 0;
-          int hi = keys - 1;
-          while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (cdf[mid] < u) {
-              lo = mid + 1;
-            } else {
-              hi = mid;
-            }
-          }
-          t.add(time, "y" + lo, 1);
+          t.add(time, "y" + draw(cdf, t.random()), 1);
         }
         return t.build();
       }
@@ -569,6 +535,33 @@ final class AccuracyKit {
     };
 
     abstract Traffic traffic(Algorithm algorithm, long seed);
+
+    /** The cumulative weights of Zipf (s = 1.1) over {@code keys} keys, unnormalised: the last is the sum. */
+    static double[] zipf(int keys) {
+      double[] cdf = new double[keys];
+      double sum = 0;
+      for (int k = 0; k < keys; k++) {
+        sum += 1 / Math.pow(k + 1, 1.1);
+        cdf[k] = sum;
+      }
+      return cdf;
+    }
+
+    /** A key drawn from cumulative weights. */
+    static int draw(double[] cdf, SplittableRandom random) {
+      double u = random.nextDouble() * cdf[cdf.length - 1];
+      int lo = 0;
+      int hi = cdf.length - 1;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (cdf[mid] < u) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      return lo;
+    }
 
     String label(Algorithm a) {
       return name().toLowerCase(Locale.ROOT).replace('_', '-') + " (" + (a == Algorithm.FIXED_WINDOW ? "fixed" : "sliding")

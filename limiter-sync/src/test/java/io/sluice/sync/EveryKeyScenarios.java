@@ -97,6 +97,19 @@ abstract class EveryKeyScenarios {
     assertThat(p).doesNotContain("D");
   }
 
+  /** The scenarios on the wall clock, each node with its own flusher thread (the defaults). */
+  abstract static class WallClock extends EveryKeyScenarios {
+    @Override
+    SyncedLimiter.Builder configure(SyncedLimiter.Builder builder) {
+      return builder;
+    }
+
+    @Override
+    void pass(long nanos, List<SyncedLimiter> nodes) {
+      java.util.concurrent.locks.LockSupport.parkNanos(nanos);
+    }
+  }
+
   /** For scenarios that drive the clock: calls {@code each} for every sync interval passed. */
   static void passSteps(long nanos, long step, LongConsumer each) {
     for (long done = 0; done < nanos; done += step) {
