@@ -353,8 +353,14 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
         sequenceTtlMillis, MAX_NODES_PER_KEY, mode, keys, from, kinds, first, second, amounts, wants, capacities,
         nodeCounts, windowMicros, needs);
-    // only gathers the answers: may run on the Hazelcast thread that has them
-    return onCompletion(counters.submitToKeys(keySet, processor), DIRECT).thenApply(answers -> {
+    // one key (a decision's claim-only call, a flush of one key): a blocking executeOnKey on this
+    // store's call threads, as exact decisions do, not submitToKeys, whose future costs a thread per
+    // call on small machines (see callKey); the answers are only gathered: may run on the thread
+    // that has them
+    CompletableFuture<Map<byte[], long[]>> call = keys.length == 1
+        ? onKey(keys[0], processor).thenApply(out -> Map.of(keys[0], out))
+        : onCompletion(counters.submitToKeys(keySet, processor), DIRECT);
+    return call.thenApply(answers -> {
       if (answers.size() != keys.length) {
         throw new IllegalStateException("flush: " + answers.size() + " answers for " + keys.length + " keys");
       }
@@ -438,7 +444,11 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
    */
   private CompletableFuture<long[]> callKey(String limitName, String key,
       EntryProcessor<byte[], CounterEntry, long[]> processor) {
-    byte[] counterKey = StoreKeys.counterKey(settings.mapPrefix(), limitName, key);
+    return onKey(StoreKeys.counterKey(settings.mapPrefix(), limitName, key), processor);
+  }
+
+  /** {@link #callKey} on a counter key. */
+  private CompletableFuture<long[]> onKey(byte[] counterKey, EntryProcessor<byte[], CounterEntry, long[]> processor) {
     CompletableFuture<long[]> answer = new CompletableFuture<>();
     Runnable call = () -> {
       try {

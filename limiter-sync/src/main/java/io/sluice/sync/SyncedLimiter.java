@@ -367,9 +367,10 @@ public final class SyncedLimiter implements AutoCloseable {
           // our own pending may have been counted already: fresh counts may show room, unless the
           // key was at its limit then too
           urgent = !fresh || !atLimit(view, globalEstimate, at);
-          if (!asked && asksClaims() && (!fresh || now >= view.nothingFreeUntil)) {
-            // only the store knows: ask it now (its answer refreshes the counts) and decide again
-            // (once per sync interval where the store had less than a decision needed)
+          if (!asked && asksClaims() && !fresh) {
+            // an old view: only the store knows, ask it now (its answer refreshes the counts) and
+            // decide again. (A fresh view over the limit with this node's own permits is at the
+            // limit, or its last permits are on their way to the store: the sync asked for shows it.)
             int step = claimStep(view, now, (long) Math.ceil(own + cost), awaited);
             asked |= step == ASKED || step == ASK_FAILED;
             awaited |= step == WAITED || step == WAIT_FAILED;
