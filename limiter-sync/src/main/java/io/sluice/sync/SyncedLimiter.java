@@ -398,6 +398,9 @@ public final class SyncedLimiter implements AutoCloseable {
           // a sync may show budget the other nodes left; at the limit it shows none worth the call
           urgent = !fresh || !limitReached;
           retryAfter = syncIntervalNanos;
+          // what this node can admit now (the rest of the limit is other nodes' claims): a 429 does
+          // not announce a quota its retry would be denied
+          remaining = Math.max(0, Math.min(remaining, (long) Math.floor(allowance - own)));
         } else {
           admit = true;
           remaining -= cost;

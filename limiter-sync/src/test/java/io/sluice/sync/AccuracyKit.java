@@ -29,6 +29,8 @@ import java.util.function.Supplier;
  * Each node syncs on its own timer (a random phase), heartbeats once a simulated second, and a sync
  * a decision asks for runs one simulated millisecond later, as the flusher thread would. Traffic is
  * generated from a seed ({@link Traffic}); a failing run prints its seed, which replays it exactly.
+ * {@code -Dsluice.kit.debug=true} prints every admission over the bound and every false denial below
+ * half the limit with the nodes' views; {@code -Dsluice.kit.debugAll=true} every false denial.
  */
 final class AccuracyKit {
   /** Simulated time starts near today's epoch time, so a real store's TTLs and windows look ordinary. */
