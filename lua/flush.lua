@@ -121,18 +121,23 @@ end
 -- this window and the one after it, where this count still weighs), never shortening a TTL the
 -- coordinator set for a longer share lease
 local function firstWrite(key, w, ttl, keep)
-  local old = {}
-  for _, f in ipairs(redis.call('HKEYS', key)) do
-    local fw = windowOf(f)
-    if fw ~= nil and fw < keep then
-      old[#old + 1] = f
+  local pttl = redis.call('PTTL', key)
+  -- -1: the write just made created the key (every key of ours has a TTL), so it holds no older
+  -- window to drop (a key seen now and then, the common case, costs two commands here, not four)
+  if pttl ~= -1 then
+    local old = {}
+    for _, f in ipairs(redis.call('HKEYS', key)) do
+      local fw = windowOf(f)
+      if fw ~= nil and fw < keep then
+        old[#old + 1] = f
+      end
+    end
+    -- one command for up to 500 of them (unpack has a stack limit)
+    for from = 1, #old, 500 do
+      redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
     end
   end
-  -- one command for up to 500 of them (unpack has a stack limit)
-  for from = 1, #old, 500 do
-    redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
-  end
-  if redis.call('PTTL', key) < tonumber(ttl) then
+  if pttl < tonumber(ttl) then
     redis.call('PEXPIRE', key, ttl)
   end
 end
