@@ -527,17 +527,7 @@ public final class SyncedLimiter implements AutoCloseable {
    */
   private boolean askClaim(KeyView v, long now, long need) {
     long capacity = limit.capacity();
-    // beyond what this request needs, what the key is likely to ask before the next regular sync;
-    // a key asking again within a sync interval doubles that (a burst, a key warming up), as far as
-    // what it would ask for at a regular sync
-    long ahead;
-    if (v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos) {
-      ahead = Math.min(untilNextAnswer(v), Math.max(1, 2 * v.claimAhead));
-    } else {
-      ahead = Math.min(untilNextAnswer(v), expectedUntilSync(v));
-    }
-    v.claimAhead = ahead;
-    v.lastClaimAsked = now;
+    long ahead = aheadOfDemand(v, now, untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     Delta d = new Delta(counter, v.key, v.window, 0).claiming(want, Math.min(need, want), claimNodes());
     // a claim left on the window gone by still weighs in a sliding window (and blocks a fixed one's
@@ -579,12 +569,7 @@ public final class SyncedLimiter implements AutoCloseable {
    * the store did not answer.
    */
   private boolean leaseNow(KeyView v, long now, long need) {
-    long ahead = v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos
-        ? Math.min(leaseSize(v), Math.max(1, 2 * v.claimAhead))
-        : Math.min(leaseSize(v), expectedUntilSync(v));
-    v.claimAhead = ahead;
-    v.lastClaimAsked = now;
-    long want = Math.min(limit.capacity(), need + ahead);
+    long want = Math.min(limit.capacity(), need + aheadOfDemand(v, now, leaseSize(v)));
     long w = v.window;
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(now - w * windowNanos);
     long askedAt = System.nanoTime();
@@ -593,12 +578,32 @@ public final class SyncedLimiter implements AutoCloseable {
     if (lease == null) {
       return false;
     }
+    takeLeaseAnswer(v, lease, want, now);
+    return true;
+  }
+
+  /** Under the view's monitor: a grant of the view's window, asked for {@code want}, into the view. */
+  private void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long now) {
     v.leased += lease.granted();
     v.globalCur = lease.current();
     v.globalPrev = lease.previous();
     v.lastRemaining = lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
     v.syncedAt = now;
-    return true;
+  }
+
+  /**
+   * Under the view's monitor, for a decision that asks the store: what to ask for beyond what the
+   * request needs, at most {@code cap}. What the key is likely to ask before the next regular sync; a
+   * key asking again within a sync interval doubles what it asked beyond last time (a burst, a key
+   * warming up).
+   */
+  private long aheadOfDemand(KeyView v, long now, long cap) {
+    long ahead = v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos
+        ? Math.min(cap, Math.max(1, 2 * v.claimAhead))
+        : Math.min(cap, expectedUntilSync(v));
+    v.claimAhead = ahead;
+    v.lastClaimAsked = now;
+    return ahead;
   }
 
   /** What {@link #claimStep} did: asked the store for a claim, or waited for a release; either may fail. */
@@ -1083,11 +1088,7 @@ public final class SyncedLimiter implements AutoCloseable {
       if (v.window != w) {
         return; // the window ended while we asked: the grant is given up (under-admission only)
       }
-      v.leased += lease.granted();
-      v.globalCur = lease.current();
-      v.globalPrev = lease.previous();
-      v.lastRemaining = lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
-      v.syncedAt = ticker.read();
+      takeLeaseAnswer(v, lease, want, ticker.read());
     }
   }
 
