@@ -2,8 +2,12 @@ package io.sluice.sync;
 
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.ExtendedMapEntry;
+import io.sluice.node.Algorithm;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -87,6 +91,99 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     this.nodeCounts = nodeCounts;
     this.windowMicros = windowMicros;
     this.needs = needs;
+  }
+
+  /** The deltas of each counter key of a batch (keys under {@code prefix}), in batch order. */
+  static Map<ByteBuffer, List<Integer>> byKey(Batch batch, String prefix) {
+    Map<ByteBuffer, List<Integer>> byKey = new LinkedHashMap<>();
+    List<Delta> deltas = batch.deltas();
+    for (int i = 0; i < deltas.size(); i++) {
+      Delta d = deltas.get(i);
+      byte[] key = StoreKeys.counterKey(prefix, d.counter().limit().name(), d.key());
+      byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(1)).add(i);
+    }
+    return byKey;
+  }
+
+  /** A processor for some keys of a batch, and where its answers go in the batch's order. */
+  static final class Plan {
+    final FlushProcessor processor;
+    /** The keys, and where each key's deltas start (one more entry: the end). */
+    final byte[][] keys;
+    private final int[] from;
+    /** Delta i of the processor is delta place[i] of the batch. */
+    private final int[] place;
+
+    private Plan(FlushProcessor processor, byte[][] keys, int[] from, int[] place) {
+      this.processor = processor;
+      this.keys = keys;
+      this.from = from;
+      this.place = place;
+    }
+
+    /** Copies the processor's answer for key k into the batch's values, claims and splits. */
+    void answer(int k, long[] out, long[] values, long[] claims, long[] splits) {
+      for (int x = from[k], o = 1; x < from[k + 1]; x++, o += 4) {
+        values[2 * place[x]] = out[o];
+        values[2 * place[x] + 1] = out[o + 1];
+        claims[place[x]] = out[o + 2];
+        splits[place[x]] = out[o + 3];
+      }
+    }
+  }
+
+  /** The processor for the keys of {@code byKey} (see {@link #byKey}), in {@code mode}. */
+  static Plan plan(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode, long wallMillis, long retainMillis,
+      int maxNodes) {
+    List<Delta> deltas = batch.deltas();
+    int n = 0;
+    for (List<Integer> idx : byKey.values()) {
+      n += idx.size();
+    }
+    byte[][] keys = new byte[byKey.size()][];
+    int[] from = new int[byKey.size() + 1];
+    int[] place = new int[n];
+    byte[] kinds = new byte[n];
+    long[] first = new long[n];
+    long[] second = new long[n];
+    long[] amounts = new long[n];
+    long[] wants = new long[n];
+    long[] capacities = new long[n];
+    int[] nodeCounts = new int[n];
+    long[] windowMicros = new long[n];
+    long[] needs = new long[n];
+    int k = 0;
+    int i = 0;
+    for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
+      keys[k] = e.getKey().array();
+      from[k] = i;
+      for (int d : e.getValue()) {
+        Delta delta = deltas.get(d);
+        Counter c = delta.counter();
+        place[i] = d;
+        if (c.kind() == Counter.Kind.WINDOW) {
+          kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : WINDOW;
+          first[i] = delta.window();
+          second[i] = c.windowTtlMillis();
+          wants[i] = delta.want();
+          capacities[i] = c.limit().capacity();
+          nodeCounts[i] = delta.nodes();
+          windowMicros[i] = c.windowNanos() / 1_000;
+          needs[i] = delta.need();
+        } else {
+          kinds[i] = GCRA;
+          first[i] = c.scale();
+          second[i] = c.interval();
+        }
+        amounts[i++] = delta.amount();
+      }
+      k++;
+    }
+    from[k] = i;
+    FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
+        retainMillis, maxNodes, mode, keys, from, kinds, first, second, amounts, wants, capacities, nodeCounts,
+        windowMicros, needs);
+    return new Plan(processor, keys, from, place);
   }
 
   @Override

@@ -9,7 +9,6 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.ExtendedMapEntry;
 import com.hazelcast.map.IMap;
-import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -238,13 +237,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   public CompletionStage<FlushResult> flush(Batch batch) {
     batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
-    // the deltas of each counter key, in batch order
-    Map<ByteBuffer, List<Integer>> byKey = new LinkedHashMap<>();
-    for (int i = 0; i < deltas.size(); i++) {
-      Delta d = deltas.get(i);
-      byte[] key = StoreKeys.counterKey(settings.mapPrefix(), d.counter().limit().name(), d.key());
-      byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(1)).add(i);
-    }
+    Map<ByteBuffer, List<Integer>> byKey = FlushProcessor.byKey(batch, settings.mapPrefix());
     byte[] sequenceKey = StoreKeys.sequenceKey(settings.mapPrefix(), batch.nodeId(), batch.group(), false);
     long wallMillis = System.currentTimeMillis();
     long[] values = new long[2 * deltas.size()];
@@ -301,58 +294,15 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
    */
   private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
       long wallMillis, long[] values, long[] claims, long[] splits) {
-    List<Delta> deltas = batch.deltas();
-    int n = 0;
-    for (List<Integer> idx : byKey.values()) {
-      n += idx.size();
-    }
-    byte[][] keys = new byte[byKey.size()][];
-    int[] from = new int[byKey.size() + 1];
-    int[] place = new int[n]; // delta i of the processor is delta place[i] of the batch
-    byte[] kinds = new byte[n];
-    long[] first = new long[n];
-    long[] second = new long[n];
-    long[] amounts = new long[n];
-    long[] wants = new long[n];
-    long[] capacities = new long[n];
-    int[] nodeCounts = new int[n];
-    long[] windowMicros = new long[n];
-    long[] needs = new long[n];
-    Map<ByteBuffer, Integer> keyIndex = new HashMap<>(byKey.size() * 2);
-    Set<byte[]> keySet = new HashSet<>(byKey.size() * 2); // byte[] hashes by identity: one array per key
-    int k = 0;
-    int i = 0;
-    for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
-      keys[k] = e.getKey().array();
+    FlushProcessor.Plan plan = FlushProcessor.plan(batch, byKey, mode, wallMillis, sequenceTtlMillis, MAX_NODES_PER_KEY);
+    FlushProcessor processor = plan.processor;
+    byte[][] keys = plan.keys;
+    Map<ByteBuffer, Integer> keyIndex = new HashMap<>(keys.length * 2);
+    Set<byte[]> keySet = new HashSet<>(keys.length * 2); // byte[] hashes by identity: one array per key
+    for (int k = 0; k < keys.length; k++) {
       keySet.add(keys[k]);
-      keyIndex.put(e.getKey(), k);
-      from[k] = i;
-      for (int d : e.getValue()) {
-        Delta delta = deltas.get(d);
-        Counter c = delta.counter();
-        place[i] = d;
-        if (c.kind() == Counter.Kind.WINDOW) {
-          kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FlushProcessor.FIXED : FlushProcessor.WINDOW;
-          first[i] = delta.window();
-          second[i] = c.windowTtlMillis();
-          wants[i] = delta.want();
-          capacities[i] = c.limit().capacity();
-          nodeCounts[i] = delta.nodes();
-          windowMicros[i] = c.windowNanos() / 1_000;
-          needs[i] = delta.need();
-        } else {
-          kinds[i] = FlushProcessor.GCRA;
-          first[i] = c.scale();
-          second[i] = c.interval();
-        }
-        amounts[i++] = delta.amount();
-      }
-      k++;
+      keyIndex.put(ByteBuffer.wrap(keys[k]), k);
     }
-    from[k] = i;
-    FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
-        sequenceTtlMillis, MAX_NODES_PER_KEY, mode, keys, from, kinds, first, second, amounts, wants, capacities,
-        nodeCounts, windowMicros, needs);
     // one key (a decision's claim-only call, a flush of one key): a blocking executeOnKey on this
     // store's call threads, as exact decisions do, not submitToKeys, whose future costs a thread per
     // call on small machines (see callKey); the answers are only gathered: may run on the thread
@@ -374,12 +324,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           unknown.add(key);
         }
         applied |= out[0] == FlushProcessor.APPLIED;
-        for (int x = from[j], o = 1; x < from[j + 1]; x++, o += 4) {
-          values[2 * place[x]] = out[o];
-          values[2 * place[x] + 1] = out[o + 1];
-          claims[place[x]] = out[o + 2];
-          splits[place[x]] = out[o + 3];
-        }
+        plan.answer(j, out, values, claims, splits);
       }
       return new Round(applied, unknown);
     });

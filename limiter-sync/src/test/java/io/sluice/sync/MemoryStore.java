@@ -3,11 +3,7 @@ package io.sluice.sync;
 import io.sluice.node.Limit;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import io.sluice.node.Algorithm;
 import java.util.AbstractMap;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -91,54 +87,14 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
     long[] claims = new long[n];
     long[] splits = new long[n];
     boolean applied = false;
-    // one processor per key with that key's deltas in batch order, as the real store runs it (a key's
-    // previous and current windows may come in one batch: one sequence check for both)
-    Map<ByteBuffer, List<Integer>> byKey = new LinkedHashMap<>();
-    for (int i = 0; i < n; i++) {
-      Delta d = batch.deltas().get(i);
-      byte[] key = StoreKeys.counterKey(PREFIX, d.counter().limit().name(), d.key());
-      byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(2)).add(i);
-    }
-    for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
-      List<Integer> idx = e.getValue();
-      int m = idx.size();
-      byte[] kinds = new byte[m];
-      long[] first = new long[m];
-      long[] second = new long[m];
-      long[] amounts = new long[m];
-      long[] wants = new long[m];
-      long[] capacities = new long[m];
-      int[] nodeCounts = new int[m];
-      long[] windowMicros = new long[m];
-      long[] needs = new long[m];
-      for (int j = 0; j < m; j++) {
-        Delta d = batch.deltas().get(idx.get(j));
-        Counter c = d.counter();
-        boolean window = c.kind() == Counter.Kind.WINDOW;
-        kinds[j] = !window ? FlushProcessor.GCRA
-            : c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FlushProcessor.FIXED : FlushProcessor.WINDOW;
-        first[j] = window ? d.window() : c.scale();
-        second[j] = window ? c.windowTtlMillis() : c.interval();
-        amounts[j] = d.amount();
-        wants[j] = d.want();
-        capacities[j] = window ? c.limit().capacity() : 0;
-        nodeCounts[j] = d.nodes();
-        windowMicros[j] = window ? c.windowNanos() / 1_000 : 0;
-        needs[j] = d.need();
-      }
-      byte[] key = e.getKey().array();
-      FlushProcessor p = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), 0, Long.MAX_VALUE / 4,
-          1_000, mode, new byte[][] {key}, new int[] {0, m}, kinds, first, second, amounts, wants, capacities,
-          nodeCounts, windowMicros, needs);
-      long[] out = run(key, p::process);
+    // the processor the real store builds, run key by key with that key's deltas in batch order (a
+    // key's previous and current windows may come in one batch: one sequence check for both)
+    FlushProcessor.Plan plan = FlushProcessor.plan(batch, FlushProcessor.byKey(batch, PREFIX), mode, 0,
+        Long.MAX_VALUE / 4, 1_000);
+    for (int k = 0; k < plan.keys.length; k++) {
+      long[] out = run(plan.keys[k], plan.processor::process);
       applied |= out[0] == FlushProcessor.APPLIED;
-      for (int j = 0; j < m; j++) {
-        int i = idx.get(j);
-        values[2 * i] = out[1 + 4 * j];
-        values[2 * i + 1] = out[2 + 4 * j];
-        claims[i] = out[3 + 4 * j];
-        splits[i] = out[4 + 4 * j];
-      }
+      plan.answer(k, out, values, claims, splits);
     }
     return CompletableFuture.completedFuture(new FlushResult(applied, values, null, claims, splits));
   }
