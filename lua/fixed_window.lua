@@ -12,7 +12,7 @@
 -- State: a hash {<window index> = count}. The window counted in is floor(now / window), or the next
 -- one when a caller whose clock is ahead has already opened it (as the kernel counts into a newer
 -- window rather than turning the state back); windows further ahead are ignored. Older windows are
--- dropped on admission. A denial writes nothing.
+-- dropped on a window's first admission. A denial writes nothing.
 --
 -- Every value is an integer below 2^53 (the caller checks time below 2^52 and window below 2^51);
 -- numbers written to Redis are formatted with %d.
@@ -53,12 +53,15 @@ if count + cost > limit then
   return {0, limit - count, untilEnd, untilEnd, 0}
 end
 
-redis.call('HINCRBY', key, field, cost)
-for _, f in ipairs(redis.call('HKEYS', key)) do
-  local fw = tonumber(f)
-  if fw == nil or fw < w then
-    redis.call('HDEL', key, f)
+if redis.call('HINCRBY', key, field, cost) == cost then
+  -- the window's first admission: drop the windows before it and live to its end (later admissions
+  -- in the window find this done: two commands each, not four)
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    local fw = tonumber(f)
+    if fw ~= nil and fw < w then
+      redis.call('HDEL', key, f)
+    end
   end
+  redis.call('PEXPIRE', key, string.format('%d', ceildiv(untilEnd, 1000) + TTL_MARGIN_MS))
 end
-redis.call('PEXPIRE', key, string.format('%d', ceildiv(untilEnd, 1000) + TTL_MARGIN_MS))
 return {1, limit - count - cost, 0, untilEnd, 0}

@@ -142,6 +142,33 @@ local function firstWrite(key, w, ttl, keep)
   end
 end
 
+-- the first write of window w of a window count ('w', 'f'), before the write (which then makes the
+-- key live through the next window): windows before `keep` are dropped at most every fourth window
+-- (every field is named by its window, so an older one is never read; 'h' keeps the window of the
+-- last drop, read with the key's other fields): a key written window after window costs one command
+-- here, not four, and holds the fields of at most six windows. A key without 'h' is new (or was
+-- written only by the exact scripts, which drop their own): it has nothing to drop. Returns the
+-- window to record in 'h', or nil.
+local function firstWindowWrite(key, w, keep, dropped)
+  if dropped == nil then
+    return w
+  end
+  if w - dropped < 4 then
+    return nil
+  end
+  local old = {}
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    local fw = windowOf(f)
+    if fw ~= nil and fw < keep then
+      old[#old + 1] = f
+    end
+  end
+  for from = 1, #old, 500 do
+    redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
+  end
+  return w
+end
+
 -- adds amount to the key's count of window w and returns the new count (regional counters)
 local function count(key, w, amount, ttl)
   local c = redis.call('HINCRBY', key, tostring(w), amount)
@@ -192,10 +219,11 @@ for i = 1, n do
     if sliding then
       local pps = int(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
-          pps, 'T' .. ps, 'K' .. ps)
+          pps, 'T' .. ps, 'K' .. ps, 'h')
     else
-      v = redis.call('HMGET', key, ws, claimField, sumField)
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h')
     end
+    local dropped = tonumber(v[sliding and 12 or 4] or 'x')
     local cur = tonumber(v[1] or '0')
     local held = tonumber(v[2] or '0')
     local claims = tonumber(v[3] or '0')
@@ -306,9 +334,16 @@ for i = 1, n do
         fields[#fields + 1] = claimants
         fields[#fields + 1] = string.format('%.17g', newShares)
       end
+      if v[1] == false then
+        local mark = firstWindowWrite(key, w, sliding and w - 2 or w - 1, dropped)
+        if mark ~= nil then
+          fields[#fields + 1] = 'h'
+          fields[#fields + 1] = int(mark)
+        end
+      end
       redis.call('HSET', key, unpack(fields))
       if v[1] == false then
-        firstWrite(key, w, ttl, sliding and w - 2 or w - 1)
+        redis.call('PEXPIRE', key, ttl)
       end
       held = claim
     end

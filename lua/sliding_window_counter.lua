@@ -17,7 +17,7 @@
 -- State: a hash {<window index> = count}, windows aligned to the epoch. The window counted in is
 -- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
 -- then with elapsed 0, as the kernel does); windows further ahead are ignored. Windows older than the
--- previous one are dropped on admission. A denial writes nothing.
+-- previous one are dropped on a window's first admission. A denial writes nothing.
 -- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
@@ -103,14 +103,17 @@ if used > budget then
   return {0, remaining, retry, reset, 0}
 end
 
-redis.call('HINCRBY', key, f(w), cost)
-for _, field in ipairs(redis.call('HKEYS', key)) do
-  local fw = tonumber(field)
-  if fw == nil or fw < w - 1 then
-    redis.call('HDEL', key, field)
-  end
-end
--- this window's count weighs on the next window, until its end
 local reset = (w + 2) * window - now
-redis.call('PEXPIRE', key, string.format('%d', ceildiv(reset, 1000) + TTL_MARGIN_MS))
+if redis.call('HINCRBY', key, f(w), cost) == cost then
+  -- the window's first admission: drop the windows before the previous one, and live until this
+  -- window's count stops weighing, the next window's end (later admissions in the window find this
+  -- done: two commands each, not four)
+  for _, field in ipairs(redis.call('HKEYS', key)) do
+    local fw = tonumber(field)
+    if fw ~= nil and fw < w - 1 then
+      redis.call('HDEL', key, field)
+    end
+  end
+  redis.call('PEXPIRE', key, string.format('%d', ceildiv(reset, 1000) + TTL_MARGIN_MS))
+end
 return {1, floordiv(budget - used, units), 0, reset, 0}

@@ -99,6 +99,11 @@ final class KeyView {
   int claimNodes;
   /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
   boolean prevClaimHeld;
+  /**
+   * The count of the window before {@link #window} as last seen here (the store's count and this
+   * node's pending permits when the view rolled), or -1: the view did not see that window.
+   */
+  long lastWindowTotal = -1;
   double rate;
   long rateSince = Long.MIN_VALUE;
   boolean hot;
@@ -125,6 +130,8 @@ final class KeyView {
     if (w <= window) {
       return;
     }
+    // what the window gone by came to as last seen (none for a key first seen now, or after a gap)
+    lastWindowTotal = window != Long.MIN_VALUE && w == window + 1 ? globalCur + pendingCur : -1;
     if (window != Long.MIN_VALUE && w == window + 1) {
       if (unsentPrev > 0) {
         orphans.add(key, window - 1, unsentPrev);

@@ -411,9 +411,11 @@ public final class SyncedLimiter implements AutoCloseable {
           // ahead of demand) waits for the regular sync: its permit is covered by the claim it
           // asked for, and a flush per request would double its store calls
           long batch = batchFor(view);
-          boolean cold = claimsKept && storeKeepsClaims && expectedUntilSync(view) == 0;
+          boolean cold = claimsKept && storeKeepsClaims && expectedDemand(view, now) == 0;
           long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
-          urgent = !fresh || view.unsentCur + cost >= trigger;
+          // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
+          boolean claimed = asksClaims() && view.claim >= 0;
+          urgent = (!fresh && !(claimed && claimHorizonNanos(view, now) > 2 * syncIntervalNanos)) || view.unsentCur + cost >= trigger;
           if (fresh && credited) {
             // what this branch would go on admitting, with nothing else changing: the next decisions
             // may take that without the monitor, and the one that fills the batch asks for the sync
@@ -600,7 +602,7 @@ public final class SyncedLimiter implements AutoCloseable {
   private long aheadOfDemand(KeyView v, long now, long cap) {
     long ahead = v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos
         ? Math.min(cap, Math.max(1, 2 * v.claimAhead))
-        : Math.min(cap, expectedUntilSync(v));
+        : Math.min(cap, expectedDemand(v, now));
     v.claimAhead = ahead;
     v.lastClaimAsked = now;
     return ahead;
@@ -664,6 +666,56 @@ public final class SyncedLimiter implements AutoCloseable {
   private long expectedUntilSync(KeyView v) {
     double expected = v.rate * 2 * syncIntervalNanos / 1e9;
     return expected < 1 ? 0 : (long) Math.ceil(expected);
+  }
+
+  /**
+   * Under the view's monitor: what a claim is sized for, the key's demand over its horizon (0 below
+   * one permit): two sync intervals, or, for a key far below its limit, the rest of its window. A
+   * key is far below its limit when what the store counted, this node's pending permits and every
+   * node asking at this node's rate until the window's end stay within half of the limit: there
+   * the store grants claims ahead of demand anyway (half of what is free), and a claim that lasts
+   * the window saves a store call per request or per sync interval on a key asked a few times a
+   * second.
+   */
+  private long expectedDemand(KeyView v, long now) {
+    double expected = v.rate * claimHorizonNanos(v, now) / 1e9;
+    return expected < 1 ? 0 : (long) Math.ceil(expected);
+  }
+
+  private long claimHorizonNanos(KeyView v, long now) {
+    long near = 2 * syncIntervalNanos;
+    long windowStart = v.window * windowNanos;
+    long rest = windowStart + windowNanos - now;
+    if (!asksClaims() || rest <= near) {
+      return near;
+    }
+    // only for a key this view saw through the window before (a new key's rate is a guess), at the
+    // key's rate over all nodes: this node's times the nodes, what the store counted so far in the
+    // window, or the window before's count, whichever is most (the registry may count fewer nodes
+    // than there are)
+    if (v.lastWindowTotal < 0) {
+      return near;
+    }
+    double elapsedSeconds = Math.max(now - windowStart, syncIntervalNanos) / 1e9;
+    double rate = Math.max(Math.max(v.rate * claimNodes(), v.globalCur / elapsedSeconds),
+        v.lastWindowTotal * 1e9 / windowNanos);
+    double prevWeight = sliding ? (double) rest / windowNanos : 0;
+    double projected = v.globalCur + v.globalPrev * prevWeight + v.pendingCur + v.pendingPrev * prevWeight
+        + rate * rest / 1e9;
+    return projected <= capacity(v) / 2.0 ? rest : near;
+  }
+
+  /**
+   * Under the view's monitor: how long a key holding a claim may go without a request before the
+   * next regular sync gives the claim up: a sync interval, or for a key sized for the rest of its
+   * window twice its mean gap between requests (within that window).
+   */
+  private long idleAfterNanos(KeyView v, long now) {
+    long horizon = claimHorizonNanos(v, now);
+    if (horizon <= 2 * syncIntervalNanos || v.rate <= 0) {
+      return syncIntervalNanos;
+    }
+    return Math.max(syncIntervalNanos, Math.min(horizon, (long) (2e9 / v.rate)));
   }
 
   private Outcome outcomeOfBreach() {
@@ -968,11 +1020,25 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   /**
-   * Sends everything unsent (retrying a failed batch first) and waits for the answers. Returns true
-   * when nothing is left unacknowledged. Called by the flusher thread; public for tools and tests
-   * that drive time themselves.
+   * The regular sync: sends what is due (retrying a failed batch first) and waits for the answers:
+   * every key's unsent permits, except those a claim still pays for on a key that keeps asking (see
+   * {@link #flushAll()}). Returns true when nothing sent is left unacknowledged. Called by the
+   * flusher thread; public for tools and tests that drive time themselves.
    */
   public boolean syncNow() {
+    return sync(false);
+  }
+
+  /**
+   * Like {@link #syncNow()}, but also sends the permits a claim still pays for (a regular sync lets
+   * those wait until the claim runs low, the batch fills or the key goes idle): afterwards the store
+   * counts everything this node admitted. {@link #close()} does this; public for tools and tests.
+   */
+  public boolean flushAll() {
+    return sync(true);
+  }
+
+  private boolean sync(boolean everything) {
     syncLock.lock();
     try {
       for (Iterator<Map.Entry<Integer, InFlight>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
@@ -1000,6 +1066,15 @@ public final class SyncedLimiter implements AutoCloseable {
             later.add(v);
             continue;
           }
+          if (!everything && !closed && claimLasts(v, drainedAt)) {
+            // a claim that still pays for what the key asks until the next regular sync: its permits
+            // are covered (the store counts the claim), so they wait for the claim to run low, the
+            // batch to fill or the key to go idle, and a key asked a few times a second costs a few
+            // store calls a window, not one per request or sync interval
+            updateHeat(v, drainedAt);
+            later.add(v);
+            continue;
+          }
           v.queued = false;
           v.syncWanted = false;
           updateHeat(v, drainedAt);
@@ -1023,7 +1098,7 @@ public final class SyncedLimiter implements AutoCloseable {
               // been idle for a sync interval (a claim held blocks the other nodes)
               // (a key asked less than about once a sync interval holds none either: its next request
               // asks the store, which costs less than a claim held and refreshed at every sync)
-              boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > syncIntervalNanos;
+              boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > idleAfterNanos(v, drainedAt);
               long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedUntilSync(v));
               d = d.claiming(Math.min(want, counter.limit().capacity()), claimNodes());
             }
@@ -1063,6 +1138,21 @@ public final class SyncedLimiter implements AutoCloseable {
     } finally {
       syncLock.unlock();
     }
+  }
+
+  /**
+   * Under the view's monitor, at a drain: whether the view holds a claim on the current window that
+   * still pays for what the key is expected to ask until the next regular sync, with nothing else to
+   * send and no sync asked for, on a key not idle and still far below its limit (nearer, a claim
+   * held unused would keep the last permits from the nodes that have requests for them).
+   */
+  private boolean claimLasts(KeyView v, long now) {
+    if (!asksClaims() || v.claim < 0 || v.syncWanted || v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsent > 0
+        || v.window != Math.floorDiv(now, windowNanos) || v.demandAt == Long.MIN_VALUE
+        || now - v.demandAt > idleAfterNanos(v, now) || claimHorizonNanos(v, now) <= 2 * syncIntervalNanos) {
+      return false;
+    }
+    return claimHeld(v, now) - v.pendingCur >= Math.max(1, expectedUntilSync(v));
   }
 
   /** Reservation mode: asks the store for the view's next grant and adds it to the view. */
@@ -1333,7 +1423,7 @@ public final class SyncedLimiter implements AutoCloseable {
       }
     }
     long deadline = System.nanoTime() + flushTimeout.toNanos();
-    while (!syncNow() && System.nanoTime() < deadline) {
+    while (!flushAll() && System.nanoTime() < deadline) {
       LockSupport.parkNanos(10_000_000L);
     }
   }

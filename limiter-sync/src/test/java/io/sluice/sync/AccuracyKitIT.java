@@ -27,7 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class AccuracyKitIT {
   /** Redis commands per 1,000 decisions reached on Zipf over 1,000 keys, 4 nodes (target: 1,000). */
-  static final double REDIS_COMMANDS_REACHED = 6_000;
+  static final double REDIS_COMMANDS_REACHED = 5_000;
   @RegisterExtension
   static final RedisFixture redis = new RedisFixture();
   @RegisterExtension
@@ -86,8 +86,8 @@ class AccuracyKitIT {
         if (profile == Profile.ZIPF_1K && mode == Mode.APPROXIMATE) {
           // The target is at most 1,000 (half of what a minimal exact script per request costs); not
           // reached: most of these decisions are on keys too cold to hold a claim, and each asks the
-          // store (a claim-only call, then its permit in the next flush: 5-6 commands). The test
-          // holds what is reached (5,200-5,400; this store's own exact mode: 4,900), so that it
+          // store (a claim-only call, then its permit in the next flush: 4-5 commands). The test
+          // holds what is reached (4,300-4,700; this store's own exact mode: 3,650), so that it
           // cannot grow unseen; the README's gap table says the same.
           assertThat(1000.0 * calls / r.requests()).as("Redis commands per 1,000 decisions: %s", r)
               .isLessThanOrEqualTo(REDIS_COMMANDS_REACHED);
