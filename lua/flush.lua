@@ -6,16 +6,16 @@
 --              seen per window (their counter keys), which the region coordinator reads (standalone
 --              Redis only)
 -- ARGV[1]      the batch's sequence number (per node and group, increasing); 0 marks a claim-only batch:
---              window deltas with no permits that only ask for claims, applied every time (there is
---              nothing to count twice) and leaving the node's sequence alone, so that a decision may
---              ask for a claim while the node's flushes are on their way
+--              window deltas that ask for claims, without permits or with a take (below), applied
+--              every time (a take's token keeps it from counting twice) and leaving the node's sequence
+--              alone, so that a decision may ask for a claim while the node's flushes are on their way
 -- ARGV[2]      sequence key TTL, seconds
 -- ARGV[3]      the node's time, microseconds since the epoch
 -- ARGV[4]      the demand index's TTL in ms, or 0 when the batch has no regional deltas
 -- ARGV[5]      the node's id: the owner of the claims below
 -- then per delta, in KEYS order:
---   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need
---                                                          -- window counts (sliding window)
+--   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
+--        token, settle                                     -- window counts (sliding window)
 --   'f', the same                                          -- window counts (fixed window)
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
 --   'r', window index, counter TTL in ms, amount, denied   -- a region's count of a global quota
@@ -37,10 +37,21 @@
 -- parts never add up to more than the whole: a node that counted fewer nodes than there are
 -- claimants gets the part that is left, and learns its split from the answer.
 --
+-- Takes: in a claim-only batch a window delta's amount, if any, is a take with a token (the node's,
+-- above every one it used before): it is counted, and taken out of the claim, only if the claim
+-- granted covers `need` (which includes it), and only if the key has not recorded this node's token
+-- at least as high for the window ('x<window>:<node>'); a take counted records its token. A take whose
+-- answer never reached the node is settled by a numbered batch (token, settle): settle > 0 (the
+-- failure policy admitted the request) counts settle permits unless the take counted them; settle < 0
+-- (it denied it) takes -settle back if the take counted them; the token is recorded either way, so
+-- the take, should it still arrive, is ignored. A take counted on a delta that asks for no more than
+-- its need (want = need) also holds no part of a sliding window's fading.
+--
 -- Returns {applied, ...} with, per delta:
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
---           previous count never weighs), the node's claim on the window after this flush, and
---           for 'w' the nodes its part of the fading is split by (0: none; 'f': 0)
+--           previous count never weighs), the node's claim on the window after this flush, for
+--           'w' the nodes its part of the fading is split by (0: none; 'f': 0), and 1 if a take
+--           was counted (else 0)
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -61,7 +72,7 @@ if n < 1 or indexTtl == nil then
       .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
 end
 -- the layout is checked before anything is written: a script that fails half way keeps its writes
-local width = {w = 9, f = 9, g = 4, r = 5}
+local width = {w = 11, f = 11, g = 4, r = 5}
 local cursor = 6
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -81,8 +92,9 @@ if seq == 0 then
   cursor = 6
   for _ = 1, n do
     local kind = ARGV[cursor]
-    if (kind ~= 'w' and kind ~= 'f') or tonumber(ARGV[cursor + 3]) ~= 0 then
-      return redis.error_reply('ERR flush: a claim-only batch carries window deltas without permits')
+    if (kind ~= 'w' and kind ~= 'f') or (tonumber(ARGV[cursor + 3]) ~= 0 and tonumber(ARGV[cursor + 9]) <= 0)
+        or tonumber(ARGV[cursor + 10]) ~= 0 then
+      return redis.error_reply('ERR flush: a claim-only batch carries window deltas without permits, or takes')
     end
     cursor = cursor + width[kind]
   end
@@ -100,7 +112,8 @@ local node = ARGV[5]
 local out = {apply and 1 or 0}
 
 -- window counts live in fields named by the window index; claims in 'c<window>:<node>' and
--- 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>'; a
+-- 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>', takes'
+-- tokens in 'x<window>:<node>'; a
 -- regional quota also keeps the denied demand of a window in 'd<window>' and the
 -- coordinator's share record in 's:*' fields
 local function windowOf(field)
@@ -109,8 +122,8 @@ local function windowOf(field)
     local first = string.sub(field, 1, 1)
     if first == 'd' or first == 'C' or first == 'T' or first == 'K' then
       w = tonumber(string.sub(field, 2))
-    elseif first == 'c' or first == 't' then
-      w = tonumber(string.match(field, '^[ct](%-?%d+):'))
+    elseif first == 'c' or first == 't' or first == 'x' then
+      w = tonumber(string.match(field, '^[ctx](%-?%d+):'))
     end
   end
   return w
@@ -209,21 +222,30 @@ for i = 1, n do
     local nodes = tonumber(ARGV[cursor + 6])
     local windowMicros = tonumber(ARGV[cursor + 7])
     local need = tonumber(ARGV[cursor + 8])
-    cursor = cursor + 9
+    local token = tonumber(ARGV[cursor + 9])
+    local settle = tonumber(ARGV[cursor + 10])
+    cursor = cursor + 11
+    -- a claim-only batch's amount is a take: counted below only if the claim covers the need
+    local take = 0
+    if seq == 0 then
+      take, amount = amount, 0
+    end
     local sliding = kind == 'w'
     local ws, ps = int(w), int(w - 1)
-    local claimField, sumField = 'c' .. ws .. ':' .. node, 'C' .. ws
+    local claimField, sumField, tokenField = 'c' .. ws .. ':' .. node, 'C' .. ws, 'x' .. ws .. ':' .. node
     local sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
     -- one read and at most one write per key
     local v
     if sliding then
       local pps = int(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
-          pps, 'T' .. ps, 'K' .. ps, 'h')
+          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField)
     else
-      v = redis.call('HMGET', key, ws, claimField, sumField, 'h')
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField)
     end
     local dropped = tonumber(v[sliding and 12 or 4] or 'x')
+    local seenToken = tonumber(v[sliding and 13 or 5] or '0')
+    local taken = 0
     local cur = tonumber(v[1] or '0')
     local held = tonumber(v[2] or '0')
     local claims = tonumber(v[3] or '0')
@@ -248,7 +270,19 @@ for i = 1, n do
     if apply then
       cur = cur + amount
       local claim = 0
-      local fields = {ws, int(cur)}
+      local fields = {ws, 0} -- the count goes in once takes and settles are in it
+      if settle ~= 0 then
+        local counted = seenToken >= token
+        if settle > 0 and not counted then
+          cur = cur + settle
+        elseif settle < 0 and counted then
+          cur = cur + settle
+        end
+        if not counted then
+          fields[#fields + 1] = tokenField
+          fields[#fields + 1] = int(token)
+        end
+      end
       if want > 0 then
         grantSplit = nodes
         -- a sliding window's previous count fades at prev / window per us: each claimant also holds
@@ -312,6 +346,18 @@ for i = 1, n do
           extra = 0
         end
         claim = committed + extra
+        if take > 0 and seenToken < token and claim >= need then
+          cur = cur + take
+          claim = claim - take
+          taken = 1
+          fields[#fields + 1] = tokenField
+          fields[#fields + 1] = int(token)
+          if want == need then
+            -- nothing asked beyond this decision (a cold key): no part of a sliding window's fading
+            -- either, which would block the other nodes until a flush gave it up
+            grantSplit = 0
+          end
+        end
       end
       if claim ~= held then
         fields[#fields + 1] = claimField
@@ -341,6 +387,7 @@ for i = 1, n do
           fields[#fields + 1] = int(mark)
         end
       end
+      fields[2] = int(cur)
       redis.call('HSET', key, unpack(fields))
       if v[1] == false then
         redis.call('PEXPIRE', key, ttl)
@@ -351,6 +398,7 @@ for i = 1, n do
     out[#out + 1] = prev
     out[#out + 1] = held
     out[#out + 1] = sliding and grantSplit or 0
+    out[#out + 1] = taken
   elseif kind == 'r' then
     local w = tonumber(ARGV[cursor + 1])
     local ttl = ARGV[cursor + 2]

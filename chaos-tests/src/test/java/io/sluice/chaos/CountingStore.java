@@ -36,6 +36,11 @@ final class CountingStore implements CounterStore {
   }
 
   @Override
+  public boolean countsTakes() {
+    return delegate.countsTakes();
+  }
+
+  @Override
   public CompletionStage<FlushResult> flush(Batch batch) {
     return delegate.flush(batch).thenApply(r -> {
       if (!r.applied()) {

@@ -9,9 +9,10 @@ import java.util.List;
  */
 public final class Batch {
   /**
-   * The sequence of a claim-only batch: window deltas without permits that only ask for claims. The
-   * store applies it every time and leaves the node's sequence alone (there is nothing to count
-   * twice), so a decision may ask for a claim while the node's numbered flushes are on their way.
+   * The sequence of a claim-only batch: window deltas that ask for claims, without permits or with a
+   * take ({@link Delta#taking}: permits counted only if the claim covers them, once per token). The
+   * store applies it every time and leaves the node's sequence alone (a take's token keeps it from
+   * counting twice), so a decision may ask for a claim while the node's numbered flushes are on their way.
    */
   public static final long CLAIM_ONLY = 0;
   private final String nodeId;
@@ -30,12 +31,16 @@ public final class Batch {
     if (deltas == null || deltas.isEmpty()) {
       throw new IllegalArgumentException("deltas: must not be empty");
     }
-    if (sequence == CLAIM_ONLY) {
-      for (Delta d : deltas) {
-        if (d.amount() != 0 || d.denied() != 0 || d.counter().kind() != Counter.Kind.WINDOW || d.counter().regional()) {
+    for (Delta d : deltas) {
+      boolean ordinaryWindow = d.counter().kind() == Counter.Kind.WINDOW && !d.counter().regional();
+      if (sequence == CLAIM_ONLY) {
+        if ((d.amount() != 0 && d.token() == 0) || d.settle() != 0 || d.denied() != 0 || !ordinaryWindow) {
           throw new IllegalArgumentException("deltas: a claim-only batch (sequence 0) carries window deltas of"
-              + " ordinary limits without permits, got " + d);
+              + " ordinary limits without permits, or takes (Delta.taking), got " + d);
         }
+      } else if (d.token() != 0 && (d.settle() == 0 || !ordinaryWindow)) {
+        throw new IllegalArgumentException("deltas: a numbered batch carries takes only to settle them"
+            + " (Delta.settling), on window deltas of ordinary limits, got " + d);
       }
     }
     this.nodeId = nodeId;

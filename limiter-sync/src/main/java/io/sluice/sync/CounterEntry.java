@@ -18,7 +18,7 @@ final class CounterEntry implements Serializable {
   private static final String[] NO_NODES = {};
 
   static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
-      NONE, NONE, PermitLog.EMPTY);
+      NONE, NONE, NONE, PermitLog.EMPTY);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -41,6 +41,11 @@ final class CounterEntry implements Serializable {
   private final long[] claimValues;
   private final long[] claimSince;
   /**
+   * Per claim entry: the highest take token of its node counted or settled on its window ({@code
+   * flush.lua}'s {@code x<window>:<node>}), 0: none. Null in an entry written before takes: read as 0.
+   */
+  private final long[] claimTokens;
+  /**
    * A sliding window log's permits (exact mode only). Null in an entry written before logs were kept
    * here: Java serialization leaves a field the stream does not have null; {@link #log()} reads it as
    * empty.
@@ -49,7 +54,7 @@ final class CounterEntry implements Serializable {
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
       long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues,
-      long[] claimSince, PermitLog log) {
+      long[] claimSince, long[] claimTokens, PermitLog log) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -62,6 +67,7 @@ final class CounterEntry implements Serializable {
     this.claimNodes = claimNodes;
     this.claimValues = claimValues;
     this.claimSince = claimSince;
+    this.claimTokens = claimTokens;
     this.log = log;
   }
 
@@ -86,7 +92,7 @@ final class CounterEntry implements Serializable {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
       return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-          claimValues, claimSince, log);
+          claimValues, claimSince, claimTokens, log);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -98,7 +104,7 @@ final class CounterEntry implements Serializable {
     System.arraycopy(windows, at, w, at + 1, windows.length - at);
     System.arraycopy(counts, at, c, at + 1, windows.length - at);
     return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, log);
+        claimValues, claimSince, claimTokens, log);
   }
 
   /**
@@ -126,16 +132,18 @@ final class CounterEntry implements Serializable {
     String[] cn = new String[claims];
     long[] cv = new long[claims];
     long[] cs = new long[claims];
+    long[] ct = new long[claims];
     for (int i = 0, j = 0; i < claimWindows.length; i++) {
       if (claimWindows[i] >= window) {
         cw[j] = claimWindows[i];
         cn[j] = claimNodes[i];
         cv[j] = claimValues[i];
+        ct[j] = tokenAt(i);
         cs[j++] = claimSince[i];
       }
     }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
-        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, log);
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, log);
   }
 
   boolean hasBucket() {
@@ -154,7 +162,7 @@ final class CounterEntry implements Serializable {
 
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, log);
+        claimValues, claimSince, claimTokens, log);
   }
 
   /** The sliding window log; empty when this key has none. */
@@ -164,7 +172,7 @@ final class CounterEntry implements Serializable {
 
   CounterEntry withLog(PermitLog log) {
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, log);
+        claimValues, claimSince, claimTokens, log);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -217,10 +225,10 @@ final class CounterEntry implements Serializable {
         kt[i] = tt[order[i - 1]];
       }
       return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues,
-          claimSince, log);
+          claimSince, claimTokens, log);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, log);
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, log);
   }
 
   private int claimIndex(String nodeId, long window) {
@@ -297,7 +305,29 @@ final class CounterEntry implements Serializable {
       since = since * SPLITS + Math.min(SPLITS - 1, Math.max(1, split));
     }
     int found = claimIndex(nodeId, window);
-    boolean none = value == 0 && since < 0;
+    return withEntry(found, nodeId, window, value, since, found >= 0 ? tokenAt(found) : 0);
+  }
+
+  /** The highest take token of {@code nodeId} counted or settled on a window; 0 if none. */
+  long takeTokenOf(String nodeId, long window) {
+    int i = claimIndex(nodeId, window);
+    return i >= 0 ? tokenAt(i) : 0;
+  }
+
+  /** Records {@code nodeId}'s take token on a window (flush.lua's {@code x<window>:<node>}). */
+  CounterEntry withTakeToken(String nodeId, long window, long token) {
+    int found = claimIndex(nodeId, window);
+    return withEntry(found, nodeId, window, found >= 0 ? claimValues[found] : 0, found >= 0 ? claimSince[found] : -1,
+        token);
+  }
+
+  private long tokenAt(int i) {
+    return claimTokens == null ? 0 : claimTokens[i];
+  }
+
+  /** Replaces claim entry {@code found} (-1: none yet) with the given one, or drops it when it holds nothing. */
+  private CounterEntry withEntry(int found, String nodeId, long window, long value, long since, long token) {
+    boolean none = value == 0 && since < 0 && token == 0;
     if (found < 0 && none) {
       return this;
     }
@@ -306,12 +336,14 @@ final class CounterEntry implements Serializable {
     String[] cn = new String[n];
     long[] cv = new long[n];
     long[] cs = new long[n];
+    long[] ct = new long[n];
     int j = 0;
     for (int i = 0; i < claimWindows.length; i++) {
       if (i != found) {
         cw[j] = claimWindows[i];
         cn[j] = claimNodes[i];
         cv[j] = claimValues[i];
+        ct[j] = tokenAt(i);
         cs[j++] = claimSince[i];
       }
     }
@@ -320,8 +352,9 @@ final class CounterEntry implements Serializable {
       cn[j] = nodeId;
       cv[j] = value;
       cs[j] = since;
+      ct[j] = token;
     }
-    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, log);
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, log);
   }
 
   /** Nodes whose sequence this key remembers. */

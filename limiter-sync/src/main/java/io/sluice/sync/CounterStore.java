@@ -43,6 +43,15 @@ public interface CounterStore extends AutoCloseable {
    * Whether the store keeps regional quotas ({@link Counter#regional}): their denied demand, the
    * demand index a region coordinator reads and the shares it writes. Only a standalone Redis does.
    */
+  /**
+   * Whether the store counts takes ({@link Delta#taking}) and settles them ({@link Delta#settling}),
+   * as {@code flush.lua} does: a decision then asks for a claim and counts its permit in one call. A
+   * store that does not (the default) gets claim-only calls without permits.
+   */
+  default boolean countsTakes() {
+    return false;
+  }
+
   default boolean sharesRegionalQuotas() {
     return false;
   }

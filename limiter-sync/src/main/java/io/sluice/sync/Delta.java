@@ -18,6 +18,14 @@ public final class Delta {
   private final int nodes;
   /** Window counters: the least claim the node needs now, granted whenever that much is free. */
   private final long need;
+  /**
+   * Window counters: a take's token (a claim-only batch: the amount is counted only if the claim
+   * covers the need) or, with {@link #settle}, the token of a take whose answer the node never got;
+   * 0: none.
+   */
+  private final long token;
+  /** With a token in a numbered batch: +permits to count unless that take was counted, -permits to un-count if it was. */
+  private final long settle;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -48,9 +56,11 @@ public final class Delta {
     this.want = 0;
     this.nodes = 1;
     this.need = 0;
+    this.token = 0;
+    this.settle = 0;
   }
 
-  private Delta(Delta d, long want, long need, int nodes) {
+  private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
     this.counter = d.counter;
     this.key = d.key;
     this.window = d.window;
@@ -59,6 +69,8 @@ public final class Delta {
     this.want = want;
     this.nodes = nodes;
     this.need = need;
+    this.token = token;
+    this.settle = settle;
   }
 
   /**
@@ -91,7 +103,42 @@ public final class Delta {
     if (nodes < 1 || nodes > MAX_NODES) {
       throw new IllegalArgumentException("nodes: must be between 1 and " + MAX_NODES + ", got " + nodes);
     }
-    return new Delta(this, want, need, nodes);
+    return new Delta(this, want, need, nodes, token, settle);
+  }
+
+  /**
+   * In a claim-only batch ({@link Batch#CLAIM_ONLY}): this delta's amount is a <em>take</em>, counted
+   * only if the claim granted covers {@link #need()} (which includes it), and then taken out of the
+   * claim; see {@link FlushResult#taken(int)}. {@code token} is the node's, above every token it used
+   * before: the store records it with a take it counted and ignores a take whose token it has seen
+   * (a late or repeated call), so that a take whose answer never came can be settled by {@link #settling}.
+   *
+   * @throws IllegalArgumentException for a token below 1 or at least 2^53
+   */
+  public Delta taking(long token) {
+    if (token < 1 || token >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("token: must be between 1 and 2^53, got " + token);
+    }
+    return new Delta(this, want, need, nodes, token, 0);
+  }
+
+  /**
+   * In a numbered batch: settles the take {@code token} of {@code permits} whose answer the node never
+   * got, once (the batch's sequence makes it so). If the failure policy {@code admitted} the request,
+   * the store counts the permits unless the take counted them; if it denied it, the store takes them
+   * back if the take counted them. Either way the token is recorded, so the take, should it still
+   * arrive, is ignored.
+   *
+   * @throws IllegalArgumentException for a token below 1 or at least 2^53, or permits outside 1..2^53
+   */
+  public Delta settling(long token, long permits, boolean admitted) {
+    if (token < 1 || token >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("token: must be between 1 and 2^53, got " + token);
+    }
+    if (permits < 1 || permits >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("permits: must be between 1 and 2^53, got " + permits);
+    }
+    return new Delta(this, want, need, nodes, token, admitted ? permits : -permits);
   }
 
   public Counter counter() {
@@ -127,6 +174,16 @@ public final class Delta {
 
   public long denied() {
     return denied;
+  }
+
+  /** The take's or settled take's token; 0: none. */
+  public long token() {
+    return token;
+  }
+
+  /** A settled take: +permits to count unless the take counted them, -permits to take back if it did; 0: none. */
+  public long settle() {
+    return settle;
   }
 
   @Override

@@ -26,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  * {@link #CLAIM} (a claim-only batch, no permits) always applies and records no sequence.
  *
  * <p>Returns {@code [status, v1, v2, ...]}: status {@link #APPLIED}, {@link #SEEN} (not applied: a
- * retry or a replay) or {@link #UNKNOWN}; then three values per delta, as in {@link FlushResult}: the
- * count (or backlog), the previous window's count, and the node's claim (-1 for GCRA). It
+ * retry or a replay) or {@link #UNKNOWN}; then five values per delta, as in {@link FlushResult}: the
+ * count (or backlog), the previous window's count, the node's claim (-1 for GCRA), the split of a
+ * sliding window's claimant, and 1 if a take was counted. It
  * carries everything it needs (including the flushing process's clock, for forgetting silent nodes),
  * so it is deterministic and Hazelcast can run the very same processor on the backup replicas.
  */
@@ -65,14 +66,16 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
   private final long[] capacities;
   private final int[] nodeCounts;
   private final long[] windowMicros;
-  /** Per window delta, as flush.lua's: the least claim the node needs now. */
+  /** Per window delta, as flush.lua's: the least claim the node needs now, a take's or settle's token, the settle. */
   private final long[] needs;
+  private final long[] tokens;
+  private final long[] settles;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
   FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
       byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts, long[] wants,
-      long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs) {
+      long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs, long[] tokens, long[] settles) {
     this.nodeId = nodeId;
     this.sequence = sequence;
     this.nowMicros = nowMicros;
@@ -91,6 +94,8 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     this.nodeCounts = nodeCounts;
     this.windowMicros = windowMicros;
     this.needs = needs;
+    this.tokens = tokens;
+    this.settles = settles;
   }
 
   /** The deltas of each counter key of a batch (keys under {@code prefix}), in batch order. */
@@ -121,13 +126,14 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
       this.place = place;
     }
 
-    /** Copies the processor's answer for key k into the batch's values, claims and splits. */
-    void answer(int k, long[] out, long[] values, long[] claims, long[] splits) {
-      for (int x = from[k], o = 1; x < from[k + 1]; x++, o += 4) {
+    /** Copies the processor's answer for key k into the batch's values, claims, splits and takes counted. */
+    void answer(int k, long[] out, long[] values, long[] claims, long[] splits, long[] taken) {
+      for (int x = from[k], o = 1; x < from[k + 1]; x++, o += 5) {
         values[2 * place[x]] = out[o];
         values[2 * place[x] + 1] = out[o + 1];
         claims[place[x]] = out[o + 2];
         splits[place[x]] = out[o + 3];
+        taken[place[x]] = out[o + 4];
       }
     }
   }
@@ -152,6 +158,8 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     int[] nodeCounts = new int[n];
     long[] windowMicros = new long[n];
     long[] needs = new long[n];
+    long[] tokens = new long[n];
+    long[] settles = new long[n];
     int k = 0;
     int i = 0;
     for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
@@ -170,6 +178,8 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
           nodeCounts[i] = delta.nodes();
           windowMicros[i] = c.windowNanos() / 1_000;
           needs[i] = delta.need();
+          tokens[i] = delta.token();
+          settles[i] = delta.settle();
         } else {
           kinds[i] = GCRA;
           first[i] = c.scale();
@@ -182,7 +192,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     from[k] = i;
     FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
         retainMillis, maxNodes, mode, keys, from, kinds, first, second, amounts, wants, capacities, nodeCounts,
-        windowMicros, needs);
+        windowMicros, needs, tokens, settles);
     return new Plan(processor, keys, from, place);
   }
 
@@ -193,20 +203,46 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
     boolean unknown = mode == IF_KNOWN && last < 0;
     boolean apply = mode == CLAIM || (mode != READ && !unknown && sequence > last);
     int k = indexOf(entry.getKey());
-    long[] out = new long[1 + 4 * (from[k + 1] - from[k])];
+    long[] out = new long[1 + 5 * (from[k + 1] - from[k])];
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
     long ttlMillis = 0; // 0: keep the entry's expiry
-    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 4) {
+    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 5) {
       if (kinds[i] == WINDOW || kinds[i] == FIXED) {
         long w = first[i];
         long held = state.claimOf(nodeId, w);
         int split = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
+        long taken = 0;
         if (apply) {
-          long claim = wants[i] > 0 ? claim(state, i, w, held) : 0;
           boolean firstWrite = !state.hasWindow(w);
-          split = kinds[i] == WINDOW && wants[i] > 0 ? grantSplit(state, i, w) : 0;
+          // a claim-only batch's amount is a take: counted only if the claim covers the need (flush.lua)
+          long amount = mode == CLAIM ? 0 : amounts[i];
+          long take = mode == CLAIM ? amounts[i] : 0;
+          long seenToken = state.takeTokenOf(nodeId, w);
+          // (null: a processor sent by a member from before takes, during a rolling upgrade)
+          long token = tokens == null ? 0 : tokens[i];
+          long settle = settles == null ? 0 : settles[i];
+          boolean recordToken = false;
+          if (settle != 0) {
+            boolean counted = seenToken >= token;
+            if ((settle > 0 && !counted) || (settle < 0 && counted)) {
+              state = state.addToWindow(w, settle);
+            }
+            recordToken = !counted;
+          }
+          long claim = wants[i] > 0 ? claim(state, i, w, held, amount) : 0;
+          if (take > 0 && token > 0 && seenToken < token && claim >= needs[i]) {
+            amount += take;
+            claim -= take;
+            taken = 1;
+            recordToken = true;
+          }
+          // (a take counted that asked for nothing beyond it holds no part of the fading: flush.lua)
+          split = kinds[i] == WINDOW && wants[i] > 0 && !(taken == 1 && wants[i] == needs[i]) ? grantSplit(state, i, w) : 0;
           long since = split > 0 ? sinceWindowStart(i, w) : -1;
-          state = state.addToWindow(w, amounts[i]).withClaim(nodeId, w, claim, since, split);
+          state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split);
+          if (recordToken) {
+            state = state.withTakeToken(nodeId, w, token);
+          }
           if (firstWrite) {
             // the window's first write: drop windows before the previous one, and live through the
             // next window (the TTL covers this window and the one after it, where this count still weighs)
@@ -220,6 +256,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
         out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
         out[o + 2] = held;
         out[o + 3] = split;
+        out[o + 4] = taken;
       } else if (kinds[i] == GCRA) {
         long scale = first[i];
         long interval = second[i];
@@ -238,6 +275,7 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
         out[o + 1] = 0;
         out[o + 2] = -1;
         out[o + 3] = 0;
+        out[o + 4] = 0;
       } else {
         throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
       }
@@ -267,17 +305,17 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
    * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
    * claimant holds an even part of what fades from the time of its claim (rate prev / window / nodes).
    */
-  private long claim(CounterEntry state, int i, long w, long held) {
+  private long claim(CounterEntry state, int i, long w, long held, long amount) {
     long at = sinceWindowStart(i, w);
     long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
     double fade = (double) prev / windowMicros[i];
-    long committed = held - amounts[i];
+    long committed = held - amount;
     long since = state.claimSinceOf(nodeId, w);
     if (kinds[i] == WINDOW && since >= 0) {
       committed += (long) Math.floor(fade / state.claimSplitOf(nodeId, w) * Math.max(0, at - since));
     }
     committed = Math.max(0, committed);
-    double used = (double) state.count(w) + amounts[i] + (state.claimsOn(w) - held) + committed;
+    double used = (double) state.count(w) + amount + (state.claimsOn(w) - held) + committed;
     if (kinds[i] == WINDOW) {
       // the previous window's count, the claims on it, and its claimants' parts of what faded there
       // (to its end: taken without a flush, so possibly not counted yet), all fading now

@@ -16,6 +16,8 @@ public final class FlushResult {
   private final long[] claims;
   /** Per delta, the nodes the node's part of a sliding window's fading is split by (0: none); or null. */
   private final long[] splits;
+  /** Per delta, 1 where a take was counted; or null. */
+  private final long[] taken;
 
   FlushResult(boolean applied, long[] values) {
     this(applied, values, null, null, null);
@@ -26,11 +28,16 @@ public final class FlushResult {
   }
 
   FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits) {
+    this(applied, values, shares, claims, splits, null);
+  }
+
+  FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken) {
     this.applied = applied;
     this.values = values;
     this.shares = shares;
     this.claims = claims;
     this.splits = splits;
+    this.taken = taken;
   }
 
   public boolean applied() {
@@ -77,6 +84,15 @@ public final class FlushResult {
    */
   public int split(int i) {
     return splits == null ? 0 : (int) splits[i];
+  }
+
+  /**
+   * Whether delta i's take ({@link Delta#taking}) was counted: the claim granted covered the delta's
+   * need, and the take was taken out of it ({@link #claim(int)} is what is left). False for deltas
+   * without a take, and for a take whose token the store had seen.
+   */
+  public boolean taken(int i) {
+    return taken != null && taken[i] == 1;
   }
 
   /** Like {@link #share(int)}, for the window after delta i's. */

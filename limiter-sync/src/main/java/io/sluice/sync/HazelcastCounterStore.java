@@ -228,6 +228,12 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     return 0;
   }
 
+  /** flush.lua (and its processor) count takes and settle them. */
+  @Override
+  public boolean countsTakes() {
+    return true;
+  }
+
   @Override
   public int maxBatchSize() {
     return settings.maxBatchSize();
@@ -243,14 +249,15 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     long[] values = new long[2 * deltas.size()];
     long[] claims = new long[deltas.size()];
     long[] splits = new long[deltas.size()];
+    long[] taken = new long[deltas.size()];
     try {
       if (batch.claimOnly()) {
         // no permits to count twice: applied on every key, the node's sequences left alone
-        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits)
-            .thenApply(round -> new FlushResult(true, values, null, claims, splits));
+        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits, taken)
+            .thenApply(round -> new FlushResult(true, values, null, claims, splits, taken));
       }
       // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
-      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits).thenComposeAsync(first -> {
+      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits, taken).thenComposeAsync(first -> {
         if (first.unknown.isEmpty()) {
           return CompletableFuture.completedFuture(first.applied);
         }
@@ -259,7 +266,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
           Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
           first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
-          return submit(batch, rest, mode, wallMillis, values, claims, splits).thenApplyAsync(second -> first.applied | second.applied,
+          return submit(batch, rest, mode, wallMillis, values, claims, splits, taken).thenApplyAsync(second -> first.applied | second.applied,
               callbacks);
         });
       }, callbacks).thenApply(applied -> {
@@ -270,7 +277,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
         } catch (RuntimeException shutDown) {
           // the deltas are applied: the answer stands
         }
-        return new FlushResult(applied, values, null, claims, splits);
+        return new FlushResult(applied, values, null, claims, splits, taken);
       });
     } catch (RuntimeException e) { // a member that is shut down refuses at once
       return CompletableFuture.failedFuture(e);
@@ -293,7 +300,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
    * key on the keys' partitions), and writes the answers into {@code values} at the deltas' places.
    */
   private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
-      long wallMillis, long[] values, long[] claims, long[] splits) {
+      long wallMillis, long[] values, long[] claims, long[] splits, long[] taken) {
     FlushProcessor.Plan plan = FlushProcessor.plan(batch, byKey, mode, wallMillis, sequenceTtlMillis, MAX_NODES_PER_KEY);
     FlushProcessor processor = plan.processor;
     byte[][] keys = plan.keys;
@@ -324,7 +331,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           unknown.add(key);
         }
         applied |= out[0] == FlushProcessor.APPLIED;
-        plan.answer(j, out, values, claims, splits);
+        plan.answer(j, out, values, claims, splits, taken);
       }
       return new Round(applied, unknown);
     });

@@ -100,6 +100,17 @@ final class KeyView {
   /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
   boolean prevClaimHeld;
   /**
+   * A take (a claim call that also counted the decision's permit, see {@link Delta#taking}) whose
+   * answer never came: its token (0: none), window, permits, and whether the failure policy admitted
+   * the request; the next flush of the key settles it, and until it is answered decisions ask for
+   * claims without takes. {@link #settleInFlight}: a flush that settles it is on its way.
+   */
+  long settleToken;
+  long settleWindow;
+  long settlePermits;
+  boolean settleAdmitted;
+  boolean settleInFlight;
+  /**
    * The count of the window before {@link #window} as last seen here (the store's count and this
    * node's pending permits when the view rolled), or -1: the view did not see that window.
    */
@@ -225,7 +236,7 @@ final class KeyView {
 
   /** Nothing to send and nothing waiting for an answer. */
   boolean quiet() {
-    return pendingCur == 0 && pendingPrev == 0 && unsentCur == 0 && unsentPrev == 0;
+    return pendingCur == 0 && pendingPrev == 0 && unsentCur == 0 && unsentPrev == 0 && settleToken == 0;
   }
 
   interface OrphanSink {

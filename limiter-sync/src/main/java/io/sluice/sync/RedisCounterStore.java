@@ -154,6 +154,12 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return config.cluster() ? SlotHash.getSlot(StoreKeys.counterKey(config.keyPrefix(), counter.limit().name(), key)) : 0;
   }
 
+  /** flush.lua (and its processor) count takes and settle them. */
+  @Override
+  public boolean countsTakes() {
+    return true;
+  }
+
   @Override
   public int maxBatchSize() {
     return config.maxBatchSize();
@@ -166,7 +172,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     Counter regional = null;
     int argCount = 5;
     for (Delta d : deltas) {
-      argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 9 : 4;
+      argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 11 : 4;
       if (d.counter().regional()) {
         if (config.cluster()) {
           throw new IllegalArgumentException("counter: regional quotas need a standalone Redis per region (their"
@@ -214,6 +220,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         args[a++] = ascii(d.nodes());
         args[a++] = ascii(c.windowNanos() / 1_000);
         args[a++] = ascii(d.need());
+        args[a++] = ascii(d.token());
+        args[a++] = ascii(d.settle());
       }
     }
     return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
@@ -335,6 +343,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     long[] shares = null;
     long[] claims = new long[deltas.size()];
     long[] splits = new long[deltas.size()];
+    long[] taken = new long[deltas.size()];
     int at = 1;
     for (int i = 0; i < deltas.size(); i++) {
       values[2 * i] = (Long) reply.get(at++);
@@ -343,6 +352,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       boolean claimed = c.kind() == Counter.Kind.WINDOW && !c.regional();
       claims[i] = claimed ? (Long) reply.get(at++) : -1;
       splits[i] = claimed ? (Long) reply.get(at++) : 0;
+      taken[i] = claimed ? (Long) reply.get(at++) : 0;
       if (c.regional()) {
         if (shares == null) {
           shares = new long[2 * deltas.size()];
@@ -352,7 +362,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         shares[2 * i + 1] = (Long) reply.get(at++);
       }
     }
-    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits);
+    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits, taken);
   }
 
   private static Throwable unwrap(Throwable t) {

@@ -134,6 +134,9 @@ public final class SyncedLimiter implements AutoCloseable {
   private final Map<Integer, Long> sequences = new HashMap<>();
   /** Wall-clock microseconds at start: a restarted node with the same id starts above its old numbers. */
   private final long firstSequence = System.currentTimeMillis() * 1_000L;
+  /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
+  private final java.util.concurrent.atomic.AtomicLong takeTokens = new java.util.concurrent.atomic.AtomicLong(
+      System.currentTimeMillis() * 1_000L);
   private final Map<Integer, InFlight> inFlight = new HashMap<>();
   private final AtomicBoolean syncRequested = new AtomicBoolean();
   private volatile boolean closed;
@@ -302,6 +305,8 @@ public final class SyncedLimiter implements AutoCloseable {
       view.roll(w, orphanSink);
       boolean asked = false; // at most one store call per decision
       boolean awaited = false; // and at most one wait for a flush that gives a claim up
+      boolean took = false; // the claim call counted this decision's permit (a take)
+      boolean takeUnsettled = false; // the claim call with this decision's take failed: a flush settles it
       while (true) {
       settle(view); // (another thread may have been granted credit while this one waited)
       urgent = false;
@@ -317,7 +322,10 @@ public final class SyncedLimiter implements AutoCloseable {
       // the window that is now the previous one, and that still weighs: it is not fresh either
       boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos
           && (!sliding || view.syncedAt >= view.window * windowNanos);
-      if (fallback) {
+      if (took) {
+        // the store counted this permit with the claim it granted: admitted, nothing to send for it
+        admit = true;
+      } else if (fallback) {
         fallbackDecisions.increment();
         admit = fallbackAdmits(view, prevWeight, cost) && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
             // a local share never passes what the node last saw of the limit: a key seen at its limit
@@ -371,10 +379,12 @@ public final class SyncedLimiter implements AutoCloseable {
             // an old view: only the store knows, ask it now (its answer refreshes the counts) and
             // decide again. (A fresh view over the limit with this node's own permits is at the
             // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-            int step = claimStep(view, now, (long) Math.ceil(own + cost), awaited);
-            asked |= step == ASKED || step == ASK_FAILED;
+            int step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
+            asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
             awaited |= step == WAITED || step == WAIT_FAILED;
-            fallback |= step == ASK_FAILED || step == WAIT_FAILED;
+            took |= step == TAKEN;
+            takeUnsettled |= step == TAKE_FAILED;
+            fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
             continue;
           }
         }
@@ -387,10 +397,12 @@ public final class SyncedLimiter implements AutoCloseable {
           // pays never gets here). Only where the store had less than a decision needed, within the
           // last sync interval, does the node deny without asking (the other nodes give claims they
           // do not use up at their regular syncs).
-          int step = claimStep(view, now, (long) Math.ceil(own + cost), awaited);
-          asked |= step == ASKED || step == ASK_FAILED;
+          int step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
+          asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
           awaited |= step == WAITED || step == WAIT_FAILED;
-          fallback |= step == ASK_FAILED || step == WAIT_FAILED;
+          took |= step == TAKEN;
+          takeUnsettled |= step == TAKE_FAILED;
+          fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
           continue;
         }
         if (own + cost > allowance) {
@@ -443,12 +455,23 @@ public final class SyncedLimiter implements AutoCloseable {
         view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
       }
       if (admit) {
-        if (!fromLease) {
+        if (took) {
+          view.ownCur += cost;
+        } else if (takeUnsettled) {
+          // counted by the flush that settles the take (unless the take counted it), not as unsent
+          view.pendingCur += cost;
+          view.ownCur += cost;
+          pendingPermits.add(cost);
+        } else if (!fromLease) {
           view.pendingCur += cost;
           view.unsentCur += cost;
           view.ownCur += cost;
           pendingPermits.add(cost);
         }
+      }
+      if (takeUnsettled) {
+        view.settleAdmitted = admit;
+        urgent = true;
       }
       if (view.prevClaimHeld && !view.syncWanted) {
         // a claim (or a sliding window's part of the fading) held on the window gone by still weighs
@@ -467,7 +490,7 @@ public final class SyncedLimiter implements AutoCloseable {
           view.lastUrgentSync = now;
         }
       }
-      if (((admit && !fromLease) || wantsSync || (regional && !admit)) && !view.queued) {
+      if (((admit && !fromLease && !took) || wantsSync || (regional && !admit)) && !view.queued) {
         view.queued = true;
         dirty.add(view);
       }
@@ -525,17 +548,33 @@ public final class SyncedLimiter implements AutoCloseable {
    * and takes the answer into the view. The monitor is held through the call: the key's other
    * decisions would wait for this answer anyway, and the flusher's answers for the key, which may
    * be older, land after it (an older claim is never the larger one, so a late answer only makes
-   * the node use less). False when the store did not answer: the failure policy decides.
+   * the node use less).
+   *
+   * <p>The call also carries the decision's permits as a take ({@link Delta#taking}): counted with
+   * the claim when it covers the need, so that a cold key's decision costs one store update, not a
+   * claim and then a flush. A take whose answer never comes is settled by the key's next flush (see
+   * {@link KeyView#settleToken}); while one is unsettled, calls carry no take.
+   *
+   * @return {@link #TAKEN}, {@link #ASKED} (answered, the take not counted), {@link #TAKE_FAILED} or
+   *     {@link #ASK_FAILED} (no answer: the failure policy decides)
    */
-  private boolean askClaim(KeyView v, long now, long need) {
+  private int askClaim(KeyView v, long now, long need, long take) {
     long capacity = limit.capacity();
     long ahead = aheadOfDemand(v, now, untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
-    Delta d = new Delta(counter, v.key, v.window, 0).claiming(want, Math.min(need, want), claimNodes());
+    boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
+    Delta d = new Delta(counter, v.key, v.window, taking ? take : 0).claiming(want, Math.min(need, want), claimNodes());
+    long token = 0;
+    if (taking) {
+      token = takeTokens.incrementAndGet();
+      d = d.taking(token);
+    }
     // a claim left on the window gone by still weighs in a sliding window (and blocks a fixed one's
     // claimants no more, but costs a flush): given up here when nothing of it is uncounted
     boolean givesUpPrevious = v.prevClaimHeld && v.unsentPrev == 0 && v.pendingPrev == 0;
-    List<Delta> deltas = givesUpPrevious ? List.of(d, new Delta(counter, v.key, v.window - 1, 0)) : List.of(d);
+    // (first: a sliding window's claimant part of the window gone by no longer weighs on this claim)
+    List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
+    int at = deltas.size() - 1;
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
     Batch batch = new Batch(nodeId + "/" + limit.name(), store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
         deltas);
@@ -543,14 +582,21 @@ public final class SyncedLimiter implements AutoCloseable {
     FlushResult result = guarded(() -> store.flush(batch), claimTimeout);
     waited(askedAt);
     if (result == null) {
-      return false;
+      if (taking) {
+        v.settleToken = token;
+        v.settleWindow = v.window;
+        v.settlePermits = take;
+        v.settleInFlight = false;
+        return TAKE_FAILED;
+      }
+      return ASK_FAILED;
     }
     settle(v);
-    takeAnswer(v, d, result, 0, now, now);
+    takeAnswer(v, d, result, at, now, now);
     if (givesUpPrevious) {
       v.prevClaimHeld = false;
     }
-    return true;
+    return result.taken(at) ? TAKEN : ASKED;
   }
 
   /**
@@ -608,22 +654,28 @@ public final class SyncedLimiter implements AutoCloseable {
     return ahead;
   }
 
-  /** What {@link #claimStep} did: asked the store for a claim, or waited for a release; either may fail. */
+  /**
+   * What {@link #claimStep} did: asked the store for a claim (and the store counted the decision's
+   * take with it, or not), or waited for a release; each may fail.
+   */
   private static final int ASKED = 0;
   private static final int ASK_FAILED = 1;
   private static final int WAITED = 2;
   private static final int WAIT_FAILED = 3;
+  private static final int TAKEN = 4;
+  private static final int TAKE_FAILED = 5;
 
   /**
    * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at
-   * least {@code need}, or, while a flush that gives the node's claim up is on its way, waits for its
-   * answer first (once per decision: a second wait fails, and the failure policy decides).
+   * least {@code need}, taking the decision's {@code cost} with it, or, while a flush that gives the
+   * node's claim up is on its way, waits for its answer first (once per decision: a second wait
+   * fails, and the failure policy decides).
    */
-  private int claimStep(KeyView view, long now, long need, boolean awaited) {
+  private int claimStep(KeyView view, long now, long need, long cost, boolean awaited) {
     if (view.releasesInFlight > 0) {
       return !awaited && awaitReleases(view) ? WAITED : WAIT_FAILED;
     }
-    return askClaim(view, now, need) ? ASKED : ASK_FAILED;
+    return askClaim(view, now, need, cost);
   }
 
   /**
@@ -1083,11 +1135,20 @@ public final class SyncedLimiter implements AutoCloseable {
           }
           int group = store.group(counter, v.key);
           List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
-          if (v.unsentPrev > 0 || v.prevClaimHeld) {
+          // a take whose answer never came goes with this flush, on its window's delta
+          boolean settles = v.settleToken != 0 && !v.settleInFlight;
+          if (settles) {
+            v.settleInFlight = true;
+          }
+          if (v.unsentPrev > 0 || v.prevClaimHeld || (settles && v.settleWindow == v.window - 1)) {
             // (a delta asks for no claim: it also gives up the one held on the window gone by)
-            list.add(new Pending(v, new Delta(counter, v.key, v.window - 1, v.unsentPrev)));
+            Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev);
+            list.add(new Pending(v, settles && v.settleWindow == v.window - 1 ? settling(v, prev) : prev));
             v.unsentPrev = 0;
             v.prevClaimHeld = false;
+          }
+          if (settles && v.settleWindow < v.window - 1) {
+            list.add(new Pending(v, settling(v, new Delta(counter, v.key, v.settleWindow, 0))));
           }
           // always send the current window, even with nothing new: the answer refreshes the view
           // (in reservation mode the lease answer does that, so only real deltas go)
@@ -1099,8 +1160,11 @@ public final class SyncedLimiter implements AutoCloseable {
               // (a key asked less than about once a sync interval holds none either: its next request
               // asks the store, which costs less than a claim held and refreshed at every sync)
               boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > idleAfterNanos(v, drainedAt);
-              long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedUntilSync(v));
+              long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedDemand(v, drainedAt));
               d = d.claiming(Math.min(want, counter.limit().capacity()), claimNodes());
+            }
+            if (settles && v.settleWindow == v.window) {
+              d = settling(v, d);
             }
             boolean release = claimsKept && d.want() == 0;
             if (release) {
@@ -1148,11 +1212,17 @@ public final class SyncedLimiter implements AutoCloseable {
    */
   private boolean claimLasts(KeyView v, long now) {
     if (!asksClaims() || v.claim < 0 || v.syncWanted || v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsent > 0
+        || v.settleToken != 0
         || v.window != Math.floorDiv(now, windowNanos) || v.demandAt == Long.MIN_VALUE
         || now - v.demandAt > idleAfterNanos(v, now) || claimHorizonNanos(v, now) <= 2 * syncIntervalNanos) {
       return false;
     }
     return claimHeld(v, now) - v.pendingCur >= Math.max(1, expectedUntilSync(v));
+  }
+
+  /** Under the view's monitor: {@code d} settling the view's take whose answer never came. */
+  private static Delta settling(KeyView v, Delta d) {
+    return d.settling(v.settleToken, v.settlePermits, v.settleAdmitted);
   }
 
   /** Reservation mode: asks the store for the view's next grant and adds it to the view. */
@@ -1201,6 +1271,10 @@ public final class SyncedLimiter implements AutoCloseable {
     synchronized (p.view) {
       settle(p.view);
       released(p);
+      if (p.delta.settle() != 0 && p.view.settleToken == p.delta.token()) {
+        p.view.settleInFlight = false; // the next drain sends it again
+        p.view.syncWanted = true;
+      }
       if (p.delta.window() == p.view.window) {
         p.view.unsentCur += p.delta.amount();
         p.view.deniedUnsent += p.delta.denied();
@@ -1241,6 +1315,19 @@ public final class SyncedLimiter implements AutoCloseable {
       synchronized (v) {
         settle(v); // the credit was sized on the counts this answer replaces
         released(p);
+        if (p.delta.settle() != 0 && v.settleToken == p.delta.token()) {
+          // the take is settled: a permit the failure policy admitted is counted now, one way or the other
+          if (p.delta.settle() > 0) {
+            if (p.delta.window() == v.window) {
+              v.pendingCur -= p.delta.settle();
+            } else if (p.delta.window() == v.window - 1) {
+              v.pendingPrev -= p.delta.settle();
+            }
+            pendingPermits.add(-p.delta.settle());
+          }
+          v.settleToken = 0;
+          v.settleInFlight = false;
+        }
         long w = p.delta.window();
         if (w == v.window) {
           v.pendingCur -= p.delta.amount();
@@ -1268,15 +1355,18 @@ public final class SyncedLimiter implements AutoCloseable {
       if (result.claim(i) < 0) {
         storeKeepsClaims = false; // a store without claims: shares, as for regional quotas
       } else {
-        long committed = Math.max(0, claimHeld(v, askedAt) - delta.amount());
+        // a take's amount is not permits the node reports; a take counted came out of the grant
+        boolean take = delta.token() > 0 && delta.settle() == 0;
+        long granted = result.claim(i) + (result.taken(i) ? delta.amount() : 0);
+        long committed = Math.max(0, claimHeld(v, askedAt) - (take ? 0 : delta.amount()));
         // little was free (less than an eighth of what was asked): a sync would not bring more
         // worth its call before the regular one (see atLimit)
-        v.noneFree = delta.want() > committed && result.claim(i) - committed < Math.max(1, delta.want() / 8);
+        v.noneFree = delta.want() > committed && granted - committed < Math.max(1, delta.want() / 8);
         // a decision asked for what it needed and the store had less: decisions the claim cannot pay
         // are denied without asking again for a sync interval (a flush's answer says nothing of it:
         // claims ahead of demand take only half of what is free, so a grant of none does not mean
         // none is free)
-        if (delta.need() > 0 && result.claim(i) < delta.need()) {
+        if (delta.need() > 0 && granted < delta.need()) {
           // (twice as long after each such answer in a row, up to eight sync intervals: a key at its
           // limit whose last permits other nodes hold costs a few store calls a window, not ten a second)
           v.nothingFreeUntil = now + (syncIntervalNanos << Math.min(3, v.fruitlessAsks));
@@ -1287,8 +1377,9 @@ public final class SyncedLimiter implements AutoCloseable {
         v.claim = result.claim(i);
         v.claimAt = askedAt;
         v.claimNodes = result.split(i); // 0: no part of a sliding window's fading
-        if (v.claim > 0 && !v.queued) {
-          // a claim held blocks the other nodes: the next regular sync gives it up if the key goes idle
+        if ((v.claim > 0 || v.claimNodes > 0) && !v.queued) {
+          // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
+          // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle
           v.queued = true;
           dirty.add(v);
         }

@@ -45,6 +45,11 @@ class ClaimRaceTest {
     }
 
     @Override
+    public boolean countsTakes() {
+      return inner.countsTakes();
+    }
+
+    @Override
     public int maxBatchSize() {
       return inner.maxBatchSize();
     }

@@ -217,6 +217,85 @@ abstract class CounterStoreContract {
   }
 
   /**
+   * Takes: a claim-only delta's permits are counted with the claim only when the claim covers the
+   * need (and come out of it), once per token: the same token again, or an older one, is not counted.
+   */
+  @Test
+  void aTakeIsCountedWithItsClaimOnlyWhenItFitsAndOncePerToken() {
+    Counter fixed = Counter.of(Limit.fixedWindow("fw").limit(10).window(Duration.ofMinutes(1)).build());
+    try (CounterStore store = store(0)) {
+      FlushResult a = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 3).claiming(3, 3, 2).taking(1_000))));
+      assertThat(a.taken(0)).isTrue();
+      assertThat(a.current(0)).isEqualTo(3);
+      assertThat(a.claim(0)).as("the take came out of the claim").isZero();
+      // the same token again (a late or repeated call): not counted twice
+      FlushResult again = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 3).claiming(3, 3, 2).taking(1_000))));
+      assertThat(again.taken(0)).isFalse();
+      assertThat(again.current(0)).isEqualTo(3);
+      // a take with a claim ahead: the claim left is what was granted less the take
+      FlushResult b = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 2).claiming(4, 2, 2).taking(7))));
+      assertThat(b.taken(0)).isTrue();
+      assertThat(b.current(0)).isEqualTo(5);
+      assertThat(b.current(0) + b.claim(0)).isLessThanOrEqualTo(10);
+      // more than is free: neither counted nor claimed beyond what is free
+      long free = 10 - b.current(0) - b.claim(0);
+      FlushResult c = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, free + 1).claiming(free + 1, free + 1, 2).taking(9))));
+      assertThat(c.taken(0)).isFalse();
+      assertThat(c.current(0)).isEqualTo(5);
+      assertThat(readWindow(store, fixed, "k", 100)).isEqualTo(5);
+    }
+  }
+
+  /**
+   * A take whose answer never reached the node is settled by a numbered flush: counted if the
+   * failure policy admitted the request and the take was not counted, taken back if it denied it and
+   * the take was counted, and the take, arriving after its settle, is ignored. The settle is applied
+   * once, with its batch.
+   */
+  @Test
+  void aTakeWithoutAnAnswerIsSettledOnceByTheNextFlush() {
+    Counter fixed = Counter.of(Limit.fixedWindow("fs").limit(100).window(Duration.ofMinutes(1)).build());
+    try (CounterStore store = store(0)) {
+      // counted, then the policy denied the request: taken back
+      flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "a", 100, 4).claiming(4, 4, 1).taking(10))));
+      assertThat(readWindow(store, fixed, "a", 100)).isEqualTo(4);
+      Batch deny = new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "a", 100, 1).settling(10, 4, false)));
+      assertThat(flush(store, deny).current(0)).isEqualTo(1);
+      assertThat(flush(store, deny).applied()).as("a retry of the settle").isFalse();
+      assertThat(readWindow(store, fixed, "a", 100)).isEqualTo(1);
+      // counted, and the policy admitted it: nothing more
+      flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "b", 100, 2).claiming(2, 2, 1).taking(11))));
+      flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "b", 100, 0).settling(11, 2, true))));
+      assertThat(readWindow(store, fixed, "b", 100)).isEqualTo(2);
+      // never arrived, and the policy admitted it: counted by the settle; the take, arriving late, is ignored
+      flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "c", 100, 0).settling(12, 3, true))));
+      assertThat(readWindow(store, fixed, "c", 100)).isEqualTo(3);
+      FlushResult late = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "c", 100, 3).claiming(3, 3, 1).taking(12))));
+      assertThat(late.taken(0)).isFalse();
+      assertThat(readWindow(store, fixed, "c", 100)).isEqualTo(3);
+      // never arrived, and the policy denied it: nothing, and the late take is ignored too
+      flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(fixed, "d", 100, 0).settling(13, 5, false))));
+      flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "d", 100, 5).claiming(5, 5, 1).taking(13))));
+      assertThat(readWindow(store, fixed, "d", 100)).isZero();
+      // tokens are the node's: another node's take with the same token is its own
+      FlushResult other = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "d", 100, 5).claiming(5, 5, 1).taking(13))));
+      assertThat(other.taken(0)).isTrue();
+      assertThat(readWindow(store, fixed, "d", 100)).isEqualTo(5);
+      assertThatThrownBy(() -> new Batch("n1", 0, 5, NOW_MICROS, List.of(new Delta(fixed, "d", 100, 1).taking(14))))
+          .hasMessageStartingWith("deltas:");
+    }
+  }
+
+  /**
    * A sliding window's previous count weighs in what is free as it fades, at the node's time; what
    * fades after a claim is the claimants' (an even part each, from the time of their claim), so it is
    * not granted to anyone else, and a claimant keeps its part as committed.

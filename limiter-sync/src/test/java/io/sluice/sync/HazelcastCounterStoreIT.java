@@ -98,8 +98,9 @@ class HazelcastCounterStoreIT extends CounterStoreContract {
       long[] onlyA = counters().executeOnKey(a, new FlushProcessor("n1", 7, NOW_MICROS, System.currentTimeMillis(),
           Duration.ofDays(1).toMillis(), 16, FlushProcessor.IF_NEWER, new byte[][] {a}, new int[] {0, 1},
           new byte[] {FlushProcessor.WINDOW}, new long[] {100}, new long[] {window.windowTtlMillis()}, new long[] {3},
-          new long[] {0}, new long[] {1_000}, new int[] {1}, new long[] {60_000_000}, new long[] {0}));
-      assertThat(onlyA).containsExactly(1, 3, 0, 0, 0);
+          new long[] {0}, new long[] {1_000}, new int[] {1}, new long[] {60_000_000}, new long[] {0}, new long[] {0},
+          new long[] {0}));
+      assertThat(onlyA).containsExactly(1, 3, 0, 0, 0, 0);
       FlushResult retry = flush(store, batch);
       assertThat(retry.applied()).isTrue();
       assertThat(retry.current(0)).isEqualTo(3);

@@ -62,6 +62,12 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
     return Math.floorMod(key.hashCode(), groups);
   }
 
+  /** flush.lua (and its processor) count takes and settle them. */
+  @Override
+  public boolean countsTakes() {
+    return true;
+  }
+
   @Override
   public int maxBatchSize() {
     return 64;
@@ -86,6 +92,7 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
     long[] values = new long[2 * n];
     long[] claims = new long[n];
     long[] splits = new long[n];
+    long[] taken = new long[n];
     boolean applied = false;
     // the processor the real store builds, run key by key with that key's deltas in batch order (a
     // key's previous and current windows may come in one batch: one sequence check for both)
@@ -94,9 +101,9 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
     for (int k = 0; k < plan.keys.length; k++) {
       long[] out = run(plan.keys[k], plan.processor::process);
       applied |= out[0] == FlushProcessor.APPLIED;
-      plan.answer(k, out, values, claims, splits);
+      plan.answer(k, out, values, claims, splits, taken);
     }
-    return CompletableFuture.completedFuture(new FlushResult(applied, values, null, claims, splits));
+    return CompletableFuture.completedFuture(new FlushResult(applied, values, null, claims, splits, taken));
   }
 
   @Override
