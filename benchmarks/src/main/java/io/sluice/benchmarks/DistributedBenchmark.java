@@ -60,7 +60,7 @@ import java.util.regex.Pattern;
  *     [--redis redis://127.0.0.1:6379] [--redis-server redis-server] [--quick]
  *     [--out benchmarks/results/distributed.md] [--csv benchmarks/results/distributed.csv]
  *     [--warmup 2] [--measure 3] [--threads 1,2,8] [--only REGEX]
- *     [--skip-throughput] [--skip-over-admission]
+ *     [--skip-throughput] [--skip-over-admission] [--skip-many-keys]
  * </pre>
  */
 public final class DistributedBenchmark {
@@ -192,7 +192,8 @@ public final class DistributedBenchmark {
       String redisVersion = infoField(admin.info("server"), "redis_version");
       List<Cell> cells = o.throughput ? throughput(uri) : List.of();
       List<OverAdmission> oas = o.overAdmission ? overAdmission(uri) : List.of();
-      writeReport(redisVersion, cells, oas);
+      List<ManyKeys> many = o.manyKeys ? manyKeys(uri) : List.of();
+      writeReport(redisVersion, cells, oas, many);
     } finally {
       adminConnection.close();
       adminClient.shutdown(0, 1, TimeUnit.SECONDS);
@@ -557,6 +558,169 @@ public final class DistributedBenchmark {
         storeCounts, stats.toString());
   }
 
+  // ------------------------------------------------------------------ many keys
+
+  /** Many-key runs: the length of each, in windows of {@link #OA_WINDOW}. */
+  static final int MANY_KEYS_WINDOWS = 3;
+  /** A request decided this long after its time is counted as late (the node's thread fell behind). */
+  static final long LATE_NANOS = 20_000_000L;
+
+  /** One many-key run: an implementation on a profile's traffic, scored against the exact algorithm. */
+  record ManyKeys(Impl impl, ManyKeysTraffic.Profile profile, ManyKeysTraffic.Score score, long late, long commands,
+      long storeCalls, Map<String, Long> commandMix) {
+    double commandsPer1000() {
+      return score.requests() == 0 ? Double.NaN : commands * 1000.0 / score.requests();
+    }
+
+    double storeCallsPer1000() {
+      return storeCalls < 0 || score.requests() == 0 ? Double.NaN : storeCalls * 1000.0 / score.requests();
+    }
+  }
+
+  private List<ManyKeys> manyKeys(String uri) throws InterruptedException {
+    List<ManyKeys> out = new ArrayList<>();
+    List<Impl> impls = new ArrayList<>(List.of(DistributedNodes.sluice(null), DistributedNodes.sluice(1L),
+        DistributedNodes.bucket4j(true), DistributedNodes.bucket4j(false)));
+    if (o.only != null) {
+      impls.removeIf(i -> !o.only.matcher(i.label()).find());
+    }
+    long seed = 20_261_201L;
+    for (ManyKeysTraffic.Profile p : ManyKeysTraffic.PROFILES) {
+      ManyKeysTraffic traffic = ManyKeysTraffic.of(p, OA_NODES, OA_WINDOW.toNanos(), MANY_KEYS_WINDOWS, seed++);
+      for (Impl impl : impls) {
+        ManyKeys r = manyKeysRun(uri, impl, traffic);
+        if (r != null) {
+          out.add(r);
+          ManyKeysTraffic.Score s = r.score();
+          log(String.format(Locale.ROOT, "many keys %-14s %-50s %,d requests: admitted %.2f%% of exact, false denials"
+              + " %.3f%% (below half %d), worst over %d (%d key-windows), %.0f cmds/1000, late %d", p.name(),
+              impl.label(), s.requests(), s.admittedVsExactPercent(), s.falseDenialPercent(), s.falseDenialsBelowHalf(),
+              s.worstOverPermits(), s.keyWindowsOver(), r.commandsPer1000(), r.late()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** One run: each node's thread decides its requests at their times, from a window edge on. */
+  private ManyKeys manyKeysRun(String uri, Impl impl, ManyKeysTraffic traffic) throws InterruptedException {
+    String prefix = "mk" + (++runNumber);
+    String where = "many keys, " + traffic.profile.name() + ", " + impl.label();
+    Spec spec = new Spec(traffic.profile.limit(), OA_WINDOW, true);
+    List<Node> nodes = new ArrayList<>();
+    try {
+      for (int i = 0; i < OA_NODES; i++) {
+        nodes.add(impl.factory().create(uri, spec, prefix, i));
+      }
+    } catch (Exception e) {
+      failures.add(where + ": cannot create the nodes: " + e);
+      e.printStackTrace();
+      nodes.forEach(DistributedNodes.Node::close);
+      return null;
+    }
+    long windowNanos = OA_WINDOW.toNanos();
+    long start = (Math.floorDiv(Ticker.system().read(), windowNanos) + 3) * windowNanos;
+    boolean[] allowed = new boolean[traffic.requests.size()];
+    int[] decidedIn = new int[traffic.requests.size()];
+    long[] late = new long[OA_NODES];
+    Throwable[] thrown = new Throwable[OA_NODES];
+    Thread[] workers = new Thread[OA_NODES];
+    for (int n = 0; n < OA_NODES; n++) {
+      Node node = nodes.get(n);
+      int index = n;
+      int[] mine = traffic.requestsOf(n);
+      workers[n] = new Thread(() -> {
+        try {
+          for (int i : mine) {
+            ManyKeysTraffic.Request r = traffic.requests.get(i);
+            long at = start + r.atNanos();
+            waitUntil(at);
+            long decidedAt = Ticker.system().read();
+            allowed[i] = node.tryAcquire(ManyKeysTraffic.key(r.key()));
+            decidedIn[i] = (int) Math.floorDiv(decidedAt - start, windowNanos);
+            if (decidedAt - at > LATE_NANOS) {
+              late[index]++;
+            }
+          }
+        } catch (Throwable e) {
+          thrown[index] = e;
+        }
+      }, "mk-" + prefix + "-" + n);
+      workers[n].setDaemon(true);
+    }
+    for (Thread w : workers) {
+      w.start();
+    }
+    waitUntil(start - 50_000_000L);
+    resetStats();
+    long callsBefore = storeCalls(nodes);
+    for (Thread w : workers) {
+      w.join(MANY_KEYS_WINDOWS * windowNanos / 1_000_000 + 15_000);
+      if (w.isAlive()) {
+        failures.add(where + ": thread " + w.getName() + " still running 15 s after the end");
+      }
+    }
+    Map<String, Long> mix = commandStats();
+    long callsAfter = storeCalls(nodes);
+    long swallowed = 0;
+    for (Node node : nodes) {
+      swallowed += node.swallowedErrors();
+      try {
+        node.close();
+      } catch (RuntimeException e) {
+        failures.add(where + ": close failed: " + e);
+      }
+    }
+    for (Throwable e : thrown) {
+      if (e != null) {
+        failures.add(where + ": " + e);
+        e.printStackTrace();
+      }
+    }
+    if (swallowed > 0) {
+      failures.add(where + ": " + swallowed + " store failures inside the implementation");
+    }
+    long lateTotal = 0;
+    for (long l : late) {
+      lateTotal += l;
+    }
+    long commands = mix.values().stream().mapToLong(Long::longValue).sum();
+    long storeCalls = callsBefore < 0 || callsAfter < 0 ? -1 : callsAfter - callsBefore;
+    return new ManyKeys(impl, traffic.profile, traffic.score(allowed, decidedIn), lateTotal, commands, storeCalls, mix);
+  }
+
+  private static void manyKeysReport(StringBuilder md, List<ManyKeys> many) {
+    md.append("\n## Many keys: sparse keys and small limits, 4 nodes\n\n");
+    md.append("Fixed windows of ").append(OA_WINDOW.toSeconds()).append(" s, ").append(MANY_KEYS_WINDOWS)
+        .append(" windows from a window edge; ").append(OA_NODES).append(" nodes (one thread each, its own Redis"
+            + " connection), each request sent to a random node at its time; every implementation gets the very same"
+            + " requests (seeded). The exact algorithm decides them in schedule order, each in the window the node decided"
+            + " it in: a request is admitted while its key's count in the window stays within the limit. *False denials*: requests the exact algorithm admitted"
+            + " and the implementation denied, in % of all requests; *below half*: of those, the ones on a key-window"
+            + " whose whole demand stays within half the limit. *Over*: permits admitted beyond the limit, per key and"
+            + " window. *Late*: requests a node's thread decided more than 20 ms after their time (a loaded machine).\n\n");
+    String profile = null;
+    for (ManyKeys r : many) {
+      if (!r.profile().name().equals(profile)) {
+        profile = r.profile().name();
+        md.append("### ").append(profile).append(": ").append(r.profile().description()).append("\n\n");
+        md.append("| implementation | requests | admitted vs exact | false denials | below half | worst over (permits)"
+            + " | key-windows over / with requests | Redis commands / 1,000 decisions | store calls / 1,000 | late |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      }
+      ManyKeysTraffic.Score s = r.score();
+      md.append(String.format(Locale.ROOT, "| %s | %,d | %.2f%% | %.3f%% | %,d | %,d | %,d / %,d | %,.0f | %s | %,d |\n",
+          r.impl().label(), s.requests(), s.admittedVsExactPercent(), s.falseDenialPercent(), s.falseDenialsBelowHalf(),
+          s.worstOverPermits(), s.keyWindowsOver(), s.keyWindows(), r.commandsPer1000(),
+          Double.isNaN(r.storeCallsPer1000()) ? "-" : String.format(Locale.ROOT, "%,.0f", r.storeCallsPer1000()), r.late()));
+    }
+    md.append("\nCommand mix:\n\n");
+    for (ManyKeys r : many) {
+      md.append("- ").append(r.profile().name()).append(", ").append(r.impl().label()).append(": ")
+          .append(r.commandMix()).append("\n");
+    }
+  }
+
   /** The nodes' store calls so far, or -1 if one of them does not count them. */
   private static long storeCalls(List<Node> nodes) {
     long sum = 0;
@@ -613,7 +777,8 @@ public final class DistributedBenchmark {
 
   // ------------------------------------------------------------------ report
 
-  private void writeReport(String redisVersion, List<Cell> cells, List<OverAdmission> oas) throws IOException {
+  private void writeReport(String redisVersion, List<Cell> cells, List<OverAdmission> oas, List<ManyKeys> many)
+      throws IOException {
     Properties versions = new Properties();
     try (InputStream in = DistributedBenchmark.class.getResourceAsStream("/distributed-versions.properties")) {
       if (in != null) {
@@ -778,6 +943,10 @@ public final class DistributedBenchmark {
         }
         md.append("\n");
       }
+    }
+
+    if (!many.isEmpty()) {
+      manyKeysReport(md, many);
     }
 
     if (!notes.isEmpty() || !failures.isEmpty() || !errors.isEmpty()) {
@@ -954,6 +1123,7 @@ public final class DistributedBenchmark {
     boolean quick;
     boolean throughput = true;
     boolean overAdmission = true;
+    boolean manyKeys = true;
 
     static Options parse(String[] args) {
       Options o = new Options();
@@ -987,9 +1157,10 @@ public final class DistributedBenchmark {
           case "--quick" -> o.quick = true;
           case "--skip-throughput" -> o.throughput = false;
           case "--skip-over-admission" -> o.overAdmission = false;
+          case "--skip-many-keys" -> o.manyKeys = false;
           case "-h", "--help" -> throw new IllegalArgumentException("usage: DistributedBenchmark [--redis URI] "
               + "[--redis-server PATH] [--out FILE.md] [--csv FILE.csv] [--warmup S] [--measure S] [--threads 1,2,8] "
-              + "[--only REGEX] [--quick] [--skip-throughput] [--skip-over-admission]");
+              + "[--only REGEX] [--quick] [--skip-throughput] [--skip-over-admission] [--skip-many-keys]");
           default -> throw new IllegalArgumentException("unknown argument " + a + " (try --help)");
         }
       }
