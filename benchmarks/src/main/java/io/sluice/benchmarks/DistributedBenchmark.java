@@ -702,8 +702,9 @@ public final class DistributedBenchmark {
     String profile = null;
     for (ManyKeys r : many) {
       if (!r.profile().name().equals(profile)) {
+        md.append(profile == null ? "" : "\n").append("### ").append(r.profile().name()).append(": ")
+            .append(r.profile().description()).append("\n\n");
         profile = r.profile().name();
-        md.append("### ").append(profile).append(": ").append(r.profile().description()).append("\n\n");
         md.append("| implementation | requests | admitted vs exact | false denials | below half | worst over (permits)"
             + " | key-windows over / with requests | Redis commands / 1,000 decisions | store calls / 1,000 | late |\n");
         md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -81,6 +81,11 @@ final class ManyKeysTraffic {
   }
 
 
+  /** The same profile and windows with other requests, in time order (for tests). */
+  ManyKeysTraffic with(List<Request> requests) {
+    return new ManyKeysTraffic(profile, windowNanos, windows, List.copyOf(requests));
+  }
+
   /** The key's name as the nodes see it. */
   static String key(int k) {
     return "k" + k;
