@@ -8,8 +8,6 @@ import io.sluice.http.serve.CheckRequest.BadRequest;
 import io.sluice.node.Decision;
 import io.sluice.node.RateLimitHeaders;
 import io.sluice.sync.SyncedLimiter;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -19,7 +17,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -29,9 +26,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sidecar's endpoints on Jetty's core handler API (no servlet layer): {@code POST /check},
- * {@code GET /health}, {@code GET /metrics}. Every answer but the metrics is JSON; every refusal
- * names what is wrong. Blocking: bodies are small and read whole (capped), and an exact-mode
- * decision waits for Redis.
+ * {@code GET /health}, {@code GET /metrics} ({@code HEAD} too). Every answer but the metrics is JSON;
+ * every refusal names what is wrong. A check's body is read without holding a thread (a client that
+ * sends it slowly costs a connection, not a worker) and within the body timeout, then 408;
+ * the decision itself may block (an exact-mode decision waits for Redis).
  */
 final class CheckHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(CheckHandler.class);
@@ -44,13 +42,16 @@ final class CheckHandler extends Handler.Abstract {
   private final String knownLimits;
   private final int maxBodyBytes;
   private final int maxKeyLength;
+  /** How long a check's body may take to arrive, from the request's headers on. */
+  private final long bodyTimeoutMillis;
   private final PrometheusMeterRegistry registry;
   private final String storeName;
   /** One timer per endpoint and status: both sets are small and fixed, so the map stays small. */
   private final Map<Integer, Timer> timers = new ConcurrentHashMap<>();
 
-  CheckHandler(Map<String, SyncedLimiter> limiters, int maxBodyBytes, int maxKeyLength,
+  CheckHandler(Map<String, SyncedLimiter> limiters, int maxBodyBytes, int maxKeyLength, long bodyTimeoutMillis,
       PrometheusMeterRegistry registry, String storeName) {
+    this.bodyTimeoutMillis = bodyTimeoutMillis;
     this.limiters = Map.copyOf(limiters);
     this.soleLimiter = limiters.size() == 1 ? limiters.values().iterator().next() : null;
     this.knownLimits = String.join(", ", new TreeSet<>(limiters.keySet()));
@@ -71,18 +72,21 @@ final class CheckHandler extends Handler.Abstract {
       switch (path) {
         case "/check":
           endpoint = 0;
-          status = "POST".equals(method) ? check(request, response, callback)
-              : methodNotAllowed(response, callback, "POST", method, path);
+          if ("POST".equals(method)) {
+            check(request, response, callback, start); // answers when the body has come, and times itself
+            return true;
+          }
+          status = methodNotAllowed(response, callback, "POST", method, path);
           break;
         case "/health":
           endpoint = 1;
-          status = "GET".equals(method) ? health(response, callback)
-              : methodNotAllowed(response, callback, "GET", method, path);
+          status = readOnly(method) ? health(response, callback)
+              : methodNotAllowed(response, callback, "GET, HEAD", method, path);
           break;
         case "/metrics":
           endpoint = 2;
-          status = "GET".equals(method) ? metrics(response, callback)
-              : methodNotAllowed(response, callback, "GET", method, path);
+          status = readOnly(method) ? metrics(response, callback)
+              : methodNotAllowed(response, callback, "GET, HEAD", method, path);
           break;
         default:
           endpoint = 3;
@@ -103,15 +107,64 @@ final class CheckHandler extends Handler.Abstract {
     return true;
   }
 
-  private int check(Request request, Response response, Callback callback) {
-    byte[] body;
-    try {
-      body = readCapped(request);
-    } catch (BadRequest e) {
-      return error(response, callback, e.status, e.field, e.getMessage());
-    } catch (IOException e) {
-      return error(response, callback, 400, null, "body: unreadable: " + e.getMessage());
+  /** GET, and HEAD (the same answer without its body: Jetty leaves the body out). */
+  private static boolean readOnly(String method) {
+    return "GET".equals(method) || "HEAD".equals(method);
+  }
+
+  /**
+   * Reads the body without a thread waiting on it, at most the body timeout, then decides
+   * on the thread that delivered its last bytes.
+   */
+  private void check(Request request, Response response, Callback callback, long start) {
+    long declared = request.getLength();
+    if (declared > maxBodyBytes) {
+      finish(start, error(response, callback, 413, null, "body: " + declared + " bytes, at most " + maxBodyBytes));
+      return;
     }
+    java.util.concurrent.CompletableFuture<byte[]> body = BodyReader.read(request, maxBodyBytes);
+    org.eclipse.jetty.util.thread.Scheduler.Task deadline = request.getComponents().getScheduler().schedule(
+        () -> body.completeExceptionally(new java.util.concurrent.TimeoutException()), bodyTimeoutMillis,
+        TimeUnit.MILLISECONDS);
+    body.whenComplete((bytes, failure) -> {
+      deadline.cancel();
+      int status;
+      try {
+        if (failure == null) {
+          status = decide(bytes, response, callback);
+        } else if (unwrap(failure) instanceof java.util.concurrent.TimeoutException) {
+          response.getHeaders().put(HttpHeader.CONNECTION, "close");
+          status = error(response, callback, 408, null, "body: not received within " + bodyTimeoutMillis + " ms");
+        } else if (unwrap(failure) instanceof BodyReader.TooLarge) {
+          status = error(response, callback, 413, null, "body: more than " + maxBodyBytes + " bytes");
+        } else {
+          status = error(response, callback, 400, null, "body: unreadable: " + unwrap(failure).getMessage());
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("sluice serve: POST /check failed", e);
+        if (response.isCommitted()) {
+          callback.failed(e);
+          status = 500;
+        } else {
+          status = error(response, callback, 500, null, "internal error");
+        }
+      }
+      timer(0, status).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    });
+  }
+
+  private void finish(long start, int status) {
+    timer(0, status).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  private int decide(byte[] body, Response response, Callback callback) {
     CheckRequest check;
     try {
       check = CheckRequest.parse(body, maxKeyLength);
@@ -158,20 +211,6 @@ final class CheckHandler extends Handler.Abstract {
     return status;
   }
 
-  /** The whole body, or a 413 when it is (or says it is) longer than the cap. */
-  private byte[] readCapped(Request request) throws IOException {
-    long declared = request.getLength();
-    if (declared > maxBodyBytes) {
-      throw new BadRequest(413, null, "body: " + declared + " bytes, at most " + maxBodyBytes);
-    }
-    InputStream in = Content.Source.asInputStream(request);
-    byte[] body = in.readNBytes(maxBodyBytes + 1);
-    if (body.length > maxBodyBytes) {
-      throw new BadRequest(413, null, "body: more than " + maxBodyBytes + " bytes");
-    }
-    return body;
-  }
-
   private int health(Response response, Callback callback) {
     StringBuilder sb = new StringBuilder(64 + 96 * limiters.size());
     boolean degraded = false;
@@ -207,6 +246,12 @@ final class CheckHandler extends Handler.Abstract {
   }
 
   private int error(Response response, Callback callback, int status, String field, String message) {
+    send(response, callback, status, JSON, errorJson(status, field, message));
+    return status;
+  }
+
+  /** The JSON of every refusal: {@code {"error": ..., "field": ..., "status": ...}} (no field: none). */
+  static String errorJson(int status, String field, String message) {
     StringBuilder sb = new StringBuilder(message.length() + 48);
     sb.append("{\"error\":\"");
     JsonStringEncoder.getInstance().quoteAsString(message, sb);
@@ -217,8 +262,7 @@ final class CheckHandler extends Handler.Abstract {
       sb.append('"');
     }
     sb.append(",\"status\":").append(status).append('}');
-    send(response, callback, status, JSON, sb.toString());
-    return status;
+    return sb.toString();
   }
 
   private static void send(Response response, Callback callback, int status, String contentType, String body) {

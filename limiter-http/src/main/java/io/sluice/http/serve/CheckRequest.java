@@ -94,10 +94,30 @@ final class CheckRequest {
     if (key.length() > maxKeyLength) {
       throw new BadRequest(400, "key", "key: longer than " + maxKeyLength + " characters");
     }
+    int lone = loneSurrogate(key);
+    if (lone >= 0) {
+      // JSON lets "\ud800" through; such a key has no UTF-8 form, and keys that differ only there
+      // would be told apart by the store's encoding rules rather than by what the client meant
+      throw new BadRequest(400, "key", "key: not valid Unicode (a lone surrogate \\u"
+          + Integer.toHexString(key.charAt(lone)) + " at character " + lone + ")");
+    }
     if (sawCost && cost < 1) {
       throw new BadRequest(400, "cost", "cost: must be at least 1, got " + cost);
     }
     return new CheckRequest(key, cost, limit);
+  }
+
+  /** The index of the first surrogate without its pair in {@code s}, or -1. */
+  static int loneSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private static String describe(JsonToken t) {

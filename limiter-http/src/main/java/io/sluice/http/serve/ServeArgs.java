@@ -31,6 +31,7 @@ final class ServeArgs {
         "  --max-body BYTES        largest /check body (default " + ServeConfig.DEFAULT_MAX_BODY_BYTES + ")",
         "  --max-key-length N      longest key (default " + ServeConfig.DEFAULT_MAX_KEY_LENGTH + ")",
         "  --max-threads N         server threads (default " + ServeConfig.DEFAULT_MAX_THREADS + ")",
+        "  --body-timeout D        how long a /check body may take to arrive, then 408 (default 10s)",
         "  --help                  this text");
   }
 
@@ -110,6 +111,9 @@ final class ServeArgs {
           break;
         case "--max-threads":
           b.maxThreads(intOf(name, value));
+          break;
+        case "--body-timeout":
+          b.bodyTimeout(LimitSpec.duration(value, name));
           break;
         default:
           throw new IllegalArgumentException("unknown option " + name);

@@ -21,6 +21,7 @@ public final class ServeConfig {
   public static final int DEFAULT_MAX_BODY_BYTES = 4_096;
   public static final int DEFAULT_MAX_KEY_LENGTH = 256;
   public static final int DEFAULT_MAX_THREADS = 200;
+  public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(10);
   public static final String DEFAULT_KEY_PREFIX = "sluice";
   public static final String DEFAULT_HAZELCAST_CLUSTER = "sluice";
   /** Most limits one sidecar serves: each has its own flusher thread. */
@@ -41,6 +42,7 @@ public final class ServeConfig {
   private final int maxBodyBytes;
   private final int maxKeyLength;
   private final int maxThreads;
+  private final Duration bodyTimeout;
 
   private ServeConfig(Builder b) {
     this.host = b.host;
@@ -58,6 +60,7 @@ public final class ServeConfig {
     this.maxBodyBytes = b.maxBodyBytes;
     this.maxKeyLength = b.maxKeyLength;
     this.maxThreads = b.maxThreads;
+    this.bodyTimeout = b.bodyTimeout;
   }
 
   public static Builder builder() {
@@ -129,6 +132,11 @@ public final class ServeConfig {
     return maxThreads;
   }
 
+  /** How long a check's body may take to arrive before the answer is 408. */
+  public Duration bodyTimeout() {
+    return bodyTimeout;
+  }
+
   public static final class Builder {
     private String host = DEFAULT_HOST;
     private int port = DEFAULT_PORT;
@@ -145,6 +153,7 @@ public final class ServeConfig {
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
     private int maxThreads = DEFAULT_MAX_THREADS;
+    private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
 
     Builder() {
     }
@@ -279,6 +288,19 @@ public final class ServeConfig {
         throw new IllegalArgumentException("maxThreads: must be 8 to 10000, got " + threads);
       }
       this.maxThreads = threads;
+      return this;
+    }
+
+    /**
+     * How long a check's body may take to arrive (from its headers on) before the answer is 408 and
+     * the connection is closed; bodies are read without holding a thread, so a slow client costs a
+     * connection, not a worker.
+     */
+    public Builder bodyTimeout(Duration timeout) {
+      if (timeout == null || timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException("bodyTimeout: must be 1 ms to 10 minutes, got " + timeout);
+      }
+      this.bodyTimeout = timeout;
       return this;
     }
 

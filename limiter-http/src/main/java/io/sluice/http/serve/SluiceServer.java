@@ -125,8 +125,9 @@ public final class SluiceServer implements AutoCloseable {
       connector.setHost(config.host());
       connector.setPort(config.port());
       server.addConnector(connector);
-      server.setHandler(new CheckHandler(limiters, config.maxBodyBytes(), config.maxKeyLength(), registry,
-          config.redisUri() != null ? "redis" : "hazelcast"));
+      server.setHandler(new CheckHandler(limiters, config.maxBodyBytes(), config.maxKeyLength(),
+          config.bodyTimeout().toMillis(), registry, config.redisUri() != null ? "redis" : "hazelcast"));
+      server.setErrorHandler(new JsonErrorHandler());
       server.setStopTimeout(2_000);
       server.start();
       return new SluiceServer(config, stores, limiters, registry, gc, server, connector);

@@ -14,7 +14,8 @@ class ServeArgsTest {
     ServeConfig c = ServeArgs.parse(new String[] {"--limit", "api=100/1m", "--limit=login=5/15m,fixed-window",
         "--port", "0", "--host=::1", "--redis", "redis://127.0.0.1:7000", "--batch-size", "1",
         "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
-        "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s"});
+        "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s",
+        "--body-timeout", "3s"});
     assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
     assertThat(c.port()).isZero();
     assertThat(c.host()).isEqualTo("::1");
@@ -28,6 +29,8 @@ class ServeArgsTest {
     assertThat(c.maxKeyLength()).isEqualTo(64);
     assertThat(c.maxThreads()).isEqualTo(32);
     assertThat(c.redisTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.bodyTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(ServeArgs.parse(new String[] {"--limit", "api=1/1m"}).bodyTimeout()).isEqualTo(Duration.ofSeconds(10));
     // exact checking on the embedded Hazelcast store too
     assertThat(ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--batch-size", "1"}).batchSize()).isEqualTo(1);
   }
@@ -50,6 +53,8 @@ class ServeArgsTest {
         .hasMessageStartingWith("redis:");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--on-store-failure", "panic"}))
         .hasMessageStartingWith("--on-store-failure:");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--body-timeout", "0s"}))
+        .hasMessageStartingWith("bodyTimeout: must be 1 ms to 10 minutes");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--help"})).isInstanceOf(ServeArgs.HelpRequested.class);
     assertThat(ServeArgs.usage()).contains("--redis URI").contains("--limit SPEC");
   }

@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sluice.http.Http;
 import io.sluice.node.StructuredFieldsAccess.Member;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -177,6 +179,86 @@ class SluiceServerIT {
         .containsPattern("(?m)^sluice_http_server_requests_seconds_count\\{endpoint=\"check\",status=\"400\"} [1-9]")
         .containsPattern("(?m)^sluice_sync_store_calls_total\\{limit=\"wide\"} ")
         .contains("jvm_memory_used_bytes");
+  }
+
+  /**
+   * What Jetty answers before the handler sees a request (headers too large, a malformed path or
+   * request line) is JSON like every other refusal; HEAD works where GET does; a key that is not
+   * valid Unicode is refused naming the field.
+   */
+  @Test
+  void jettysOwnErrorsAreJsonHeadIsAnsweredAndKeysMustBeUnicode() throws Exception {
+    String head = raw("HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assertThat(head).startsWith("HTTP/1.1 200").contains("Content-Type: application/json");
+    assertThat(head.substring(head.indexOf("\r\n\r\n") + 4)).as("no body for HEAD").isEmpty();
+    assertThat(raw("HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")).startsWith("HTTP/1.1 200");
+    assertError(Http.post(uri("/health"), ""), 405, null, "method: /health takes GET, HEAD");
+
+    String big = raw("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + "b".repeat(20_000) + "\r\nConnection: close\r\n\r\n");
+    assertThat(big).startsWith("HTTP/1.1 431").contains("Content-Type: application/json");
+    assertThat(FlatJson.parse(big.substring(big.indexOf("\r\n\r\n") + 4))).containsEntry("status", 431L)
+        .hasEntrySatisfying("error", e -> assertThat((String) e).startsWith("request: Request Header Fields Too Large"));
+    String badPath = raw("GET /%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assertThat(badPath).startsWith("HTTP/1.1 400").contains("Content-Type: application/json");
+    assertThat(FlatJson.parse(badPath.substring(badPath.indexOf("\r\n\r\n") + 4))).containsEntry("status", 400L);
+    assertThat(raw("NONSENSE\r\n\r\n")).startsWith("HTTP/1.1 400").contains("\"status\":400");
+
+    assertError(check("{\"key\":\"a\\ud800\",\"limit\":\"wide\"}"), 400, "key", "key: not valid Unicode");
+    assertThat(awaitAllowed("{\"key\":\"\\ud83d\\ude00\",\"limit\":\"wide\"}").statusCode()).isEqualTo(200);
+  }
+
+  /**
+   * Clients that send their bodies a byte at a time hold connections, not threads: with every one of
+   * a small pool's threads' worth of them open and dripping, health and checks are still answered,
+   * and a body that does not arrive within the body timeout gets a JSON 408.
+   */
+  @Test
+  void slowBodiesHoldNoThreadsAndTimeOut() throws Exception {
+    try (SluiceServer small = SluiceServer.start(ServeConfig.builder().port(0).maxThreads(16)
+        .bodyTimeout(java.time.Duration.ofSeconds(2))
+        .hazelcastCluster("sluice-http-slow-it-" + UUID.randomUUID().toString().substring(0, 8))
+        .limit(LimitSpec.parse("wide=1000000/1h")).build())) {
+      List<java.net.Socket> drips = new ArrayList<>();
+      try {
+        for (int i = 0; i < 200; i++) {
+          java.net.Socket s = new java.net.Socket("127.0.0.1", small.port());
+          s.getOutputStream().write(("POST /check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              + "Content-Length: 40\r\n\r\n{").getBytes(StandardCharsets.US_ASCII));
+          s.getOutputStream().flush();
+          drips.add(s);
+        }
+        for (int round = 0; round < 3; round++) {
+          for (java.net.Socket s : drips) {
+            s.getOutputStream().write(' ');
+            s.getOutputStream().flush();
+          }
+          HttpResponse<String> health = Http.get(small.uri().resolve("/health"));
+          assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
+          HttpResponse<String> c = Http.post(small.uri().resolve("/check"), "{\"key\":\"k" + round + "\"}");
+          assertThat(c.statusCode()).as(c.body()).isIn(200, 429);
+        }
+        // the dripping bodies never complete: each gets a 408 when its time is up, and the connection closes
+        java.net.Socket first = drips.get(0);
+        first.setSoTimeout(30_000);
+        String answer = new String(first.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(answer).startsWith("HTTP/1.1 408").contains("Content-Type: application/json")
+            .contains("\"error\":\"body: not received within 2000 ms\"");
+      } finally {
+        for (java.net.Socket s : drips) {
+          s.close();
+        }
+      }
+    }
+  }
+
+  /** Sends raw bytes on a new connection and reads the whole answer (the request asks to close). */
+  private static String raw(String request) throws IOException {
+    try (java.net.Socket s = new java.net.Socket(server.uri().getHost(), server.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+      s.getOutputStream().flush();
+      return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
   }
 
   /** A check on a fresh key may be denied for one sync round trip; retry briefly until allowed. */
