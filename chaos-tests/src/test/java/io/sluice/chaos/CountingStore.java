@@ -41,6 +41,11 @@ final class CountingStore implements CounterStore {
   }
 
   @Override
+  public long outOfMemoryErrors() {
+    return delegate.outOfMemoryErrors();
+  }
+
+  @Override
   public CompletionStage<FlushResult> flush(Batch batch) {
     return delegate.flush(batch).thenApply(r -> {
       if (!r.applied()) {

@@ -52,6 +52,14 @@ public interface CounterStore extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Calls the store refused for want of memory since it was opened (Redis: {@code OOM} answers when
+   * {@code maxmemory} is reached under {@code noeviction}); 0 for a store that has no such limit.
+   */
+  default long outOfMemoryErrors() {
+    return 0;
+  }
+
   default boolean sharesRegionalQuotas() {
     return false;
   }

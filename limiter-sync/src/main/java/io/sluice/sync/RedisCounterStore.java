@@ -60,6 +60,9 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private final StatefulConnection<byte[], byte[]> connection;
   private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
   private final byte[] sequenceTtlSeconds;
+  /** Script calls Redis refused for want of memory (maxmemory reached under noeviction). */
+  private final java.util.concurrent.atomic.LongAdder outOfMemory = new java.util.concurrent.atomic.LongAdder();
+  private static final System.Logger LOG = System.getLogger(RedisCounterStore.class.getName());
 
   private RedisCounterStore(RedisStoreConfig config, io.lettuce.core.resource.ClientResources resources,
       AbstractRedisClient client, StatefulConnection<byte[], byte[]> connection,
@@ -142,7 +145,65 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       store.close();
       throw new StoreUnavailableException("cannot load scripts into Redis at " + redacted(uri) + ": " + rootMessage(e), e);
     }
+    try {
+      store.checkEviction(redacted(uri));
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
     return store;
+  }
+
+  /**
+   * Reads the server's {@code maxmemory} and {@code maxmemory-policy} and acts on
+   * {@link RedisStoreConfig#evictionCheck()}: a policy other than {@code noeviction} may evict Sluice's
+   * keys (all of them have TTLs, so {@code volatile-*} evicts them too) once {@code maxmemory} is
+   * reached. Refused when memory is capped; a warning when it is not (yet).
+   */
+  private void checkEviction(String where) {
+    if (config.evictionCheck() == RedisStoreConfig.EvictionCheck.OFF) {
+      return;
+    }
+    java.util.Map<String, String> settings;
+    try {
+      io.lettuce.core.RedisFuture<java.util.Map<String, String>> answer = connection instanceof StatefulRedisConnection
+          ? ((StatefulRedisConnection<byte[], byte[]>) connection).async().configGet("maxmemory", "maxmemory-policy")
+          : ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async().configGet("maxmemory", "maxmemory-policy");
+      settings = answer.get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreUnavailableException("interrupted while reading the configuration of Redis at " + where, e);
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.log(System.Logger.Level.WARNING, "sluice: cannot read maxmemory-policy from Redis at {0} ({1}); Sluice needs"
+          + " noeviction (an evicted key loses its counts)", where, rootMessage(e));
+      return;
+    }
+    String policy = settings.getOrDefault("maxmemory-policy", "noeviction");
+    if (policy.equals("noeviction")) {
+      return;
+    }
+    long maxmemory;
+    try {
+      maxmemory = Long.parseLong(settings.getOrDefault("maxmemory", "0"));
+    } catch (NumberFormatException e) {
+      maxmemory = -1;
+    }
+    String message = "Redis at " + where + " may evict Sluice's keys: maxmemory-policy " + policy + " (maxmemory "
+        + (maxmemory == 0 ? "not set yet" : maxmemory + " bytes") + "); every Sluice key has a TTL, so volatile-*"
+        + " policies evict them too, and an evicted counter starts its window over, an evicted node sequence lets a"
+        + " retried flush count twice. Set maxmemory-policy noeviction (scripts then fail with OOM when memory is"
+        + " full, which the nodes count and survive), or RedisStoreConfig.evictionCheck(WARN) to connect anyway";
+    if (config.evictionCheck() == RedisStoreConfig.EvictionCheck.REFUSE && maxmemory != 0) {
+      // a setting to change, not an outage to wait out: callers that retry connecting must not
+      throw new IllegalStateException("evictionCheck: " + message);
+    }
+    LOG.log(System.Logger.Level.WARNING, "sluice: " + message);
+  }
+
+  /** Script calls Redis refused with OOM (maxmemory reached under noeviction), since connecting. */
+  @Override
+  public long outOfMemoryErrors() {
+    return outOfMemory.sum();
   }
 
   /**
@@ -332,10 +393,24 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
           }
         });
       } else {
+        countOutOfMemory(unwrap(error));
         result.completeExceptionally(unwrap(error));
       }
     });
     return result;
+  }
+
+  /** Counts (and logs, the first time and every 1,000th) a call Redis refused for want of memory. */
+  private void countOutOfMemory(Throwable error) {
+    if (error instanceof io.lettuce.core.RedisCommandExecutionException && error.getMessage() != null
+        && error.getMessage().startsWith("OOM")) {
+      outOfMemory.increment();
+      long n = outOfMemory.sum();
+      if (n == 1 || n % 1_000 == 0) {
+        LOG.log(System.Logger.Level.WARNING, "sluice: Redis refused a script call for want of memory ({0} so far): {1}",
+            n, error.getMessage());
+      }
+    }
   }
 
   private static FlushResult toResult(List<Object> reply, List<Delta> deltas) {

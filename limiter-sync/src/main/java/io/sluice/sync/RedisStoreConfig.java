@@ -12,6 +12,21 @@ import java.time.Duration;
  * while disconnected instead of being queued for a replay.
  */
 public final class RedisStoreConfig {
+  /**
+   * What {@link RedisCounterStore#connect} does when the server may evict Sluice's keys (its
+   * {@code maxmemory-policy} is not {@code noeviction}; every Sluice key has a TTL, so the
+   * {@code volatile-*} policies evict them as readily as the {@code allkeys-*} ones): an evicted counter
+   * starts its window over, an evicted node sequence lets a replayed flush count twice.
+   */
+  public enum EvictionCheck {
+    /** Refuse to connect, naming the policy (the default). */
+    REFUSE,
+    /** Connect, and log a warning naming the policy. */
+    WARN,
+    /** Do not look. */
+    OFF
+  }
+
   public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(500);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final int DEFAULT_REQUEST_QUEUE_SIZE = 10_000;
@@ -28,6 +43,7 @@ public final class RedisStoreConfig {
   private final String keyPrefix;
   private final boolean cluster;
   private final java.nio.file.Path trustedCertificates;
+  private final EvictionCheck evictionCheck;
 
   private RedisStoreConfig(Builder b) {
     this.uri = b.uri;
@@ -39,6 +55,7 @@ public final class RedisStoreConfig {
     this.keyPrefix = b.keyPrefix;
     this.cluster = b.cluster;
     this.trustedCertificates = b.trustedCertificates;
+    this.evictionCheck = b.evictionCheck;
   }
 
   /** Starts a builder for the given URI: {@code redis://host:port}, {@code rediss://} for TLS,
@@ -81,6 +98,11 @@ public final class RedisStoreConfig {
   }
 
   /** PEM certificates that TLS ({@code rediss://}) trusts instead of the JVM's default trust store; null for the default. */
+  /** What connecting does when the server may evict Sluice's keys. */
+  public EvictionCheck evictionCheck() {
+    return evictionCheck;
+  }
+
   public java.nio.file.Path trustedCertificates() {
     return trustedCertificates;
   }
@@ -93,6 +115,7 @@ public final class RedisStoreConfig {
     private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
     private Duration sequenceTtl = DEFAULT_SEQUENCE_TTL;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private EvictionCheck evictionCheck = EvictionCheck.REFUSE;
     private boolean cluster;
     private java.nio.file.Path trustedCertificates;
 
@@ -168,6 +191,20 @@ public final class RedisStoreConfig {
         throw new IllegalArgumentException("trustedCertificates: must be a readable PEM file, got " + pemFile);
       }
       this.trustedCertificates = pemFile;
+      return this;
+    }
+
+    /**
+     * What connecting does when the server's {@code maxmemory-policy} may evict Sluice's keys:
+     * {@link EvictionCheck#REFUSE} (default), {@link EvictionCheck#WARN} or {@link EvictionCheck#OFF}. A
+     * server that does not let clients read its configuration (a managed Redis without {@code CONFIG})
+     * is connected to, with a warning.
+     */
+    public Builder evictionCheck(EvictionCheck check) {
+      if (check == null) {
+        throw new IllegalArgumentException("evictionCheck: must not be null");
+      }
+      this.evictionCheck = check;
       return this;
     }
 

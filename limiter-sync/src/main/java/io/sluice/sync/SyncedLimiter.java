@@ -1554,6 +1554,14 @@ public final class SyncedLimiter implements AutoCloseable {
     return storeCalls.sum();
   }
 
+  /**
+   * Calls this limiter's store refused for want of memory since it was opened (Redis: maxmemory
+   * reached under noeviction), counted by the store for every limit on it.
+   */
+  public long storeOutOfMemoryErrors() {
+    return store.outOfMemoryErrors();
+  }
+
   public long storeFailures() {
     return storeFailures.sum();
   }

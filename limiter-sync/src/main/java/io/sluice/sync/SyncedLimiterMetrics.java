@@ -48,6 +48,9 @@ public final class SyncedLimiterMetrics implements MeterBinder {
           .description("Store calls made (flushes, exact checks, heartbeats), retries included").register(registry);
       FunctionCounter.builder("sluice.sync.store.failures", l, SyncedLimiter::storeFailures).tag("limit", name)
           .description("Store calls that failed or timed out").register(registry);
+      FunctionCounter.builder("sluice.sync.store.oom", l, SyncedLimiter::storeOutOfMemoryErrors).tag("limit", name)
+          .description("Store calls refused for want of memory (Redis maxmemory under noeviction), of the limit's store")
+          .register(registry);
       FunctionTimer.builder("sluice.sync.store.latency", l, SyncedLimiter::storeCalls, SyncedLimiter::storeNanos,
           TimeUnit.NANOSECONDS).tag("limit", name).description("Time spent in store calls").register(registry);
       FunctionCounter.builder("sluice.sync.flush.deltas", l, SyncedLimiter::deltasSent).tag("limit", name)

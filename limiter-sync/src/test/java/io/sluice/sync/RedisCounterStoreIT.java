@@ -90,6 +90,46 @@ class RedisCounterStoreIT extends CounterStoreContract {
     }
   }
 
+  /**
+   * A server that may evict Sluice's keys is refused at connect, naming the policy (every Sluice key
+   * has a TTL, so volatile-* policies count too), unless asked to warn; with memory not capped yet it
+   * is only a warning.
+   */
+  @Test
+  void aServerThatMayEvictKeysIsRefusedUnlessAskedToWarn() {
+    try {
+      redis.cli().configSet("maxmemory-policy", "allkeys-lru");
+      redis.cli().configSet("maxmemory", "512mb");
+      assertThatThrownBy(() -> store()).isInstanceOf(IllegalStateException.class)
+          .hasMessageStartingWith("evictionCheck: Redis at").hasMessageContaining("maxmemory-policy allkeys-lru");
+      redis.cli().configSet("maxmemory-policy", "volatile-ttl");
+      assertThatThrownBy(() -> store()).hasMessageContaining("maxmemory-policy volatile-ttl");
+      try (RedisCounterStore warned = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri())
+          .evictionCheck(RedisStoreConfig.EvictionCheck.WARN).build())) {
+        assertThat(flush(warned, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(window, "ev", 100, 1)))).current(0))
+            .isEqualTo(1);
+      }
+      redis.cli().configSet("maxmemory", "0"); // not capped: a warning only
+      store().close();
+    } finally {
+      redis.cli().configSet("maxmemory", "0");
+      redis.cli().configSet("maxmemory-policy", "noeviction");
+    }
+  }
+
+  /** Redis refusing script calls for want of memory (noeviction, maxmemory reached): counted by the store. */
+  @Test
+  void scriptCallsRefusedForWantOfMemoryAreCounted() {
+    try (RedisCounterStore store = store()) {
+      redis.cli().configSet("maxmemory", "1"); // every write is over it
+      assertThatThrownBy(() -> flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(window, "oom", 100, 1)))))
+          .hasMessageContaining("OOM");
+      assertThat(store.outOfMemoryErrors()).isEqualTo(1);
+    } finally {
+      redis.cli().configSet("maxmemory", "0");
+    }
+  }
+
   @Test
   void scriptsAreReloadedAfterRedisForgetsThem() {
     try (RedisCounterStore store = store()) {

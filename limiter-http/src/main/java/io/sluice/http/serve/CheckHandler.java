@@ -225,6 +225,7 @@ final class CheckHandler extends Handler.Abstract {
           .append("\",\"breaker\":\"").append(state)
           .append("\",\"nodes\":").append(l.activeNodes())
           .append(",\"keys\":").append(l.keys())
+          .append(",\"storeOutOfMemory\":").append(l.storeOutOfMemoryErrors())
           .append('}');
     }
     // DEGRADED still answers 200: while the store is down the fallback policy keeps deciding

@@ -1,5 +1,6 @@
 package io.sluice.http.serve;
 
+import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.StoreFailurePolicy;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -22,6 +23,7 @@ final class ServeArgs {
         "  --redis URI             Redis store (redis://host:port); without it an embedded Hazelcast member",
         "  --redis-cluster         the Redis URI names a Redis Cluster node",
         "  --redis-timeout D       Redis command and handshake timeout (default 500ms)",
+        "  --redis-eviction-check C  refuse (default), warn or off: a Redis that may evict keys (maxmemory-policy)",
         "  --hazelcast-cluster N   the embedded member's cluster name (default " + ServeConfig.DEFAULT_HAZELCAST_CLUSTER + ")",
         "  --key-prefix P          prefix of the store's keys (default " + ServeConfig.DEFAULT_KEY_PREFIX + ")",
         "  --node-id ID            this process's id in the store (default random)",
@@ -111,6 +113,13 @@ final class ServeArgs {
           break;
         case "--max-threads":
           b.maxThreads(intOf(name, value));
+          break;
+        case "--redis-eviction-check":
+          try {
+            b.redisEvictionCheck(RedisStoreConfig.EvictionCheck.valueOf(value.toUpperCase(Locale.ROOT)));
+          } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(name + ": refuse, warn or off, got " + value, e);
+          }
           break;
         case "--body-timeout":
           b.bodyTimeout(LimitSpec.duration(value, name));

@@ -43,6 +43,7 @@ public final class ServeConfig {
   private final int maxKeyLength;
   private final int maxThreads;
   private final Duration bodyTimeout;
+  private final RedisStoreConfig.EvictionCheck redisEvictionCheck;
 
   private ServeConfig(Builder b) {
     this.host = b.host;
@@ -61,6 +62,7 @@ public final class ServeConfig {
     this.maxKeyLength = b.maxKeyLength;
     this.maxThreads = b.maxThreads;
     this.bodyTimeout = b.bodyTimeout;
+    this.redisEvictionCheck = b.redisEvictionCheck;
   }
 
   public static Builder builder() {
@@ -132,6 +134,11 @@ public final class ServeConfig {
     return maxThreads;
   }
 
+  /** What connecting to Redis does when the server may evict Sluice's keys (see RedisStoreConfig). */
+  public RedisStoreConfig.EvictionCheck redisEvictionCheck() {
+    return redisEvictionCheck;
+  }
+
   /** How long a check's body may take to arrive before the answer is 408. */
   public Duration bodyTimeout() {
     return bodyTimeout;
@@ -154,6 +161,7 @@ public final class ServeConfig {
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
     private int maxThreads = DEFAULT_MAX_THREADS;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
+    private RedisStoreConfig.EvictionCheck redisEvictionCheck = RedisStoreConfig.EvictionCheck.REFUSE;
 
     Builder() {
     }
@@ -301,6 +309,15 @@ public final class ServeConfig {
         throw new IllegalArgumentException("bodyTimeout: must be 1 ms to 10 minutes, got " + timeout);
       }
       this.bodyTimeout = timeout;
+      return this;
+    }
+
+    /** What connecting to Redis does when the server may evict Sluice's keys: refuse (default), warn, off. */
+    public Builder redisEvictionCheck(RedisStoreConfig.EvictionCheck check) {
+      if (check == null) {
+        throw new IllegalArgumentException("redisEvictionCheck: must not be null");
+      }
+      this.redisEvictionCheck = check;
       return this;
     }
 

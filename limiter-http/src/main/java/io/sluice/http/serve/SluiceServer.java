@@ -94,7 +94,7 @@ public final class SluiceServer implements AutoCloseable {
       if (config.redisUri() != null) {
         store = connectRedis(RedisStoreConfig.builder(config.redisUri())
             .keyPrefix(config.keyPrefix()).cluster(config.redisCluster())
-            .commandTimeout(config.redisTimeout()).build());
+            .commandTimeout(config.redisTimeout()).evictionCheck(config.redisEvictionCheck()).build());
       } else {
         store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
             .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
