@@ -88,7 +88,10 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
     }
-    uri.setTimeout(config.commandTimeout());
+    // the URI's timeout is Lettuce's handshake timeout (commands have their own, below): a busy host
+    // may take longer to set a connection up than to answer a command
+    uri.setTimeout(config.connectTimeout().compareTo(config.commandTimeout()) > 0 ? config.connectTimeout()
+        : config.commandTimeout());
     ClientOptions.Builder optionsBuilder = ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
         .requestQueueSize(config.requestQueueSize())
@@ -108,29 +111,31 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
         : RedisClient.create(resources, uri);
     StatefulConnection<byte[], byte[]> connection;
-    RedisScriptingAsyncCommands<byte[], byte[]> commands;
-    try {
-      if (client instanceof RedisClusterClient) {
-        RedisClusterClient cluster = (RedisClusterClient) client;
-        cluster.setOptions(ClusterClientOptions.builder(options)
-            // follow slot moves (MOVED/ASK answers, failovers) without waiting for a fixed period
-            .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().enableAllAdaptiveRefreshTriggers().build())
-            .build());
-        StatefulRedisClusterConnection<byte[], byte[]> c = cluster.connect(ByteArrayCodec.INSTANCE);
-        connection = c;
-        commands = c.async();
-      } else {
-        RedisClient single = (RedisClient) client;
-        single.setOptions(options);
-        StatefulRedisConnection<byte[], byte[]> c = single.connect(ByteArrayCodec.INSTANCE);
-        connection = c;
-        commands = c.async();
+    // a server that is starting (or a host busy starting several JVMs) refuses or stalls the first
+    // attempts: retried for up to the connect timeout, unless the server answered and said no
+    long deadline = System.nanoTime() + config.connectTimeout().toNanos();
+    while (true) {
+      try {
+        connection = open(client, options);
+        break;
+      } catch (RedisConnectionException e) {
+        boolean retry = !answered(e) && System.nanoTime() + CONNECT_RETRY_NANOS <= deadline;
+        if (retry) {
+          try {
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(CONNECT_RETRY_NANOS));
+            continue;
+          } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        client.shutdown(0, 0, TimeUnit.MILLISECONDS);
+        resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
+        throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
       }
-    } catch (RedisConnectionException e) {
-      client.shutdown(0, 0, TimeUnit.MILLISECONDS);
-      resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
-      throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
     }
+    RedisScriptingAsyncCommands<byte[], byte[]> commands = connection instanceof StatefulRedisClusterConnection
+        ? ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async()
+        : ((StatefulRedisConnection<byte[], byte[]>) connection).async();
     RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, commands);
     try {
       for (LuaScript script : SCRIPTS) {
@@ -152,6 +157,36 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       throw e;
     }
     return store;
+  }
+
+  private static final long CONNECT_RETRY_NANOS = 100_000_000L;
+
+  /** One connection attempt, standalone/Sentinel or cluster. */
+  private static StatefulConnection<byte[], byte[]> open(AbstractRedisClient client, ClientOptions options) {
+    if (client instanceof RedisClusterClient) {
+      RedisClusterClient cluster = (RedisClusterClient) client;
+      cluster.setOptions(ClusterClientOptions.builder(options)
+          // follow slot moves (MOVED/ASK answers, failovers) without waiting for a fixed period
+          .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().enableAllAdaptiveRefreshTriggers().build())
+          .build());
+      return cluster.connect(ByteArrayCodec.INSTANCE);
+    }
+    RedisClient single = (RedisClient) client;
+    single.setOptions(options);
+    return single.connect(ByteArrayCodec.INSTANCE);
+  }
+
+  /**
+   * Whether a failed connection attempt got an answer from the server (a wrong password, missing
+   * rights, a protocol error): retrying would only repeat it.
+   */
+  private static boolean answered(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof io.lettuce.core.RedisCommandExecutionException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

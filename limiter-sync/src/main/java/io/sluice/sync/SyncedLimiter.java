@@ -127,7 +127,26 @@ public final class SyncedLimiter implements AutoCloseable {
   private final LongAdder waitedNanos = new LongAdder();
   private long lastHeartbeat = Long.MIN_VALUE;
 
+  private static final System.Logger LOG = System.getLogger(SyncedLimiter.class.getName());
+  /** System.nanoTime after which a closing limiter starts no new batch (MAX_VALUE while open). */
+  private volatile long closeDeadline = Long.MAX_VALUE;
   private final ConcurrentHashMap<String, KeyView> views = new ConcurrentHashMap<>();
+  /** Where the flusher's sweep of idle views goes on from (flusher thread only). */
+  private Iterator<KeyView> sweep;
+  private static final int SWEEP_PER_SYNC = 4_096;
+  /** System.nanoTime of the last whole sweep of a full table (see {@link #view}). */
+  private volatile long lastFullSweep = System.nanoTime() - FULL_SWEEP_NANOS;
+  private static final long FULL_SWEEP_NANOS = 100_000_000L;
+  private static final java.lang.invoke.VarHandle LAST_FULL_SWEEP;
+
+  static {
+    try {
+      LAST_FULL_SWEEP = java.lang.invoke.MethodHandles.lookup().findVarHandle(SyncedLimiter.class, "lastFullSweep",
+          long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
   private final ConcurrentLinkedQueue<KeyView> dirty = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Delta> orphans = new ConcurrentLinkedQueue<>();
   private final ReentrantLock syncLock = new ReentrantLock();
@@ -975,7 +994,13 @@ public final class SyncedLimiter implements AutoCloseable {
       return v;
     }
     if (views.size() >= maxKeys) {
-      evictQuietViews();
+      // a full table is swept whole at most every 100 ms: between sweeps new keys share the overflow
+      // view, so a flood of new keys costs O(1) each, not a scan of the table each
+      long now = System.nanoTime();
+      long last = lastFullSweep;
+      if (now - last >= FULL_SWEEP_NANOS && LAST_FULL_SWEEP.compareAndSet(this, last, now)) {
+        evictQuietViews();
+      }
     }
     if (views.size() >= maxKeys) {
       overflowed.increment();
@@ -988,15 +1013,39 @@ public final class SyncedLimiter implements AutoCloseable {
   private void evictQuietViews() {
     long now = ticker.read();
     for (Iterator<KeyView> it = views.values().iterator(); it.hasNext(); ) {
-      KeyView v = it.next();
-      synchronized (v) {
-        settle(v);
-        boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
-        if (v.quiet() && !v.queued && over) {
-          it.remove();
-        }
+      dropIfOver(it, it.next(), now);
+    }
+  }
+
+  /** Under no monitor: drops the view if nothing of it is pending and its windows no longer weigh. */
+  private void dropIfOver(Iterator<KeyView> it, KeyView v, long now) {
+    synchronized (v) {
+      settle(v);
+      boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
+      if (v.quiet() && !v.queued && over) {
+        it.remove();
       }
     }
+  }
+
+  /**
+   * On the flusher thread, at each sync: looks at up to {@link #SWEEP_PER_SYNC} more views and drops
+   * those whose windows are over with nothing pending, so idle keys give their memory back without
+   * waiting for the table to fill (a pass over a million keys takes a few hundred syncs).
+   */
+  void sweepSome() {
+    long now = ticker.read();
+    Iterator<KeyView> it = sweep;
+    for (int i = 0; i < SWEEP_PER_SYNC; i++) {
+      if (it == null || !it.hasNext()) {
+        it = views.values().iterator(); // weakly consistent: views added meanwhile are seen next time round
+        if (!it.hasNext()) {
+          break;
+        }
+      }
+      dropIfOver(it, it.next(), now);
+    }
+    sweep = it;
   }
 
   /**
@@ -1065,6 +1114,7 @@ public final class SyncedLimiter implements AutoCloseable {
           heartbeatNow();
         }
         syncNow();
+        sweepSome();
       } catch (RuntimeException e) {
         storeFailures.increment(); // kept for the next round; the loop must survive anything
       }
@@ -1091,7 +1141,27 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   private boolean sync(boolean everything) {
-    syncLock.lock();
+    return sync(everything, Long.MAX_VALUE);
+  }
+
+  /**
+   * A sync that starts no new batch after {@code deadline} (System.nanoTime; a batch under way may
+   * take up to the flush timeout more) and, once the limiter is closing, none after its deadline:
+   * what is left stays unsent. False when the lock was not had by the deadline or anything is left.
+   */
+  private boolean sync(boolean everything, long deadline) {
+    if (deadline == Long.MAX_VALUE) {
+      syncLock.lock();
+    } else {
+      try {
+        if (!syncLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+          return false;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
     try {
       for (Iterator<Map.Entry<Integer, InFlight>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
         InFlight f = it.next().getValue();
@@ -1186,6 +1256,14 @@ public final class SyncedLimiter implements AutoCloseable {
         List<Pending> list = e.getValue();
         for (int from = 0; from < list.size(); from += store.maxBatchSize()) {
           List<Pending> part = list.subList(from, Math.min(list.size(), from + store.maxBatchSize()));
+          if (System.nanoTime() > Math.min(deadline, closeDeadline)) {
+            // out of time (closing): the rest stays unsent, for the caller to report
+            for (Pending p : list.subList(from, list.size())) {
+              requeue(p);
+            }
+            all = false;
+            break;
+          }
           InFlight f = new InFlight(batch(e.getKey(), part), List.copyOf(part));
           if (!send(f)) {
             inFlight.put(e.getKey(), f);
@@ -1498,24 +1576,36 @@ public final class SyncedLimiter implements AutoCloseable {
     return Math.max(1, registeredNodes);
   }
 
-  /** Stops the flusher and flushes what is left, retrying for up to the flush timeout. */
+  /**
+   * Stops the flusher and flushes what is left, retrying until the flush timeout has passed: returns
+   * within about twice the flush timeout (a store call under way at the deadline may take one flush
+   * timeout more). What could not be flushed in that time (the store unreachable, or too much left)
+   * is lost to the store: a warning says how many permits, and {@link #pending()} still counts them.
+   */
   @Override
   public void close() {
     if (closed) {
       return;
     }
+    long deadline = System.nanoTime() + flushTimeout.toNanos();
+    closeDeadline = deadline;
     closed = true;
     if (flusher != null) {
       LockSupport.unpark(flusher);
       try {
-        flusher.join(flushTimeout.toMillis() + 1_000);
+        flusher.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     }
-    long deadline = System.nanoTime() + flushTimeout.toNanos();
-    while (!flushAll() && System.nanoTime() < deadline) {
+    while (!sync(true, deadline) && System.nanoTime() < deadline) {
       LockSupport.parkNanos(10_000_000L);
+    }
+    long left = pending();
+    if (left > 0) {
+      LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}) closed with {2} admitted permits not"
+          + " flushed to the store within the flush timeout ({3} ms): the store does not count them", limit.name(),
+          nodeId, left, flushTimeout.toMillis());
     }
   }
 

@@ -153,6 +153,25 @@ class RedisCounterStoreIT extends CounterStoreContract {
         .hasMessageStartingWith("commandTimeout:");
   }
 
+  /**
+   * A server that comes up while a node connects (several processes starting at once) is reached: the
+   * attempts are retried for up to the connect timeout, and the handshake has the connect timeout too.
+   */
+  @Test
+  void connectingRetriesUntilTheServerIsUpWithinTheConnectTimeout() throws Exception {
+    int port = RedisServer.freePort();
+    java.util.concurrent.CompletableFuture<RedisCounterStore> connecting = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> RedisCounterStore.connect(RedisStoreConfig.builder("redis://127.0.0.1:" + port)
+            .connectTimeout(Duration.ofSeconds(20)).build()));
+    Thread.sleep(700);
+    assertThat(connecting).as("still trying while nothing listens").isNotDone();
+    try (RedisServer late = RedisServer.start(port);
+        RedisCounterStore store = connecting.get(30, TimeUnit.SECONDS)) {
+      assertThat(flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(window, "late", 100, 2)))).current(0))
+          .isEqualTo(2);
+    }
+  }
+
   @Test
   void oversizeBatchesAndBadDeltasAreRejected() {
     try (RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).maxBatchSize(2).build())) {

@@ -368,4 +368,84 @@ class SyncedLimiterTest {
     assertThatThrownBy(() -> node.tryAcquire("")).hasMessageStartingWith("key:");
     assertThatThrownBy(() -> node.tryAcquire("k", 1_001)).hasMessageStartingWith("cost:");
   }
+
+  /**
+   * close() keeps to its bound however much is left: against a store that answers, but slowly (20 ms
+   * a call, 4 deltas a batch: 2,500 batches for 10,000 keys, 50 s to send them all), it stops starting
+   * batches at the flush timeout, and {@link SyncedLimiter#pending()} still counts what it left.
+   */
+  @Test
+  void closeReturnsWithinItsBoundAndCountsWhatItCouldNotFlush() {
+    FlakyMemoryStore fast = new FlakyMemoryStore(9); // keeps no claims: permits wait as unsent
+    java.util.concurrent.atomic.AtomicBoolean slowNow = new java.util.concurrent.atomic.AtomicBoolean();
+    CounterStore slow = new CounterStore() {
+      @Override
+      public int group(Counter counter, String key) {
+        return 0;
+      }
+
+      @Override
+      public int maxBatchSize() {
+        return fast.maxBatchSize();
+      }
+
+      @Override
+      public java.util.concurrent.CompletionStage<FlushResult> flush(Batch batch) {
+        if (slowNow.get()) {
+          java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+        }
+        return fast.flush(batch);
+      }
+
+      @Override
+      public java.util.concurrent.CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+        return fast.heartbeat(nodeId, nowMillis, ttl);
+      }
+
+      @Override
+      public void close() {
+      }
+    };
+    Limit big = Limit.fixedWindow("big").limit(1_000_000).window(Duration.ofHours(1)).build();
+    SyncedLimiter node = SyncedLimiter.builder(big, slow).nodeId("c").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).flushTimeout(Duration.ofMillis(500)).claimTimeout(Duration.ofMillis(500))
+        .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(100_000).minimumNumberOfCalls(100_000).build())
+        .build();
+    node.tryAcquire("warm");
+    node.flushAll(); // the store's answer shows it keeps no claims
+    for (int i = 0; i < 10_000; i++) {
+      assertThat(node.tryAcquire("k" + i)).isTrue();
+    }
+    assertThat(node.pending()).isEqualTo(10_000);
+    slowNow.set(true);
+    long start = System.nanoTime();
+    node.close();
+    long took = System.nanoTime() - start;
+    assertThat(took).as("close() returned (bound: about twice the flush timeout)").isLessThan(10_000_000_000L);
+    assertThat(node.pending()).as("what it could not flush is still counted").isPositive();
+    assertThat(fast.total()).as("what it flushed is in the store").isEqualTo(10_001 - node.pending());
+  }
+
+  /**
+   * Idle views go when their windows are over, without the table filling: the flusher looks at a few
+   * thousand views each sync and drops those with nothing pending whose windows no longer weigh.
+   */
+  @Test
+  void idleViewsAreDroppedOnceTheirWindowsAreOver() {
+    SyncedLimiter node = SyncedLimiter.builder(perMinute, new MemoryStore()).nodeId("s").ticker(ticker)
+        .autoSync(false).activeNodes(() -> 1).build();
+    for (int i = 0; i < 5_000; i++) {
+      node.tryAcquire("idle-" + i);
+    }
+    node.flushAll();
+    node.sweepSome();
+    assertThat(node.keys()).as("their window still counts").isEqualTo(5_000);
+    ticker.advance(Duration.ofMinutes(2));
+    for (int i = 0; i < 3 && node.keys() > 0; i++) {
+      node.flushAll(); // (claims given up once idle)
+      node.sweepSome();
+    }
+    assertThat(node.keys()).isZero();
+    node.close();
+  }
 }

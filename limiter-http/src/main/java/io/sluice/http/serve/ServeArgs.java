@@ -34,6 +34,7 @@ final class ServeArgs {
         "  --max-key-length N      longest key (default " + ServeConfig.DEFAULT_MAX_KEY_LENGTH + ")",
         "  --max-threads N         server threads (default " + ServeConfig.DEFAULT_MAX_THREADS + ")",
         "  --body-timeout D        how long a /check body may take to arrive, then 408 (default 10s)",
+        "  --max-keys N            keys each limit keeps in memory (default " + ServeConfig.DEFAULT_MAX_KEYS + ")",
         "  --help                  this text");
   }
 
@@ -120,6 +121,9 @@ final class ServeArgs {
           } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(name + ": refuse, warn or off, got " + value, e);
           }
+          break;
+        case "--max-keys":
+          b.maxKeys(intOf(name, value));
           break;
         case "--body-timeout":
           b.bodyTimeout(LimitSpec.duration(value, name));

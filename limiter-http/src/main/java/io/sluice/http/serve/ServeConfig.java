@@ -22,6 +22,7 @@ public final class ServeConfig {
   public static final int DEFAULT_MAX_KEY_LENGTH = 256;
   public static final int DEFAULT_MAX_THREADS = 200;
   public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(10);
+  public static final int DEFAULT_MAX_KEYS = 1_000_000;
   public static final String DEFAULT_KEY_PREFIX = "sluice";
   public static final String DEFAULT_HAZELCAST_CLUSTER = "sluice";
   /** Most limits one sidecar serves: each has its own flusher thread. */
@@ -44,6 +45,7 @@ public final class ServeConfig {
   private final int maxThreads;
   private final Duration bodyTimeout;
   private final RedisStoreConfig.EvictionCheck redisEvictionCheck;
+  private final int maxKeys;
 
   private ServeConfig(Builder b) {
     this.host = b.host;
@@ -63,6 +65,7 @@ public final class ServeConfig {
     this.maxThreads = b.maxThreads;
     this.bodyTimeout = b.bodyTimeout;
     this.redisEvictionCheck = b.redisEvictionCheck;
+    this.maxKeys = b.maxKeys;
   }
 
   public static Builder builder() {
@@ -139,6 +142,11 @@ public final class ServeConfig {
     return redisEvictionCheck;
   }
 
+  /** Most keys each limit keeps a view of (beyond it new keys share one overflow view; see SyncedLimiter). */
+  public int maxKeys() {
+    return maxKeys;
+  }
+
   /** How long a check's body may take to arrive before the answer is 408. */
   public Duration bodyTimeout() {
     return bodyTimeout;
@@ -162,6 +170,7 @@ public final class ServeConfig {
     private int maxThreads = DEFAULT_MAX_THREADS;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
     private RedisStoreConfig.EvictionCheck redisEvictionCheck = RedisStoreConfig.EvictionCheck.REFUSE;
+    private int maxKeys = DEFAULT_MAX_KEYS;
 
     Builder() {
     }
@@ -309,6 +318,18 @@ public final class ServeConfig {
         throw new IllegalArgumentException("bodyTimeout: must be 1 ms to 10 minutes, got " + timeout);
       }
       this.bodyTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Most keys each limit keeps a view of in memory (about 400 bytes each); beyond it new keys share one
+     * overflow view until idle ones are dropped.
+     */
+    public Builder maxKeys(int keys) {
+      if (keys < 1 || keys > 100_000_000) {
+        throw new IllegalArgumentException("maxKeys: must be 1 to 100000000, got " + keys);
+      }
+      this.maxKeys = keys;
       return this;
     }
 

@@ -105,6 +105,7 @@ public final class SluiceServer implements AutoCloseable {
             .batchSize(config.batchSize())
             .syncInterval(config.syncInterval())
             .onStoreFailure(config.onStoreFailure())
+            .maxKeys(config.maxKeys())
             .nodeId(nodeId)
             .build());
       }

@@ -15,7 +15,8 @@ class ServeArgsTest {
         "--port", "0", "--host=::1", "--redis", "redis://127.0.0.1:7000", "--batch-size", "1",
         "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
         "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s",
-        "--body-timeout", "3s", "--redis-eviction-check", "warn"});
+        "--body-timeout", "3s", "--redis-eviction-check", "warn",
+        "--max-keys", "5000"});
     assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
     assertThat(c.port()).isZero();
     assertThat(c.host()).isEqualTo("::1");
@@ -30,6 +31,7 @@ class ServeArgsTest {
     assertThat(c.maxThreads()).isEqualTo(32);
     assertThat(c.redisTimeout()).isEqualTo(Duration.ofSeconds(2));
     assertThat(c.bodyTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.maxKeys()).isEqualTo(5000);
     assertThat(c.redisEvictionCheck()).isEqualTo(io.sluice.sync.RedisStoreConfig.EvictionCheck.WARN);
     assertThat(ServeArgs.parse(new String[] {"--limit", "api=1/1m"}).bodyTimeout()).isEqualTo(Duration.ofSeconds(10));
     // exact checking on the embedded Hazelcast store too
