@@ -285,6 +285,30 @@ class ChaosIT {
     }
   }
 
+  /**
+   * Redis hangs (SIGSTOP, a paused container) with its connections open: every call waits its full
+   * timeout instead of failing fast. The nodes must go on deciding by their policies within a call
+   * timeout (the claim timeout for a decision that asks), not deny while the breaker counts timeouts.
+   */
+  @Test
+  @Order(9)
+  void redisFrozen() throws Exception {
+    Map<StoreFailurePolicy, GroupResult> results;
+    try (ChaosRun run = run("redis-freeze")) {
+      run.baseline();
+      run.faultStarts();
+      rig.freezeRedis();
+      try {
+        run.hold(Duration.ofSeconds(5));
+      } finally {
+        rig.thawRedis();
+      }
+      run.healed();
+      results = run.finish();
+    }
+    check(9, "Redis frozen (SIGSTOP) 5 s, connections open", results, NODES, NODES, true, false);
+  }
+
   // ------------------------------------------------------------------ helpers
 
   private static ChaosRun run(String scenario) {

@@ -45,6 +45,12 @@ interface ChaosRig extends AutoCloseable {
   /** Starts Redis again at the same address, empty. */
   void startRedis();
 
+  /** Freezes Redis (SIGSTOP; a container is paused): connections stay up, nothing is answered. */
+  void freezeRedis();
+
+  /** Resumes a frozen Redis, with its data. */
+  void thawRedis();
+
   @Override
   void close();
 

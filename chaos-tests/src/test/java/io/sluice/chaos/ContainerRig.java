@@ -101,6 +101,16 @@ final class ContainerRig implements ChaosRig {
   }
 
   @Override
+  public void freezeRedis() {
+    redis.getDockerClient().pauseContainerCmd(redis.getContainerId()).exec();
+  }
+
+  @Override
+  public void thawRedis() {
+    redis.getDockerClient().unpauseContainerCmd(redis.getContainerId()).exec();
+  }
+
+  @Override
   public void close() {
     try {
       toxiproxy.stop();

@@ -70,6 +70,16 @@ final class LocalRig implements ChaosRig {
   }
 
   @Override
+  public void freezeRedis() {
+    redis.freeze();
+  }
+
+  @Override
+  public void thawRedis() {
+    redis.thaw();
+  }
+
+  @Override
   public void close() {
     try {
       toxiproxy.close();

@@ -314,12 +314,18 @@ public final class SyncedLimiter implements AutoCloseable {
     }
     long w = Math.floorDiv(now, windowNanos);
     KeyView view = view(key);
-    boolean admit;
+    boolean admit = false;
     boolean urgent = false;
     boolean fromLease = false;
-    long remaining;
+    long remaining = 0;
     long retryAfter = 0;
+    boolean retired = false;
+    decision:
     synchronized (view) {
+      if (view.retired) {
+        retired = true; // dropped from the table as idle after this thread found it: decided on its successor below
+        break decision;
+      }
       settle(view);
       view.roll(w, orphanSink);
       boolean asked = false; // at most one store call per decision
@@ -515,6 +521,9 @@ public final class SyncedLimiter implements AutoCloseable {
       }
       break;
       }
+    }
+    if (retired) {
+      return decide(key, cost, rich);
     }
     if (urgent) {
       requestSync();
@@ -1024,6 +1033,8 @@ public final class SyncedLimiter implements AutoCloseable {
       boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
       if (v.quiet() && !v.queued && over) {
         it.remove();
+        // a decision that found the view before it went decides again, on the key's new view
+        v.retired = true;
       }
     }
   }

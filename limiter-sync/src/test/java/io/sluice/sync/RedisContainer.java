@@ -57,6 +57,14 @@ final class RedisContainer implements AutoCloseable {
     return container.getLogs();
   }
 
+  void pause() {
+    container.getDockerClient().pauseContainerCmd(container.getContainerId()).exec();
+  }
+
+  void unpause() {
+    container.getDockerClient().unpauseContainerCmd(container.getContainerId()).exec();
+  }
+
   @Override
   public void close() {
     container.stop();

@@ -160,6 +160,41 @@ public final class RedisServer implements AutoCloseable {
     return port;
   }
 
+  /**
+   * Freezes the server ({@code SIGSTOP}; a container is paused): connections stay open and nothing is
+   * answered, as when Redis hangs on a slow disk, a fork or a debugger. {@link #thaw()} resumes it.
+   */
+  public void freeze() {
+    if (container != null) {
+      container.pause();
+      return;
+    }
+    signal("-STOP");
+  }
+
+  /** Resumes a frozen server ({@code SIGCONT}). */
+  public void thaw() {
+    if (container != null) {
+      container.unpause();
+      return;
+    }
+    signal("-CONT");
+  }
+
+  private void signal(String signal) {
+    try {
+      int exit = new ProcessBuilder("kill", signal, Long.toString(process.pid())).inheritIO().start().waitFor();
+      if (exit != 0) {
+        throw new IllegalStateException("kill " + signal + " " + process.pid() + " exited with " + exit);
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot signal redis-server: " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while signalling redis-server", e);
+    }
+  }
+
   public String uri() {
     return "redis://127.0.0.1:" + port;
   }
