@@ -280,6 +280,11 @@ public final class SyncedLimiter implements AutoCloseable {
    * {@link #tryAcquire} allocates nothing.
    */
   private Decision decide(String key, long cost, boolean rich) {
+    return decide(key, cost, rich, false);
+  }
+
+  /** {@code exactTried}: an exact check failed already (a retry on a retired view must not repeat it). */
+  private Decision decide(String key, long cost, boolean rich, boolean exactTried) {
     if (key == null || key.isEmpty()) {
       throw new IllegalArgumentException("key: must not be null or empty");
     }
@@ -303,7 +308,7 @@ public final class SyncedLimiter implements AutoCloseable {
       }
     }
     boolean fallback = storeDown();
-    if (exact != null && !fallback) {
+    if (exact != null && !fallback && !exactTried) {
       long askedAt = System.nanoTime();
       ExactResult r = guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
       waited(askedAt);
@@ -312,6 +317,7 @@ public final class SyncedLimiter implements AutoCloseable {
       }
       fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
     }
+    fallback |= exactTried;
     long w = Math.floorDiv(now, windowNanos);
     KeyView view = view(key);
     boolean admit = false;
@@ -333,6 +339,10 @@ public final class SyncedLimiter implements AutoCloseable {
       boolean took = false; // the claim call counted this decision's permit (a take)
       boolean takeUnsettled = false; // the claim call with this decision's take failed: a flush settles it
       while (true) {
+      if (view.retired && !took && !takeUnsettled) {
+        retired = true; // dropped while this decision waited for a release, before it took anything
+        break decision;
+      }
       settle(view); // (another thread may have been granted credit while this one waited)
       urgent = false;
       fromLease = false;
@@ -523,7 +533,7 @@ public final class SyncedLimiter implements AutoCloseable {
       }
     }
     if (retired) {
-      return decide(key, cost, rich);
+      return decide(key, cost, rich, exact != null);
     }
     if (urgent) {
       requestSync();
@@ -607,6 +617,7 @@ public final class SyncedLimiter implements AutoCloseable {
     Batch batch = new Batch(nodeId + "/" + limit.name(), store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
         deltas);
     long askedAt = System.nanoTime();
+    v.claimCallSentAt = askedAt;
     FlushResult result = guarded(() -> store.flush(batch), claimTimeout);
     waited(askedAt);
     if (result == null) {
@@ -1022,17 +1033,20 @@ public final class SyncedLimiter implements AutoCloseable {
   private void evictQuietViews() {
     long now = ticker.read();
     for (Iterator<KeyView> it = views.values().iterator(); it.hasNext(); ) {
-      dropIfOver(it, it.next(), now);
+      dropIfOver(it.next(), now);
     }
   }
 
   /** Under no monitor: drops the view if nothing of it is pending and its windows no longer weigh. */
-  private void dropIfOver(Iterator<KeyView> it, KeyView v, long now) {
+  private void dropIfOver(KeyView v, long now) {
     synchronized (v) {
+      if (v.retired) {
+        return; // (a weakly consistent iterator may show a view another sweep already dropped)
+      }
       settle(v);
       boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
-      if (v.quiet() && !v.queued && over) {
-        it.remove();
+      // remove(key, value): the iterator's remove would drop whatever view the key has now
+      if (v.quiet() && !v.queued && over && views.remove(v.key, v)) {
         // a decision that found the view before it went decides again, on the key's new view
         v.retired = true;
       }
@@ -1054,7 +1068,7 @@ public final class SyncedLimiter implements AutoCloseable {
           break;
         }
       }
-      dropIfOver(it, it.next(), now);
+      dropIfOver(it.next(), now);
     }
     sweep = it;
   }
@@ -1369,8 +1383,10 @@ public final class SyncedLimiter implements AutoCloseable {
         p.view.deniedUnsent += p.delta.denied();
       } else if (p.delta.window() == p.view.window - 1) {
         p.view.unsentPrev += p.delta.amount();
-      } else {
-        orphans.add(p.delta);
+      } else if (p.delta.amount() > 0) {
+        // (its permits only: a settle stays with the view, which sends it again; an orphaned copy as
+        // well would settle twice)
+        orphans.add(new Delta(counter, p.delta.key(), p.delta.window(), p.delta.amount()));
       }
       if (!p.view.queued) {
         p.view.queued = true;
@@ -1388,6 +1404,7 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   private boolean send(InFlight f) {
+    f.sentAt = System.nanoTime();
     FlushResult result = guarded(() -> store.flush(f.batch));
     if (result == null) {
       return false;
@@ -1420,7 +1437,14 @@ public final class SyncedLimiter implements AutoCloseable {
         long w = p.delta.window();
         if (w == v.window) {
           v.pendingCur -= p.delta.amount();
-          takeAnswer(v, p.delta, result, i, now, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros()));
+          if (f.sentAt < v.claimCallSentAt) {
+            // a decision's claim call went out after this flush and was answered first: which of the
+            // two the store ran last is not known here (Redis runs them in order, Hazelcast may not),
+            // so the view keeps the smaller claim and the larger count of the two answers
+            mergeOlderAnswer(v, result, i);
+          } else {
+            takeAnswer(v, p.delta, result, i, now, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros()));
+          }
         } else if (w == v.window - 1) {
           v.globalPrev = result.current(i);
           v.pendingPrev -= p.delta.amount();
@@ -1430,6 +1454,21 @@ public final class SyncedLimiter implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /**
+   * Under the view's monitor: an answer to a flush sent before the view's last claim call and answered
+   * after it. A claim call with a take leaves a smaller claim than the flush before it did, so the
+   * later-arriving answer must not raise the claim back: the view keeps the smaller claim, the smaller
+   * part of the fading and the larger counts (under-use at worst, never over-admission).
+   */
+  private void mergeOlderAnswer(KeyView v, FlushResult result, int i) {
+    v.globalCur = Math.max(v.globalCur, result.current(i));
+    v.globalPrev = Math.max(v.globalPrev, result.previous(i));
+    if (claimsKept && result.claim(i) >= 0 && v.claim >= 0) {
+      v.claim = Math.min(v.claim, result.claim(i));
+      v.claimNodes = Math.min(v.claimNodes, result.split(i));
+    }
   }
 
   /**
@@ -1705,6 +1744,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private static final class InFlight {
     final Batch batch;
     final List<Pending> parts;
+    /** System.nanoTime when the batch was last sent. */
+    long sentAt;
 
     InFlight(Batch batch, List<Pending> parts) {
       this.batch = batch;
