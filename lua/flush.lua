@@ -133,22 +133,27 @@ end
 -- claims the one before that too) and make the key live through the next window (the TTL covers
 -- this window and the one after it, where this count still weighs), never shortening a TTL the
 -- coordinator set for a longer share lease
+-- drops the key's fields of windows before `keep`: one HDEL for up to 500 of them (unpack has a
+-- stack limit)
+local function dropWindowsBefore(key, keep)
+  local old = {}
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    local fw = windowOf(f)
+    if fw ~= nil and fw < keep then
+      old[#old + 1] = f
+    end
+  end
+  for from = 1, #old, 500 do
+    redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
+  end
+end
+
 local function firstWrite(key, w, ttl, keep)
   local pttl = redis.call('PTTL', key)
   -- -1: the write just made created the key (every key of ours has a TTL), so it holds no older
   -- window to drop (a key seen now and then, the common case, costs two commands here, not four)
   if pttl ~= -1 then
-    local old = {}
-    for _, f in ipairs(redis.call('HKEYS', key)) do
-      local fw = windowOf(f)
-      if fw ~= nil and fw < keep then
-        old[#old + 1] = f
-      end
-    end
-    -- one command for up to 500 of them (unpack has a stack limit)
-    for from = 1, #old, 500 do
-      redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
-    end
+    dropWindowsBefore(key, keep)
   end
   if pttl < tonumber(ttl) then
     redis.call('PEXPIRE', key, ttl)
@@ -169,16 +174,7 @@ local function firstWindowWrite(key, w, keep, dropped)
   if w - dropped < 4 then
     return nil
   end
-  local old = {}
-  for _, f in ipairs(redis.call('HKEYS', key)) do
-    local fw = windowOf(f)
-    if fw ~= nil and fw < keep then
-      old[#old + 1] = f
-    end
-  end
-  for from = 1, #old, 500 do
-    redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
-  end
+  dropWindowsBefore(key, keep)
   return w
 end
 

@@ -338,7 +338,16 @@ public final class SyncedLimiter implements AutoCloseable {
       boolean awaited = false; // and at most one wait for a flush that gives a claim up
       boolean took = false; // the claim call counted this decision's permit (a take)
       boolean takeUnsettled = false; // the claim call with this decision's take failed: a flush settles it
+      int step = NO_STEP; // what the last claimStep did, taken in at the top of the loop
       while (true) {
+      if (step != NO_STEP) {
+        asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
+        awaited |= step == WAITED || step == WAIT_FAILED;
+        took |= step == TAKEN;
+        takeUnsettled |= step == TAKE_FAILED;
+        fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
+        step = NO_STEP;
+      }
       if (view.retired && !took && !takeUnsettled) {
         retired = true; // dropped while this decision waited for a release, before it took anything
         break decision;
@@ -414,12 +423,7 @@ public final class SyncedLimiter implements AutoCloseable {
             // an old view: only the store knows, ask it now (its answer refreshes the counts) and
             // decide again. (A fresh view over the limit with this node's own permits is at the
             // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-            int step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
-            asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
-            awaited |= step == WAITED || step == WAIT_FAILED;
-            took |= step == TAKEN;
-            takeUnsettled |= step == TAKE_FAILED;
-            fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
+            step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
             continue;
           }
         }
@@ -432,12 +436,7 @@ public final class SyncedLimiter implements AutoCloseable {
           // pays never gets here). Only where the store had less than a decision needed, within the
           // last sync interval, does the node deny without asking (the other nodes give claims they
           // do not use up at their regular syncs).
-          int step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
-          asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
-          awaited |= step == WAITED || step == WAIT_FAILED;
-          took |= step == TAKEN;
-          takeUnsettled |= step == TAKE_FAILED;
-          fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
+          step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
           continue;
         }
         if (own + cost > allowance) {
@@ -703,6 +702,7 @@ public final class SyncedLimiter implements AutoCloseable {
   private static final int WAIT_FAILED = 3;
   private static final int TAKEN = 4;
   private static final int TAKE_FAILED = 5;
+  private static final int NO_STEP = -1;
 
   /**
    * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at
