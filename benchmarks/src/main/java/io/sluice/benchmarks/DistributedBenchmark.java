@@ -408,15 +408,8 @@ public final class DistributedBenchmark {
     String prefix = "oa" + (++runNumber);
     String where = "over-admission, " + impl.label() + (burst ? ", burst" : "");
     long windowNanos = spec.window().toNanos();
-    List<Node> nodes = new ArrayList<>();
-    try {
-      for (int i = 0; i < OA_NODES; i++) {
-        nodes.add(impl.factory().create(uri, spec, prefix, i));
-      }
-    } catch (Exception e) {
-      failures.add(where + ": cannot create the nodes: " + e);
-      e.printStackTrace();
-      nodes.forEach(DistributedNodes.Node::close);
+    List<Node> nodes = createNodes(uri, spec, impl, prefix, where);
+    if (nodes == null) {
       return null;
     }
     // start at a window edge at least 2 s away: every Sluice node has heartbeated and seen the others
@@ -490,12 +483,7 @@ public final class DistributedBenchmark {
     waitUntil(start - 50_000_000L);
     resetStats();
     long callsBefore = storeCalls(nodes);
-    for (Thread w : workers) {
-      w.join(OA_WINDOWS * windowNanos / 1_000_000 + 15_000);
-      if (w.isAlive()) {
-        failures.add(where + ": thread " + w.getName() + " still running 15 s after the end");
-      }
-    }
+    joinWorkers(workers, OA_WINDOWS * windowNanos, where);
     Map<String, Long> mix = commandStats();
     StringBuilder stats = new StringBuilder();
     long swallowed = 0;
@@ -508,13 +496,7 @@ public final class DistributedBenchmark {
       }
       swallowed += node.swallowedErrors();
     }
-    for (Node node : nodes) {
-      try {
-        node.close();
-      } catch (RuntimeException e) {
-        failures.add(where + ": close failed: " + e);
-      }
-    }
+    closeNodes(nodes, where);
     Map<Long, Long> storeCounts = new TreeMap<>();
     if (nodes.get(0) instanceof SluiceNode) {
       // what the store counted per window (the flush and exact scripts keep the latest one or two)
@@ -528,15 +510,7 @@ public final class DistributedBenchmark {
         }
       }
     }
-    for (Throwable e : thrown) {
-      if (e != null) {
-        failures.add(where + ": " + e);
-        e.printStackTrace();
-      }
-    }
-    if (swallowed > 0) {
-      failures.add(where + ": " + swallowed + " store failures inside the implementation");
-    }
+    reportFailures(thrown, swallowed, where);
     long[] admittedPerWindow = new long[OA_WINDOWS];
     long[] attemptsPerWindow = new long[OA_WINDOWS];
     long lateTotal = 0;
@@ -607,15 +581,8 @@ public final class DistributedBenchmark {
     String prefix = "mk" + (++runNumber);
     String where = "many keys, " + traffic.profile.name() + ", " + impl.label();
     Spec spec = new Spec(traffic.profile.limit(), OA_WINDOW, true);
-    List<Node> nodes = new ArrayList<>();
-    try {
-      for (int i = 0; i < OA_NODES; i++) {
-        nodes.add(impl.factory().create(uri, spec, prefix, i));
-      }
-    } catch (Exception e) {
-      failures.add(where + ": cannot create the nodes: " + e);
-      e.printStackTrace();
-      nodes.forEach(DistributedNodes.Node::close);
+    List<Node> nodes = createNodes(uri, spec, impl, prefix, where);
+    if (nodes == null) {
       return null;
     }
     long windowNanos = OA_WINDOW.toNanos();
@@ -654,32 +621,15 @@ public final class DistributedBenchmark {
     waitUntil(start - 50_000_000L);
     resetStats();
     long callsBefore = storeCalls(nodes);
-    for (Thread w : workers) {
-      w.join(MANY_KEYS_WINDOWS * windowNanos / 1_000_000 + 15_000);
-      if (w.isAlive()) {
-        failures.add(where + ": thread " + w.getName() + " still running 15 s after the end");
-      }
-    }
+    joinWorkers(workers, MANY_KEYS_WINDOWS * windowNanos, where);
     Map<String, Long> mix = commandStats();
     long callsAfter = storeCalls(nodes);
     long swallowed = 0;
     for (Node node : nodes) {
       swallowed += node.swallowedErrors();
-      try {
-        node.close();
-      } catch (RuntimeException e) {
-        failures.add(where + ": close failed: " + e);
-      }
     }
-    for (Throwable e : thrown) {
-      if (e != null) {
-        failures.add(where + ": " + e);
-        e.printStackTrace();
-      }
-    }
-    if (swallowed > 0) {
-      failures.add(where + ": " + swallowed + " store failures inside the implementation");
-    }
+    closeNodes(nodes, where);
+    reportFailures(thrown, swallowed, where);
     long lateTotal = 0;
     for (long l : late) {
       lateTotal += l;
@@ -719,6 +669,55 @@ public final class DistributedBenchmark {
     for (ManyKeys r : many) {
       md.append("- ").append(r.profile().name()).append(", ").append(r.impl().label()).append(": ")
           .append(r.commandMix()).append("\n");
+    }
+  }
+
+  /** {@link #OA_NODES} nodes of an implementation, or null (the failure recorded) when one cannot be made. */
+  private List<Node> createNodes(String uri, Spec spec, Impl impl, String prefix, String where) {
+    List<Node> nodes = new ArrayList<>();
+    try {
+      for (int i = 0; i < OA_NODES; i++) {
+        nodes.add(impl.factory().create(uri, spec, prefix, i));
+      }
+      return nodes;
+    } catch (Exception e) {
+      failures.add(where + ": cannot create the nodes: " + e);
+      e.printStackTrace();
+      nodes.forEach(DistributedNodes.Node::close);
+      return null;
+    }
+  }
+
+  /** Waits for a run's threads, {@code runNanos} and 15 s more each, recording those still running. */
+  private void joinWorkers(Thread[] workers, long runNanos, String where) throws InterruptedException {
+    for (Thread w : workers) {
+      w.join(runNanos / 1_000_000 + 15_000);
+      if (w.isAlive()) {
+        failures.add(where + ": thread " + w.getName() + " still running 15 s after the end");
+      }
+    }
+  }
+
+  private void closeNodes(List<Node> nodes, String where) {
+    for (Node node : nodes) {
+      try {
+        node.close();
+      } catch (RuntimeException e) {
+        failures.add(where + ": close failed: " + e);
+      }
+    }
+  }
+
+  /** Records what a run's threads threw and the store failures the implementations swallowed. */
+  private void reportFailures(Throwable[] thrown, long swallowed, String where) {
+    for (Throwable e : thrown) {
+      if (e != null) {
+        failures.add(where + ": " + e);
+        e.printStackTrace();
+      }
+    }
+    if (swallowed > 0) {
+      failures.add(where + ": " + swallowed + " store failures inside the implementation");
     }
   }
 
