@@ -30,28 +30,12 @@ class ClaimRaceTest {
   private static final int NODES = 4;
 
   /** The in-memory store, answering each call after a random delay on another thread. */
-  static final class SlowStore implements CounterStore {
-    private final MemoryStore inner;
+  static final class SlowStore extends ForwardingStore {
     private final ScheduledExecutorService answers;
 
     SlowStore(MemoryStore inner, ScheduledExecutorService answers) {
-      this.inner = inner;
+      super(inner);
       this.answers = answers;
-    }
-
-    @Override
-    public int group(Counter counter, String key) {
-      return inner.group(counter, key);
-    }
-
-    @Override
-    public boolean countsTakes() {
-      return inner.countsTakes();
-    }
-
-    @Override
-    public int maxBatchSize() {
-      return inner.maxBatchSize();
     }
 
     @Override
@@ -60,15 +44,6 @@ class ClaimRaceTest {
       CompletableFuture<FlushResult> later = new CompletableFuture<>();
       answers.schedule(() -> later.complete(r), ThreadLocalRandom.current().nextInt(3_000), TimeUnit.MICROSECONDS);
       return later;
-    }
-
-    @Override
-    public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-      return inner.heartbeat(nodeId, nowMillis, ttl);
-    }
-
-    @Override
-    public void close() {
     }
   }
 

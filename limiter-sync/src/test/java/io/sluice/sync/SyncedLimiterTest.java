@@ -378,32 +378,13 @@ class SyncedLimiterTest {
   void closeReturnsWithinItsBoundAndCountsWhatItCouldNotFlush() {
     FlakyMemoryStore fast = new FlakyMemoryStore(9); // keeps no claims: permits wait as unsent
     java.util.concurrent.atomic.AtomicBoolean slowNow = new java.util.concurrent.atomic.AtomicBoolean();
-    CounterStore slow = new CounterStore() {
-      @Override
-      public int group(Counter counter, String key) {
-        return 0;
-      }
-
-      @Override
-      public int maxBatchSize() {
-        return fast.maxBatchSize();
-      }
-
+    CounterStore slow = new ForwardingStore(fast) {
       @Override
       public java.util.concurrent.CompletionStage<FlushResult> flush(Batch batch) {
         if (slowNow.get()) {
           java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
         }
         return fast.flush(batch);
-      }
-
-      @Override
-      public java.util.concurrent.CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-        return fast.heartbeat(nodeId, nowMillis, ttl);
-      }
-
-      @Override
-      public void close() {
       }
     };
     Limit big = Limit.fixedWindow("big").limit(1_000_000).window(Duration.ofHours(1)).build();

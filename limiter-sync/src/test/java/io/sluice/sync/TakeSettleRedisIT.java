@@ -30,20 +30,10 @@ class TakeSettleRedisIT {
     RedisCounterStore redisStore = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).keyPrefix(prefix).build());
     AtomicInteger loseNextTakeAnswer = new AtomicInteger();
     AtomicInteger failNextNumbered = new AtomicInteger();
-    CounterStore store = new CounterStore() {
-      @Override
-      public int group(Counter counter, String key) {
-        return 0;
-      }
-
+    CounterStore store = new ForwardingStore(redisStore) {
       @Override
       public int maxBatchSize() {
         return 1; // every delta a part of its own: one failing part requeues the rest
-      }
-
-      @Override
-      public boolean countsTakes() {
-        return true;
       }
 
       @Override
@@ -57,16 +47,6 @@ class TakeSettleRedisIT {
           return CompletableFuture.failedFuture(new StoreUnavailableException("injected: applied, answer lost", null));
         }
         return CompletableFuture.completedFuture(r);
-      }
-
-      @Override
-      public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-        return redisStore.heartbeat(nodeId, nowMillis, ttl);
-      }
-
-      @Override
-      public void close() {
-        redisStore.close();
       }
     };
     Limit limit = Limit.fixedWindow("settle").limit(5).window(Duration.ofSeconds(1)).build();

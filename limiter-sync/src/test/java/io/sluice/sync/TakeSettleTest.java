@@ -72,30 +72,14 @@ class TakeSettleTest {
    * A store that loses the answers of calls it applied (claim-only calls with a take: 30%; numbered
    * flushes: 10%) or fails them before applying (10% of each), as a network that drops replies would.
    */
-  private static final class LosingStore implements CounterStore {
-    private final CounterStore inner;
+  private static final class LosingStore extends ForwardingStore {
     private final SplittableRandom random;
     volatile boolean faults = true;
     int lostTakes;
 
     LosingStore(CounterStore inner, long seed) {
-      this.inner = inner;
+      super(inner);
       this.random = new SplittableRandom(seed);
-    }
-
-    @Override
-    public int group(Counter counter, String key) {
-      return inner.group(counter, key);
-    }
-
-    @Override
-    public int maxBatchSize() {
-      return inner.maxBatchSize();
-    }
-
-    @Override
-    public boolean countsTakes() {
-      return inner.countsTakes();
     }
 
     @Override
@@ -112,16 +96,6 @@ class TakeSettleTest {
         return CompletableFuture.failedFuture(new StoreUnavailableException("injected: applied, answer lost", null));
       }
       return CompletableFuture.completedFuture(r);
-    }
-
-    @Override
-    public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-      return inner.heartbeat(nodeId, nowMillis, ttl);
-    }
-
-    @Override
-    public void close() {
-      inner.close();
     }
   }
 }
