@@ -13,6 +13,8 @@
 -- ARGV[3]      the node's time, microseconds since the epoch
 -- ARGV[4]      the demand index's TTL in ms, or 0 when the batch has no regional deltas
 -- ARGV[5]      the node's id: the owner of the claims below
+-- ARGV[6]      numbered batches: the sequence that created the node's sequence key, as the node last
+--              learnt it (0: none yet); see the reply's second element
 -- then per delta, in KEYS order:
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
 --        token, settle                                     -- window counts (sliding window)
@@ -47,7 +49,7 @@
 -- the take, should it still arrive, is ignored. A take counted on a delta that asks for no more than
 -- its need (want = need) also holds no part of a sliding window's fading.
 --
--- Returns {applied, ...} with, per delta:
+-- Returns {applied, created, ...} with, per delta:
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
 --           previous count never weighs), the node's claim on the window after this flush, for
 --           'w' the nodes its part of the fading is split by (0: none; 'f': 0), and 1 if a take
@@ -57,7 +59,12 @@
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
 --           the node then enforces the static share)
 -- applied is 0 when the sequence was seen before (a retry or a replay after reconnect): nothing is
--- applied and the current values are returned, so a retried flush never counts twice.
+-- applied and the current values are returned, so a retried flush never counts twice. created (0 for a
+-- claim-only batch) is the sequence of the batch that created the node's sequence key: its first
+-- batch, or the first after the key vanished (expired, or the store lost its data). A node that knew
+-- another one learns that the key was created again, even when the batch that did so was a replay
+-- whose answer it never saw; the caller, which knows when it last wrote the key, tells a loss from an
+-- expiry.
 --
 -- All numbers stay integers below 2^53 (Lua numbers are doubles): counts, window indexes, and
 -- backlogs bounded by the limit's burst, checked by the caller.
@@ -73,7 +80,7 @@ if n < 1 or indexTtl == nil then
 end
 -- the layout is checked before anything is written: a script that fails half way keeps its writes
 local width = {w = 11, f = 11, g = 4, r = 5}
-local cursor = 6
+local cursor = 7
 for _ = 1, n do
   local step = width[ARGV[cursor]]
   if step == nil then
@@ -87,9 +94,10 @@ end
 
 local seq = tonumber(ARGV[1])
 local apply = true
+local created = '0'
 if seq == 0 then
   -- claim only: every delta a window delta without permits
-  cursor = 6
+  cursor = 7
   for _ = 1, n do
     local kind = ARGV[cursor]
     if (kind ~= 'w' and kind ~= 'f') or (tonumber(ARGV[cursor + 3]) ~= 0 and tonumber(ARGV[cursor + 9]) <= 0)
@@ -101,15 +109,29 @@ if seq == 0 then
 else
   -- one command in the usual case: record this sequence and read the one before it; a replay (the
   -- sequence was seen) puts the newer one back
-  local previousSeq = redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'GET')
-  apply = seq > tonumber(previousSeq or '-1')
+  -- the key holds '<sequence>|<the sequence that created it>'; written as the node expects it (one
+  -- command), or, where it did not exist, as created by this batch
+  local previous = redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[6], 'EX', ARGV[2], 'GET')
+  local previousSeq = -1
+  if previous == false then
+    created = ARGV[1]
+    redis.call('SET', KEYS[1], ARGV[1] .. '|' .. created, 'EX', ARGV[2])
+  else
+    local bar = string.find(previous, '|', 1, true)
+    previousSeq = tonumber(bar and string.sub(previous, 1, bar - 1) or previous)
+    created = bar and string.sub(previous, bar + 1) or '0'
+    if created ~= ARGV[6] then
+      redis.call('SET', KEYS[1], ARGV[1] .. '|' .. created, 'EX', ARGV[2])
+    end
+  end
+  apply = seq > previousSeq
   if not apply then
-    redis.call('SET', KEYS[1], previousSeq, 'EX', ARGV[2])
+    redis.call('SET', KEYS[1], previous, 'EX', ARGV[2])
   end
 end
 local now = tonumber(ARGV[3])
 local node = ARGV[5]
-local out = {apply and 1 or 0}
+local out = {apply and 1 or 0, tonumber(created)}
 
 -- window counts live in fields named by the window index; claims in 'c<window>:<node>' and
 -- 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>', takes'
@@ -205,7 +227,7 @@ local function shareFor(record, w)
   return -1
 end
 
-cursor = 6
+cursor = 7
 for i = 1, n do
   local key = KEYS[i + 1]
   local kind = ARGV[cursor]

@@ -226,12 +226,13 @@ class ChaosIT {
   }
 
   /**
-   * Redis stops and starts again empty (no persistence). What "nothing lost" means then: the hits
-   * the store had acknowledged are gone with its data, and nothing can bring them back; every other hit
-   * (admitted before the loss but not acknowledged, or after it) must be counted exactly once in the new
-   * store, and nothing twice. The nodes' own figures say exactly which hits were acknowledged: while Redis
-   * is down nothing can be, so with the load paused for a moment (after the stop, so that flushes in
-   * flight died with Redis) each node's admitted minus its pending permits is what it lost.
+   * Redis stops and starts again empty (no persistence). Each node finds the loss in the answer of its
+   * first flush after the restart (the store no longer knows its sequence) and sends again what it had
+   * admitted in the windows that still weigh, so "nothing lost" holds as in every other scenario: the
+   * ledger's one-hour window is whole again, every hit counted once. The nodes' own figures say how much
+   * the store had acknowledged when it died (while Redis is down nothing can be, so with the load paused
+   * for a moment each node's admitted minus its pending permits is that): reported beside what they sent
+   * again.
    */
   @Test
   @Order(7)
@@ -239,21 +240,49 @@ class ChaosIT {
     Map<StoreFailurePolicy, GroupResult> results;
     try (ChaosRun run = run("redis-restart")) {
       run.baseline();
-      run.faultStarts();
-      rig.stopRedis();
-      run.hold(Duration.ofMillis(1_500)); // flushes in flight fail; breakers open
-      List<ChaosNode> nodes = run.allNodes();
-      nodes.forEach(ChaosNode::pause);
-      for (ChaosNode n : nodes) {
-        n.ackedBeforeLoss = n.ledgerAdmittedTotal() - n.ledger.pending();
-      }
-      nodes.forEach(ChaosNode::resume);
-      run.hold(Duration.ofMillis(1_500));
-      rig.startRedis();
+      restartRedisEmpty(run);
       run.healed();
       results = run.finish();
     }
     check(7, "Redis stopped 3 s and started again empty (its data and scripts lost)", results, NODES, NODES, true, true);
+  }
+
+  /**
+   * Scenario 7 with windows of 10 s (limit 6,000 per window, demand twice that): Redis dies 1 s into a
+   * window and comes back empty 3 s later, with most of the window still to run. Without the refill the
+   * nodes would start the window over (+48% and +20% were measured before it); with it, the window
+   * keeps its limit.
+   */
+  @Test
+  @Order(10)
+  void redisRestartLosingItsDataWithLongWindows() throws Exception {
+    Duration window = Duration.ofSeconds(10);
+    Map<StoreFailurePolicy, GroupResult> results;
+    try (ChaosRun run = new ChaosRun(rig, links, "redis-restart-10s", RATE_LIMIT * 10, window, 1_000_000, 0)) {
+      run.baseline();
+      run.holdUntilIntoWindow(Duration.ofSeconds(1));
+      restartRedisEmpty(run);
+      run.healed();
+      run.holdUntilIntoWindow(Duration.ofMillis(300)); // the window of the restart is over
+      results = run.finish();
+    }
+    check(10, "Redis stopped 3 s and started again empty, 10 s windows (limit " + RATE_LIMIT * 10 + ")", results,
+        NODES, NODES, true, true);
+  }
+
+  /** Stops Redis for 3 s (measuring what it had acknowledged) and starts it again empty. */
+  private static void restartRedisEmpty(ChaosRun run) throws Exception {
+    run.faultStarts();
+    rig.stopRedis();
+    run.hold(Duration.ofMillis(1_500)); // flushes in flight fail; breakers open
+    List<ChaosNode> nodes = run.allNodes();
+    nodes.forEach(ChaosNode::pause);
+    for (ChaosNode n : nodes) {
+      n.ackedBeforeLoss = n.ledgerAdmittedTotal() - n.ledger.pending();
+    }
+    nodes.forEach(ChaosNode::resume);
+    run.hold(Duration.ofMillis(1_500));
+    rig.startRedis();
   }
 
   @Test
@@ -332,7 +361,8 @@ class ChaosIT {
    * once while the others use the store ({@code cut} for a clean cut; all but one where breakers open
    * and close on their own while a link is slow or flapping); {@code opens}: whether their breakers
    * must have opened;
-   * {@code dataLost}: Redis lost its counts, so a window's budget starts again once.
+   * {@code dataLost}: Redis lost its counts, which every node must have found (and sent its own again:
+   * the window keeps its limit, the ledger its count).
    */
   private static void check(int number, String fault, Map<StoreFailurePolicy, GroupResult> results, int cut,
       int onShare, boolean opens, boolean dataLost) {
@@ -343,7 +373,11 @@ class ChaosIT {
       assertThat(r.ledgerAdmitted).as(who + "ledger hits admitted").isPositive();
       assertThat(r.lost).as(who + "hits lost").isZero();
       assertThat(r.doubled).as(who + "hits counted twice").isZero();
-      assertThat(r.ledgerStored).as(who + "ledger count in Redis").isEqualTo(r.expectedStored());
+      assertThat(r.ledgerStored).as(who + "ledger count in Redis").isEqualTo(r.ledgerAdmitted);
+      if (dataLost) {
+        assertThat(r.storeLosses).as(who + "limiters that found the store had lost its data")
+            .isGreaterThanOrEqualTo(r.nodes);
+      }
       assertThat(r.recoveryNanos).as(who + "recovered (breakers closed, backlog flushed) within "
           + ChaosRun.RECOVERY_LIMIT).isNotNegative();
       assertThat(r.closedAtEnd).as(who + "breakers closed at the end").isTrue();
@@ -355,7 +389,6 @@ class ChaosIT {
       }
       long limit = r.rateLimit;
       long share = (limit + r.nodes - 1) / r.nodes;
-      long reset = dataLost ? limit : 0; // the lost counts of the window in which Redis restarted
       long slack = (long) Math.ceil(limit * TOLERANCE);
       switch (r.policy) {
         case FAIL_CLOSED:
@@ -364,19 +397,19 @@ class ChaosIT {
           long unseen = (limit + 2L * r.nodes - 2) / (2L * r.nodes - 1);
           long closedBound = limit + (onShare < r.nodes ? onShare * unseen : 0);
           assertThat(r.worstFaultWindow).as(who + "most admitted in a window during the fault, limit " + limit)
-              .isLessThanOrEqualTo(closedBound + reset + slack);
+              .isLessThanOrEqualTo(closedBound + slack);
           assertThat(r.worstRecoveryWindow).as(who + "most admitted in a window while recovering, limit " + limit)
-              .isLessThanOrEqualTo(limit + Math.min(cut, r.nodes - 1) * unseen + reset + slack);
+              .isLessThanOrEqualTo(limit + Math.min(cut, r.nodes - 1) * unseen + slack);
           break;
         case LOCAL_SHARE:
           long bound = onShare < r.nodes ? limit + onShare * share : limit;
           assertThat(r.worstFaultWindow).as(who + "most admitted in a window during the fault, limit " + limit + " ("
-              + onShare + " node(s) on a share of " + share + ")").isLessThanOrEqualTo(bound + reset + slack);
+              + onShare + " node(s) on a share of " + share + ")").isLessThanOrEqualTo(bound + slack);
           // while recovering, nodes whose breaker closed again do not see what the nodes still on their
           // share admitted: at worst all but one node are still on theirs
           long recovering = limit + Math.min(cut, r.nodes - 1) * share;
           assertThat(r.worstRecoveryWindow).as(who + "most admitted in a window while recovering, limit " + limit)
-              .isLessThanOrEqualTo(recovering + reset + slack);
+              .isLessThanOrEqualTo(recovering + slack);
           break;
         default:
           break; // FAIL_OPEN admits everything while the breaker is open: reported only

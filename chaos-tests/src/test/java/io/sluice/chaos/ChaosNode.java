@@ -29,7 +29,8 @@ import org.HdrHistogram.Histogram;
  * Everything the load thread counts is written by that thread only and read after it stopped.
  */
 final class ChaosNode implements AutoCloseable {
-  static final Duration RATE_WINDOW = Duration.ofSeconds(1);
+  /** The rate limit's window (one second unless a scenario says otherwise). */
+  final Duration rateWindow;
   static final String[] RATE_KEYS = {"r0", "r1"};
   static final int LEDGER_KEYS = 8;
   /** A decision at least this slow is counted: one that waited on Redis would take that long. */
@@ -85,15 +86,16 @@ final class ChaosNode implements AutoCloseable {
     this.name = "n" + index;
     this.link = link;
     this.rateLimit = rateLimit;
+    this.rateWindow = run.rateWindow;
     this.floodPerSecond = floodPerSecond;
     // demand twice the limit over all nodes, on each rate key; twice as many ledger decisions
-    this.opsPerSecond = 3L * RATE_KEYS.length * rateLimit * 2 / nodes;
+    this.opsPerSecond = 3L * RATE_KEYS.length * rateLimit * 2 * 1_000 / nodes / rateWindow.toMillis();
     // the rig's timeouts: a command times out after 1 s, a flush after 800 ms, so a call slower than
     // 400 ms counts as slow for the breaker (half the flush timeout) before it counts as failed
     RedisStoreConfig config = RedisStoreConfig.builder(link.uri()).keyPrefix(keyPrefix)
         .commandTimeout(Duration.ofSeconds(1)).connectTimeout(Duration.ofSeconds(1)).build();
     this.store = new CountingStore(RedisCounterStore.connect(config));
-    Limit rateLimitDef = Limit.fixedWindow("rate").limit(rateLimit).window(RATE_WINDOW).build();
+    Limit rateLimitDef = Limit.fixedWindow("rate").limit(rateLimit).window(rateWindow).build();
     Limit ledgerLimit = Limit.fixedWindow("ledger").limit(1_000_000_000L).window(Duration.ofHours(1)).build();
     this.rate = SyncedLimiter.builder(rateLimitDef, store).nodeId(name).onStoreFailure(policy)
         .ticker(RecordingTicker.INSTANCE).flushTimeout(Duration.ofMillis(800)).build();
@@ -160,7 +162,7 @@ final class ChaosNode implements AutoCloseable {
       boolean allowed = rate.tryAcquire(RATE_KEYS[r]);
       long took = System.nanoTime() - t0;
       if (allowed) {
-        long w = Math.floorDiv(RecordingTicker.INSTANCE.lastRead(), RATE_WINDOW.toNanos());
+        long w = Math.floorDiv(RecordingTicker.INSTANCE.lastRead(), rateWindow.toNanos());
         rateAdmitted.computeIfAbsent(w, x -> new long[RATE_KEYS.length])[r]++;
       }
       record(phase, took);

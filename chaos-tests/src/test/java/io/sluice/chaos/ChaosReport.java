@@ -95,7 +95,8 @@ final class ChaosReport {
   private static String ledger(GroupResult r) {
     String s = r.ledgerAdmitted + " / " + r.ledgerStored;
     if (r.dataLost) {
-      s += " (expected " + r.expectedStored() + ": " + r.ackedBeforeLoss + " acknowledged before the loss)";
+      s += " (" + r.ackedBeforeLoss + " acknowledged before the loss; " + r.ledgerRefilled + " sent again by "
+          + r.storeLosses + " limiters that found the store had lost them)";
     }
     if (r.floodAsked > 0) {
       s += "; flood " + r.floodAdmitted + " / " + r.floodStored + " of " + r.floodAsked + " asked, key table max "

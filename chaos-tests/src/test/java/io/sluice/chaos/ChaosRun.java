@@ -46,9 +46,17 @@ final class ChaosRun implements AutoCloseable {
   /** Per policy: when its nodes had recovered (every breaker closed, backlog flushed). */
   final Map<StoreFailurePolicy, Long> recoveredAt = new EnumMap<>(StoreFailurePolicy.class);
   private boolean finished;
+  final Duration rateWindow;
 
   ChaosRun(ChaosRig rig, Map<StoreFailurePolicy, List<ChaosRig.Link>> links, String scenario, long rateLimit,
       int ledgerMaxKeys, int floodPerSecond) {
+    this(rig, links, scenario, rateLimit, Duration.ofSeconds(1), ledgerMaxKeys, floodPerSecond);
+  }
+
+  /** A run whose rate limit has windows of {@code rateWindow} (rateLimit per window, demand twice that). */
+  ChaosRun(ChaosRig rig, Map<StoreFailurePolicy, List<ChaosRig.Link>> links, String scenario, long rateLimit,
+      Duration rateWindow, int ledgerMaxKeys, int floodPerSecond) {
+    this.rateWindow = rateWindow;
     this.scenario = scenario;
     this.rig = rig;
     this.rateLimit = rateLimit;
@@ -91,6 +99,17 @@ final class ChaosRun implements AutoCloseable {
   void faultStarts() {
     faultStart = now();
     phase = Phase.FAULT;
+  }
+
+  /** Keeps the load going until {@code into} after the start of a rate window (the next one, if past that). */
+  void holdUntilIntoWindow(Duration into) {
+    long w = rateWindow.toNanos();
+    long now = now();
+    long target = Math.floorDiv(now, w) * w + into.toNanos();
+    if (target <= now) {
+      target += w;
+    }
+    hold(Duration.ofNanos(target - now));
   }
 
   /** Keeps the load going for {@code d}, sampling the nodes every 20 ms. */
@@ -167,8 +186,8 @@ final class ChaosRun implements AutoCloseable {
         r.dataLost = true;
       }
     }
-    // hits: what the nodes admitted against what the store holds, key by key (after a data loss, in
-    // total: the store lost what it had acknowledged, which the nodes know per node, not per key)
+    // hits: what the nodes admitted against what the store holds, key by key (after a data loss too:
+    // the nodes send what the store had acknowledged again when they find it lost)
     for (int j = 0; j < ChaosNode.LEDGER_KEYS; j++) {
       long admitted = 0;
       for (ChaosNode n : nodes) {
@@ -177,16 +196,12 @@ final class ChaosRun implements AutoCloseable {
       long stored = storedSum(redis, ledgerKey(prefix, ChaosNode.ledgerKey(j)));
       r.ledgerAdmitted += admitted;
       r.ledgerStored += stored;
-      if (!r.dataLost) {
-        r.lost += Math.max(0, admitted - stored);
-        r.doubled += Math.max(0, stored - admitted);
-      }
-    }
-    if (r.dataLost) {
-      r.lost = Math.max(0, r.expectedStored() - r.ledgerStored);
-      r.doubled = Math.max(0, r.ledgerStored - r.expectedStored());
+      r.lost += Math.max(0, admitted - stored);
+      r.doubled += Math.max(0, stored - admitted);
     }
     for (ChaosNode n : nodes) {
+      r.storeLosses += n.rate.storeDataLosses() + n.ledger.storeDataLosses();
+      r.ledgerRefilled += n.ledger.refilledPermits();
       r.floodAdmitted += n.floodAdmitted;
       r.floodAsked += n.floodAsked;
       r.maxKeys = Math.max(r.maxKeys, maxKeys.getOrDefault(n, 0));
@@ -214,7 +229,7 @@ final class ChaosRun implements AutoCloseable {
         }
       });
     }
-    long windowNanos = ChaosNode.RATE_WINDOW.toNanos();
+    long windowNanos = rateWindow.toNanos();
     long recovered = recoveredAt.getOrDefault(policy, -1L);
     long faultEnd = recovered > 0 ? recovered : healedAt;
     for (Map.Entry<Long, long[]> e : perWindow.entrySet()) {

@@ -15,9 +15,12 @@ final class GroupResult {
   long ledgerStored;
   long lost;
   long doubled;
-  /** Scenario 7: ledger hits the store had acknowledged when it lost its data (gone with it). */
+  /** Scenarios 7 and 10: ledger hits the store had acknowledged when it lost its data. */
   long ackedBeforeLoss;
   boolean dataLost;
+  /** Times the nodes' limiters found the store had lost its data, and ledger hits they sent again. */
+  long storeLosses;
+  long ledgerRefilled;
   long floodAsked;
   long floodAdmitted;
   long floodStored;
@@ -54,10 +57,6 @@ final class GroupResult {
     this.rateLimit = rateLimit;
   }
 
-  /** Hits of the ledger the store should hold: all admitted, less what it acknowledged and then lost. */
-  long expectedStored() {
-    return ledgerAdmitted - ackedBeforeLoss;
-  }
 
   /** Over-admission of the worst window touched by the fault, percent of the limit (negative: under). */
   double overAdmissionPercent() {
@@ -79,7 +78,8 @@ final class GroupResult {
   @Override
   public String toString() {
     return scenario + "/" + policy + ": admitted " + ledgerAdmitted + " stored " + ledgerStored + " lost " + lost
-        + " doubled " + doubled + " acked-before-loss " + ackedBeforeLoss + " flood " + floodAdmitted + "/" + floodStored
+        + " doubled " + doubled + " acked-before-loss " + ackedBeforeLoss + " refilled " + ledgerRefilled + " (losses seen "
+        + storeLosses + ") flood " + floodAdmitted + "/" + floodStored
         + " worst window " + worstFaultWindow + "/" + rateLimit + " (baseline " + worstBaselineWindow + ", recovery "
         + worstRecoveryWindow + ")"
         + " p99 " + p99BaselineNanos + "->" + p99FaultNanos + " ns, max " + maxFaultDecisionNanos / 1_000_000 + " ms"

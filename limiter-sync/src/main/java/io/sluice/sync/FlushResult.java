@@ -18,6 +18,8 @@ public final class FlushResult {
   private final long[] splits;
   /** Per delta, 1 where a take was counted; or null. */
   private final long[] taken;
+  /** The store had lost this node's sequence record, and with it the counts it had acknowledged. */
+  private final boolean storeForgot;
 
   FlushResult(boolean applied, long[] values) {
     this(applied, values, null, null, null);
@@ -32,6 +34,12 @@ public final class FlushResult {
   }
 
   FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken) {
+    this(applied, values, shares, claims, splits, taken, false);
+  }
+
+  private FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken,
+      boolean storeForgot) {
+    this.storeForgot = storeForgot;
     this.applied = applied;
     this.values = values;
     this.shares = shares;
@@ -42,6 +50,23 @@ public final class FlushResult {
 
   public boolean applied() {
     return applied;
+  }
+
+  /**
+   * Whether the store had lost what it knew of this node on the batch's group when the batch came: it
+   * had recorded the node's batches there within its sequence TTL and found no record now (a restart
+   * without persistence, {@code FLUSHALL}, a Hazelcast cluster started again empty). The counts it had
+   * acknowledged from the node, and the claims it had granted, are gone with it; the node sends its
+   * admitted permits of the windows that still weigh again (see {@code SyncedLimiter}). Always false
+   * for a claim-only batch, which leaves sequences alone.
+   */
+  public boolean storeForgot() {
+    return storeForgot;
+  }
+
+  /** This answer, marked as coming from a store that forgot the node ({@link #storeForgot()}). */
+  FlushResult forgetting() {
+    return new FlushResult(applied, values, shares, claims, splits, taken, true);
   }
 
   public int size() {

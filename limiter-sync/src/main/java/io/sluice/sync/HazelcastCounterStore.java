@@ -110,6 +110,8 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   private final IMap<byte[], Long> sequences;
   private final IMap<String, HashMap<String, Long>> registry;
   private final long sequenceTtlMillis;
+  /** Which nodes' sequence records this store saw written, to tell a record lost from one that expired. */
+  private final SequenceWitness witness;
   /** One thread, started when needed and stopped after idling: see {@link #onCompletion}. */
   private final ThreadPoolExecutor callbackThread;
   /**
@@ -128,6 +130,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     this.sequences = instance.getMap(settings.mapPrefix() + ".sequences");
     this.registry = instance.getMap(settings.mapPrefix() + ".nodes");
     this.sequenceTtlMillis = settings.sequenceTtl().toMillis();
+    this.witness = new SequenceWitness(settings.sequenceTtl());
     this.callbackThread = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
       Thread t = new Thread(r, "sluice-hazelcast-" + settings.mapPrefix() + "-" + THREADS.incrementAndGet());
       t.setDaemon(true);
@@ -256,6 +259,8 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
         return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits, taken)
             .thenApply(round -> new FlushResult(true, values, null, claims, splits, taken));
       }
+      // set when step 2 finds no record of the node although this store saw one written within the TTL
+      boolean[] forgot = {false};
       // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
       return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits, taken).thenComposeAsync(first -> {
         if (first.unknown.isEmpty()) {
@@ -263,6 +268,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
         }
         // 2. keys new to this node (or expired): applied unless the node's record has the batch already
         return onCompletion(sequences.getAsync(sequenceKey), callbacks).thenCompose(recorded -> {
+          forgot[0] = recorded == null && witness.forgot(batch.nodeId(), batch.group());
           byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
           Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
           first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
@@ -273,11 +279,13 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
         // 3. the record, for replays that come after the keys expired; the answer does not wait for it,
         // and a record lost now only weakens that guard for this batch
         try {
-          sequences.submitToKey(sequenceKey, new RaiseSequence(batch.sequence(), sequenceTtlMillis));
+          sequences.submitToKey(sequenceKey, new RaiseSequence(batch.sequence(), sequenceTtlMillis))
+              .thenRun(() -> witness.recorded(batch.nodeId(), batch.group()));
         } catch (RuntimeException shutDown) {
           // the deltas are applied: the answer stands
         }
-        return new FlushResult(applied, values, null, claims, splits, taken);
+        FlushResult result = new FlushResult(applied, values, null, claims, splits, taken);
+        return forgot[0] ? result.forgetting() : result;
       });
     } catch (RuntimeException e) { // a member that is shut down refuses at once
       return CompletableFuture.failedFuture(e);

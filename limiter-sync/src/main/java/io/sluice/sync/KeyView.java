@@ -46,6 +46,15 @@ final class KeyView {
   /** This node's own admissions in the current and previous window, acknowledged or not. */
   long ownCur;
   long ownPrev;
+  /**
+   * Of those, the permits takes counted ({@link Delta#taking}) since a numbered flush sent after them
+   * was answered, and the number of the last numbered flush sent when the last of them was answered
+   * (see SyncedLimiter.refill): should the store turn out to have lost its data, these may be in the
+   * new store already, so they are not sent again.
+   */
+  long takenCur;
+  long takenPrev;
+  long takenMark;
   /** Ticker time of the last acknowledgement that refreshed the global counts. */
   long syncedAt = Long.MIN_VALUE;
   /** Denial cache: the global count alone is over the limit until then. */
@@ -155,6 +164,7 @@ final class KeyView {
       pendingPrev = pendingCur;
       unsentPrev = unsentCur;
       ownPrev = ownCur;
+      takenPrev = takenCur;
     } else {
       if (window != Long.MIN_VALUE) {
         if (unsentPrev > 0) {
@@ -168,11 +178,13 @@ final class KeyView {
       pendingPrev = 0;
       unsentPrev = 0;
       ownPrev = 0;
+      takenPrev = 0;
     }
     globalCur = 0;
     pendingCur = 0;
     unsentCur = 0;
     ownCur = 0;
+    takenCur = 0;
     share = w == window + 1 ? nextShare : -1;
     nextShare = -1;
     deniedUnsent = 0;

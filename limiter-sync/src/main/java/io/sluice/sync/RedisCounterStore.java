@@ -60,6 +60,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private final StatefulConnection<byte[], byte[]> connection;
   private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
   private final byte[] sequenceTtlSeconds;
+  /** Which nodes' sequence keys this store wrote, to tell a key the server lost from one that expired. */
+  private final SequenceWitness sequences;
   /** Script calls Redis refused for want of memory (maxmemory reached under noeviction). */
   private final java.util.concurrent.atomic.LongAdder outOfMemory = new java.util.concurrent.atomic.LongAdder();
   private static final System.Logger LOG = System.getLogger(RedisCounterStore.class.getName());
@@ -73,6 +75,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     this.connection = connection;
     this.commands = commands;
     this.sequenceTtlSeconds = ascii(config.sequenceTtl().toSeconds());
+    this.sequences = new SequenceWitness(config.sequenceTtl());
   }
 
   /**
@@ -266,7 +269,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
     Counter regional = null;
-    int argCount = 5;
+    int argCount = 6;
     for (Delta d : deltas) {
       argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 11 : 4;
       if (d.counter().regional()) {
@@ -292,7 +295,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       keys[keys.length - 1] = StoreKeys.demandIndexKey(config.keyPrefix(), regional.limit().name());
     }
     args[4] = batch.nodeId().getBytes(StandardCharsets.UTF_8);
-    int a = 5;
+    args[5] = batch.claimOnly() ? ZERO : ascii(sequences.created(batch.nodeId(), batch.group()));
+    int a = 6;
     for (int i = 0; i < deltas.size(); i++) {
       Delta d = deltas.get(i);
       Counter c = d.counter();
@@ -320,7 +324,14 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         args[a++] = ascii(d.settle());
       }
     }
-    return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
+    if (batch.claimOnly()) {
+      return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
+    }
+    return evalsha(FLUSH, keys, args).thenApply(reply -> {
+      FlushResult result = toResult(reply, deltas);
+      boolean forgot = sequences.recreated(batch.nodeId(), batch.group(), (Long) reply.get(1));
+      return forgot ? result.forgetting() : result;
+    });
   }
 
   /** Standalone and Sentinel: the demand index of a regional quota is one key. */
@@ -454,7 +465,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     long[] claims = new long[deltas.size()];
     long[] splits = new long[deltas.size()];
     long[] taken = new long[deltas.size()];
-    int at = 1;
+    int at = 2; // (applied, created)
     for (int i = 0; i < deltas.size(); i++) {
       values[2 * i] = (Long) reply.get(at++);
       values[2 * i + 1] = (Long) reply.get(at++);

@@ -164,6 +164,11 @@ public final class SyncedLimiter implements AutoCloseable {
   private final LongAdder admitted = new LongAdder();
   private final LongAdder denied = new LongAdder();
   private final LongAdder cachedDenials = new LongAdder();
+  private final LongAdder storeLosses = new LongAdder();
+  /** Numbered flushes sent (each send, retries too, gets the next number), and per group the highest answered. */
+  private final java.util.concurrent.atomic.AtomicLong numberedSent = new java.util.concurrent.atomic.AtomicLong();
+  private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
+  private final LongAdder refilledPermits = new LongAdder();
   private final LongAdder storeCalls = new LongAdder();
   private final LongAdder storeFailures = new LongAdder();
   private final LongAdder overflowed = new LongAdder();
@@ -491,6 +496,13 @@ public final class SyncedLimiter implements AutoCloseable {
       if (admit) {
         if (took) {
           view.ownCur += cost;
+          if (numberedDone(view.key) > view.takenMark) {
+            // a numbered flush sent after the earlier takes was answered: they reached that store
+            view.takenCur = 0;
+            view.takenPrev = 0;
+          }
+          view.takenCur += cost;
+          view.takenMark = numberedSent.get();
         } else if (takeUnsettled) {
           // counted by the flush that settles the take (unless the take counted it), not as unsent
           view.pendingCur += cost;
@@ -1405,11 +1417,16 @@ public final class SyncedLimiter implements AutoCloseable {
 
   private boolean send(InFlight f) {
     f.sentAt = System.nanoTime();
+    long index = numberedSent.incrementAndGet();
     FlushResult result = guarded(() -> store.flush(f.batch));
     if (result == null) {
       return false;
     }
     long now = ticker.read();
+    if (result.storeForgot()) {
+      refill(f.batch.group());
+    }
+    numberedDone.merge(f.batch.group(), index, Math::max);
     deltasSent.add(f.parts.size());
     for (int i = 0; i < f.parts.size(); i++) {
       Pending p = f.parts.get(i);
@@ -1454,6 +1471,68 @@ public final class SyncedLimiter implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /** The number of the last numbered flush answered on the key's group (0: none yet). */
+  private long numberedDone(String key) {
+    return numberedDone.getOrDefault(store.group(counter, key), 0L);
+  }
+
+  /**
+   * The store lost its data (a numbered flush's answer said so, {@link FlushResult#storeForgot()}):
+   * what this node admitted in the windows that still weigh and the store had acknowledged is sent
+   * again, so that the counts are whole again instead of starting over (the other nodes do the same
+   * for theirs, each when its own flush finds the store changed). The claims the store had granted are
+   * gone with it: the views hold none until they ask again. Permits of takes answered after the last
+   * numbered flush that reached the old store was sent are left out: they may have reached the new
+   * store (a take is not numbered), and sending them again could count them twice; those of them that
+   * reached the old one stay lost (at most a sync interval's takes).
+   */
+  private void refill(int group) {
+    if (leases != null) {
+      return; // (reservation mode: leases are counted when granted, not by flushes)
+    }
+    long permits = 0;
+    int keys = 0;
+    for (KeyView v : views.values()) {
+      if (store.group(counter, v.key) != group) {
+        continue;
+      }
+      synchronized (v) {
+        settle(v);
+        if (v.window == Long.MIN_VALUE) {
+          continue;
+        }
+        // takes answered before a numbered flush that reached the old store are in it: lost with it
+        boolean takesUnproven = numberedDone(v.key) <= v.takenMark;
+        long cur = Math.max(0, v.ownCur - v.pendingCur - (takesUnproven ? v.takenCur : 0));
+        long prev = Math.max(0, v.ownPrev - v.pendingPrev - (takesUnproven ? v.takenPrev : 0));
+        v.unsentCur += cur;
+        v.pendingCur += cur;
+        v.unsentPrev += prev;
+        v.pendingPrev += prev;
+        pendingPermits.add(cur + prev);
+        v.claim = -1;
+        v.claimNodes = 0;
+        v.prevClaimHeld = false;
+        v.noneFree = false;
+        v.nothingFreeUntil = Long.MIN_VALUE;
+        if (cur + prev > 0) {
+          permits += cur + prev;
+          keys++;
+          v.syncWanted = true;
+          if (!v.queued) {
+            v.queued = true;
+            dirty.add(v);
+          }
+        }
+      }
+    }
+    storeLosses.increment();
+    refilledPermits.add(permits);
+    LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}): the store lost its data (no record of this"
+        + " node''s batches it had acknowledged); sending again {2} admitted permits of {3} keys", limit.name(), nodeId,
+        permits, keys);
   }
 
   /**
@@ -1687,6 +1766,19 @@ public final class SyncedLimiter implements AutoCloseable {
   /** Denials answered from the denial cache, without looking at counts or the store. */
   public long cachedDenials() {
     return cachedDenials.sum();
+  }
+
+  /**
+   * Times a flush found that the store had lost its data (a restart without persistence, a flush of
+   * every key), after which this node sent its admitted permits of the windows that still weigh again.
+   */
+  public long storeDataLosses() {
+    return storeLosses.sum();
+  }
+
+  /** Admitted permits sent to the store again after it lost its data ({@link #storeDataLosses()}). */
+  public long refilledPermits() {
+    return refilledPermits.sum();
   }
 
   /** Flush calls made to the store, retries included. */

@@ -51,6 +51,11 @@ public final class SyncedLimiterMetrics implements MeterBinder {
       FunctionCounter.builder("sluice.sync.store.oom", l, SyncedLimiter::storeOutOfMemoryErrors).tag("limit", name)
           .description("Store calls refused for want of memory (Redis maxmemory under noeviction), of the limit's store")
           .register(registry);
+      FunctionCounter.builder("sluice.sync.store.losses", l, SyncedLimiter::storeDataLosses).tag("limit", name)
+          .description("Times the store was found to have lost its data (restart without persistence, flush)")
+          .register(registry);
+      FunctionCounter.builder("sluice.sync.store.refilled", l, SyncedLimiter::refilledPermits).tag("limit", name)
+          .description("Admitted permits sent to the store again after it lost its data").register(registry);
       FunctionTimer.builder("sluice.sync.store.latency", l, SyncedLimiter::storeCalls, SyncedLimiter::storeNanos,
           TimeUnit.NANOSECONDS).tag("limit", name).description("Time spent in store calls").register(registry);
       FunctionCounter.builder("sluice.sync.flush.deltas", l, SyncedLimiter::deltasSent).tag("limit", name)

@@ -23,6 +23,7 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
   private final Map<String, Long> sequences = new HashMap<>();
   private final Map<String, Long> registry = new HashMap<>();
   private final int groups;
+  private final SequenceWitness witness = new SequenceWitness(Duration.ofDays(365 * 1000));
   private long calls;
   private long deltas;
 
@@ -43,6 +44,13 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
   /** Key updates so far (one per delta, exact check or lease): what a Redis server runs commands for. */
   synchronized long keyUpdates() {
     return deltas;
+  }
+
+  /** Loses everything, as a Redis restarted without persistence does (the registry too). */
+  synchronized void forgetEverything() {
+    counters.clear();
+    sequences.clear();
+    registry.clear();
   }
 
   /** The count of a window of a key, as stored. */
@@ -79,10 +87,13 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
     deltas += batch.deltas().size();
     byte mode;
     String seqKey = batch.nodeId() + "/" + batch.group();
+    boolean forgot = false;
     if (batch.claimOnly()) {
       mode = FlushProcessor.CLAIM;
     } else {
       Long last = sequences.get(seqKey);
+      forgot = last == null && witness.forgot(batch.nodeId(), batch.group());
+      witness.recorded(batch.nodeId(), batch.group());
       mode = last != null && last >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
       if (mode == FlushProcessor.IF_NEWER) {
         sequences.put(seqKey, batch.sequence());
@@ -103,7 +114,8 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
       applied |= out[0] == FlushProcessor.APPLIED;
       plan.answer(k, out, values, claims, splits, taken);
     }
-    return CompletableFuture.completedFuture(new FlushResult(applied, values, null, claims, splits, taken));
+    FlushResult result = new FlushResult(applied, values, null, claims, splits, taken);
+    return CompletableFuture.completedFuture(forgot ? result.forgetting() : result);
   }
 
   @Override
