@@ -55,6 +55,15 @@ final class KeyView {
   long takenCur;
   long takenPrev;
   long takenMark;
+  /**
+   * LOCAL_SHARE, fixed windows: the window in which this node last decided on its local share with the
+   * breaker open (Long.MIN_VALUE: none), and the most it may admit in that window, its own admissions
+   * counted (SyncedLimiter.fallbackAdmits): held after the store is back, to the window's end or
+   * {@link #shareCapUntil} (ticker time), whichever comes first.
+   */
+  long shareCapWindow = Long.MIN_VALUE;
+  long shareCap;
+  long shareCapUntil = Long.MIN_VALUE;
   /** Ticker time of the last acknowledgement that refreshed the global counts. */
   long syncedAt = Long.MIN_VALUE;
   /** Denial cache: the global count alone is over the limit until then. */

@@ -111,6 +111,8 @@ public final class SyncedLimiter implements AutoCloseable {
   private final long batchSize;
   private final long syncIntervalNanos;
   private final long staleAfterNanos;
+  /** How long a node keeps within its local share after its last decision on it (see fallbackAdmits). */
+  private final long shareHoldNanos;
   private final double maxError;
   private final IntSupplier activeNodes;
   private final int maxKeys;
@@ -223,6 +225,10 @@ public final class SyncedLimiter implements AutoCloseable {
     this.onStoreFailure = b.onStoreFailure;
     this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
         b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout, b.store.callTimeout()));
+    // nodes cut off together come back within a breaker's wait in the open state and a flush of each
+    // other (twice, for the probe that fails first): a local share is held that long after its last use
+    this.shareHoldNanos = 2 * (breaker.getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
+        * 1_000_000L + flushTimeout.toNanos()) + syncIntervalNanos;
     this.heartbeatIntervalNanos = b.heartbeatInterval.toNanos();
     this.hotBatchMultiplier = b.hotBatchMultiplier;
     this.hotKeyFactor = b.hotKeyFactor;
@@ -371,12 +377,21 @@ public final class SyncedLimiter implements AutoCloseable {
       // the window that is now the previous one, and that still weighs: it is not fresh either
       boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos
           && (!sliding || view.syncedAt >= view.window * windowNanos);
-      if (took) {
+      if (!took && !takeUnsettled && !fallback && view.shareCapWindow == view.window && now < view.shareCapUntil
+          && view.ownCur + cost > view.shareCap) {
+        // this node decided on its local share in this window while its breaker was open, and the
+        // other nodes cut off with it may still be doing so: their admissions are not in the store
+        // yet, so it keeps within its share (to the window's end, or until the others have had time to
+        // come back too) rather than spend theirs (see fallbackAdmits)
+        admit = false;
+        remaining = 0;
+        retryAfter = (view.window + 1) * windowNanos - at;
+      } else if (took) {
         // the store counted this permit with the claim it granted: admitted, nothing to send for it
         admit = true;
       } else if (fallback) {
         fallbackDecisions.increment();
-        admit = fallbackAdmits(view, prevWeight, cost) && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
+        admit = fallbackAdmits(view, prevWeight, cost, storeDown(), now) && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
             // a local share never passes what the node last saw of the limit: a key seen at its limit
             // stays denied however little this node admitted itself
             || globalEstimate + own + cost <= capacity);
@@ -473,6 +488,9 @@ public final class SyncedLimiter implements AutoCloseable {
             double ownAfter = own + cost;
             long credit = Math.min((long) Math.floor(allowance - ownAfter),
                 (long) Math.floor(capacity - globalEstimate - ownAfter));
+            if (view.shareCapWindow == view.window && now < view.shareCapUntil) {
+              credit = Math.min(credit, view.shareCap - view.ownCur - cost); // (a share held since a fault)
+            }
             if (credit > 0) {
               boolean throttled = view.hot && view.lastUrgentSync != Long.MIN_VALUE
                   && now - view.lastUrgentSync < hotSyncIntervalNanos;
@@ -832,15 +850,39 @@ public final class SyncedLimiter implements AutoCloseable {
     return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
   }
 
-  private boolean fallbackAdmits(KeyView view, double prevWeight, long cost) {
+  /**
+   * The failure policy's decision. LOCAL_SHARE: what was free when the store last answered (the whole
+   * limit in a window it never answered for) is split evenly between the nodes, and this node admits
+   * within its part what the store has not acknowledged from it; the nodes' parts add up to what was
+   * free, so nodes cut off together stay within the limit in the window the fault began too, whatever
+   * each had admitted before it (an even split of the whole limit, with a node's earlier admissions
+   * counted against its own part only, let the nodes that had admitted less add up to more). With the
+   * breaker open ({@code breakerOpen}) on a fixed window, the node also fixes its part for the rest of
+   * the window: once the store is back, other nodes may still be on theirs, and it must not spend
+   * budget the store does not show yet (see the share cap in decide). It holds the part for at most
+   * {@link #shareHoldNanos} after its last decision on the share: the time nodes cut off together take
+   * to come back (a breaker's wait in the open state and a flush, twice); a node cut off for longer than
+   * the others is a partial cut, where LOCAL_SHARE passes the limit by the cut nodes' shares anyway.
+   */
+  private boolean fallbackAdmits(KeyView view, double prevWeight, long cost, boolean breakerOpen, long now) {
     switch (onStoreFailure) {
       case FAIL_OPEN:
         return true;
       case FAIL_CLOSED:
         return false;
       default:
-        double own = view.ownPrev * prevWeight + view.ownCur;
-        return own + cost <= Math.ceil((double) capacity(view) / Math.max(1, activeNodes.getAsInt()));
+        int nodes = Math.max(1, activeNodes.getAsInt());
+        double free = Math.max(0, capacity(view) - (view.globalPrev * prevWeight + view.globalCur));
+        long part = (long) Math.ceil(free / nodes - 1e-9);
+        if (breakerOpen && !sliding) {
+          if (view.shareCapWindow != view.window) {
+            view.shareCapWindow = view.window;
+            view.shareCap = view.ownCur - view.pendingCur + part;
+          }
+          view.shareCapUntil = now + shareHoldNanos;
+        }
+        double unacknowledged = view.pendingPrev * prevWeight + view.pendingCur;
+        return unacknowledged + cost <= part;
     }
   }
 

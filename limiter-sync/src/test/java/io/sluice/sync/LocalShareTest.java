@@ -1,0 +1,105 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * LOCAL_SHARE keeps its promise with every node cut off: in the window the fault begins (nodes that had
+ * admitted unevenly before it) and in the window they come back in, together or one by one, the nodes
+ * together stay within the limit and its error budget (plus one permit per node for rounding up their
+ * parts). Three nodes, a
+ * fixed window of 10 s at twice its limit, demand spread unevenly over the nodes (60/25/15%).
+ */
+class LocalShareTest {
+  private static final long LIMIT = 1_000;
+  private static final Duration WINDOW = Duration.ofSeconds(10);
+
+  /**
+   * @param cutAt when every node loses the store, in ms into the window
+   * @param backAt when each node gets it back (ms into the window, ';'-separated, per node): within
+   *     the time a node holds its share after its last use of it (here about 4 s: twice the breaker's
+   *     1 ms wait and the 2 s flush timeout), which is what "cut off together" means
+   */
+  @ParameterizedTest(name = "cut at {0} ms, back at {1}")
+  @CsvSource({
+      "1000, 3000;3000;3000", // together
+      "1000, 2000;3500;5000", // one by one, the busiest first
+      "3000, 6500;4000;5000", // one by one, the busiest last
+      "200, 12000;12000;12000", // over the window's end
+  })
+  void nodesCutOffTogetherStayWithinTheLimit(long cutAt, String backAt) {
+    long[] back = java.util.Arrays.stream(backAt.split(";")).mapToLong(Long::parseLong).toArray();
+    Limit limit = Limit.fixedWindow("share").limit(LIMIT).window(WINDOW).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore memory = new MemoryStore();
+    List<CutStore> stores = new ArrayList<>();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      CutStore store = new CutStore(memory);
+      stores.add(store);
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + i).ticker(ticker).autoSync(false)
+          .activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+          .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2)
+              .waitDurationInOpenState(Duration.ofMillis(1)).build())
+          .build());
+    }
+    SplittableRandom random = new SplittableRandom(cutAt);
+    long start = ticker.read();
+    long[] admitted = new long[2]; // the window of the fault, the next one
+    // 2,000 requests per window (twice the limit) for two windows
+    for (int i = 0; i < 3_999; i++) {
+      ticker.advance(Duration.ofMillis(5));
+      long at = (ticker.read() - start) / 1_000_000;
+      for (int n = 0; n < 3; n++) {
+        stores.get(n).cut = at >= cutAt && at < back[n];
+      }
+      double r = random.nextDouble();
+      int node = r < 0.6 ? 0 : r < 0.85 ? 1 : 2;
+      if (nodes.get(node).tryAcquire("key")) {
+        admitted[(int) (at / WINDOW.toMillis())]++;
+      }
+      if (i % 20 == 19) {
+        nodes.forEach(SyncedLimiter::syncNow); // a sync every 100 ms
+      }
+    }
+    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided on the share")
+        .isPositive();
+    // the error budget (0.5%: the nodes' last answers are up to a sync interval apart, so each split a
+    // slightly different free budget) and one permit per node for rounding its part up
+    long bound = LIMIT + LIMIT / 200 + 3;
+    assertThat(admitted[0]).as("window of the fault, limit %s", LIMIT).isBetween(LIMIT * 8 / 10, bound);
+    assertThat(admitted[1]).as("the window after, limit %s", LIMIT).isBetween(LIMIT * 8 / 10, bound);
+    nodes.forEach(SyncedLimiter::close);
+  }
+
+  /** A node's link to the store: while cut, every call fails at once (the breaker opens after two). */
+  private static final class CutStore extends ForwardingStore {
+    volatile boolean cut;
+
+    CutStore(CounterStore inner) {
+      super(inner);
+    }
+
+    @Override
+    public CompletionStage<FlushResult> flush(Batch batch) {
+      return cut ? CompletableFuture.failedFuture(new StoreUnavailableException("cut", null)) : inner.flush(batch);
+    }
+
+    @Override
+    public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+      return cut ? CompletableFuture.failedFuture(new StoreUnavailableException("cut", null))
+          : inner.heartbeat(nodeId, nowMillis, ttl);
+    }
+  }
+}
