@@ -58,6 +58,15 @@ final class ChaosNode implements AutoCloseable {
   final long[] slowDecisions = new long[PHASES];
   final long[] decisions = new long[PHASES];
   final long[] maxDecisionNanos = new long[PHASES];
+  /**
+   * Ledger requests denied (the ledger's limit is never reached: every denial is the store's fault or
+   * the policy's), and the longest run of them in a row on this node, as the time from the first to
+   * the last denial of the run, per phase (the run's phase is where it began).
+   */
+  final long[] ledgerDenied = new long[PHASES];
+  final long[] longestLedgerDenialRunNanos = new long[PHASES];
+  private long denialRunStart = Long.MIN_VALUE;
+  private int denialRunPhase;
 
   // the key flood (scenario 8), written by the flood thread only
   long floodAdmitted;
@@ -172,6 +181,16 @@ final class ChaosNode implements AutoCloseable {
       long took = System.nanoTime() - t0;
       if (allowed) {
         ledgerAdmitted[j]++;
+        denialRunStart = Long.MIN_VALUE;
+      } else {
+        ledgerDenied[phase]++;
+        long end = t0 + took;
+        if (denialRunStart == Long.MIN_VALUE) {
+          denialRunStart = t0;
+          denialRunPhase = phase;
+        }
+        longestLedgerDenialRunNanos[denialRunPhase] =
+            Math.max(longestLedgerDenialRunNanos[denialRunPhase], end - denialRunStart);
       }
       record(phase, took);
     }

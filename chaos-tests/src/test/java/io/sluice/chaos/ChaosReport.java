@@ -63,14 +63,16 @@ final class ChaosReport {
     b.append("Columns: decision p99 in the baseline and during fault + recovery (µs) and their ratio; the slowest ")
         .append("decision during fault + recovery; the worst window (most admitted on one key in one window, all nodes) ")
         .append("against the limit, in the baseline, in the windows touched by the fault until it was removed, and from then until the nodes had recovered; ledger hits ")
-        .append("admitted by the nodes and found in Redis after the nodes closed, lost and double-counted; flushes Redis ")
+        .append("admitted by the nodes and found in Redis after the nodes closed; ledger requests denied during fault + ")
+        .append("recovery (its limit is never reached: each denial is the store's or the policy's) and the longest run ")
+        .append("of them in a row on one node; ledger hits lost and double-counted; flushes Redis ")
         .append("refused as already applied (indeterminate outcomes that the sequence numbers kept from counting twice); ")
         .append("breaker openings (and on how many nodes; by slow-call rate / failure rate); decisions made by the ")
         .append("fallback policy; time from healing until every breaker is closed and the backlog flushed.\n\n");
     b.append("| # | fault | policy | p99 base → fault (µs) | ratio | slowest (ms) | worst window: base / fault / recovery (limit ")
-        .append(first.rateLimit).append(") | over limit: fault / recovery | ledger admitted / in Redis | lost | double |")
+        .append(first.rateLimit).append(") | over limit: fault / recovery | ledger admitted / in Redis | ledger denied (longest run, ms) | lost | double |")
         .append(" replays refused | breaker opens (nodes; slow/fail) | fallback decisions | recovery (ms) |\n");
-    b.append("|---|---|---|---|---:|---:|---|---|---|---:|---:|---:|---|---:|---:|\n");
+    b.append("|---|---|---|---|---:|---:|---|---|---|---|---:|---:|---:|---|---:|---:|\n");
     for (Row row : rows) {
       GroupResult r = row.r;
       b.append("| ").append(row.number).append(" | ").append(row.fault).append(" | ").append(r.policy)
@@ -82,6 +84,7 @@ final class ChaosReport {
           .append(" | ").append(String.format(Locale.ROOT, "%+.1f%% / %+.1f%%", r.overAdmissionPercent(),
               r.recoveryOverAdmissionPercent()))
           .append(" | ").append(ledger(r))
+          .append(" | ").append(r.ledgerDeniedFault).append(" (").append(r.longestLedgerDenialRunNanos / 1_000_000).append(")")
           .append(" | ").append(r.lost).append(" | ").append(r.doubled).append(" | ").append(r.replays)
           .append(" | ").append(r.breakerOpens).append(" (").append(r.nodesOpened).append("/").append(r.nodes)
           .append("; ").append(r.slowCallRateExceeded).append("/").append(r.failureRateExceeded).append(")")
@@ -110,7 +113,8 @@ final class ChaosReport {
     b.append("scenario,fault,policy,nodes,rate_limit,p99_baseline_us,p99_fault_us,p99_ratio,slowest_decision_ms,")
         .append("slow_decisions,fault_decisions,worst_window_baseline,worst_window_fault,worst_window_recovery,")
         .append("over_admission_fault_pct,over_admission_recovery_pct,")
-        .append("ledger_admitted,ledger_in_store,acked_before_loss,lost,double_counted,flood_asked,flood_admitted,")
+        .append("ledger_admitted,ledger_in_store,acked_before_loss,ledger_denied,longest_ledger_denial_run_ms,")
+        .append("lost,double_counted,flood_asked,flood_admitted,")
         .append("flood_in_store,key_table_max,overflowed,replays_refused,breaker_opens,nodes_opened,")
         .append("slow_call_rate_exceeded,failure_rate_exceeded,fallback_decisions,fault_ms,recovery_ms\n");
     for (Row row : rows) {
@@ -125,6 +129,7 @@ final class ChaosReport {
           .append(',').append(String.format(Locale.ROOT, "%.2f", r.overAdmissionPercent()))
           .append(',').append(String.format(Locale.ROOT, "%.2f", r.recoveryOverAdmissionPercent())).append(',')
           .append(r.ledgerAdmitted).append(',').append(r.ledgerStored).append(',').append(r.ackedBeforeLoss).append(',')
+          .append(r.ledgerDeniedFault).append(',').append(r.longestLedgerDenialRunNanos / 1_000_000).append(',')
           .append(r.lost).append(',').append(r.doubled).append(',').append(r.floodAsked).append(',')
           .append(r.floodAdmitted).append(',').append(r.floodStored).append(',').append(r.maxKeys).append(',')
           .append(r.overflowed).append(',').append(r.replays).append(',').append(r.breakerOpens).append(',')

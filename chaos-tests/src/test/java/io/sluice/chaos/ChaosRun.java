@@ -256,6 +256,9 @@ final class ChaosRun implements AutoCloseable {
       fault.add(n.latency[Phase.FAULT.ordinal()]);
       fault.add(n.latency[Phase.RECOVERY.ordinal()]);
       r.faultDecisions += n.decisions[Phase.FAULT.ordinal()] + n.decisions[Phase.RECOVERY.ordinal()];
+      r.ledgerDeniedFault += n.ledgerDenied[Phase.FAULT.ordinal()] + n.ledgerDenied[Phase.RECOVERY.ordinal()];
+      r.longestLedgerDenialRunNanos = Math.max(r.longestLedgerDenialRunNanos, Math.max(
+          n.longestLedgerDenialRunNanos[Phase.FAULT.ordinal()], n.longestLedgerDenialRunNanos[Phase.RECOVERY.ordinal()]));
       r.slowFaultDecisions += n.slowDecisions[Phase.FAULT.ordinal()] + n.slowDecisions[Phase.RECOVERY.ordinal()];
       r.maxFaultDecisionNanos = Math.max(r.maxFaultDecisionNanos,
           Math.max(n.maxDecisionNanos[Phase.FAULT.ordinal()], n.maxDecisionNanos[Phase.RECOVERY.ordinal()]));

@@ -33,6 +33,9 @@ final class GroupResult {
   /** The same from the window in which the fault was removed until the nodes had recovered. */
   long worstRecoveryWindow;
 
+  /** Ledger requests denied during fault + recovery, and the longest run of them on one node (ns). */
+  long ledgerDeniedFault;
+  long longestLedgerDenialRunNanos;
   long faultDecisions;
   long slowFaultDecisions;
   long maxFaultDecisionNanos;
@@ -82,6 +85,7 @@ final class GroupResult {
         + storeLosses + ") flood " + floodAdmitted + "/" + floodStored
         + " worst window " + worstFaultWindow + "/" + rateLimit + " (baseline " + worstBaselineWindow + ", recovery "
         + worstRecoveryWindow + ")"
+        + " ledger denied " + ledgerDeniedFault + " (longest run " + longestLedgerDenialRunNanos / 1_000_000 + " ms)"
         + " p99 " + p99BaselineNanos + "->" + p99FaultNanos + " ns, max " + maxFaultDecisionNanos / 1_000_000 + " ms"
         + " slow " + slowFaultDecisions + "/" + faultDecisions + " opens " + breakerOpens + " on " + nodesOpened
         + " nodes (slow-rate " + slowCallRateExceeded + ", failure-rate " + failureRateExceeded + ")"

@@ -7,9 +7,12 @@ public enum StoreFailurePolicy {
   /** Deny every request. */
   FAIL_CLOSED,
   /**
-   * Each node enforces its share of the limit, {@code limit / active nodes} (active nodes as last
-   * seen through the registry), on its own admissions of the window: the cluster stays near its
-   * limit with no store at all.
+   * Each node enforces its share: what was free when the store last answered (the whole limit in a
+   * window it never answered for) divided by the active nodes (as last seen through the registry),
+   * for what it admitted that the store has not acknowledged. Nodes cut off together stay within the
+   * limit with no store at all; on a fixed window a node keeps to its share for a while after the
+   * store is back (see the README), so that returning nodes do not spend what the others still on
+   * theirs admitted. A node cut off alone while the others reach the store adds its share to the limit.
    */
   LOCAL_SHARE
 }

@@ -853,10 +853,10 @@ public final class SyncedLimiter implements AutoCloseable {
   /**
    * The failure policy's decision. LOCAL_SHARE: what was free when the store last answered (the whole
    * limit in a window it never answered for) is split evenly between the nodes, and this node admits
-   * within its part what the store has not acknowledged from it; the nodes' parts add up to what was
-   * free, so nodes cut off together stay within the limit in the window the fault began too, whatever
-   * each had admitted before it (an even split of the whole limit, with a node's earlier admissions
-   * counted against its own part only, let the nodes that had admitted less add up to more). With the
+   * within its part what the store has not acknowledged from it, and within an even split of the whole
+   * limit what it admitted in all; the nodes' parts add up to what was free, so nodes cut off together
+   * stay within the limit in the window the fault began too, whatever each had admitted before it (the
+   * even split of the whole limit alone let the nodes that had admitted less add up to more). With the
    * breaker open ({@code breakerOpen}) on a fixed window, the node also fixes its part for the rest of
    * the window: once the store is back, other nodes may still be on theirs, and it must not spend
    * budget the store does not show yet (see the share cap in decide). It holds the part for at most
@@ -874,15 +874,20 @@ public final class SyncedLimiter implements AutoCloseable {
         int nodes = Math.max(1, activeNodes.getAsInt());
         double free = Math.max(0, capacity(view) - (view.globalPrev * prevWeight + view.globalCur));
         long part = (long) Math.ceil(free / nodes - 1e-9);
+        // and never more than an even split of the whole limit, its own admissions counted: that
+        // bound is exact where the nodes had admitted evenly, while the parts of what was free rest on
+        // the counts of each node's last answer, up to a sync interval apart (and behind each other)
+        long whole = (long) Math.ceil((double) capacity(view) / nodes - 1e-9);
         if (breakerOpen && !sliding) {
           if (view.shareCapWindow != view.window) {
             view.shareCapWindow = view.window;
-            view.shareCap = view.ownCur - view.pendingCur + part;
+            view.shareCap = Math.min(view.ownCur - view.pendingCur + part, Math.max(view.ownCur, whole));
           }
           view.shareCapUntil = now + shareHoldNanos;
         }
         double unacknowledged = view.pendingPrev * prevWeight + view.pendingCur;
-        return unacknowledged + cost <= part;
+        double own = view.ownPrev * prevWeight + view.ownCur;
+        return unacknowledged + cost <= part && own + cost <= whole;
     }
   }
 
