@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the chaos suite (ChaosIT: ten fault scenarios, three fallback policies each, about 4 minutes on
+# Runs the chaos suite (ChaosIT: eleven fault scenarios, three fallback policies each, about 5 minutes on
 # 2 cores) and writes its report to chaos-tests/results/{chaos.md,chaos.csv}.
 #
 #   chaos-tests/run.sh                         # local redis-server and toxiproxy-server processes
