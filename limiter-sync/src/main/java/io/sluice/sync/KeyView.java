@@ -55,6 +55,8 @@ final class KeyView {
   long takenCur;
   long takenPrev;
   long takenMark;
+  /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
+  long refilledRound = -1;
   /**
    * LOCAL_SHARE, fixed windows: the window in which this node last decided on its local share with the
    * breaker open (Long.MIN_VALUE: none), and the most it may admit in that window, its own admissions

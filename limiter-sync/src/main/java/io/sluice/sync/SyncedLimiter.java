@@ -167,6 +167,13 @@ public final class SyncedLimiter implements AutoCloseable {
   private final LongAdder denied = new LongAdder();
   private final LongAdder cachedDenials = new LongAdder();
   private final LongAdder storeLosses = new LongAdder();
+  /**
+   * Flusher thread, under the sync lock: the groups whose store was found to have lost its data during
+   * the current sync, each with the number of the last numbered flush answered there before (see
+   * refill), and the sync's number, which a view records when it is refilled (once per sync).
+   */
+  private final Map<Integer, Long> lostGroups = new HashMap<>();
+  private long syncRound;
   /** Numbered flushes sent (each send, retries too, gets the next number), and per group the highest answered. */
   private final java.util.concurrent.atomic.AtomicLong numberedSent = new java.util.concurrent.atomic.AtomicLong();
   private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
@@ -1246,6 +1253,7 @@ public final class SyncedLimiter implements AutoCloseable {
         return false;
       }
     }
+    syncRound++;
     try {
       for (Iterator<Map.Entry<Integer, InFlight>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
         InFlight f = it.next().getValue();
@@ -1362,7 +1370,11 @@ public final class SyncedLimiter implements AutoCloseable {
       }
       return all;
     } finally {
-      syncLock.unlock();
+      try {
+        refillLostGroups();
+      } finally {
+        syncLock.unlock();
+      }
     }
   }
 
@@ -1470,10 +1482,22 @@ public final class SyncedLimiter implements AutoCloseable {
       return false;
     }
     long now = ticker.read();
+    int group = f.batch.group();
     if (result.storeForgot()) {
-      refill(f.batch.group());
+      storeLosses.increment();
+      lostGroups.putIfAbsent(group, numberedDone.getOrDefault(group, 0L));
     }
-    numberedDone.merge(f.batch.group(), index, Math::max);
+    Long doneBeforeLoss = lostGroups.get(group);
+    if (doneBeforeLoss != null) {
+      // this answer came from the store that lost its data: what this node had admitted before goes
+      // again before the answer's own permits are taken off the views' pending (they are in the new store)
+      for (Pending p : f.parts) {
+        if (p.view != null) {
+          refilledPermits.add(refill(p.view, doneBeforeLoss));
+        }
+      }
+    }
+    numberedDone.merge(group, index, Math::max);
     deltasSent.add(f.parts.size());
     for (int i = 0; i < f.parts.size(); i++) {
       Pending p = f.parts.get(i);
@@ -1526,47 +1550,30 @@ public final class SyncedLimiter implements AutoCloseable {
   }
 
   /**
-   * The store lost its data (a numbered flush's answer said so, {@link FlushResult#storeForgot()}):
-   * what this node admitted in the windows that still weigh and the store had acknowledged is sent
-   * again, so that the counts are whole again instead of starting over (the other nodes do the same
-   * for theirs, each when its own flush finds the store changed). The claims the store had granted are
-   * gone with it: the views hold none until they ask again. Permits of takes answered after the last
-   * numbered flush that reached the old store was sent are left out: they may have reached the new
-   * store (a take is not numbered), and sending them again could count them twice; those of them that
-   * reached the old one stay lost (at most a sync interval's takes).
+   * The store lost its data on a group (a numbered flush's answer said so, {@link
+   * FlushResult#storeForgot()}): every view of the group sends again what this node admitted in the
+   * windows that still weigh and the store had acknowledged, so that the counts are whole again instead
+   * of starting over (the other nodes do the same for theirs, each when its own flush finds the store
+   * changed). The views of the batches answered by the new store do so as their answers come (see
+   * send); the others here, in one pass over the table at the end of the sync, whatever the number of
+   * groups that lost their data (a Redis Cluster restarted whole: one per slot).
    */
-  private void refill(int group) {
-    if (leases != null) {
-      return; // (reservation mode: leases are counted when granted, not by flushes)
+  private void refillLostGroups() {
+    if (lostGroups.isEmpty()) {
+      return;
     }
     long permits = 0;
     int keys = 0;
     for (KeyView v : views.values()) {
-      if (store.group(counter, v.key) != group) {
-        continue;
-      }
-      synchronized (v) {
-        settle(v);
-        if (v.window == Long.MIN_VALUE) {
-          continue;
-        }
-        // takes answered before a numbered flush that reached the old store are in it: lost with it
-        boolean takesUnproven = numberedDone(v.key) <= v.takenMark;
-        long cur = Math.max(0, v.ownCur - v.pendingCur - (takesUnproven ? v.takenCur : 0));
-        long prev = Math.max(0, v.ownPrev - v.pendingPrev - (takesUnproven ? v.takenPrev : 0));
-        v.unsentCur += cur;
-        v.pendingCur += cur;
-        v.unsentPrev += prev;
-        v.pendingPrev += prev;
-        pendingPermits.add(cur + prev);
-        v.claim = -1;
-        v.claimNodes = 0;
-        v.prevClaimHeld = false;
-        v.noneFree = false;
-        v.nothingFreeUntil = Long.MIN_VALUE;
-        if (cur + prev > 0) {
-          permits += cur + prev;
-          keys++;
+      Long doneBeforeLoss = lostGroups.get(store.group(counter, v.key));
+      if (doneBeforeLoss != null) {
+        long sent = refill(v, doneBeforeLoss);
+        permits += sent;
+        keys += sent > 0 ? 1 : 0;
+      } else {
+        // another group (a slot of a Redis Cluster) may have lost its data too, unseen until a numbered
+        // flush reaches it: every view goes with the next sync, which finds out
+        synchronized (v) {
           v.syncWanted = true;
           if (!v.queued) {
             v.queued = true;
@@ -1575,11 +1582,53 @@ public final class SyncedLimiter implements AutoCloseable {
         }
       }
     }
-    storeLosses.increment();
     refilledPermits.add(permits);
-    LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}): the store lost its data (no record of this"
-        + " node''s batches it had acknowledged); sending again {2} admitted permits of {3} keys", limit.name(), nodeId,
-        permits, keys);
+    LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}): the store lost its data on {2} group(s) (no"
+        + " record of this node''s batches it had acknowledged); sending again {3} admitted permits of {4} keys and"
+        + " more as their flushes are answered", limit.name(), nodeId, lostGroups.size(), permits, keys);
+    lostGroups.clear();
+  }
+
+  /**
+   * One view of a group whose store lost its data, once per sync: its admitted permits the old store
+   * had acknowledged go back among its unsent ones, and its claims are gone (it holds none until it
+   * asks again). Permits of takes answered after the last numbered flush that reached the old store was
+   * sent ({@code doneBeforeLoss}) are left out: they may be in the new store already (a take is not
+   * numbered), and sending them again could count them twice; those that reached the old one stay lost
+   * (at most a sync interval's takes). Returns the permits it sends again.
+   */
+  private long refill(KeyView v, long doneBeforeLoss) {
+    if (leases != null) {
+      return 0; // (reservation mode: leases are counted when granted, not by flushes)
+    }
+    synchronized (v) {
+      if (v.refilledRound == syncRound || v.window == Long.MIN_VALUE) {
+        return 0;
+      }
+      v.refilledRound = syncRound;
+      settle(v);
+      boolean takesUnproven = doneBeforeLoss <= v.takenMark;
+      long cur = Math.max(0, v.ownCur - v.pendingCur - (takesUnproven ? v.takenCur : 0));
+      long prev = Math.max(0, v.ownPrev - v.pendingPrev - (takesUnproven ? v.takenPrev : 0));
+      v.unsentCur += cur;
+      v.pendingCur += cur;
+      v.unsentPrev += prev;
+      v.pendingPrev += prev;
+      pendingPermits.add(cur + prev);
+      v.claim = -1;
+      v.claimNodes = 0;
+      v.prevClaimHeld = false;
+      v.noneFree = false;
+      v.nothingFreeUntil = Long.MIN_VALUE;
+      if (cur + prev > 0) {
+        v.syncWanted = true;
+        if (!v.queued) {
+          v.queued = true;
+          dirty.add(v);
+        }
+      }
+      return cur + prev;
+    }
   }
 
   /**

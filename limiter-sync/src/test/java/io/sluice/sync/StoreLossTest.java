@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A store that loses its data (Redis restarted without persistence, a flush of every key, a Hazelcast
@@ -22,11 +24,13 @@ import org.junit.jupiter.api.Test;
 class StoreLossTest {
   private static final Duration HOUR = Duration.ofHours(1);
 
-  @Test
-  void everyAdmittedPermitIsCountedOnceAfterTheStoreLosesItsData() {
+  /** On one group (standalone Redis) and on 16 (a cluster's slots, each found lost by its own flush). */
+  @ParameterizedTest(name = "{0} group(s)")
+  @ValueSource(ints = {1, 16})
+  void everyAdmittedPermitIsCountedOnceAfterTheStoreLosesItsData(int groups) {
     Limit limit = Limit.fixedWindow("ledger").limit(1_000_000_000L).window(HOUR).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos() + Duration.ofMinutes(1).toNanos());
-    MemoryStore store = new MemoryStore();
+    MemoryStore store = new MemoryStore(groups);
     List<SyncedLimiter> nodes = nodes(limit, store, ticker, 3);
     Map<String, Long> admitted = new HashMap<>();
     SplittableRandom random = new SplittableRandom(11);
@@ -38,12 +42,25 @@ class StoreLossTest {
 
     long window = Math.floorDiv(ticker.read(), HOUR.toNanos());
     long total = 0;
+    long stored = 0;
     for (Map.Entry<String, Long> e : admitted.entrySet()) {
-      assertThat(store.count(limit.name(), e.getKey(), window)).as("key %s", e.getKey()).isEqualTo(e.getValue());
+      long inStore = store.count(limit.name(), e.getKey(), window);
+      if (groups == 1) {
+        assertThat(inStore).as("key %s", e.getKey()).isEqualTo(e.getValue());
+      } else {
+        // takes are known to have reached the old store only behind a numbered flush to their own group:
+        // a cold key's group may have seen none since its takes (they are not sent again: no doubles)
+        assertThat(inStore).as("key %s: never counted twice", e.getKey()).isLessThanOrEqualTo(e.getValue());
+      }
       total += e.getValue();
+      stored += inStore;
     }
-    assertThat(nodes.stream().mapToLong(SyncedLimiter::storeDataLosses).sum()).as("nodes that saw the loss")
-        .isEqualTo(nodes.size());
+    System.out.printf("store loss, %d group(s): %d of %d admitted permits counted%n", groups, stored, total);
+    // (16 groups: 80% in this run; the rest are cold keys' takes that no numbered flush to their group
+    // followed before the loss, their syncs deferred by claims that last the window)
+    assertThat(stored).isGreaterThanOrEqualTo(groups == 1 ? total : total * 3 / 4);
+    assertThat(nodes.stream().mapToLong(SyncedLimiter::storeDataLosses).sum()).as("groups each node found lost")
+        .isBetween((long) nodes.size(), (long) nodes.size() * groups);
     assertThat(nodes.stream().mapToLong(SyncedLimiter::refilledPermits).sum()).isPositive().isLessThan(total);
     nodes.forEach(SyncedLimiter::close);
   }
