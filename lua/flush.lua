@@ -119,7 +119,8 @@ else
   else
     local bar = string.find(previous, '|', 1, true)
     previousSeq = tonumber(bar and string.sub(previous, 1, bar - 1) or previous)
-    created = bar and string.sub(previous, bar + 1) or '0'
+    -- (a value written before creators were recorded names none: this batch stands for it)
+    created = bar and string.sub(previous, bar + 1) or ARGV[1]
     if created ~= ARGV[6] then
       redis.call('SET', KEYS[1], ARGV[1] .. '|' .. created, 'EX', ARGV[2])
     end

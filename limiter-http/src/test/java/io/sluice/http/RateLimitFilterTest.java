@@ -93,7 +93,7 @@ class RateLimitFilterTest {
         assertThat(Http.rateLimit(r).value).isEqualTo("per-ip");
       }
       assertThat(app.served).hasValue(5);
-      RateLimiter shadowLimiter = limiter.limiters().stream().filter(l -> l.limit().name().equals("new-rule"))
+      RateLimiter shadowLimiter = (RateLimiter) limiter.limiters().stream().filter(l -> l.limit().name().equals("new-rule"))
           .findFirst().orElseThrow();
       assertThat(shadowLimiter.decisions(Outcome.SHADOW_DENIED)).isEqualTo(4);
     }

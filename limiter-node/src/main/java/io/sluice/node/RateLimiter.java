@@ -18,7 +18,7 @@ import java.util.function.DoubleConsumer;
  * <p>{@link #tryAcquire(String, long)} allocates nothing for a key already in the table;
  * {@link #acquire(String, long)} returns a {@link Decision} (one small allocation).
  */
-public final class RateLimiter {
+public final class RateLimiter implements KeyedLimiter {
   /** Default bound of the key table. */
   public static final int DEFAULT_MAX_KEYS = 1_000_000;
 
@@ -50,6 +50,7 @@ public final class RateLimiter {
     return new Builder(limit);
   }
 
+  @Override
   public Limit limit() {
     return limit;
   }
@@ -66,6 +67,7 @@ public final class RateLimiter {
    * @throws IllegalArgumentException if the key is null or empty, or the cost is below 1 or above
    *     the limit's capacity
    */
+  @Override
   public boolean tryAcquire(String key, long cost) {
     checkRequest(key, cost);
     long now = ticker.read();
@@ -92,6 +94,7 @@ public final class RateLimiter {
   }
 
   /** Takes {@code cost} permits for the key if the limit allows it, and tells the whole decision. */
+  @Override
   public Decision acquire(String key, long cost) {
     checkRequest(key, cost);
     long now = ticker.read();
@@ -118,6 +121,13 @@ public final class RateLimiter {
       }
     }
     return d;
+  }
+
+  /** Gives back permits an allowed acquire took (see {@link KeyedLimiter#release}). */
+  @Override
+  public void release(String key, long cost) {
+    checkRequest(key, cost);
+    refund(key, ticker.read(), cost);
   }
 
   /** Evicts every key at rest now (also done automatically as keys are added). */

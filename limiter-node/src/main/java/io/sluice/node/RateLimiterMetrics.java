@@ -30,8 +30,10 @@ public final class RateLimiterMetrics implements MeterBinder {
     this.limiters = List.copyOf(limiters);
   }
 
+  /** The request limiter's in-process limiters (distributed ones bind their own meters: SyncedLimiterMetrics). */
   public static RateLimiterMetrics of(RequestLimiter limiter) {
-    return new RateLimiterMetrics(limiter.limiters());
+    return new RateLimiterMetrics(limiter.limiters().stream().filter(RateLimiter.class::isInstance)
+        .map(RateLimiter.class::cast).toList());
   }
 
   public static RateLimiterMetrics of(RateLimiter limiter) {

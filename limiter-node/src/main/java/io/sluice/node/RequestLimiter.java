@@ -11,24 +11,44 @@ import java.util.Map;
  * one denies, the permits already taken from the others are given back, so a denied request costs no
  * limit anything. Soft and shadow limits are checked and recorded but never deny. Thread-safe.
  *
+ * <p>Each limit is enforced by a {@link KeyedLimiter}: an in-process {@link RateLimiter} by default,
+ * or whatever {@link Builder#limiters} builds, such as limiter-sync's {@code SyncedLimiter}, so that
+ * the same rules hold across every node of a service rather than per process.
+ *
  * <p>The limits are checked one after another, not as one atomic step: a concurrent request may see
  * permits that are given back a moment later, so near the limit a request can be denied that a
  * strictly serial order would have allowed, never the reverse.
  */
-public final class RequestLimiter {
+public final class RequestLimiter implements AutoCloseable {
   private final Rules rules;
   private final Ticker ticker;
-  private final Map<String, RateLimiter> limiters;
+  private final Map<String, KeyedLimiter> limiters;
+  /** Every limiter an in-process RateLimiter: decided on its kernels directly (no Decision per limit). */
+  private final boolean inProcess;
 
   private RequestLimiter(Builder b) {
     this.rules = b.rules;
     this.ticker = b.ticker;
-    Map<String, RateLimiter> map = new LinkedHashMap<>();
-    for (Limit limit : rules.limits()) {
-      map.put(limit.name(), RateLimiter.builder(limit).ticker(b.ticker).maxKeys(b.maxKeys)
-          .listener(b.listener).build());
+    Map<String, KeyedLimiter> map = new LinkedHashMap<>();
+    boolean all = true;
+    try {
+      for (Limit limit : rules.limits()) {
+        KeyedLimiter limiter = b.factory == null
+            ? RateLimiter.builder(limit).ticker(b.ticker).maxKeys(b.maxKeys).listener(b.listener).build()
+            : b.factory.apply(limit);
+        if (limiter == null || !limiter.limit().equals(limit)) {
+          throw new IllegalArgumentException("limiters: the factory must build a limiter of the limit it is given ("
+              + limit.name() + "), got " + (limiter == null ? "null" : "one of " + limiter.limit().name()));
+        }
+        map.put(limit.name(), limiter);
+        all &= limiter instanceof RateLimiter;
+      }
+    } catch (RuntimeException e) {
+      map.values().forEach(KeyedLimiter::close);
+      throw e;
     }
     this.limiters = Map.copyOf(map);
+    this.inProcess = all;
   }
 
   public static Builder builder(Rules rules) {
@@ -36,8 +56,14 @@ public final class RequestLimiter {
   }
 
   /** The per-limit limiters, for metrics and inspection. */
-  public Collection<RateLimiter> limiters() {
+  public Collection<KeyedLimiter> limiters() {
     return limiters.values();
+  }
+
+  /** Closes every limiter (a distributed one flushes what it admitted). */
+  @Override
+  public void close() {
+    limiters.values().forEach(KeyedLimiter::close);
   }
 
   public Rules rules() {
@@ -58,6 +84,9 @@ public final class RequestLimiter {
     if (request == null) {
       throw new IllegalArgumentException("request: must not be null");
     }
+    if (!inProcess) {
+      return checkEach(request, cost);
+    }
     List<Rule> applicable = rules.rulesFor(request);
     int n = applicable.size();
     RateLimiter[] used = new RateLimiter[n];
@@ -69,7 +98,7 @@ public final class RequestLimiter {
       if (key == null) {
         continue;
       }
-      RateLimiter limiter = limiters.get(rule.limit().name());
+      RateLimiter limiter = (RateLimiter) limiters.get(rule.limit().name());
       limiter.checkRequest(key, cost);
       used[count] = limiter;
       keys[count] = key;
@@ -110,6 +139,45 @@ public final class RequestLimiter {
     return deciding.withParts(parts);
   }
 
+  /**
+   * {@link #check(RequestContext, long)} over any {@link KeyedLimiter}: each limit decides in turn;
+   * when a hard one denies, the permits the limits before it took are given back ({@link
+   * KeyedLimiter#release}) and the others are not asked.
+   */
+  private Decision checkEach(RequestContext request, long cost) {
+    List<Rule> applicable = rules.rulesFor(request);
+    List<Decision> parts = new ArrayList<>(applicable.size());
+    List<KeyedLimiter> took = new ArrayList<>(applicable.size());
+    List<String> keys = new ArrayList<>(applicable.size());
+    Decision deciding = null;
+    for (Rule rule : applicable) {
+      String key = rule.keyResolver().resolve(request);
+      if (key == null) {
+        continue;
+      }
+      KeyedLimiter limiter = limiters.get(rule.limit().name());
+      Decision d = limiter.acquire(key, cost);
+      parts.add(d);
+      if (d.outcome() == Outcome.DENIED) {
+        for (int j = took.size() - 1; j >= 0; j--) {
+          took.get(j).release(keys.get(j), cost);
+        }
+        return d.withParts(parts);
+      }
+      if (d.outcome() == Outcome.ALLOWED) {
+        took.add(limiter);
+        keys.add(key);
+      }
+      if (deciding == null || moreTelling(d, deciding)) {
+        deciding = d;
+      }
+    }
+    if (deciding == null) {
+      throw new IllegalArgumentException("request: no limit applies to " + request.method() + " " + request.path());
+    }
+    return deciding.withParts(parts);
+  }
+
   /** A breach tells more than an allowance; among allowances, the one closest to its limit. */
   private static boolean moreTelling(Decision a, Decision b) {
     boolean aBreach = a.outcome() != Outcome.ALLOWED;
@@ -125,6 +193,7 @@ public final class RequestLimiter {
     private Ticker ticker = Ticker.cached();
     private int maxKeys = RateLimiter.DEFAULT_MAX_KEYS;
     private LimitListener listener = LimitListener.NONE;
+    private java.util.function.Function<Limit, ? extends KeyedLimiter> factory;
 
     Builder(Rules rules) {
       if (rules == null) {
@@ -147,6 +216,20 @@ public final class RequestLimiter {
         throw new IllegalArgumentException("maxKeys: must be positive, got " + maxKeys);
       }
       this.maxKeys = maxKeys;
+      return this;
+    }
+
+    /**
+     * Builds the limiter of each limit of the rules (called once per limit, with that limit): for
+     * example {@code limit -> SyncedLimiter.builder(limit, store).build()}, so that the rules hold
+     * across every node sharing the store. The default builds an in-process {@link RateLimiter} with
+     * this builder's ticker, key bound and listener. The request limiter closes what it builds.
+     */
+    public Builder limiters(java.util.function.Function<Limit, ? extends KeyedLimiter> factory) {
+      if (factory == null) {
+        throw new IllegalArgumentException("limiters: must not be null");
+      }
+      this.factory = factory;
       return this;
     }
 

@@ -70,6 +70,80 @@ class RequestLimiterTest {
     assertThat(perIp.remaining()).isEqualTo(7);
   }
 
+  /**
+   * The same rules over limiters a factory builds (here in-process limiters behind the interface only,
+   * as a distributed one is): a denial by one limit gives back what the others took, soft and shadow
+   * limits never deny, and the request limiter closes what it built.
+   */
+  @Test
+  void rulesRunOverAnyKeyedLimiterTheFactoryBuilds() {
+    Rules rules = Rules.builder()
+        .always(Rule.of(window("per-ip", 10), "ip"), Rule.of(window("per-key", 2), "api-key"),
+            Rule.of(Limit.fixedWindow("dry-run").limit(1).window(Duration.ofMinutes(1)).mode(Mode.SHADOW).build(), "ip"))
+        .build();
+    List<Wrapped> built = new ArrayList<>();
+    RequestLimiter limiter = RequestLimiter.builder(rules).limiters(limit -> {
+      Wrapped w = new Wrapped(RateLimiter.builder(limit).ticker(ticker).build());
+      built.add(w);
+      return w;
+    }).build();
+    assertThat(limiter.limiters()).hasSize(3).allSatisfy(l -> assertThat(l).isInstanceOf(Wrapped.class));
+    RequestContext r = request(null, "GET", "/", "key-1", "10.0.0.1");
+    assertThat(limiter.check(r).allowed()).isTrue();
+    assertThat(limiter.check(r).allowed()).isTrue();
+    for (int i = 0; i < 5; i++) {
+      Decision denied = limiter.check(r);
+      assertThat(denied.allowed()).isFalse();
+      assertThat(denied.limit().name()).isEqualTo("per-key");
+    }
+    Decision d = limiter.check(request(null, "GET", "/", "key-2", "10.0.0.1"));
+    assertThat(d.allowed()).as("the shadow limit breached, never denying").isTrue();
+    Decision perIp = d.parts().stream().filter(p -> p.limit().name().equals("per-ip")).findFirst().orElseThrow();
+    assertThat(perIp.remaining()).as("per-ip charged for the allowed requests only").isEqualTo(7);
+    assertThat(d.parts()).extracting(p -> p.limit().name()).containsExactly("per-ip", "per-key", "dry-run");
+    limiter.close();
+    assertThat(built).allSatisfy(w -> assertThat(w.closed).isTrue());
+
+    assertThatThrownBy(() -> RequestLimiter.builder(rules).limiters(limit -> RateLimiter.of(window("other", 1))).build())
+        .hasMessageStartingWith("limiters: the factory must build a limiter of the limit it is given (")
+        .hasMessageEndingWith("got one of other");
+  }
+
+  /** An in-process limiter seen only through the interface. */
+  private static final class Wrapped implements KeyedLimiter {
+    private final RateLimiter inner;
+    boolean closed;
+
+    Wrapped(RateLimiter inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public Limit limit() {
+      return inner.limit();
+    }
+
+    @Override
+    public boolean tryAcquire(String key, long cost) {
+      return inner.tryAcquire(key, cost);
+    }
+
+    @Override
+    public Decision acquire(String key, long cost) {
+      return inner.acquire(key, cost);
+    }
+
+    @Override
+    public void release(String key, long cost) {
+      inner.release(key, cost);
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+    }
+  }
+
   @Test
   void aLimitWhoseKeyIsMissingDoesNotApply() {
     Rules rules = Rules.builder()

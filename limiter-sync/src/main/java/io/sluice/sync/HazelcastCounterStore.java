@@ -285,7 +285,8 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           // the deltas are applied: the answer stands
         }
         FlushResult result = new FlushResult(applied, values, null, claims, splits, taken);
-        return forgot[0] ? result.forgetting() : result;
+        return witness.lossToTell(batch.nodeId(), batch.group(), batch.sequence(), forgot[0]) ? result.forgetting()
+            : result;
       });
     } catch (RuntimeException e) { // a member that is shut down refuses at once
       return CompletableFuture.failedFuture(e);

@@ -55,6 +55,11 @@ final class KeyView {
   long takenCur;
   long takenPrev;
   long takenMark;
+  /**
+   * Permits of {@link #window} given back (SyncedLimiter.release) after the store had counted them:
+   * this node's next admissions there use them instead of counting new ones.
+   */
+  long releasedCur;
   /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
   long refilledRound = -1;
   /**
@@ -196,6 +201,7 @@ final class KeyView {
     unsentCur = 0;
     ownCur = 0;
     takenCur = 0;
+    releasedCur = 0;
     share = w == window + 1 ? nextShare : -1;
     nextShare = -1;
     deniedUnsent = 0;

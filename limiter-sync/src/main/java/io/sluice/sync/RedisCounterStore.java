@@ -329,7 +329,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     }
     return evalsha(FLUSH, keys, args).thenApply(reply -> {
       FlushResult result = toResult(reply, deltas);
-      boolean forgot = sequences.recreated(batch.nodeId(), batch.group(), (Long) reply.get(1));
+      boolean forgot = sequences.lossToTell(batch.nodeId(), batch.group(), batch.sequence(),
+          sequences.recreated(batch.nodeId(), batch.group(), (Long) reply.get(1)));
       return forgot ? result.forgetting() : result;
     });
   }

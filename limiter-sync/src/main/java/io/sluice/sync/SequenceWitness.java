@@ -17,6 +17,8 @@ final class SequenceWitness {
   private static final int MAX_RECORDS = 65_536;
   private final long memoryNanos;
   private final ConcurrentHashMap<String, Record> records = new ConcurrentHashMap<>();
+  /** Per node and group, the newest batch whose answer found the loss, until a newer batch is answered. */
+  private final ConcurrentHashMap<String, Long> lossAt = new ConcurrentHashMap<>();
 
   /** When a batch was last recorded, and what the store said created the record (0: not told). */
   private record Record(long at, long created) { }
@@ -60,6 +62,31 @@ final class SequenceWitness {
     boolean lost = r != null && r.created != 0 && r.created != created && System.nanoTime() - r.at < memoryNanos;
     put(nodeId, group, created);
     return lost;
+  }
+
+  /**
+   * Whether the answer to batch {@code sequence} of {@code nodeId} on {@code group} must tell its node
+   * that the store lost its data: {@code seenNow} (this answer found it), or an earlier answer found it
+   * for this batch or a later one (an answer that came after the caller stopped waiting is read by no
+   * one, and the caller retries the same batch, whose own answer could no longer find the loss). The
+   * caller moves on to a newer batch only once it has read an answer, so the first answer of a newer
+   * batch ends it.
+   */
+  boolean lossToTell(String nodeId, int group, long sequence, boolean seenNow) {
+    String key = nodeId + '\u0000' + group;
+    if (seenNow) {
+      lossAt.merge(key, sequence, Math::max);
+      return true;
+    }
+    Long at = lossAt.get(key);
+    if (at == null) {
+      return false;
+    }
+    if (sequence > at) {
+      lossAt.remove(key, at);
+      return false;
+    }
+    return true;
   }
 
   private void put(String nodeId, int group, long created) {

@@ -4,6 +4,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Algorithm;
 import io.sluice.node.Decision;
+import io.sluice.node.KeyedLimiter;
 import io.sluice.node.Limit;
 import io.sluice.node.Mode;
 import io.sluice.node.Outcome;
@@ -82,7 +83,7 @@ import java.util.function.IntSupplier;
  * new: the store applies a sequence once, so an indeterminate flush is never applied twice. New
  * admissions meanwhile accumulate as unsent. {@link #close()} flushes what is left.
  */
-public final class SyncedLimiter implements AutoCloseable {
+public final class SyncedLimiter implements KeyedLimiter {
   private final Limit limit;
   private final Counter counter;
   /** One region's part of a global quota: the cap is the share the coordinator gives the region. */
@@ -258,6 +259,7 @@ public final class SyncedLimiter implements AutoCloseable {
     return new Builder(limit, store);
   }
 
+  @Override
   public Limit limit() {
     return limit;
   }
@@ -273,6 +275,7 @@ public final class SyncedLimiter implements AutoCloseable {
     return decide(key, 1, false).allowed();
   }
 
+  @Override
   public boolean tryAcquire(String key, long cost) {
     return decide(key, cost, false).allowed();
   }
@@ -288,6 +291,7 @@ public final class SyncedLimiter implements AutoCloseable {
    * for one script call. A call waits at most the flush timeout, and the fallback policy decides if it
    * fails.
    */
+  @Override
   public Decision acquire(String key, long cost) {
     return decide(key, cost, true);
   }
@@ -392,10 +396,15 @@ public final class SyncedLimiter implements AutoCloseable {
         // come back too) rather than spend theirs (see fallbackAdmits)
         admit = false;
         remaining = 0;
-        retryAfter = (view.window + 1) * windowNanos - at;
+        retryAfter = Math.min(view.shareCapUntil, (view.window + 1) * windowNanos) - at;
       } else if (took) {
         // the store counted this permit with the claim it granted: admitted, nothing to send for it
         admit = true;
+      } else if (!takeUnsettled && view.releasedCur >= cost) {
+        // permits this node gave back after the store had counted them: its own, used again (counted
+        // as admitted below without being sent)
+        admit = true;
+        remaining = Math.max(0, remaining - cost);
       } else if (fallback) {
         fallbackDecisions.increment();
         admit = fallbackAdmits(view, prevWeight, cost, storeDown(), now) && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
@@ -534,10 +543,7 @@ public final class SyncedLimiter implements AutoCloseable {
           view.ownCur += cost;
           pendingPermits.add(cost);
         } else if (!fromLease) {
-          view.pendingCur += cost;
-          view.unsentCur += cost;
-          view.ownCur += cost;
-          pendingPermits.add(cost);
+          countAdmitted(view, cost);
         }
       }
       if (takeUnsettled) {
@@ -886,7 +892,7 @@ public final class SyncedLimiter implements AutoCloseable {
         // the counts of each node's last answer, up to a sync interval apart (and behind each other)
         long whole = (long) Math.ceil((double) capacity(view) / nodes - 1e-9);
         if (breakerOpen && !sliding) {
-          if (view.shareCapWindow != view.window) {
+          if (view.shareCapWindow != view.window || now >= view.shareCapUntil) {
             view.shareCapWindow = view.window;
             view.shareCap = Math.min(view.ownCur - view.pendingCur + part, Math.max(view.ownCur, whole));
           }
@@ -1147,12 +1153,63 @@ public final class SyncedLimiter implements AutoCloseable {
   private void settle(KeyView v) {
     long used = v.revokeCredit();
     if (used > 0) {
-      v.pendingCur += used;
-      v.unsentCur += used;
-      v.ownCur += used;
+      countAdmitted(v, used);
       v.hits += used;
       v.demandAt = ticker.read();
-      pendingPermits.add(used);
+    }
+  }
+
+  /**
+   * Under the view's monitor: {@code permits} admitted in the view's window, to be sent, but for those
+   * that permits given back after the store counted them pay for (see {@link #release}).
+   */
+  private void countAdmitted(KeyView v, long permits) {
+    long reused = Math.min(permits, v.releasedCur);
+    v.releasedCur -= reused;
+    v.pendingCur += permits - reused;
+    v.unsentCur += permits - reused;
+    v.ownCur += permits;
+    pendingPermits.add(permits - reused);
+  }
+
+  /**
+   * Gives back permits an allowed acquire took for the key in the current window (another limit of the
+   * request denied it, see {@link io.sluice.node.RequestLimiter}). Permits not sent yet are simply not
+   * sent; permits the store has counted already (sent, or taken with a claim) pay for this node's next
+   * admissions of the key in the window instead (admitted without asking anyone: they are this node's),
+   * so they are never given back twice: at worst the window ends with them unused, as if the request
+   * had used them. A request denied again and again therefore holds at most one request's permits per
+   * node and key. In exact mode the store counted the permit in its decision and it stays counted.
+   */
+  @Override
+  public void release(String key, long cost) {
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (cost < 1) {
+      throw new IllegalArgumentException("cost: must be at least 1, got " + cost);
+    }
+    KeyView v = exact != null ? null : views.get(key);
+    if (v == null) {
+      return;
+    }
+    long w = Math.floorDiv(ticker.read(), windowNanos);
+    synchronized (v) {
+      settle(v);
+      long back = Math.min(cost, v.ownCur);
+      if (v.window != w || v.retired || back <= 0) {
+        return;
+      }
+      v.ownCur -= back;
+      if (leases != null) {
+        v.leased += back; // (reservation: the permit came out of the node's lease)
+        return;
+      }
+      long unsent = Math.min(back, v.unsentCur);
+      v.unsentCur -= unsent;
+      v.pendingCur -= unsent;
+      pendingPermits.add(-unsent);
+      v.releasedCur += back - unsent;
     }
   }
 
@@ -1373,6 +1430,7 @@ public final class SyncedLimiter implements AutoCloseable {
       try {
         refillLostGroups();
       } finally {
+        lostGroups.clear();
         syncLock.unlock();
       }
     }
@@ -1497,7 +1555,10 @@ public final class SyncedLimiter implements AutoCloseable {
         }
       }
     }
-    numberedDone.merge(group, index, Math::max);
+    if (doneBeforeLoss == null) {
+      // (an answer from a store found to have lost its data proves nothing about the old one: see refill)
+      numberedDone.merge(group, index, Math::max);
+    }
     deltasSent.add(f.parts.size());
     for (int i = 0; i < f.parts.size(); i++) {
       Pending p = f.parts.get(i);
@@ -1586,7 +1647,6 @@ public final class SyncedLimiter implements AutoCloseable {
     LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}): the store lost its data on {2} group(s) (no"
         + " record of this node''s batches it had acknowledged); sending again {3} admitted permits of {4} keys and"
         + " more as their flushes are answered", limit.name(), nodeId, lostGroups.size(), permits, keys);
-    lostGroups.clear();
   }
 
   /**
@@ -1598,8 +1658,8 @@ public final class SyncedLimiter implements AutoCloseable {
    * (at most a sync interval's takes). Returns the permits it sends again.
    */
   private long refill(KeyView v, long doneBeforeLoss) {
-    if (leases != null) {
-      return 0; // (reservation mode: leases are counted when granted, not by flushes)
+    if (leases != null || exact != null) {
+      return 0; // (reservation and exact modes: the store counts when it grants or decides, not by flushes)
     }
     synchronized (v) {
       if (v.refilledRound == syncRound || v.window == Long.MIN_VALUE) {
@@ -1610,6 +1670,8 @@ public final class SyncedLimiter implements AutoCloseable {
       boolean takesUnproven = doneBeforeLoss <= v.takenMark;
       long cur = Math.max(0, v.ownCur - v.pendingCur - (takesUnproven ? v.takenCur : 0));
       long prev = Math.max(0, v.ownPrev - v.pendingPrev - (takesUnproven ? v.takenPrev : 0));
+      v.takenCur = 0; // (accounted for: sent again, or left in the new store)
+      v.takenPrev = 0;
       v.unsentCur += cur;
       v.pendingCur += cur;
       v.unsentPrev += prev;
@@ -1620,6 +1682,7 @@ public final class SyncedLimiter implements AutoCloseable {
       v.prevClaimHeld = false;
       v.noneFree = false;
       v.nothingFreeUntil = Long.MIN_VALUE;
+      v.releasedCur = 0; // (given back after the old store counted them: the new one never did)
       if (cur + prev > 0) {
         v.syncWanted = true;
         if (!v.queued) {

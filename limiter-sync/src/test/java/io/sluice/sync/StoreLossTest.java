@@ -141,6 +141,12 @@ class StoreLossTest {
     assertThat(daily.recreated("m", 0, 7)).as("the same key").isFalse();
     assertThat(daily.recreated("m", 0, 12)).as("created again by batch 12").isTrue();
     assertThat(daily.recreated("m", 0, 12)).isFalse();
+    // a loss found by an answer nobody read (the caller had stopped waiting) is told to the retry of
+    // that batch, and ends with the first answer of a newer one
+    assertThat(daily.lossToTell("m", 0, 12, true)).isTrue();
+    assertThat(daily.lossToTell("m", 0, 12, false)).as("the retry of batch 12").isTrue();
+    assertThat(daily.lossToTell("m", 0, 13, false)).as("the next batch").isFalse();
+    assertThat(daily.lossToTell("m", 0, 12, false)).isFalse();
     assertThat(shortLived.recreated("m", 0, 3)).isFalse();
     assertThat(shortLived.recreated("m", 0, 4)).as("within a second of a 1 s TTL: may have expired").isFalse();
   }

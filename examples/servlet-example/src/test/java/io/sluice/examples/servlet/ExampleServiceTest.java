@@ -38,7 +38,7 @@ class ExampleServiceTest {
         assertThat(send(HttpRequest.newBuilder(service.uri().resolve("/api/search/books")).header("X-API-Key", "pro-1"))
             .statusCode()).isEqualTo(200);
       }
-      RateLimiter dryRun = service.requestLimiter().limiters().stream()
+      RateLimiter dryRun = (RateLimiter) service.requestLimiter().limiters().stream()
           .filter(l -> l.limit().name().equals("search-dry-run")).findFirst().orElseThrow();
       assertThat(dryRun.decisions(Outcome.SHADOW_DENIED)).isEqualTo(3);
 

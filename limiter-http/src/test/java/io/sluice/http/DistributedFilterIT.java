@@ -1,0 +1,73 @@
+package io.sluice.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.node.RequestLimiter;
+import io.sluice.node.Rule;
+import io.sluice.node.Rules;
+import io.sluice.sync.RedisCounterStore;
+import io.sluice.sync.RedisServer;
+import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.SyncedLimiter;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The servlet filter over distributed limits: two instances of a service ("pods"), each its own
+ * Jetty with the filter, its own {@link RequestLimiter} whose limits are {@link SyncedLimiter}s on its
+ * own connection to one real redis-server. Requests to a key alternate between the pods: together they
+ * admit the limit once, not once per pod, and a denial by the per-key limit costs the per-IP limit nothing
+ * beyond a permit per pod.
+ */
+class DistributedFilterIT {
+  private static final Duration HOUR = Duration.ofHours(1);
+
+  @Test
+  void twoFilterInstancesOnOneRedisEnforceOneLimit() throws Exception {
+    awayFromAnHourBoundary();
+    Rules rules = Rules.builder()
+        .always(Rule.of(Limit.fixedWindow("per-ip").limit(1_000).window(HOUR).build(), "ip"),
+            Rule.of(Limit.fixedWindow("per-key").limit(20).window(HOUR).build(), "api-key"))
+        .build();
+    try (RedisServer redis = RedisServer.start();
+        RedisCounterStore storeA = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+        RedisCounterStore storeB = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+        RequestLimiter limiterA = RequestLimiter.builder(rules)
+            .limiters(limit -> SyncedLimiter.builder(limit, storeA).nodeId("pod-a").build()).build();
+        RequestLimiter limiterB = RequestLimiter.builder(rules)
+            .limiters(limit -> SyncedLimiter.builder(limit, storeB).nodeId("pod-b").build()).build();
+        FilterHarness podA = new FilterHarness(new RateLimitFilter(RateLimitFilterConfig.builder(limiterA).build()));
+        FilterHarness podB = new FilterHarness(new RateLimitFilter(RateLimitFilterConfig.builder(limiterB).build()))) {
+      int allowed = 0;
+      for (int i = 0; i < 60; i++) {
+        FilterHarness pod = i % 2 == 0 ? podA : podB;
+        HttpResponse<String> r = Http.get(pod.uri("/items"), "X-API-Key", "k1");
+        if (r.statusCode() == 200) {
+          allowed++;
+        } else {
+          assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
+          assertThat(Http.rateLimit(r).value).isEqualTo("per-key");
+        }
+      }
+      System.out.printf("distributed filter: %d of 60 requests allowed by two pods, limit 20%n", allowed);
+      assertThat(allowed).as("one limit of 20 across both pods (in-process filters would admit 40)").isBetween(18, 20);
+      assertThat(podA.served.get() + podB.served.get()).isEqualTo(allowed);
+      // another key: its own 20, and the per-IP limit charged for allowed requests (and at most a
+      // given-back permit per pod), not for the 40 denied ones
+      HttpResponse<String> other = Http.get(podB.uri("/items"), "X-API-Key", "k2");
+      assertThat(other.statusCode()).isEqualTo(200);
+      assertThat(Http.longField(other, "X-RateLimit-Remaining")).as("per-key k2").isEqualTo(19);
+    }
+  }
+
+  /** The test's windows are hours: it starts at least a minute away from the next one. */
+  private static void awayFromAnHourBoundary() throws InterruptedException {
+    long intoHour = Instant.now().getEpochSecond() % 3_600;
+    if (intoHour > 3_540) {
+      Thread.sleep((3_600 - intoHour + 1) * 1_000);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+package io.sluice.node;
+
+/**
+ * A limit enforced per key: the one interface of the in-process {@link RateLimiter} and of the
+ * distributed limiters built on it (limiter-sync's {@code SyncedLimiter}, one limit shared by every
+ * node through a store), so that the same {@link Rules} run in one process or across many (see
+ * {@link RequestLimiter.Builder#limiters}). Implementations are thread-safe.
+ */
+public interface KeyedLimiter extends AutoCloseable {
+  /** The limit this limiter enforces. */
+  Limit limit();
+
+  /** Takes one permit for the key if the limit allows it. */
+  default boolean tryAcquire(String key) {
+    return tryAcquire(key, 1);
+  }
+
+  /**
+   * Takes {@code cost} permits for the key if the limit allows it. Soft and shadow limits always
+   * answer true (and count the breach).
+   *
+   * @throws IllegalArgumentException if the key is null or empty, or the cost is below 1 or above
+   *     the limit's capacity
+   */
+  boolean tryAcquire(String key, long cost);
+
+  /** {@link #acquire(String, long)} for one permit. */
+  default Decision acquire(String key) {
+    return acquire(key, 1);
+  }
+
+  /** Takes {@code cost} permits for the key if the limit allows it, and tells the whole decision. */
+  Decision acquire(String key, long cost);
+
+  /**
+   * Gives back {@code cost} permits that an allowed acquire took for the key and the request did not
+   * use (another of its limits denied it), so that a denied request costs this limit nothing. Permits
+   * of a window gone by are not given back; a distributed limiter whose store has already counted them
+   * reuses them for its next admissions of the key in the window instead.
+   */
+  void release(String key, long cost);
+
+  /** Releases what the limiter holds (a distributed one flushes what it admitted); the default holds nothing. */
+  @Override
+  default void close() {
+  }
+}

@@ -1,0 +1,91 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Decision;
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.node.RequestContext;
+import io.sluice.node.RequestLimiter;
+import io.sluice.node.Rule;
+import io.sluice.node.Rules;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Permits given back ({@link SyncedLimiter#release}): a request that one limit denies costs the other
+ * limits nothing, also when they are shared across nodes. Permits not sent yet are not sent; permits
+ * the store counted already pay for the node's next admissions of the key in the window.
+ */
+class ReleaseTest {
+  private static final Duration MINUTE = Duration.ofMinutes(1);
+  private final ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+
+  @Test
+  void givenBackPermitsAreNeitherCountedNorLost() {
+    Limit limit = Limit.fixedWindow("api").limit(10).window(MINUTE).build();
+    MemoryStore store = new MemoryStore();
+    long w = Math.floorDiv(ticker.read(), MINUTE.toNanos());
+    try (SyncedLimiter node = node(limit, store, "n")) {
+      // a cold key's first decision is a take: the store counts it at once
+      assertThat(node.tryAcquire("k")).isTrue();
+      assertThat(store.count("api", "k", w)).isEqualTo(1);
+      node.release("k", 1);
+      // the next admission uses the permit the store already counted
+      assertThat(node.tryAcquire("k")).isTrue();
+      node.flushAll();
+      assertThat(store.count("api", "k", w)).isEqualTo(1);
+      // more admissions (takes, or under a claim and not sent yet), two of them given back
+      for (int i = 0; i < 4; i++) {
+        assertThat(node.tryAcquire("k")).isTrue();
+      }
+      node.release("k", 2);
+      node.flushAll();
+      assertThat(store.count("api", "k", w)).isBetween(3L, 5L);
+      // the limit counts what was kept (3): 7 more fit, not 5, and the store ends at the limit
+      int more = 0;
+      while (node.tryAcquire("k")) {
+        more++;
+      }
+      assertThat(more).isEqualTo(7);
+      node.flushAll();
+      assertThat(store.count("api", "k", w)).isEqualTo(10);
+    }
+  }
+
+  @Test
+  void aDenialByOneSharedLimitCostsTheOthersNothing() {
+    Rules rules = Rules.builder()
+        .always(Rule.of(Limit.fixedWindow("per-ip").limit(10).window(MINUTE).build(), "ip"),
+            Rule.of(Limit.fixedWindow("per-key").limit(2).window(MINUTE).build(), "api-key"))
+        .build();
+    MemoryStore store = new MemoryStore();
+    long w = Math.floorDiv(ticker.read(), MINUTE.toNanos());
+    List<RequestLimiter> pods = List.of(pod(rules, store, "a"), pod(rules, store, "b"));
+    RequestContext r = RequestContext.builder().identity("api-key", "key-1").identity("ip", "10.0.0.1").build();
+    int allowed = 0;
+    for (int i = 0; i < 8; i++) {
+      Decision d = pods.get(i % 2).check(r);
+      if (d.allowed()) {
+        allowed++;
+      } else {
+        assertThat(d.limit().name()).isEqualTo("per-key");
+      }
+    }
+    assertThat(allowed).as("per-key, 2 across both pods").isEqualTo(2);
+    pods.forEach(RequestLimiter::close);
+    // per-ip: the 2 allowed requests, and at most one given-back permit per pod that the store had
+    // counted before the denial (reused by the pod's next request, never added to): not the 6 denials
+    assertThat(store.count("per-ip", "10.0.0.1", w)).as("per-ip charged").isBetween(2L, 4L);
+    assertThat(store.count("per-key", "key-1", w)).isEqualTo(2);
+  }
+
+  private RequestLimiter pod(Rules rules, MemoryStore store, String name) {
+    return RequestLimiter.builder(rules).limiters(limit -> node(limit, store, name)).build();
+  }
+
+  private SyncedLimiter node(Limit limit, MemoryStore store, String name) {
+    return SyncedLimiter.builder(limit, store).nodeId(name).ticker(ticker).autoSync(false).activeNodes(() -> 2).build();
+  }
+}
