@@ -63,6 +63,44 @@ class DistributedFilterIT {
     }
   }
 
+  /** The README's rules (sliding window per IP, token-bucket tiers, a login window, a shadow rule) and its factory, as written. */
+  @Test
+  void theReadmesRulesWithItsFactory() throws Exception {
+    Limit perIp   = Limit.slidingWindowCounter("per-ip").limit(1_000).window(Duration.ofMinutes(1)).build();
+    Limit free    = Limit.tokenBucket("free").capacity(60).refill(1, Duration.ofSeconds(1)).build();
+    Limit pro     = Limit.tokenBucket("pro").capacity(600).refill(10, Duration.ofSeconds(1)).build();
+    Limit login   = Limit.fixedWindow("login").limit(5).window(Duration.ofMinutes(15)).build();
+    Limit newRule = Limit.slidingWindowCounter("new-rule").limit(100).window(Duration.ofMinutes(1))
+        .mode(io.sluice.node.Mode.SHADOW).build();
+    Rules rules = Rules.builder()
+        .always(Rule.of(perIp, "ip"), Rule.of(newRule, "api-key"))
+        .plan("free", Rule.of(free, "api-key"))
+        .plan("pro", Rule.of(pro, "api-key"))
+        .defaultPlan("free")
+        .endpoint("POST", "/login", Rule.of(login, "ip"))
+        .build();
+    try (RedisServer redis = RedisServer.start()) {
+      RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+      RequestLimiter requestLimiter = RequestLimiter.builder(rules)   // the Rules above
+          .limiters(limit -> limit.algorithm() == io.sluice.node.Algorithm.FIXED_WINDOW
+                  || limit.algorithm() == io.sluice.node.Algorithm.SLIDING_WINDOW_COUNTER
+              ? SyncedLimiter.builder(limit, store).build()   // shared by every instance (or a HazelcastCounterStore)
+              : io.sluice.node.RateLimiter.of(limit))         // token and leaky buckets: per instance, for now
+          .build();                                           // close() flushes and closes them
+      try (requestLimiter; store) {
+        io.sluice.node.RequestContext attempt = io.sluice.node.RequestContext.builder().plan("pro")
+            .endpoint("POST", "/login").identity("ip", "10.0.0.7").identity("api-key", "pro-1").build();
+        int allowed = 0;
+        for (int i = 0; i < 8; i++) {
+          allowed += requestLimiter.check(attempt).allowed() ? 1 : 0;
+        }
+        assertThat(allowed).as("login: 5 per 15 minutes").isEqualTo(5);
+        assertThat(requestLimiter.limiters()).filteredOn(l -> l instanceof SyncedLimiter)
+            .extracting(l -> l.limit().name()).containsExactlyInAnyOrder("per-ip", "new-rule", "login");
+      }
+    }
+  }
+
   /** The test's windows are hours: it starts at least a minute away from the next one. */
   private static void awayFromAnHourBoundary() throws InterruptedException {
     long intoHour = Instant.now().getEpochSecond() % 3_600;
