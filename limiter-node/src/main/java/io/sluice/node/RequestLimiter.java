@@ -223,7 +223,8 @@ public final class RequestLimiter implements AutoCloseable {
      * Builds the limiter of each limit of the rules (called once per limit, with that limit): for
      * example {@code limit -> SyncedLimiter.builder(limit, store).build()}, so that the rules hold
      * across every node sharing the store. The default builds an in-process {@link RateLimiter} with
-     * this builder's ticker, key bound and listener. The request limiter closes what it builds.
+     * this builder's ticker, key bound and listener (a factory's limiters carry their own listener,
+     * e.g. {@code SyncedLimiter.Builder.listener}). The request limiter closes what it builds.
      */
     public Builder limiters(java.util.function.Function<Limit, ? extends KeyedLimiter> factory) {
       if (factory == null) {

@@ -6,6 +6,7 @@ import io.sluice.node.Algorithm;
 import io.sluice.node.Decision;
 import io.sluice.node.KeyedLimiter;
 import io.sluice.node.Limit;
+import io.sluice.node.LimitListener;
 import io.sluice.node.Mode;
 import io.sluice.node.Outcome;
 import io.sluice.node.Ticker;
@@ -121,6 +122,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   private final Duration claimTimeout;
   private final StoreFailurePolicy onStoreFailure;
+  private final LimitListener listener;
   private final CircuitBreaker breaker;
   private final long heartbeatIntervalNanos;
   /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
@@ -231,6 +233,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.flushTimeout = b.flushTimeout;
     this.claimTimeout = b.claimTimeout.compareTo(b.flushTimeout) < 0 ? b.claimTimeout : b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
+    this.listener = b.listener;
     this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
         b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout, b.store.callTimeout()));
     // nodes cut off together come back within a breaker's wait in the open state and a flush of each
@@ -586,11 +589,28 @@ public final class SyncedLimiter implements KeyedLimiter {
     } else {
       admitted.increment();
     }
-    if (!rich) {
+    boolean breach = outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED;
+    if (!rich && !(breach && listener != LimitListener.NONE)) {
       return bare[outcome.ordinal()];
     }
     long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
-    return Decision.of(outcome, limit, remaining, reset, retryAfter);
+    Decision d = Decision.of(outcome, limit, remaining, reset, retryAfter);
+    if (breach) {
+      notifyBreach(key, d);
+    }
+    return d;
+  }
+
+  /** Tells the listener of a soft or shadow limit's breach; a listener must not fail the request. */
+  private void notifyBreach(String key, Decision d) {
+    if (listener == LimitListener.NONE) {
+      return;
+    }
+    try {
+      listener.onBreach(limit, key, d);
+    } catch (RuntimeException ignored) {
+      // (the request goes on: it was allowed)
+    }
   }
 
   /** Batch size 1: the store decided, in one script call; the view only keeps this node's own count. */
@@ -608,8 +628,12 @@ public final class SyncedLimiter implements KeyedLimiter {
     } else {
       admitted.increment();
     }
-    return Decision.of(outcome, limit, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
+    Decision d = Decision.of(outcome, limit, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
         TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()));
+    if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
+      notifyBreach(key, d);
+    }
+    return d;
   }
 
   /** The nodes a claim is split between: as the registry counts them (1 before it answers). */
@@ -2031,6 +2055,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     private Duration claimTimeout = DEFAULT_CLAIM_TIMEOUT;
     private boolean autoSync = true;
     private int regions;
+    private LimitListener listener = LimitListener.NONE;
 
     Builder(Limit limit, CounterStore store) {
       if (limit == null) {
@@ -2138,6 +2163,18 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
 
     /** What to decide while the store is unreachable (the breaker is open); default LOCAL_SHARE. */
+    /**
+     * Told of every breach of a soft or shadow limit (the request allowed, the breach recorded), as the
+     * in-process limiter's listener is; called on the deciding thread, so it should be quick.
+     */
+    public Builder listener(LimitListener listener) {
+      if (listener == null) {
+        throw new IllegalArgumentException("listener: must not be null");
+      }
+      this.listener = listener;
+      return this;
+    }
+
     public Builder onStoreFailure(StoreFailurePolicy policy) {
       if (policy == null) {
         throw new IllegalArgumentException("onStoreFailure: must not be null");

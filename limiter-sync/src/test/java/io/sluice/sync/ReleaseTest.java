@@ -14,7 +14,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Permits given back ({@link SyncedLimiter#release}): a request that one limit denies costs the other
+ * What a {@link SyncedLimiter} does as a {@link io.sluice.node.KeyedLimiter} under a request limiter's
+ * rules. Permits given back ({@link SyncedLimiter#release}): a request that one limit denies costs the other
  * limits nothing, also when they are shared across nodes. Permits not sent yet are not sent; permits
  * the store counted already pay for the node's next admissions of the key in the window.
  */
@@ -79,6 +80,23 @@ class ReleaseTest {
     // counted before the denial (reused by the pod's next request, never added to): not the 6 denials
     assertThat(store.count("per-ip", "10.0.0.1", w)).as("per-ip charged").isBetween(2L, 4L);
     assertThat(store.count("per-key", "key-1", w)).isEqualTo(2);
+  }
+
+  /** Soft and shadow limits shared across nodes tell their listener of each breach, as in-process ones do. */
+  @Test
+  void softAndShadowBreachesReachTheListener() {
+    MemoryStore store = new MemoryStore();
+    List<String> breaches = new java.util.ArrayList<>();
+    Limit soft = Limit.fixedWindow("soft").limit(2).window(MINUTE).mode(io.sluice.node.Mode.SOFT).build();
+    try (SyncedLimiter node = SyncedLimiter.builder(soft, store).nodeId("n").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).listener((limit, key, d) -> breaches.add(limit.name() + ":" + key + ":" + d.outcome()))
+        .build()) {
+      for (int i = 0; i < 4; i++) {
+        assertThat(node.tryAcquire("k")).as("a soft limit never denies").isTrue();
+      }
+      assertThat(node.acquire("k").outcome()).isEqualTo(io.sluice.node.Outcome.SOFT_EXCEEDED);
+    }
+    assertThat(breaches).containsExactly("soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED");
   }
 
   private RequestLimiter pod(Rules rules, MemoryStore store, String name) {
