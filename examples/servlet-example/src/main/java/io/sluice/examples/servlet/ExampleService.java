@@ -7,6 +7,9 @@ import io.sluice.node.Mode;
 import io.sluice.node.RequestLimiter;
 import io.sluice.node.Rule;
 import io.sluice.node.Rules;
+import io.sluice.sync.RedisCounterStore;
+import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.SyncedLimiter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -32,6 +35,8 @@ import org.eclipse.jetty.server.ServerConnector;
  *   <li>{@code search-dry-run}: a shadow limit on {@code /api/search/**}, recorded, never enforced.</li>
  * </ul>
  * Run: {@code examples/servlet-example/run.sh} then {@code curl -i -H 'X-API-Key: free-1' localhost:8081/api/hello}.
+ * With {@code SLUICE_REDIS=redis://127.0.0.1:6379} every limit is shared through that Redis
+ * ({@link SyncedLimiter}): start the service twice, on two ports, and both instances enforce one limit.
  */
 public final class ExampleService implements AutoCloseable {
   /** The service's accounts: API key to plan (a database in a real service). */
@@ -40,34 +45,47 @@ public final class ExampleService implements AutoCloseable {
   private final Server server;
   private final ServerConnector connector;
   private final RequestLimiter limiter;
+  private final RedisCounterStore store;
 
-  private ExampleService(Server server, ServerConnector connector, RequestLimiter limiter) {
+  private ExampleService(Server server, ServerConnector connector, RequestLimiter limiter, RedisCounterStore store) {
     this.server = server;
     this.connector = connector;
     this.limiter = limiter;
+    this.store = store;
   }
 
-  static RequestLimiter limiter() {
+  /** The service's rules; with a store, each limit is shared by every instance that uses that store. */
+  static RequestLimiter limiter(RedisCounterStore store) {
     Limit perIp = Limit.slidingWindowCounter("per-ip").limit(100).window(Duration.ofMinutes(1)).build();
     Limit free = Limit.slidingWindowCounter("free").limit(10).window(Duration.ofMinutes(1)).build();
     Limit pro = Limit.slidingWindowCounter("pro").limit(100).window(Duration.ofMinutes(1)).build();
     Limit login = Limit.fixedWindow("login").limit(5).window(Duration.ofMinutes(15)).build();
     Limit searchDryRun = Limit.slidingWindowCounter("search-dry-run").limit(2).window(Duration.ofMinutes(1))
         .mode(Mode.SHADOW).build();
-    return RequestLimiter.builder(Rules.builder()
-            .always(Rule.of(perIp, RateLimitFilter.IP))
-            .plan("free", Rule.of(free, RateLimitFilter.API_KEY))
-            .plan("pro", Rule.of(pro, RateLimitFilter.API_KEY))
-            .defaultPlan("free")
-            .endpoint("POST", "/login", Rule.of(login, RateLimitFilter.IP))
-            .endpoint("GET", "/api/search/**", Rule.of(searchDryRun, RateLimitFilter.CLIENT))
-            .build())
-        .build();
+    RequestLimiter.Builder builder = RequestLimiter.builder(Rules.builder()
+        .always(Rule.of(perIp, RateLimitFilter.IP))
+        .plan("free", Rule.of(free, RateLimitFilter.API_KEY))
+        .plan("pro", Rule.of(pro, RateLimitFilter.API_KEY))
+        .defaultPlan("free")
+        .endpoint("POST", "/login", Rule.of(login, RateLimitFilter.IP))
+        .endpoint("GET", "/api/search/**", Rule.of(searchDryRun, RateLimitFilter.CLIENT))
+        .build());
+    if (store != null) {
+      builder.limiters(limit -> SyncedLimiter.builder(limit, store).build());
+    }
+    return builder.build();
   }
 
-  /** Starts on loopback; port 0 picks a free one. */
+  /** Starts on loopback with limits of its own; port 0 picks a free one. */
   public static ExampleService start(int port, String... trustedProxies) throws Exception {
-    RequestLimiter limiter = limiter();
+    return start(port, null, trustedProxies);
+  }
+
+  /** Starts on loopback; with a Redis URI (else null) its limits are shared with every instance using it. */
+  public static ExampleService start(int port, String redisUri, String... trustedProxies) throws Exception {
+    RedisCounterStore store = redisUri == null ? null
+        : RedisCounterStore.connect(RedisStoreConfig.builder(redisUri).build());
+    RequestLimiter limiter = limiter(store);
     RateLimitFilter filter = new RateLimitFilter(RateLimitFilterConfig.builder(limiter)
         .apiKeyHeader("X-API-Key")
         .trustedProxies(trustedProxies)
@@ -89,7 +107,7 @@ public final class ExampleService implements AutoCloseable {
     context.addServlet(new ServletHolder(new JsonServlet("{\"session\":\"welcome\"}")), "/login");
     server.setHandler(context);
     server.start();
-    return new ExampleService(server, connector, limiter);
+    return new ExampleService(server, connector, limiter, store);
   }
 
   public URI uri() {
@@ -103,14 +121,20 @@ public final class ExampleService implements AutoCloseable {
   @Override
   public void close() throws Exception {
     server.stop();
+    limiter.close(); // (shared limits: flushes what this instance admitted)
+    if (store != null) {
+      store.close();
+    }
   }
 
   public static void main(String[] args) throws Exception {
     int port = args.length > 0 ? Integer.parseInt(args[0]) : 8081;
     String proxies = System.getenv().getOrDefault("TRUSTED_PROXIES", "");
-    ExampleService service = start(port, proxies.isBlank() ? new String[0] : proxies.split("\\s*,\\s*"));
-    System.out.println("example service on " + service.uri() + " — try: curl -i -H 'X-API-Key: free-1' "
-        + service.uri() + "/api/hello");
+    String redis = System.getenv("SLUICE_REDIS");
+    ExampleService service = start(port, redis == null || redis.isBlank() ? null : redis,
+        proxies.isBlank() ? new String[0] : proxies.split("\\s*,\\s*"));
+    System.out.println("example service on " + service.uri() + (service.store != null ? " (limits shared through "
+        + redis + ")" : "") + " — try: curl -i -H 'X-API-Key: free-1' " + service.uri() + "/api/hello");
     service.server.join();
   }
 
