@@ -52,8 +52,12 @@ class ServeAndCoordinatorCommandTest {
     // checked before any store starts: a window shorter than two sync intervals
     r = run("serve", "--limit", "api=10/150ms", "--port", "0");
     assertThat(r.code()).isEqualTo(2);
-    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice serve: syncInterval: at most half the window of limit api"
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice serve: --sync-interval: at most half the window of limit api"
         + " (PT0.15S), got PT0.1S");
     assertThat(r.err()).doesNotContain("\tat ");
+    r = run("serve", "--limit", "api=10/1m", "--bogus");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice serve: unknown option --bogus");
+    assertThat(run("help", "serve").out()).as("sluice help serve lists the options").contains("--limit SPEC")
+        .contains("--batch-size N");
   }
 }

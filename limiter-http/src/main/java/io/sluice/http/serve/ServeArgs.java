@@ -38,7 +38,48 @@ final class ServeArgs {
         "  --help                  this text");
   }
 
+  /**
+   * The options that take a value, each with the {@link ServeConfig.Builder} field its value goes to:
+   * the builder's messages name the field, and the user typed the option.
+   */
+  private static final java.util.Map<String, String> FIELDS = java.util.Map.ofEntries(
+      java.util.Map.entry("--limit", "limit"), java.util.Map.entry("--limits-file", "limits"),
+      java.util.Map.entry("--host", "host"), java.util.Map.entry("--port", "port"),
+      java.util.Map.entry("--redis", "redis"), java.util.Map.entry("--redis-timeout", "redisTimeout"),
+      java.util.Map.entry("--redis-eviction-check", "redisEvictionCheck"),
+      java.util.Map.entry("--hazelcast-cluster", "hazelcastCluster"), java.util.Map.entry("--key-prefix", "keyPrefix"),
+      java.util.Map.entry("--node-id", "nodeId"), java.util.Map.entry("--batch-size", "batchSize"),
+      java.util.Map.entry("--sync-interval", "syncInterval"), java.util.Map.entry("--on-store-failure", "onStoreFailure"),
+      java.util.Map.entry("--max-body", "maxBodyBytes"), java.util.Map.entry("--max-key-length", "maxKeyLength"),
+      java.util.Map.entry("--max-threads", "maxThreads"), java.util.Map.entry("--body-timeout", "bodyTimeout"),
+      java.util.Map.entry("--max-keys", "maxKeys"));
+
+  /** A builder's message ("batchSize: ...") with the option the user typed ("--batch-size: ..."). */
+  private static IllegalArgumentException named(IllegalArgumentException e) {
+    String message = String.valueOf(e.getMessage());
+    for (java.util.Map.Entry<String, String> f : FIELDS.entrySet()) {
+      if (message.startsWith(f.getValue() + ":")) {
+        String option = f.getValue().equals("limits") ? "--limit" : f.getKey(); // (whichever way they came)
+        return new IllegalArgumentException(option + message.substring(f.getValue().length()), e);
+      }
+    }
+    if (message.startsWith("redisCluster:")) {
+      return new IllegalArgumentException("--redis-cluster" + message.substring("redisCluster".length()), e);
+    }
+    return e;
+  }
+
   static ServeConfig parse(String[] args) {
+    try {
+      return parseNamed(args);
+    } catch (HelpRequested help) {
+      throw help;
+    } catch (IllegalArgumentException e) {
+      throw named(e);
+    }
+  }
+
+  private static ServeConfig parseNamed(String[] args) {
     ServeConfig.Builder b = ServeConfig.builder();
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -58,6 +99,10 @@ final class ServeArgs {
           continue;
         default:
           break;
+      }
+      if (!FIELDS.containsKey(name)) {
+        throw new IllegalArgumentException(name.startsWith("-") ? "unknown option " + name
+            : "unexpected argument " + name + " (options start with --)");
       }
       if (value == null) {
         if (i + 1 >= args.length) {

@@ -259,6 +259,11 @@ public final class SluiceServer implements AutoCloseable {
   }
 
   /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
+  /** The options of {@code sluice serve}, one per line (what {@code --help} prints). */
+  public static String usage() {
+    return ServeArgs.usage();
+  }
+
   public static void main(String[] args) throws InterruptedException {
     int code = run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
     if (code != 0) {

@@ -40,24 +40,29 @@ class ServeArgsTest {
 
   @Test
   void badOptionsAreNamed() {
-    assertThatThrownBy(() -> ServeArgs.parse(new String[] {})).hasMessageStartingWith("limits: at least one");
+    // every message names the option the user typed, never a Java field
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {})).hasMessageStartingWith("--limit: at least one");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--port", "http"}))
         .hasMessageStartingWith("--port: must be an integer");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--port", "70000"}))
-        .hasMessageStartingWith("port:");
+        .hasMessageStartingWith("--port: must be 0 to 65535, got 70000");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--bogus", "1"}))
-        .hasMessageContaining("unknown option --bogus");
+        .hasMessage("unknown option --bogus");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--bogus"}))
+        .as("an unknown option last: not 'needs a value'").hasMessage("unknown option --bogus");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "8080"}))
+        .hasMessage("unexpected argument 8080 (options start with --)");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit"})).hasMessageStartingWith("--limit: needs a value");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--batch-size", "0"}))
-        .hasMessageStartingWith("batchSize:");
+        .hasMessageStartingWith("--batch-size: must be at least 1");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--limit", "api=2/1m"}))
-        .hasMessageContaining("\"api\" is defined twice");
+        .hasMessage("--limit: \"api\" is defined twice");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--redis", "http://x"}))
-        .hasMessageStartingWith("redis:");
+        .hasMessageStartingWith("--redis: must be a redis://");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--on-store-failure", "panic"}))
         .hasMessageStartingWith("--on-store-failure:");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--body-timeout", "0s"}))
-        .hasMessageStartingWith("bodyTimeout: must be 1 ms to 10 minutes");
+        .hasMessageStartingWith("--body-timeout: must be 1 ms to 10 minutes");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limit", "api=1/1m", "--redis-eviction-check", "maybe"}))
         .hasMessageStartingWith("--redis-eviction-check: refuse, warn or off");
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--help"})).isInstanceOf(ServeArgs.HelpRequested.class);
