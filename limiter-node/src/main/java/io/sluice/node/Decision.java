@@ -20,9 +20,17 @@ public final class Decision {
   private final long delayNanos;
   /** Null for a single-limit decision, so that the common case allocates one object. */
   private final List<Decision> parts;
+  /** The window the decision counted in, where the limiter says (see {@link #window()}). */
+  private final long window;
 
   Decision(Outcome outcome, Limit limit, long remaining, long resetNanos, long retryAfterNanos,
       long delayNanos, List<Decision> parts) {
+    this(outcome, limit, remaining, resetNanos, retryAfterNanos, delayNanos, parts, Long.MIN_VALUE);
+  }
+
+  private Decision(Outcome outcome, Limit limit, long remaining, long resetNanos, long retryAfterNanos,
+      long delayNanos, List<Decision> parts, long window) {
+    this.window = window;
     this.outcome = outcome;
     this.limit = limit;
     this.remaining = remaining;
@@ -44,8 +52,27 @@ public final class Decision {
         outcome == Outcome.DENIED ? Math.max(0, retryAfterNanos) : 0, 0, null);
   }
 
+  /**
+   * {@link #of(Outcome, Limit, long, long, long)} for a window limit's decision counted in window
+   * {@code window} (its index since the epoch), so that permits given back later go back to that
+   * window only ({@link KeyedLimiter#release}).
+   */
+  public static Decision of(Outcome outcome, Limit limit, long remaining, long resetNanos, long retryAfterNanos,
+      long window) {
+    Decision d = of(outcome, limit, remaining, resetNanos, retryAfterNanos);
+    return new Decision(d.outcome, d.limit, d.remaining, d.resetNanos, d.retryAfterNanos, 0, null, window);
+  }
+
   Decision withParts(List<Decision> all) {
-    return new Decision(outcome, limit, remaining, resetNanos, retryAfterNanos, delayNanos, all);
+    return new Decision(outcome, limit, remaining, resetNanos, retryAfterNanos, delayNanos, all, window);
+  }
+
+  /**
+   * The index (since the epoch) of the window this decision counted in, for limiters that say
+   * (limiter-sync's); {@link Long#MIN_VALUE} otherwise.
+   */
+  public long window() {
+    return window;
   }
 
   /** Whether the request may proceed (true for soft and shadow breaches). */

@@ -33,12 +33,13 @@ public interface KeyedLimiter extends AutoCloseable {
   Decision acquire(String key, long cost);
 
   /**
-   * Gives back {@code cost} permits that an allowed acquire took for the key and the request did not
-   * use (another of its limits denied it), so that a denied request costs this limit nothing. Permits
-   * of a window gone by are not given back; a distributed limiter whose store has already counted them
-   * reuses them for its next admissions of the key in the window instead.
+   * Gives back the {@code cost} permits that {@code acquired}, an allowed decision of this limiter for
+   * the key, took and the request did not use (another of its limits denied it), so that a denied
+   * request costs this limit nothing. Permits of a window gone by are not given back; a distributed
+   * limiter whose store has already counted them reuses them for its next admissions of the key in the
+   * window instead.
    */
-  void release(String key, long cost);
+  void release(String key, long cost, Decision acquired);
 
   /** Releases what the limiter holds (a distributed one flushes what it admitted); the default holds nothing. */
   @Override

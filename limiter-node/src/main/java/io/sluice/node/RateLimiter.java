@@ -125,7 +125,7 @@ public final class RateLimiter implements KeyedLimiter {
 
   /** Gives back permits an allowed acquire took (see {@link KeyedLimiter#release}). */
   @Override
-  public void release(String key, long cost) {
+  public void release(String key, long cost, Decision acquired) {
     checkRequest(key, cost);
     refund(key, ticker.read(), cost);
   }

@@ -37,6 +37,9 @@ public final class RequestLimiter implements AutoCloseable {
             ? RateLimiter.builder(limit).ticker(b.ticker).maxKeys(b.maxKeys).listener(b.listener).build()
             : b.factory.apply(limit);
         if (limiter == null || !limiter.limit().equals(limit)) {
+          if (limiter != null) {
+            limiter.close();
+          }
           throw new IllegalArgumentException("limiters: the factory must build a limiter of the limit it is given ("
               + limit.name() + "), got " + (limiter == null ? "null" : "one of " + limiter.limit().name()));
         }
@@ -48,7 +51,8 @@ public final class RequestLimiter implements AutoCloseable {
       throw e;
     }
     this.limiters = Map.copyOf(map);
-    this.inProcess = all;
+    // (the fast path reads one clock for every limit: only for the limiters built here, on b.ticker)
+    this.inProcess = all && b.factory == null;
   }
 
   public static Builder builder(Rules rules) {
@@ -146,36 +150,59 @@ public final class RequestLimiter implements AutoCloseable {
    */
   private Decision checkEach(RequestContext request, long cost) {
     List<Rule> applicable = rules.rulesFor(request);
-    List<Decision> parts = new ArrayList<>(applicable.size());
-    List<KeyedLimiter> took = new ArrayList<>(applicable.size());
+    // every key and the cost checked before anything is taken, as on the in-process path
+    List<KeyedLimiter> apply = new ArrayList<>(applicable.size());
     List<String> keys = new ArrayList<>(applicable.size());
-    Decision deciding = null;
     for (Rule rule : applicable) {
       String key = rule.keyResolver().resolve(request);
       if (key == null) {
         continue;
       }
       KeyedLimiter limiter = limiters.get(rule.limit().name());
-      Decision d = limiter.acquire(key, cost);
-      parts.add(d);
-      if (d.outcome() == Outcome.DENIED) {
-        for (int j = took.size() - 1; j >= 0; j--) {
-          took.get(j).release(keys.get(j), cost);
-        }
-        return d.withParts(parts);
+      if (key.isEmpty()) {
+        throw new IllegalArgumentException("key: must not be null or empty");
       }
-      if (d.outcome() == Outcome.ALLOWED) {
-        took.add(limiter);
-        keys.add(key);
+      if (cost < 1 || cost > limiter.limit().capacity()) {
+        throw new IllegalArgumentException("cost: must be 1 to the capacity of limit " + limiter.limit().name() + " ("
+            + limiter.limit().capacity() + "), got " + cost);
       }
-      if (deciding == null || moreTelling(d, deciding)) {
-        deciding = d;
-      }
+      apply.add(limiter);
+      keys.add(key);
     }
-    if (deciding == null) {
+    if (apply.isEmpty()) {
       throw new IllegalArgumentException("request: no limit applies to " + request.method() + " " + request.path());
     }
+    List<Decision> parts = new ArrayList<>(apply.size());
+    Decision deciding = null;
+    int taken = 0; // parts[0..taken) allowed or breached; those ALLOWED hold permits
+    try {
+      for (int i = 0; i < apply.size(); i++) {
+        Decision d = apply.get(i).acquire(keys.get(i), cost);
+        parts.add(d);
+        taken = i + 1;
+        if (d.outcome() == Outcome.DENIED) {
+          releaseTaken(apply, keys, parts, i, cost);
+          return d.withParts(parts);
+        }
+        if (deciding == null || moreTelling(d, deciding)) {
+          deciding = d;
+        }
+      }
+    } catch (RuntimeException e) {
+      releaseTaken(apply, keys, parts, taken, cost); // (a limiter that failed half way: nothing kept)
+      throw e;
+    }
     return deciding.withParts(parts);
+  }
+
+  /** Gives back what the allowed parts before {@code end} took, newest first. */
+  private static void releaseTaken(List<KeyedLimiter> apply, List<String> keys, List<Decision> parts, int end,
+      long cost) {
+    for (int j = Math.min(end, parts.size()) - 1; j >= 0; j--) {
+      if (parts.get(j).outcome() == Outcome.ALLOWED) {
+        apply.get(j).release(keys.get(j), cost, parts.get(j));
+      }
+    }
   }
 
   /** A breach tells more than an allowance; among allowances, the one closest to its limit. */

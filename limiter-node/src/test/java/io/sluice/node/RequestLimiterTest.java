@@ -109,10 +109,47 @@ class RequestLimiterTest {
         .hasMessageEndingWith("got one of other");
   }
 
+  /** A limit that fails half way (a cost above its capacity, a limiter that throws) leaves nothing taken. */
+  @Test
+  void aRequestThatFailsHalfWayTakesNothing() {
+    Rules rules = Rules.builder()
+        .always(Rule.of(window("big", 100), "ip"), Rule.of(window("small", 10), "api-key"))
+        .build();
+    List<Wrapped> built = new ArrayList<>();
+    RequestLimiter limiter = RequestLimiter.builder(rules).limiters(limit -> {
+      Wrapped w = new Wrapped(RateLimiter.builder(limit).ticker(ticker).build());
+      built.add(w);
+      return w;
+    }).build();
+    RequestContext r = request(null, "GET", "/", "key-1", "10.0.0.1");
+    assertThatThrownBy(() -> limiter.check(r, 50)).hasMessageStartingWith("cost: must be 1 to the capacity of limit small");
+    built.forEach(w -> w.failing = w.limit().name().equals("small"));
+    assertThatThrownBy(() -> limiter.check(r, 5)).hasMessage("injected");
+    built.forEach(w -> w.failing = false);
+    Decision d = limiter.check(r, 1);
+    Decision big = d.parts().stream().filter(p -> p.limit().name().equals("big")).findFirst().orElseThrow();
+    assertThat(big.remaining()).as("nothing kept from the failed requests").isEqualTo(99);
+  }
+
+  /** Limiters a factory builds decide on their own clocks (the request limiter's is for its own). */
+  @Test
+  void aFactorysLimitersKeepTheirOwnClock() {
+    ManualTicker theirs = new ManualTicker();
+    Rules rules = Rules.builder().always(Rule.of(window("per-ip", 1), "ip")).build();
+    RequestLimiter limiter = RequestLimiter.builder(rules).ticker(ticker)
+        .limiters(limit -> RateLimiter.builder(limit).ticker(theirs).build()).build();
+    RequestContext r = request(null, "GET", "/", "k", "10.0.0.1");
+    assertThat(limiter.check(r).allowed()).isTrue();
+    assertThat(limiter.check(r).allowed()).isFalse();
+    theirs.advance(Duration.ofMinutes(1));
+    assertThat(limiter.check(r).allowed()).as("a new window on the limiter's clock").isTrue();
+  }
+
   /** An in-process limiter seen only through the interface. */
   private static final class Wrapped implements KeyedLimiter {
     private final RateLimiter inner;
     boolean closed;
+    boolean failing;
 
     Wrapped(RateLimiter inner) {
       this.inner = inner;
@@ -130,12 +167,15 @@ class RequestLimiterTest {
 
     @Override
     public Decision acquire(String key, long cost) {
+      if (failing) {
+        throw new IllegalStateException("injected");
+      }
       return inner.acquire(key, cost);
     }
 
     @Override
-    public void release(String key, long cost) {
-      inner.release(key, cost);
+    public void release(String key, long cost, Decision acquired) {
+      inner.release(key, cost, acquired);
     }
 
     @Override

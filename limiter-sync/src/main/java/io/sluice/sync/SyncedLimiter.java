@@ -351,6 +351,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     long remaining = 0;
     long retryAfter = 0;
     boolean retired = false;
+    long countedWindow = Long.MIN_VALUE; // the window an admission counted in (for release)
     decision:
     synchronized (view) {
       if (view.retired) {
@@ -531,6 +532,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
       }
       if (admit) {
+        countedWindow = view.window;
         if (took) {
           view.ownCur += cost;
           if (numberedDone(view.key) > view.takenMark) {
@@ -594,7 +596,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       return bare[outcome.ordinal()];
     }
     long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
-    Decision d = Decision.of(outcome, limit, remaining, reset, retryAfter);
+    Decision d = Decision.of(outcome, limit, remaining, reset, retryAfter, countedWindow);
     if (breach) {
       notifyBreach(key, d);
     }
@@ -1206,22 +1208,26 @@ public final class SyncedLimiter implements KeyedLimiter {
    * node and key. In exact mode the store counted the permit in its decision and it stays counted.
    */
   @Override
-  public void release(String key, long cost) {
+  public void release(String key, long cost, Decision acquired) {
     if (key == null || key.isEmpty()) {
       throw new IllegalArgumentException("key: must not be null or empty");
     }
     if (cost < 1) {
       throw new IllegalArgumentException("cost: must be at least 1, got " + cost);
     }
+    if (acquired == null || acquired.outcome() != Outcome.ALLOWED || acquired.limit() != limit) {
+      throw new IllegalArgumentException("acquired: must be an allowed decision of this limiter (" + limit.name()
+          + "), got " + acquired);
+    }
     KeyView v = exact != null ? null : views.get(key);
     if (v == null) {
       return;
     }
-    long w = Math.floorDiv(ticker.read(), windowNanos);
     synchronized (v) {
       settle(v);
       long back = Math.min(cost, v.ownCur);
-      if (v.window != w || v.retired || back <= 0) {
+      // (only into the window the permits were counted in: after a roll they are that window's, gone by)
+      if (v.window != acquired.window() || v.retired || back <= 0) {
         return;
       }
       v.ownCur -= back;
@@ -2162,7 +2168,6 @@ public final class SyncedLimiter implements KeyedLimiter {
       return this;
     }
 
-    /** What to decide while the store is unreachable (the breaker is open); default LOCAL_SHARE. */
     /**
      * Told of every breach of a soft or shadow limit (the request allowed, the breach recorded), as the
      * in-process limiter's listener is; called on the deciding thread, so it should be quick.
@@ -2175,6 +2180,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       return this;
     }
 
+    /** What to decide while the store is unreachable (the breaker is open); default LOCAL_SHARE. */
     public Builder onStoreFailure(StoreFailurePolicy policy) {
       if (policy == null) {
         throw new IllegalArgumentException("onStoreFailure: must not be null");

@@ -30,18 +30,23 @@ class ReleaseTest {
     long w = Math.floorDiv(ticker.read(), MINUTE.toNanos());
     try (SyncedLimiter node = node(limit, store, "n")) {
       // a cold key's first decision is a take: the store counts it at once
-      assertThat(node.tryAcquire("k")).isTrue();
+      io.sluice.node.Decision first = node.acquire("k");
+      assertThat(first.allowed()).isTrue();
+      assertThat(first.window()).isEqualTo(w);
       assertThat(store.count("api", "k", w)).isEqualTo(1);
-      node.release("k", 1);
+      node.release("k", 1, first);
       // the next admission uses the permit the store already counted
       assertThat(node.tryAcquire("k")).isTrue();
       node.flushAll();
       assertThat(store.count("api", "k", w)).isEqualTo(1);
       // more admissions (takes, or under a claim and not sent yet), two of them given back
+      io.sluice.node.Decision last = null;
       for (int i = 0; i < 4; i++) {
-        assertThat(node.tryAcquire("k")).isTrue();
+        last = node.acquire("k");
+        assertThat(last.allowed()).isTrue();
       }
-      node.release("k", 2);
+      node.release("k", 1, last);
+      node.release("k", 1, last);
       node.flushAll();
       assertThat(store.count("api", "k", w)).isBetween(3L, 5L);
       // the limit counts what was kept (3): 7 more fit, not 5, and the store ends at the limit
@@ -80,6 +85,33 @@ class ReleaseTest {
     // counted before the denial (reused by the pod's next request, never added to): not the 6 denials
     assertThat(store.count("per-ip", "10.0.0.1", w)).as("per-ip charged").isBetween(2L, 4L);
     assertThat(store.count("per-key", "key-1", w)).isEqualTo(2);
+  }
+
+  /**
+   * A permit given back after its window ended stays with that window: the next window's permits,
+   * which other requests hold, are not given back in its place (the release would let the node admit
+   * more than the limit there).
+   */
+  @Test
+  void permitsOfAWindowGoneByAreNotGivenBackFromTheNextOne() {
+    Limit limit = Limit.fixedWindow("roll").limit(10).window(MINUTE).build();
+    MemoryStore store = new MemoryStore();
+    try (SyncedLimiter node = node(limit, store, "n")) {
+      ticker.advance(Duration.ofSeconds(59));
+      io.sluice.node.Decision early = node.acquire("k", 5);
+      assertThat(early.allowed()).isTrue();
+      ticker.advance(Duration.ofSeconds(2)); // the next window
+      int admitted = 0;
+      while (node.tryAcquire("k")) {
+        admitted++;
+      }
+      assertThat(admitted).isEqualTo(10);
+      node.release("k", 5, early);
+      assertThat(node.tryAcquire("k")).as("the new window stays at its limit").isFalse();
+      node.flushAll();
+      long w = Math.floorDiv(ticker.read(), MINUTE.toNanos());
+      assertThat(store.count("roll", "k", w)).isEqualTo(10);
+    }
   }
 
   /** Soft and shadow limits shared across nodes tell their listener of each breach, as in-process ones do. */

@@ -63,6 +63,9 @@ final class ServeArgs {
         return new IllegalArgumentException(option + message.substring(f.getValue().length()), e);
       }
     }
+    if (message.startsWith("limitsFile:")) {
+      return new IllegalArgumentException("--limits-file" + message.substring("limitsFile".length()), e);
+    }
     if (message.startsWith("redisCluster:")) {
       return new IllegalArgumentException("--redis-cluster" + message.substring("redisCluster".length()), e);
     }

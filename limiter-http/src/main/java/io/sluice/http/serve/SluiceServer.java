@@ -258,12 +258,12 @@ public final class SluiceServer implements AutoCloseable {
     return 0;
   }
 
-  /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
   /** The options of {@code sluice serve}, one per line (what {@code --help} prints). */
   public static String usage() {
     return ServeArgs.usage();
   }
 
+  /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
   public static void main(String[] args) throws InterruptedException {
     int code = run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
     if (code != 0) {

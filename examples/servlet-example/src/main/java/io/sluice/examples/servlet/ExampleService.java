@@ -85,7 +85,15 @@ public final class ExampleService implements AutoCloseable {
   public static ExampleService start(int port, String redisUri, String... trustedProxies) throws Exception {
     RedisCounterStore store = redisUri == null ? null
         : RedisCounterStore.connect(RedisStoreConfig.builder(redisUri).build());
-    RequestLimiter limiter = limiter(store);
+    RequestLimiter limiter;
+    try {
+      limiter = limiter(store);
+    } catch (RuntimeException e) {
+      if (store != null) {
+        store.close();
+      }
+      throw e;
+    }
     RateLimitFilter filter = new RateLimitFilter(RateLimitFilterConfig.builder(limiter)
         .apiKeyHeader("X-API-Key")
         .trustedProxies(trustedProxies)
@@ -106,7 +114,15 @@ public final class ExampleService implements AutoCloseable {
     context.addServlet(new ServletHolder(new JsonServlet("{\"hello\":\"world\"}")), "/api/*");
     context.addServlet(new ServletHolder(new JsonServlet("{\"session\":\"welcome\"}")), "/login");
     server.setHandler(context);
-    server.start();
+    try {
+      server.start();
+    } catch (Exception e) {
+      limiter.close();
+      if (store != null) {
+        store.close();
+      }
+      throw e;
+    }
     return new ExampleService(server, connector, limiter, store);
   }
 
