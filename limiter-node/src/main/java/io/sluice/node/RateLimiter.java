@@ -242,6 +242,11 @@ public final class RateLimiter implements KeyedLimiter {
   }
 
   void checkRequest(String key, long cost) {
+    checkRequest(limit, key, cost);
+  }
+
+  /** A key and cost a decision of {@code limit} can take (also for RequestLimiter over other limiters). */
+  static void checkRequest(Limit limit, String key, long cost) {
     if (key == null || key.isEmpty()) {
       throw new IllegalArgumentException("key: must not be null or empty");
     }

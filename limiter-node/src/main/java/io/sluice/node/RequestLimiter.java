@@ -159,13 +159,7 @@ public final class RequestLimiter implements AutoCloseable {
         continue;
       }
       KeyedLimiter limiter = limiters.get(rule.limit().name());
-      if (key.isEmpty()) {
-        throw new IllegalArgumentException("key: must not be null or empty");
-      }
-      if (cost < 1 || cost > limiter.limit().capacity()) {
-        throw new IllegalArgumentException("cost: must be 1 to the capacity of limit " + limiter.limit().name() + " ("
-            + limiter.limit().capacity() + "), got " + cost);
-      }
+      RateLimiter.checkRequest(limiter.limit(), key, cost);
       apply.add(limiter);
       keys.add(key);
     }

@@ -82,11 +82,7 @@ class RequestLimiterTest {
             Rule.of(Limit.fixedWindow("dry-run").limit(1).window(Duration.ofMinutes(1)).mode(Mode.SHADOW).build(), "ip"))
         .build();
     List<Wrapped> built = new ArrayList<>();
-    RequestLimiter limiter = RequestLimiter.builder(rules).limiters(limit -> {
-      Wrapped w = new Wrapped(RateLimiter.builder(limit).ticker(ticker).build());
-      built.add(w);
-      return w;
-    }).build();
+    RequestLimiter limiter = overWrapped(rules, built);
     assertThat(limiter.limiters()).hasSize(3).allSatisfy(l -> assertThat(l).isInstanceOf(Wrapped.class));
     RequestContext r = request(null, "GET", "/", "key-1", "10.0.0.1");
     assertThat(limiter.check(r).allowed()).isTrue();
@@ -116,13 +112,11 @@ class RequestLimiterTest {
         .always(Rule.of(window("big", 100), "ip"), Rule.of(window("small", 10), "api-key"))
         .build();
     List<Wrapped> built = new ArrayList<>();
-    RequestLimiter limiter = RequestLimiter.builder(rules).limiters(limit -> {
-      Wrapped w = new Wrapped(RateLimiter.builder(limit).ticker(ticker).build());
-      built.add(w);
-      return w;
-    }).build();
+    RequestLimiter limiter = overWrapped(rules, built);
     RequestContext r = request(null, "GET", "/", "key-1", "10.0.0.1");
-    assertThatThrownBy(() -> limiter.check(r, 50)).hasMessageStartingWith("cost: must be 1 to the capacity of limit small");
+    // (the in-process path's own message: the same check serves both)
+    assertThatThrownBy(() -> limiter.check(r, 50))
+        .hasMessage("cost: 50 exceeds the capacity 10 of limit small, so it could never be allowed");
     built.forEach(w -> w.failing = w.limit().name().equals("small"));
     assertThatThrownBy(() -> limiter.check(r, 5)).hasMessage("injected");
     built.forEach(w -> w.failing = false);
@@ -143,6 +137,15 @@ class RequestLimiterTest {
     assertThat(limiter.check(r).allowed()).isFalse();
     theirs.advance(Duration.ofMinutes(1));
     assertThat(limiter.check(r).allowed()).as("a new window on the limiter's clock").isTrue();
+  }
+
+  /** A request limiter whose limits are in-process limiters behind the interface only; {@code built} gets them. */
+  private RequestLimiter overWrapped(Rules rules, List<Wrapped> built) {
+    return RequestLimiter.builder(rules).limiters(limit -> {
+      Wrapped w = new Wrapped(RateLimiter.builder(limit).ticker(ticker).build());
+      built.add(w);
+      return w;
+    }).build();
   }
 
   /** An in-process limiter seen only through the interface. */

@@ -42,13 +42,13 @@ final class SequenceWitness {
    * instance saw recorded within the TTL (a loss), rather than none yet or one that expired.
    */
   boolean forgot(String nodeId, int group) {
-    Record r = records.get(nodeId + '\u0000' + group);
+    Record r = records.get(keyOf(nodeId, group));
     return r != null && System.nanoTime() - r.at < memoryNanos;
   }
 
   /** The record's creator as last told ({@link #recreated}), 0 if none. */
   long created(String nodeId, int group) {
-    Record r = records.get(nodeId + '\u0000' + group);
+    Record r = records.get(keyOf(nodeId, group));
     return r == null ? 0 : r.created;
   }
 
@@ -58,7 +58,7 @@ final class SequenceWitness {
    * and created again, by this batch or by an earlier one replayed after a reconnect).
    */
   boolean recreated(String nodeId, int group, long created) {
-    Record r = records.get(nodeId + '\u0000' + group);
+    Record r = records.get(keyOf(nodeId, group));
     boolean lost = r != null && r.created != 0 && r.created != created && System.nanoTime() - r.at < memoryNanos;
     put(nodeId, group, created);
     return lost;
@@ -73,7 +73,7 @@ final class SequenceWitness {
    * batch ends it.
    */
   boolean lossToTell(String nodeId, int group, long sequence, boolean seenNow) {
-    String key = nodeId + '\u0000' + group;
+    String key = keyOf(nodeId, group);
     if (seenNow) {
       lossAt.merge(key, sequence, Math::max);
       return true;
@@ -89,9 +89,13 @@ final class SequenceWitness {
     return true;
   }
 
+  private static String keyOf(String nodeId, int group) {
+    return nodeId + '\u0000' + group;
+  }
+
   private void put(String nodeId, int group, long created) {
     long now = System.nanoTime();
-    records.put(nodeId + '\u0000' + group, new Record(now, created));
+    records.put(keyOf(nodeId, group), new Record(now, created));
     if (records.size() > MAX_RECORDS) {
       records.values().removeIf(r -> now - r.at >= memoryNanos);
     }

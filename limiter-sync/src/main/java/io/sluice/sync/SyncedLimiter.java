@@ -310,13 +310,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** {@code exactTried}: an exact check failed already (a retry on a retired view must not repeat it). */
   private Decision decide(String key, long cost, boolean rich, boolean exactTried) {
-    if (key == null || key.isEmpty()) {
-      throw new IllegalArgumentException("key: must not be null or empty");
-    }
-    if (cost < 1 || cost > limit.capacity()) {
-      throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
-          + " of limit " + limit.name() + ", got " + cost);
-    }
+    checkRequest(key, cost);
     if (closed) {
       throw new IllegalStateException("limiter " + limit.name() + " is closed");
     }
@@ -572,9 +566,8 @@ public final class SyncedLimiter implements KeyedLimiter {
           view.lastUrgentSync = now;
         }
       }
-      if (((admit && !fromLease && !took) || wantsSync || (regional && !admit)) && !view.queued) {
-        view.queued = true;
-        dirty.add(view);
+      if ((admit && !fromLease && !took) || wantsSync || (regional && !admit)) {
+        enqueue(view);
       }
       break;
       }
@@ -1185,6 +1178,25 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
+  /** A key and cost a decision (or a release) of this limit can take. */
+  private void checkRequest(String key, long cost) {
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (cost < 1 || cost > limit.capacity()) {
+      throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
+          + " of limit " + limit.name() + ", got " + cost);
+    }
+  }
+
+  /** Under the view's monitor: puts it in the flusher's queue, unless it is there already. */
+  private void enqueue(KeyView v) {
+    if (!v.queued) {
+      v.queued = true;
+      dirty.add(v);
+    }
+  }
+
   /**
    * Under the view's monitor: {@code permits} admitted in the view's window, to be sent, but for those
    * that permits given back after the store counted them pay for (see {@link #release}).
@@ -1209,12 +1221,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public void release(String key, long cost, Decision acquired) {
-    if (key == null || key.isEmpty()) {
-      throw new IllegalArgumentException("key: must not be null or empty");
-    }
-    if (cost < 1) {
-      throw new IllegalArgumentException("cost: must be at least 1, got " + cost);
-    }
+    checkRequest(key, cost);
     if (acquired == null || acquired.outcome() != Outcome.ALLOWED || acquired.limit() != limit) {
       throw new IllegalArgumentException("acquired: must be an allowed decision of this limiter (" + limit.name()
           + "), got " + acquired);
@@ -1547,10 +1554,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         // well would settle twice)
         orphans.add(new Delta(counter, p.delta.key(), p.delta.window(), p.delta.amount()));
       }
-      if (!p.view.queued) {
-        p.view.queued = true;
-        dirty.add(p.view);
-      }
+      enqueue(p.view);
     }
   }
 
@@ -1666,10 +1670,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         // flush reaches it: every view goes with the next sync, which finds out
         synchronized (v) {
           v.syncWanted = true;
-          if (!v.queued) {
-            v.queued = true;
-            dirty.add(v);
-          }
+          enqueue(v);
         }
       }
     }
@@ -1715,10 +1716,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       v.releasedCur = 0; // (given back after the old store counted them: the new one never did)
       if (cur + prev > 0) {
         v.syncWanted = true;
-        if (!v.queued) {
-          v.queued = true;
-          dirty.add(v);
-        }
+        enqueue(v);
       }
       return cur + prev;
     }
@@ -1773,11 +1771,10 @@ public final class SyncedLimiter implements KeyedLimiter {
         v.claim = result.claim(i);
         v.claimAt = askedAt;
         v.claimNodes = result.split(i); // 0: no part of a sliding window's fading
-        if ((v.claim > 0 || v.claimNodes > 0) && !v.queued) {
+        if (v.claim > 0 || v.claimNodes > 0) {
           // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
           // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle
-          v.queued = true;
-          dirty.add(v);
+          enqueue(v);
         }
       }
     }

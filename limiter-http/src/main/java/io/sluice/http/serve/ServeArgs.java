@@ -148,11 +148,7 @@ final class ServeArgs {
           b.syncInterval(LimitSpec.duration(value, name));
           break;
         case "--on-store-failure":
-          try {
-            b.onStoreFailure(StoreFailurePolicy.valueOf(value.toUpperCase(Locale.ROOT).replace('-', '_')));
-          } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(name + ": LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED, got " + value, e);
-          }
+          b.onStoreFailure(choice(StoreFailurePolicy.class, name, value, "LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED"));
           break;
         case "--max-body":
           b.maxBodyBytes(intOf(name, value));
@@ -164,11 +160,7 @@ final class ServeArgs {
           b.maxThreads(intOf(name, value));
           break;
         case "--redis-eviction-check":
-          try {
-            b.redisEvictionCheck(RedisStoreConfig.EvictionCheck.valueOf(value.toUpperCase(Locale.ROOT)));
-          } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(name + ": refuse, warn or off, got " + value, e);
-          }
+          b.redisEvictionCheck(choice(RedisStoreConfig.EvictionCheck.class, name, value, "refuse, warn or off"));
           break;
         case "--max-keys":
           b.maxKeys(intOf(name, value));
@@ -181,6 +173,15 @@ final class ServeArgs {
       }
     }
     return b.build();
+  }
+
+  /** One of an enum's constants, named in any case, '-' for '_'; else an error listing {@code choices}. */
+  private static <E extends Enum<E>> E choice(Class<E> type, String name, String value, String choices) {
+    try {
+      return Enum.valueOf(type, value.toUpperCase(Locale.ROOT).replace('-', '_'));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(name + ": " + choices + ", got " + value, e);
+    }
   }
 
   private static int intOf(String name, String value) {
