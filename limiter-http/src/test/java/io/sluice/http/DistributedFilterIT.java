@@ -82,21 +82,33 @@ class DistributedFilterIT {
     try (RedisServer redis = RedisServer.start()) {
       RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
       RequestLimiter requestLimiter = RequestLimiter.builder(rules)   // the Rules above
-          .limiters(limit -> limit.algorithm() == io.sluice.node.Algorithm.FIXED_WINDOW
-                  || limit.algorithm() == io.sluice.node.Algorithm.SLIDING_WINDOW_COUNTER
-              ? SyncedLimiter.builder(limit, store).build()   // shared by every instance (or a HazelcastCounterStore)
-              : io.sluice.node.RateLimiter.of(limit))         // token and leaky buckets: per instance, for now
-          .build();                                           // close() flushes and closes them
-      try (requestLimiter; store) {
+          .limiters(limit -> SyncedLimiter.builder(limit, store).build()) // every limit shared (or a HazelcastCounterStore)
+          .build();                                                     // close() flushes and closes them
+      // a second pod: its own connection, the same rules
+      RedisCounterStore otherStore = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+      RequestLimiter otherPod = RequestLimiter.builder(rules)
+          .limiters(limit -> SyncedLimiter.builder(limit, otherStore).build()).build();
+      try (requestLimiter; store; otherPod; otherStore) {
         io.sluice.node.RequestContext attempt = io.sluice.node.RequestContext.builder().plan("pro")
             .endpoint("POST", "/login").identity("ip", "10.0.0.7").identity("api-key", "pro-1").build();
         int allowed = 0;
         for (int i = 0; i < 8; i++) {
-          allowed += requestLimiter.check(attempt).allowed() ? 1 : 0;
+          allowed += (i % 2 == 0 ? requestLimiter : otherPod).check(attempt).allowed() ? 1 : 0;
         }
-        assertThat(allowed).as("login: 5 per 15 minutes").isEqualTo(5);
-        assertThat(requestLimiter.limiters()).filteredOn(l -> l instanceof SyncedLimiter)
-            .extracting(l -> l.limit().name()).containsExactlyInAnyOrder("per-ip", "new-rule", "login");
+        assertThat(allowed).as("login: 5 per 15 minutes, over both pods").isEqualTo(5);
+        assertThat(requestLimiter.limiters()).allMatch(l -> l instanceof SyncedLimiter)
+            .extracting(l -> l.limit().name()).containsExactlyInAnyOrder("per-ip", "new-rule", "login", "free", "pro");
+        // the free tier's token bucket (60 of burst, 1 a second) is one bucket over both pods
+        long started = System.nanoTime();
+        io.sluice.node.RequestContext freeCall = io.sluice.node.RequestContext.builder()
+            .endpoint("GET", "/items").identity("ip", "10.0.0.8").identity("api-key", "free-1").build();
+        int freeAllowed = 0;
+        for (int i = 0; i < 100; i++) {
+          freeAllowed += (i % 2 == 0 ? requestLimiter : otherPod).check(freeCall).allowed() ? 1 : 0;
+        }
+        long refilled = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started) + 1;
+        assertThat(freeAllowed).as("free: a burst of 60 over both pods (in-process buckets would allow 100)")
+            .isBetween(60, (int) (60 + refilled));
       }
     }
   }

@@ -91,6 +91,17 @@ public final class Counter {
     }
   }
 
+  /**
+   * A sliding window log's counter, for limiters that decide it with the exact scripts alone (a log is
+   * never batched): its window, and the store group of its keys.
+   */
+  static Counter ofLog(Limit limit) {
+    if (limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
+      throw new IllegalArgumentException("limit: " + limit.name() + " is not a sliding window log");
+    }
+    return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, 0);
+  }
+
   public Limit limit() {
     return limit;
   }

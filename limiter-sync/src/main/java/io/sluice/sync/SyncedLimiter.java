@@ -9,6 +9,7 @@ import io.sluice.node.Limit;
 import io.sluice.node.LimitListener;
 import io.sluice.node.Mode;
 import io.sluice.node.Outcome;
+import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,9 +28,12 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntSupplier;
 
 /**
- * A node's limiter for one window limit (fixed window or sliding window counter) shared with other
- * nodes through a {@link CounterStore}: decisions are local when the node holds a claim that pays for
- * them; the permits admitted are flushed in batches.
+ * A node's limiter for one limit shared with other nodes through a {@link CounterStore}. For a window
+ * limit (fixed window or sliding window counter) decisions are local when the node holds a claim that
+ * pays for them; the permits admitted are flushed in batches. Token buckets, leaky buckets (meters) and
+ * sliding window logs are shared in exact mode only (batch size 1, their default): one store script
+ * per decision, the algorithm's own, as Bucket4j and Redisson do; batches and claims count windows.
+ * (The leaky bucket shaper delays requests in a queue of one process and is not shared.)
  *
  * <h2>How a node decides</h2>
  * Each key has a view (see {@link KeyView}): the global counts as of the last sync, plus what this
@@ -90,6 +94,13 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** One region's part of a global quota: the cap is the share the coordinator gives the region. */
   private final boolean regional;
   private final CounterStore store;
+  /**
+   * Whether the limit counts windows, which nodes batch and claim; buckets and the sliding log are
+   * decided by the store's exact scripts alone, and by a local share of the limit while it fails.
+   */
+  private final boolean windowed;
+  /** Buckets and logs while the store fails, under LOCAL_SHARE: this node's even part, for so many nodes. */
+  private volatile LocalShare localShare;
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
   /**
@@ -212,7 +223,9 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   private SyncedLimiter(Builder b) {
     this.limit = b.limit;
-    this.counter = b.regions > 0 ? Counter.regional(b.limit, b.regions) : Counter.of(b.limit);
+    this.counter = b.regions > 0 ? Counter.regional(b.limit, b.regions)
+        : b.limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Counter.ofLog(b.limit) : Counter.of(b.limit);
+    this.windowed = isWindow(b.limit);
     this.regional = b.regions > 0;
     this.store = b.store;
     this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
@@ -335,6 +348,9 @@ public final class SyncedLimiter implements KeyedLimiter {
         return exactDecision(key, now, cost, r);
       }
       fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
+    }
+    if (!windowed) {
+      return fallbackDecision(key, cost, rich);
     }
     fallback |= exactTried;
     long w = Math.floorDiv(now, windowNanos);
@@ -608,9 +624,89 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
+  /**
+   * A bucket's or a log's decision while the store fails: the failure policy's. Under LOCAL_SHARE the
+   * node keeps to an even part of the limit (the burst and the rate, or the log's limit, divided by the
+   * nodes the registry counts) in an in-process limiter of its own, which starts full: nodes cut off
+   * together admit at most the limit's burst again, then its rate, whatever the store had counted.
+   */
+  private Decision fallbackDecision(String key, long cost, boolean rich) {
+    fallbackDecisions.increment();
+    boolean allowed;
+    long remaining = 0;
+    long retryAfter = syncIntervalNanos;
+    long reset = limit.quotaWindowNanos();
+    switch (onStoreFailure) {
+      case FAIL_OPEN:
+        allowed = true;
+        break;
+      case FAIL_CLOSED:
+        allowed = false;
+        break;
+      default: {
+        int nodes = Math.max(1, activeNodes.getAsInt());
+        LocalShare share = localShare;
+        if (share == null || share.nodes != nodes) {
+          share = new LocalShare(nodes, RateLimiter.builder(LocalShare.part(limit, nodes)).ticker(ticker)
+              .maxKeys(maxKeys).build());
+          localShare = share;
+        }
+        // (a cost above the part is denied: the part cannot pay for it however long the node waits)
+        if (cost > share.limiter.limit().capacity()) {
+          allowed = false;
+        } else {
+          Decision d = share.limiter.acquire(key, cost);
+          allowed = d.allowed();
+          remaining = d.remaining();
+          retryAfter = Math.max(d.retryAfterNanos(), 1);
+          reset = d.resetNanos();
+        }
+      }
+    }
+    Outcome outcome = allowed ? Outcome.ALLOWED : outcomeOfBreach();
+    if (outcome == Outcome.DENIED) {
+      denied.increment();
+    } else {
+      admitted.increment();
+    }
+    if (!rich && outcome == Outcome.ALLOWED) {
+      return bare[outcome.ordinal()];
+    }
+    Decision d = Decision.of(outcome, limit, remaining, reset, allowed ? 0 : retryAfter);
+    if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
+      notifyBreach(key, d);
+    }
+    return d;
+  }
+
+  /** An in-process limiter of an even part of a bucket or log limit, for {@code nodes} nodes. */
+  private static final class LocalShare {
+    final int nodes;
+    final RateLimiter limiter;
+
+    LocalShare(int nodes, RateLimiter limiter) {
+      this.nodes = nodes;
+      this.limiter = limiter;
+    }
+
+    /** The limit's part for one of {@code nodes} nodes, hard: the synced limiter applies the mode. */
+    static Limit part(Limit limit, int nodes) {
+      long capacity = Math.max(1, (limit.capacity() + nodes - 1) / nodes);
+      Limit.Builder b = Limit.builder(limit.name(), limit.algorithm()).mode(Mode.HARD);
+      if (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) {
+        return b.limit(capacity).window(Duration.ofNanos(limit.periodNanos())).build();
+      }
+      // the same tokens per a period n times as long: an nth of the rate, exactly
+      Duration period = Duration.ofNanos(limit.periodNanos()).multipliedBy(nodes);
+      b.capacity(capacity);
+      return (limit.algorithm() == Algorithm.TOKEN_BUCKET ? b.refill(limit.refillTokens(), period)
+          : b.leakRate(limit.refillTokens(), period)).build();
+    }
+  }
+
   /** Batch size 1: the store decided, in one script call; the view only keeps this node's own count. */
   private Decision exactDecision(String key, long now, long cost, ExactResult r) {
-    if (r.allowed()) {
+    if (r.allowed() && windowed) {
       KeyView view = view(key);
       synchronized (view) {
         view.roll(Math.floorDiv(now, windowNanos), orphanSink);
@@ -2031,6 +2127,11 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
+  /** Whether nodes can batch the limit's permits and claim parts of it: the window algorithms. */
+  static boolean isWindow(Limit limit) {
+    return limit.algorithm() == Algorithm.FIXED_WINDOW || limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+  }
+
   /** Settings of a {@link SyncedLimiter}. */
   public static final class Builder {
     public static final long DEFAULT_BATCH_SIZE = 100;
@@ -2067,11 +2168,15 @@ public final class SyncedLimiter implements KeyedLimiter {
       if (store == null) {
         throw new IllegalArgumentException("store: must not be null");
       }
-      if (limit.algorithm() != Algorithm.FIXED_WINDOW && limit.algorithm() != Algorithm.SLIDING_WINDOW_COUNTER) {
-        throw new IllegalArgumentException("limit: batched syncing counts windows; " + limit.name() + " is "
-            + limit.algorithm() + " (use FIXED_WINDOW or SLIDING_WINDOW_COUNTER)");
+      if (limit.algorithm() == Algorithm.LEAKY_BUCKET_SHAPER) {
+        throw new IllegalArgumentException("limit: " + limit.name() + " is a leaky bucket shaper, which delays"
+            + " requests in one local queue and is not shared across nodes (use LEAKY_BUCKET, the meter, or"
+            + " TOKEN_BUCKET)");
       }
       this.limit = limit;
+      if (!isWindow(limit)) {
+        this.batchSize = 1; // shared exactly: one store script per decision (see batchSize)
+      }
       this.store = store;
     }
 
@@ -2096,11 +2201,17 @@ public final class SyncedLimiter implements KeyedLimiter {
      * Permits a key may gather before it is flushed (shrunk near the limit, see the class doc).
      * 1 means exact checking: every decision is one atomic script call on the store (the store must
      * be an {@link ExactStore}); the decision then waits for the store, at most the flush timeout,
-     * and the fallback policy decides when the store fails.
+     * and the fallback policy decides when the store fails. Token buckets, leaky buckets and sliding
+     * logs take 1 only, their default.
      */
     public Builder batchSize(long batchSize) {
       if (batchSize < 1) {
         throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
+      }
+      if (batchSize > 1 && !isWindow(limit)) {
+        throw new IllegalArgumentException("batchSize: " + limit.name() + " is a " + limit.algorithm()
+            + ", shared in exact mode only (batch size 1, one store script per decision); batches and claims"
+            + " count windows (FIXED_WINDOW, SLIDING_WINDOW_COUNTER), got " + batchSize);
       }
       this.batchSize = batchSize;
       return this;
@@ -2111,7 +2222,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       if (interval == null || interval.isNegative() || interval.isZero()) {
         throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
       }
-      if (interval.toNanos() * 2 > limit.periodNanos()) {
+      if (isWindow(limit) && interval.toNanos() * 2 > limit.periodNanos()) {
         throw new IllegalArgumentException("syncInterval: at most half the window "
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + interval);
       }
@@ -2274,14 +2385,28 @@ public final class SyncedLimiter implements KeyedLimiter {
         throw new IllegalArgumentException("reservation: needs a store that grants leases (a LeaseStore such as"
             + " RedisCounterStore); " + store.getClass().getSimpleName() + " is not one");
       }
+      if (!isWindow(limit) && !(store instanceof ExactStore)) {
+        throw new IllegalArgumentException("limit: " + limit.name() + " is a " + limit.algorithm() + ", shared by"
+            + " the store's exact scripts only (an ExactStore such as RedisCounterStore or HazelcastCounterStore); "
+            + store.getClass().getSimpleName() + " is not one");
+      }
       if (batchSize == 1 && !reservation && !(store instanceof ExactStore)) {
         throw new IllegalArgumentException("batchSize: 1 means exact checking, one store call per decision,"
             + " which needs a store with exact scripts (an ExactStore such as RedisCounterStore); "
             + store.getClass().getSimpleName() + " is not one");
       }
-      if (syncInterval.toNanos() * 2 > limit.periodNanos()) {
+      if (isWindow(limit) && syncInterval.toNanos() * 2 > limit.periodNanos()) {
         throw new IllegalArgumentException("syncInterval: at most half the window "
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + syncInterval);
+      }
+      if (!isWindow(limit)) {
+        if (reservation) {
+          throw new IllegalArgumentException("reservation: leases are taken from window limits (FIXED_WINDOW,"
+              + " SLIDING_WINDOW_COUNTER); " + limit.name() + " is a " + limit.algorithm());
+        }
+        if (limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
+          Counter.of(limit); // a refill period in whole microseconds, a burst the store can hold: or a message
+        }
       }
       if (regions > 0) {
         Counter.regional(limit, regions); // a fixed window with room for every region, or a message

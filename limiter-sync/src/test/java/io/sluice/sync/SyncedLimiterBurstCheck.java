@@ -271,4 +271,39 @@ abstract class SyncedLimiterBurstCheck {
     long window = Math.floorDiv(ticker.read(), limit.periodNanos());
     assertThat(storedCount("exact", "hot", window)).isEqualTo(limit.capacity());
   }
+
+  /**
+   * Token buckets, leaky buckets and sliding logs are shared in exact mode: nodes on their own store
+   * connections decide seeded requests as one in-process limiter of the limit does, request by request
+   * ({@link SharedBucketTest}); and under the burst, a token bucket's nodes together admit its burst
+   * exactly.
+   */
+  @Test
+  void bucketsAndLogsAreSharedExactly() throws Exception {
+    List<CounterStore> stores = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      stores.add(nodeStore(n));
+    }
+    long run = System.nanoTime() % 1_000_000;
+    for (Limit limit : SharedBucketTest.nonWindowLimits("-" + run)) {
+      ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      List<SyncedLimiter> nodes = new ArrayList<>();
+      for (int n = 0; n < NODES; n++) {
+        nodes.add(SyncedLimiter.builder(limit, stores.get(n)).nodeId("shared-" + n).ticker(ticker).build());
+      }
+      SharedBucketTest.sameDecisionsAsOneInProcessLimiter(limit, nodes, ticker, run);
+      nodes.forEach(SyncedLimiter::close);
+    }
+    Limit burst = Limit.tokenBucket("burst-" + run).capacity(300).refill(1, Duration.ofHours(1)).build();
+    ManualTicker ticker = new ManualTicker();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      nodes.add(SyncedLimiter.builder(burst, stores.get(n)).nodeId("burst-" + n).ticker(ticker).build());
+    }
+    LongAdder admitted = new LongAdder();
+    hammer(nodes, THREADS_PER_NODE, 100, "hot", admitted);
+    nodes.forEach(SyncedLimiter::close);
+    stores.forEach(CounterStore::close);
+    assertThat(admitted.sum()).isEqualTo(burst.capacity());
+  }
 }

@@ -350,8 +350,8 @@ class SyncedLimiterTest {
   @Test
   void rejectsBadSettings() {
     FlakyMemoryStore store = new FlakyMemoryStore(1);
-    assertThatThrownBy(() -> SyncedLimiter.builder(Limit.tokenBucket("tb").capacity(1).refill(1, Duration.ofSeconds(1)).build(), store))
-        .hasMessageStartingWith("limit:");
+    assertThatThrownBy(() -> SyncedLimiter.builder(Limit.tokenBucket("tb").capacity(1).refill(1, Duration.ofSeconds(1)).build(), store)
+        .build()).hasMessageStartingWith("limit: tb is a TOKEN_BUCKET, shared by the store's exact scripts only");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, null)).hasMessageStartingWith("store:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).batchSize(0)).hasMessageStartingWith("batchSize:");
     assertThatThrownBy(() -> SyncedLimiter.builder(perMinute, store).syncInterval(Duration.ofMinutes(1)))

@@ -1,0 +1,174 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.sluice.node.Decision;
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.node.Mode;
+import io.sluice.node.Outcome;
+import io.sluice.node.RateLimiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Token buckets, leaky buckets (meters) and sliding window logs shared across nodes: decided by the
+ * store's exact scripts, one per decision, so that any number of nodes decide request by request as one
+ * in-process limiter of the same limit would ({@link #sameDecisionsAsOneInProcessLimiter}, here on the
+ * in-memory store that runs the Hazelcast store's processors; on real Redis and Hazelcast in
+ * {@link SyncedLimiterBurstCheck}). While the store fails, LOCAL_SHARE keeps each node to an even part.
+ */
+class SharedBucketTest {
+
+  /** A token bucket, a leaky bucket and a sliding log, their names ending in {@code suffix}. */
+  static List<Limit> nonWindowLimits(String suffix) {
+    return List.of(
+        Limit.tokenBucket("bucket" + suffix).capacity(10).refill(3, Duration.ofSeconds(1)).build(),
+        Limit.leakyBucket("meter" + suffix).capacity(6).leakRate(7, Duration.ofSeconds(2)).build(),
+        Limit.slidingWindowLog("log" + suffix).limit(8).window(Duration.ofSeconds(1)).build());
+  }
+
+  /**
+   * Seeded requests (keys, costs up to 3, gaps of 0 to 250 ms) spread over {@code nodes.size()} nodes,
+   * each decided by a node and by an in-process limiter of the same limit on the same clock: the same
+   * answers, request by request, and the same remaining permits. Returns the requests admitted.
+   */
+  static int sameDecisionsAsOneInProcessLimiter(Limit limit, List<SyncedLimiter> nodes, ManualTicker ticker,
+      long seed) {
+    RateLimiter reference = RateLimiter.builder(limit).ticker(ticker).build();
+    SplittableRandom random = new SplittableRandom(seed);
+    int admitted = 0;
+    for (int i = 0; i < 600; i++) {
+      ticker.advance(Duration.ofMillis(random.nextInt(4) == 0 ? random.nextInt(250) : 0));
+      String key = "k" + random.nextInt(3);
+      long cost = 1 + random.nextInt(3);
+      SyncedLimiter node = nodes.get(random.nextInt(nodes.size()));
+      Decision expected = reference.acquire(key, cost);
+      Decision actual = node.acquire(key, cost);
+      String request = "request " + i + " (seed " + seed + "): " + key + " cost " + cost + " on " + node.nodeId();
+      assertThat(actual.outcome()).as(request).isEqualTo(expected.outcome());
+      assertThat(actual.remaining()).as(request + ", remaining").isEqualTo(expected.remaining());
+      if (actual.allowed()) {
+        admitted++;
+      }
+    }
+    return admitted;
+  }
+
+  @Test
+  void nodesDecideAsOneInProcessLimiter() {
+    for (Limit limit : nonWindowLimits("")) {
+      ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      MemoryStore store = new MemoryStore();
+      List<SyncedLimiter> nodes = new ArrayList<>();
+      for (int n = 0; n < 3; n++) {
+        nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + n).ticker(ticker).autoSync(false).build());
+      }
+      int admitted = sameDecisionsAsOneInProcessLimiter(limit, nodes, ticker, 42);
+      // the traffic reaches the limit and stays below it, both
+      assertThat(admitted).as(limit.name()).isBetween(50, 550);
+      assertThat(nodes.get(0).storeCalls()).as("one store call per decision").isGreaterThan(0);
+      nodes.forEach(SyncedLimiter::close);
+    }
+  }
+
+  @Test
+  void theDefaultIsExactAndBatchesAreRefusedByName() {
+    MemoryStore store = new MemoryStore();
+    Limit bucket = nonWindowLimits("").get(0);
+    assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).batchSize(100))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("batchSize: bucket is a TOKEN_BUCKET, shared in exact mode only");
+    assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).reservation().build())
+        .hasMessageStartingWith("reservation: leases are taken from window limits");
+    assertThatThrownBy(() -> SyncedLimiter.builder(
+        Limit.leakyBucketShaper("queue").capacity(5).leakRate(1, Duration.ofSeconds(1)).build(), store))
+        .hasMessageStartingWith("limit: queue is a leaky bucket shaper");
+    // a refill far faster than the sync interval is no window: the default interval stays valid
+    Limit fast = Limit.tokenBucket("fast").capacity(5).refill(1, Duration.ofMillis(10)).build();
+    SyncedLimiter limiter = SyncedLimiter.builder(fast, store).autoSync(false).build();
+    assertThat(limiter.tryAcquire("k", 5)).isTrue();
+    assertThat(limiter.tryAcquire("k")).isFalse();
+    limiter.close();
+    assertThatThrownBy(() -> SyncedLimiter.builder(
+        Limit.tokenBucket("odd").capacity(5).refill(1, Duration.ofNanos(1_500)).build(), store).build())
+        .hasMessageStartingWith("refill.period: must be a whole number of microseconds");
+  }
+
+  /**
+   * The store cut off: each of 3 nodes keeps to a third of the burst (rounded up) and of the rate, so
+   * the three together admit at most the burst (plus rounding) and then the rate; shadow and soft
+   * limits still answer with their own outcomes; FAIL_CLOSED denies, FAIL_OPEN admits.
+   */
+  @Test
+  void localShareIsAnEvenPartOfTheBucket() {
+    Limit limit = Limit.tokenBucket("cut").capacity(30).refill(30, Duration.ofSeconds(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    CutStore store = new CutStore(new MemoryStore());
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int n = 0; n < 3; n++) {
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + n).ticker(ticker).autoSync(false)
+          .activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+          .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2).build())
+          .build());
+    }
+    store.cut = true;
+    int admitted = 0;
+    for (int i = 0; i < 60; i++) {
+      if (nodes.get(i % 3).tryAcquire("k")) {
+        admitted++;
+      }
+    }
+    assertThat(admitted).as("the burst, in three parts of 10").isEqualTo(30);
+    ticker.advance(Duration.ofMillis(500));
+    admitted = 0;
+    for (int i = 0; i < 60; i++) {
+      if (nodes.get(i % 3).tryAcquire("k")) {
+        admitted++;
+      }
+    }
+    assertThat(admitted).as("half a second of the rate, in three parts").isEqualTo(15);
+    Decision denied = nodes.get(0).acquire("k");
+    assertThat(denied.outcome()).isEqualTo(Outcome.DENIED);
+    assertThat(denied.retryAfterNanos()).isPositive();
+    assertThat(denied.limit()).isSameAs(limit);
+    assertThat(nodes.get(0).fallbackDecisions()).isPositive();
+    nodes.forEach(SyncedLimiter::close);
+
+    for (StoreFailurePolicy policy : List.of(StoreFailurePolicy.FAIL_OPEN, StoreFailurePolicy.FAIL_CLOSED)) {
+      SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
+          .onStoreFailure(policy).build();
+      assertThat(node.tryAcquire("other", 30)).as(policy.name()).isEqualTo(policy == StoreFailurePolicy.FAIL_OPEN);
+      node.close();
+    }
+    Limit shadow = limit.toBuilder().mode(Mode.SHADOW).build();
+    SyncedLimiter node = SyncedLimiter.builder(shadow, store).ticker(ticker).autoSync(false)
+        .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build();
+    assertThat(node.acquire("k").outcome()).isEqualTo(Outcome.SHADOW_DENIED);
+    node.close();
+  }
+
+  /** A store that fails every exact check while cut (and passes flushes and heartbeats on). */
+  static final class CutStore extends ForwardingStore implements ExactStore {
+    volatile boolean cut;
+
+    CutStore(MemoryStore inner) {
+      super(inner);
+    }
+
+    @Override
+    public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
+      if (cut) {
+        return CompletableFuture.failedFuture(new StoreUnavailableException("cut off", null));
+      }
+      return ((MemoryStore) inner).acquire(limit, key, cost, nowMicros);
+    }
+  }
+}
