@@ -33,6 +33,9 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
   static final byte FIXED = 'f';
   static final byte SLIDING = 'w';
   static final byte LOG = 'l';
+  /** {@code give_back.lua}: permits an admission took given back to a bucket, or to a window's count. */
+  static final byte GIVE_BACK_BUCKET = 'G';
+  static final byte GIVE_BACK_WINDOW = 'W';
   /** The scripts' TTL_MARGIN_MS: a key lives a second past the moment its state is at rest. */
   static final long TTL_MARGIN_MILLIS = 1_000;
 
@@ -81,6 +84,27 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     }
   }
 
+  /**
+   * The processor that gives back {@code cost} permits an exact admission of the limit took, at
+   * {@code nowMicros}, in {@code window} (window limits); see {@code give_back.lua}. Not for logs.
+   */
+  static ExactProcessor givingBack(Limit limit, long cost, long nowMicros, long window) {
+    switch (limit.algorithm()) {
+      case TOKEN_BUCKET:
+      case LEAKY_BUCKET: {
+        Counter c = Counter.of(limit);
+        return new ExactProcessor(GIVE_BACK_BUCKET, nowMicros, cost, limit.capacity(), c.scale(), c.interval());
+      }
+      case FIXED_WINDOW:
+      case SLIDING_WINDOW_COUNTER:
+        return new ExactProcessor(GIVE_BACK_WINDOW, nowMicros, cost, limit.capacity(), window,
+            ExactArgs.windowMicros(limit));
+      default:
+        throw new IllegalArgumentException("algorithm: " + limit.algorithm() + " takes nothing back, in limit "
+            + limit.name());
+    }
+  }
+
   /** The answer as an {@link ExactResult}. */
   static ExactResult result(long[] out) {
     return new ExactResult(out[0] == 1, out[1], out[2], out[3], out[4]);
@@ -99,6 +123,10 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
         return slidingWindowCounter(entry, state);
       case LOG:
         return slidingWindowLog(entry, state);
+      case GIVE_BACK_BUCKET:
+        return giveBackToBucket(entry, state);
+      case GIVE_BACK_WINDOW:
+        return giveBackToWindow(entry, state);
       default:
         throw new IllegalArgumentException("exact: unknown kind " + kind);
     }
@@ -128,6 +156,43 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     write(entry, state.withBucket(at, after), drainMicros);
     return new long[] {1, Math.floorDiv(burst - after, interval), 0, drainMicros,
         kind == SHAPER ? ceilDiv(backlog, scale) : 0};
+  }
+
+  /**
+   * {@code give_back.lua}, a bucket: its backlog, drained to the caller's time as an admission would,
+   * less {@code cost} permits, never below empty (a full bucket). Answers the backlog left.
+   */
+  private long[] giveBackToBucket(Map.Entry<byte[], CounterEntry> entry, CounterEntry state) {
+    long scale = first;
+    long interval = second;
+    if (!state.hasBucket()) {
+      return new long[] {0};
+    }
+    long b = state.at();
+    long at = Math.max(now, b);
+    long drained = at - b;
+    long t = state.backlog();
+    long backlog = drained > t / scale ? 0 : t - drained * scale;
+    long after = Math.max(0, backlog - cost * interval);
+    write(entry, state.withBucket(at, after), ceilDiv(after, scale));
+    return new long[] {after};
+  }
+
+  /**
+   * {@code give_back.lua}, a window: its count less {@code cost}, never below 0 (a count the window
+   * no longer has is left alone). Answers the count left.
+   */
+  private long[] giveBackToWindow(Map.Entry<byte[], CounterEntry> entry, CounterEntry state) {
+    long w = first;
+    long windowMicros = second;
+    long count = state.count(w);
+    if (count <= 0) {
+      return new long[] {0};
+    }
+    long back = Math.min(cost, count);
+    // (the key lives while the window may still weigh: to the end of the window after it)
+    write(entry, state.addToWindow(w, -back), Math.max(1, (w + 2) * windowMicros - now));
+    return new long[] {count - back};
   }
 
   /** {@code fixed_window.lua}. */

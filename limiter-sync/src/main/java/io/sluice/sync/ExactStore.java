@@ -28,6 +28,17 @@ public interface ExactStore extends AutoCloseable {
    */
   CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros);
 
+  /**
+   * Gives back {@code cost} permits that an allowed {@link #acquire} of the limit took for the key, at
+   * {@code nowMicros}, in window {@code window} (its index since the epoch; window limits) — when
+   * another limit of the same request denied it. A bucket gets its tokens back (never above full), a
+   * window its count less the permits (never below 0). The sliding window log takes nothing back.
+   *
+   * @throws IllegalArgumentException (at once) for a log, or what {@link #acquire} refuses
+   * @return a stage that completes when the store has applied it, or fails with the store's error
+   */
+  CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window);
+
   @Override
   void close();
 }

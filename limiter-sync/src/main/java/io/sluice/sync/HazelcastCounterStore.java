@@ -384,6 +384,14 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     return callKey(limit.name(), key, processor).thenApply(ExactProcessor::result);
   }
 
+  /** One entry processor on the key's owner: {@link ExactProcessor#givingBack}. */
+  @Override
+  public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    ExactProcessor processor = ExactProcessor.givingBack(limit, cost, nowMicros, window);
+    return callKey(limit.name(), key, processor).thenApply(left -> null);
+  }
+
   /** One entry processor on the key's owner: {@link LeaseProcessor}. */
   @Override
   public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {

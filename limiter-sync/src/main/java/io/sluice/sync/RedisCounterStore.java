@@ -51,8 +51,9 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
   private static final LuaScript LEASE = LuaScript.load("lease");
+  private static final LuaScript GIVE_BACK = LuaScript.load("give_back");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
-      SLIDING_WINDOW_LOG, HEARTBEAT, LEASE);
+      SLIDING_WINDOW_LOG, HEARTBEAT, LEASE, GIVE_BACK);
   private final RedisStoreConfig config;
   /** The client's own resources (event loops, reconnect delay): shut down with it. */
   private final io.lettuce.core.resource.ClientResources resources;
@@ -410,6 +411,32 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     }
     byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
     return evalsha(script, keys, args).thenApply(RedisCounterStore::toExactResult);
+  }
+
+  private static final byte[] BUCKET = "bucket".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] WINDOW = "window".getBytes(StandardCharsets.US_ASCII);
+
+  @Override
+  public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    byte[][] args;
+    switch (limit.algorithm()) {
+      case TOKEN_BUCKET:
+      case LEAKY_BUCKET: {
+        Counter c = Counter.of(limit);
+        args = new byte[][] {BUCKET, ascii(nowMicros), ascii(cost), ascii(c.scale()), ascii(c.interval())};
+        break;
+      }
+      case FIXED_WINDOW:
+      case SLIDING_WINDOW_COUNTER:
+        args = new byte[][] {WINDOW, ascii(nowMicros), ascii(cost), ascii(window), ascii(ExactArgs.windowMicros(limit))};
+        break;
+      default:
+        throw new IllegalArgumentException("algorithm: " + limit.algorithm() + " takes nothing back, in limit "
+            + limit.name());
+    }
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    return this.<Long>evalsha(GIVE_BACK, ScriptOutputType.INTEGER, keys, args).thenApply(left -> null);
   }
 
   private static ExactResult toExactResult(List<Object> reply) {

@@ -138,6 +138,8 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final long heartbeatIntervalNanos;
   /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
   private volatile int registeredNodes;
+  /** Exact mode: give-backs (release) that failed, leaving their permits spent. */
+  private final LongAdder giveBacksFailed = new LongAdder();
   /** Decisions that waited for a store call (exact checks and claims asked for on the decision path). */
   private final LongAdder waitedDecisions = new LongAdder();
   private final LongAdder waitedNanos = new LongAdder();
@@ -542,7 +544,8 @@ public final class SyncedLimiter implements KeyedLimiter {
         view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
       }
       if (admit) {
-        countedWindow = view.window;
+        // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
+        countedWindow = exact == null ? view.window : Long.MIN_VALUE;
         if (took) {
           view.ownCur += cost;
           if (numberedDone(view.key) > view.takenMark) {
@@ -719,8 +722,12 @@ public final class SyncedLimiter implements KeyedLimiter {
     } else {
       admitted.increment();
     }
+    // the window the store counted in (for a bucket, the refill period's index): what release gives
+    // back to, and the mark of a permit the store took (a fallback's admission has none)
+    long window = r.allowed() && limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG ? Math.floorDiv(now, windowNanos)
+        : Long.MIN_VALUE;
     Decision d = Decision.of(outcome, limit, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
-        TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()));
+        TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()), window);
     if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
       notifyBreach(key, d);
     }
@@ -1322,7 +1329,11 @@ public final class SyncedLimiter implements KeyedLimiter {
       throw new IllegalArgumentException("acquired: must be an allowed decision of this limiter (" + limit.name()
           + "), got " + acquired);
     }
-    KeyView v = exact != null ? null : views.get(key);
+    if (exact != null) {
+      giveBackExact(key, cost, acquired);
+      return;
+    }
+    KeyView v = views.get(key);
     if (v == null) {
       return;
     }
@@ -1343,6 +1354,29 @@ public final class SyncedLimiter implements KeyedLimiter {
       v.pendingCur -= unsent;
       pendingPermits.add(-unsent);
       v.releasedCur += back - unsent;
+    }
+  }
+
+  /**
+   * Exact mode: the store took the permits when it decided; one more script gives them back (a
+   * bucket its tokens, a window its count in the decision's window), without waiting for the answer:
+   * the request is already denied by another limit, and a give-back that fails leaves the permits
+   * spent, which errs on the safe side. Not for the log, nor for what the failure policy admitted
+   * while the store failed (such decisions carry no window), nor while the breaker is open.
+   */
+  private void giveBackExact(String key, long cost, Decision acquired) {
+    if (acquired.window() == Long.MIN_VALUE || storeDown()) {
+      return;
+    }
+    long nowMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read());
+    try {
+      exact.giveBack(limit, key, cost, nowMicros, acquired.window()).whenComplete((done, failure) -> {
+        if (failure != null) {
+          giveBacksFailed.increment();
+        }
+      });
+    } catch (RuntimeException e) {
+      giveBacksFailed.increment(); // (a store that refuses at once: the permits stay spent)
     }
   }
 
@@ -1960,6 +1994,11 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** The circuit breaker around this node's store calls (for metrics and tests). */
   public CircuitBreaker circuitBreaker() {
     return breaker;
+  }
+
+  /** Exact mode: permits given back ({@link #release}) whose give-back failed, so they stay spent. */
+  public long giveBacksFailed() {
+    return giveBacksFailed.sum();
   }
 
   /** Decisions made by the fallback policy while the breaker was open. */

@@ -335,6 +335,53 @@ abstract class ExactStoreContract {
     }
   }
 
+  static void giveBack(ExactStore store, Limit limit, String key, long cost, long nowMicros, long window) {
+    try {
+      store.giveBack(limit, key, cost, nowMicros, window).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new AssertionError("give back " + limit + " key " + key + " cost " + cost + " at " + nowMicros, e);
+    }
+  }
+
+  /**
+   * Give-back (a request another limit denied): a bucket gets the tokens back, never above full; a
+   * window its count, in the decision's window only, never below 0; and the answers after it are the
+   * in-process limiter's, which refunds the same way.
+   */
+  @Test
+  void givenBackPermitsCanBeTakenAgainAndNoMore() {
+    long t = EPOCH_2026_MICROS + 3_600_000_000L;
+    Limit bucket = Limit.tokenBucket("give-bucket").capacity(4).refill(1, Duration.ofHours(1)).build();
+    assertThat(acquire(bucket, "k", 3, t).remaining()).isEqualTo(1);
+    giveBack(node(1), bucket, "k", 2, t + 10, 0);
+    assertThat(acquire(bucket, "k", 3, t + 20).allowed()).as("3 of 4: the 2 given back").isTrue();
+    giveBack(node(2), bucket, "k", 3, t + 30, 0);
+    giveBack(node(2), bucket, "k", 3, t + 40, 0); // more than was taken: the bucket stays at full
+    assertThat(acquire(bucket, "k", 4, t + 50).remaining()).isZero();
+    assertThat(acquire(bucket, "k", 1, t + 60).allowed()).isFalse();
+    giveBack(node(0), bucket, "never-seen", 1, t, 0); // a key with nothing to give back stays absent
+    assertThat(exists("give-bucket", "never-seen")).isFalse();
+
+    for (Limit window : List.of(
+        Limit.fixedWindow("give-fixed").limit(3).window(Duration.ofHours(1)).build(),
+        Limit.slidingWindowCounter("give-sliding").limit(3).window(Duration.ofHours(1)).build())) {
+      long w = t / 3_600_000_000L;
+      assertThat(acquire(window, "k", 3, t).allowed()).isTrue();
+      assertThat(acquire(window, "k", 1, t + 1).allowed()).isFalse();
+      giveBack(node(3), window, "k", 1, t + 2, w);
+      assertThat(acquire(window, "k", 1, t + 3).allowed()).as(window.name() + ": the permit given back").isTrue();
+      assertThat(acquire(window, "k", 1, t + 4).allowed()).isFalse();
+      giveBack(node(3), window, "k", 3, t + 5, w - 1); // the window before: no count there, nothing changes
+      assertThat(acquire(window, "k", 1, t + 6).allowed()).isFalse();
+      giveBack(node(3), window, "k", 3, t + 7, w);
+      giveBack(node(3), window, "k", 3, t + 7, w); // more than the count: down to 0, not below
+      assertThat(acquire(window, "k", 3, t + 8).allowed()).isTrue();
+      assertThat(acquire(window, "k", 1, t + 9).allowed()).isFalse();
+    }
+    Limit log = Limit.slidingWindowLog("give-log").limit(2).window(Duration.ofHours(1)).build();
+    assertThatThrownBy(() -> node(0).giveBack(log, "k", 1, t, 0)).hasMessageStartingWith("algorithm:");
+  }
+
   @Test
   void badRequestsAreRejectedWithTheField() {
     Limit bucket = Limit.tokenBucket("v").capacity(5).refill(1, Duration.ofSeconds(1)).build();

@@ -129,6 +129,15 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
   }
 
   @Override
+  public synchronized CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    calls++;
+    deltas++;
+    run(StoreKeys.counterKey(PREFIX, limit.name(), key), ExactProcessor.givingBack(limit, cost, nowMicros, window)::process);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
   public synchronized CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros,
       long want) {
     long windowMicros = ExactArgs.checkLease(counter, key, want);

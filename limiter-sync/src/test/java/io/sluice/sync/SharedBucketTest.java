@@ -10,6 +10,10 @@ import io.sluice.node.ManualTicker;
 import io.sluice.node.Mode;
 import io.sluice.node.Outcome;
 import io.sluice.node.RateLimiter;
+import io.sluice.node.RequestContext;
+import io.sluice.node.RequestLimiter;
+import io.sluice.node.Rule;
+import io.sluice.node.Rules;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -155,6 +159,43 @@ class SharedBucketTest {
     node.close();
   }
 
+  /**
+   * A request denied by one limit spends nothing of the others, in exact mode too: a login limit (2 an
+   * hour) denies 8 of 10 attempts after the per-key bucket (10 of burst) let them through; the bucket
+   * gets those 8 tokens back, so the key still has 8 for its other calls. The same for an exact window.
+   */
+  @Test
+  void aRequestDeniedByOneLimitSpendsNothingOfTheOthers() {
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore store = new MemoryStore();
+    Limit perKey = Limit.tokenBucket("per-key").capacity(10).refill(1, Duration.ofHours(1)).build();
+    Limit perIp = Limit.fixedWindow("per-ip").limit(10).window(Duration.ofHours(1)).build();
+    Limit login = Limit.fixedWindow("login").limit(2).window(Duration.ofHours(1)).build();
+    Rules rules = Rules.builder()
+        .always(Rule.of(perKey, "api-key"), Rule.of(perIp, "ip"))
+        .endpoint("POST", "/login", Rule.of(login, "ip"))
+        .build();
+    RequestLimiter requestLimiter = RequestLimiter.builder(rules)
+        .limiters(limit -> SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
+            .batchSize(limit == login ? 100 : 1).build())
+        .build();
+    RequestContext attempt = RequestContext.builder().endpoint("POST", "/login").identity("api-key", "k")
+        .identity("ip", "10.0.0.7").build();
+    int allowed = 0;
+    for (int i = 0; i < 10; i++) {
+      allowed += requestLimiter.check(attempt).allowed() ? 1 : 0;
+    }
+    assertThat(allowed).isEqualTo(2);
+    RequestContext other = RequestContext.builder().endpoint("GET", "/items").identity("api-key", "k")
+        .identity("ip", "10.0.0.7").build();
+    int left = 0;
+    for (int i = 0; i < 20; i++) {
+      left += requestLimiter.check(other).allowed() ? 1 : 0;
+    }
+    assertThat(left).as("the bucket's and the exact window's 8 permits, given back").isEqualTo(8);
+    requestLimiter.close();
+  }
+
   /** A store that fails every exact check while cut (and passes flushes and heartbeats on). */
   static final class CutStore extends ForwardingStore implements ExactStore {
     volatile boolean cut;
@@ -169,6 +210,14 @@ class SharedBucketTest {
         return CompletableFuture.failedFuture(new StoreUnavailableException("cut off", null));
       }
       return ((MemoryStore) inner).acquire(limit, key, cost, nowMicros);
+    }
+
+    @Override
+    public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
+      if (cut) {
+        return CompletableFuture.failedFuture(new StoreUnavailableException("cut off", null));
+      }
+      return ((MemoryStore) inner).giveBack(limit, key, cost, nowMicros, window);
     }
   }
 }

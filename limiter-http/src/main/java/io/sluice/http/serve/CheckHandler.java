@@ -7,9 +7,14 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.http.serve.CheckRequest.BadRequest;
 import io.sluice.node.Decision;
 import io.sluice.node.RateLimitHeaders;
+import io.sluice.node.RequestContext;
+import io.sluice.node.RequestLimiter;
+import io.sluice.node.Rule;
+import io.sluice.node.Rules;
 import io.sluice.sync.SyncedLimiter;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -49,8 +54,16 @@ final class CheckHandler extends Handler.Abstract {
   /** One timer per endpoint and status: both sets are small and fixed, so the map stays small. */
   private final Map<Integer, Timer> timers = new ConcurrentHashMap<>();
 
-  CheckHandler(Map<String, SyncedLimiter> limiters, int maxBodyBytes, int maxKeyLength, long bodyTimeoutMillis,
-      PrometheusMeterRegistry registry, String storeName) {
+  /** The rules over the same limiters, or null when the sidecar has none. */
+  private final Rules rules;
+  private final RequestLimiter requestLimiter;
+
+  CheckHandler(Map<String, SyncedLimiter> limiters, Rules rules, int maxBodyBytes, int maxKeyLength,
+      long bodyTimeoutMillis, PrometheusMeterRegistry registry, String storeName) {
+    this.rules = rules;
+    // (the limiters are the server's, closed by it: the request limiter only routes to them)
+    this.requestLimiter = rules == null ? null
+        : RequestLimiter.builder(rules).limiters(limit -> limiters.get(limit.name())).build();
     this.bodyTimeoutMillis = bodyTimeoutMillis;
     this.limiters = Map.copyOf(limiters);
     this.soleLimiter = limiters.size() == 1 ? limiters.values().iterator().next() : null;
@@ -171,6 +184,9 @@ final class CheckHandler extends Handler.Abstract {
     } catch (BadRequest e) {
       return error(response, callback, e.status, e.field, e.getMessage());
     }
+    if (check.forRules) {
+      return decideByRules(check, response, callback);
+    }
     SyncedLimiter limiter;
     if (check.limit == null) {
       limiter = soleLimiter;
@@ -194,21 +210,72 @@ final class CheckHandler extends Handler.Abstract {
     } catch (IllegalStateException closed) {
       return error(response, callback, 503, null, "unavailable: " + closed.getMessage());
     }
+    return answer(d, false, response, callback);
+  }
+
+  /**
+   * A request for the rules: every limit that applies to it, each keyed by the identity its rule
+   * names; a request that no limit applies to (no identity a rule needs) is allowed and says so.
+   */
+  private int decideByRules(CheckRequest check, Response response, Callback callback) {
+    if (requestLimiter == null) {
+      return error(response, callback, 400, "identities", "identities: this sidecar has no rules (give them in"
+          + " --limits-file); check one limit with {\"key\", \"limit\"}");
+    }
+    RequestContext request = check.context();
+    boolean applies = false;
+    try {
+      for (Rule rule : rules.rulesFor(request)) {
+        applies |= rule.keyResolver().resolve(request) != null;
+      }
+    } catch (IllegalArgumentException e) {
+      return error(response, callback, 400, "plan", e.getMessage()); // an unknown plan and no default plan
+    }
+    if (!applies) {
+      send(response, callback, 200, JSON, "{\"allowed\":true,\"outcome\":\"allowed\",\"limit\":null,\"limits\":[]}");
+      return 200;
+    }
+    Decision d;
+    try {
+      d = requestLimiter.check(request, check.cost);
+    } catch (IllegalStateException closed) {
+      return error(response, callback, 503, null, "unavailable: " + closed.getMessage());
+    } catch (IllegalArgumentException e) {
+      // (the only request the limiters refuse now: a cost above one of the limits' capacity)
+      return error(response, callback, 400, "cost", e.getMessage());
+    }
+    return answer(d, true, response, callback);
+  }
+
+  /** 200 or 429, the rate limit headers, and the decision as JSON (with each limit's part for rules). */
+  private int answer(Decision d, boolean withParts, Response response, Callback callback) {
     HttpFields.Mutable headers = response.getHeaders();
     for (Map.Entry<String, String> f : RateLimitHeaders.of(d).entrySet()) {
       headers.put(f.getKey(), f.getValue());
     }
-    StringBuilder sb = new StringBuilder(160);
-    sb.append("{\"allowed\":").append(d.allowed())
-        .append(",\"outcome\":\"").append(d.outcome().tag())
-        .append("\",\"limit\":\"").append(d.limit().name()) // names are [A-Za-z0-9_.:-]: nothing to escape
-        .append("\",\"remaining\":").append(d.remaining())
-        .append(",\"resetSeconds\":").append(d.resetSeconds())
-        .append(",\"retryAfterSeconds\":").append(d.allowed() ? 0 : Math.max(1, d.retryAfterSeconds()))
-        .append('}');
+    StringBuilder sb = new StringBuilder(withParts ? 320 : 160);
+    appendDecision(sb.append('{'), d).append(",\"retryAfterSeconds\":")
+        .append(d.allowed() ? 0 : Math.max(1, d.retryAfterSeconds()));
+    if (withParts) {
+      sb.append(",\"limits\":[");
+      List<Decision> parts = d.parts();
+      for (int i = 0; i < parts.size(); i++) {
+        appendDecision(sb.append(i == 0 ? "{" : ",{"), parts.get(i)).append('}');
+      }
+      sb.append(']');
+    }
+    sb.append('}');
     int status = d.allowed() ? 200 : 429;
     send(response, callback, status, JSON, sb.toString());
     return status;
+  }
+
+  private static StringBuilder appendDecision(StringBuilder sb, Decision d) {
+    return sb.append("\"allowed\":").append(d.allowed())
+        .append(",\"outcome\":\"").append(d.outcome().tag())
+        .append("\",\"limit\":\"").append(d.limit().name()) // names are [A-Za-z0-9_.:-]: nothing to escape
+        .append("\",\"remaining\":").append(d.remaining())
+        .append(",\"resetSeconds\":").append(d.resetSeconds());
   }
 
   private int health(Response response, Callback callback) {

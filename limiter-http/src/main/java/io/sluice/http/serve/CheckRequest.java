@@ -6,9 +6,17 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
+import io.sluice.node.RequestContext;
 import java.io.IOException;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
 
-/** The body of {@code POST /check}: {@code {"key": "...", "cost": 1, "limit": "api"}}, read strictly. */
+/**
+ * The body of {@code POST /check}, read strictly: one limit and a key, {@code {"key": "...", "cost": 1,
+ * "limit": "api"}}; or a request for the rules, {@code {"identities": {"ip": "...", "api-key": "..."},
+ * "plan": "pro", "method": "POST", "path": "/login", "cost": 1}} (any of those four fields makes it one).
+ */
 final class CheckRequest {
   private static final JsonFactory JSON = JsonFactory.builder()
       .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
@@ -20,10 +28,33 @@ final class CheckRequest {
   /** Null when the body names no limit. */
   final String limit;
 
-  private CheckRequest(String key, long cost, String limit) {
+  /** A request for the rules (identities, plan, method or path given); else one limit's key. */
+  final boolean forRules;
+  /** Null when not given (the rules' default plan). */
+  final String plan;
+  /** GET and / when not given. */
+  final String method;
+  final String path;
+  /** Dimension, value: never null, may be empty. */
+  final Map<String, String> identities;
+
+  private CheckRequest(String key, long cost, String limit, boolean forRules, String plan, String method, String path,
+      Map<String, String> identities) {
     this.key = key;
     this.cost = cost;
     this.limit = limit;
+    this.forRules = forRules;
+    this.plan = plan;
+    this.method = method;
+    this.path = path;
+    this.identities = identities;
+  }
+
+  /** The request as the rules see it. */
+  RequestContext context() {
+    RequestContext.Builder b = RequestContext.builder().plan(plan).endpoint(method, path);
+    identities.forEach(b::identity);
+    return b.build();
   }
 
   /**
@@ -38,6 +69,10 @@ final class CheckRequest {
     long cost = 1;
     boolean sawCost = false;
     String limit = null;
+    String plan = null;
+    String method = null;
+    String path = null;
+    Map<String, String> identities = null;
     try (JsonParser p = JSON.createParser(body)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw new BadRequest(400, null, "body: must be a JSON object like {\"key\":\"user-1\",\"cost\":1,\"limit\":\"api\"}");
@@ -73,8 +108,27 @@ final class CheckRequest {
             }
             limit = p.getText();
             break;
+          case "plan":
+            plan = text(p, value, "plan", maxKeyLength);
+            break;
+          case "method":
+            method = text(p, value, "method", 16);
+            if (!method.matches("[A-Za-z]+")) {
+              throw new BadRequest(400, "method", "method: must be an HTTP method, got \"" + method + "\"");
+            }
+            break;
+          case "path":
+            path = text(p, value, "path", 2048);
+            if (!path.startsWith("/")) {
+              throw new BadRequest(400, "path", "path: must start with '/', got \"" + path + "\"");
+            }
+            break;
+          case "identities":
+            identities = identities(p, value, maxKeyLength);
+            break;
           default:
-            throw new BadRequest(400, field, "body: unknown field \"" + field + "\" (expected key, cost, limit)");
+            throw new BadRequest(400, field, "body: unknown field \"" + field + "\" (expected key, cost, limit;"
+                + " or identities, plan, method, path, cost)");
         }
       }
       if (p.nextToken() != null) {
@@ -84,6 +138,18 @@ final class CheckRequest {
       throw new BadRequest(400, null, "body: malformed JSON: " + e.getOriginalMessage());
     } catch (IOException e) {
       throw new BadRequest(400, null, "body: unreadable: " + e.getMessage());
+    }
+    if (sawCost && cost < 1) {
+      throw new BadRequest(400, "cost", "cost: must be at least 1, got " + cost);
+    }
+    boolean forRules = plan != null || method != null || path != null || identities != null;
+    if (forRules) {
+      if (key != null || limit != null) {
+        throw new BadRequest(400, key != null ? "key" : "limit", (key != null ? "key" : "limit")
+            + ": a check is for one limit (key, limit) or for the rules (identities, plan, method, path), not both");
+      }
+      return new CheckRequest(null, cost, null, true, plan, method == null ? "GET" : method.toUpperCase(Locale.ROOT),
+          path == null ? "/" : path, identities == null ? Map.of() : identities);
     }
     if (key == null) {
       throw new BadRequest(400, "key", "key: required");
@@ -101,10 +167,44 @@ final class CheckRequest {
       throw new BadRequest(400, "key", "key: not valid Unicode (a lone surrogate \\u"
           + Integer.toHexString(key.charAt(lone)) + " at character " + lone + ")");
     }
-    if (sawCost && cost < 1) {
-      throw new BadRequest(400, "cost", "cost: must be at least 1, got " + cost);
+    return new CheckRequest(key, cost, limit, false, null, null, null, Map.of());
+  }
+
+  /** A string field, at most {@code maxLength} characters of valid Unicode. */
+  private static String text(JsonParser p, JsonToken value, String field, int maxLength) throws IOException {
+    if (value != JsonToken.VALUE_STRING) {
+      throw new BadRequest(400, field, field + ": must be a string, got " + describe(value));
     }
-    return new CheckRequest(key, cost, limit);
+    String s = p.getText();
+    if (s.length() > maxLength) {
+      throw new BadRequest(400, field, field + ": longer than " + maxLength + " characters");
+    }
+    int lone = loneSurrogate(s);
+    if (lone >= 0) {
+      throw new BadRequest(400, field, field + ": not valid Unicode (a lone surrogate at character " + lone + ")");
+    }
+    return s;
+  }
+
+  /** {@code {"ip": "...", ...}}: at most 16 dimensions, each value a key of at most {@code maxKeyLength}. */
+  private static Map<String, String> identities(JsonParser p, JsonToken value, int maxKeyLength) throws IOException {
+    if (value != JsonToken.START_OBJECT) {
+      throw new BadRequest(400, "identities", "identities: must be an object of strings like {\"ip\":\"10.0.0.7\"},"
+          + " got " + describe(value));
+    }
+    Map<String, String> out = new HashMap<>();
+    while (p.nextToken() != JsonToken.END_OBJECT) {
+      String dimension = p.currentName();
+      JsonToken v = p.nextToken();
+      if (out.size() == 16) {
+        throw new BadRequest(400, "identities", "identities: at most 16");
+      }
+      if (dimension.isEmpty() || dimension.length() > 64) {
+        throw new BadRequest(400, "identities", "identities: a dimension's name must be 1 to 64 characters");
+      }
+      out.put(dimension, text(p, v, "identities." + dimension, maxKeyLength));
+    }
+    return out;
   }
 
   /** The index of the first surrogate without its pair in {@code s}, or -1. */

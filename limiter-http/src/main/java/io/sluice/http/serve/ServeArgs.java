@@ -1,5 +1,7 @@
 package io.sluice.http.serve;
 
+import io.sluice.node.LimitSpec;
+import io.sluice.node.RulesFile;
 import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.StoreFailurePolicy;
 import java.nio.file.Path;
@@ -17,7 +19,8 @@ final class ServeArgs {
     return String.join("\n",
         "usage: sluice serve [options]",
         "  --limit SPEC            a limit, repeatable: " + LimitSpec.syntax(),
-        "  --limits-file PATH      limits, one SPEC per line (# comments)",
+        "  --limits-file PATH      limits, one SPEC per line, and rules: always|plan NAME [default]|endpoint"
+            + " METHOD PATH, then LIMIT by IDENTITY, ... (# comments; see RulesFile)",
         "  --host ADDR             address to listen on (default " + ServeConfig.DEFAULT_HOST + ")",
         "  --port N                port, 0 for any free one (default " + ServeConfig.DEFAULT_PORT + ")",
         "  --redis URI             Redis store (redis://host:port); without it an embedded Hazelcast member",
@@ -98,7 +101,11 @@ final class ServeArgs {
         case "-h":
           throw new HelpRequested();
         case "--redis-cluster":
-          b.redisCluster(true);
+          // a flag; --redis-cluster=true or =false spelt out too (=false once turned the cluster on)
+          if (value != null && !value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException(name + ": a flag, true or false when given a value, got " + value);
+          }
+          b.redisCluster(value == null || value.equalsIgnoreCase("true"));
           continue;
         default:
           break;
@@ -118,7 +125,15 @@ final class ServeArgs {
           b.limit(LimitSpec.parse(value));
           break;
         case "--limits-file":
-          b.limits(LimitSpec.parseFile(Path.of(value)));
+          RulesFile file;
+          try {
+            file = RulesFile.read(Path.of(value));
+          } catch (IllegalArgumentException e) {
+            // "FILE:LINE: field: ..." (or limitsFile: for a file it cannot read, named below)
+            throw e.getMessage().startsWith("limitsFile:") ? e
+                : new IllegalArgumentException("--limits-file: " + e.getMessage(), e);
+          }
+          b.limitsFile(file);
           break;
         case "--host":
           b.host(value);

@@ -1,6 +1,10 @@
 package io.sluice.http.serve;
 
+import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
+import io.sluice.node.LimitSpec;
+import io.sluice.node.Rules;
+import io.sluice.node.RulesFile;
 import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
@@ -8,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -31,6 +36,7 @@ public final class ServeConfig {
   private final String host;
   private final int port;
   private final List<Limit> limits;
+  private final Rules rules;
   private final String redisUri;
   private final boolean redisCluster;
   private final Duration redisTimeout;
@@ -51,6 +57,7 @@ public final class ServeConfig {
     this.host = b.host;
     this.port = b.port;
     this.limits = List.copyOf(b.limits);
+    this.rules = b.rules;
     this.redisUri = b.redisUri;
     this.redisCluster = b.redisCluster;
     this.redisTimeout = b.redisTimeout;
@@ -83,6 +90,11 @@ public final class ServeConfig {
 
   public List<Limit> limits() {
     return limits;
+  }
+
+  /** The rules over the limits (plans, endpoints, identities), or empty: then a check names its limit. */
+  public Optional<Rules> rules() {
+    return Optional.ofNullable(rules);
   }
 
   /** The Redis URI, or null for the embedded Hazelcast store. */
@@ -156,6 +168,7 @@ public final class ServeConfig {
     private String host = DEFAULT_HOST;
     private int port = DEFAULT_PORT;
     private final List<Limit> limits = new ArrayList<>();
+    private Rules rules;
     private String redisUri;
     private boolean redisCluster;
     private Duration redisTimeout = RedisStoreConfig.DEFAULT_COMMAND_TIMEOUT;
@@ -192,12 +205,30 @@ public final class ServeConfig {
       return this;
     }
 
-    /** Adds a limit; window algorithms only (fixed window, sliding window counter). */
+    /**
+     * Adds a limit. Window limits are batched; token and leaky buckets and sliding logs are decided
+     * by one store script per check (see {@code SyncedLimiter}); the leaky bucket shaper is refused.
+     */
     public Builder limit(Limit limit) {
       if (limit == null) {
         throw new IllegalArgumentException("limit: must not be null");
       }
       this.limits.add(limit);
+      return this;
+    }
+
+    /** Limits and rules as a {@link RulesFile} reads them (the limits added, the rules set if any). */
+    public Builder limitsFile(RulesFile file) {
+      if (file == null) {
+        throw new IllegalArgumentException("limits: must not be null");
+      }
+      limits(file.limits());
+      file.rules().ifPresent(r -> {
+        if (rules != null) {
+          throw new IllegalArgumentException("limits: rules are given once (one --limits-file with rules)");
+        }
+        rules = r;
+      });
       return this;
     }
 
@@ -355,8 +386,20 @@ public final class ServeConfig {
           throw new IllegalArgumentException("limits: \"" + l.name() + "\" is defined twice");
         }
       }
+      if (rules != null) {
+        for (Limit l : rules.limits()) {
+          if (!limits.contains(l)) {
+            throw new IllegalArgumentException("rules: limit \"" + l.name() + "\" is not among the limits");
+          }
+        }
+      }
       for (Limit l : limits) {
-        if (syncInterval.toNanos() * 2 > l.periodNanos()) {
+        if (l.algorithm() == Algorithm.LEAKY_BUCKET_SHAPER) {
+          throw new IllegalArgumentException("limits: " + l.name() + " is a leaky bucket shaper, which delays"
+              + " requests in one process's queue; the sidecar shares limits across nodes");
+        }
+        boolean window = l.algorithm() == Algorithm.FIXED_WINDOW || l.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+        if (window && syncInterval.toNanos() * 2 > l.periodNanos()) {
           throw new IllegalArgumentException("syncInterval: at most half the window of limit " + l.name() + " ("
               + java.time.Duration.ofNanos(l.periodNanos()) + "), got " + syncInterval);
         }

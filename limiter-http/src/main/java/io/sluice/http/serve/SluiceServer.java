@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 import io.sluice.sync.CounterStore;
 import io.sluice.sync.HazelcastCounterStore;
@@ -101,13 +102,15 @@ public final class SluiceServer implements AutoCloseable {
       }
       stores.add(store);
       for (Limit limit : config.limits()) {
-        limiters.put(limit.name(), SyncedLimiter.builder(limit, store)
-            .batchSize(config.batchSize())
+        SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store)
             .syncInterval(config.syncInterval())
             .onStoreFailure(config.onStoreFailure())
             .maxKeys(config.maxKeys())
-            .nodeId(nodeId)
-            .build());
+            .nodeId(nodeId);
+        if (limit.algorithm() == Algorithm.FIXED_WINDOW || limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER) {
+          b.batchSize(config.batchSize()); // (buckets and logs are exact: one store script per check)
+        }
+        limiters.put(limit.name(), b.build());
       }
       new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(registry);
       new JvmMemoryMetrics().bindTo(registry);
@@ -126,7 +129,7 @@ public final class SluiceServer implements AutoCloseable {
       connector.setHost(config.host());
       connector.setPort(config.port());
       server.addConnector(connector);
-      server.setHandler(new CheckHandler(limiters, config.maxBodyBytes(), config.maxKeyLength(),
+      server.setHandler(new CheckHandler(limiters, config.rules().orElse(null), config.maxBodyBytes(), config.maxKeyLength(),
           config.bodyTimeout().toMillis(), registry, config.redisUri() != null ? "redis" : "hazelcast"));
       server.setErrorHandler(new JsonErrorHandler());
       server.setStopTimeout(2_000);

@@ -56,4 +56,36 @@ class CheckRequestTest {
     assertThat(parse("{\"key\":\"\\ud83d\\ude00 ok\"}").key).isEqualTo("\ud83d\ude00 ok");
     assertThat(CheckRequest.loneSurrogate("x\ud83d")).isEqualTo(1);
   }
+
+  @Test
+  void readsARequestForTheRules() {
+    CheckRequest r = parse("{\"identities\":{\"ip\":\"10.0.0.7\",\"api-key\":\"k1\"},\"plan\":\"pro\","
+        + "\"method\":\"post\",\"path\":\"/login\",\"cost\":2}");
+    assertThat(r.forRules).isTrue();
+    assertThat(r.cost).isEqualTo(2);
+    io.sluice.node.RequestContext c = r.context();
+    assertThat(c.plan()).isEqualTo("pro");
+    assertThat(c.method()).isEqualTo("POST");
+    assertThat(c.path()).isEqualTo("/login");
+    assertThat(c.identity("ip")).isEqualTo("10.0.0.7");
+    assertThat(c.identity("api-key")).isEqualTo("k1");
+    CheckRequest bare = parse("{\"identities\":{}}");
+    assertThat(bare.context().method()).isEqualTo("GET");
+    assertThat(bare.context().path()).isEqualTo("/");
+    assertThat(bare.context().plan()).isNull();
+    assertThat(parse("{\"key\":\"a\"}").forRules).isFalse();
+  }
+
+  @Test
+  void refusesABadRequestForTheRulesNamingTheField() {
+    assertThatThrownBy(() -> parse("{\"identities\":{\"ip\":\"a\"},\"key\":\"b\"}"))
+        .hasMessageStartingWith("key: a check is for one limit (key, limit) or for the rules");
+    assertThatThrownBy(() -> parse("{\"identities\":[\"a\"]}")).hasMessageStartingWith("identities: must be an object");
+    assertThatThrownBy(() -> parse("{\"identities\":{\"ip\":7}}")).hasMessage("identities.ip: must be a string, got an integer");
+    assertThatThrownBy(() -> parse("{\"identities\":{\"ip\":\"" + "k".repeat(33) + "\"}}"))
+        .hasMessage("identities.ip: longer than 32 characters");
+    assertThatThrownBy(() -> parse("{\"path\":\"login\"}")).hasMessageStartingWith("path: must start with '/'");
+    assertThatThrownBy(() -> parse("{\"method\":\"GE T\"}")).hasMessageStartingWith("method: must be an HTTP method");
+    assertThatThrownBy(() -> parse("{\"identities\":{\"ip\":\"a\",\"ip\":\"b\"}}")).hasMessageStartingWith("body: malformed JSON");
+  }
 }

@@ -68,4 +68,36 @@ class ServeArgsTest {
     assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--help"})).isInstanceOf(ServeArgs.HelpRequested.class);
     assertThat(ServeArgs.usage()).contains("--redis URI").contains("--limit SPEC");
   }
+
+  @Test
+  void aLimitsFileBringsRulesAndBuckets(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path file = dir.resolve("rules.conf");
+    java.nio.file.Files.writeString(file, "per-ip=1000/1m\nfree=1/1s,token-bucket,burst=60\nalways per-ip by ip\n"
+        + "plan free default free by api-key\n");
+    ServeConfig c = ServeArgs.parse(new String[] {"--limits-file", file.toString()});
+    assertThat(c.limits()).extracting(Limit::name).containsExactly("per-ip", "free");
+    assertThat(c.rules()).isPresent();
+    assertThat(ServeArgs.parse(new String[] {"--limit", "api=1/1m"}).rules()).isEmpty();
+    java.nio.file.Files.writeString(file, "api=1/1m\nplan p apx by ip\n");
+    assertThatThrownBy(() -> ServeArgs.parse(new String[] {"--limits-file", file.toString()}))
+        .hasMessageStartingWith("--limits-file: " + file + ":2: rule: unknown limit \"apx\"");
+    org.assertj.core.api.Assertions.assertThatCode(() -> ServeArgs.parse(new String[] {"--limit", "q=5/1s,leaky-bucket", "--limit",
+        "s=1/1s,token-bucket", "--limit", "w=1/1m"})).doesNotThrowAnyException();
+  }
+
+  @Test
+  void redisClusterIsAFlagThatMayBeSpeltOut() {
+    String[] base = {"--limit", "api=1/1m", "--redis", "redis://127.0.0.1:7000"};
+    assertThat(ServeArgs.parse(concat(base, "--redis-cluster")).redisCluster()).isTrue();
+    assertThat(ServeArgs.parse(concat(base, "--redis-cluster=true")).redisCluster()).isTrue();
+    assertThat(ServeArgs.parse(concat(base, "--redis-cluster=false")).redisCluster()).isFalse();
+    assertThatThrownBy(() -> ServeArgs.parse(concat(base, "--redis-cluster=yes")))
+        .hasMessageStartingWith("--redis-cluster: a flag, true or false");
+  }
+
+  private static String[] concat(String[] a, String b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + 1);
+    out[a.length] = b;
+    return out;
+  }
 }

@@ -3,6 +3,7 @@ package io.sluice.http.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.http.Http;
+import io.sluice.node.LimitSpec;
 import io.sluice.node.StructuredFieldsAccess.Member;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

@@ -1,11 +1,8 @@
-package io.sluice.http.serve;
+package io.sluice.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sluice.node.Algorithm;
-import io.sluice.node.Limit;
-import io.sluice.node.Mode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,9 +30,11 @@ class LimitSpecTest {
 
   @Test
   void badSpecsSayWhatIsWrong() {
-    assertThatThrownBy(() -> LimitSpec.parse("api")).hasMessageContaining("NAME=LIMIT/WINDOW");
+    assertThatThrownBy(() -> LimitSpec.parse("api")).hasMessageContaining("NAME=COUNT/PERIOD");
     assertThatThrownBy(() -> LimitSpec.parse("api=10/1y")).hasMessageStartingWith("duration:");
-    assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,token-bucket")).hasMessageContaining("unknown word \"token-bucket\"");
+    assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,token-buckets")).hasMessageContaining("unknown word \"token-buckets\"");
+    assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,burst=5")).hasMessageContaining("burst is a bucket's capacity");
+    assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,token-bucket,burst=0")).hasMessageContaining("capacity:");
     assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,hard,shadow")).hasMessageContaining("two modes");
     assertThatThrownBy(() -> LimitSpec.parse("api=0/1m")).hasMessageContaining("limit");
     assertThatThrownBy(() -> LimitSpec.parse("bad name=1/1m")).hasMessageContaining("cannot read");
@@ -43,14 +42,12 @@ class LimitSpecTest {
   }
 
   @Test
-  void filesSkipCommentsAndNameTheBadLine(@TempDir Path dir) throws Exception {
-    Path file = dir.resolve("limits.conf");
-    Files.writeString(file, "# the API\napi=100/1m\n\n  # logins\nlogin=5/15m,fixed-window\n");
-    List<Limit> limits = LimitSpec.parseFile(file);
-    assertThat(limits).extracting(Limit::name).containsExactly("api", "login");
-
-    Files.writeString(file, "api=100/1m\nlogin=5/forever\n");
-    assertThatThrownBy(() -> LimitSpec.parseFile(file)).hasMessageStartingWith(file + ":2: duration:");
-    assertThatThrownBy(() -> LimitSpec.parseFile(dir.resolve("missing"))).hasMessageStartingWith("limitsFile:");
+  void readsBucketsAndLogs() {
+    Limit free = LimitSpec.parse("free=1/1s,token-bucket,burst=60");
+    assertThat(free).isEqualTo(Limit.tokenBucket("free").capacity(60).refill(1, Duration.ofSeconds(1)).build());
+    assertThat(LimitSpec.parse("up=10/1m,leaky-bucket,soft")).isEqualTo(
+        Limit.leakyBucket("up").capacity(10).leakRate(10, Duration.ofMinutes(1)).mode(Mode.SOFT).build());
+    assertThat(LimitSpec.parse("l=8/1s,sliding-window-log").algorithm()).isEqualTo(Algorithm.SLIDING_WINDOW_LOG);
   }
+
 }

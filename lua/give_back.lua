@@ -1,0 +1,74 @@
+-- give_back.lua: gives back permits that an exact admission (gcra.lua, fixed_window.lua,
+-- sliding_window_counter.lua) took, when another limit of the same request denied it, so that a
+-- request denied by one limit spends nothing of the others. Never gives more than was taken: a
+-- bucket is never fuller than full, a window's count never below 0.
+--
+-- KEYS[1]  the counter key
+-- ARGV[1]  kind: 'bucket' (token bucket, leaky bucket meter) or 'window' (fixed window, sliding
+--          window counter)
+-- bucket:  ARGV[2] the caller's time (us), ARGV[3] cost, ARGV[4] scale, ARGV[5] interval (as gcra.lua)
+-- window:  ARGV[2] the caller's time (us), ARGV[3] cost, ARGV[4] the window index the admission
+--          counted in, ARGV[5] the window's length (us)
+--
+-- Returns the backlog (scaled units) or the count left. The bucket's backlog is drained to the
+-- caller's time (or the newest time seen) as an admission would drain it, then the permits' units
+-- taken off; the key's TTL is set to when it is at rest again, as gcra.lua does. A window's count is
+-- lowered in its own field only: a window that has gone (or a count already at 0) is left alone.
+-- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+
+if #KEYS ~= 1 then
+  return fail('expected 1 key, got ' .. #KEYS)
+end
+if #ARGV ~= 5 then
+  return fail('expected 5 arguments (kind, now, cost, and two of the limit), got ' .. #ARGV)
+end
+local kind = ARGV[1]
+local now, cost, err
+now, err = int(2, 'now', 0, MAX_EXACT / 2)
+if not now then return fail(err) end
+cost, err = int(3, 'cost', 1, MAX_EXACT / 4)
+if not cost then return fail(err) end
+local key = KEYS[1]
+
+if kind == 'bucket' then
+  local scale, interval
+  scale, err = int(4, 'scale', 1, MAX_EXACT / 2)
+  if not scale then return fail(err) end
+  interval, err = int(5, 'interval', 1, MAX_EXACT / 2)
+  if not interval then return fail(err) end
+  local state = redis.call('HMGET', key, 'b', 't')
+  local b = tonumber(state[1])
+  local t = tonumber(state[2])
+  if b == nil or t == nil then
+    return 0
+  end
+  local at = now
+  if at < b then
+    at = b
+  end
+  local backlog = t - (at - b) * scale
+  if backlog < 0 then
+    backlog = 0
+  end
+  local after = backlog - cost * interval
+  if after < 0 then
+    after = 0
+  end
+  redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', after))
+  redis.call('PEXPIRE', key, string.format('%d', ceildiv(ceildiv(after, scale), 1000) + TTL_MARGIN_MS))
+  return after
+elseif kind == 'window' then
+  local w, window
+  w, err = int(4, 'window index', 0, MAX_EXACT / 2)
+  if not w then return fail(err) end
+  window, err = int(5, 'window', 1, MAX_EXACT / 4)
+  if not window then return fail(err) end
+  local field = string.format('%d', w)
+  local count = tonumber(redis.call('HGET', key, field) or '0')
+  if count <= 0 then
+    return 0
+  end
+  local back = math.min(cost, count)
+  return redis.call('HINCRBY', key, field, -back)
+end
+return fail("kind must be 'bucket' or 'window', got " .. tostring(kind))
