@@ -4,7 +4,7 @@
 -- Lua numbers are doubles: integers are exact below 2^53, and Lua 5.1 prints numbers above 10^14 in
 -- exponent form, so every large number written to Redis goes through string.format('%d', x).
 
-local TTL_MARGIN_MS = 1000
+local TTL_MARGIN_MS = 5000 -- past the moment a key is at rest: node clocks a few seconds apart, a stalled caller
 local MAX_EXACT = 9007199254740992 -- 2^53
 
 local function fail(message)

@@ -17,7 +17,7 @@ import java.util.Map;
  * <p>The state is the flush's ({@link CounterEntry}: window counts, the GCRA pair) so batched and exact
  * callers of one limit see one budget; a log keeps its permits in the entry's {@link PermitLog}. A
  * denial writes nothing (the log excepted: like ZREMRANGEBYSCORE it drops what left the window). An
- * admission sets the key's time to live to when its state is back at rest, plus a second, as the
+ * admission sets the key's time to live to when its state is back at rest, plus five seconds, as the
  * scripts' PEXPIRE. The processor carries the caller's clock, so it is deterministic and Hazelcast
  * runs the very same processor on the backups.
  *
@@ -36,8 +36,13 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
   /** {@code give_back.lua}: permits an admission took given back to a bucket, or to a window's count. */
   static final byte GIVE_BACK_BUCKET = 'G';
   static final byte GIVE_BACK_WINDOW = 'W';
-  /** The scripts' TTL_MARGIN_MS: a key lives a second past the moment its state is at rest. */
-  static final long TTL_MARGIN_MILLIS = 1_000;
+  /**
+   * The scripts' TTL_MARGIN_MS: a key lives five seconds past the moment its state is at rest (as its
+   * writer's clock says), so that a node whose clock is a few seconds behind, or a caller stalled
+   * between two decisions, still finds the state (a 1 s margin let keys of a busy test expire between
+   * two steps of one trace).
+   */
+  static final long TTL_MARGIN_MILLIS = 5_000;
 
   private final byte kind;
   private final long now;

@@ -274,8 +274,8 @@ abstract class ExactStoreContract {
       ExactResult r = acquire(limit, "k", 3, now);
       assertThat(r.allowed()).isTrue();
       long pttl = ttlMillis(limit.name(), "k");
-      // live until the state is back at rest (reset), plus a margin of a second, and no longer
-      assertThat(pttl).as(limit + " " + r).isPositive().isBetween(r.resetMicros() / 1_000, r.resetMicros() / 1_000 + 1_001);
+      // live until the state is back at rest (reset), plus a margin of five seconds, and no longer
+      assertThat(pttl).as(limit + " " + r).isPositive().isBetween(r.resetMicros() / 1_000, r.resetMicros() / 1_000 + 5_001);
     }
     // buckets: 3 permits at 1 per second drain in 3 s; fixed window: the rest of the window;
     // sliding counter: the rest of this window and all of the next; log: one window
