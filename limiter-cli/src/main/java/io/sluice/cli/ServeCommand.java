@@ -1,6 +1,6 @@
 package io.sluice.cli;
 
-import io.sluice.http.serve.SluiceServer;
+import io.sluice.sidecar.SluiceServer;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,7 +11,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Unmatched;
 
 /**
- * {@code sluice serve}: the HTTP sidecar of limiter-http. Its options are the sidecar's own (see
+ * {@code sluice serve}: the HTTP sidecar of limiter-sidecar. Its options are the sidecar's own (see
  * {@code sluice serve --help}); they are handed to it unchanged, so both parse them one way.
  */
 @Command(name = "serve",

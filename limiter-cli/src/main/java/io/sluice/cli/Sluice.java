@@ -47,7 +47,7 @@ public final class Sluice implements Runnable {
     CommandLine cl = new CommandLine(new Sluice());
     // `sluice help serve` lists the sidecar's options too (they are parsed by the sidecar itself)
     cl.getSubcommands().get("serve").getCommandSpec().usageMessage()
-        .footer("", io.sluice.http.serve.SluiceServer.usage());
+        .footer("", io.sluice.sidecar.SluiceServer.usage());
     cl.setOut(out);
     cl.setErr(err);
     cl.setParameterExceptionHandler((ex, a) -> {

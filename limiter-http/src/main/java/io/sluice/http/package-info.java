@@ -1,7 +1,8 @@
 /**
  * HTTP integration of Sluice. {@link io.sluice.http.RateLimitFilter} puts a
  * {@link io.sluice.node.RequestLimiter} in front of a Jakarta Servlet application (configured by
- * {@link io.sluice.http.RateLimitFilterConfig}); {@code io.sluice.http.serve} is the check sidecar
- * for services in other languages. Everything not public is internal.
+ * {@link io.sluice.http.RateLimitFilterConfig}), over in-process limits or, through a
+ * {@code RequestLimiter}'s factory, over limiter-sync's distributed ones. The check sidecar for
+ * services in other languages is limiter-sidecar. Everything not public is internal.
  */
 package io.sluice.http;

@@ -1,4 +1,4 @@
-package io.sluice.http.serve;
+package io.sluice.sidecar;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

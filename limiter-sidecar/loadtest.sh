@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Load test of the sidecar (sluice serve) with wrk on loopback: requests/s and latency percentiles
 # for allowed and denied traffic, with the embedded Hazelcast store, Redis batched (default) and
-# Redis exact (batch size 1). Writes limiter-http/results/loadtest.md.
+# Redis exact (batch size 1). Writes limiter-sidecar/results/loadtest.md.
 #
-#   limiter-http/loadtest.sh                     # 10 s per run after a 5 s warm-up
-#   DURATION=20s CONNECTIONS=100 limiter-http/loadtest.sh
-#   STORES="hazelcast" limiter-http/loadtest.sh  # a subset of: hazelcast redis redis-exact
+#   limiter-sidecar/loadtest.sh                     # 10 s per run after a 5 s warm-up
+#   DURATION=20s CONNECTIONS=100 limiter-sidecar/loadtest.sh
+#   STORES="hazelcast" limiter-sidecar/loadtest.sh  # a subset of: hazelcast redis redis-exact
 #   REDIS_TIMEOUT=2s (default): the sidecar's Redis command timeout, generous for a loaded machine
 #
 # Needs wrk and redis-server (Debian packages wrk, redis-server). Every server is started here on a
@@ -19,7 +19,7 @@ WARMUP="${WARMUP:-5s}"
 THREADS="${THREADS:-2}"
 CONNECTIONS="${CONNECTIONS:-64}"
 STORES="${STORES:-hazelcast redis redis-exact}"
-OUT="${OUT:-limiter-http/results/loadtest.md}"
+OUT="${OUT:-limiter-sidecar/results/loadtest.md}"
 WORK="$(mktemp -d)"
 mkdir -p "$(dirname "$OUT")"
 
@@ -38,14 +38,14 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 echo ">> building"
-./mvnw -B -q -pl limiter-http -am package -DskipTests \
+./mvnw -B -q -pl limiter-sidecar -am package -DskipTests \
   dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
-CP="limiter-http/target/classes:$(cat limiter-http/target/classpath.txt)"
+CP="limiter-sidecar/target/classes:$(cat limiter-sidecar/target/classpath.txt)"
 
 start_server() {  # start_server <log> <args...>; sets PORT and SERVER_PID (no subshell: pids must stick)
   local log="$1"; shift
   PORT="$(free_port)"
-  java -Xms512m -Xmx512m -cp "$CP" io.sluice.http.serve.SluiceServer --port "$PORT" "$@" >"$log" 2>&1 &
+  java -Xms512m -Xmx512m -cp "$CP" io.sluice.sidecar.SluiceServer --port "$PORT" "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   pids+=("$SERVER_PID")
   for _ in $(seq 1 600); do
@@ -62,8 +62,8 @@ stop() {  # stop <pid>: ends one process this script started, and waits for it
 }
 
 run_wrk() {  # run_wrk <port> <limit> <keys> <out>
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s limiter-http/loadtest.lua "http://127.0.0.1:$1/check" -- "$2" "$3" >/dev/null
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s limiter-http/loadtest.lua \
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s limiter-sidecar/loadtest.lua "http://127.0.0.1:$1/check" -- "$2" "$3" >/dev/null
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s limiter-sidecar/loadtest.lua \
     "http://127.0.0.1:$1/check" -- "$2" "$3" >"$4"
 }
 
@@ -112,7 +112,7 @@ done
 {
   echo "# Sidecar load test"
   echo
-  echo "\`limiter-http/loadtest.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores, $(java -version 2>&1 | head -1)," \
+  echo "\`limiter-sidecar/loadtest.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores, $(java -version 2>&1 | head -1)," \
     "$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2): wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency after a $WARMUP warm-up," \
     "server and wrk on the same machine (loopback). Limits: \`open=1000000/1m\` (never reached: 10,000 keys at about 1-3 requests a second each) and \`tight=10/1h\`" \
     "(every key spent within the warm-up, so the measured run is all 429). Load average before the run: $LOAD_BEFORE" \

@@ -1,4 +1,4 @@
-package io.sluice.http.serve;
+package io.sluice.sidecar;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;

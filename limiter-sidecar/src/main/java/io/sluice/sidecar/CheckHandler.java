@@ -1,10 +1,10 @@
-package io.sluice.http.serve;
+package io.sluice.sidecar;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.sluice.http.serve.CheckRequest.BadRequest;
+import io.sluice.sidecar.CheckRequest.BadRequest;
 import io.sluice.node.Decision;
 import io.sluice.node.RateLimitHeaders;
 import io.sluice.node.RequestContext;

@@ -1,4 +1,4 @@
-package io.sluice.http.serve;
+package io.sluice.sidecar;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package io.sluice.http.serve;
+package io.sluice.sidecar;
 
 import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
