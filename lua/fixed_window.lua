@@ -7,7 +7,8 @@
 -- ARGV[3]  limit, permits per window
 -- ARGV[4]  window length, microseconds
 --
--- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}.
+-- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}, and when
+-- allowed a sixth element: the window counted in (for a give-back, give_back.lua).
 --
 -- State: a hash {<window index> = count}. The window counted in is floor(now / window), or the next
 -- one when a caller whose clock is ahead has already opened it (as the kernel counts into a newer
@@ -64,4 +65,4 @@ if redis.call('HINCRBY', key, field, cost) == cost then
   end
   redis.call('PEXPIRE', key, string.format('%d', ceildiv(untilEnd, 1000) + TTL_MARGIN_MS))
 end
-return {1, limit - count - cost, 0, untilEnd, 0}
+return {1, limit - count - cost, 0, untilEnd, 0, w}

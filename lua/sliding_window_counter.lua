@@ -12,7 +12,8 @@
 -- ARGV[4]  window length W, microseconds
 -- ARGV[5]  unit, microseconds: chosen by the caller so that 3 * limit * (W / unit) <= 2^53
 --
--- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}.
+-- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}, and when
+-- allowed a sixth element: the window counted in (for a give-back, give_back.lua).
 --
 -- State: a hash {<window index> = count}, windows aligned to the epoch. The window counted in is
 -- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
@@ -116,4 +117,4 @@ if redis.call('HINCRBY', key, f(w), cost) == cost then
   end
   redis.call('PEXPIRE', key, string.format('%d', ceildiv(reset, 1000) + TTL_MARGIN_MS))
 end
-return {1, floordiv(budget - used, units), 0, reset, 0}
+return {1, floordiv(budget - used, units), 0, reset, 0, w}

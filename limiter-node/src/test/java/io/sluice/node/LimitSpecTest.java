@@ -36,7 +36,7 @@ class LimitSpecTest {
     assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,burst=5")).hasMessageContaining("burst is a bucket's capacity");
     assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,token-bucket,burst=0")).hasMessageContaining("capacity:");
     assertThatThrownBy(() -> LimitSpec.parse("api=10/1m,hard,shadow")).hasMessageContaining("two modes");
-    assertThatThrownBy(() -> LimitSpec.parse("api=0/1m")).hasMessageContaining("limit");
+    assertThatThrownBy(() -> LimitSpec.parse("api=0/1m")).hasMessageContaining("limit: must be positive, got 0");
     assertThatThrownBy(() -> LimitSpec.parse("bad name=1/1m")).hasMessageContaining("cannot read");
     assertThatThrownBy(() -> LimitSpec.parse("a/b=1/1m")).hasMessageContaining("name");
   }

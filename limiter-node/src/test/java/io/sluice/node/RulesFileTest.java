@@ -65,7 +65,7 @@ class RulesFileTest {
     assertThat(error("api=100/1m\nendpoint GET api by ip\n")).startsWith("f:2: path");
     assertThat(error("api=100/1m\nendpoint /x\n")).startsWith("f:2: endpoint: a method and a path");
     assertThat(error("api=100/forever\n")).startsWith("f:1: duration:");
-    assertThat(error("\n\napi=100/1m\nplan p api by ip\nplan p api by key\n")).startsWith("f:5: plan: \"p\" is defined twice");
+    assertThat(error("\n\napi=100/1m\nplan p api by ip\nplan p api by ip\n")).startsWith("f:5: plan: \"p\" is defined twice");
   }
 
   @Test
@@ -76,6 +76,27 @@ class RulesFileTest {
     assertThatThrownBy(() -> RulesFile.read(dir.resolve("missing"))).hasMessageStartingWith("limitsFile: cannot read");
     Files.writeString(file, "api=100/1m\nlogin=5/forever\n");
     assertThatThrownBy(() -> RulesFile.read(file)).hasMessageStartingWith(file + ":2: duration:");
+  }
+
+  @Test
+  void commentsLineEndsAndNamesLikeKeywordsReadAsMeant() {
+    RulesFile file = RulesFile.parse("\uFEFF# a file saved with a BOM\r\nplan = 100/1m  # named plan\r"
+        + "default=5/1s\n\tendpoint = 1/1s\n"
+        + "plan p default by ip, plan by ip   # 'default' the limit, not the marker\n"
+        + "endpoint GET /x endpoint by api-key\n", "f");
+    assertThat(file.limits()).extracting(Limit::name).containsExactly("plan", "default", "endpoint");
+    assertThat(file.identities()).containsExactlyInAnyOrder("ip", "api-key");
+    Rules rules = file.rules().orElseThrow();
+    RequestContext inP = RequestContext.builder().plan("p").endpoint("GET", "/x").identity("ip", "1.2.3.4").build();
+    assertThat(rules.rulesFor(inP)).extracting(r -> r.limit().name()).containsExactly("default", "plan", "endpoint");
+    assertThat(RulesFile.parse("api=1/1s\n", "f").identities()).isEmpty();
+  }
+
+  @Test
+  void aLimitCountsOneIdentity() {
+    assertThat(error("api=100/1m\nalways api by ip\nplan pro api by api-key\n"))
+        .isEqualTo("f:3: rule: limit \"api\" is keyed by ip in another rule; a limit counts one identity"
+            + " (define a second limit for api-key)");
   }
 
   private static String error(String text) {

@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,11 +57,13 @@ final class CheckHandler extends Handler.Abstract {
 
   /** The rules over the same limiters, or null when the sidecar has none. */
   private final Rules rules;
+  private final Set<String> identities;
   private final RequestLimiter requestLimiter;
 
-  CheckHandler(Map<String, SyncedLimiter> limiters, Rules rules, int maxBodyBytes, int maxKeyLength,
-      long bodyTimeoutMillis, PrometheusMeterRegistry registry, String storeName) {
+  CheckHandler(Map<String, SyncedLimiter> limiters, Rules rules, Set<String> identities, int maxBodyBytes,
+      int maxKeyLength, long bodyTimeoutMillis, PrometheusMeterRegistry registry, String storeName) {
     this.rules = rules;
+    this.identities = Set.copyOf(identities);
     // (the limiters are the server's, closed by it: the request limiter only routes to them)
     this.requestLimiter = rules == null ? null
         : RequestLimiter.builder(rules).limiters(limit -> limiters.get(limit.name())).build();
@@ -221,6 +224,13 @@ final class CheckHandler extends Handler.Abstract {
     if (requestLimiter == null) {
       return error(response, callback, 400, "identities", "identities: this sidecar has no rules (give them in"
           + " --limits-file); check one limit with {\"key\", \"limit\"}");
+    }
+    for (String dimension : check.identities.keySet()) {
+      if (!identities.contains(dimension)) {
+        // (a misspelt identity would otherwise pass every limit keyed by the right one)
+        return error(response, callback, 400, "identities." + dimension, "identities." + dimension
+            + ": no rule is keyed by it (the rules key by " + String.join(", ", new TreeSet<>(identities)) + ")");
+      }
     }
     RequestContext request = check.context();
     boolean applies = false;

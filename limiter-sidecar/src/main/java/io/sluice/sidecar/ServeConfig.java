@@ -37,6 +37,7 @@ public final class ServeConfig {
   private final int port;
   private final List<Limit> limits;
   private final Rules rules;
+  private final Set<String> identities;
   private final String redisUri;
   private final boolean redisCluster;
   private final Duration redisTimeout;
@@ -58,6 +59,7 @@ public final class ServeConfig {
     this.port = b.port;
     this.limits = List.copyOf(b.limits);
     this.rules = b.rules;
+    this.identities = Set.copyOf(b.identities);
     this.redisUri = b.redisUri;
     this.redisCluster = b.redisCluster;
     this.redisTimeout = b.redisTimeout;
@@ -95,6 +97,11 @@ public final class ServeConfig {
   /** The rules over the limits (plans, endpoints, identities), or empty: then a check names its limit. */
   public Optional<Rules> rules() {
     return Optional.ofNullable(rules);
+  }
+
+  /** The identities the rules key by; a check naming another is refused (a misspelt one would bypass them). */
+  public Set<String> identities() {
+    return identities;
   }
 
   /** The Redis URI, or null for the embedded Hazelcast store. */
@@ -169,6 +176,7 @@ public final class ServeConfig {
     private int port = DEFAULT_PORT;
     private final List<Limit> limits = new ArrayList<>();
     private Rules rules;
+    private Set<String> identities = Set.of();
     private String redisUri;
     private boolean redisCluster;
     private Duration redisTimeout = RedisStoreConfig.DEFAULT_COMMAND_TIMEOUT;
@@ -225,9 +233,10 @@ public final class ServeConfig {
       limits(file.limits());
       file.rules().ifPresent(r -> {
         if (rules != null) {
-          throw new IllegalArgumentException("limits: rules are given once (one --limits-file with rules)");
+          throw new IllegalArgumentException("limitsFile: rules are given once (one file with rules)");
         }
         rules = r;
+        identities = file.identities();
       });
       return this;
     }

@@ -129,7 +129,7 @@ public final class SluiceServer implements AutoCloseable {
       connector.setHost(config.host());
       connector.setPort(config.port());
       server.addConnector(connector);
-      server.setHandler(new CheckHandler(limiters, config.rules().orElse(null), config.maxBodyBytes(), config.maxKeyLength(),
+      server.setHandler(new CheckHandler(limiters, config.rules().orElse(null), config.identities(), config.maxBodyBytes(), config.maxKeyLength(),
           config.bodyTimeout().toMillis(), registry, config.redisUri() != null ? "redis" : "hazelcast"));
       server.setErrorHandler(new JsonErrorHandler());
       server.setStopTimeout(2_000);

@@ -130,6 +130,9 @@ class SluiceServerRedisIT {
       HttpResponse<String> anonymous = Http.post(a.uri().resolve("/check"), "{\"path\":\"/items\"}");
       assertThat(anonymous.statusCode()).isEqualTo(200);
       assertThat(FlatJson.parse(anonymous.body())).containsEntry("allowed", true).containsEntry("limit", null);
+      HttpResponse<String> misspelt = Http.post(a.uri().resolve("/check"), "{\"identities\":{\"apiKey\":\"k\"}}");
+      assertThat(misspelt.statusCode()).isEqualTo(400);
+      assertThat(FlatJson.parse(misspelt.body())).containsEntry("field", "identities.apiKey");
       // a cost above a limit that applies, and one limit checked by name beside the rules
       HttpResponse<String> tooDear = Http.post(a.uri().resolve("/check"),
           "{\"identities\":{\"ip\":\"10.0.0.9\",\"api-key\":\"k\"},\"cost\":61}");

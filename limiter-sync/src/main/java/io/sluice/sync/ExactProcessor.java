@@ -112,7 +112,7 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
 
   /** The answer as an {@link ExactResult}. */
   static ExactResult result(long[] out) {
-    return new ExactResult(out[0] == 1, out[1], out[2], out[3], out[4]);
+    return new ExactResult(out[0] == 1, out[1], out[2], out[3], out[4], out.length > 5 ? out[5] : -1);
   }
 
   @Override
@@ -195,8 +195,13 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
       return new long[] {0};
     }
     long back = Math.min(cost, count);
-    // (the key lives while the window may still weigh: to the end of the window after it)
-    write(entry, state.addToWindow(w, -back), Math.max(1, (w + 2) * windowMicros - now));
+    CounterEntry lowered = state.addToWindow(w, -back);
+    // HINCRBY keeps the key's time to live: so does this (the admission set it to when the count rests)
+    if (entry instanceof ExtendedMapEntry) {
+      ((ExtendedMapEntry<byte[], CounterEntry>) entry).setValueWithoutChangingExpiryTime(lowered);
+    } else {
+      entry.setValue(lowered);
+    }
     return new long[] {count - back};
   }
 
@@ -212,7 +217,7 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
       return new long[] {0, Math.max(0, capacity - count), untilEnd, untilEnd, 0};
     }
     write(entry, state.addToWindow(w, cost).dropOlderThan(w), untilEnd);
-    return new long[] {1, capacity - count - cost, 0, untilEnd, 0};
+    return new long[] {1, capacity - count - cost, 0, untilEnd, 0, w};
   }
 
   /**
@@ -266,7 +271,7 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     // this window's count weighs on the next window, until its end
     long reset = (w + 2) * window - now;
     write(entry, state.addToWindow(w, cost).dropBefore(w), reset);
-    return new long[] {1, Math.floorDiv(budget - used, units), 0, reset, 0};
+    return new long[] {1, Math.floorDiv(budget - used, units), 0, reset, 0, w};
   }
 
   /**

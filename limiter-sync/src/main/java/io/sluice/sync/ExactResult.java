@@ -13,6 +13,7 @@ public final class ExactResult {
   private final long retryAfterMicros;
   private final long resetMicros;
   private final long delayMicros;
+  private final long window;
 
   /**
    * @param allowed whether the permits were taken
@@ -23,6 +24,15 @@ public final class ExactResult {
    * @param delayMicros for the leaky bucket shaper, how long the admitted request must wait; else 0
    */
   public ExactResult(boolean allowed, long remaining, long retryAfterMicros, long resetMicros, long delayMicros) {
+    this(allowed, remaining, retryAfterMicros, resetMicros, delayMicros, -1);
+  }
+
+  /**
+   * As above, with the window (its index since the epoch) a window limit's admission counted in:
+   * the caller's, or the next one where a node whose clock is ahead has opened it; -1 for none.
+   */
+  public ExactResult(boolean allowed, long remaining, long retryAfterMicros, long resetMicros, long delayMicros,
+      long window) {
     if (remaining < 0 || retryAfterMicros < 0 || resetMicros < 0 || delayMicros < 0) {
       throw new IllegalArgumentException("remaining, retryAfterMicros, resetMicros and delayMicros must not be"
           + " negative, got " + remaining + ", " + retryAfterMicros + ", " + resetMicros + ", " + delayMicros);
@@ -35,6 +45,12 @@ public final class ExactResult {
     this.retryAfterMicros = retryAfterMicros;
     this.resetMicros = resetMicros;
     this.delayMicros = delayMicros;
+    this.window = window;
+  }
+
+  /** The window a window limit's admission counted in (index since the epoch); -1 for none. */
+  public long window() {
+    return window;
   }
 
   public boolean allowed() {
@@ -71,12 +87,12 @@ public final class ExactResult {
     }
     ExactResult r = (ExactResult) o;
     return allowed == r.allowed && remaining == r.remaining && retryAfterMicros == r.retryAfterMicros
-        && resetMicros == r.resetMicros && delayMicros == r.delayMicros;
+        && resetMicros == r.resetMicros && delayMicros == r.delayMicros && window == r.window;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(allowed, remaining, retryAfterMicros, resetMicros, delayMicros);
+    return Objects.hash(allowed, remaining, retryAfterMicros, resetMicros, delayMicros, window);
   }
 
   @Override

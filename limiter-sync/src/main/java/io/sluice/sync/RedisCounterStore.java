@@ -441,7 +441,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
 
   private static ExactResult toExactResult(List<Object> reply) {
     return new ExactResult((Long) reply.get(0) == 1L, (Long) reply.get(1), (Long) reply.get(2), (Long) reply.get(3),
-        (Long) reply.get(4));
+        (Long) reply.get(4), reply.size() > 5 ? (Long) reply.get(5) : -1);
   }
 
   RedisStoreConfig config() {

@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -99,8 +100,12 @@ public final class SyncedLimiter implements KeyedLimiter {
    * decided by the store's exact scripts alone, and by a local share of the limit while it fails.
    */
   private final boolean windowed;
-  /** Buckets and logs while the store fails, under LOCAL_SHARE: this node's even part, for so many nodes. */
-  private volatile LocalShare localShare;
+  /**
+   * Buckets and logs while the store fails, under LOCAL_SHARE: this node's even part, kept while in use
+   * and for the time the limit takes to be whole again after (so neither a store that flaps nor a node
+   * count that changes hands out a fresh burst), then built anew.
+   */
+  private final AtomicReference<LocalShare> localShare = new AtomicReference<>();
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
   /**
@@ -647,15 +652,9 @@ public final class SyncedLimiter implements KeyedLimiter {
         allowed = false;
         break;
       default: {
-        int nodes = Math.max(1, activeNodes.getAsInt());
-        LocalShare share = localShare;
-        if (share == null || share.nodes != nodes) {
-          share = new LocalShare(nodes, RateLimiter.builder(LocalShare.part(limit, nodes)).ticker(ticker)
-              .maxKeys(maxKeys).build());
-          localShare = share;
-        }
+        LocalShare share = localShare();
         // (a cost above the part is denied: the part cannot pay for it however long the node waits)
-        if (cost > share.limiter.limit().capacity()) {
+        if (share.limiter == null || cost > share.limiter.limit().capacity()) {
           allowed = false;
         } else {
           Decision d = share.limiter.acquire(key, cost);
@@ -682,14 +681,35 @@ public final class SyncedLimiter implements KeyedLimiter {
     return d;
   }
 
-  /** An in-process limiter of an even part of a bucket or log limit, for {@code nodes} nodes. */
-  private static final class LocalShare {
-    final int nodes;
-    final RateLimiter limiter;
+  /** The local share in use, or a new one for the nodes the registry counts now (one, if threads race). */
+  private LocalShare localShare() {
+    long now = ticker.read();
+    LocalShare share = localShare.get();
+    if (share != null && now - share.lastUsed < limit.quotaWindowNanos()) {
+      share.lastUsed = now;
+      return share;
+    }
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    RateLimiter limiter;
+    try {
+      limiter = RateLimiter.builder(LocalShare.part(limit, nodes)).ticker(ticker).maxKeys(maxKeys).build();
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      limiter = null; // a rate so slow that n times its period cannot be built: the node denies instead
+    }
+    LocalShare fresh = new LocalShare(limiter, now);
+    return localShare.compareAndSet(share, fresh) ? fresh : localShare.get();
+  }
 
-    LocalShare(int nodes, RateLimiter limiter) {
-      this.nodes = nodes;
+  /** An in-process limiter of an even part of a bucket or log limit. */
+  private static final class LocalShare {
+    /** Null when the part cannot be built (see {@link #localShare()}): the node denies. */
+    final RateLimiter limiter;
+    /** When a decision last used it (written racily: any recent time keeps it). */
+    volatile long lastUsed;
+
+    LocalShare(RateLimiter limiter, long lastUsed) {
       this.limiter = limiter;
+      this.lastUsed = lastUsed;
     }
 
     /** The limit's part for one of {@code nodes} nodes, hard: the synced limiter applies the mode. */
@@ -722,10 +742,11 @@ public final class SyncedLimiter implements KeyedLimiter {
     } else {
       admitted.increment();
     }
-    // the window the store counted in (for a bucket, the refill period's index): what release gives
-    // back to, and the mark of a permit the store took (a fallback's admission has none)
-    long window = r.allowed() && limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG ? Math.floorDiv(now, windowNanos)
-        : Long.MIN_VALUE;
+    // the window the store counted in (the next one where a node whose clock is ahead opened it; for a
+    // bucket, the refill period's index): what release gives back to, and the mark of a permit the
+    // store took (a fallback's admission has none)
+    long window = !r.allowed() || limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Long.MIN_VALUE
+        : windowed && r.window() >= 0 ? r.window() : Math.floorDiv(now, windowNanos);
     Decision d = Decision.of(outcome, limit, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
         TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()), window);
     if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
@@ -1362,15 +1383,32 @@ public final class SyncedLimiter implements KeyedLimiter {
    * bucket its tokens, a window its count in the decision's window), without waiting for the answer:
    * the request is already denied by another limit, and a give-back that fails leaves the permits
    * spent, which errs on the safe side. Not for the log, nor for what the failure policy admitted
-   * while the store failed (such decisions carry no window), nor while the breaker is open.
+   * while the store failed (such decisions carry no window), nor while the breaker is open. A bucket
+   * gets its tokens back at the time of the release: the refill between the acquire and the release
+   * (the time the request's other limits took to decide) is not taken off, so a release may leave
+   * the bucket that much fuller than had the request never come.
    */
   private void giveBackExact(String key, long cost, Decision acquired) {
     if (acquired.window() == Long.MIN_VALUE || storeDown()) {
       return;
     }
+    long back = cost;
+    KeyView v = windowed ? views.get(key) : null;
+    if (v != null) {
+      synchronized (v) {
+        // at most what this node admitted in that window (a decision released twice gives back once)
+        if (v.window == acquired.window()) {
+          back = Math.min(cost, v.ownCur);
+          v.ownCur -= back;
+        }
+      }
+    }
+    if (back <= 0) {
+      return;
+    }
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read());
     try {
-      exact.giveBack(limit, key, cost, nowMicros, acquired.window()).whenComplete((done, failure) -> {
+      exact.giveBack(limit, key, back, nowMicros, acquired.window()).whenComplete((done, failure) -> {
         if (failure != null) {
           giveBacksFailed.increment();
         }

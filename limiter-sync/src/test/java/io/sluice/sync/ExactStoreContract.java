@@ -378,6 +378,13 @@ abstract class ExactStoreContract {
       assertThat(acquire(window, "k", 3, t + 8).allowed()).isTrue();
       assertThat(acquire(window, "k", 1, t + 9).allowed()).isFalse();
     }
+    // a node whose clock is ahead opened the next window: another node's admission counts there, and
+    // the answer says so, so that its give-back goes to that window
+    Limit edge = Limit.fixedWindow("give-edge").limit(5).window(Duration.ofHours(1)).build();
+    long w = t / 3_600_000_000L;
+    assertThat(acquire(node(0), edge, "k", 1, (w + 1) * 3_600_000_000L).window()).isEqualTo(w + 1);
+    assertThat(acquire(node(1), edge, "k", 1, (w + 1) * 3_600_000_000L - 5).window()).isEqualTo(w + 1);
+    assertThat(acquire(node(1), bucket, "k2", 1, t).window()).as("a bucket has no window").isEqualTo(-1);
     Limit log = Limit.slidingWindowLog("give-log").limit(2).window(Duration.ofHours(1)).build();
     assertThatThrownBy(() -> node(0).giveBack(log, "k", 1, t, 0)).hasMessageStartingWith("algorithm:");
   }

@@ -196,6 +196,61 @@ class SharedBucketTest {
     requestLimiter.close();
   }
 
+  /**
+   * One local share per outage: a node count that changes while the store is cut, or a store that
+   * comes back for a moment, hands out no fresh burst (a new share is built only once the old one has
+   * had time to refill whole).
+   */
+  @Test
+  void aLocalShareIsNotRenewedByAFlappingStoreOrNodeCount() {
+    Limit limit = Limit.tokenBucket("flap").capacity(30).refill(30, Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    CutStore store = new CutStore(new MemoryStore());
+    int[] nodes = {3};
+    SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
+        .activeNodes(() -> nodes[0]).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+        .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2).build())
+        .build();
+    store.cut = true;
+    int admitted = 0;
+    for (int i = 0; i < 40; i++) {
+      nodes[0] = 3 + i % 2; // the registry's count flaps between 3 and 4
+      admitted += node.tryAcquire("k") ? 1 : 0;
+    }
+    assertThat(admitted).as("a third of the burst, once").isEqualTo(10);
+    nodes[0] = 1; // the others drop out of the registry: still the share this outage began with
+    ticker.advance(Duration.ofSeconds(1));
+    admitted = 0;
+    for (int i = 0; i < 40; i++) {
+      admitted += node.tryAcquire("k") ? 1 : 0;
+    }
+    assertThat(admitted).as("a second of a third of the rate").isLessThanOrEqualTo(1);
+    node.close();
+  }
+
+  /**
+   * An exact window gives back at most what the node itself admitted in the window (as the batched
+   * mode does): a decision released again and again cannot hand out the other nodes' permits.
+   */
+  @Test
+  void aNodeGivesBackNoMoreThanItAdmitted() {
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore store = new MemoryStore();
+    Limit limit = Limit.fixedWindow("once").limit(3).window(Duration.ofHours(1)).build();
+    SyncedLimiter a = SyncedLimiter.builder(limit, store).nodeId("a").ticker(ticker).autoSync(false).batchSize(1).build();
+    SyncedLimiter b = SyncedLimiter.builder(limit, store).nodeId("b").ticker(ticker).autoSync(false).batchSize(1).build();
+    Decision first = a.acquire("k");
+    assertThat(b.tryAcquire("k", 2)).isTrue();
+    assertThat(a.tryAcquire("k")).isFalse();
+    a.release("k", 1, first);
+    a.release("k", 1, first);
+    a.release("k", 1, first);
+    assertThat(a.tryAcquire("k")).isTrue();
+    assertThat(b.tryAcquire("k")).as("three releases of a's one permit: one permit back").isFalse();
+    a.close();
+    b.close();
+  }
+
   /** A store that fails every exact check while cut (and passes flushes and heartbeats on). */
   static final class CutStore extends ForwardingStore implements ExactStore {
     volatile boolean cut;
