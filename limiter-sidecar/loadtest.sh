@@ -38,14 +38,13 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 echo ">> building"
-./mvnw -B -q -pl limiter-sidecar -am package -DskipTests \
-  dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
-CP="limiter-sidecar/target/classes:$(cat limiter-sidecar/target/classpath.txt)"
+./mvnw -B -q -pl limiter-cli -am package -DskipTests  # the sidecar as users run it: sluice serve
+JAR="limiter-cli/target/sluice.jar"
 
 start_server() {  # start_server <log> <args...>; sets PORT and SERVER_PID (no subshell: pids must stick)
   local log="$1"; shift
   PORT="$(free_port)"
-  java -Xms512m -Xmx512m -cp "$CP" io.sluice.sidecar.SluiceServer --port "$PORT" "$@" >"$log" 2>&1 &
+  java -Xms512m -Xmx512m -jar "$JAR" serve --port "$PORT" "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   pids+=("$SERVER_PID")
   for _ in $(seq 1 600); do

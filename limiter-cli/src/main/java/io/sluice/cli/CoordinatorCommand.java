@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.node.Durations;
 import io.sluice.region.CoordinatorConfig;
 import io.sluice.region.GlobalQuota;
 import io.sluice.region.Region;

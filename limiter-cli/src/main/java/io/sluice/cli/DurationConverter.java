@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.node.Durations;
 import java.time.Duration;
 import picocli.CommandLine;
 

@@ -1,38 +1,211 @@
 package io.sluice.cli;
 
+import io.sluice.node.LimitSpec;
+import io.sluice.node.RulesFile;
+import io.sluice.sidecar.ServeConfig;
 import io.sluice.sidecar.SluiceServer;
+import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.StoreUnavailableException;
+import io.sluice.sync.SyncedLimiter;
 import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Unmatched;
+import picocli.CommandLine.TypeConversionException;
 
 /**
- * {@code sluice serve}: the HTTP sidecar of limiter-sidecar. Its options are the sidecar's own (see
- * {@code sluice serve --help}); they are handed to it unchanged, so both parse them one way.
+ * {@code sluice serve}: the HTTP check sidecar of limiter-sidecar. The options fill a
+ * {@link ServeConfig}; what the config refuses comes back naming the option the user typed.
  */
-@Command(name = "serve",
-    description = "Runs the HTTP check sidecar (POST /check, GET /health, GET /metrics) on limiter-sync"
-        + " with Redis (--redis URI) or the embedded Hazelcast store. 'sluice serve --help' lists its options.")
+@Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Runs the HTTP check sidecar (POST /check, GET /health, GET /metrics) on limiter-sync, with"
+        + " Redis (--redis URI) or the embedded Hazelcast store.")
 public final class ServeCommand implements Callable<Integer> {
-  @Unmatched
-  List<String> args = new ArrayList<>();
+  @Option(names = "--limit", paramLabel = "SPEC",
+      description = "A limit, repeatable: NAME=COUNT/PERIOD[,ALGORITHM][,hard|soft|shadow][,burst=N], e.g."
+          + " api=1000/1m, login=5/15m,fixed-window, free=1/1s,token-bucket,burst=60.")
+  List<String> limits = new ArrayList<>();
+
+  @Option(names = "--limits-file", paramLabel = "PATH",
+      description = "Limits, one SPEC per line, and rules: 'always', 'plan NAME [default]' or 'endpoint METHOD"
+          + " PATH', then LIMIT by IDENTITY, ... (# comments).")
+  Path limitsFile;
+
+  @Option(names = "--host", paramLabel = "ADDR", defaultValue = ServeConfig.DEFAULT_HOST,
+      description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+  String host;
+
+  @Option(names = "--port", paramLabel = "N", defaultValue = "" + ServeConfig.DEFAULT_PORT,
+      description = "Port, 0 for any free one (default: ${DEFAULT-VALUE}).")
+  int port;
+
+  @Option(names = "--redis", paramLabel = "URI",
+      description = "Redis store (redis://host:port, rediss://, redis-sentinel://); without it an embedded"
+          + " Hazelcast member.")
+  String redis;
+
+  @Option(names = "--redis-cluster", arity = "0..1", fallbackValue = "true",
+      description = "The Redis URI names a Redis Cluster node (--redis-cluster=false spelt out too).")
+  boolean redisCluster;
+
+  @Option(names = "--redis-timeout", paramLabel = "D", defaultValue = "500ms", converter = DurationConverter.class,
+      description = "Redis command and handshake timeout (default: ${DEFAULT-VALUE}).")
+  Duration redisTimeout;
+
+  @Option(names = "--redis-eviction-check", paramLabel = "C", defaultValue = "refuse", converter = EvictionCheck.class,
+      description = "refuse, warn or off: a Redis that may evict keys (maxmemory-policy) (default: ${DEFAULT-VALUE}).")
+  RedisStoreConfig.EvictionCheck redisEvictionCheck;
+
+  @Option(names = "--hazelcast-cluster", paramLabel = "N", defaultValue = ServeConfig.DEFAULT_HAZELCAST_CLUSTER,
+      description = "The embedded member's cluster name (default: ${DEFAULT-VALUE}).")
+  String hazelcastCluster;
+
+  @Option(names = "--key-prefix", paramLabel = "P", defaultValue = ServeConfig.DEFAULT_KEY_PREFIX,
+      description = "Prefix of the store's keys, shared with library nodes of the same limits (default: ${DEFAULT-VALUE}).")
+  String keyPrefix;
+
+  @Option(names = "--node-id", paramLabel = "ID", description = "This process's id in the store (default: random).")
+  String nodeId;
+
+  @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + SyncedLimiter.Builder.DEFAULT_BATCH_SIZE,
+      description = "Permits per key between flushes of window limits; 1 = exact (default: ${DEFAULT-VALUE}).")
+  long batchSize;
+
+  @Option(names = "--sync-interval", paramLabel = "D", defaultValue = "100ms", converter = DurationConverter.class,
+      description = "Flush interval (default: ${DEFAULT-VALUE}).")
+  Duration syncInterval;
+
+  @Option(names = "--on-store-failure", paramLabel = "P", defaultValue = "LOCAL_SHARE", converter = Policy.class,
+      description = "LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED (default: ${DEFAULT-VALUE}).")
+  StoreFailurePolicy onStoreFailure;
+
+  @Option(names = "--max-body", paramLabel = "BYTES", defaultValue = "" + ServeConfig.DEFAULT_MAX_BODY_BYTES,
+      description = "Largest /check body (default: ${DEFAULT-VALUE}).")
+  int maxBody;
+
+  @Option(names = "--max-key-length", paramLabel = "N", defaultValue = "" + ServeConfig.DEFAULT_MAX_KEY_LENGTH,
+      description = "Longest key or identity (default: ${DEFAULT-VALUE}).")
+  int maxKeyLength;
+
+  @Option(names = "--max-threads", paramLabel = "N", defaultValue = "" + ServeConfig.DEFAULT_MAX_THREADS,
+      description = "Server threads (default: ${DEFAULT-VALUE}).")
+  int maxThreads;
+
+  @Option(names = "--body-timeout", paramLabel = "D", defaultValue = "10s", converter = DurationConverter.class,
+      description = "How long a /check body may take to arrive, then 408 (default: ${DEFAULT-VALUE}).")
+  Duration bodyTimeout;
+
+  @Option(names = "--max-keys", paramLabel = "N", defaultValue = "" + ServeConfig.DEFAULT_MAX_KEYS,
+      description = "Keys each limit keeps in memory (default: ${DEFAULT-VALUE}).")
+  int maxKeys;
 
   @Spec
   CommandSpec spec;
 
+  /** An enum constant named in any case, '-' for '_' ({@code fail-open}), or a message listing them. */
+  private static <E extends Enum<E>> E choice(Class<E> type, String value) {
+    try {
+      return Enum.valueOf(type, value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+    } catch (IllegalArgumentException e) {
+      throw new TypeConversionException("expected one of " + Arrays.stream(type.getEnumConstants())
+          .map(c -> c.name().toLowerCase(Locale.ROOT).replace('_', '-')).collect(Collectors.joining(", "))
+          + ", got " + value);
+    }
+  }
+
+  static final class Policy implements ITypeConverter<StoreFailurePolicy> {
+    @Override
+    public StoreFailurePolicy convert(String value) {
+      return choice(StoreFailurePolicy.class, value);
+    }
+  }
+
+  static final class EvictionCheck implements ITypeConverter<RedisStoreConfig.EvictionCheck> {
+    @Override
+    public RedisStoreConfig.EvictionCheck convert(String value) {
+      return choice(RedisStoreConfig.EvictionCheck.class, value);
+    }
+  }
+
+  /** The config's fields as the options that set them: its messages start with the field. */
+  private static final Map<String, String> OPTIONS = Map.ofEntries(
+      Map.entry("limits", "--limit"), Map.entry("limit", "--limit"), Map.entry("limitsFile", "--limits-file"),
+      Map.entry("host", "--host"), Map.entry("port", "--port"), Map.entry("redis", "--redis"),
+      Map.entry("redisCluster", "--redis-cluster"), Map.entry("redisTimeout", "--redis-timeout"),
+      Map.entry("redisEvictionCheck", "--redis-eviction-check"), Map.entry("hazelcastCluster", "--hazelcast-cluster"),
+      Map.entry("keyPrefix", "--key-prefix"), Map.entry("nodeId", "--node-id"), Map.entry("batchSize", "--batch-size"),
+      Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
+      Map.entry("maxBodyBytes", "--max-body"), Map.entry("maxKeyLength", "--max-key-length"),
+      Map.entry("maxThreads", "--max-threads"), Map.entry("bodyTimeout", "--body-timeout"),
+      Map.entry("maxKeys", "--max-keys"));
+
+  /** The config the options describe; a message naming the option for what it refuses. */
+  ServeConfig config() {
+    try {
+      ServeConfig.Builder b = ServeConfig.builder().host(host).port(port).redis(redis).redisCluster(redisCluster)
+          .redisTimeout(redisTimeout).redisEvictionCheck(redisEvictionCheck).hazelcastCluster(hazelcastCluster)
+          .keyPrefix(keyPrefix).batchSize(batchSize).syncInterval(syncInterval).onStoreFailure(onStoreFailure)
+          .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
+          .maxKeys(maxKeys);
+      if (nodeId != null) {
+        b.nodeId(nodeId);
+      }
+      for (String spec : limits) {
+        b.limit(LimitSpec.parse(spec));
+      }
+      if (limitsFile != null) {
+        RulesFile file;
+        try {
+          file = RulesFile.read(limitsFile);
+        } catch (IllegalArgumentException e) {
+          // "FILE:LINE: field: ..." (a file it cannot read says limitsFile:, named below)
+          throw e.getMessage().startsWith("limitsFile:") ? e : new IllegalArgumentException("limitsFile: " + e.getMessage(), e);
+        }
+        b.limitsFile(file);
+      }
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+    }
+  }
+
+  /** "batchSize: must be ..." as "--batch-size: must be ...". */
+  static String named(String message) {
+    int colon = message.indexOf(':');
+    String option = colon > 0 ? OPTIONS.get(message.substring(0, colon)) : null;
+    return option == null ? message : option + message.substring(colon);
+  }
+
   @Override
   public Integer call() throws InterruptedException {
-    PrintWriter out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
+    ServeConfig config = config();
+    SluiceServer server;
     try {
-      return SluiceServer.run(args.toArray(new String[0]), out, err);
-    } finally {
-      out.flush();
-      err.flush();
+      server = SluiceServer.start(config);
+    } catch (IllegalArgumentException e) {
+      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+    } catch (StoreUnavailableException | IllegalStateException e) {
+      throw new UserError(e.getMessage(), 1);
     }
+    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sluice-serve-shutdown"));
+    PrintWriter out = spec.commandLine().getOut();
+    out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
+        ? "redis" : "embedded hazelcast, cluster " + config.hazelcastCluster()) + "; limits "
+        + String.join(", ", server.limiters().keySet()) + ")");
+    out.flush();
+    server.join();
+    return 0;
   }
 }

@@ -45,9 +45,6 @@ public final class Sluice implements Runnable {
   /** Runs the command line with these streams and answers the exit code (used by main and tests). */
   public static int execute(PrintWriter out, PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new Sluice());
-    // `sluice help serve` lists the sidecar's options too (they are parsed by the sidecar itself)
-    cl.getSubcommands().get("serve").getCommandSpec().usageMessage()
-        .footer("", io.sluice.sidecar.SluiceServer.usage());
     cl.setOut(out);
     cl.setErr(err);
     cl.setParameterExceptionHandler((ex, a) -> {

@@ -85,7 +85,7 @@ class SluiceBadInputTest {
   @Test
   void badDuration() {
     assertUsageError(run("tune", "--duration", "ten"), "sluice tune: Invalid value for option '--duration':"
-        + " 'ten' is not a duration (a whole number with ms, s, m or h, e.g. 500ms, 10s)");
+        + " 'ten' is not a duration (a whole number with ms, s, m, h or d, e.g. 500ms, 10s, 1d; or ISO-8601 like PT90S)");
   }
 
   @Test

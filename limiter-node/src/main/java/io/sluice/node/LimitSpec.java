@@ -1,7 +1,6 @@
 package io.sluice.node;
 
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
@@ -27,7 +26,6 @@ import java.util.regex.Pattern;
  */
 public final class LimitSpec {
   private static final Pattern SPEC = Pattern.compile("\\s*([^=\\s]+)\\s*=\\s*(\\d{1,10})\\s*/\\s*([^,\\s]+)\\s*((?:,\\s*[^,\\s]+\\s*)*)");
-  private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h|d)");
   private static final Pattern BURST = Pattern.compile("burst=(\\d{1,10})");
   private static final List<String> ALGORITHMS = List.of("sliding-window-counter", "fixed-window",
       "sliding-window-log", "token-bucket", "leaky-bucket");
@@ -106,29 +104,12 @@ public final class LimitSpec {
     }
   }
 
-  /** {@code 250ms}, {@code 10s}, {@code 1m}, {@code 1h}, {@code 1d}, or ISO-8601 {@code PT1M}. */
+  /** A duration ({@link Durations}); the message names the spec it came from. */
   public static Duration duration(String text, String where) {
-    Matcher m = SHORT_DURATION.matcher(text);
-    if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
-      switch (m.group(2)) {
-        case "ms":
-          return Duration.ofMillis(n);
-        case "s":
-          return Duration.ofSeconds(n);
-        case "m":
-          return Duration.ofMinutes(n);
-        case "h":
-          return Duration.ofHours(n);
-        default:
-          return Duration.ofDays(n);
-      }
-    }
     try {
-      return Duration.parse(text);
-    } catch (DateTimeParseException e) {
-      throw new IllegalArgumentException("duration: \"" + text + "\" in \"" + where
-          + "\" is not a duration (250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S)", e);
+      return Durations.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("duration: " + e.getMessage() + " in \"" + where + "\"", e);
     }
   }
 

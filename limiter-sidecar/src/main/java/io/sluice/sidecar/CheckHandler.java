@@ -1,6 +1,7 @@
 package io.sluice.sidecar;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -12,6 +13,9 @@ import io.sluice.node.RequestLimiter;
 import io.sluice.node.Rule;
 import io.sluice.node.Rules;
 import io.sluice.sync.SyncedLimiter;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -40,6 +44,7 @@ import org.slf4j.LoggerFactory;
 final class CheckHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(CheckHandler.class);
   private static final String JSON = "application/json";
+  private static final JsonFactory JSON_FACTORY = new JsonFactory();
   private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
   private final Map<String, SyncedLimiter> limiters;
@@ -242,7 +247,7 @@ final class CheckHandler extends Handler.Abstract {
       return error(response, callback, 400, "plan", e.getMessage()); // an unknown plan and no default plan
     }
     if (!applies) {
-      send(response, callback, 200, JSON, "{\"allowed\":true,\"outcome\":\"allowed\",\"limit\":null,\"limits\":[]}");
+      send(response, callback, 200, JSON, UNLIMITED);
       return 200;
     }
     Decision d;
@@ -263,53 +268,71 @@ final class CheckHandler extends Handler.Abstract {
     for (Map.Entry<String, String> f : RateLimitHeaders.of(d).entrySet()) {
       headers.put(f.getKey(), f.getValue());
     }
-    StringBuilder sb = new StringBuilder(withParts ? 320 : 160);
-    appendDecision(sb.append('{'), d).append(",\"retryAfterSeconds\":")
-        .append(d.allowed() ? 0 : Math.max(1, d.retryAfterSeconds()));
-    if (withParts) {
-      sb.append(",\"limits\":[");
-      List<Decision> parts = d.parts();
-      for (int i = 0; i < parts.size(); i++) {
-        appendDecision(sb.append(i == 0 ? "{" : ",{"), parts.get(i)).append('}');
+    byte[] body = json(withParts ? 320 : 160, g -> {
+      g.writeStartObject();
+      writeDecision(g, d);
+      g.writeNumberField("retryAfterSeconds", d.allowed() ? 0 : Math.max(1, d.retryAfterSeconds()));
+      if (withParts) {
+        g.writeArrayFieldStart("limits");
+        for (Decision part : d.parts()) {
+          g.writeStartObject();
+          writeDecision(g, part);
+          g.writeEndObject();
+        }
+        g.writeEndArray();
       }
-      sb.append(']');
-    }
-    sb.append('}');
+      g.writeEndObject();
+    });
     int status = d.allowed() ? 200 : 429;
-    send(response, callback, status, JSON, sb.toString());
+    send(response, callback, status, JSON, body);
     return status;
   }
 
-  private static StringBuilder appendDecision(StringBuilder sb, Decision d) {
-    return sb.append("\"allowed\":").append(d.allowed())
-        .append(",\"outcome\":\"").append(d.outcome().tag())
-        .append("\",\"limit\":\"").append(d.limit().name()) // names are [A-Za-z0-9_.:-]: nothing to escape
-        .append("\",\"remaining\":").append(d.remaining())
-        .append(",\"resetSeconds\":").append(d.resetSeconds());
+  private static void writeDecision(JsonGenerator g, Decision d) throws IOException {
+    g.writeBooleanField("allowed", d.allowed());
+    g.writeStringField("outcome", d.outcome().tag());
+    g.writeStringField("limit", d.limit().name());
+    g.writeNumberField("remaining", d.remaining());
+    g.writeNumberField("resetSeconds", d.resetSeconds());
   }
 
+  /** A request no limit applies to: allowed, and no limit named. */
+  private static final byte[] UNLIMITED = json(80, g -> {
+    g.writeStartObject();
+    g.writeBooleanField("allowed", true);
+    g.writeStringField("outcome", "allowed");
+    g.writeNullField("limit");
+    g.writeArrayFieldStart("limits");
+    g.writeEndArray();
+    g.writeEndObject();
+  });
+
   private int health(Response response, Callback callback) {
-    StringBuilder sb = new StringBuilder(64 + 96 * limiters.size());
     boolean degraded = false;
-    StringBuilder parts = new StringBuilder();
-    for (SyncedLimiter l : new TreeMap<>(limiters).values()) {
+    for (SyncedLimiter l : limiters.values()) {
       CircuitBreaker.State state = l.circuitBreaker().getState();
       degraded |= state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
-      if (parts.length() > 0) {
-        parts.append(',');
-      }
-      parts.append("{\"name\":\"").append(l.limit().name())
-          .append("\",\"breaker\":\"").append(state)
-          .append("\",\"nodes\":").append(l.activeNodes())
-          .append(",\"keys\":").append(l.keys())
-          .append(",\"storeOutOfMemory\":").append(l.storeOutOfMemoryErrors())
-          .append('}');
     }
-    // DEGRADED still answers 200: while the store is down the fallback policy keeps deciding
-    sb.append("{\"status\":\"").append(degraded ? "DEGRADED" : "UP")
-        .append("\",\"store\":\"").append(storeName)
-        .append("\",\"limits\":[").append(parts).append("]}");
-    send(response, callback, 200, JSON, sb.toString());
+    boolean anyDown = degraded;
+    byte[] body = json(64 + 96 * limiters.size(), g -> {
+      g.writeStartObject();
+      // DEGRADED still answers 200: while the store is down the fallback policy keeps deciding
+      g.writeStringField("status", anyDown ? "DEGRADED" : "UP");
+      g.writeStringField("store", storeName);
+      g.writeArrayFieldStart("limits");
+      for (SyncedLimiter l : new TreeMap<>(limiters).values()) {
+        g.writeStartObject();
+        g.writeStringField("name", l.limit().name());
+        g.writeStringField("breaker", l.circuitBreaker().getState().name());
+        g.writeNumberField("nodes", l.activeNodes());
+        g.writeNumberField("keys", l.keys());
+        g.writeNumberField("storeOutOfMemory", l.storeOutOfMemoryErrors());
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    });
+    send(response, callback, 200, JSON, body);
     return 200;
   }
 
@@ -329,22 +352,39 @@ final class CheckHandler extends Handler.Abstract {
   }
 
   /** The JSON of every refusal: {@code {"error": ..., "field": ..., "status": ...}} (no field: none). */
-  static String errorJson(int status, String field, String message) {
-    StringBuilder sb = new StringBuilder(message.length() + 48);
-    sb.append("{\"error\":\"");
-    JsonStringEncoder.getInstance().quoteAsString(message, sb);
-    sb.append('"');
-    if (field != null) {
-      sb.append(",\"field\":\"");
-      JsonStringEncoder.getInstance().quoteAsString(field, sb);
-      sb.append('"');
+  static byte[] errorJson(int status, String field, String message) {
+    return json(message.length() + 48, g -> {
+      g.writeStartObject();
+      g.writeStringField("error", message);
+      if (field != null) {
+        g.writeStringField("field", field);
+      }
+      g.writeNumberField("status", status);
+      g.writeEndObject();
+    });
+  }
+
+  /** What a {@link JsonWriter} writes, as UTF-8 bytes: Jackson's streaming generator, no tree. */
+  static byte[] json(int sizeHint, JsonWriter writer) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(sizeHint);
+    try (JsonGenerator g = JSON_FACTORY.createGenerator(out)) {
+      writer.write(g);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e); // (a byte array does not fail)
     }
-    sb.append(",\"status\":").append(status).append('}');
-    return sb.toString();
+    return out.toByteArray();
+  }
+
+  @FunctionalInterface
+  interface JsonWriter {
+    void write(JsonGenerator g) throws IOException;
   }
 
   private static void send(Response response, Callback callback, int status, String contentType, String body) {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    send(response, callback, status, contentType, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static void send(Response response, Callback callback, int status, String contentType, byte[] bytes) {
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);

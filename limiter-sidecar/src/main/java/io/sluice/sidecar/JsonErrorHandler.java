@@ -1,7 +1,6 @@
 package io.sluice.sidecar;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Request;
@@ -21,7 +20,7 @@ final class JsonErrorHandler extends ErrorHandler {
     String reason = HttpStatus.getMessage(code);
     String text = "request: " + (message == null || message.isBlank() || message.equals(reason) ? reason
         : reason + " (" + message + ")");
-    byte[] body = CheckHandler.errorJson(code, null, text).getBytes(StandardCharsets.UTF_8);
+    byte[] body = CheckHandler.errorJson(code, null, text);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
     response.write(true, ByteBuffer.wrap(body), callback);

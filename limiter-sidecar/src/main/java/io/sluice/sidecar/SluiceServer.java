@@ -1,6 +1,5 @@
 package io.sluice.sidecar;
 
-import java.io.PrintWriter;
 
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -36,7 +35,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  *
  * <ul>
  *   <li>{@code POST /check} with {@code {"key":"user-1","cost":1,"limit":"api"}} ({@code cost}
- *       defaults to 1; {@code limit} may be left out when only one is configured): 200 when allowed,
+ *       defaults to 1; {@code limit} may be left out when only one is configured), or with a rules
+ *       file {@code {"identities":{"ip":"..."},"plan":"pro","method":"POST","path":"/login"}}: 200 when allowed,
  *       429 when denied, with a JSON decision ({@code allowed, outcome, limit, remaining, resetSeconds,
  *       retryAfterSeconds}) and the {@code RateLimit-Policy}, {@code RateLimit}, {@code Retry-After}
  *       and {@code X-RateLimit-*} fields a 429 of the calling service would carry;</li>
@@ -221,56 +221,5 @@ public final class SluiceServer implements AutoCloseable {
     }
     gc.close();
     registry.close();
-  }
-
-  /**
-   * Parses the options, starts the sidecar and serves until the JVM stops (Ctrl-C): the code behind
-   * {@code sluice serve}. Answers the exit code: 0 after a clean stop or for --help, 1 when the store
-   * cannot be reached, 2 for bad options (each with a one-line message naming the problem).
-   */
-  public static int run(String[] args, PrintWriter out, PrintWriter err) throws InterruptedException {
-    ServeConfig config;
-    try {
-      config = ServeArgs.parse(args);
-    } catch (ServeArgs.HelpRequested help) {
-      out.println(ServeArgs.usage());
-      return 0;
-    } catch (IllegalArgumentException e) {
-      err.println("sluice serve: " + e.getMessage());
-      err.println("Try 'sluice serve --help' for the options.");
-      return 2;
-    }
-    SluiceServer server;
-    try {
-      server = start(config);
-    } catch (IllegalArgumentException e) {
-      err.println("sluice serve: " + e.getMessage());
-      err.println("Try 'sluice serve --help' for the options.");
-      return 2;
-    } catch (StoreUnavailableException | IllegalStateException e) {
-      String message = e.getMessage();
-      err.println(message.startsWith("sluice serve: ") ? message : "sluice serve: " + message);
-      return 1;
-    }
-    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sluice-serve-shutdown"));
-    out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
-        ? "redis" : "embedded hazelcast, cluster " + config.hazelcastCluster()) + "; limits "
-        + String.join(", ", server.limiters().keySet()) + ")");
-    out.flush();
-    server.join();
-    return 0;
-  }
-
-  /** The options of {@code sluice serve}, one per line (what {@code --help} prints). */
-  public static String usage() {
-    return ServeArgs.usage();
-  }
-
-  /** {@code sluice serve} without the CLI: see {@link ServeArgs} for the options. */
-  public static void main(String[] args) throws InterruptedException {
-    int code = run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true));
-    if (code != 0) {
-      System.exit(code);
-    }
   }
 }

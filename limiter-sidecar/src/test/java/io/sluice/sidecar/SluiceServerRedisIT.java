@@ -95,10 +95,10 @@ class SluiceServerRedisIT {
         "plan pro              pro by api-key",
         "endpoint POST /login  login by ip", ""));
     try (RedisServer redis = RedisServer.start();
-         SluiceServer a = SluiceServer.start(ServeArgs.parse(new String[] {"--port", "0", "--redis", redis.uri(),
-             "--limits-file", file.toString(), "--node-id", "side-a"}));
-         SluiceServer b = SluiceServer.start(ServeArgs.parse(new String[] {"--port", "0", "--redis", redis.uri(),
-             "--limits-file", file.toString(), "--node-id", "side-b"}))) {
+         SluiceServer a = SluiceServer.start(ServeConfig.builder().port(0).redis(redis.uri())
+             .limitsFile(io.sluice.node.RulesFile.read(file)).nodeId("side-a").build());
+         SluiceServer b = SluiceServer.start(ServeConfig.builder().port(0).redis(redis.uri())
+             .limitsFile(io.sluice.node.RulesFile.read(file)).nodeId("side-b").build())) {
       String proLogin = "{\"identities\":{\"ip\":\"10.0.0.7\",\"api-key\":\"pro-1\"},\"plan\":\"pro\","
           + "\"method\":\"POST\",\"path\":\"/login\"}";
       int allowed = 0;

@@ -1,6 +1,6 @@
 package io.sluice.cli.tune;
 
-import io.sluice.cli.Durations;
+import io.sluice.node.Durations;
 
 import java.util.List;
 import java.util.Locale;

@@ -2,7 +2,7 @@ package io.sluice.cli.tune;
 
 import io.sluice.cli.DurationConverter;
 
-import io.sluice.cli.Durations;
+import io.sluice.node.Durations;
 
 import io.sluice.cli.Shutdown;
 import io.sluice.cli.Sluice;

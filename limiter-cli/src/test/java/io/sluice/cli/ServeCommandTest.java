@@ -1,0 +1,134 @@
+package io.sluice.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.sidecar.ServeConfig;
+import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.StoreFailurePolicy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code sluice serve}'s options (picocli) fill the sidecar's config; what is wrong is named by option. */
+class ServeCommandTest {
+  private static ServeConfig config(String... args) {
+    ServeCommand command = new ServeCommand();
+    CommandLine cl = new CommandLine(command);
+    cl.parseArgs(args);
+    return command.config();
+  }
+
+  /** The first line of what {@code sluice serve ARGS} prints on stderr, for options it refuses. */
+  private static String error(String... args) {
+    String[] all = new String[args.length + 1];
+    all[0] = "serve";
+    System.arraycopy(args, 0, all, 1, args.length);
+    SluiceBadInputTest.Run r = SluiceBadInputTest.run(all);
+    assertThat(r.code()).as(r.err()).isEqualTo(Sluice.EXIT_USAGE);
+    assertThat(r.err()).doesNotContain("\tat ");
+    return r.err().split("\\R")[0];
+  }
+
+  @Test
+  void optionsMapOntoTheConfig() {
+    ServeConfig c = config("--limit", "api=100/1m", "--limit=login=5/15m,fixed-window",
+        "--port", "0", "--host=::1", "--redis", "redis://127.0.0.1:7000", "--batch-size", "1",
+        "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
+        "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s",
+        "--body-timeout", "PT3S", "--redis-eviction-check", "warn", "--max-keys", "5000");
+    assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
+    assertThat(c.port()).isZero();
+    assertThat(c.host()).isEqualTo("::1");
+    assertThat(c.redisUri()).isEqualTo("redis://127.0.0.1:7000");
+    assertThat(c.batchSize()).isEqualTo(1);
+    assertThat(c.syncInterval()).isEqualTo(Duration.ofMillis(50));
+    assertThat(c.onStoreFailure()).isEqualTo(StoreFailurePolicy.FAIL_OPEN);
+    assertThat(c.maxBodyBytes()).isEqualTo(1024);
+    assertThat(c.nodeId()).isEqualTo("side-1");
+    assertThat(c.keyPrefix()).isEqualTo("app");
+    assertThat(c.maxKeyLength()).isEqualTo(64);
+    assertThat(c.maxThreads()).isEqualTo(32);
+    assertThat(c.redisTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.bodyTimeout()).as("one duration grammar: ISO-8601 too").isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.maxKeys()).isEqualTo(5000);
+    assertThat(c.redisEvictionCheck()).isEqualTo(RedisStoreConfig.EvictionCheck.WARN);
+    // the defaults are the config's own
+    ServeConfig d = config("--limit", "api=1/1m");
+    ServeConfig b = ServeConfig.builder().limit(Limit.slidingWindowCounter("api").limit(1)
+        .window(Duration.ofMinutes(1)).build()).build();
+    assertThat(d.bodyTimeout()).isEqualTo(b.bodyTimeout());
+    assertThat(d.batchSize()).isEqualTo(b.batchSize());
+    assertThat(d.syncInterval()).isEqualTo(b.syncInterval());
+    assertThat(d.redisTimeout()).isEqualTo(b.redisTimeout());
+    assertThat(d.port()).isEqualTo(b.port());
+    assertThat(d.host()).isEqualTo(b.host());
+    assertThat(d.maxKeys()).isEqualTo(b.maxKeys());
+    assertThat(d.onStoreFailure()).isEqualTo(b.onStoreFailure());
+    assertThat(d.redisEvictionCheck()).isEqualTo(b.redisEvictionCheck());
+    assertThat(d.nodeId()).isNull();
+  }
+
+  @Test
+  void badOptionsAreNamed() {
+    // every message names the option the user typed, never a Java field
+    assertThat(error()).isEqualTo("sluice serve: --limit: at least one limit is needed"
+        + " (NAME=COUNT/PERIOD[,ALGORITHM][,hard|soft|shadow][,burst=N], e.g. api=1000/1m)");
+    assertThat(error("--limit", "api=1/1m", "--port", "http")).startsWith("sluice serve: ").contains("--port");
+    assertThat(error("--limit", "api=1/1m", "--port", "70000")).isEqualTo("sluice serve: --port: must be 0 to 65535, got 70000");
+    assertThat(error("--limit", "api=1/1m", "--bogus", "1")).startsWith("sluice serve: Unknown options: '--bogus'");
+    assertThat(error("--limit", "api=1/1m", "8080")).startsWith("sluice serve: Unmatched argument");
+    assertThat(error("--limit")).startsWith("sluice serve: Missing required parameter for option '--limit'");
+    assertThat(error("--limit", "api=1/1m", "--batch-size", "0")).startsWith("sluice serve: --batch-size: must be at least 1");
+    assertThat(error("--limit", "api=1/1m", "--limit", "api=2/1m")).isEqualTo("sluice serve: --limit: \"api\" is defined twice");
+    assertThat(error("--limit", "api=1/1m", "--redis", "http://x")).startsWith("sluice serve: --redis: must be a redis://");
+    assertThat(error("--limit", "api=1/1m", "--on-store-failure", "panic")).contains("--on-store-failure")
+        .contains("expected one of fail-open, fail-closed, local-share, got panic");
+    assertThat(error("--limit", "api=1/1m", "--body-timeout", "0s")).startsWith("sluice serve: --body-timeout: must be 1 ms to 10 minutes");
+    assertThat(error("--limit", "api=1/1m", "--body-timeout", "soon")).contains("--body-timeout").contains("not a duration");
+    assertThat(error("--limit", "api=1/1m", "--redis-eviction-check", "maybe")).contains("--redis-eviction-check")
+        .contains("expected one of refuse, warn, off");
+    assertThat(error("--limit", "q=5/1s,leaky-bucket-shaper")).contains("--limit").contains("unknown word");
+    assertThat(SluiceBadInputTest.run("serve", "--help").out()).contains("--limit=SPEC").contains("--redis=URI")
+        .contains("--limits-file=PATH");
+    assertThat(SluiceBadInputTest.run("help", "serve").out()).contains("--batch-size=N");
+  }
+
+  @Test
+  void aLimitsFileBringsRulesAndBuckets(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("rules.conf");
+    Files.writeString(file, "per-ip=1000/1m\nfree=1/1s,token-bucket,burst=60\nalways per-ip by ip\n"
+        + "plan free default free by api-key\n");
+    ServeConfig c = config("--limits-file", file.toString());
+    assertThat(c.limits()).extracting(Limit::name).containsExactly("per-ip", "free");
+    assertThat(c.rules()).isPresent();
+    assertThat(c.identities()).containsExactlyInAnyOrder("ip", "api-key");
+    assertThat(config("--limit", "api=1/1m").rules()).isEmpty();
+    assertThat(config("--limit", "q=5/1s,leaky-bucket", "--limit", "s=1/1s,token-bucket", "--limit", "w=1/1m")
+        .limits()).hasSize(3);
+    Files.writeString(file, "api=1/1m\nplan p apx by ip\n");
+    assertThat(error("--limits-file", file.toString()))
+        .startsWith("sluice serve: --limits-file: " + file + ":2: rule: unknown limit \"apx\"");
+    assertThat(error("--limits-file", dir.resolve("missing").toString()))
+        .startsWith("sluice serve: --limits-file: cannot read");
+  }
+
+  @Test
+  void redisClusterIsAFlagThatMayBeSpeltOut() {
+    String[] base = {"--limit", "api=1/1m", "--redis", "redis://127.0.0.1:7000"};
+    assertThat(config(concat(base, "--redis-cluster")).redisCluster()).isTrue();
+    assertThat(config(concat(base, "--redis-cluster=true")).redisCluster()).isTrue();
+    assertThat(config(concat(base, "--redis-cluster=false")).redisCluster()).isFalse();
+    assertThat(config(base).redisCluster()).isFalse();
+    assertThat(error(concat(base, "--redis-cluster=yes"))).contains("--redis-cluster");
+  }
+
+  private static String[] concat(String[] a, String b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + 1);
+    out[a.length] = b;
+    return out;
+  }
+}

@@ -1,0 +1,66 @@
+package io.sluice.node;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Durations as people type them, one grammar for every command, option and file: a whole number and
+ * a unit ({@code 250ms}, {@code 10s}, {@code 2m}, {@code 1h}, {@code 1d}) or ISO-8601 ({@code PT90S}).
+ */
+public final class Durations {
+  private static final Pattern SHORT = Pattern.compile("(\\d{1,9})\\s*(ms|s|m|h|d)");
+
+  private Durations() {
+  }
+
+  /** The duration, or a message saying what a duration looks like. */
+  public static Duration parse(String text) {
+    if (text == null) {
+      throw new IllegalArgumentException("null is not a duration (" + FORMS + ")");
+    }
+    Matcher m = SHORT.matcher(text.trim().toLowerCase(Locale.ROOT));
+    if (m.matches()) {
+      long n = Long.parseLong(m.group(1));
+      switch (m.group(2)) {
+        case "ms":
+          return Duration.ofMillis(n);
+        case "s":
+          return Duration.ofSeconds(n);
+        case "m":
+          return Duration.ofMinutes(n);
+        case "h":
+          return Duration.ofHours(n);
+        default:
+          return Duration.ofDays(n);
+      }
+    }
+    try {
+      return Duration.parse(text.trim());
+    } catch (DateTimeParseException e) {
+      throw new IllegalArgumentException("'" + text + "' is not a duration (" + FORMS + ")", e);
+    }
+  }
+
+  /** The shortest of the short forms that says it exactly ({@code 90s}, {@code 2m}, {@code 250ms}). */
+  public static String format(Duration d) {
+    long ms = d.toMillis();
+    if (ms > 0 && ms % 86_400_000 == 0) {
+      return ms / 86_400_000 + "d";
+    }
+    if (ms > 0 && ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms > 0 && ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    if (ms > 0 && ms % 1_000 == 0) {
+      return ms / 1_000 + "s";
+    }
+    return ms + "ms";
+  }
+
+  private static final String FORMS = "a whole number with ms, s, m, h or d, e.g. 500ms, 10s, 1d; or ISO-8601 like PT90S";
+}
