@@ -2,26 +2,15 @@
 -- leaky bucket shaper, the generic cell rate algorithm of limiter-node's GcraKernel.
 --
 -- KEYS[1]  the counter key (the same key and state as flush.lua's 'g' counters)
--- ARGV[1]  mode: 'meter' (token bucket, leaky bucket meter), 'shaper' (leaky bucket shaper) or 'take'
---          (a node's lease of a meter's tokens, to admit from on its own: see below)
+-- ARGV[1]  mode: 'meter' (token bucket, leaky bucket meter) or 'shaper' (leaky bucket shaper)
 -- ARGV[2]  the caller's time, microseconds since the epoch
 -- ARGV[3]  cost, permits to take (1..capacity)
 -- ARGV[4]  capacity (burst, or queue size of the shaper)
 -- ARGV[5]  scale: scaled units per microsecond  (refillTokens / g)
 -- ARGV[6]  interval: scaled units per permit    (periodMicros / g), g = gcd(refillTokens, periodMicros)
--- ARGV[7]  take only: want, the most tokens the node asks for (cost..capacity)
--- ARGV[8]  take only: nodes sharing the bucket (1..1000)
---
--- A take is admitted as a meter's request of `cost` (the node's need) and then takes more, up to
--- `want`: an even part, per node, of half the tokens left after the need, so that one node's lease
--- never empties a bucket the others share and leases shrink as the bucket does; near empty, up to
--- `nodes` tokens (what refilled since this node's last turn, when each node asks in turn), so that a
--- bucket at its rate is not handed out one token per call. Tokens taken are counted at once, so
--- nodes that admit only what they took never pass the bucket together.
 --
 -- Returns {allowed 0/1, remaining permits, retryAfterMicros (rounded up; 0 when allowed),
---          resetMicros (rounded up), delayMicros (shaper only, rounded up; else 0)}, and for a take
---          a sixth element: the tokens taken (0 when denied).
+--          resetMicros (rounded up), delayMicros (shaper only, rounded up; else 0)}.
 --
 -- State: a hash {b = base time in us, t = backlog in scaled units at b}, rebased to the caller's
 -- time on every admission so that the numbers stay small. A request of cost n is admitted when
@@ -37,13 +26,12 @@
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
 end
-local mode = ARGV[1]
-if mode ~= 'meter' and mode ~= 'shaper' and mode ~= 'take' then
-  return fail("mode must be 'meter', 'shaper' or 'take', got " .. tostring(mode))
+if #ARGV ~= 6 then
+  return fail('expected 6 arguments (mode, now, cost, capacity, scale, interval), got ' .. #ARGV)
 end
-if #ARGV ~= (mode == 'take' and 8 or 6) then
-  return fail('expected ' .. (mode == 'take' and 8 or 6) .. ' arguments (mode, now, cost, capacity, scale,'
-      .. ' interval' .. (mode == 'take' and ', want, nodes' or '') .. '), got ' .. #ARGV)
+local mode = ARGV[1]
+if mode ~= 'meter' and mode ~= 'shaper' then
+  return fail("mode must be 'meter' or 'shaper', got " .. tostring(mode))
 end
 local now, capacity, scale, interval, cost, err
 now, err = int(2, 'now', 0, MAX_EXACT / 2)
@@ -56,13 +44,6 @@ interval, err = int(6, 'interval', 1, MAX_EXACT / 2)
 if not interval then return fail(err) end
 cost, err = int(3, 'cost', 1, capacity)
 if not cost then return fail(err) end
-local want, nodes = cost, 1
-if mode == 'take' then
-  want, err = int(7, 'want', cost, capacity)
-  if not want then return fail(err) end
-  nodes, err = int(8, 'nodes', 1, 1000)
-  if not nodes then return fail(err) end
-end
 if capacity * interval > MAX_EXACT / 2 then
   return fail('capacity * interval must be at most 2^52, got ' .. string.format('%d', capacity)
       .. ' * ' .. string.format('%d', interval))
@@ -88,19 +69,7 @@ end
 
 local after = backlog + cost * interval
 if after > burst then
-  if mode == 'take' then
-    return {0, floordiv(burst - backlog, interval), ceildiv(after - burst, scale), ceildiv(backlog, scale), 0, 0}
-  end
   return {0, floordiv(burst - backlog, interval), ceildiv(after - burst, scale), ceildiv(backlog, scale), 0}
-end
-local taken = cost
-if mode == 'take' then
-  local left = floordiv(burst - after, interval)
-  local extra = math.min(want - cost, math.max(floordiv(left, 2 * nodes), math.min(left, nodes)))
-  if extra > 0 then
-    taken = cost + extra
-    after = after + extra * interval
-  end
 end
 
 redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', after))
@@ -110,8 +79,5 @@ redis.call('PEXPIRE', key, string.format('%d', ceildiv(drainMicros, 1000) + TTL_
 local delay = 0
 if mode == 'shaper' then
   delay = ceildiv(backlog, scale)
-end
-if mode == 'take' then
-  return {1, floordiv(burst - after, interval), 0, drainMicros, 0, taken}
 end
 return {1, floordiv(burst - after, interval), 0, drainMicros, delay}

@@ -107,8 +107,8 @@ public final class SluiceServer implements AutoCloseable {
             .onStoreFailure(config.onStoreFailure())
             .maxKeys(config.maxKeys())
             .nodeId(nodeId);
-        if (limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
-          b.batchSize(config.batchSize()); // (a log is exact only: one store script per check)
+        if (limit.algorithm() == Algorithm.FIXED_WINDOW || limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER) {
+          b.batchSize(config.batchSize()); // (buckets and logs are exact: one store script per check)
         }
         limiters.put(limit.name(), b.build());
       }

@@ -36,22 +36,6 @@ final class ExactArgs {
     }
   }
 
-  /** The checks of a take of a bucket's tokens ({@link ExactStore#takeTokens}), before anything is sent. */
-  static void checkTake(Limit limit, String key, long need, long want, int nodes, long nowMicros) {
-    checkAcquire(limit, key, need, nowMicros);
-    if (limit.algorithm() != Algorithm.TOKEN_BUCKET && limit.algorithm() != Algorithm.LEAKY_BUCKET) {
-      throw new IllegalArgumentException("limit: tokens are taken from token buckets and leaky buckets (meters), not "
-          + limit.algorithm() + " (" + limit.name() + ")");
-    }
-    if (want < need || want > limit.capacity()) {
-      throw new IllegalArgumentException("want: must be between the need " + need + " and the capacity "
-          + limit.capacity() + ", got " + want);
-    }
-    if (nodes < 1 || nodes > 1000) {
-      throw new IllegalArgumentException("nodes: must be between 1 and 1000, got " + nodes);
-    }
-  }
-
   /** The checks of a lease, before anything is sent; answers the limit's window in microseconds. */
   static long checkLease(Counter counter, String key, long want) {
     Limit limit = counter.limit();

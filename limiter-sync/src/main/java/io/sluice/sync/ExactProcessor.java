@@ -30,7 +30,6 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
   private static final long serialVersionUID = 1L;
   static final byte METER = 'm';
   static final byte SHAPER = 's';
-  static final byte TAKE = 't';
   static final byte FIXED = 'f';
   static final byte SLIDING = 'w';
   static final byte LOG = 'l';
@@ -52,33 +51,14 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
   /** GCRA: scale (units per us) and interval (units per permit); windows: length (us) and the sliding counter's unit (us). */
   private final long first;
   private final long second;
-  /** A take: the most tokens asked for, and the nodes sharing the bucket; else 0. */
-  private final long want;
-  private final long nodes;
 
   private ExactProcessor(byte kind, long now, long cost, long capacity, long first, long second) {
-    this(kind, now, cost, capacity, first, second, 0, 0);
-  }
-
-  private ExactProcessor(byte kind, long now, long cost, long capacity, long first, long second, long want,
-      long nodes) {
     this.kind = kind;
     this.now = now;
     this.cost = cost;
     this.capacity = capacity;
     this.first = first;
     this.second = second;
-    this.want = want;
-    this.nodes = nodes;
-  }
-
-  /**
-   * {@code gcra.lua}'s take: a meter's request of {@code need} and, beyond it, up to {@code want}
-   * tokens for the node to admit from on its own (see the script). Arguments checked by the caller.
-   */
-  static ExactProcessor taking(Limit limit, long need, long want, int nodes, long nowMicros) {
-    Counter c = Counter.of(limit);
-    return new ExactProcessor(TAKE, nowMicros, need, limit.capacity(), c.scale(), c.interval(), want, nodes);
   }
 
   /**
@@ -130,11 +110,6 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     }
   }
 
-  /** A take's answer as a {@link TokenGrant}. */
-  static TokenGrant grant(long[] out) {
-    return new TokenGrant(out[5], out[1], out[2], out[3]);
-  }
-
   /** The answer as an {@link ExactResult}. */
   static ExactResult result(long[] out) {
     return new ExactResult(out[0] == 1, out[1], out[2], out[3], out[4], out.length > 5 ? out[5] : -1);
@@ -146,7 +121,6 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     switch (kind) {
       case METER:
       case SHAPER:
-      case TAKE:
         return gcra(entry, state);
       case FIXED:
         return fixedWindow(entry, state);
@@ -163,7 +137,7 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     }
   }
 
-  /** {@code gcra.lua}: a token bucket or leaky bucket meter, the leaky bucket shaper, or a take. */
+  /** {@code gcra.lua}: a token bucket or leaky bucket meter, or the leaky bucket shaper. */
   private long[] gcra(Map.Entry<byte[], CounterEntry> entry, CounterEntry state) {
     long scale = first;
     long interval = second;
@@ -179,27 +153,12 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     }
     long after = CounterEntry.saturatedAdd(backlog, cost * interval);
     if (after > burst) {
-      long remaining = Math.max(0, Math.floorDiv(burst - backlog, interval));
-      return kind == TAKE ? new long[] {0, remaining, ceilDiv(after - burst, scale), ceilDiv(backlog, scale), 0, 0}
-          : new long[] {0, remaining, ceilDiv(after - burst, scale), ceilDiv(backlog, scale), 0};
-    }
-    long taken = cost;
-    if (kind == TAKE) {
-      // beyond the need, an even part per node of half of what is left (near empty, up to one token
-      // per node: what refilled since this node's turn), at most want
-      long left = Math.floorDiv(burst - after, interval);
-      long extra = Math.min(want - cost, Math.max(left / (2 * nodes), Math.min(left, nodes)));
-      if (extra > 0) {
-        taken += extra;
-        after += extra * interval;
-      }
+      return new long[] {0, Math.max(0, Math.floorDiv(burst - backlog, interval)), ceilDiv(after - burst, scale),
+          ceilDiv(backlog, scale), 0};
     }
     // the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained
     long drainMicros = ceilDiv(after, scale);
     write(entry, state.withBucket(at, after), drainMicros);
-    if (kind == TAKE) {
-      return new long[] {1, Math.floorDiv(burst - after, interval), 0, drainMicros, 0, taken};
-    }
     return new long[] {1, Math.floorDiv(burst - after, interval), 0, drainMicros,
         kind == SHAPER ? ceilDiv(backlog, scale) : 0};
   }

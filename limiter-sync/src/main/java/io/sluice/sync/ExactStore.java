@@ -39,19 +39,6 @@ public interface ExactStore extends AutoCloseable {
    */
   CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window);
 
-  /**
-   * Batched buckets: takes {@code need} tokens of a token bucket or leaky bucket (meter) for the key if
-   * the bucket holds them, and beyond them up to {@code want}, for the node to admit from on its own:
-   * an even part, for {@code nodes} nodes, of half of what the bucket holds after the need (near empty,
-   * up to {@code nodes} tokens, what refilled while the others had their turn). Tokens
-   * taken are counted at once, so nodes admitting only what they took never pass the bucket together.
-   *
-   * @throws IllegalArgumentException (at once) for another algorithm, what {@link #acquire} refuses
-   *     (with {@code need} as the cost), a {@code want} outside need..capacity or {@code nodes} outside
-   *     1..1000; the message starts with the field
-   */
-  CompletionStage<TokenGrant> takeTokens(Limit limit, String key, long need, long want, int nodes, long nowMicros);
-
   @Override
   void close();
 }

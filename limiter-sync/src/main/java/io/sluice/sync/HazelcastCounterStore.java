@@ -384,15 +384,6 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     return callKey(limit.name(), key, processor).thenApply(ExactProcessor::result);
   }
 
-  /** One entry processor on the key's owner: {@link ExactProcessor#taking}. */
-  @Override
-  public CompletionStage<TokenGrant> takeTokens(Limit limit, String key, long need, long want, int nodes,
-      long nowMicros) {
-    ExactArgs.checkTake(limit, key, need, want, nodes, nowMicros);
-    return callKey(limit.name(), key, ExactProcessor.taking(limit, need, want, nodes, nowMicros))
-        .thenApply(ExactProcessor::grant);
-  }
-
   /** One entry processor on the key's owner: {@link ExactProcessor#givingBack}. */
   @Override
   public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {

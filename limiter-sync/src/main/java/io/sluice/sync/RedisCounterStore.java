@@ -413,20 +413,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return evalsha(script, keys, args).thenApply(RedisCounterStore::toExactResult);
   }
 
-  private static final byte[] TAKE = "take".getBytes(StandardCharsets.US_ASCII);
-
-  @Override
-  public CompletionStage<TokenGrant> takeTokens(Limit limit, String key, long need, long want, int nodes,
-      long nowMicros) {
-    ExactArgs.checkTake(limit, key, need, want, nodes, nowMicros);
-    Counter c = Counter.of(limit);
-    byte[][] args = {TAKE, ascii(nowMicros), ascii(need), ascii(limit.capacity()), ascii(c.scale()),
-        ascii(c.interval()), ascii(want), ascii(nodes)};
-    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
-    return evalsha(GCRA, keys, args).thenApply(r -> new TokenGrant((Long) r.get(5), (Long) r.get(1), (Long) r.get(2),
-        (Long) r.get(3)));
-  }
-
   private static final byte[] BUCKET = "bucket".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] WINDOW = "window".getBytes(StandardCharsets.US_ASCII);
 

@@ -31,11 +31,10 @@ import java.util.function.IntSupplier;
 /**
  * A node's limiter for one limit shared with other nodes through a {@link CounterStore}. For a window
  * limit (fixed window or sliding window counter) decisions are local when the node holds a claim that
- * pays for them; the permits admitted are flushed in batches. Token buckets and leaky buckets (meters)
- * are batched with tokens: a node takes tokens from the store's bucket (counted there at once) and
- * admits from them, see {@code decideFromLease}. Sliding window logs are shared in exact mode only
- * (batch size 1): one store script per decision, as Bucket4j and Redisson do. (The leaky bucket
- * shaper delays requests in a queue of one process and is not shared.)
+ * pays for them; the permits admitted are flushed in batches. Token buckets, leaky buckets (meters) and
+ * sliding window logs are shared in exact mode only (batch size 1, their default): one store script
+ * per decision, the algorithm's own, as Bucket4j and Redisson do; batches and claims count windows.
+ * (The leaky bucket shaper delays requests in a queue of one process and is not shared.)
  *
  * <h2>How a node decides</h2>
  * Each key has a view (see {@link KeyView}): the global counts as of the last sync, plus what this
@@ -107,12 +106,6 @@ public final class SyncedLimiter implements KeyedLimiter {
    * count that changes hands out a fresh burst), then built anew.
    */
   private final AtomicReference<LocalShare> localShare = new AtomicReference<>();
-  /**
-   * Batched buckets (a token or leaky bucket with a batch size above 1): the store that hands out
-   * tokens, and per key the tokens this node took and has not admitted yet; else null.
-   */
-  private final ExactStore bucketStore;
-  private final ConcurrentHashMap<String, BucketLease> bucketLeases;
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
   /**
@@ -242,13 +235,9 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.windowed = isWindow(b.limit);
     this.regional = b.regions > 0;
     this.store = b.store;
-    // (for a bucket, reservation is its batched mode: tokens are counted when they are handed out)
-    boolean batchedBucket = !isWindow(b.limit) && (b.batchSize > 1 || b.reservation);
     this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
-    this.bucketStore = batchedBucket ? (ExactStore) b.store : null;
-    this.bucketLeases = batchedBucket ? new ConcurrentHashMap<>() : null;
-    this.leases = b.reservation && isWindow(b.limit) ? (LeaseStore) b.store : null;
-    this.credited = exact == null && leases == null && isWindow(b.limit);
+    this.leases = b.reservation ? (LeaseStore) b.store : null;
+    this.credited = exact == null && leases == null;
     this.claimsKept = credited && counter.kind() == Counter.Kind.WINDOW && !regional;
     this.nodeId = b.nodeId;
     this.ticker = b.ticker;
@@ -368,12 +357,6 @@ public final class SyncedLimiter implements KeyedLimiter {
       fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
     }
     if (!windowed) {
-      if (bucketStore != null) {
-        Decision d = decideFromLease(key, cost, rich, now, fallback);
-        if (d != null) {
-          return d;
-        }
-      }
       return fallbackDecision(key, cost, rich);
     }
     fallback |= exactTried;
@@ -650,175 +633,6 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   /**
-   * Batched buckets: the node admits from tokens it took from the store; when they do not pay for a
-   * request it takes what is missing, and beyond it what the key is likely to use until the tokens go
-   * back (a sync interval, longer than that they would be kept from the other nodes), in one call
-   * that waits, as a cold window key's claim does. The store counts tokens when it hands them out, so
-   * nodes never pass the bucket together; tokens a node does not use go back to the bucket. A key the
-   * store found short of the need is denied without asking until the store said it would hold it.
-   * Null when the call failed, or was not made because the store is down ({@code storeDown}): tokens
-   * held pay on, and the failure policy decides the rest.
-   */
-  private Decision decideFromLease(String key, long cost, boolean rich, long now, boolean storeDown) {
-    BucketLease lease = bucketLeases.get(key);
-    if (lease == null) {
-      if (bucketLeases.size() >= maxKeys) {
-        sweepBucketLeases(now, false);
-      }
-      // (past maxKeys after the sweep, a key is decided with a lease of its own that is not kept)
-      lease = bucketLeases.size() < maxKeys ? bucketLeases.computeIfAbsent(key, k -> new BucketLease())
-          : new BucketLease();
-    }
-    boolean allowed;
-    long remaining;
-    long retryAfter = 0;
-    synchronized (lease) {
-      lease.lastDecision = now;
-      if (now >= lease.expiresAt) {
-        giveBackTokens(key, lease, now, false);
-        lease.tokens = 0;
-        lease.releasable = 0;
-      }
-      if (lease.tokens >= cost) {
-        lease.tokens -= cost;
-        lease.used += cost;
-        lease.releasable += cost;
-        allowed = true;
-      } else if (now < lease.deniedUntil) {
-        allowed = false;
-        retryAfter = lease.deniedUntil - now;
-      } else if (storeDown) {
-        return null;
-      } else {
-        long need = cost - lease.tokens;
-        // tokens are held a sync interval near the bucket's end (there they are what the others lack),
-        // and up to ten while the bucket is at least half full, so that a key asked a few times a
-        // second takes a few at a time
-        long hold = lease.lastRemaining * 2 >= limit.capacity()
-            ? Math.max(syncIntervalNanos, Math.min(limit.quotaWindowNanos(), 10 * syncIntervalNanos)) : syncIntervalNanos;
-        long want = Math.min(limit.capacity(), Math.max(need, Math.min(batchSize, need + lease.expectedUse(now, hold))));
-        long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
-        long askedAt = System.nanoTime();
-        TokenGrant grant = guarded(() -> bucketStore.takeTokens(limit, key, need, want, claimNodes(), nowMicros),
-            claimTimeout);
-        waited(askedAt);
-        if (grant == null) {
-          return null;
-        }
-        lease.lastRemaining = grant.remaining();
-        allowed = grant.granted() >= need;
-        if (allowed) {
-          lease.tokens += grant.granted() - cost;
-          lease.used = cost;
-          lease.releasable += cost;
-          lease.takenAt = now;
-          lease.expiresAt = now + hold;
-          if (grant.remaining() < claimNodes()) {
-            // the bucket is at its end: the next call would find what refilled since, a token or
-            // less; the node asks again once its turn's worth has (what it holds pays meanwhile)
-            lease.deniedUntil = now + claimNodes() * limit.periodNanos() / limit.refillTokens();
-          }
-        } else {
-          retryAfter = Math.max(1, TimeUnit.MICROSECONDS.toNanos(grant.retryAfterMicros()));
-          // its turn: the others ask too, each for what refilled since its last call
-          lease.deniedUntil = now + retryAfter * claimNodes();
-          retryAfter = lease.deniedUntil - now;
-        }
-      }
-      remaining = lease.lastRemaining + lease.tokens;
-    }
-    Outcome outcome = allowed ? Outcome.ALLOWED : outcomeOfBreach();
-    if (outcome == Outcome.DENIED) {
-      denied.increment();
-    } else {
-      admitted.increment();
-    }
-    if (!rich && outcome == Outcome.ALLOWED) {
-      return bare[outcome.ordinal()];
-    }
-    // (an admission is marked with the refill period's index: release gives its tokens back to the lease)
-    Decision d = Decision.of(outcome, limit, remaining, limit.quotaWindowNanos(), retryAfter,
-        allowed ? Math.floorDiv(now, windowNanos) : Long.MIN_VALUE);
-    if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
-      notifyBreach(key, d);
-    }
-    return d;
-  }
-
-  /**
-   * Tokens a node took and did not use go back to the bucket, without waiting (a failure keeps them
-   * spent), where the bucket was less than half full at the last answer; above that the others lack
-   * nothing, the bucket refills anyway, and the call is saved.
-   */
-  private void giveBackTokens(String key, BucketLease lease, long now, boolean always) {
-    long tokens = lease.tokens;
-    if (tokens <= 0 || storeDown() || (!always && (lease.lastRemaining + tokens) * 2 >= limit.capacity())) {
-      return;
-    }
-    try {
-      bucketStore.giveBack(limit, key, tokens, TimeUnit.NANOSECONDS.toMicros(now), 0)
-          .whenComplete((done, failure) -> {
-            if (failure != null) {
-              giveBacksFailed.increment();
-            }
-          });
-    } catch (RuntimeException e) {
-      giveBacksFailed.increment();
-    }
-  }
-
-  /**
-   * On the flusher thread each sync (and on a full table): leases whose time is up give their tokens
-   * back, and keys idle that long leave the table; {@code everything} (closing) gives every token back.
-   */
-  private void sweepBucketLeases(long now, boolean everything) {
-    for (Iterator<Map.Entry<String, BucketLease>> it = bucketLeases.entrySet().iterator(); it.hasNext(); ) {
-      Map.Entry<String, BucketLease> e = it.next();
-      BucketLease lease = e.getValue();
-      synchronized (lease) {
-        if (everything || now >= lease.expiresAt) {
-          giveBackTokens(e.getKey(), lease, now, everything);
-          lease.tokens = 0;
-          lease.releasable = 0;
-          // a key idle for ten holds leaves the table (its rate is stale by then); a thread that holds
-          // it decides on it once more, as on a lease of its own that is not kept
-          if (everything || (now >= lease.deniedUntil && now - lease.lastDecision > 10 * Math.max(syncIntervalNanos,
-              Math.min(limit.quotaWindowNanos(), 10 * syncIntervalNanos)))) {
-            it.remove();
-          }
-        }
-      }
-    }
-  }
-
-  /** A key's tokens on this node (batched buckets); guarded by its own monitor. */
-  private static final class BucketLease {
-    /** Taken from the store and not admitted yet. */
-    long tokens;
-    /** When the tokens go back to the bucket (a sync interval, or up to ten, after they were taken). */
-    long expiresAt;
-    /** The store found the bucket short of the need: denied without asking until then. */
-    long deniedUntil = Long.MIN_VALUE;
-    /** What the bucket held at the store's last answer. */
-    long lastRemaining;
-    /** Permits admitted since the last take, and when that was: the key's rate. */
-    long used;
-    /** Permits admitted while these tokens are held: what a release may give back to them. */
-    long releasable;
-    long takenAt = Long.MIN_VALUE;
-    /** The key's last decision on this node: a key idle long enough leaves the table. */
-    long lastDecision;
-
-    /** What the key is likely to use over {@code spanNanos}, at its rate since the last take. */
-    long expectedUse(long now, long spanNanos) {
-      if (takenAt == Long.MIN_VALUE || now <= takenAt) {
-        return 0;
-      }
-      return (long) Math.ceil((double) used * spanNanos / Math.max(now - takenAt, spanNanos / 10));
-    }
-  }
-
-  /**
    * A bucket's or a log's decision while the store fails: the failure policy's. Under LOCAL_SHARE the
    * node keeps to an even part of the limit (the burst and the rate, or the log's limit, divided by the
    * nodes the registry counts) in an in-process limiter of its own, which starts full: nodes cut off
@@ -851,6 +665,16 @@ public final class SyncedLimiter implements KeyedLimiter {
         }
       }
     }
+    return answer(key, allowed, rich, remaining, reset, retryAfter, Long.MIN_VALUE);
+  }
+
+  /**
+   * The decision of a bucket or log, or of the exact mode: counted, the limit's mode applied to a
+   * denial (soft and shadow limits answer with their own outcome and notify the listener), and for
+   * {@code tryAcquire} ({@code rich} false) an admission answered with a prebuilt decision.
+   */
+  private Decision answer(String key, boolean allowed, boolean rich, long remaining, long resetNanos,
+      long retryAfterNanos, long window) {
     Outcome outcome = allowed ? Outcome.ALLOWED : outcomeOfBreach();
     if (outcome == Outcome.DENIED) {
       denied.increment();
@@ -860,7 +684,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     if (!rich && outcome == Outcome.ALLOWED) {
       return bare[outcome.ordinal()];
     }
-    Decision d = Decision.of(outcome, limit, remaining, reset, allowed ? 0 : retryAfter);
+    Decision d = Decision.of(outcome, limit, remaining, resetNanos, allowed ? 0 : retryAfterNanos, window);
     if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
       notifyBreach(key, d);
     }
@@ -922,23 +746,13 @@ public final class SyncedLimiter implements KeyedLimiter {
         view.ownCur += cost;
       }
     }
-    Outcome outcome = r.allowed() ? Outcome.ALLOWED : outcomeOfBreach();
-    if (outcome == Outcome.DENIED) {
-      denied.increment();
-    } else {
-      admitted.increment();
-    }
     // the window the store counted in (the next one where a node whose clock is ahead opened it; for a
     // bucket, the refill period's index): what release gives back to, and the mark of a permit the
     // store took (a fallback's admission has none)
     long window = !r.allowed() || limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Long.MIN_VALUE
         : windowed && r.window() >= 0 ? r.window() : Math.floorDiv(now, windowNanos);
-    Decision d = Decision.of(outcome, limit, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
+    return answer(key, r.allowed(), true, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
         TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()), window);
-    if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
-      notifyBreach(key, d);
-    }
-    return d;
   }
 
   /** The nodes a claim is split between: as the registry counts them (1 before it answers). */
@@ -1540,19 +1354,6 @@ public final class SyncedLimiter implements KeyedLimiter {
       giveBackExact(key, cost, acquired);
       return;
     }
-    if (bucketLeases != null) {
-      BucketLease lease = acquired.window() == Long.MIN_VALUE ? null : bucketLeases.get(key);
-      if (lease != null) {
-        synchronized (lease) {
-          // the tokens go back to the node's lease (and with it, to the bucket if unused), at most
-          // what the node admitted from it
-          long back = Math.min(cost, lease.releasable);
-          lease.releasable -= back;
-          lease.tokens += back;
-        }
-      }
-      return;
-    }
     KeyView v = views.get(key);
     if (v == null) {
       return;
@@ -1716,9 +1517,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     syncRound++;
     try {
-      if (bucketLeases != null) {
-        sweepBucketLeases(ticker.read(), closed);
-      }
       for (Iterator<Map.Entry<Integer, InFlight>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
         InFlight f = it.next().getValue();
         if (!send(f)) {
@@ -2453,7 +2251,7 @@ public final class SyncedLimiter implements KeyedLimiter {
             + " TOKEN_BUCKET)");
       }
       this.limit = limit;
-      if (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) {
+      if (!isWindow(limit)) {
         this.batchSize = 1; // shared exactly: one store script per decision (see batchSize)
       }
       this.store = store;
@@ -2480,17 +2278,17 @@ public final class SyncedLimiter implements KeyedLimiter {
      * Permits a key may gather before it is flushed (shrunk near the limit, see the class doc).
      * 1 means exact checking: every decision is one atomic script call on the store (the store must
      * be an {@link ExactStore}); the decision then waits for the store, at most the flush timeout,
-     * and the fallback policy decides when the store fails. For a token or leaky bucket, the most
-     * tokens a node takes at once; a sliding window log takes 1 only, its default.
+     * and the fallback policy decides when the store fails. Token buckets, leaky buckets and sliding
+     * logs take 1 only, their default.
      */
     public Builder batchSize(long batchSize) {
       if (batchSize < 1) {
         throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
       }
-      if (batchSize > 1 && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) {
-        throw new IllegalArgumentException("batchSize: " + limit.name() + " is a sliding window log, shared in exact"
-            + " mode only (batch size 1, one store script per decision): a log keeps every permit's time, which"
-            + " batches cannot carry; got " + batchSize);
+      if (batchSize > 1 && !isWindow(limit)) {
+        throw new IllegalArgumentException("batchSize: " + limit.name() + " is a " + limit.algorithm()
+            + ", shared in exact mode only (batch size 1, one store script per decision); batches and claims"
+            + " count windows (FIXED_WINDOW, SLIDING_WINDOW_COUNTER), got " + batchSize);
       }
       this.batchSize = batchSize;
       return this;
@@ -2679,9 +2477,9 @@ public final class SyncedLimiter implements KeyedLimiter {
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + syncInterval);
       }
       if (!isWindow(limit)) {
-        if (reservation && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) {
-          throw new IllegalArgumentException("reservation: a sliding window log is shared in exact mode only; "
-              + limit.name() + " is one");
+        if (reservation) {
+          throw new IllegalArgumentException("reservation: leases are taken from window limits (FIXED_WINDOW,"
+              + " SLIDING_WINDOW_COUNTER); " + limit.name() + " is a " + limit.algorithm());
         }
         if (limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
           Counter.of(limit); // a refill period in whole microseconds, a burst the store can hold: or a message

@@ -389,44 +389,6 @@ abstract class ExactStoreContract {
     assertThatThrownBy(() -> node(0).giveBack(log, "k", 1, t, 0)).hasMessageStartingWith("algorithm:");
   }
 
-  static TokenGrant take(ExactStore store, Limit limit, String key, long need, long want, int nodes, long nowMicros) {
-    try {
-      return store.takeTokens(limit, key, need, want, nodes, nowMicros).toCompletableFuture().get(10, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      throw new AssertionError("take " + limit + " key " + key + " need " + need + " want " + want, e);
-    }
-  }
-
-  /**
-   * A node's take of a bucket's tokens: the need and, beyond it, an even part of half of what is left
-   * (near empty, up to a token per node), at most what it wants; nothing when the need is not there,
-   * with the time until it is; every token counted at once, as an acquire of as many would be.
-   */
-  @Test
-  void tokensAreTakenInEvenPartsAndCountedAtOnce() {
-    long t = EPOCH_2026_MICROS + 7_200_000_000L;
-    Limit bucket = Limit.tokenBucket("take-bucket").capacity(100).refill(10, Duration.ofSeconds(1)).build();
-    TokenGrant first = take(node(0), bucket, "k", 1, 100, 1, t);
-    assertThat(first.granted()).as("1 + half of the 99 left").isEqualTo(1 + 49);
-    assertThat(first.remaining()).isEqualTo(50);
-    TokenGrant second = take(node(1), bucket, "k", 2, 100, 4, t);
-    assertThat(second.granted()).as("2 + an eighth of the 48 left").isEqualTo(2 + 6);
-    TokenGrant capped = take(node(2), bucket, "k", 1, 3, 4, t);
-    assertThat(capped.granted()).as("at most want").isEqualTo(3);
-    assertThat(acquire(node(3), bucket, "k", 1, t).remaining()).as("every token counted").isEqualTo(100 - 50 - 8 - 3 - 1);
-    assertThat(take(node(0), bucket, "k", 37, 37, 4, t).granted()).isEqualTo(37);
-    TokenGrant nearEmpty = take(node(0), bucket, "k", 1, 10, 4, t + 500_000); // 5 refilled
-    assertThat(nearEmpty.granted()).as("near empty: the need and up to a token per node").isEqualTo(1 + 4);
-    TokenGrant none = take(node(1), bucket, "k", 2, 10, 4, t + 500_000);
-    assertThat(none.granted()).isZero();
-    assertThat(none.remaining()).isEqualTo(1);
-    assertThat(none.retryAfterMicros()).as("the second token, at 10 a second").isEqualTo(100_000);
-    Limit window = Limit.fixedWindow("take-window").limit(5).window(Duration.ofHours(1)).build();
-    assertThatThrownBy(() -> node(0).takeTokens(window, "k", 1, 2, 1, t)).hasMessageStartingWith("limit:");
-    assertThatThrownBy(() -> node(0).takeTokens(bucket, "k", 2, 1, 1, t)).hasMessageStartingWith("want:");
-    assertThatThrownBy(() -> node(0).takeTokens(bucket, "k", 1, 2, 0, t)).hasMessageStartingWith("nodes:");
-  }
-
   @Test
   void badRequestsAreRejectedWithTheField() {
     Limit bucket = Limit.tokenBucket("v").capacity(5).refill(1, Duration.ofSeconds(1)).build();

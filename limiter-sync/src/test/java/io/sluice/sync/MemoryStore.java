@@ -129,17 +129,6 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
   }
 
   @Override
-  public synchronized CompletionStage<TokenGrant> takeTokens(Limit limit, String key, long need, long want, int nodes,
-      long nowMicros) {
-    ExactArgs.checkTake(limit, key, need, want, nodes, nowMicros);
-    calls++;
-    deltas++;
-    long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key),
-        ExactProcessor.taking(limit, need, want, nodes, nowMicros)::process);
-    return CompletableFuture.completedFuture(ExactProcessor.grant(out));
-  }
-
-  @Override
   public synchronized CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
     ExactArgs.checkAcquire(limit, key, cost, nowMicros);
     calls++;

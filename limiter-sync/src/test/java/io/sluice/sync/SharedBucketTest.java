@@ -73,8 +73,7 @@ class SharedBucketTest {
       MemoryStore store = new MemoryStore();
       List<SyncedLimiter> nodes = new ArrayList<>();
       for (int n = 0; n < 3; n++) {
-        nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + n).ticker(ticker).autoSync(false).batchSize(1)
-            .build());
+        nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + n).ticker(ticker).autoSync(false).build());
       }
       int admitted = sameDecisionsAsOneInProcessLimiter(limit, nodes, ticker, 42);
       // the traffic reaches the limit and stays below it, both
@@ -85,20 +84,20 @@ class SharedBucketTest {
   }
 
   @Test
-  void settingsOfBucketsAndLogs() {
+  void theDefaultIsExactAndBatchesAreRefusedByName() {
     MemoryStore store = new MemoryStore();
-    Limit log = nonWindowLimits("").get(2);
-    assertThatThrownBy(() -> SyncedLimiter.builder(log, store).batchSize(100))
+    Limit bucket = nonWindowLimits("").get(0);
+    assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).batchSize(100))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith("batchSize: log is a sliding window log, shared in exact mode only");
-    assertThatThrownBy(() -> SyncedLimiter.builder(log, store).reservation().build())
-        .hasMessageStartingWith("reservation: a sliding window log is shared in exact mode only");
+        .hasMessageStartingWith("batchSize: bucket is a TOKEN_BUCKET, shared in exact mode only");
+    assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).reservation().build())
+        .hasMessageStartingWith("reservation: leases are taken from window limits");
     assertThatThrownBy(() -> SyncedLimiter.builder(
         Limit.leakyBucketShaper("queue").capacity(5).leakRate(1, Duration.ofSeconds(1)).build(), store))
         .hasMessageStartingWith("limit: queue is a leaky bucket shaper");
     // a refill far faster than the sync interval is no window: the default interval stays valid
     Limit fast = Limit.tokenBucket("fast").capacity(5).refill(1, Duration.ofMillis(10)).build();
-    SyncedLimiter limiter = SyncedLimiter.builder(fast, store).ticker(new ManualTicker()).autoSync(false).build();
+    SyncedLimiter limiter = SyncedLimiter.builder(fast, store).autoSync(false).build();
     assertThat(limiter.tryAcquire("k", 5)).isTrue();
     assertThat(limiter.tryAcquire("k")).isFalse();
     limiter.close();
@@ -157,113 +156,6 @@ class SharedBucketTest {
     SyncedLimiter node = SyncedLimiter.builder(shadow, store).ticker(ticker).autoSync(false)
         .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build();
     assertThat(node.acquire("k").outcome()).isEqualTo(Outcome.SHADOW_DENIED);
-    node.close();
-  }
-
-  /**
-   * Batched buckets (the default batch size): nodes admit from tokens they took from the store. Every
-   * admission, replayed at the moment it was made through one in-process bucket of the limit, is one
-   * that bucket admits too (tokens are taken before they are used, and a bucket that admits a request
-   * admits it later too): nothing over-admits, on any of these traffics. Most of what the exact
-   * algorithm admits is admitted, at a fraction of its store calls.
-   */
-  @Test
-  void batchedBucketsNeverPassTheBucket() {
-    // demand in permits per second, over 3 nodes, against a bucket of 100 refilled at 100 a second
-    for (int demand : new int[] {30, 90, 200, 1_000}) {
-      for (Limit limit : List.of(
-          Limit.tokenBucket("tb-" + demand).capacity(100).refill(100, Duration.ofSeconds(1)).build(),
-          Limit.leakyBucket("lb-" + demand).capacity(100).leakRate(100, Duration.ofSeconds(1)).build())) {
-        ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-        MemoryStore store = new MemoryStore();
-        List<SyncedLimiter> nodes = new ArrayList<>();
-        for (int n = 0; n < 3; n++) {
-          nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + n).ticker(ticker).autoSync(false)
-              .activeNodes(() -> 3).build());
-        }
-        RateLimiter replay = RateLimiter.builder(limit).ticker(ticker).build();
-        SplittableRandom random = new SplittableRandom(demand);
-        long start = ticker.read();
-        int requests = 0;
-        int admitted = 0;
-        int exactAdmitted = 0;
-        int falseDenials = 0;
-        long nextSync = start + Duration.ofMillis(100).toNanos();
-        long end = start + Duration.ofSeconds(10).toNanos();
-        RateLimiter exactOnClock = RateLimiter.builder(limit).ticker(ticker).build();
-        while (ticker.read() < end) {
-          ticker.advanceNanos((long) (-Math.log(1 - random.nextDouble()) * 1e9 / demand) + 1);
-          if (ticker.read() >= nextSync) {
-            nodes.forEach(SyncedLimiter::syncNow);
-            nextSync += Duration.ofMillis(100).toNanos();
-          }
-          requests++;
-          SyncedLimiter node = nodes.get(random.nextInt(3));
-          boolean exactAllowed = exactOnClock.tryAcquire("k");
-          exactAdmitted += exactAllowed ? 1 : 0;
-          boolean nodeAllowed = node.tryAcquire("k");
-          falseDenials += exactAllowed && !nodeAllowed ? 1 : 0;
-          if (nodeAllowed) {
-            admitted++;
-            assertThat(replay.tryAcquire("k")).as(limit + " at " + demand + "/s: admission " + admitted
-                + " passes the bucket").isTrue();
-          }
-        }
-        long calls = store.calls(); // takes and give-backs (heartbeats aside)
-        double perThousand = 1000.0 * calls / requests;
-        System.out.printf("batched %s, demand %d/s over 3 nodes: %d requests, admitted %d, exact %d (%.1f%%),"
-            + " false denials %.2f%% of requests, store calls (takes and give-backs) %.1f per 1,000 decisions%n",
-            limit.algorithm(), demand, requests, admitted, exactAdmitted, 100.0 * admitted / exactAdmitted,
-            100.0 * falseDenials / requests, perThousand);
-        assertThat(admitted).as("admitted vs the exact algorithm").isGreaterThanOrEqualTo(exactAdmitted * 99 / 100);
-        // what this run measured (the exact mode: 1,000): a cold key's node takes a few tokens at a
-        // time, a key at its rate a turn's worth
-        assertThat(perThousand).as("store calls per 1,000 decisions").isLessThan(demand <= 90 ? 150 : demand <= 200 ? 400 : 150);
-        if (demand <= 90) {
-          assertThat(falseDenials).as("false denials below the rate").isZero();
-        }
-        nodes.forEach(SyncedLimiter::close);
-      }
-    }
-  }
-
-  /** Tokens a node took and does not use go back to the bucket a sync interval later, for the others. */
-  @Test
-  void unusedTokensGoBack() {
-    Limit limit = Limit.tokenBucket("back").capacity(100).refill(1, Duration.ofHours(1)).build();
-    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    MemoryStore store = new MemoryStore();
-    SyncedLimiter a = SyncedLimiter.builder(limit, store).nodeId("a").ticker(ticker).autoSync(false).build();
-    SyncedLimiter b = SyncedLimiter.builder(limit, store).nodeId("b").ticker(ticker).autoSync(false).build();
-    for (int i = 0; i < 5; i++) {
-      assertThat(a.tryAcquire("k")).isTrue(); // a's rate makes it take more than it uses
-    }
-    ticker.advance(Duration.ofMillis(150));
-    a.syncNow(); // a's lease is up: its tokens go back
-    int admitted = 0;
-    for (int i = 0; i < 200; i++) {
-      admitted += b.tryAcquire("k") ? 1 : 0;
-    }
-    assertThat(admitted).as("all but a's 5").isEqualTo(95);
-    a.close();
-    b.close();
-  }
-
-  /** A permit given back (another limit denied the request) goes back to the node's tokens. */
-  @Test
-  void aReleasedPermitGoesBackToTheLease() {
-    Limit limit = Limit.tokenBucket("rel").capacity(3).refill(1, Duration.ofHours(1)).build();
-    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    SyncedLimiter node = SyncedLimiter.builder(limit, new MemoryStore()).ticker(ticker).autoSync(false).build();
-    Decision first = node.acquire("k");
-    assertThat(node.tryAcquire("k", 2)).isTrue();
-    assertThat(node.tryAcquire("k")).isFalse();
-    node.release("k", 1, first);
-    node.release("k", 1, first);
-    node.release("k", 1, first);
-    node.release("k", 1, first);
-    assertThat(node.tryAcquire("k", 3)).as("back: what the node admitted, no more").isTrue();
-    assertThat(node.tryAcquire("k")).isFalse();
     node.close();
   }
 
@@ -373,15 +265,6 @@ class SharedBucketTest {
         return CompletableFuture.failedFuture(new StoreUnavailableException("cut off", null));
       }
       return ((MemoryStore) inner).acquire(limit, key, cost, nowMicros);
-    }
-
-    @Override
-    public CompletionStage<TokenGrant> takeTokens(Limit limit, String key, long need, long want, int nodes,
-        long nowMicros) {
-      if (cut) {
-        return CompletableFuture.failedFuture(new StoreUnavailableException("cut off", null));
-      }
-      return ((MemoryStore) inner).takeTokens(limit, key, need, want, nodes, nowMicros);
     }
 
     @Override

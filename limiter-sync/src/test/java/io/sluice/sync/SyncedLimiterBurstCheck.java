@@ -289,28 +289,21 @@ abstract class SyncedLimiterBurstCheck {
       ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
       List<SyncedLimiter> nodes = new ArrayList<>();
       for (int n = 0; n < NODES; n++) {
-        nodes.add(SyncedLimiter.builder(limit, stores.get(n)).nodeId("shared-" + n).ticker(ticker).batchSize(1).build());
+        nodes.add(SyncedLimiter.builder(limit, stores.get(n)).nodeId("shared-" + n).ticker(ticker).build());
       }
       SharedBucketTest.sameDecisionsAsOneInProcessLimiter(limit, nodes, ticker, run);
       nodes.forEach(SyncedLimiter::close);
     }
-    // the burst on one bucket, exact and batched (tokens taken from the store, then admitted on the node)
-    for (long batch : new long[] {1, SyncedLimiter.Builder.DEFAULT_BATCH_SIZE}) {
-      Limit burst = Limit.tokenBucket("burst-" + batch + "-" + run).capacity(300).refill(1, Duration.ofHours(1)).build();
-      ManualTicker ticker = new ManualTicker();
-      List<SyncedLimiter> nodes = new ArrayList<>();
-      for (int n = 0; n < NODES; n++) {
-        nodes.add(SyncedLimiter.builder(burst, stores.get(n)).nodeId("burst-" + n).ticker(ticker).batchSize(batch)
-            .build());
-      }
-      LongAdder admitted = new LongAdder();
-      hammer(nodes, THREADS_PER_NODE, 100, "hot", admitted);
-      long calls = nodes.stream().mapToLong(SyncedLimiter::storeCalls).sum();
-      nodes.forEach(SyncedLimiter::close);
-      System.out.printf("%s: a bucket of 300 under the burst, batch %d: admitted %d in %d store calls%n",
-          getClass().getSimpleName(), batch, admitted.sum(), calls);
-      assertThat(admitted.sum()).as("batch " + batch).isEqualTo(burst.capacity());
+    Limit burst = Limit.tokenBucket("burst-" + run).capacity(300).refill(1, Duration.ofHours(1)).build();
+    ManualTicker ticker = new ManualTicker();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int n = 0; n < NODES; n++) {
+      nodes.add(SyncedLimiter.builder(burst, stores.get(n)).nodeId("burst-" + n).ticker(ticker).build());
     }
+    LongAdder admitted = new LongAdder();
+    hammer(nodes, THREADS_PER_NODE, 100, "hot", admitted);
+    nodes.forEach(SyncedLimiter::close);
     stores.forEach(CounterStore::close);
+    assertThat(admitted.sum()).isEqualTo(burst.capacity());
   }
 }
