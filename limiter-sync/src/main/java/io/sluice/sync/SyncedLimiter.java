@@ -1605,32 +1605,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       for (KeyView v : wantLeases) {
         takeLease(v);
       }
-      boolean all = true;
-      for (Map.Entry<Integer, List<Pending>> e : byGroup.entrySet()) {
-        List<Pending> list = e.getValue();
-        for (int from = 0; from < list.size(); from += store.maxBatchSize()) {
-          List<Pending> part = list.subList(from, Math.min(list.size(), from + store.maxBatchSize()));
-          if (System.nanoTime() > Math.min(deadline, closeDeadline)) {
-            // out of time (closing): the rest stays unsent, for the caller to report
-            for (Pending p : list.subList(from, list.size())) {
-              requeue(p);
-            }
-            all = false;
-            break;
-          }
-          InFlight f = new InFlight(batch(e.getKey(), part), List.copyOf(part));
-          if (!send(f)) {
-            inFlight.put(e.getKey(), f);
-            // later parts of this group wait for the failed one: requeue them unchanged
-            for (Pending p : list.subList(from + part.size(), list.size())) {
-              requeue(p);
-            }
-            all = false;
-            break;
-          }
-        }
-      }
-      return all;
+      return sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
     } finally {
       try {
         refillLostGroups();
@@ -1734,13 +1709,121 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
-  private boolean send(InFlight f) {
+  /**
+   * Sends the groups' batches in waves: each group's next batch, every group's sent before any answer
+   * is awaited, so that a sync over many store groups (a Redis Cluster's slots) costs about one round
+   * trip per wave, not one per group; within a group, batches go one after the other (its sequence
+   * numbers are checked in order). A group whose batch fails keeps it for the next sync, and its later
+   * batches wait unchanged; past the deadline (closing) what is left stays unsent. True when all went.
+   */
+  private boolean sendInWaves(List<Map.Entry<Integer, List<Pending>>> groups, long deadline) {
+    boolean all = true;
+    int[] from = new int[groups.size()];
+    while (true) {
+      List<Sending> wave = new ArrayList<>();
+      List<Integer> waveGroups = new ArrayList<>();
+      for (int g = 0; g < groups.size(); g++) {
+        List<Pending> list = groups.get(g).getValue();
+        if (from[g] >= list.size()) {
+          continue;
+        }
+        if (System.nanoTime() > Math.min(deadline, closeDeadline)) {
+          // out of time (closing): the rest stays unsent, for the caller to report
+          for (Pending p : list.subList(from[g], list.size())) {
+            requeue(p);
+          }
+          from[g] = list.size();
+          all = false;
+          continue;
+        }
+        List<Pending> part = list.subList(from[g], Math.min(list.size(), from[g] + store.maxBatchSize()));
+        from[g] += part.size();
+        wave.add(start(new InFlight(batch(groups.get(g).getKey(), part), List.copyOf(part))));
+        waveGroups.add(g);
+      }
+      if (wave.isEmpty()) {
+        return all;
+      }
+      for (int i = 0; i < wave.size(); i++) {
+        Sending sending = wave.get(i);
+        if (!finish(sending)) {
+          int g = waveGroups.get(i);
+          List<Pending> list = groups.get(g).getValue();
+          inFlight.put(groups.get(g).getKey(), sending.flight);
+          // later batches of this group wait for the failed one: requeued unchanged
+          for (Pending p : list.subList(from[g], list.size())) {
+            requeue(p);
+          }
+          from[g] = list.size();
+          all = false;
+        }
+      }
+    }
+  }
+
+  /** A batch sent whose answer is not read yet. */
+  private static final class Sending {
+    final InFlight flight;
+    /** Its number among the node's numbered batches (see numberedSent). */
+    final long index;
+    /** Null when the breaker let no call through. */
+    final java.util.concurrent.CompletableFuture<FlushResult> answer;
+    final long startedAt;
+
+    Sending(InFlight flight, long index, java.util.concurrent.CompletableFuture<FlushResult> answer, long startedAt) {
+      this.flight = flight;
+      this.index = index;
+      this.answer = answer;
+      this.startedAt = startedAt;
+    }
+  }
+
+  /** Sends one batch through the breaker, without waiting for the answer. */
+  private Sending start(InFlight f) {
     f.sentAt = System.nanoTime();
     long index = numberedSent.incrementAndGet();
-    FlushResult result = guarded(() -> store.flush(f.batch));
-    if (result == null) {
+    if (!breaker.tryAcquirePermission()) {
+      return new Sending(f, index, null, f.sentAt);
+    }
+    storeCalls.increment();
+    java.util.concurrent.CompletableFuture<FlushResult> answer;
+    try {
+      answer = store.flush(f.batch).toCompletableFuture();
+    } catch (RuntimeException e) {
+      answer = java.util.concurrent.CompletableFuture.failedFuture(e);
+    }
+    return new Sending(f, index, answer, f.sentAt);
+  }
+
+  /** Waits for a batch's answer (at most the flush timeout from its start) and takes it in. */
+  private boolean finish(Sending s) {
+    if (s.answer == null) {
       return false;
     }
+    FlushResult result;
+    try {
+      result = s.answer.get(Math.max(0, flushTimeout.toNanos() - (System.nanoTime() - s.startedAt)),
+          TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      breaker.releasePermission();
+      storeFailures.increment();
+      return false;
+    } catch (Exception e) {
+      callFailed(System.nanoTime() - s.startedAt, e);
+      return false;
+    }
+    callSucceeded(System.nanoTime() - s.startedAt);
+    return answered(s.flight, s.index, result);
+  }
+
+  /** One batch, sent and answered (a batch kept from a failed sync, sent again first). */
+  private boolean send(InFlight f) {
+    return finish(start(f));
+  }
+
+  /** Takes a batch's answer into the views it carried. */
+  private boolean answered(InFlight f, long index, FlushResult result) {
     long now = ticker.read();
     int group = f.batch.group();
     if (result.storeForgot()) {
@@ -1974,11 +2057,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     long start = System.nanoTime();
     try {
       T value = call.get().toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      long took = System.nanoTime() - start;
-      storeNanos.add(took);
-      // a running mean that follows a slower call at once, so that allowances cover spikes
-      roundTripNanos = Math.max(took, (roundTripNanos * 7 + took) / 8);
-      breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+      callSucceeded(System.nanoTime() - start);
       return value;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -1986,12 +2065,24 @@ public final class SyncedLimiter implements KeyedLimiter {
       storeFailures.increment();
       return null;
     } catch (Exception e) {
-      long took = System.nanoTime() - start;
-      storeNanos.add(took);
-      breaker.onError(took, TimeUnit.NANOSECONDS, e);
-      storeFailures.increment();
+      callFailed(System.nanoTime() - start, e);
       return null;
     }
+  }
+
+  /** A store call answered after {@code took} ns: timed, and told to the breaker. */
+  private void callSucceeded(long took) {
+    storeNanos.add(took);
+    // a running mean that follows a slower call at once, so that allowances cover spikes
+    roundTripNanos = Math.max(took, (roundTripNanos * 7 + took) / 8);
+    breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+  }
+
+  /** A store call failed (or timed out) after {@code took} ns: timed, counted, and told to the breaker. */
+  private void callFailed(long took, Exception e) {
+    storeNanos.add(took);
+    breaker.onError(took, TimeUnit.NANOSECONDS, e);
+    storeFailures.increment();
   }
 
   /** Tells the registry this node is alive and learns how many are; public for tests and tools. */

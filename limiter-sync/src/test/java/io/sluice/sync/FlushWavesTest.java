@@ -1,0 +1,84 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A sync over many store groups (a Redis Cluster's slots) sends every group's batch before it waits
+ * for any answer: with 16 groups answering after 20 ms each, the batches are out together, not one
+ * round trip after the other; and every permit still reaches the store once.
+ */
+class FlushWavesTest {
+
+  @Test
+  void everyGroupsBatchIsSentBeforeAnyAnswerIsAwaited() throws Exception {
+    ScheduledExecutorService answers = Executors.newSingleThreadScheduledExecutor();
+    try {
+      MemoryStore memory = new MemoryStore(16);
+      SlowStore store = new SlowStore(memory, answers);
+      Limit limit = Limit.fixedWindow("waves").limit(1_000).window(Duration.ofHours(1)).build();
+      ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).build();
+      int admitted = 0;
+      for (int k = 0; k < 64; k++) {
+        for (int i = 0; i < 3; i++) {
+          admitted += node.tryAcquire("key-" + k) ? 1 : 0;
+        }
+      }
+      store.slow = true;
+      store.maxOutstanding.set(0);
+      node.syncNow();
+      assertThat(store.batches.get()).as("batches of the sync").isGreaterThan(1);
+      assertThat(store.maxOutstanding.get()).as("batches out at once").isEqualTo(store.batches.get());
+      node.close();
+      long counted = 0;
+      long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+      for (int k = 0; k < 64; k++) {
+        counted += memory.count("waves", "key-" + k, window);
+      }
+      assertThat(counted).as("every admission counted once").isEqualTo(admitted);
+    } finally {
+      answers.shutdownNow();
+    }
+  }
+
+  /** Answers flushes 20 ms late on another thread once slow, and counts the batches out at once. */
+  private static final class SlowStore extends ForwardingStore {
+    private final ScheduledExecutorService answers;
+    volatile boolean slow;
+    final AtomicInteger outstanding = new AtomicInteger();
+    final AtomicInteger maxOutstanding = new AtomicInteger();
+    final AtomicInteger batches = new AtomicInteger();
+
+    SlowStore(CounterStore inner, ScheduledExecutorService answers) {
+      super(inner);
+      this.answers = answers;
+    }
+
+    @Override
+    public CompletionStage<FlushResult> flush(Batch batch) {
+      if (!slow) {
+        return inner.flush(batch);
+      }
+      batches.incrementAndGet();
+      maxOutstanding.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
+      CompletableFuture<FlushResult> answer = new CompletableFuture<>();
+      FlushResult result = inner.flush(batch).toCompletableFuture().join();
+      answers.schedule(() -> {
+        outstanding.decrementAndGet();
+        answer.complete(result);
+      }, 20, TimeUnit.MILLISECONDS);
+      return answer;
+    }
+  }
+}
