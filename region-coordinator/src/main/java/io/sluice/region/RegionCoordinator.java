@@ -287,7 +287,8 @@ public final class RegionCoordinator implements AutoCloseable {
       assumeTheMostOfUnknownRegions(q.quota(), m, reachable, heldNow[i], heldLaterMax[i]);
       for (int r = 0; r < n; r++) {
         views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[i][r],
-            q.floor(regions.get(r).name(), n), heldNow[i][r], heldLaterMin[r], heldLaterMax[i][r]);
+            floor(q.floor(regions.get(r).name(), n), rates[i][r], windowNanos), heldNow[i][r], heldLaterMin[r],
+            heldLaterMax[i][r]);
       }
       Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views);
       targetNow[i] = t.now();
@@ -444,6 +445,17 @@ public final class RegionCoordinator implements AutoCloseable {
   /** Whether a region refused this replica for a newer epoch and it stands down (until membership changes). */
   public boolean fenced() {
     return fenced;
+  }
+
+  /**
+   * A region's floor for a key this round: the quota's, or for a region whose demand has faded to
+   * under one request a window (no demand for a few rounds: the rate is smoothed) a tenth of it, at
+   * least one permit. The rest goes to the regions that have demand, so floors do not cap utilisation
+   * (three regions with floors of a tenth of G / 3 topped out at 93% of G with all demand in one),
+   * while a region that wakes up is still admitted at once within its small floor until the next round.
+   */
+  static long floor(long floor, double ratePerNano, long windowNanos) {
+    return ratePerNano * windowNanos < 1 ? Math.min(floor, Math.max(1, floor / 10)) : floor;
   }
 
   /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */

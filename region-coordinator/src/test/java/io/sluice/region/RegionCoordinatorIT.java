@@ -102,6 +102,25 @@ class RegionCoordinatorIT {
     }
   }
 
+  /**
+   * Floors do not cap utilisation: regions with no demand keep a tenth of their floors, so all the
+   * demand in one region (100/0/0, 2G) gets at least 95% of G (93.3% when idle regions kept full floors
+   * of a tenth of G / 3 each); and nothing passes G.
+   */
+  @Test
+  void quietRegionsReleaseTheirFloors() {
+    try (RegionRig rig = new RegionRig(3, 2, quota())) {
+      rig.addCoordinator("quiet-" + UUID.randomUUID());
+      long first = rig.window();
+      double[] alone = {1.0, 0, 0};
+      rig.run(Duration.ofSeconds(80), r -> demand(alone, r), "tenant-1");
+      Figures f = figures(rig, "tenant-1", first + 1, rig.window());
+      REPORT.add(row("all demand in one region (100/0/0), demand 2G", "demand-based", f, "-"));
+      assertThat(f.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      assertThat(f.worstOver).isLessThanOrEqualTo(0.01);
+    }
+  }
+
   @Test
   void aReplicaTakesOverWhenTheLeaderCrashes() throws Exception {
     try (RegionRig rig = new RegionRig(3, 2, quota())) {
