@@ -460,23 +460,40 @@ public final class RegionCoordinator implements AutoCloseable {
 
   /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */
   private void observeDemand(long[] m, int b, long attempts, long w, long windowNanos, long now) {
-    double observed;
+    long span;
+    long seen;
     if (m[b + 5] == w && now > m[b + 6]) {
-      observed = (double) Math.max(0, attempts - m[b + 4]) / (now - m[b + 6]);
+      span = now - m[b + 6];
+      seen = Math.max(0, attempts - m[b + 4]);
     } else {
-      long elapsed = now - w * windowNanos;
-      if (elapsed <= 0) {
+      span = now - w * windowNanos;
+      seen = attempts;
+      if (span <= 0) {
         return;
       }
-      observed = (double) attempts / elapsed;
     }
-    double rate = Double.longBitsToDouble(m[b + 7]);
-    double alpha = config.smoothing();
-    rate = rate < 0 ? observed : alpha * observed + (1 - alpha) * rate;
+    double rate = smoothed(Double.longBitsToDouble(m[b + 7]), seen, span, config.smoothing(),
+        config.roundInterval().toNanos());
     m[b + 4] = attempts;
     m[b + 5] = w;
     m[b + 6] = now;
     m[b + 7] = Double.doubleToLongBits(rate);
+  }
+
+  /**
+   * The demand rate after observing {@code seen} attempts over {@code spanNanos}: the newest round
+   * weighs {@code alpha}, scaled down by how much shorter than a round its span is. A round that
+   * falls just after a window starts sees the new window for a few milliseconds, whose handful of
+   * attempts once moved the rate as much as a whole round's (shares swung between equal regions when
+   * rounds drifted in real time); now it moves it by its share of a round. {@code rate} below 0: none yet.
+   */
+  static double smoothed(double rate, long seen, long spanNanos, double alpha, long roundNanos) {
+    double observed = (double) seen / spanNanos;
+    if (rate < 0) {
+      return observed;
+    }
+    double weight = alpha * Math.min(1.0, (double) spanNanos / roundNanos);
+    return weight * observed + (1 - weight) * rate;
   }
 
   private static long[] fresh(int n) {

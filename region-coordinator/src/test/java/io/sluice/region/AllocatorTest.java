@@ -175,4 +175,23 @@ class AllocatorTest {
     x = Allocator.split(6_000, new long[] {200, 200, 200}, new double[] {0, 0, 9_000});
     assertThat(x).containsExactly(200, 200, 5_600);
   }
+
+  /**
+   * The demand estimate does not swing with where in the window a round falls: a round 10 ms into a
+   * window (a handful of attempts) moves the rate by a hundredth of what a whole round does.
+   */
+  @Test
+  void aShortObservationMovesTheRateByItsShareOfARound() {
+    long round = 1_000_000_000L;
+    double rate = 100e-9; // 100 a second
+    double afterShort = RegionCoordinator.smoothed(rate, 0, 10_000_000L, 0.8, round); // 10 ms, nothing seen
+    assertThat(afterShort).isCloseTo(rate * (1 - 0.8 * 0.01), org.assertj.core.data.Offset.offset(1e-15));
+    double afterRound = RegionCoordinator.smoothed(rate, 300, round, 0.8, round); // 300 in a second
+    assertThat(afterRound).isCloseTo(0.8 * 300e-9 + 0.2 * rate, org.assertj.core.data.Offset.offset(1e-15));
+    assertThat(RegionCoordinator.smoothed(-1, 50, round / 2, 0.8, round)).as("the first observation").isEqualTo(100e-9);
+    assertThat(RegionCoordinator.floor(200, 0, 10_000_000_000L)).as("a quiet region's floor").isEqualTo(20);
+    assertThat(RegionCoordinator.floor(5, 0, 10_000_000_000L)).isEqualTo(1);
+    assertThat(RegionCoordinator.floor(0, 0, 10_000_000_000L)).isZero();
+    assertThat(RegionCoordinator.floor(200, 1e-9, 10_000_000_000L)).as("a region with demand").isEqualTo(200);
+  }
 }
