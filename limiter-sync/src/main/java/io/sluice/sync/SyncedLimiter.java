@@ -1517,12 +1517,8 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     syncRound++;
     try {
-      for (Iterator<Map.Entry<Integer, InFlight>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
-        InFlight f = it.next().getValue();
-        if (!send(f)) {
-          return false;
-        }
-        it.remove();
+      if (!resendKept()) {
+        return false; // (nothing new goes out while a kept batch is unanswered)
       }
       Map<Integer, List<Pending>> byGroup = new HashMap<>();
       for (Delta d; (d = orphans.poll()) != null; ) {
@@ -1722,7 +1718,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     while (true) {
       List<Sending> wave = new ArrayList<>();
       List<Integer> waveGroups = new ArrayList<>();
-      for (int g = 0; g < groups.size(); g++) {
+      for (int g = 0; g < groups.size() && wave.size() < MAX_WAVE; g++) {
         List<Pending> list = groups.get(g).getValue();
         if (from[g] >= list.size()) {
           continue;
@@ -1744,9 +1740,19 @@ public final class SyncedLimiter implements KeyedLimiter {
       if (wave.isEmpty()) {
         return all;
       }
+      RuntimeException thrown = null;
       for (int i = 0; i < wave.size(); i++) {
         Sending sending = wave.get(i);
-        if (!finish(sending)) {
+        boolean taken;
+        try {
+          taken = finish(sending);
+        } catch (RuntimeException e) {
+          // (taking an answer in failed: the batch is kept and sent again, a replay the store
+          // recognises; the wave's other answers are still read, so no call is left unaccounted)
+          thrown = thrown == null ? e : thrown;
+          taken = false;
+        }
+        if (!taken) {
           int g = waveGroups.get(i);
           List<Pending> list = groups.get(g).getValue();
           inFlight.put(groups.get(g).getKey(), sending.flight);
@@ -1758,8 +1764,48 @@ public final class SyncedLimiter implements KeyedLimiter {
           all = false;
         }
       }
+      if (thrown != null) {
+        throw thrown;
+      }
     }
   }
+
+  /**
+   * The batches kept from a failed sync, sent again first, together (one wave); true when every one
+   * was answered, and only then does the sync send anything new.
+   */
+  private boolean resendKept() {
+    if (inFlight.isEmpty()) {
+      return true;
+    }
+    List<Map.Entry<Integer, Sending>> kept = new ArrayList<>();
+    for (Map.Entry<Integer, InFlight> e : inFlight.entrySet()) {
+      kept.add(Map.entry(e.getKey(), start(e.getValue())));
+    }
+    boolean all = true;
+    RuntimeException thrown = null;
+    for (Map.Entry<Integer, Sending> e : kept) {
+      boolean taken;
+      try {
+        taken = finish(e.getValue());
+      } catch (RuntimeException ex) {
+        thrown = thrown == null ? ex : thrown;
+        taken = false;
+      }
+      if (taken) {
+        inFlight.remove(e.getKey());
+      } else {
+        all = false;
+      }
+    }
+    if (thrown != null) {
+      throw thrown;
+    }
+    return all;
+  }
+
+  /** Most batches out at once in a wave (a sync over more groups takes more waves). */
+  private static final int MAX_WAVE = 256;
 
   /** A batch sent whose answer is not read yet. */
   private static final class Sending {
@@ -1769,12 +1815,23 @@ public final class SyncedLimiter implements KeyedLimiter {
     /** Null when the breaker let no call through. */
     final java.util.concurrent.CompletableFuture<FlushResult> answer;
     final long startedAt;
+    /** When the answer arrived (System.nanoTime), 0 before: the call's time, not when it was read. */
+    volatile long answeredAt;
 
     Sending(InFlight flight, long index, java.util.concurrent.CompletableFuture<FlushResult> answer, long startedAt) {
       this.flight = flight;
       this.index = index;
       this.answer = answer;
       this.startedAt = startedAt;
+      if (answer != null) {
+        answer.whenComplete((result, failure) -> answeredAt = System.nanoTime());
+      }
+    }
+
+    /** How long the call took: to its answer, or until now for one not answered yet (a timeout). */
+    long took() {
+      long at = answeredAt;
+      return (at != 0 ? at : System.nanoTime()) - startedAt;
     }
   }
 
@@ -1810,16 +1867,11 @@ public final class SyncedLimiter implements KeyedLimiter {
       storeFailures.increment();
       return false;
     } catch (Exception e) {
-      callFailed(System.nanoTime() - s.startedAt, e);
+      callFailed(s.took(), e);
       return false;
     }
-    callSucceeded(System.nanoTime() - s.startedAt);
+    callSucceeded(s.took());
     return answered(s.flight, s.index, result);
-  }
-
-  /** One batch, sent and answered (a batch kept from a failed sync, sent again first). */
-  private boolean send(InFlight f) {
-    return finish(start(f));
   }
 
   /** Takes a batch's answer into the views it carried. */

@@ -52,6 +52,49 @@ class FlushWavesTest {
     }
   }
 
+  /**
+   * A batch that fails keeps its group's later batches back (requeued, sent at the next sync in order)
+   * while the other groups' go on; the kept batches go again together first; every permit reaches the
+   * store once in the end.
+   */
+  @Test
+  void aFailedGroupWaitsAndTheOthersGoOn() throws Exception {
+    ScheduledExecutorService answers = Executors.newSingleThreadScheduledExecutor();
+    try {
+      MemoryStore memory = new MemoryStore(8);
+      SlowStore store = new SlowStore(memory, answers);
+      Limit limit = Limit.fixedWindow("waves-fail").limit(1_000).window(Duration.ofHours(1)).build();
+      ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
+          .circuitBreaker(io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.custom()
+              .slidingWindowSize(100).minimumNumberOfCalls(100).build())
+          .build();
+      int admitted = 0;
+      for (int k = 0; k < 64; k++) {
+        for (int i = 0; i < 3; i++) {
+          admitted += node.tryAcquire("key-" + k) ? 1 : 0;
+        }
+      }
+      store.slow = true;
+      store.failGroup = memory.group(null, "key-0");
+      node.syncNow();
+      int firstSync = store.batches.get();
+      assertThat(store.failed.get()).as("the failed group's batch").isEqualTo(1);
+      store.failGroup = -1;
+      node.syncNow();
+      node.close();
+      assertThat(store.batches.get()).isGreaterThan(firstSync);
+      long counted = 0;
+      long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+      for (int k = 0; k < 64; k++) {
+        counted += memory.count("waves-fail", "key-" + k, window);
+      }
+      assertThat(counted).as("every admission counted once").isEqualTo(admitted);
+    } finally {
+      answers.shutdownNow();
+    }
+  }
+
   /** Answers flushes 20 ms late on another thread once slow, and counts the batches out at once. */
   private static final class SlowStore extends ForwardingStore {
     private final ScheduledExecutorService answers;
@@ -59,6 +102,8 @@ class FlushWavesTest {
     final AtomicInteger outstanding = new AtomicInteger();
     final AtomicInteger maxOutstanding = new AtomicInteger();
     final AtomicInteger batches = new AtomicInteger();
+    final AtomicInteger failed = new AtomicInteger();
+    volatile int failGroup = -1;
 
     SlowStore(CounterStore inner, ScheduledExecutorService answers) {
       super(inner);
@@ -71,6 +116,10 @@ class FlushWavesTest {
         return inner.flush(batch);
       }
       batches.incrementAndGet();
+      if (batch.group() == failGroup && !batch.claimOnly()) {
+        failed.incrementAndGet();
+        return CompletableFuture.failedFuture(new StoreUnavailableException("group " + failGroup + " down", null));
+      }
       maxOutstanding.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
       CompletableFuture<FlushResult> answer = new CompletableFuture<>();
       FlushResult result = inner.flush(batch).toCompletableFuture().join();

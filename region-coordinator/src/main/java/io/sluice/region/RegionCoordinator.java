@@ -452,7 +452,11 @@ public final class RegionCoordinator implements AutoCloseable {
    * under one request a window (no demand for a few rounds: the rate is smoothed) a tenth of it, at
    * least one permit. The rest goes to the regions that have demand, so floors do not cap utilisation
    * (three regions with floors of a tenth of G / 3 topped out at 93% of G with all demand in one),
-   * while a region that wakes up is still admitted at once within its small floor until the next round.
+   * while a region that wakes up is still admitted at once within its small floor; the next round
+   * splits what is left of the window by the new demand, and the next windows split whole (a busy
+   * region that used its share already keeps what it counted: with long windows the waking region
+   * may have little until the window ends). A region right at one request a window may switch
+   * between the two floors from round to round (no hysteresis yet).
    */
   static long floor(long floor, double ratePerNano, long windowNanos) {
     return ratePerNano * windowNanos < 1 ? Math.min(floor, Math.max(1, floor / 10)) : floor;
