@@ -2083,8 +2083,15 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     if (regional) {
       long before = capacity(v);
-      v.share = result.share(i);
-      v.nextShare = result.nextShare(i);
+      // an answer without a share for a window this node holds one for keeps the one it holds: the
+      // record was lost (a regional Redis restarted empty) or the coordinator's clock has just opened
+      // the next window; either way the coordinator counts the region at the share it leased until
+      // its next round writes again, and the static share G / R now could push the regions' sum over
+      // G (a lease never ends inside a window it covered)
+      long share = result.share(i);
+      long next = result.nextShare(i);
+      v.share = share >= 0 || v.share < 0 ? share : v.share;
+      v.nextShare = next >= 0 || v.nextShare < 0 ? next : v.nextShare;
       if (capacity(v) > before) {
         v.deniedUntil = Long.MIN_VALUE; // the coordinator gave more: the cached denial is out of date
       }

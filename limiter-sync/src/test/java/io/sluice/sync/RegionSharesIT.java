@@ -86,6 +86,34 @@ class RegionSharesIT {
   }
 
   /**
+   * A regional Redis that restarts empty loses the coordinator's share record: the node keeps the
+   * share the lease gave it for the windows the lease covered (the coordinator counts the region at
+   * that share until its next round), instead of the static share, which here is larger and would push
+   * the regions' sum over the quota; its own permits go to the new store again (refill).
+   */
+  @Test
+  void aRegionWhoseRedisLostItsDataKeepsItsLeasedShare() {
+    Limit quota = quota("q-lost");
+    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker)) {
+      assertThat(shares.write(1, quota, w, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 60, 50, w + 2))).accepted()).isTrue();
+      node.syncNow();
+      assertThat(drain(node, "k")).as("the leased share").isEqualTo(60);
+      redis.cli().flushall(); // the regional Redis restarts empty
+      node.syncNow();
+      node.syncNow();
+      assertThat(drain(node, "k")).as("after the loss: still the leased share, not G / 3 = 100").isZero();
+      ticker.advanceNanos(WINDOW_NANOS); // w + 1: the lease's next share
+      node.syncNow();
+      assertThat(drain(node, "k")).isEqualTo(50);
+    }
+  }
+
+  /**
    * The coordinator reads the keys of the demand index back exactly (StoreKeys.keyOf), whatever they
    * hold, and skips keys of the layout before the limit name was length-prefixed.
    */
