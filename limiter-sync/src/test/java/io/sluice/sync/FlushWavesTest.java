@@ -29,24 +29,14 @@ class FlushWavesTest {
       Limit limit = Limit.fixedWindow("waves").limit(1_000).window(Duration.ofHours(1)).build();
       ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
       SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).build();
-      int admitted = 0;
-      for (int k = 0; k < 64; k++) {
-        for (int i = 0; i < 3; i++) {
-          admitted += node.tryAcquire("key-" + k) ? 1 : 0;
-        }
-      }
+      int admitted = admitOnEveryKey(node);
       store.slow = true;
       store.maxOutstanding.set(0);
       node.syncNow();
       assertThat(store.batches.get()).as("batches of the sync").isGreaterThan(1);
       assertThat(store.maxOutstanding.get()).as("batches out at once").isEqualTo(store.batches.get());
       node.close();
-      long counted = 0;
-      long window = Math.floorDiv(ticker.read(), limit.periodNanos());
-      for (int k = 0; k < 64; k++) {
-        counted += memory.count("waves", "key-" + k, window);
-      }
-      assertThat(counted).as("every admission counted once").isEqualTo(admitted);
+      assertThat(counted(memory, limit, ticker)).as("every admission counted once").isEqualTo(admitted);
     } finally {
       answers.shutdownNow();
     }
@@ -69,12 +59,7 @@ class FlushWavesTest {
           .circuitBreaker(io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.custom()
               .slidingWindowSize(100).minimumNumberOfCalls(100).build())
           .build();
-      int admitted = 0;
-      for (int k = 0; k < 64; k++) {
-        for (int i = 0; i < 3; i++) {
-          admitted += node.tryAcquire("key-" + k) ? 1 : 0;
-        }
-      }
+      int admitted = admitOnEveryKey(node);
       store.slow = true;
       store.failGroup = memory.group(null, "key-0");
       node.syncNow();
@@ -84,15 +69,31 @@ class FlushWavesTest {
       node.syncNow();
       node.close();
       assertThat(store.batches.get()).isGreaterThan(firstSync);
-      long counted = 0;
-      long window = Math.floorDiv(ticker.read(), limit.periodNanos());
-      for (int k = 0; k < 64; k++) {
-        counted += memory.count("waves-fail", "key-" + k, window);
-      }
-      assertThat(counted).as("every admission counted once").isEqualTo(admitted);
+      assertThat(counted(memory, limit, ticker)).as("every admission counted once").isEqualTo(admitted);
     } finally {
       answers.shutdownNow();
     }
+  }
+
+  /** Three requests on each of 64 keys; answers how many were admitted. */
+  private static int admitOnEveryKey(SyncedLimiter node) {
+    int admitted = 0;
+    for (int k = 0; k < 64; k++) {
+      for (int i = 0; i < 3; i++) {
+        admitted += node.tryAcquire("key-" + k) ? 1 : 0;
+      }
+    }
+    return admitted;
+  }
+
+  /** What the store counted of the 64 keys in the current window. */
+  private static long counted(MemoryStore memory, Limit limit, ManualTicker ticker) {
+    long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+    long counted = 0;
+    for (int k = 0; k < 64; k++) {
+      counted += memory.count(limit.name(), "key-" + k, window);
+    }
+    return counted;
   }
 
   /** Answers flushes 20 ms late on another thread once slow, and counts the batches out at once. */
