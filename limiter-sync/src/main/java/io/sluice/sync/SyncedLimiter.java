@@ -1396,7 +1396,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     KeyView v = windowed ? views.get(key) : null;
     if (v != null) {
       synchronized (v) {
-        // at most what this node admitted in that window (a decision released twice gives back once)
+        // at most what this node admitted in that window: releases beyond it hand out no other node's permits
         if (v.window == acquired.window()) {
           back = Math.min(cost, v.ownCur);
           v.ownCur -= back;
