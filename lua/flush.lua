@@ -454,16 +454,7 @@ for i = 1, n do
     local interval = tonumber(ARGV[cursor + 2])
     cursor = cursor + 4
     local state = redis.call('HMGET', key, 'b', 't')
-    local b = tonumber(state[1] or now)
-    local t = tonumber(state[2] or '0')
-    local at = now
-    if at < b then
-      at = b -- a node whose clock is a little behind counts at the newest time seen
-    end
-    local backlog = t - (at - b) * scale
-    if backlog < 0 then
-      backlog = 0
-    end
+    local at, backlog = drained(tonumber(state[1] or now), tonumber(state[2] or '0'), now, scale)
     if apply then
       backlog = backlog + amount * interval
       -- %d: Lua 5.1 would print numbers above 10^14 in exponent form and lose digits

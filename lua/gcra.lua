@@ -21,7 +21,7 @@
 -- Lua numbers are doubles: every value here stays an integer below 2^53 (the caller checks that
 -- capacity * interval fits in 2^52 and that the time is below 2^52), and every number written to
 -- Redis is formatted with %d (Lua 5.1 prints numbers above 10^14 in exponent form).
--- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, floordiv, ceildiv, drained, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -54,17 +54,9 @@ local burst = capacity * interval
 local state = redis.call('HMGET', key, 'b', 't')
 local b = tonumber(state[1])
 local t = tonumber(state[2])
-local at = now
-local backlog = 0
+local at, backlog = now, 0
 if b ~= nil and t ~= nil then
-  if at < b then
-    at = b -- a caller whose clock is a little behind counts at the newest time seen
-  end
-  -- (at - b) * scale may exceed 2^53 for a key idle a long time; it is then far above t anyway
-  backlog = t - (at - b) * scale
-  if backlog < 0 then
-    backlog = 0
-  end
+  at, backlog = drained(b, t, now, scale)
 end
 
 local after = backlog + cost * interval

@@ -14,7 +14,7 @@
 -- caller's time (or the newest time seen) as an admission would drain it, then the permits' units
 -- taken off; the key's TTL is set to when it is at rest again, as gcra.lua does. A window's count is
 -- lowered in its own field only: a window that has gone (or a count already at 0) is left alone.
--- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, floordiv, ceildiv, drained, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -42,14 +42,7 @@ if kind == 'bucket' then
   if b == nil or t == nil then
     return 0
   end
-  local at = now
-  if at < b then
-    at = b
-  end
-  local backlog = t - (at - b) * scale
-  if backlog < 0 then
-    backlog = 0
-  end
+  local at, backlog = drained(b, t, now, scale)
   local after = backlog - cost * interval
   if after < 0 then
     after = 0

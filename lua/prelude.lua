@@ -36,3 +36,19 @@ end
 local function ceildiv(a, b)
   return -floordiv(-a, b)
 end
+
+-- a GCRA bucket's state {b = base time, t = backlog at b} read back by a caller at `now`: the time it
+-- counts at (the newest time seen, when its clock is a little behind, so the state never goes back in
+-- time) and the backlog drained to that time, never below 0 ((at - b) * scale may exceed 2^53 for a
+-- key idle a long time; it is then far above t anyway)
+local function drained(b, t, now, scale)
+  local at = now
+  if at < b then
+    at = b
+  end
+  local backlog = t - (at - b) * scale
+  if backlog < 0 then
+    backlog = 0
+  end
+  return at, backlog
+end

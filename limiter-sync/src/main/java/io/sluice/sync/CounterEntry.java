@@ -160,6 +160,23 @@ final class CounterEntry implements Serializable {
     return backlog;
   }
 
+  /**
+   * GCRA: the time a caller at {@code now} counts at: the newest time seen when its clock is a little
+   * behind, so the state never goes back in time ({@code drained} in prelude.lua).
+   */
+  long bucketTime(long now) {
+    return bucket ? Math.max(now, at) : now;
+  }
+
+  /** GCRA: the backlog drained to {@code time} (at least {@link #at()}), never below 0; 0 without a bucket. */
+  long backlogAt(long time, long scale) {
+    if (!bucket) {
+      return 0;
+    }
+    long drained = time - at;
+    return drained > backlog / scale ? 0 : backlog - drained * scale; // no overflow: drained * scale <= backlog
+  }
+
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
         claimValues, claimSince, claimTokens, log);

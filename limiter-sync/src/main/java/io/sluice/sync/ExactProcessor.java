@@ -142,15 +142,8 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     long scale = first;
     long interval = second;
     long burst = capacity * interval; // at most 2^52: Counter.of checked it
-    long at = now;
-    long backlog = 0;
-    if (state.hasBucket()) {
-      long b = state.at();
-      at = Math.max(now, b); // a caller whose clock is a little behind counts at the newest time seen
-      long drained = at - b;
-      long t = state.backlog();
-      backlog = drained > t / scale ? 0 : t - drained * scale; // no overflow: drained * scale <= t
-    }
+    long at = state.bucketTime(now);
+    long backlog = state.backlogAt(at, scale);
     long after = CounterEntry.saturatedAdd(backlog, cost * interval);
     if (after > burst) {
       return new long[] {0, Math.max(0, Math.floorDiv(burst - backlog, interval)), ceilDiv(after - burst, scale),
@@ -173,12 +166,8 @@ final class ExactProcessor implements EntryProcessor<byte[], CounterEntry, long[
     if (!state.hasBucket()) {
       return new long[] {0};
     }
-    long b = state.at();
-    long at = Math.max(now, b);
-    long drained = at - b;
-    long t = state.backlog();
-    long backlog = drained > t / scale ? 0 : t - drained * scale;
-    long after = Math.max(0, backlog - cost * interval);
+    long at = state.bucketTime(now);
+    long after = Math.max(0, state.backlogAt(at, scale) - cost * interval);
     write(entry, state.withBucket(at, after), ceilDiv(after, scale));
     return new long[] {after};
   }

@@ -260,11 +260,8 @@ final class FlushProcessor implements EntryProcessor<byte[], CounterEntry, long[
       } else if (kinds[i] == GCRA) {
         long scale = first[i];
         long interval = second[i];
-        long b = state.hasBucket() ? state.at() : nowMicros;
-        long t = state.backlog();
-        long at = Math.max(nowMicros, b); // a node whose clock is a little behind counts at the newest time seen
-        long drained = at - b;
-        long backlog = drained > t / scale ? 0 : t - drained * scale; // no overflow: drained * scale <= t
+        long at = state.bucketTime(nowMicros);
+        long backlog = state.backlogAt(at, scale);
         if (apply) {
           backlog = CounterEntry.saturatedAdd(backlog, CounterEntry.saturatedMultiply(amounts[i], interval));
           state = state.withBucket(at, backlog);
