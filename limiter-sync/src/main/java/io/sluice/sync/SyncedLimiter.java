@@ -1843,13 +1843,38 @@ public final class SyncedLimiter implements KeyedLimiter {
       return new Sending(f, index, null, f.sentAt);
     }
     storeCalls.increment();
-    java.util.concurrent.CompletableFuture<FlushResult> answer;
+    return new Sending(f, index, startCall(() -> store.flush(f.batch)), f.sentAt);
+  }
+
+  /** Makes a store call (the breaker's permission taken); a call that throws at once is a failed answer. */
+  private static <T> java.util.concurrent.CompletableFuture<T> startCall(
+      java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call) {
     try {
-      answer = store.flush(f.batch).toCompletableFuture();
+      return call.get().toCompletableFuture();
     } catch (RuntimeException e) {
-      answer = java.util.concurrent.CompletableFuture.failedFuture(e);
+      return java.util.concurrent.CompletableFuture.failedFuture(e);
     }
-    return new Sending(f, index, answer, f.sentAt);
+  }
+
+  /**
+   * Waits for a store call's answer, at most {@code timeoutNanos} from its start, and tells the
+   * breaker how it went ({@code took}: the call's time). Null when it failed or timed out.
+   */
+  private <T> T await(java.util.concurrent.CompletableFuture<T> answer, long startedAt, long timeoutNanos,
+      java.util.function.LongSupplier took) {
+    try {
+      T value = answer.get(Math.max(0, timeoutNanos - (System.nanoTime() - startedAt)), TimeUnit.NANOSECONDS);
+      callSucceeded(took.getAsLong());
+      return value;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      breaker.releasePermission();
+      storeFailures.increment();
+      return null;
+    } catch (Exception e) {
+      callFailed(took.getAsLong(), e);
+      return null;
+    }
   }
 
   /** Waits for a batch's answer (at most the flush timeout from its start) and takes it in. */
@@ -1857,21 +1882,8 @@ public final class SyncedLimiter implements KeyedLimiter {
     if (s.answer == null) {
       return false;
     }
-    FlushResult result;
-    try {
-      result = s.answer.get(Math.max(0, flushTimeout.toNanos() - (System.nanoTime() - s.startedAt)),
-          TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      breaker.releasePermission();
-      storeFailures.increment();
-      return false;
-    } catch (Exception e) {
-      callFailed(s.took(), e);
-      return false;
-    }
-    callSucceeded(s.took());
-    return answered(s.flight, s.index, result);
+    FlushResult result = await(s.answer, s.startedAt, flushTimeout.toNanos(), s::took);
+    return result != null && answered(s.flight, s.index, result);
   }
 
   /** Takes a batch's answer into the views it carried. */
@@ -2114,19 +2126,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     storeCalls.increment();
     long start = System.nanoTime();
-    try {
-      T value = call.get().toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      callSucceeded(System.nanoTime() - start);
-      return value;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      breaker.releasePermission();
-      storeFailures.increment();
-      return null;
-    } catch (Exception e) {
-      callFailed(System.nanoTime() - start, e);
-      return null;
-    }
+    return await(startCall(call), start, timeout.toNanos(), () -> System.nanoTime() - start);
   }
 
   /** A store call answered after {@code took} ns: timed, and told to the breaker. */
