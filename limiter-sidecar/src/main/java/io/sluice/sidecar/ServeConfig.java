@@ -407,8 +407,7 @@ public final class ServeConfig {
           throw new IllegalArgumentException("limits: " + l.name() + " is a leaky bucket shaper, which delays"
               + " requests in one process's queue; the sidecar shares limits across nodes");
         }
-        boolean window = l.algorithm() == Algorithm.FIXED_WINDOW || l.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
-        if (window && syncInterval.toNanos() * 2 > l.periodNanos()) {
+        if (SyncedLimiter.batches(l) && syncInterval.toNanos() * 2 > l.periodNanos()) {
           throw new IllegalArgumentException("syncInterval: at most half the window of limit " + l.name() + " ("
               + java.time.Duration.ofNanos(l.periodNanos()) + "), got " + syncInterval);
         }

@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 import io.sluice.sync.CounterStore;
 import io.sluice.sync.HazelcastCounterStore;
@@ -107,7 +106,7 @@ public final class SluiceServer implements AutoCloseable {
             .onStoreFailure(config.onStoreFailure())
             .maxKeys(config.maxKeys())
             .nodeId(nodeId);
-        if (limit.algorithm() == Algorithm.FIXED_WINDOW || limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER) {
+        if (SyncedLimiter.batches(limit)) {
           b.batchSize(config.batchSize()); // (buckets and logs are exact: one store script per check)
         }
         limiters.put(limit.name(), b.build());

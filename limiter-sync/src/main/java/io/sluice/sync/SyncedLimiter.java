@@ -232,7 +232,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.limit = b.limit;
     this.counter = b.regions > 0 ? Counter.regional(b.limit, b.regions)
         : b.limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Counter.ofLog(b.limit) : Counter.of(b.limit);
-    this.windowed = isWindow(b.limit);
+    this.windowed = batches(b.limit);
     this.regional = b.regions > 0;
     this.store = b.store;
     this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
@@ -2354,8 +2354,12 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
-  /** Whether nodes can batch the limit's permits and claim parts of it: the window algorithms. */
-  static boolean isWindow(Limit limit) {
+  /**
+   * Whether nodes batch the limit's permits and claim parts of it (the window algorithms: fixed window,
+   * sliding window counter); the other algorithms are decided by one store script per decision, so a
+   * batch size above 1 is refused for them.
+   */
+  public static boolean batches(Limit limit) {
     return limit.algorithm() == Algorithm.FIXED_WINDOW || limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
   }
 
@@ -2401,7 +2405,7 @@ public final class SyncedLimiter implements KeyedLimiter {
             + " TOKEN_BUCKET)");
       }
       this.limit = limit;
-      if (!isWindow(limit)) {
+      if (!batches(limit)) {
         this.batchSize = 1; // shared exactly: one store script per decision (see batchSize)
       }
       this.store = store;
@@ -2435,7 +2439,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       if (batchSize < 1) {
         throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
       }
-      if (batchSize > 1 && !isWindow(limit)) {
+      if (batchSize > 1 && !batches(limit)) {
         throw new IllegalArgumentException("batchSize: " + limit.name() + " is a " + limit.algorithm()
             + ", shared in exact mode only (batch size 1, one store script per decision); batches and claims"
             + " count windows (FIXED_WINDOW, SLIDING_WINDOW_COUNTER), got " + batchSize);
@@ -2449,7 +2453,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       if (interval == null || interval.isNegative() || interval.isZero()) {
         throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
       }
-      if (isWindow(limit) && interval.toNanos() * 2 > limit.periodNanos()) {
+      if (batches(limit) && interval.toNanos() * 2 > limit.periodNanos()) {
         throw new IllegalArgumentException("syncInterval: at most half the window "
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + interval);
       }
@@ -2612,7 +2616,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         throw new IllegalArgumentException("reservation: needs a store that grants leases (a LeaseStore such as"
             + " RedisCounterStore); " + store.getClass().getSimpleName() + " is not one");
       }
-      if (!isWindow(limit) && !(store instanceof ExactStore)) {
+      if (!batches(limit) && !(store instanceof ExactStore)) {
         throw new IllegalArgumentException("limit: " + limit.name() + " is a " + limit.algorithm() + ", shared by"
             + " the store's exact scripts only (an ExactStore such as RedisCounterStore or HazelcastCounterStore); "
             + store.getClass().getSimpleName() + " is not one");
@@ -2622,11 +2626,11 @@ public final class SyncedLimiter implements KeyedLimiter {
             + " which needs a store with exact scripts (an ExactStore such as RedisCounterStore); "
             + store.getClass().getSimpleName() + " is not one");
       }
-      if (isWindow(limit) && syncInterval.toNanos() * 2 > limit.periodNanos()) {
+      if (batches(limit) && syncInterval.toNanos() * 2 > limit.periodNanos()) {
         throw new IllegalArgumentException("syncInterval: at most half the window "
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + syncInterval);
       }
-      if (!isWindow(limit)) {
+      if (!batches(limit)) {
         if (reservation) {
           throw new IllegalArgumentException("reservation: leases are taken from window limits (FIXED_WINDOW,"
               + " SLIDING_WINDOW_COUNTER); " + limit.name() + " is a " + limit.algorithm());
