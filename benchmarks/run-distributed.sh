@@ -45,7 +45,7 @@ fi
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   echo ">> building"
-  ./mvnw -B -q -pl limiter-node,limiter-sync,benchmarks -am package -DskipTests
+  ./mvnw -B -q -pl benchmarks -am package -DskipTests
 fi
 
 read -r -a java_opts <<<"${JAVA_OPTS:--Xms1g -Xmx1g}"

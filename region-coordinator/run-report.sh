@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/region-coordinator/results"
 mkdir -p "$out"
-./mvnw -B -q verify -pl limiter-node,limiter-sync,region-coordinator -am \
+./mvnw -B -q verify -pl region-coordinator -am \
   -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test=RegionCoordinatorIT -Dfailsafe.failIfNoSpecifiedTests=false \
   -Dsluice.report.dir="$out"

@@ -9,7 +9,7 @@ import io.sluice.benchmarks.DistributedNodes.Node;
 import io.sluice.benchmarks.DistributedNodes.SluiceNode;
 import io.sluice.benchmarks.DistributedNodes.Spec;
 import io.sluice.node.Ticker;
-import io.sluice.sync.StoreKeys;
+import io.sluice.sync.spi.StoreKeys;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;

@@ -1,9 +1,9 @@
 package io.sluice.benchmarks;
 
 import io.sluice.node.Limit;
-import io.sluice.sync.RedisCounterStore;
-import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.redis.RedisCounterStore;
+import io.sluice.sync.redis.RedisStoreConfig;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.charset.StandardCharsets;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sluice.node.Decision;
 import java.util.HashSet;
 import java.util.Set;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /** Keeps the benchmark code honest: setups succeed and every benchmark method is allowed. */
 class KeyedDecisionBenchmarkTest {

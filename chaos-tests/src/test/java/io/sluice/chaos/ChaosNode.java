@@ -2,10 +2,10 @@ package io.sluice.chaos;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.sluice.node.Limit;
-import io.sluice.sync.RedisCounterStore;
-import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.redis.RedisCounterStore;
+import io.sluice.sync.redis.RedisStoreConfig;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

@@ -8,7 +8,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.sluice.chaos.ChaosNode.Phase;
 import io.sluice.node.Ticker;
 import io.sluice.sync.StoreFailurePolicy;
-import io.sluice.sync.StoreKeys;
+import io.sluice.sync.spi.StoreKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,9 +1,9 @@
 package io.sluice.chaos;
 
-import io.sluice.sync.Batch;
-import io.sluice.sync.Counter;
-import io.sluice.sync.CounterStore;
-import io.sluice.sync.FlushResult;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.FlushResult;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.LongAdder;

@@ -8,7 +8,7 @@ import eu.rekawek.toxiproxy.model.ToxicDirection;
 import io.sluice.region.GlobalQuota;
 import io.sluice.region.RegionCoordinator;
 import io.sluice.region.RegionRig;
-import io.sluice.sync.RegionShareStore;
+import io.sluice.region.RegionShareStore;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.UUID;

@@ -5,7 +5,7 @@ import io.sluice.region.CoordinatorConfig;
 import io.sluice.region.GlobalQuota;
 import io.sluice.region.Region;
 import io.sluice.region.RegionCoordinator;
-import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.redis.RedisStoreConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;

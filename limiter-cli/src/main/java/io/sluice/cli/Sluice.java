@@ -2,10 +2,10 @@ package io.sluice.cli;
 
 import io.sluice.cli.tune.TuneCommand;
 import java.io.PrintWriter;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * The {@code sluice} command line. Subcommands are listed in {@link Command#subcommands()} below:

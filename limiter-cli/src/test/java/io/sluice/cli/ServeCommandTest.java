@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
 import io.sluice.sidecar.ServeConfig;
-import io.sluice.sync.RedisStoreConfig;
 import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.redis.RedisStoreConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

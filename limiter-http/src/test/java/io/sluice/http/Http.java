@@ -1,7 +1,7 @@
 package io.sluice.http;
 
-import io.sluice.node.StructuredFieldsAccess;
 import io.sluice.node.StructuredFieldsAccess.Member;
+import io.sluice.node.StructuredFieldsAccess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

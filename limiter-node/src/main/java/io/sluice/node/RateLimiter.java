@@ -1,7 +1,7 @@
 package io.sluice.node;
 
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.DoubleConsumer;
 
 /**

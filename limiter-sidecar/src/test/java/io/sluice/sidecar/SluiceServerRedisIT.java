@@ -7,7 +7,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.sluice.http.Http;
 import io.sluice.node.LimitSpec;
 import io.sluice.sync.RedisServer;
-import io.sluice.sync.StoreKeys;
+import io.sluice.sync.spi.StoreKeys;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.sluice.sync;
 
+import io.sluice.sync.spi.Delta;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 

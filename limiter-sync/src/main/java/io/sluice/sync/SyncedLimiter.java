@@ -11,6 +11,14 @@ import io.sluice.node.Mode;
 import io.sluice.node.Outcome;
 import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.ExactResult;
+import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -2595,7 +2603,7 @@ public final class SyncedLimiter implements KeyedLimiter {
      * extra store call); without a share, or once the coordinator's lease on it has run out, the
      * static share G / regions. Denied requests are flushed too, as the demand the coordinator
      * weighs. Needs a fixed-window limit, the approximate mode (batch size above 1, no reservation)
-     * and a store that keeps regional quotas (a standalone {@link RedisCounterStore}).
+     * and a store that keeps regional quotas (a standalone {@code RedisCounterStore}).
      */
     public Builder regionalQuota(int regions) {
       if (regions < 1) {

@@ -4,6 +4,7 @@ import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.node.ReferenceModelAccess;
+import io.sluice.sync.spi.CounterStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -2,6 +2,8 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sluice.sync.spi.state.CounterEntry;
+import io.sluice.sync.spi.state.PermitLog;
 import org.junit.jupiter.api.Test;
 
 /** The Hazelcast store's entry: the scripts' window bookkeeping, and bounded per-node sequences. */

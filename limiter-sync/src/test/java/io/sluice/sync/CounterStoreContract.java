@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,11 +25,11 @@ import org.junit.jupiter.api.Test;
  * sequence, windows roll, GCRA backlogs grow and drain, any key is its own key, and the registry counts
  * live nodes. Subclasses hand out stores and start each test from an empty store.
  */
-abstract class CounterStoreContract {
-  static final long NOW_MICROS = 1_767_225_600_000_000L; // 2026-01-01T00:00Z
+public abstract class CounterStoreContract {
+  protected static final long NOW_MICROS = 1_767_225_600_000_000L; // 2026-01-01T00:00Z
 
-  final Counter window = Counter.of(Limit.slidingWindowCounter("api").limit(1_000).window(Duration.ofMinutes(1)).build());
-  final Counter bucket = Counter.of(Limit.tokenBucket("tb").capacity(100).refill(10, Duration.ofSeconds(1)).build());
+  protected final Counter window = Counter.of(Limit.slidingWindowCounter("api").limit(1_000).window(Duration.ofMinutes(1)).build());
+  protected final Counter bucket = Counter.of(Limit.tokenBucket("tb").capacity(100).refill(10, Duration.ofSeconds(1)).build());
 
   /**
    * A store as node {@code node} of a cluster would have it (its own connection, or its own member);
@@ -35,7 +40,7 @@ abstract class CounterStoreContract {
   /** Time left before the counter of this limit and key expires, in ms; negative when it has none or no TTL. */
   protected abstract long counterTtlMillis(String limitName, String key);
 
-  static FlushResult flush(CounterStore store, Batch batch) {
+  protected static FlushResult flush(CounterStore store, Batch batch) {
     try {
       return store.flush(batch).toCompletableFuture().get(10, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -44,7 +49,7 @@ abstract class CounterStoreContract {
   }
 
   /** Reads a window count back through the store: a delta of 0 from a node of its own. */
-  static long readWindow(CounterStore store, Counter counter, String key, long window) {
+  protected static long readWindow(CounterStore store, Counter counter, String key, long window) {
     return flush(store, new Batch("reader", 0, System.nanoTime() & 0xFFFF_FFFF_FFFFL, NOW_MICROS,
         List.of(new Delta(counter, key, window, 0)))).current(0);
   }

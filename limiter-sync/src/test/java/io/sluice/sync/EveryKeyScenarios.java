@@ -3,6 +3,7 @@ package io.sluice.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.spi.CounterStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,7 @@
 package io.sluice.sync;
 
 import io.sluice.node.ManualTicker;
+import io.sluice.sync.spi.CounterStore;
 import java.util.List;
 
 /**

@@ -1,5 +1,11 @@
 package io.sluice.sync;
 
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.StoreUnavailableException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.SplittableRandom;

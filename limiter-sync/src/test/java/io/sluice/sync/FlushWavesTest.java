@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

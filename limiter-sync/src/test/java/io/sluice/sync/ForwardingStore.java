@@ -1,5 +1,9 @@
 package io.sluice.sync;
 
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.FlushResult;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 

@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

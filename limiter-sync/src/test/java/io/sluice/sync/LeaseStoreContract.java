@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,20 @@
 package io.sluice.sync;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.ExactArgs;
+import io.sluice.sync.spi.ExactResult;
+import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
+import io.sluice.sync.spi.SequenceWitness;
+import io.sluice.sync.spi.StoreKeys;
+import io.sluice.sync.spi.state.CounterEntry;
+import io.sluice.sync.spi.state.ExactProcessor;
+import io.sluice.sync.spi.state.FlushProcessor;
+import io.sluice.sync.spi.state.LeaseProcessor;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.AbstractMap;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.ExactStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,7 +6,7 @@ import com.hazelcast.config.Config;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.replicatedmap.ReplicatedMap;
-import io.sluice.sync.HazelcastCounterStore;
+import io.sluice.sync.hazelcast.HazelcastCounterStore;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**

@@ -1,6 +1,7 @@
 package io.sluice.region;
 
-import io.sluice.sync.RedisStoreConfig;
+import io.sluice.sync.redis.RedisStoreConfig;
+
 
 /** One region: a name and the Redis its nodes keep their counts in (standalone or Sentinel). */
 public final class Region {

@@ -1,8 +1,7 @@
 package io.sluice.region;
 
 import io.sluice.node.Limit;
-import io.sluice.sync.RegionShareStore;
-import io.sluice.sync.StoreUnavailableException;
+import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.List;
 

@@ -2,10 +2,9 @@ package io.sluice.region;
 
 import io.sluice.node.Limit;
 import io.sluice.node.Ticker;
-import io.sluice.sync.RegionShareStore;
-import io.sluice.sync.RegionShareStore.KeyState;
-import io.sluice.sync.RegionShareStore.ShareWrite;
-import io.sluice.sync.RegionShareStore.WriteResult;
+import io.sluice.region.RegionShareStore.KeyState;
+import io.sluice.region.RegionShareStore.ShareWrite;
+import io.sluice.region.RegionShareStore.WriteResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -2,7 +2,6 @@ package io.sluice.region;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sluice.sync.RegionShareStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,12 +1,11 @@
 package io.sluice.region;
 
 import io.sluice.node.ManualTicker;
-import io.sluice.sync.RedisCounterStore;
 import io.sluice.sync.RedisServer;
-import io.sluice.sync.RedisStoreConfig;
-import io.sluice.sync.RegionShareStore;
-import io.sluice.sync.StoreUnavailableException;
 import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.redis.RedisCounterStore;
+import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,16 +2,16 @@ package io.sluice.cli.tune;
 
 import com.hazelcast.core.HazelcastInstance;
 import io.sluice.cli.UserError;
-import io.sluice.sync.CounterStore;
-import io.sluice.sync.HazelcastCounterStore;
-import io.sluice.sync.RedisCounterStore;
-import io.sluice.sync.RedisStoreConfig;
-import io.sluice.sync.StoreUnavailableException;
 import io.sluice.node.Limit;
 import io.sluice.region.CoordinatorConfig;
 import io.sluice.region.GlobalQuota;
 import io.sluice.region.Region;
 import io.sluice.region.RegionCoordinator;
+import io.sluice.sync.hazelcast.HazelcastCounterStore;
+import io.sluice.sync.redis.RedisCounterStore;
+import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.List;
 

@@ -1,0 +1,723 @@
+package io.sluice.sync.hazelcast;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.InMemoryFormat;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.EntryProcessor;
+import com.hazelcast.map.ExtendedMapEntry;
+import com.hazelcast.map.IMap;
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.ExactArgs;
+import io.sluice.sync.spi.ExactResult;
+import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
+import io.sluice.sync.spi.SequenceWitness;
+import io.sluice.sync.spi.StoreKeys;
+import io.sluice.sync.spi.state.CounterEntry;
+import io.sluice.sync.spi.state.EntryUpdate;
+import io.sluice.sync.spi.state.ExactProcessor;
+import io.sluice.sync.spi.state.ExpiringEntry;
+import io.sluice.sync.spi.state.FlushProcessor;
+import io.sluice.sync.spi.state.LeaseProcessor;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A {@link CounterStore} on Hazelcast: the embedded default (a real Hazelcast member in this JVM, on
+ * loopback, so nothing has to run beside the application) or any member or client handed to
+ * {@link #of(HazelcastInstance)}.
+ *
+ * <h2>Layout</h2>
+ * Three maps, named after the key prefix ({@code sluice} by default):
+ * <ul>
+ *   <li>{@code sluice.counters}: one entry per counter key, keyed by the same bytes as the Redis key
+ *       ({@link StoreKeys#counterKey}), holding what {@code flush.lua} keeps in one hash (the counts of
+ *       a window and the window before it, or the GCRA backlog {@code b}, {@code t}) plus the last
+ *       sequence of each node applied to it; with the script's TTLs (window counters: two windows and
+ *       a second from a window's first write; GCRA: until the backlog has drained, plus a second).
+ *       The exact and reservation modes keep their state in the same entries (a sliding window log,
+ *       one timestamp per permit, too: what Redis keeps in a sorted set under the same key).</li>
+ *   <li>{@code sluice.sequences}: per node and group, the last batch the store answered, kept for the
+ *       sequence TTL (a day by default), as the Redis store's sequence keys are.</li>
+ *   <li>{@code sluice.nodes}: the node registry, one entry (node id to deadline), as {@code heartbeat.lua}
+ *       keeps one sorted set.</li>
+ * </ul>
+ *
+ * <h2>Exactly once, per key</h2>
+ * Redis runs a whole batch in one script, so a batch is applied atomically: all of it or nothing, once.
+ * Hazelcast cannot update keys of different partitions in one atomic step, so here <em>each key</em>
+ * is applied atomically and exactly once: a batch runs an entry processor on each of its keys (one
+ * {@code submitToKeys} call, which Hazelcast runs partition by partition), and the processor applies
+ * a key's deltas only if the batch's sequence is above the last one of that node recorded in that
+ * very entry. A batch that failed half-way (some keys applied, some not) and is sent
+ * again, unchanged, applies the rest and nothing twice; {@link FlushResult#applied()} is true when any
+ * delta was applied by this call. While a batch is in flight other readers may see some of its keys
+ * applied and others not yet; every key converges to the exact count. (The {@link CounterStore}
+ * contract's "all its deltas or none" holds per key here, not per batch.)
+ *
+ * <p>A key remembers node sequences only as long as the key itself lives (its TTL), which for a GCRA
+ * bucket may be a second. So the store also records, per node and group, the last batch it answered
+ * (kept for the sequence TTL, like the Redis store's sequence keys), and a key that does not know the
+ * node (new to it, expired, or forgotten) is applied only if that record is below the batch. A flush
+ * is one round of processors when every key knows the node, the steady state; keys new to the node
+ * cost a read of the record and a second round. The record is written after the answer, without
+ * delaying it: it only guards replays that come after a key has expired.
+ *
+ * <h2>Exact and reservation modes</h2>
+ * As an {@link ExactStore} (batch size 1) each decision is one entry processor on its key
+ * ({@link ExactProcessor}: {@code gcra.lua}, {@code fixed_window.lua}, {@code sliding_window_counter.lua}
+ * and {@code sliding_window_log.lua} step for step), and as a {@link LeaseStore} each grant is one
+ * ({@link LeaseProcessor}: {@code lease.lua}). Hazelcast runs the processors of one key one at a time
+ * on its owner, which makes each check-and-take atomic; the answers, the validation (shared with the
+ * Redis store: {@link ExactArgs}) and the TTLs are the scripts'.
+ *
+ * <h2>Embedded member</h2>
+ * {@link #embedded()} starts a member of cluster {@code sluice}, bound to 127.0.0.1 only (multicast off,
+ * TCP-IP join with 127.0.0.1, ports from 5701 upwards), with phone-home off and Hazelcast's own logging
+ * at WARNING. Other members started the same way in other JVMs on this machine join it.
+ * {@link #close()} shuts down only a member the store started.
+ *
+ * <p>The entry processors and the entry classes ({@code FlushProcessor}, {@code ExactProcessor},
+ * {@code LeaseProcessor}, {@code CounterEntry}, {@code PermitLog} and the nested processors here) are
+ * plain {@link java.io.Serializable} classes: every member must have this library on its classpath; a
+ * client alone is not enough.
+ */
+public final class HazelcastCounterStore implements CounterStore, ExactStore, LeaseStore {
+  /** Most nodes whose sequence one counter key remembers; the least recently seen are forgotten first. */
+  static final int MAX_NODES_PER_KEY = 1_024;
+  /** Holds the level set on Hazelcast's JDK logger: java.util.logging keeps loggers only weakly. */
+  private static final Logger HAZELCAST_JUL = Logger.getLogger("com.hazelcast");
+  private static final AtomicInteger THREADS = new AtomicInteger();
+  /**
+   * Most exact and lease calls one store makes at once: each holds a thread for a round trip, so this
+   * many callers deciding at the same moment never wait for each other.
+   */
+  static final int KEY_CALL_THREADS = 32;
+
+  private final HazelcastInstance instance;
+  private final boolean owned;
+  private final Settings settings;
+  private final IMap<byte[], CounterEntry> counters;
+  private final IMap<byte[], Long> sequences;
+  private final IMap<String, HashMap<String, Long>> registry;
+  private final long sequenceTtlMillis;
+  /** Which nodes' sequence records this store saw written, to tell a record lost from one that expired. */
+  private final SequenceWitness witness;
+  /** One thread, started when needed and stopped after idling: see {@link #onCompletion}. */
+  private final ThreadPoolExecutor callbackThread;
+  /**
+   * The exact and lease calls ({@link #callKey}): a new thread per call until there are
+   * {@link #KEY_CALL_THREADS}, each stopped after 10 s without work; calls beyond them wait in line.
+   */
+  private final ThreadPoolExecutor keyCalls;
+  private final Executor callbacks = this::runCallback;
+  private static final Executor DIRECT = Runnable::run;
+
+  private HazelcastCounterStore(HazelcastInstance instance, boolean owned, Settings settings) {
+    this.instance = instance;
+    this.owned = owned;
+    this.settings = settings;
+    this.counters = instance.getMap(settings.mapPrefix() + ".counters");
+    this.sequences = instance.getMap(settings.mapPrefix() + ".sequences");
+    this.registry = instance.getMap(settings.mapPrefix() + ".nodes");
+    this.sequenceTtlMillis = settings.sequenceTtl().toMillis();
+    this.witness = new SequenceWitness(settings.sequenceTtl());
+    this.callbackThread = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+      Thread t = new Thread(r, "sluice-hazelcast-" + settings.mapPrefix() + "-" + THREADS.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    this.callbackThread.allowCoreThreadTimeOut(true);
+    this.keyCalls = new ThreadPoolExecutor(KEY_CALL_THREADS, KEY_CALL_THREADS, 10, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "sluice-hazelcast-" + settings.mapPrefix() + "-call-" + THREADS.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    this.keyCalls.allowCoreThreadTimeOut(true);
+  }
+
+  /** Starts an embedded member of cluster {@code sluice} on loopback, with the default settings. */
+  public static HazelcastCounterStore embedded() {
+    return embedded(Settings.defaults());
+  }
+
+  /** Starts an embedded member of the given cluster on loopback; members of other clusters ignore it. */
+  public static HazelcastCounterStore embedded(String clusterName) {
+    return embedded(Settings.builder().clusterName(clusterName).build());
+  }
+
+  /** Starts an embedded member on loopback with these settings; {@link #close()} shuts it down. */
+  public static HazelcastCounterStore embedded(Settings settings) {
+    if (settings == null) {
+      throw new IllegalArgumentException("settings: must not be null");
+    }
+    return embedded(memberConfig(settings), settings);
+  }
+
+  /** Starts a member with this configuration (see {@link #memberConfig}); {@link #close()} shuts it down. */
+  static HazelcastCounterStore embedded(Config config, Settings settings) {
+    return new HazelcastCounterStore(Hazelcast.newHazelcastInstance(config), true, settings);
+  }
+
+  /** A store on an existing member or client, with the default settings; {@link #close()} leaves it running. */
+  public static HazelcastCounterStore of(HazelcastInstance instance) {
+    return of(instance, Settings.defaults());
+  }
+
+  /** A store on an existing member or client; {@link #close()} leaves it running. */
+  public static HazelcastCounterStore of(HazelcastInstance instance, Settings settings) {
+    if (instance == null) {
+      throw new IllegalArgumentException("instance: must not be null");
+    }
+    if (settings == null) {
+      throw new IllegalArgumentException("settings: must not be null");
+    }
+    return new HazelcastCounterStore(instance, false, settings);
+  }
+
+  /**
+   * The configuration of an embedded member: loopback only, multicast and auto-detection off, TCP-IP
+   * join with 127.0.0.1 on the port range, phone-home off, quiet logging, and the counters kept as
+   * objects (entry processors then read and write them without deserializing on the owner). Public
+   * so that Sluice's other members (the region coordinator's replicas) run the same way.
+   */
+  public static Config memberConfig(Settings settings) {
+    Config config = new Config();
+    config.setClusterName(settings.clusterName());
+    config.setProperty("hazelcast.phone.home.enabled", "false");
+    config.setProperty("hazelcast.socket.bind.any", "false");
+    // on JVM exit, hand this member's partitions over instead of dropping them
+    config.setProperty("hazelcast.shutdownhook.policy", "GRACEFUL");
+    if (System.getProperty("hazelcast.logging.type") == null) {
+      config.setProperty("hazelcast.logging.type", "jdk");
+      synchronized (HAZELCAST_JUL) {
+        if (HAZELCAST_JUL.getLevel() == null) {
+          HAZELCAST_JUL.setLevel(Level.WARNING);
+        }
+      }
+    }
+    NetworkConfig network = config.getNetworkConfig();
+    network.setPort(settings.port()).setPortAutoIncrement(true).setPortCount(settings.portCount());
+    network.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
+    JoinConfig join = network.getJoin();
+    join.getMulticastConfig().setEnabled(false);
+    join.getAutoDetectionConfig().setEnabled(false);
+    // a member without a port is looked for on the port range: the first portCount ports (Hazelcast's
+    // own default is 3); "127.0.0.1:5701-5720" is not accepted once interfaces are set
+    join.getTcpIpConfig().setEnabled(true).addMember("127.0.0.1");
+    config.setProperty("hazelcast.tcp.join.port.try.count", Integer.toString(settings.portCount()));
+    config.getMapConfig(settings.mapPrefix() + ".counters").setInMemoryFormat(InMemoryFormat.OBJECT);
+    return config;
+  }
+
+  /** The member or client this store works through. */
+  public HazelcastInstance instance() {
+    return instance;
+  }
+
+  /** Every key may go in any batch: atomicity is per key here, whatever the group. */
+  @Override
+  public int group(Counter counter, String key) {
+    return 0;
+  }
+
+  /** flush.lua (and its processor) count takes and settle them. */
+  @Override
+  public boolean countsTakes() {
+    return true;
+  }
+
+  @Override
+  public int maxBatchSize() {
+    return settings.maxBatchSize();
+  }
+
+  @Override
+  public CompletionStage<FlushResult> flush(Batch batch) {
+    batch.requireAtMost(maxBatchSize());
+    List<Delta> deltas = batch.deltas();
+    Map<ByteBuffer, List<Integer>> byKey = FlushProcessor.byKey(batch, settings.mapPrefix());
+    byte[] sequenceKey = StoreKeys.sequenceKey(settings.mapPrefix(), batch.nodeId(), batch.group(), null);
+    long wallMillis = System.currentTimeMillis();
+    long[] values = new long[2 * deltas.size()];
+    long[] claims = new long[deltas.size()];
+    long[] splits = new long[deltas.size()];
+    long[] taken = new long[deltas.size()];
+    try {
+      if (batch.claimOnly()) {
+        // no permits to count twice: applied on every key, the node's sequences left alone
+        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits, taken)
+            .thenApply(round -> new FlushResult(true, values, null, claims, splits, taken));
+      }
+      // set when step 2 finds no record of the node although this store saw one written within the TTL
+      boolean[] forgot = {false};
+      // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
+      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits, taken).thenComposeAsync(first -> {
+        if (first.unknown.isEmpty()) {
+          return CompletableFuture.completedFuture(first.applied);
+        }
+        // 2. keys new to this node (or expired): applied unless the node's record has the batch already
+        return onCompletion(sequences.getAsync(sequenceKey), callbacks).thenCompose(recorded -> {
+          forgot[0] = recorded == null && witness.forgot(batch.nodeId(), batch.group());
+          byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
+          Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
+          first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
+          return submit(batch, rest, mode, wallMillis, values, claims, splits, taken).thenApplyAsync(second -> first.applied | second.applied,
+              callbacks);
+        });
+      }, callbacks).thenApply(applied -> {
+        // 3. the record, for replays that come after the keys expired; the answer does not wait for it,
+        // and a record lost now only weakens that guard for this batch
+        try {
+          sequences.submitToKey(sequenceKey, new RaiseSequence(batch.sequence(), sequenceTtlMillis))
+              .thenRun(() -> witness.recorded(batch.nodeId(), batch.group()));
+        } catch (RuntimeException shutDown) {
+          // the deltas are applied: the answer stands
+        }
+        FlushResult result = new FlushResult(applied, values, null, claims, splits, taken);
+        return witness.lossToTell(batch.nodeId(), batch.group(), batch.sequence(), forgot[0]) ? result.forgetting()
+            : result;
+      });
+    } catch (RuntimeException e) { // a member that is shut down refuses at once
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** What one round of processors answered: whether any applied, and the keys that did not know the node. */
+  private static final class Round {
+    final boolean applied;
+    final List<ByteBuffer> unknown;
+
+    Round(boolean applied, List<ByteBuffer> unknown) {
+      this.applied = applied;
+      this.unknown = unknown;
+    }
+  }
+
+  /**
+   * Runs the processor on every key, in one call (Hazelcast sends it once per member and runs it per
+   * key on the keys' partitions), and writes the answers into {@code values} at the deltas' places.
+   */
+  private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
+      long wallMillis, long[] values, long[] claims, long[] splits, long[] taken) {
+    FlushProcessor.Plan plan = FlushProcessor.plan(batch, byKey, mode, wallMillis, sequenceTtlMillis, MAX_NODES_PER_KEY);
+    FlushProcessor processor = plan.processor;
+    byte[][] keys = plan.keys;
+    Map<ByteBuffer, Integer> keyIndex = new HashMap<>(keys.length * 2);
+    Set<byte[]> keySet = new HashSet<>(keys.length * 2); // byte[] hashes by identity: one array per key
+    for (int k = 0; k < keys.length; k++) {
+      keySet.add(keys[k]);
+      keyIndex.put(ByteBuffer.wrap(keys[k]), k);
+    }
+    // one key (a decision's claim-only call, a flush of one key): a blocking executeOnKey on this
+    // store's call threads, as exact decisions do, not submitToKeys, whose future costs a thread per
+    // call on small machines (see callKey); the answers are only gathered: may run on the thread
+    // that has them
+    CompletableFuture<Map<byte[], long[]>> call = keys.length == 1
+        ? onKey(keys[0], processor).thenApply(out -> Map.of(keys[0], out))
+        : onCompletion(counters.submitToKeys(keySet, new OnMember(processor)), DIRECT);
+    return call.thenApply(answers -> {
+      if (answers.size() != keys.length) {
+        throw new IllegalStateException("flush: " + answers.size() + " answers for " + keys.length + " keys");
+      }
+      boolean applied = false;
+      List<ByteBuffer> unknown = new ArrayList<>();
+      for (Map.Entry<byte[], long[]> a : answers.entrySet()) {
+        ByteBuffer key = ByteBuffer.wrap(a.getKey());
+        int j = keyIndex.get(key);
+        long[] out = a.getValue();
+        if (out[0] == FlushProcessor.UNKNOWN) {
+          unknown.add(key);
+        }
+        applied |= out[0] == FlushProcessor.APPLIED;
+        plan.answer(j, out, values, claims, splits, taken);
+      }
+      return new Round(applied, unknown);
+    });
+  }
+
+  /**
+   * A plain future completed through {@code executor} when Hazelcast's completes. Hazelcast runs even
+   * the non-async callbacks of its futures on its default executor: the common fork-join pool or,
+   * where that has fewer than 2 threads (machines with 2 cores or fewer), a new thread per callback.
+   * And a Hazelcast partition thread may not invoke a remote member ({@code IllegalThreadStateException}).
+   * So continuations that call Hazelcast again, and the futures handed to callers, complete on this
+   * store's callback thread ({@link #callbacks}, which never blocks); a future that only gathers
+   * answers completes {@link #DIRECT}ly, on the Hazelcast thread that has the answer.
+   */
+  private static <T> CompletableFuture<T> onCompletion(CompletionStage<T> stage, Executor executor) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    stage.whenCompleteAsync((value, error) -> {
+      if (error == null) {
+        f.complete(value);
+      } else {
+        f.completeExceptionally(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
+      }
+    }, executor);
+    return f;
+  }
+
+  /** Runs callbacks on the store's thread; after {@link #close()}, where they are (only failures are left then). */
+  private void runCallback(Runnable task) {
+    try {
+      callbackThread.execute(task);
+    } catch (RejectedExecutionException closed) {
+      task.run();
+    }
+  }
+
+  /** One entry processor on the key's owner: {@link ExactProcessor}. */
+  @Override
+  public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    ExactProcessor processor = ExactProcessor.of(limit, cost, nowMicros);
+    return callKey(limit.name(), key, processor).thenApply(ExactProcessor::result);
+  }
+
+  /** One entry processor on the key's owner: {@link ExactProcessor#givingBack}. */
+  @Override
+  public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    ExactProcessor processor = ExactProcessor.givingBack(limit, cost, nowMicros, window);
+    return callKey(limit.name(), key, processor).thenApply(left -> null);
+  }
+
+  /** One entry processor on the key's owner: {@link LeaseProcessor}. */
+  @Override
+  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want);
+    Limit limit = counter.limit();
+    LeaseProcessor processor = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
+        windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
+    return callKey(limit.name(), key, processor).thenApply(LeaseProcessor::lease);
+  }
+
+  /**
+   * Runs a processor on one counter key: a blocking {@code executeOnKey} on one of this store's call
+   * threads ({@link #keyCalls}), which completes the answer. Not {@code submitToKey}: Hazelcast wraps
+   * the future it returns in one that completes through Hazelcast's default executor, which on a
+   * machine with 2 cores or fewer starts a new thread per call; for a call per decision that cost 10
+   * to 20 times the call itself (2 cores, embedded member, one caller: 170-550 us a decision against
+   * 20-30 us). The answer completes on a thread of this store, never a Hazelcast one, so a caller's
+   * continuation may call Hazelcast again. After {@link #close()} the call runs on the caller's thread.
+   */
+  private CompletableFuture<long[]> callKey(String limitName, String key,
+      EntryUpdate update) {
+    return onKey(StoreKeys.counterKey(settings.mapPrefix(), limitName, key), update);
+  }
+
+  /** {@link #callKey} on a counter key. */
+  private CompletableFuture<long[]> onKey(byte[] counterKey, EntryUpdate update) {
+    OnMember processor = new OnMember(update);
+    CompletableFuture<long[]> answer = new CompletableFuture<>();
+    Runnable call = () -> {
+      try {
+        answer.complete(counters.executeOnKey(counterKey, processor));
+      } catch (RuntimeException e) { // the store's error, a timeout, or a member shut down
+        answer.completeExceptionally(e);
+      }
+    };
+    try {
+      keyCalls.execute(call);
+    } catch (RejectedExecutionException closed) {
+      call.run();
+    }
+    return answer;
+  }
+
+  @Override
+  public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+    if (nodeId == null || nodeId.isEmpty()) {
+      throw new IllegalArgumentException("nodeId: must not be null or empty");
+    }
+    if (ttl == null || ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
+    }
+    try {
+      return onCompletion(registry.submitToKey("nodes", new Heartbeat(nodeId, nowMillis, ttl.toMillis())), callbacks);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Shuts the member down if this store started it ({@link #embedded()}); a store on an instance it was
+   * given leaves it running. Calls still in flight complete.
+   */
+  @Override
+  public void close() {
+    callbackThread.shutdown();
+    keyCalls.shutdown();
+    if (owned && instance.getLifecycleService().isRunning()) {
+      instance.shutdown();
+    }
+  }
+
+  /** {@code heartbeat.lua}: records a node's deadline, forgets nodes past theirs, answers how many are left. */
+  static final class Heartbeat implements EntryProcessor<String, HashMap<String, Long>, Integer> {
+    private static final long serialVersionUID = 1L;
+    private final String nodeId;
+    private final long nowMillis;
+    private final long ttlMillis;
+
+    Heartbeat(String nodeId, long nowMillis, long ttlMillis) {
+      this.nodeId = nodeId;
+      this.nowMillis = nowMillis;
+      this.ttlMillis = ttlMillis;
+    }
+
+    @Override
+    public Integer process(Map.Entry<String, HashMap<String, Long>> entry) {
+      HashMap<String, Long> alive = entry.getValue() == null ? new HashMap<>() : new HashMap<>(entry.getValue());
+      alive.put(nodeId, nowMillis + ttlMillis);
+      alive.values().removeIf(deadline -> deadline <= nowMillis);
+      // the registry itself goes away when every node has stopped beating
+      setWithTtl(entry, alive, 2 * ttlMillis);
+      return alive.size();
+    }
+  }
+
+  /** Records that a node's batch was applied in full: the highest sequence wins, kept for the sequence TTL. */
+  static final class RaiseSequence implements EntryProcessor<byte[], Long, Long> {
+    private static final long serialVersionUID = 1L;
+    private final long sequence;
+    private final long ttlMillis;
+
+    RaiseSequence(long sequence, long ttlMillis) {
+      this.sequence = sequence;
+      this.ttlMillis = ttlMillis;
+    }
+
+    @Override
+    public Long process(Map.Entry<byte[], Long> entry) {
+      long value = entry.getValue() == null ? sequence : Math.max(entry.getValue(), sequence);
+      setWithTtl(entry, value, ttlMillis);
+      return value;
+    }
+  }
+
+  /**
+   * A counter key's {@link EntryUpdate} (the scripts' Java form) as an entry processor: runs it on
+   * the key's owner, and on each backup, over the member's entry, whose time to live it may set.
+   */
+  static final class OnMember implements EntryProcessor<byte[], CounterEntry, long[]> {
+    private static final long serialVersionUID = 1L;
+    private final EntryUpdate update;
+
+    OnMember(EntryUpdate update) {
+      this.update = update;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public long[] process(Map.Entry<byte[], CounterEntry> entry) {
+      return update.process(entry instanceof ExtendedMapEntry
+          ? new MemberEntry((ExtendedMapEntry<byte[], CounterEntry>) entry)
+          : entry);
+    }
+  }
+
+  /** A member's map entry as an {@link ExpiringEntry}. */
+  private static final class MemberEntry implements ExpiringEntry<CounterEntry> {
+    private final ExtendedMapEntry<byte[], CounterEntry> entry;
+
+    MemberEntry(ExtendedMapEntry<byte[], CounterEntry> entry) {
+      this.entry = entry;
+    }
+
+    @Override
+    public byte[] getKey() {
+      return entry.getKey();
+    }
+
+    @Override
+    public CounterEntry getValue() {
+      return entry.getValue();
+    }
+
+    @Override
+    public CounterEntry setValue(CounterEntry value) {
+      return entry.setValue(value);
+    }
+
+    @Override
+    public void setValue(CounterEntry value, long ttlMillis) {
+      entry.setValue(value, ttlMillis, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void setValueKeepingExpiry(CounterEntry value) {
+      entry.setValueWithoutChangingExpiryTime(value);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  static <K, V> void setWithTtl(Map.Entry<K, V> entry, V value, long ttlMillis) {
+    if (entry instanceof ExtendedMapEntry) {
+      ((ExtendedMapEntry<K, V>) entry).setValue(value, ttlMillis, TimeUnit.MILLISECONDS);
+    } else {
+      entry.setValue(value);
+    }
+  }
+
+  /**
+   * Settings of a {@link HazelcastCounterStore}. Immutable; every setter of the builder checks its value
+   * and names the field in its message.
+   */
+  public static final class Settings {
+    public static final String DEFAULT_CLUSTER_NAME = "sluice";
+    public static final int DEFAULT_PORT = 5701;
+    public static final int DEFAULT_PORT_COUNT = 20;
+    public static final int DEFAULT_MAX_BATCH_SIZE = 500;
+    public static final Duration DEFAULT_SEQUENCE_TTL = Duration.ofDays(1);
+    public static final String DEFAULT_MAP_PREFIX = "sluice";
+    private static final Settings DEFAULTS = builder().build();
+
+    private final String clusterName;
+    private final int port;
+    private final int portCount;
+    private final int maxBatchSize;
+    private final Duration sequenceTtl;
+    private final String mapPrefix;
+
+    private Settings(Builder b) {
+      this.clusterName = b.clusterName;
+      this.port = b.port;
+      this.portCount = b.portCount;
+      this.maxBatchSize = b.maxBatchSize;
+      this.sequenceTtl = b.sequenceTtl;
+      this.mapPrefix = b.mapPrefix;
+    }
+
+    public static Settings defaults() {
+      return DEFAULTS;
+    }
+
+    public static Builder builder() {
+      return new Builder();
+    }
+
+    /** Cluster an embedded member belongs to; members with another name never join it. */
+    public String clusterName() {
+      return clusterName;
+    }
+
+    /** First loopback port an embedded member tries (and where it looks for other members). */
+    public int port() {
+      return port;
+    }
+
+    /** How many ports from {@link #port()} an embedded member may bind and probes for other members. */
+    public int portCount() {
+      return portCount;
+    }
+
+    public int maxBatchSize() {
+      return maxBatchSize;
+    }
+
+    /** How long a node's sequence numbers are remembered (as the Redis store's sequence keys). */
+    public Duration sequenceTtl() {
+      return sequenceTtl;
+    }
+
+    /** Prefix of the map names and of the counter keys. */
+    public String mapPrefix() {
+      return mapPrefix;
+    }
+
+    public static final class Builder {
+      private String clusterName = DEFAULT_CLUSTER_NAME;
+      private int port = DEFAULT_PORT;
+      private int portCount = DEFAULT_PORT_COUNT;
+      private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+      private Duration sequenceTtl = DEFAULT_SEQUENCE_TTL;
+      private String mapPrefix = DEFAULT_MAP_PREFIX;
+
+      private Builder() {
+      }
+
+      public Builder clusterName(String clusterName) {
+        if (clusterName == null || clusterName.isBlank()) {
+          throw new IllegalArgumentException("clusterName: must not be null or blank");
+        }
+        this.clusterName = clusterName;
+        return this;
+      }
+
+      public Builder port(int port) {
+        if (port < 1 || port > 65_535) {
+          throw new IllegalArgumentException("port: must be between 1 and 65535, got " + port);
+        }
+        this.port = port;
+        return this;
+      }
+
+      public Builder portCount(int portCount) {
+        if (portCount < 1 || portCount > 1_000) {
+          throw new IllegalArgumentException("portCount: must be between 1 and 1000, got " + portCount);
+        }
+        this.portCount = portCount;
+        return this;
+      }
+
+      public Builder maxBatchSize(int maxBatchSize) {
+        if (maxBatchSize < 1 || maxBatchSize > 10_000) {
+          throw new IllegalArgumentException("maxBatchSize: must be between 1 and 10000, got " + maxBatchSize);
+        }
+        this.maxBatchSize = maxBatchSize;
+        return this;
+      }
+
+      public Builder sequenceTtl(Duration sequenceTtl) {
+        if (sequenceTtl == null || sequenceTtl.toMillis() < 1_000) {
+          throw new IllegalArgumentException("sequenceTtl: must be at least 1 s, got " + sequenceTtl);
+        }
+        this.sequenceTtl = sequenceTtl;
+        return this;
+      }
+
+      public Builder mapPrefix(String mapPrefix) {
+        if (mapPrefix == null || mapPrefix.isEmpty()) {
+          throw new IllegalArgumentException("mapPrefix: must not be null or empty");
+        }
+        this.mapPrefix = mapPrefix;
+        return this;
+      }
+
+      public Settings build() {
+        if ((long) port + portCount - 1 > 65_535) {
+          throw new IllegalArgumentException("portCount: port " + port + " + " + portCount + " ports goes past 65535");
+        }
+        return new Settings(this);
+      }
+    }
+  }
+}

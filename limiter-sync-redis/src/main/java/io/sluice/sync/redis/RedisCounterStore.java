@@ -1,0 +1,580 @@
+package io.sluice.sync.redis;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.sluice.node.Algorithm;
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.ExactArgs;
+import io.sluice.sync.spi.ExactResult;
+import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
+import io.sluice.sync.spi.SequenceWitness;
+import io.sluice.sync.spi.StoreKeys;
+import io.sluice.sync.spi.StoreUnavailableException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A {@link CounterStore} on Redis (standalone, or Sentinel through the URI) over one Lettuce
+ * connection, asynchronous, with the Lua scripts of the {@code lua/} folder called by EVALSHA and
+ * sent whole (which loads them again) when Redis answers NOSCRIPT after a restart or a
+ * {@code SCRIPT FLUSH}. Keys always go to the scripts as KEYS, never into the script text.
+ *
+ * <p>Every batch goes in one script call, so the whole batch is one group.
+ *
+ * <p>As an {@link ExactStore} it runs one script per decision ({@code gcra}, {@code fixed_window},
+ * {@code sliding_window_counter}, {@code sliding_window_log}) on the same key as the flush of that
+ * limit and key; bucket and window counters keep the flush script's layout.
+ */
+public final class RedisCounterStore implements CounterStore, ExactStore, LeaseStore {
+  private static final LuaScript FLUSH = LuaScript.load("flush");
+  private static final LuaScript GCRA = LuaScript.load("gcra");
+  private static final LuaScript FIXED_WINDOW = LuaScript.load("fixed_window");
+  private static final LuaScript SLIDING_WINDOW_COUNTER = LuaScript.load("sliding_window_counter");
+  private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
+  private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
+  private static final LuaScript LEASE = LuaScript.load("lease");
+  private static final LuaScript GIVE_BACK = LuaScript.load("give_back");
+  private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
+      SLIDING_WINDOW_LOG, HEARTBEAT, LEASE, GIVE_BACK);
+  private final RedisStoreConfig config;
+  /** The client's own resources (event loops, reconnect delay): shut down with it. */
+  private final io.lettuce.core.resource.ClientResources resources;
+  private final AbstractRedisClient client;
+  private final StatefulConnection<byte[], byte[]> connection;
+  private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
+  private final byte[] sequenceTtlSeconds;
+  /** Which nodes' sequence keys this store wrote, to tell a key the server lost from one that expired. */
+  private final SequenceWitness sequences;
+  /** Script calls Redis refused for want of memory (maxmemory reached under noeviction). */
+  private final java.util.concurrent.atomic.LongAdder outOfMemory = new java.util.concurrent.atomic.LongAdder();
+  private static final System.Logger LOG = System.getLogger(RedisCounterStore.class.getName());
+
+  private RedisCounterStore(RedisStoreConfig config, io.lettuce.core.resource.ClientResources resources,
+      AbstractRedisClient client, StatefulConnection<byte[], byte[]> connection,
+      RedisScriptingAsyncCommands<byte[], byte[]> commands) {
+    this.config = config;
+    this.resources = resources;
+    this.client = client;
+    this.connection = connection;
+    this.commands = commands;
+    this.sequenceTtlSeconds = ascii(config.sequenceTtl().toSeconds());
+    this.sequences = new SequenceWitness(config.sequenceTtl());
+  }
+
+  /**
+   * Connects and loads the scripts.
+   *
+   * @throws IllegalArgumentException if the URI cannot be parsed
+   * @throws StoreUnavailableException if Redis cannot be reached or answer within the timeouts
+   */
+  public static RedisCounterStore connect(RedisStoreConfig config) {
+    RedisURI uri;
+    try {
+      uri = RedisURI.create(config.uri());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
+    }
+    // the URI's timeout is Lettuce's handshake timeout (commands have their own, below): a busy host
+    // may take longer to set a connection up than to answer a command
+    uri.setTimeout(config.connectTimeout().compareTo(config.commandTimeout()) > 0 ? config.connectTimeout()
+        : config.commandTimeout());
+    ClientOptions.Builder optionsBuilder = ClientOptions.builder()
+        .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
+        .requestQueueSize(config.requestQueueSize())
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .socketOptions(SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build());
+    if (config.trustedCertificates() != null) {
+      optionsBuilder.sslOptions(io.lettuce.core.SslOptions.builder().jdkSslProvider()
+          .trustManager(config.trustedCertificates().toFile()).build());
+    }
+    ClientOptions options = optionsBuilder.build();
+    // Lettuce doubles its reconnect delay up to 30 s: a node would stay on its fallback policy for
+    // that long after a partition heals. Retry at most a second apart instead.
+    io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
+        .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
+            TimeUnit.MILLISECONDS))
+        .build();
+    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
+        : RedisClient.create(resources, uri);
+    StatefulConnection<byte[], byte[]> connection;
+    // a server that is starting (or a host busy starting several JVMs) refuses or stalls the first
+    // attempts: retried for up to the connect timeout, unless the server answered and said no
+    long deadline = System.nanoTime() + config.connectTimeout().toNanos();
+    while (true) {
+      try {
+        connection = open(client, options);
+        break;
+      } catch (RedisConnectionException e) {
+        boolean retry = !answered(e) && System.nanoTime() + CONNECT_RETRY_NANOS <= deadline;
+        if (retry) {
+          try {
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(CONNECT_RETRY_NANOS));
+            continue;
+          } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        client.shutdown(0, 0, TimeUnit.MILLISECONDS);
+        resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
+        throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
+      }
+    }
+    RedisScriptingAsyncCommands<byte[], byte[]> commands = connection instanceof StatefulRedisClusterConnection
+        ? ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async()
+        : ((StatefulRedisConnection<byte[], byte[]>) connection).async();
+    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, commands);
+    try {
+      for (LuaScript script : SCRIPTS) {
+        store.commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
+            .get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      store.close();
+      throw new StoreUnavailableException("interrupted while loading scripts into Redis at " + redacted(uri), e);
+    } catch (ExecutionException | TimeoutException e) {
+      store.close();
+      throw new StoreUnavailableException("cannot load scripts into Redis at " + redacted(uri) + ": " + rootMessage(e), e);
+    }
+    try {
+      store.checkEviction(redacted(uri));
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
+    return store;
+  }
+
+  private static final long CONNECT_RETRY_NANOS = 100_000_000L;
+
+  /** One connection attempt, standalone/Sentinel or cluster. */
+  private static StatefulConnection<byte[], byte[]> open(AbstractRedisClient client, ClientOptions options) {
+    if (client instanceof RedisClusterClient) {
+      RedisClusterClient cluster = (RedisClusterClient) client;
+      cluster.setOptions(ClusterClientOptions.builder(options)
+          // follow slot moves (MOVED/ASK answers, failovers) without waiting for a fixed period
+          .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().enableAllAdaptiveRefreshTriggers().build())
+          .build());
+      return cluster.connect(ByteArrayCodec.INSTANCE);
+    }
+    RedisClient single = (RedisClient) client;
+    single.setOptions(options);
+    return single.connect(ByteArrayCodec.INSTANCE);
+  }
+
+  /**
+   * Whether a failed connection attempt got an answer from the server (a wrong password, missing
+   * rights, a protocol error): retrying would only repeat it.
+   */
+  private static boolean answered(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof io.lettuce.core.RedisCommandExecutionException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Reads the server's {@code maxmemory} and {@code maxmemory-policy} and acts on
+   * {@link RedisStoreConfig#evictionCheck()}: a policy other than {@code noeviction} may evict Sluice's
+   * keys (all of them have TTLs, so {@code volatile-*} evicts them too) once {@code maxmemory} is
+   * reached. Refused when memory is capped; a warning when it is not (yet).
+   */
+  private void checkEviction(String where) {
+    if (config.evictionCheck() == RedisStoreConfig.EvictionCheck.OFF) {
+      return;
+    }
+    java.util.Map<String, String> settings;
+    try {
+      io.lettuce.core.RedisFuture<java.util.Map<String, String>> answer = connection instanceof StatefulRedisConnection
+          ? ((StatefulRedisConnection<byte[], byte[]>) connection).async().configGet("maxmemory", "maxmemory-policy")
+          : ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async().configGet("maxmemory", "maxmemory-policy");
+      settings = answer.get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreUnavailableException("interrupted while reading the configuration of Redis at " + where, e);
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.log(System.Logger.Level.WARNING, "sluice: cannot read maxmemory-policy from Redis at {0} ({1}); Sluice needs"
+          + " noeviction (an evicted key loses its counts)", where, rootMessage(e));
+      return;
+    }
+    String policy = settings.getOrDefault("maxmemory-policy", "noeviction");
+    if (policy.equals("noeviction")) {
+      return;
+    }
+    long maxmemory;
+    try {
+      maxmemory = Long.parseLong(settings.getOrDefault("maxmemory", "0"));
+    } catch (NumberFormatException e) {
+      maxmemory = -1;
+    }
+    String message = "Redis at " + where + " may evict Sluice's keys: maxmemory-policy " + policy + " (maxmemory "
+        + (maxmemory == 0 ? "not set yet" : maxmemory + " bytes") + "); every Sluice key has a TTL, so volatile-*"
+        + " policies evict them too, and an evicted counter starts its window over, an evicted node sequence lets a"
+        + " retried flush count twice. Set maxmemory-policy noeviction (scripts then fail with OOM when memory is"
+        + " full, which the nodes count and survive), or RedisStoreConfig.evictionCheck(WARN) to connect anyway";
+    if (config.evictionCheck() == RedisStoreConfig.EvictionCheck.REFUSE && maxmemory != 0) {
+      // a setting to change, not an outage to wait out: callers that retry connecting must not
+      throw new IllegalStateException("evictionCheck: " + message);
+    }
+    LOG.log(System.Logger.Level.WARNING, "sluice: " + message);
+  }
+
+  /** Script calls Redis refused with OOM (maxmemory reached under noeviction), since connecting. */
+  @Override
+  public long outOfMemoryErrors() {
+    return outOfMemory.sum();
+  }
+
+  /**
+   * Standalone and Sentinel: one group, every batch in one script call. Cluster: the key's hash slot,
+   * so that a batch (and its node's sequence key, tagged into the same slot) stays on one shard.
+   */
+  @Override
+  public int group(Counter counter, String key) {
+    return config.cluster() ? SlotHash.getSlot(StoreKeys.counterKey(config.keyPrefix(), counter.limit().name(), key)) : 0;
+  }
+
+  /** flush.lua (and its processor) count takes and settle them. */
+  @Override
+  public boolean countsTakes() {
+    return true;
+  }
+
+  @Override
+  public int maxBatchSize() {
+    return config.maxBatchSize();
+  }
+
+  @Override
+  public CompletionStage<FlushResult> flush(Batch batch) {
+    batch.requireAtMost(maxBatchSize());
+    List<Delta> deltas = batch.deltas();
+    Counter regional = null;
+    int argCount = 6;
+    for (Delta d : deltas) {
+      argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 11 : 4;
+      if (d.counter().regional()) {
+        if (config.cluster()) {
+          throw new IllegalArgumentException("counter: regional quotas need a standalone Redis per region (their"
+              + " demand index is one key), not a cluster; limit " + d.counter().limit().name());
+        }
+        if (regional != null && !regional.limit().name().equals(d.counter().limit().name())) {
+          throw new IllegalArgumentException("batch: regional deltas of one limit per batch, got "
+              + regional.limit().name() + " and " + d.counter().limit().name());
+        }
+        regional = d.counter();
+      }
+    }
+    byte[][] keys = new byte[deltas.size() + (regional != null ? 2 : 1)][];
+    byte[][] args = new byte[argCount][];
+    keys[0] = StoreKeys.sequenceKey(config.keyPrefix(), batch.nodeId(), batch.group(),
+        config.cluster() ? SlotTags.tagOf(batch.group()) : null);
+    args[0] = ascii(batch.sequence());
+    args[1] = sequenceTtlSeconds;
+    args[2] = ascii(batch.nowMicros());
+    args[3] = regional != null ? ascii(regional.windowTtlMillis()) : ZERO;
+    if (regional != null) {
+      keys[keys.length - 1] = StoreKeys.demandIndexKey(config.keyPrefix(), regional.limit().name());
+    }
+    args[4] = batch.nodeId().getBytes(StandardCharsets.UTF_8);
+    args[5] = batch.claimOnly() ? ZERO : ascii(sequences.created(batch.nodeId(), batch.group()));
+    int a = 6;
+    for (int i = 0; i < deltas.size(); i++) {
+      Delta d = deltas.get(i);
+      Counter c = d.counter();
+      keys[i + 1] = StoreKeys.counterKey(config.keyPrefix(), c.limit().name(), d.key());
+      if (c.kind() == Counter.Kind.WINDOW) {
+        args[a] = c.regional() ? R : c.limit().algorithm() == Algorithm.FIXED_WINDOW ? F : W;
+        args[a + 1] = ascii(d.window());
+        args[a + 2] = ascii(c.windowTtlMillis());
+      } else {
+        args[a] = G;
+        args[a + 1] = ascii(c.scale());
+        args[a + 2] = ascii(c.interval());
+      }
+      args[a + 3] = ascii(d.amount());
+      a += 4;
+      if (c.regional()) {
+        args[a++] = ascii(d.denied());
+      } else if (c.kind() == Counter.Kind.WINDOW) {
+        args[a++] = ascii(d.want());
+        args[a++] = ascii(c.limit().capacity());
+        args[a++] = ascii(d.nodes());
+        args[a++] = ascii(c.windowNanos() / 1_000);
+        args[a++] = ascii(d.need());
+        args[a++] = ascii(d.token());
+        args[a++] = ascii(d.settle());
+      }
+    }
+    if (batch.claimOnly()) {
+      return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
+    }
+    return evalsha(FLUSH, keys, args).thenApply(reply -> {
+      FlushResult result = toResult(reply, deltas);
+      boolean forgot = sequences.lossToTell(batch.nodeId(), batch.group(), batch.sequence(),
+          sequences.recreated(batch.nodeId(), batch.group(), (Long) reply.get(1)));
+      return forgot ? result.forgetting() : result;
+    });
+  }
+
+  /** Standalone and Sentinel: the demand index of a regional quota is one key. */
+  @Override
+  public boolean sharesRegionalQuotas() {
+    return !config.cluster();
+  }
+
+  @Override
+  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want);
+    Limit limit = counter.limit();
+    long unit = ExactArgs.leaseUnitMicros(limit, windowMicros);
+    long elapsed = ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros);
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    byte[][] args = {ascii(window), ascii(elapsed), ascii(windowMicros), ascii(unit), ascii(limit.capacity()),
+        ascii(want), ascii(counter.windowTtlMillis())};
+    return evalsha(LEASE, keys, args).thenApply(r -> new Lease((Long) r.get(0), (Long) r.get(1), (Long) r.get(2)));
+  }
+
+  @Override
+  public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+    if (nodeId == null || nodeId.isEmpty()) {
+      throw new IllegalArgumentException("nodeId: must not be null or empty");
+    }
+    if (ttl == null || ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
+    }
+    byte[][] keys = {(config.keyPrefix() + ":nodes").getBytes(StandardCharsets.UTF_8)};
+    byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(ttl.toMillis())};
+    return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);
+  }
+
+  private static final byte[] W = {'w'};
+  private static final byte[] F = {'f'};
+  private static final byte[] R = {'r'};
+  private static final byte[] ZERO = {'0'};
+  private static final byte[] G = {'g'};
+  private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] SHAPER = "shaper".getBytes(StandardCharsets.US_ASCII);
+
+  @Override
+  public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    LuaScript script;
+    byte[][] args;
+    Algorithm a = limit.algorithm();
+    switch (a) {
+      case TOKEN_BUCKET:
+      case LEAKY_BUCKET:
+      case LEAKY_BUCKET_SHAPER: {
+        Counter c = Counter.of(limit); // whole microseconds, 53-bit burst: or a message naming the field
+        script = GCRA;
+        args = new byte[][] {a == Algorithm.LEAKY_BUCKET_SHAPER ? SHAPER : METER, ascii(nowMicros), ascii(cost),
+            ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())};
+        break;
+      }
+      case FIXED_WINDOW:
+        script = FIXED_WINDOW;
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(ExactArgs.windowMicros(limit))};
+        break;
+      case SLIDING_WINDOW_LOG:
+        script = SLIDING_WINDOW_LOG;
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(ExactArgs.windowMicros(limit))};
+        break;
+      case SLIDING_WINDOW_COUNTER: {
+        long window = ExactArgs.windowMicros(limit);
+        script = SLIDING_WINDOW_COUNTER;
+        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(window),
+            ascii(ExactArgs.slidingUnitMicros(limit.capacity(), window))};
+        break;
+      }
+      default:
+        throw new IllegalArgumentException("algorithm: " + a + " has no exact script, in limit " + limit.name());
+    }
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    return evalsha(script, keys, args).thenApply(RedisCounterStore::toExactResult);
+  }
+
+  private static final byte[] BUCKET = "bucket".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] WINDOW = "window".getBytes(StandardCharsets.US_ASCII);
+
+  @Override
+  public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
+    ExactArgs.checkAcquire(limit, key, cost, nowMicros);
+    byte[][] args;
+    switch (limit.algorithm()) {
+      case TOKEN_BUCKET:
+      case LEAKY_BUCKET: {
+        Counter c = Counter.of(limit);
+        args = new byte[][] {BUCKET, ascii(nowMicros), ascii(cost), ascii(c.scale()), ascii(c.interval())};
+        break;
+      }
+      case FIXED_WINDOW:
+      case SLIDING_WINDOW_COUNTER:
+        args = new byte[][] {WINDOW, ascii(nowMicros), ascii(cost), ascii(window), ascii(ExactArgs.windowMicros(limit))};
+        break;
+      default:
+        throw new IllegalArgumentException("algorithm: " + limit.algorithm() + " takes nothing back, in limit "
+            + limit.name());
+    }
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    return this.<Long>evalsha(GIVE_BACK, ScriptOutputType.INTEGER, keys, args).thenApply(left -> null);
+  }
+
+  private static ExactResult toExactResult(List<Object> reply) {
+    return new ExactResult((Long) reply.get(0) == 1L, (Long) reply.get(1), (Long) reply.get(2), (Long) reply.get(3),
+        (Long) reply.get(4), reply.size() > 5 ? (Long) reply.get(5) : -1);
+  }
+
+  /** The configuration this store connected with. */
+  public RedisStoreConfig config() {
+    return config;
+  }
+
+  /**
+   * Runs one of Sluice's scripts ({@link LuaScript#load}: only the scripts shipped in this jar) on
+   * this store's connection, for Sluice's other modules (the region coordinator's share store).
+   * Keys and arguments go as KEYS and ARGV; the answer is the script's reply as Lettuce decodes it.
+   */
+  public CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {
+    return evalsha(script, ScriptOutputType.MULTI, keys, args);
+  }
+
+  /** EVALSHA; on NOSCRIPT (Redis restarted or its script cache was flushed) EVAL, which caches it again. */
+  private <T> CompletionStage<T> evalsha(LuaScript script, ScriptOutputType type, byte[][] keys, byte[][] args) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    commands.<T>evalsha(script.sha1(), type, keys, args).whenComplete((value, error) -> {
+      if (error == null) {
+        result.complete(value);
+      } else if (unwrap(error) instanceof RedisNoScriptException) {
+        commands.<T>eval(script.body().getBytes(StandardCharsets.UTF_8), type, keys, args).whenComplete((v, e) -> {
+          if (e == null) {
+            result.complete(v);
+          } else {
+            result.completeExceptionally(unwrap(e));
+          }
+        });
+      } else {
+        countOutOfMemory(unwrap(error));
+        result.completeExceptionally(unwrap(error));
+      }
+    });
+    return result;
+  }
+
+  /** Counts (and logs, the first time and every 1,000th) a call Redis refused for want of memory. */
+  private void countOutOfMemory(Throwable error) {
+    if (error instanceof io.lettuce.core.RedisCommandExecutionException && error.getMessage() != null
+        && error.getMessage().startsWith("OOM")) {
+      outOfMemory.increment();
+      long n = outOfMemory.sum();
+      if (n == 1 || n % 1_000 == 0) {
+        LOG.log(System.Logger.Level.WARNING, "sluice: Redis refused a script call for want of memory ({0} so far): {1}",
+            n, error.getMessage());
+      }
+    }
+  }
+
+  private static FlushResult toResult(List<Object> reply, List<Delta> deltas) {
+    long[] values = new long[2 * deltas.size()];
+    long[] shares = null;
+    long[] claims = new long[deltas.size()];
+    long[] splits = new long[deltas.size()];
+    long[] taken = new long[deltas.size()];
+    int at = 2; // (applied, created)
+    for (int i = 0; i < deltas.size(); i++) {
+      values[2 * i] = (Long) reply.get(at++);
+      values[2 * i + 1] = (Long) reply.get(at++);
+      Counter c = deltas.get(i).counter();
+      boolean claimed = c.kind() == Counter.Kind.WINDOW && !c.regional();
+      claims[i] = claimed ? (Long) reply.get(at++) : -1;
+      splits[i] = claimed ? (Long) reply.get(at++) : 0;
+      taken[i] = claimed ? (Long) reply.get(at++) : 0;
+      if (c.regional()) {
+        if (shares == null) {
+          shares = new long[2 * deltas.size()];
+          java.util.Arrays.fill(shares, -1);
+        }
+        shares[2 * i] = (Long) reply.get(at++);
+        shares[2 * i + 1] = (Long) reply.get(at++);
+      }
+    }
+    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits, taken);
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  static boolean isTimeout(Throwable t) {
+    return unwrap(t) instanceof RedisCommandTimeoutException;
+  }
+
+  /** A number as Redis takes it in ARGV: its decimal digits in ASCII. */
+  public static byte[] ascii(long v) {
+    return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static String rootMessage(Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+  }
+
+  /** Where we tried to connect, without the password. */
+  private static String redacted(RedisURI uri) {
+    if (!uri.getSentinels().isEmpty()) {
+      return "sentinel master " + uri.getSentinelMasterId();
+    }
+    return uri.getHost() + ":" + uri.getPort();
+  }
+
+  @Override
+  public void close() {
+    connection.close();
+    client.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    resources.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** The command timeout: the longest one store call can take before it fails. */
+  @Override
+  public Duration callTimeout() {
+    return config.commandTimeout();
+  }
+}

@@ -1,0 +1,20 @@
+package io.sluice.sync;
+
+import io.sluice.sync.spi.CounterStore;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Reservation mode against a real redis-server: the lease contract ({@link LeaseStoreContract}) on {@code lease.lua}. */
+class LeaseIT extends LeaseStoreContract {
+  @RegisterExtension
+  static final RedisFixture redis = new RedisFixture();
+
+  @Override
+  CounterStore newStore(int n) {
+    return redis.newStore();
+  }
+
+  @Override
+  long counterTtlMillis(String limitName, String key) {
+    return redis.cli().pttl(RedisFixture.counterKey(limitName, key));
+  }
+}

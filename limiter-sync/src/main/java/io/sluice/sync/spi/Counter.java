@@ -1,0 +1,157 @@
+package io.sluice.sync.spi;
+
+import io.sluice.node.Algorithm;
+import io.sluice.node.Limit;
+import io.sluice.sync.SyncedLimiter;
+
+/**
+ * How a store keeps the shared state of one limit: window counts (fixed window and sliding window
+ * counter) or a GCRA backlog (token and leaky buckets). Store arithmetic runs in Lua, whose numbers
+ * are doubles, so time is in microseconds and every value must stay below 2^53: {@link #of(Limit)}
+ * checks that and names the field that does not fit.
+ */
+public final class Counter {
+  /** Largest integer a Lua number holds exactly. */
+  static final long LUA_MAX_EXACT = 1L << 53;
+
+  public enum Kind {
+    WINDOW, GCRA
+  }
+
+  private final Limit limit;
+  private final Kind kind;
+  private final long windowNanos;
+  private final long scale;
+  private final long interval;
+  /** Regional quota: the number of regions sharing the limit; 0 for an ordinary limit. */
+  private final int regions;
+
+  private Counter(Limit limit, Kind kind, long windowNanos, long scale, long interval, int regions) {
+    this.limit = limit;
+    this.kind = kind;
+    this.windowNanos = windowNanos;
+    this.scale = scale;
+    this.interval = interval;
+    this.regions = regions;
+  }
+
+  /**
+   * The counter of one region's part of a global quota: the limit's capacity is the global quota G,
+   * shared by {@code regions} regions; the store also keeps the region's denied demand and the share
+   * a region coordinator gives it (see {@link SyncedLimiter.Builder#regionalQuota(int)}).
+   *
+   * @throws IllegalArgumentException unless the limit is a fixed window (shares are budgets of one
+   *     window) and regions is between 1 and the capacity
+   */
+  public static Counter regional(Limit limit, int regions) {
+    if (limit.algorithm() != Algorithm.FIXED_WINDOW) {
+      throw new IllegalArgumentException("limit: a regional quota is split per window; " + limit.name() + " is "
+          + limit.algorithm() + " (use FIXED_WINDOW)");
+    }
+    if (regions < 1 || regions > limit.capacity()) {
+      throw new IllegalArgumentException("regions: must be between 1 and the quota " + limit.capacity()
+          + " of limit " + limit.name() + ", got " + regions);
+    }
+    return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, regions);
+  }
+
+  /**
+   * The counter of a limit.
+   *
+   * @throws IllegalArgumentException for a sliding window log (one timestamp per permit cannot be
+   *     batched), a refill period that is not a whole number of microseconds, or a burst too large
+   *     for 53-bit arithmetic
+   */
+  public static Counter of(Limit limit) {
+    Algorithm a = limit.algorithm();
+    switch (a) {
+      case FIXED_WINDOW:
+      case SLIDING_WINDOW_COUNTER:
+        return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, 0);
+      case TOKEN_BUCKET:
+      case LEAKY_BUCKET:
+      case LEAKY_BUCKET_SHAPER: {
+        if (limit.periodNanos() % 1_000 != 0) {
+          throw new IllegalArgumentException("refill.period: must be a whole number of microseconds for a "
+              + "distributed store, got " + limit.periodNanos() + " ns in limit " + limit.name());
+        }
+        long periodMicros = limit.periodNanos() / 1_000;
+        long g = gcd(limit.refillTokens(), periodMicros);
+        long scale = limit.refillTokens() / g;
+        long interval = periodMicros / g;
+        if (limit.capacity() > LUA_MAX_EXACT / 2 / interval) {
+          throw new IllegalArgumentException("capacity: " + limit.capacity() + " with refill "
+              + limit.refillTokens() + " per " + periodMicros + " us does not fit the store's 53-bit"
+              + " arithmetic in limit " + limit.name());
+        }
+        return new Counter(limit, Kind.GCRA, 0, scale, interval, 0);
+      }
+      default:
+        throw new IllegalArgumentException("algorithm: " + a + " keeps one timestamp per permit and"
+            + " cannot be counted in batches; use SLIDING_WINDOW_COUNTER in limit " + limit.name());
+    }
+  }
+
+  /**
+   * A sliding window log's counter, for limiters that decide it with the exact scripts alone (a log is
+   * never batched): its window, and the store group of its keys.
+   */
+  public static Counter ofLog(Limit limit) {
+    if (limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
+      throw new IllegalArgumentException("limit: " + limit.name() + " is not a sliding window log");
+    }
+    return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, 0);
+  }
+
+  public Limit limit() {
+    return limit;
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  /** Whether this counts one region's part of a global quota. */
+  public boolean regional() {
+    return regions > 0;
+  }
+
+  /** Regions sharing a regional quota; 0 for an ordinary limit. */
+  public int regions() {
+    return regions;
+  }
+
+  /** What a region enforces without a coordinator's share: the quota divided evenly, rounded down. */
+  public long staticShare() {
+    return regions > 0 ? limit.capacity() / regions : limit.capacity();
+  }
+
+  /** The window of a window counter; 0 for GCRA. */
+  public long windowNanos() {
+    return windowNanos;
+  }
+
+  /** How long a window count must live: the window it counts and the one after it, plus a margin. */
+  public long windowTtlMillis() {
+    return 2 * (windowNanos / 1_000_000) + 1_000;
+  }
+
+  /** GCRA: scaled units per microsecond. */
+  public long scale() {
+    return scale;
+  }
+
+  /** GCRA: scaled units per permit. */
+  public long interval() {
+    return interval;
+  }
+
+  static long gcd(long a, long b) {
+    while (b != 0) {
+      long t = a % b;
+      a = b;
+      b = t;
+    }
+    return a;
+  }
+}

@@ -1,0 +1,69 @@
+package io.sluice.sync.spi;
+
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The narrow port to a shared store (Redis, Hazelcast). Retry, circuit breaking and fallback live
+ * above it, once, in the synchronizer.
+ *
+ * <p>Implementations apply every delta of a {@link Batch} exactly once per (node, group, sequence):
+ * a batch whose sequence is not above the last one applied for that node is not applied again (or,
+ * if it was applied only in part, only its missing part is), and its answer carries the current
+ * values. Each key's update is atomic; the Redis store also applies a whole batch atomically (one
+ * script), the Hazelcast store key by key (one entry processor per key).
+ */
+public interface CounterStore extends AutoCloseable {
+
+  /** The group of a key: keys of one group can be flushed in one atomic batch (a Redis hash slot). */
+  int group(Counter counter, String key);
+
+  /** Most deltas one batch may carry. */
+  int maxBatchSize();
+
+  /** Applies the batch; the stage fails with the store's error or a timeout. */
+  CompletionStage<FlushResult> flush(Batch batch);
+
+  /**
+   * The node registry: records that {@code nodeId} is alive for {@code ttl} from {@code nowMillis}
+   * and answers how many nodes are alive, itself included.
+   */
+  CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl);
+
+  /**
+   * The longest one call can take before the store itself fails it (its command timeout), or null
+   * when it has none of its own. The synchronizer's default circuit breaker counts a call as slow
+   * below this, so that a slow store opens the breaker before its calls merely time out.
+   */
+  default Duration callTimeout() {
+    return null;
+  }
+
+  /**
+   * Whether the store keeps regional quotas ({@link Counter#regional}): their denied demand, the
+   * demand index a region coordinator reads and the shares it writes. Only a standalone Redis does.
+   */
+  /**
+   * Whether the store counts takes ({@link Delta#taking}) and settles them ({@link Delta#settling}),
+   * as {@code flush.lua} does: a decision then asks for a claim and counts its permit in one call. A
+   * store that does not (the default) gets claim-only calls without permits.
+   */
+  default boolean countsTakes() {
+    return false;
+  }
+
+  /**
+   * Calls the store refused for want of memory since it was opened (Redis: {@code OOM} answers when
+   * {@code maxmemory} is reached under {@code noeviction}); 0 for a store that has no such limit.
+   */
+  default long outOfMemoryErrors() {
+    return 0;
+  }
+
+  default boolean sharesRegionalQuotas() {
+    return false;
+  }
+
+  @Override
+  void close();
+}

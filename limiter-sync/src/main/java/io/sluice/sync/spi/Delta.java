@@ -1,0 +1,194 @@
+package io.sluice.sync.spi;
+
+/**
+ * Permits one node admitted for one key of one limit since its last flush. For a window counter,
+ * {@code window} is the index of the window they were admitted in (windows aligned to the epoch);
+ * for GCRA it is unused.
+ */
+public final class Delta {
+  /** The most nodes a claim is split between (the stores keep a claimant's count with its time). */
+  public static final int MAX_NODES = 4095;
+  private final Counter counter;
+  private final String key;
+  private final long window;
+  private final long amount;
+  private final long denied;
+  /** Window counters: the claim asked for (0 gives it up) and the nodes it is split between. */
+  private final long want;
+  private final int nodes;
+  /** Window counters: the least claim the node needs now, granted whenever that much is free. */
+  private final long need;
+  /**
+   * Window counters: a take's token (a claim-only batch: the amount is counted only if the claim
+   * covers the need) or, with {@link #settle}, the token of a take whose answer the node never got;
+   * 0: none.
+   */
+  private final long token;
+  /** With a token in a numbered batch: +permits to count unless that take was counted, -permits to un-count if it was. */
+  private final long settle;
+
+  public Delta(Counter counter, String key, long window, long amount) {
+    this(counter, key, window, amount, 0);
+  }
+
+  /**
+   * With {@code denied}: permits asked for and refused since the last flush, the demand a region
+   * coordinator weighs (regional counters only; other stores and counters ignore it).
+   */
+  public Delta(Counter counter, String key, long window, long amount, long denied) {
+    if (counter == null) {
+      throw new IllegalArgumentException("counter: must not be null");
+    }
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (amount < 0 || amount >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("amount: must be between 0 and 2^53, got " + amount);
+    }
+    if (denied < 0 || denied >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("denied: must be between 0 and 2^53, got " + denied);
+    }
+    this.counter = counter;
+    this.key = key;
+    this.window = window;
+    this.amount = amount;
+    this.denied = denied;
+    this.want = 0;
+    this.nodes = 1;
+    this.need = 0;
+    this.token = 0;
+    this.settle = 0;
+  }
+
+  private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
+    this.counter = d.counter;
+    this.key = d.key;
+    this.window = d.window;
+    this.amount = d.amount;
+    this.denied = d.denied;
+    this.want = want;
+    this.nodes = nodes;
+    this.need = need;
+    this.token = token;
+    this.settle = settle;
+  }
+
+  /**
+   * This delta asking the store for a claim on its window (window counters of ordinary limits): up
+   * to {@code want} permits the node may admit beyond what the store has counted from it, out of
+   * what is free, split between {@code nodes} nodes. Without it a delta asks for none and gives up
+   * any claim the node held on the window. See {@link FlushResult#claim(int)}.
+   *
+   * @throws IllegalArgumentException for want outside 0..2^53 or nodes below 1
+   */
+  public Delta claiming(long want, int nodes) {
+    return claiming(want, 0, nodes);
+  }
+
+  /**
+   * Like {@link #claiming(long, int)}, with the least claim the node needs now: the store grants at
+   * least {@code need} (counting what the node still holds) whenever that much is free, even where
+   * the node's even part of what is free is smaller. A node asks for it to decide a request it
+   * holds no claim for: a small limit, many nodes or a large cost must not deny a key below its limit.
+   *
+   * @throws IllegalArgumentException for want outside 0..2^53, need outside 0..want, or nodes below 1
+   */
+  public Delta claiming(long want, long need, int nodes) {
+    if (want < 0 || want >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("want: must be between 0 and 2^53, got " + want);
+    }
+    if (need < 0 || need > want) {
+      throw new IllegalArgumentException("need: must be between 0 and want " + want + ", got " + need);
+    }
+    if (nodes < 1 || nodes > MAX_NODES) {
+      throw new IllegalArgumentException("nodes: must be between 1 and " + MAX_NODES + ", got " + nodes);
+    }
+    return new Delta(this, want, need, nodes, token, settle);
+  }
+
+  /**
+   * In a claim-only batch ({@link Batch#CLAIM_ONLY}): this delta's amount is a <em>take</em>, counted
+   * only if the claim granted covers {@link #need()} (which includes it), and then taken out of the
+   * claim; see {@link FlushResult#taken(int)}. {@code token} is the node's, above every token it used
+   * before: the store records it with a take it counted and ignores a take whose token it has seen
+   * (a late or repeated call), so that a take whose answer never came can be settled by {@link #settling}.
+   *
+   * @throws IllegalArgumentException for a token below 1 or at least 2^53
+   */
+  public Delta taking(long token) {
+    if (token < 1 || token >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("token: must be between 1 and 2^53, got " + token);
+    }
+    return new Delta(this, want, need, nodes, token, 0);
+  }
+
+  /**
+   * In a numbered batch: settles the take {@code token} of {@code permits} whose answer the node never
+   * got, once (the batch's sequence makes it so). If the failure policy {@code admitted} the request,
+   * the store counts the permits unless the take counted them; if it denied it, the store takes them
+   * back if the take counted them. Either way the token is recorded, so the take, should it still
+   * arrive, is ignored.
+   *
+   * @throws IllegalArgumentException for a token below 1 or at least 2^53, or permits outside 1..2^53
+   */
+  public Delta settling(long token, long permits, boolean admitted) {
+    if (token < 1 || token >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("token: must be between 1 and 2^53, got " + token);
+    }
+    if (permits < 1 || permits >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("permits: must be between 1 and 2^53, got " + permits);
+    }
+    return new Delta(this, want, need, nodes, token, admitted ? permits : -permits);
+  }
+
+  public Counter counter() {
+    return counter;
+  }
+
+  public String key() {
+    return key;
+  }
+
+  public long window() {
+    return window;
+  }
+
+  public long amount() {
+    return amount;
+  }
+
+  /** The claim asked for; 0: none (a held claim is given up). */
+  public long want() {
+    return want;
+  }
+
+  /** The least claim the node needs now (0: none). */
+  public long need() {
+    return need;
+  }
+
+  /** The nodes a claim is split between. */
+  public int nodes() {
+    return nodes;
+  }
+
+  public long denied() {
+    return denied;
+  }
+
+  /** The take's or settled take's token; 0: none. */
+  public long token() {
+    return token;
+  }
+
+  /** A settled take: +permits to count unless the take counted them, -permits to take back if it did; 0: none. */
+  public long settle() {
+    return settle;
+  }
+
+  @Override
+  public String toString() {
+    return counter.limit().name() + "/" + key + (counter.kind() == Counter.Kind.WINDOW ? "@" + window : "")
+        + " +" + amount;
+  }
+}

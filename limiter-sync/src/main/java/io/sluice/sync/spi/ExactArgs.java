@@ -1,0 +1,100 @@
+package io.sluice.sync.spi;
+
+import io.sluice.node.Algorithm;
+import io.sluice.node.Limit;
+
+/**
+ * What an exact acquire ({@link ExactStore}) and a lease ({@link LeaseStore}) may ask, checked one way
+ * for every store. The Redis scripts compute in doubles (integers exact below 2^53) and the Hazelcast
+ * entry processors in longs; both stores accept the very same requests, refuse the rest with the same
+ * message (starting with the field), and round alike, so that a limit behaves the same on either.
+ */
+public final class ExactArgs {
+  /** Latest time an exact acquire may carry (year 2112): sums of times and windows stay below 2^53. */
+  static final long MAX_NOW_MICROS = 1L << 52;
+  /** Longest window of an exact acquire (about 71 years). */
+  static final long MAX_WINDOW_MICROS = 1L << 51;
+
+  private ExactArgs() {
+  }
+
+  /** The checks {@link ExactStore#acquire} promises, before anything is sent. */
+  public static void checkAcquire(Limit limit, String key, long cost, long nowMicros) {
+    if (limit == null) {
+      throw new IllegalArgumentException("limit: must not be null");
+    }
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (cost < 1 || cost > limit.capacity()) {
+      throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
+          + " of limit " + limit.name() + ", got " + cost);
+    }
+    if (nowMicros < 0 || nowMicros > MAX_NOW_MICROS) {
+      throw new IllegalArgumentException("nowMicros: must be between 0 and 2^52 (microseconds since the epoch),"
+          + " got " + nowMicros);
+    }
+  }
+
+  /** The checks of a lease, before anything is sent; answers the limit's window in microseconds. */
+  public static long checkLease(Counter counter, String key, long want) {
+    Limit limit = counter.limit();
+    if (counter.kind() != Counter.Kind.WINDOW) {
+      throw new IllegalArgumentException("counter: leases are taken from window limits, not " + limit.algorithm());
+    }
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (want < 1 || want > limit.capacity()) {
+      throw new IllegalArgumentException("want: must be between 1 and the limit " + limit.capacity() + ", got " + want);
+    }
+    return windowMicros(limit);
+  }
+
+  /**
+   * The sliding estimate's unit of a lease, microseconds; 0 for a fixed window, where the window
+   * before does not count.
+   */
+  public static long leaseUnitMicros(Limit limit, long windowMicros) {
+    return limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? slidingUnitMicros(limit.capacity(), windowMicros) : 0;
+  }
+
+  /** A lease's time into its window, kept inside the window (a node's clock may be a little off). */
+  public static long leaseElapsedMicros(long elapsedMicros, long windowMicros) {
+    return Math.max(0, Math.min(windowMicros - 1, elapsedMicros));
+  }
+
+  /** The window of a window limit (or log) in whole microseconds, or a message naming {@code window}. */
+  public static long windowMicros(Limit limit) {
+    long nanos = limit.periodNanos();
+    if (nanos % 1_000 != 0) {
+      throw new IllegalArgumentException("window: must be a whole number of microseconds for a distributed store,"
+          + " got " + nanos + " ns in limit " + limit.name());
+    }
+    if (nanos / 1_000 > MAX_WINDOW_MICROS) {
+      throw new IllegalArgumentException("window: at most 2^51 us for a distributed store, got " + nanos
+          + " ns in limit " + limit.name());
+    }
+    return nanos / 1_000;
+  }
+
+  /**
+   * The sliding window counter's time unit in the store, in microseconds: the smallest power of 1000
+   * for which {@code 3 * limit * (window / unit)} fits Lua's 53-bit integers and which is no finer than
+   * the unit limiter-node's kernel uses for the same limit (its {@code unitFor}: the smallest power of
+   * 1000 ns for which {@code 3 * limit * window} fits a long), so that both round elapsed time alike
+   * whenever the store can.
+   */
+  public static long slidingUnitMicros(long limit, long windowMicros) {
+    long windowNanos = windowMicros * 1_000;
+    long kernelUnitNanos = 1;
+    while (windowNanos / kernelUnitNanos > Long.MAX_VALUE / 3 / limit) {
+      kernelUnitNanos *= 1000;
+    }
+    long unit = 1;
+    while (unit * 1_000 < kernelUnitNanos || windowMicros / unit > Counter.LUA_MAX_EXACT / 3 / limit) {
+      unit *= 1000;
+    }
+    return unit;
+  }
+}

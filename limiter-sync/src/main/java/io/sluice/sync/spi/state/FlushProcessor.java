@@ -1,0 +1,368 @@
+package io.sluice.sync.spi.state;
+
+import io.sluice.node.Algorithm;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.StoreKeys;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code flush.lua} for the counter keys of the Hazelcast store, run on each key on its own (one
+ * {@code submitToKeys} call per batch; Hazelcast groups the keys by partition and member): applies a
+ * batch's deltas for the key it runs on (usually one; two when a key's previous and current windows
+ * are flushed together), at most once per node and sequence, and answers the values the script
+ * answers for them.
+ *
+ * <p>Whether a batch is new for this key is decided by the node's last sequence recorded in the entry,
+ * in one of three modes: {@link #READ} never applies; {@link #IF_KNOWN} applies
+ * when the entry knows the node and the sequence is above its last one, and answers {@link #UNKNOWN}
+ * without applying when the entry does not know the node (a new key, or one that expired); {@link
+ * #IF_NEWER} applies when the sequence is above the node's last one, or the node is unknown here;
+ * {@link #CLAIM} (a claim-only batch, no permits) always applies and records no sequence.
+ *
+ * <p>Returns {@code [status, v1, v2, ...]}: status {@link #APPLIED}, {@link #SEEN} (not applied: a
+ * retry or a replay) or {@link #UNKNOWN}; then five values per delta, as in {@link FlushResult}: the
+ * count (or backlog), the previous window's count, the node's claim (-1 for GCRA), the split of a
+ * sliding window's claimant, and 1 if a take was counted. It
+ * carries everything it needs (including the flushing process's clock, for forgetting silent nodes),
+ * so it is deterministic and Hazelcast can run the very same processor on the backup replicas.
+ */
+public final class FlushProcessor implements EntryUpdate {
+  private static final long serialVersionUID = 1L;
+  static final byte WINDOW = 'w';
+  static final byte FIXED = 'f';
+  static final byte GCRA = 'g';
+  public static final byte READ = 0;
+  public static final byte IF_KNOWN = 1;
+  public static final byte IF_NEWER = 2;
+  /** A claim-only batch ({@link Batch#CLAIM_ONLY}): applied every time, the node's sequence left alone. */
+  public static final byte CLAIM = 3;
+  static final long SEEN = 0;
+  public static final long APPLIED = 1;
+  public static final long UNKNOWN = 2;
+
+  private final String nodeId;
+  private final long sequence;
+  private final long nowMicros;
+  private final long wallMillis;
+  private final long retainMillis;
+  private final int maxNodes;
+  private final byte mode;
+  /** The keys, and where each key's deltas start in the arrays below (one more entry: the end). */
+  private final byte[][] keys;
+  private final int[] from;
+  /** Per delta, like flush.lua's arguments: kind, then window and TTL (ms), or scale and interval. */
+  private final byte[] kinds;
+  private final long[] first;
+  private final long[] second;
+  private final long[] amounts;
+  /** Per window delta, as flush.lua's: the claim asked for, the capacity, the nodes, the window in us. */
+  private final long[] wants;
+  private final long[] capacities;
+  private final int[] nodeCounts;
+  private final long[] windowMicros;
+  /** Per window delta, as flush.lua's: the least claim the node needs now, a take's or settle's token, the settle. */
+  private final long[] needs;
+  private final long[] tokens;
+  private final long[] settles;
+  /** Key to index, built once on each member that runs this processor (for several partitions at once). */
+  private transient volatile Map<ByteBuffer, Integer> index;
+
+  FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
+      byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts, long[] wants,
+      long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs, long[] tokens, long[] settles) {
+    this.nodeId = nodeId;
+    this.sequence = sequence;
+    this.nowMicros = nowMicros;
+    this.wallMillis = wallMillis;
+    this.retainMillis = retainMillis;
+    this.maxNodes = maxNodes;
+    this.mode = mode;
+    this.keys = keys;
+    this.from = from;
+    this.kinds = kinds;
+    this.first = first;
+    this.second = second;
+    this.amounts = amounts;
+    this.wants = wants;
+    this.capacities = capacities;
+    this.nodeCounts = nodeCounts;
+    this.windowMicros = windowMicros;
+    this.needs = needs;
+    this.tokens = tokens;
+    this.settles = settles;
+  }
+
+  /** The deltas of each counter key of a batch (keys under {@code prefix}), in batch order. */
+  public static Map<ByteBuffer, List<Integer>> byKey(Batch batch, String prefix) {
+    Map<ByteBuffer, List<Integer>> byKey = new LinkedHashMap<>();
+    List<Delta> deltas = batch.deltas();
+    for (int i = 0; i < deltas.size(); i++) {
+      Delta d = deltas.get(i);
+      byte[] key = StoreKeys.counterKey(prefix, d.counter().limit().name(), d.key());
+      byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(1)).add(i);
+    }
+    return byKey;
+  }
+
+  /** A processor for some keys of a batch, and where its answers go in the batch's order. */
+  public static final class Plan {
+    public final FlushProcessor processor;
+    /** The keys, and where each key's deltas start (one more entry: the end). */
+    public final byte[][] keys;
+    private final int[] from;
+    /** Delta i of the processor is delta place[i] of the batch. */
+    private final int[] place;
+
+    private Plan(FlushProcessor processor, byte[][] keys, int[] from, int[] place) {
+      this.processor = processor;
+      this.keys = keys;
+      this.from = from;
+      this.place = place;
+    }
+
+    /** Copies the processor's answer for key k into the batch's values, claims, splits and takes counted. */
+    public void answer(int k, long[] out, long[] values, long[] claims, long[] splits, long[] taken) {
+      for (int x = from[k], o = 1; x < from[k + 1]; x++, o += 5) {
+        values[2 * place[x]] = out[o];
+        values[2 * place[x] + 1] = out[o + 1];
+        claims[place[x]] = out[o + 2];
+        splits[place[x]] = out[o + 3];
+        taken[place[x]] = out[o + 4];
+      }
+    }
+  }
+
+  /** The processor for the keys of {@code byKey} (see {@link #byKey}), in {@code mode}. */
+  public static Plan plan(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode, long wallMillis, long retainMillis,
+      int maxNodes) {
+    List<Delta> deltas = batch.deltas();
+    int n = 0;
+    for (List<Integer> idx : byKey.values()) {
+      n += idx.size();
+    }
+    byte[][] keys = new byte[byKey.size()][];
+    int[] from = new int[byKey.size() + 1];
+    int[] place = new int[n];
+    byte[] kinds = new byte[n];
+    long[] first = new long[n];
+    long[] second = new long[n];
+    long[] amounts = new long[n];
+    long[] wants = new long[n];
+    long[] capacities = new long[n];
+    int[] nodeCounts = new int[n];
+    long[] windowMicros = new long[n];
+    long[] needs = new long[n];
+    long[] tokens = new long[n];
+    long[] settles = new long[n];
+    int k = 0;
+    int i = 0;
+    for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
+      keys[k] = e.getKey().array();
+      from[k] = i;
+      for (int d : e.getValue()) {
+        Delta delta = deltas.get(d);
+        Counter c = delta.counter();
+        place[i] = d;
+        if (c.kind() == Counter.Kind.WINDOW) {
+          kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : WINDOW;
+          first[i] = delta.window();
+          second[i] = c.windowTtlMillis();
+          wants[i] = delta.want();
+          capacities[i] = c.limit().capacity();
+          nodeCounts[i] = delta.nodes();
+          windowMicros[i] = c.windowNanos() / 1_000;
+          needs[i] = delta.need();
+          tokens[i] = delta.token();
+          settles[i] = delta.settle();
+        } else {
+          kinds[i] = GCRA;
+          first[i] = c.scale();
+          second[i] = c.interval();
+        }
+        amounts[i++] = delta.amount();
+      }
+      k++;
+    }
+    from[k] = i;
+    FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
+        retainMillis, maxNodes, mode, keys, from, kinds, first, second, amounts, wants, capacities, nodeCounts,
+        windowMicros, needs, tokens, settles);
+    return new Plan(processor, keys, from, place);
+  }
+
+  @Override
+  public long[] process(Map.Entry<byte[], CounterEntry> entry) {
+    CounterEntry state = entry.getValue() == null ? CounterEntry.EMPTY : entry.getValue();
+    long last = state.sequenceOf(nodeId);
+    boolean unknown = mode == IF_KNOWN && last < 0;
+    boolean apply = mode == CLAIM || (mode != READ && !unknown && sequence > last);
+    int k = indexOf(entry.getKey());
+    long[] out = new long[1 + 5 * (from[k + 1] - from[k])];
+    out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
+    long ttlMillis = 0; // 0: keep the entry's expiry
+    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 5) {
+      if (kinds[i] == WINDOW || kinds[i] == FIXED) {
+        long w = first[i];
+        long held = state.claimOf(nodeId, w);
+        int split = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
+        long taken = 0;
+        if (apply) {
+          boolean firstWrite = !state.hasWindow(w);
+          // a claim-only batch's amount is a take: counted only if the claim covers the need (flush.lua)
+          long amount = mode == CLAIM ? 0 : amounts[i];
+          long take = mode == CLAIM ? amounts[i] : 0;
+          long seenToken = state.takeTokenOf(nodeId, w);
+          // (null: a processor sent by a member from before takes, during a rolling upgrade)
+          long token = tokens == null ? 0 : tokens[i];
+          long settle = settles == null ? 0 : settles[i];
+          boolean recordToken = false;
+          if (settle != 0) {
+            boolean counted = seenToken >= token;
+            if ((settle > 0 && !counted) || (settle < 0 && counted)) {
+              state = state.addToWindow(w, settle);
+            }
+            recordToken = !counted;
+          }
+          long claim = wants[i] > 0 ? claim(state, i, w, held, amount) : 0;
+          if (take > 0 && token > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
+            amount += take;
+            claim -= take;
+            taken = 1;
+            recordToken = true;
+          }
+          // (a take counted that asked for nothing beyond it holds no part of the fading: flush.lua)
+          split = kinds[i] == WINDOW && wants[i] > 0 && !(taken == 1 && wants[i] == needs[i]) ? grantSplit(state, i, w) : 0;
+          long since = split > 0 ? sinceWindowStart(i, w) : -1;
+          state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split);
+          if (recordToken) {
+            state = state.withTakeToken(nodeId, w, token);
+          }
+          if (firstWrite) {
+            // the window's first write: drop windows before the previous one, and live through the
+            // next window (the TTL covers this window and the one after it, where this count still weighs)
+            // (a sliding window keeps the one before the previous: its claimants' parts weigh, see claim)
+            state = kinds[i] == WINDOW ? state.dropOlderThan(w - 2) : state.dropBefore(w);
+            ttlMillis = second[i];
+          }
+          held = claim;
+        }
+        out[o] = state.count(w);
+        out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
+        out[o + 2] = held;
+        out[o + 3] = split;
+        out[o + 4] = taken;
+      } else if (kinds[i] == GCRA) {
+        long scale = first[i];
+        long interval = second[i];
+        long at = state.bucketTime(nowMicros);
+        long backlog = state.backlogAt(at, scale);
+        if (apply) {
+          backlog = CounterEntry.saturatedAdd(backlog, CounterEntry.saturatedMultiply(amounts[i], interval));
+          state = state.withBucket(at, backlog);
+          // the state is at rest (equal to a fresh one) once the backlog has drained
+          ttlMillis = backlog / scale / 1_000 + 1_000;
+        }
+        out[o] = backlog;
+        out[o + 1] = 0;
+        out[o + 2] = -1;
+        out[o + 3] = 0;
+        out[o + 4] = 0;
+      } else {
+        throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
+      }
+    }
+    if (apply) {
+      if (mode != CLAIM) {
+        state = state.withSequence(nodeId, sequence, wallMillis, retainMillis, maxNodes);
+      }
+      ExpiringEntry.write(entry, state, ttlMillis);
+    }
+    return out;
+  }
+
+  /**
+   * flush.lua's grant: what the node may still admit under its old claim while this flush came
+   * (committed, kept), and an even part between the nodes of half of what no count holds, less the
+   * claims (or what the node needs now, when that is more and that much is free), at most what it
+   * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
+   * claimant holds an even part of what fades from the time of its claim (rate prev / window / nodes).
+   */
+  private long claim(CounterEntry state, int i, long w, long held, long amount) {
+    long at = sinceWindowStart(i, w);
+    long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
+    double fade = (double) prev / windowMicros[i];
+    long committed = held - amount;
+    long since = state.claimSinceOf(nodeId, w);
+    if (kinds[i] == WINDOW && since >= 0) {
+      committed += (long) Math.floor(fade / state.claimSplitOf(nodeId, w) * Math.max(0, at - since));
+    }
+    committed = Math.max(0, committed);
+    double used = (double) state.count(w) + amount + (state.claimsOn(w) - held) + committed;
+    if (kinds[i] == WINDOW) {
+      // the previous window's count, the claims on it, and its claimants' parts of what faded there
+      // (to its end: taken without a flush, so possibly not counted yet), all fading now
+      double prevFlow = (double) state.count(w - 2) / windowMicros[i]
+          * Math.max(0, state.claimantsOn(w - 1, null) * windowMicros[i] - state.claimantTimesOn(w - 1, null));
+      used += (prev + state.claimsOn(w - 1) + prevFlow) * (windowMicros[i] - at) / windowMicros[i];
+      // the other claimants' parts of what faded since their claims, each at its own 1 / n
+      double others = state.claimantsOn(w, nodeId);
+      used += fade * Math.max(0, others * at - state.claimantTimesOn(w, nodeId));
+    }
+    double free = Math.floor(capacities[i] - used);
+    // claims held ahead of demand take at most half of what no count holds (each node an even part
+    // of it), so that unused claims of other nodes never deny a key below half its limit
+    double spare = Math.floor((free - (state.claimsOn(w) - held) - committed) / 2);
+    // (rounded down: near the limit nodes hold nothing ahead, and each permit goes to the node that
+    // has a request for it)
+    long extra = free > 0 && spare > 0 ? (long) Math.floor(spare / nodeCounts[i]) : 0;
+    if (free > 0 && needs[i] - committed > extra) {
+      extra = (long) Math.min(needs[i] - committed, free); // what the node needs now, when that much is free
+    }
+    return committed + Math.max(0, Math.min(extra, wants[i] - committed));
+  }
+
+  /**
+   * flush.lua's split of a sliding window's claimant: the nodes it asked to split the fading by, or,
+   * where the other claimants' parts leave less than that, the part that is left (0: none is).
+   */
+  private int grantSplit(CounterEntry state, int i, long w) {
+    double others = state.claimantsOn(w, nodeId);
+    if (others + 1.0 / nodeCounts[i] <= 1 + 1e-9) {
+      return nodeCounts[i];
+    }
+    if (others >= 1 - 1e-9) {
+      return 0;
+    }
+    long split = (long) Math.ceil(1 / (1 - others) - 1e-9);
+    return split > Delta.MAX_NODES ? 0 : (int) split;
+  }
+
+  /** The node's time from the start of window w, in us, within the window. */
+  private long sinceWindowStart(int i, long w) {
+    return Math.max(0, Math.min(windowMicros[i], nowMicros - w * windowMicros[i]));
+  }
+
+  private int indexOf(byte[] key) {
+    Map<ByteBuffer, Integer> map = index;
+    if (map == null) {
+      map = new HashMap<>(keys.length * 2);
+      for (int i = 0; i < keys.length; i++) {
+        map.put(ByteBuffer.wrap(keys[i]), i);
+      }
+      index = map; // a race builds the same map twice, harmlessly
+    }
+    Integer i = map.get(ByteBuffer.wrap(key));
+    if (i == null) {
+      throw new IllegalArgumentException("flush: no deltas for this key");
+    }
+    return i;
+  }
+}

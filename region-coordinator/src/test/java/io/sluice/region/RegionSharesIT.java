@@ -1,0 +1,208 @@
+package io.sluice.region;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.sync.RedisFixture;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.hazelcast.HazelcastCounterStore;
+import io.sluice.sync.redis.RedisCounterStore;
+import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.StoreKeys;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A region's part of a global quota against a real redis-server: the static share without a
+ * coordinator, the coordinator's shares read back with each flush (current window, lease windows,
+ * then static again), denied demand and the demand index, the clamp that never writes a share below
+ * what the region counted, and epoch fencing.
+ */
+class RegionSharesIT {
+  @RegisterExtension
+  static final RedisFixture redis = new RedisFixture();
+
+  private static final long WINDOW_NANOS = Duration.ofSeconds(10).toNanos();
+
+  private static Limit quota(String name) {
+    return Limit.fixedWindow(name).limit(300).window(Duration.ofSeconds(10)).build();
+  }
+
+  private static SyncedLimiter node(Limit quota, CounterStore store, ManualTicker ticker) {
+    return SyncedLimiter.builder(quota, store).nodeId("n1").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).regionalQuota(3).build();
+  }
+
+  /** Admits one permit at a time, syncing every ten, until the node denies; returns how many it admitted. */
+  private static long drain(SyncedLimiter node, String key) {
+    long admitted = 0;
+    for (int i = 0; i < 1_000; i++) {
+      if (node.tryAcquire(key)) {
+        admitted++;
+      }
+      if (i % 10 == 9) {
+        node.syncNow();
+      }
+    }
+    node.syncNow();
+    return admitted;
+  }
+
+  @Test
+  void enforcesStaticShareThenCoordinatorsShareThenLeaseThenStaticAgain() {
+    Limit quota = quota("q-lease");
+    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker)) {
+      // no coordinator yet: 300 / 3 regions
+      assertThat(drain(node, "k")).isEqualTo(100);
+
+      RegionShareStore.WriteResult written = shares.write(1, quota, w, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 150, 120, w + 2)));
+      assertThat(written.accepted()).isTrue();
+      assertThat(written.shares()).containsExactly(150);
+      node.syncNow(); // the flush reads the new share back
+      assertThat(100 + drain(node, "k")).isEqualTo(150);
+
+      assertThat(shares.keys(quota, w, 10)).containsExactly("k");
+      List<RegionShareStore.KeyState> read = shares.read(quota, w, shares.keys(quota, w, 10));
+      assertThat(read).hasSize(1);
+      RegionShareStore.KeyState k = read.get(0);
+      assertThat(k.key()).isEqualTo("k");
+      assertThat(k.admitted()).isEqualTo(150);
+      assertThat(k.denied()).isEqualTo(1_000 - 100 + 1_000 - 50);
+      assertThat(k.shareFor(w)).isEqualTo(150);
+      assertThat(k.shareFor(w + 2)).isEqualTo(120);
+      assertThat(k.shareFor(w + 3)).isEqualTo(-1);
+      assertThat(k.epoch()).isEqualTo(1);
+
+      ticker.advanceNanos(WINDOW_NANOS); // w + 1: the lease share
+      node.syncNow();
+      assertThat(drain(node, "k")).isEqualTo(120);
+      ticker.advanceNanos(2 * WINDOW_NANOS); // w + 3: past the lease, static again
+      assertThat(drain(node, "k")).isEqualTo(100);
+    }
+  }
+
+  /**
+   * A regional Redis that restarts empty loses the coordinator's share record: the node keeps the
+   * share the lease gave it for the windows the lease covered (the coordinator counts the region at
+   * that share until its next round), instead of the static share, which here is larger and would push
+   * the regions' sum over the quota; its own permits go to the new store again (refill).
+   */
+  @Test
+  void aRegionWhoseRedisLostItsDataKeepsItsLeasedShare() {
+    Limit quota = quota("q-lost");
+    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker)) {
+      assertThat(shares.write(1, quota, w, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 60, 50, w + 2))).accepted()).isTrue();
+      node.syncNow();
+      assertThat(drain(node, "k")).as("the leased share").isEqualTo(60);
+      redis.cli().flushall(); // the regional Redis restarts empty
+      node.syncNow();
+      node.syncNow();
+      assertThat(drain(node, "k")).as("after the loss: still the leased share, not G / 3 = 100").isZero();
+      ticker.advanceNanos(WINDOW_NANOS); // w + 1: the lease's next share
+      node.syncNow();
+      assertThat(drain(node, "k")).isEqualTo(50);
+    }
+  }
+
+  /**
+   * The coordinator reads the keys of the demand index back exactly (StoreKeys.keyOf), whatever they
+   * hold, and skips keys of the layout before the limit name was length-prefixed.
+   */
+  @Test
+  void theDemandIndexGivesBackEachKeyAndSkipsKeysOfTheOldLayout() {
+    Limit quota = quota("q:keys");
+    ManualTicker ticker = new ManualTicker();
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    List<String> keys = List.of("b:c", "x}y", "{z", "7:q:keys:k", "用户-🚦", "a\uD800b", "a\uDC00b");
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker)) {
+      for (String k : keys) {
+        assertThat(node.tryAcquire(k)).isTrue();
+      }
+      node.syncNow();
+      redis.cli().zadd("sluice:demand:q:keys", w, "sluice:{q:keys:old}"); // as a node of the old layout wrote it
+      assertThat(shares.keys(quota, w, 100)).containsExactlyInAnyOrderElementsOf(keys);
+      assertThat(shares.read(quota, w, keys)).allSatisfy(k -> assertThat(k.admitted()).as(k.key()).isEqualTo(1));
+    }
+  }
+
+  @Test
+  void neverWritesAShareBelowWhatTheRegionCounted() {
+    Limit quota = quota("q-clamp");
+    ManualTicker ticker = new ManualTicker();
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker)) {
+      long admitted = 0;
+      for (int i = 0; i < 1_000 && admitted < 80; i++) {
+        admitted += node.tryAcquire("k") ? 1 : 0;
+        node.syncNow();
+      }
+      assertThat(admitted).isEqualTo(80);
+      RegionShareStore.WriteResult written = shares.write(1, quota, w, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 10, 30, w + 1)));
+      assertThat(written.shares()).containsExactly(80);
+      assertThat(written.nextShares()).containsExactly(30);
+      node.tryAcquire("k"); // decided on the view from before the write, which the next flush refreshes
+      node.syncNow();
+      assertThat(node.tryAcquire("k")).isFalse();
+    }
+  }
+
+  @Test
+  void refusesWritesFromAnOlderEpoch() {
+    Limit quota = quota("q-epoch");
+    try (RegionShareStore shares = RegionShareStore.connect(
+        RedisStoreConfig.builder(redis.uri()).keyPrefix("fenced").build())) {
+      assertThat(shares.epoch()).isZero();
+      assertThat(shares.write(2, quota, 5, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 10, 10, 6))).accepted()).isTrue();
+      RegionShareStore.WriteResult stale = shares.write(1, quota, 5, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 99, 99, 6)));
+      assertThat(stale.accepted()).isFalse();
+      assertThat(stale.epoch()).isEqualTo(2);
+      assertThat(shares.epoch()).isEqualTo(2);
+      assertThat(shares.keys(quota, 5, 10)).isEmpty(); // shares alone do not make a key demanded
+      assertThat(shares.read(quota, 5, List.of("k")).get(0).share()).isEqualTo(10);
+      String k = new String(StoreKeys.counterKey("fenced", "q-epoch", "k"), StandardCharsets.UTF_8);
+      assertThat(redis.cli().hget(k, "s:v")).isEqualTo("10");
+    }
+  }
+
+  @Test
+  void badConfigurationNamesTheField() {
+    Limit sliding = Limit.slidingWindowCounter("s").limit(300).window(Duration.ofSeconds(10)).build();
+    try (RedisCounterStore store = redis.newStore()) {
+      assertThatThrownBy(() -> SyncedLimiter.builder(sliding, store).regionalQuota(3).build())
+          .hasMessageStartingWith("limit: a regional quota");
+      assertThatThrownBy(() -> SyncedLimiter.builder(quota("b1"), store).regionalQuota(3).batchSize(1).build())
+          .hasMessageStartingWith("regionalQuota:");
+      assertThatThrownBy(() -> SyncedLimiter.builder(quota("z"), store).regionalQuota(0))
+          .hasMessageStartingWith("regionalQuota:");
+      assertThatThrownBy(() -> SyncedLimiter.builder(quota("big"), store).regionalQuota(301).build())
+          .hasMessageStartingWith("regions:");
+    }
+    try (HazelcastCounterStore hz = HazelcastCounterStore.embedded()) {
+      assertThatThrownBy(() -> SyncedLimiter.builder(quota("h"), hz).regionalQuota(3).build())
+          .hasMessageStartingWith("regionalQuota: needs a store");
+    }
+  }
+}
