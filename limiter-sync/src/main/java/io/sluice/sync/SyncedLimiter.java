@@ -147,7 +147,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final Duration claimTimeout;
   private final StoreFailurePolicy onStoreFailure;
   private final LimitListener listener;
-  private final CircuitBreaker breaker;
+  private final StoreCalls calls;
   private final long heartbeatIntervalNanos;
   /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
   private volatile int registeredNodes;
@@ -207,8 +207,6 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final java.util.concurrent.atomic.AtomicLong numberedSent = new java.util.concurrent.atomic.AtomicLong();
   private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
   private final LongAdder refilledPermits = new LongAdder();
-  private final LongAdder storeCalls = new LongAdder();
-  private final LongAdder storeFailures = new LongAdder();
   private final LongAdder overflowed = new LongAdder();
   private final LongAdder fallbackDecisions = new LongAdder();
   /** Permits admitted here that the store has not acknowledged yet (sent or not). */
@@ -222,15 +220,12 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   private volatile long flushCycleNanos;
   private long lastSyncStart = Long.MIN_VALUE;
-  /** Store call duration, nanoseconds: a running mean that jumps up to any slower call (0 before). */
-  private volatile long roundTripNanos;
   /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
   private double meanKeyRate;
   private final long hotBatchMultiplier;
   private final double hotKeyFactor;
   private final double minHotRate;
   private final long hotSyncIntervalNanos;
-  private final LongAdder storeNanos = new LongAdder();
   /** Where a view hands unsent permits of windows it rolls past (one object, not one per decision). */
   private final KeyView.OrphanSink orphanSink = this::orphan;
   /** One decision per outcome with no numbers, for {@link #tryAcquire}, which reads only the outcome. */
@@ -262,11 +257,12 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.claimTimeout = b.claimTimeout.compareTo(b.flushTimeout) < 0 ? b.claimTimeout : b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
     this.listener = b.listener;
-    this.breaker = CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
-        b.breakerConfig != null ? b.breakerConfig : defaultBreakerConfig(b.flushTimeout, b.store.callTimeout()));
+    this.calls = new StoreCalls(CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
+        b.breakerConfig != null ? b.breakerConfig : StoreCalls.defaultBreakerConfig(b.flushTimeout, b.store.callTimeout())),
+        b.flushTimeout);
     // nodes cut off together come back within a breaker's wait in the open state and a flush of each
     // other (twice, for the probe that fails first): a local share is held that long after its last use
-    this.shareHoldNanos = 2 * (breaker.getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
+    this.shareHoldNanos = 2 * (calls.breaker().getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
         * 1_000_000L + flushTimeout.toNanos()) + syncIntervalNanos;
     this.heartbeatIntervalNanos = b.heartbeatInterval.toNanos();
     this.hotBatchMultiplier = b.hotBatchMultiplier;
@@ -357,7 +353,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     boolean fallback = storeDown();
     if (exact != null && !fallback && !exactTried) {
       long askedAt = System.nanoTime();
-      ExactResult r = guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
+      ExactResult r = calls.guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
       waited(askedAt);
       if (r != null) {
         return exactDecision(key, now, cost, r);
@@ -811,7 +807,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         deltas);
     long askedAt = System.nanoTime();
     v.claimCallSentAt = askedAt;
-    FlushResult result = guarded(() -> store.flush(batch), claimTimeout);
+    FlushResult result = calls.guarded(() -> store.flush(batch), claimTimeout);
     waited(askedAt);
     if (result == null) {
       if (taking) {
@@ -853,7 +849,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     long w = v.window;
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(now - w * windowNanos);
     long askedAt = System.nanoTime();
-    LeaseStore.Lease lease = guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want), claimTimeout);
+    LeaseStore.Lease lease = calls.guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want), claimTimeout);
     waited(askedAt);
     if (lease == null) {
       return false;
@@ -1010,7 +1006,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Whether the circuit breaker keeps the store out: the fallback policy decides. */
   private boolean storeDown() {
-    CircuitBreaker.State state = breaker.getState();
+    CircuitBreaker.State state = calls.breaker().getState();
     return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
   }
 
@@ -1174,7 +1170,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   private long untilNextAnswer(KeyView view) {
     int nodes = Math.max(1, activeNodes.getAsInt());
-    long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(roundTripNanos, flushCycleNanos) / 1e9);
+    long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(calls.roundTripNanos(), flushCycleNanos) / 1e9);
     long errorBudget = (long) (capacity(view) * maxError / nodes);
     return Math.max(1, Math.max(Math.max(batchFor(view), inFlight), errorBudget));
   }
@@ -1477,7 +1473,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         syncNow();
         sweepSome();
       } catch (RuntimeException e) {
-        storeFailures.increment(); // kept for the next round; the loop must survive anything
+        calls.countFailure(); // kept for the next round; the loop must survive anything
       }
     }
   }
@@ -1650,7 +1646,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       want = leaseSize(v);
     }
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read() - w * windowNanos);
-    LeaseStore.Lease lease = guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want));
+    LeaseStore.Lease lease = calls.guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want));
     synchronized (v) {
       v.leaseWanted = false;
       if (lease == null) {
@@ -1847,42 +1843,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   private Sending start(InFlight f) {
     f.sentAt = System.nanoTime();
     long index = numberedSent.incrementAndGet();
-    if (!breaker.tryAcquirePermission()) {
-      return new Sending(f, index, null, f.sentAt);
-    }
-    storeCalls.increment();
-    return new Sending(f, index, startCall(() -> store.flush(f.batch)), f.sentAt);
-  }
-
-  /** Makes a store call (the breaker's permission taken); a call that throws at once is a failed answer. */
-  private static <T> java.util.concurrent.CompletableFuture<T> startCall(
-      java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call) {
-    try {
-      return call.get().toCompletableFuture();
-    } catch (RuntimeException e) {
-      return java.util.concurrent.CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /**
-   * Waits for a store call's answer, at most {@code timeoutNanos} from its start, and tells the
-   * breaker how it went ({@code took}: the call's time). Null when it failed or timed out.
-   */
-  private <T> T await(java.util.concurrent.CompletableFuture<T> answer, long startedAt, long timeoutNanos,
-      java.util.function.LongSupplier took) {
-    try {
-      T value = answer.get(Math.max(0, timeoutNanos - (System.nanoTime() - startedAt)), TimeUnit.NANOSECONDS);
-      callSucceeded(took.getAsLong());
-      return value;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      breaker.releasePermission();
-      storeFailures.increment();
-      return null;
-    } catch (Exception e) {
-      callFailed(took.getAsLong(), e);
-      return null;
-    }
+    return new Sending(f, index, calls.start(() -> store.flush(f.batch)), f.sentAt);
   }
 
   /** Waits for a batch's answer (at most the flush timeout from its start) and takes it in. */
@@ -1890,7 +1851,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     if (s.answer == null) {
       return false;
     }
-    FlushResult result = await(s.answer, s.startedAt, flushTimeout.toNanos(), s::took);
+    FlushResult result = calls.await(s.answer, s.startedAt, flushTimeout.toNanos(), s::took);
     return result != null && answered(s.flight, s.index, result);
   }
 
@@ -2118,43 +2079,9 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
-  /**
-   * One store call through the circuit breaker, waiting at most the flush timeout: the answer, or
-   * null when the breaker refused the call or the call failed or timed out (then the caller keeps
-   * its batch for a retry).
-   */
-  private <T> T guarded(java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call) {
-    return guarded(call, flushTimeout);
-  }
-
-  /** {@link #guarded(java.util.function.Supplier)} waiting at most {@code timeout}. */
-  private <T> T guarded(java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call, Duration timeout) {
-    if (!breaker.tryAcquirePermission()) {
-      return null;
-    }
-    storeCalls.increment();
-    long start = System.nanoTime();
-    return await(startCall(call), start, timeout.toNanos(), () -> System.nanoTime() - start);
-  }
-
-  /** A store call answered after {@code took} ns: timed, and told to the breaker. */
-  private void callSucceeded(long took) {
-    storeNanos.add(took);
-    // a running mean that follows a slower call at once, so that allowances cover spikes
-    roundTripNanos = Math.max(took, (roundTripNanos * 7 + took) / 8);
-    breaker.onSuccess(took, TimeUnit.NANOSECONDS);
-  }
-
-  /** A store call failed (or timed out) after {@code took} ns: timed, counted, and told to the breaker. */
-  private void callFailed(long took, Exception e) {
-    storeNanos.add(took);
-    breaker.onError(took, TimeUnit.NANOSECONDS, e);
-    storeFailures.increment();
-  }
-
   /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
   public int heartbeatNow() {
-    Integer alive = guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(),
+    Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(),
         Duration.ofNanos(3 * heartbeatIntervalNanos)));
     if (alive != null) {
       registeredNodes = Math.max(1, alive);
@@ -2162,34 +2089,9 @@ public final class SyncedLimiter implements KeyedLimiter {
     return Math.max(1, registeredNodes);
   }
 
-  /**
-   * The breaker's settings for flush rates rather than request rates: a count window of 10 calls,
-   * judged from 5, opening at 50% failures or at 50% slow calls, probing again after one second. A
-   * call is slow above half the flush timeout, or above 80% of the store's own call timeout when that
-   * is shorter: a call slower than the store's timeout never completes, it fails, so a slow store
-   * must count as slow below it.
-   */
-  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout, Duration storeCallTimeout) {
-    Duration slow = flushTimeout.dividedBy(2);
-    if (storeCallTimeout != null && storeCallTimeout.multipliedBy(4).dividedBy(5).compareTo(slow) < 0) {
-      slow = storeCallTimeout.multipliedBy(4).dividedBy(5);
-    }
-    return CircuitBreakerConfig.custom()
-        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-        .slidingWindowSize(10)
-        .minimumNumberOfCalls(5)
-        .failureRateThreshold(50)
-        .slowCallRateThreshold(50)
-        .slowCallDurationThreshold(slow)
-        .waitDurationInOpenState(Duration.ofSeconds(1))
-        .permittedNumberOfCallsInHalfOpenState(2)
-        .recordExceptions(Throwable.class)
-        .build();
-  }
-
   /** The circuit breaker around this node's store calls (for metrics and tests). */
   public CircuitBreaker circuitBreaker() {
-    return breaker;
+    return calls.breaker();
   }
 
   /** Exact mode: permits given back ({@link #release}) whose give-back failed, so they stay spent. */
@@ -2204,7 +2106,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Total time spent in store calls, nanoseconds. */
   public long storeNanos() {
-    return storeNanos.sum();
+    return calls.nanos();
   }
 
   /** Keys currently detected as hot (heavy hitters). */
@@ -2300,7 +2202,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Flush calls made to the store, retries included. */
   public long storeCalls() {
-    return storeCalls.sum();
+    return calls.calls();
   }
 
   /**
@@ -2312,7 +2214,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   public long storeFailures() {
-    return storeFailures.sum();
+    return calls.failures();
   }
 
   /** Permits admitted here and not yet acknowledged by the store. */

@@ -33,11 +33,11 @@ class SyncedLimiterTest {
   /** A store whose calls time out at 500 ms must count 450 ms calls as slow, or a slow link never opens the breaker. */
   @Test
   void theDefaultBreakerCountsCallsAsSlowBelowTheStoresOwnTimeout() {
-    assertThat(SyncedLimiter.defaultBreakerConfig(Duration.ofSeconds(2), Duration.ofMillis(500))
+    assertThat(StoreCalls.defaultBreakerConfig(Duration.ofSeconds(2), Duration.ofMillis(500))
         .getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(400));
-    assertThat(SyncedLimiter.defaultBreakerConfig(Duration.ofMillis(600), Duration.ofSeconds(5))
+    assertThat(StoreCalls.defaultBreakerConfig(Duration.ofMillis(600), Duration.ofSeconds(5))
         .getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(300));
-    assertThat(SyncedLimiter.defaultBreakerConfig(Duration.ofSeconds(2), null)
+    assertThat(StoreCalls.defaultBreakerConfig(Duration.ofSeconds(2), null)
         .getSlowCallDurationThreshold()).isEqualTo(Duration.ofSeconds(1));
   }
 
@@ -226,7 +226,7 @@ class SyncedLimiterTest {
   private SyncedLimiter failingNode(FlakyMemoryStore store, StoreFailurePolicy policy) {
     return SyncedLimiter.builder(perMinute, store).nodeId("n-" + policy).ticker(ticker).autoSync(false)
         .activeNodes(() -> 4).onStoreFailure(policy)
-        .circuitBreaker(CircuitBreakerConfig.from(SyncedLimiter.defaultBreakerConfig(Duration.ofSeconds(2), null))
+        .circuitBreaker(CircuitBreakerConfig.from(StoreCalls.defaultBreakerConfig(Duration.ofSeconds(2), null))
             .slidingWindowSize(4).minimumNumberOfCalls(4).waitDurationInOpenState(Duration.ofMillis(500)).build())
         .build();
   }

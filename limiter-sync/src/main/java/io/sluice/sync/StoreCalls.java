@@ -1,0 +1,154 @@
+package io.sluice.sync;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Every store call of one {@link SyncedLimiter}, through its circuit breaker and bounded in time: the
+ * breaker's permission, the wait for the answer, and what the breaker and the limiter's meters are
+ * told of it. The only place that drives the breaker.
+ *
+ * <p>Concurrency: called at once from deciding threads (claim calls, exact decisions, leases) and the
+ * flusher. The breaker is thread-safe; the counters are {@link LongAdder}s; the round-trip mean is a
+ * volatile updated without a lock (two calls ending together may lose one update, which only delays
+ * the mean by a call).
+ */
+final class StoreCalls {
+  private final CircuitBreaker breaker;
+  private final Duration defaultTimeout;
+  private final LongAdder calls = new LongAdder();
+  private final LongAdder failures = new LongAdder();
+  private final LongAdder nanos = new LongAdder();
+  /** Store call duration, nanoseconds: a running mean that jumps up to any slower call (0 before). */
+  private volatile long roundTripNanos;
+
+  StoreCalls(CircuitBreaker breaker, Duration defaultTimeout) {
+    this.breaker = breaker;
+    this.defaultTimeout = defaultTimeout;
+  }
+
+  /**
+   * One store call, waiting at most the default timeout (the flush timeout): the answer, or null when
+   * the breaker refused the call or the call failed or timed out (then the caller keeps its batch for
+   * a retry, or lets the failure policy decide).
+   */
+  <T> T guarded(Supplier<CompletionStage<T>> call) {
+    return guarded(call, defaultTimeout);
+  }
+
+  /** {@link #guarded(Supplier)} waiting at most {@code timeout}. */
+  <T> T guarded(Supplier<CompletionStage<T>> call, Duration timeout) {
+    long start = System.nanoTime();
+    CompletableFuture<T> answer = start(call);
+    return answer == null ? null : await(answer, start, timeout.toNanos(), () -> System.nanoTime() - start);
+  }
+
+  /**
+   * Starts a store call without waiting for it: null when the breaker lets no call through; a call
+   * that throws at once is a failed answer. The caller must {@link #await} a started call, so that the
+   * breaker hears how it went.
+   */
+  <T> CompletableFuture<T> start(Supplier<CompletionStage<T>> call) {
+    if (!breaker.tryAcquirePermission()) {
+      return null;
+    }
+    calls.increment();
+    try {
+      return call.get().toCompletableFuture();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Waits for a started call's answer, at most {@code timeoutNanos} from {@code startedAt}, and tells
+   * the breaker how it went ({@code took}: the call's own time, which may end before this wait does).
+   * Null when it failed or timed out.
+   */
+  <T> T await(CompletableFuture<T> answer, long startedAt, long timeoutNanos, LongSupplier took) {
+    try {
+      T value = answer.get(Math.max(0, timeoutNanos - (System.nanoTime() - startedAt)), TimeUnit.NANOSECONDS);
+      succeeded(took.getAsLong());
+      return value;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      breaker.releasePermission();
+      failures.increment();
+      return null;
+    } catch (Exception e) {
+      failed(took.getAsLong(), e);
+      return null;
+    }
+  }
+
+  private void succeeded(long took) {
+    nanos.add(took);
+    // a running mean that follows a slower call at once, so that allowances cover spikes
+    roundTripNanos = Math.max(took, (roundTripNanos * 7 + took) / 8);
+    breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+  }
+
+  private void failed(long took, Exception e) {
+    nanos.add(took);
+    breaker.onError(took, TimeUnit.NANOSECONDS, e);
+    failures.increment();
+  }
+
+  /** A failure outside any call (the flusher survived an unexpected error): counted with the failed calls. */
+  void countFailure() {
+    failures.increment();
+  }
+
+  CircuitBreaker breaker() {
+    return breaker;
+  }
+
+  /** Running mean of a call's duration, nanoseconds, jumping up to any slower call; 0 before the first. */
+  long roundTripNanos() {
+    return roundTripNanos;
+  }
+
+  long calls() {
+    return calls.sum();
+  }
+
+  long failures() {
+    return failures.sum();
+  }
+
+  long nanos() {
+    return nanos.sum();
+  }
+
+  /**
+   * The breaker's settings for flush rates rather than request rates: a count window of 10 calls,
+   * judged from 5, opening at 50% failures or at 50% slow calls, probing again after one second. A
+   * call is slow above half the flush timeout, or above 80% of the store's own call timeout when that
+   * is shorter: a call slower than the store's timeout never completes, it fails, so a slow store
+   * must count as slow below it.
+   */
+  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout, Duration storeCallTimeout) {
+    Duration slow = flushTimeout.dividedBy(2);
+    if (storeCallTimeout != null && storeCallTimeout.multipliedBy(4).dividedBy(5).compareTo(slow) < 0) {
+      slow = storeCallTimeout.multipliedBy(4).dividedBy(5);
+    }
+    return CircuitBreakerConfig.custom()
+        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+        .slidingWindowSize(10)
+        .minimumNumberOfCalls(5)
+        .failureRateThreshold(50)
+        .slowCallRateThreshold(50)
+        .slowCallDurationThreshold(slow)
+        .waitDurationInOpenState(Duration.ofSeconds(1))
+        .permittedNumberOfCallsInHalfOpenState(2)
+        .recordExceptions(Throwable.class)
+        .build();
+  }
+}
