@@ -363,250 +363,352 @@ public final class SyncedLimiter implements KeyedLimiter {
     if (!windowed) {
       return fallbackDecision(key, cost, rich);
     }
-    fallback |= exactTried;
-    long w = Math.floorDiv(now, windowNanos);
+    return decideWindow(key, cost, rich, now, fallback || exactTried);
+  }
+
+  /**
+   * A window limit's decision, under the key's monitor ({@link #judge}); a view retired from the
+   * table meanwhile is decided on its successor.
+   */
+  private Decision decideWindow(String key, long cost, boolean rich, long now, boolean fallback) {
     KeyView view = view(key);
-    boolean admit = false;
-    boolean urgent = false;
-    boolean fromLease = false;
-    long remaining = 0;
-    long retryAfter = 0;
-    boolean retired = false;
-    long countedWindow = Long.MIN_VALUE; // the window an admission counted in (for release)
-    decision:
+    Judgement j = new Judgement(cost, now, fallback);
     synchronized (view) {
-      if (view.retired) {
-        retired = true; // dropped from the table as idle after this thread found it: decided on its successor below
-        break decision;
-      }
-      settle(view);
-      view.roll(w, orphanSink);
-      boolean asked = false; // at most one store call per decision
-      boolean awaited = false; // and at most one wait for a flush that gives a claim up
-      boolean took = false; // the claim call counted this decision's permit (a take)
-      boolean takeUnsettled = false; // the claim call with this decision's take failed: a flush settles it
-      int step = NO_STEP; // what the last claimStep did, taken in at the top of the loop
-      while (true) {
-      if (step != NO_STEP) {
-        asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
-        awaited |= step == WAITED || step == WAIT_FAILED;
-        took |= step == TAKEN;
-        takeUnsettled |= step == TAKE_FAILED;
-        fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
-        step = NO_STEP;
-      }
-      if (view.retired && !took && !takeUnsettled) {
-        retired = true; // dropped while this decision waited for a release, before it took anything
-        break decision;
-      }
-      settle(view); // (another thread may have been granted credit while this one waited)
-      urgent = false;
-      fromLease = false;
-      retryAfter = 0;
-      long at = Math.max(now, view.window * windowNanos); // a thread behind counts in the newer window
-      double prevWeight = sliding ? (double) (windowNanos - (at - view.window * windowNanos)) / windowNanos : 0;
-      double globalEstimate = view.globalPrev * prevWeight + view.globalCur;
-      double own = view.pendingPrev * prevWeight + view.pendingCur;
-      long capacity = capacity(view);
-      remaining = (long) Math.floor(capacity - globalEstimate - own);
-      // a sliding window's view from before its window began misses what the other nodes added to
-      // the window that is now the previous one, and that still weighs: it is not fresh either
-      boolean fresh = view.syncedAt != Long.MIN_VALUE && now - view.syncedAt <= staleAfterNanos
-          && (!sliding || view.syncedAt >= view.window * windowNanos);
-      if (!took && !takeUnsettled && !fallback && view.shareCapWindow == view.window && now < view.shareCapUntil
-          && view.ownCur + cost > view.shareCap) {
-        // this node decided on its local share in this window while its breaker was open, and the
-        // other nodes cut off with it may still be doing so: their admissions are not in the store
-        // yet, so it keeps within its share (to the window's end, or until the others have had time to
-        // come back too) rather than spend theirs (see fallbackAdmits)
-        admit = false;
-        remaining = 0;
-        retryAfter = Math.min(view.shareCapUntil, (view.window + 1) * windowNanos) - at;
-      } else if (took) {
-        // the store counted this permit with the claim it granted: admitted, nothing to send for it
-        admit = true;
-      } else if (!takeUnsettled && view.releasedCur >= cost) {
-        // permits this node gave back after the store had counted them: its own, used again (counted
-        // as admitted below without being sent)
-        admit = true;
-        remaining = Math.max(0, remaining - cost);
-      } else if (fallback) {
-        fallbackDecisions.increment();
-        admit = fallbackAdmits(view, prevWeight, cost, storeDown(), now) && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
-            // a local share never passes what the node last saw of the limit: a key seen at its limit
-            // stays denied however little this node admitted itself
-            || globalEstimate + own + cost <= capacity);
-        retryAfter = admit ? 0 : syncIntervalNanos;
-        if (admit) {
-          remaining -= cost;
-        }
-      } else if (leases != null) {
-        if (view.leased < cost && !asked && leaseMayHelp(view, now)) {
-          // no grant pays for it: the store decides, in one round trip, as for a claim
-          asked = true;
-          if (!leaseNow(view, now, cost - view.leased)) {
-            fallback = true;
-          }
-          continue;
-        }
-        fromLease = true;
-        admit = view.leased >= cost;
-        if (admit) {
-          view.leased -= cost;
-          view.ownCur += cost;
-          remaining = view.leased;
-        } else {
-          remaining = 0;
-          retryAfter = view.lastRemaining == 0 && !sliding ? (view.window + 1) * windowNanos - at : syncIntervalNanos;
-        }
-        // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
-        // frees budget as the previous window fades, so with none left it asks again now and then
-        boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
-        if (!view.leaseWanted && expectedUntilSync(view) > 0 && view.leased < leaseSize(view) / 2 + cost && budgetLeft) {
-          view.leaseWanted = true;
-          urgent = true;
-        }
-      } else if (now < view.deniedUntil && fresh && globalEstimate + cost > capacity) {
-        // (a smaller cost than the one that cached the denial may still fit)
-        cachedDenials.increment();
-        admit = false;
-        retryAfter = view.deniedUntil - now;
-      } else if (globalEstimate + own + cost > capacity) {
-        admit = false;
-        retryAfter = retryAfter(view, at, cost);
-        if (fresh && globalEstimate + cost > capacity) {
-          view.deniedUntil = now + retryAfter;
-        } else {
-          // our own pending may have been counted already: fresh counts may show room, unless the
-          // key was at its limit then too
-          urgent = !fresh || !atLimit(view, globalEstimate, at);
-          if (!asked && asksClaims() && !fresh) {
-            // an old view: only the store knows, ask it now (its answer refreshes the counts) and
-            // decide again. (A fresh view over the limit with this node's own permits is at the
-            // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-            step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
-            continue;
-          }
-        }
-      } else {
-        boolean limitReached = atLimit(view, globalEstimate, at);
-        long allowance = allowance(view, globalEstimate, fresh, at, limitReached);
-        if (own + cost > allowance && !asked && asksClaims() && !(view.claim >= 0 && now < view.nothingFreeUntil)) {
-          // below the limit as far as this node knows, and no claim that pays for the request: a
-          // denial would be a guess, so the store decides, in one round trip (a key with a claim that
-          // pays never gets here). Only where the store had less than a decision needed, within the
-          // last sync interval, does the node deny without asking (the other nodes give claims they
-          // do not use up at their regular syncs).
-          step = claimStep(view, now, (long) Math.ceil(own + cost), cost, awaited);
-          continue;
-        }
-        if (own + cost > allowance) {
-          admit = false;
-          // a sync may show budget the other nodes left; at the limit it shows none worth the call
-          urgent = !fresh || !limitReached;
-          retryAfter = syncIntervalNanos;
-          // what this node can admit now (the rest of the limit is other nodes' claims): a 429 does
-          // not announce a quota its retry would be denied
-          remaining = Math.max(0, Math.min(remaining, (long) Math.floor(allowance - own)));
-        } else {
-          admit = true;
-          remaining -= cost;
-          // flush a full batch, or near the limit half the allowance, so that the answer is back
-          // before the allowance runs out (flushing later lets the other nodes' views fall behind:
-          // over-admission tripled when it waited for two round trips' demand); at the limit only a
-          // full batch (see atLimit). A key asked less than about once a sync interval (no claim
-          // ahead of demand) waits for the regular sync: its permit is covered by the claim it
-          // asked for, and a flush per request would double its store calls
-          long batch = batchFor(view);
-          boolean cold = claimsKept && storeKeepsClaims && expectedDemand(view, now) == 0;
-          long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
-          // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
-          boolean claimed = asksClaims() && view.claim >= 0;
-          urgent = (!fresh && !(claimed && claimHorizonNanos(view, now) > 2 * syncIntervalNanos)) || view.unsentCur + cost >= trigger;
-          if (fresh && credited) {
-            // what this branch would go on admitting, with nothing else changing: the next decisions
-            // may take that without the monitor, and the one that fills the batch asks for the sync
-            double ownAfter = own + cost;
-            long credit = Math.min((long) Math.floor(allowance - ownAfter),
-                (long) Math.floor(capacity - globalEstimate - ownAfter));
-            if (view.shareCapWindow == view.window && now < view.shareCapUntil) {
-              credit = Math.min(credit, view.shareCap - view.ownCur - cost); // (a share held since a fault)
-            }
-            if (credit > 0) {
-              boolean throttled = view.hot && view.lastUrgentSync != Long.MIN_VALUE
-                  && now - view.lastUrgentSync < hotSyncIntervalNanos;
-              view.grantCredit(credit, Math.min((view.window + 1) * windowNanos, view.syncedAt + staleAfterNanos + 1),
-                  urgent || throttled ? 0 : trigger - (view.unsentCur + cost));
-            }
-          }
-        }
-      }
-      // demand, allowed or not: the rate that decides how much to hold between syncs (measured from
-      // the key's first request, which starts the clock: one request alone is no rate)
-      if (view.rateSince == Long.MIN_VALUE) {
-        view.rateSince = now;
-      } else {
-        view.hits += cost;
-      }
-      view.demandAt = now;
-      if (regional && !admit) {
-        view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
-      }
-      if (admit) {
-        // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
-        countedWindow = exact == null ? view.window : Long.MIN_VALUE;
-        if (took) {
-          view.ownCur += cost;
-          if (numberedDone(view.key) > view.takenMark) {
-            // a numbered flush sent after the earlier takes was answered: they reached that store
-            view.takenCur = 0;
-            view.takenPrev = 0;
-          }
-          view.takenCur += cost;
-          view.takenMark = numberedSent.get();
-        } else if (takeUnsettled) {
-          // counted by the flush that settles the take (unless the take counted it), not as unsent
-          view.pendingCur += cost;
-          view.ownCur += cost;
-          pendingPermits.add(cost);
-        } else if (!fromLease) {
-          countAdmitted(view, cost);
-        }
-      }
-      if (takeUnsettled) {
-        view.settleAdmitted = admit;
-        urgent = true;
-      }
-      if (view.prevClaimHeld && !view.syncWanted) {
-        // a claim (or a sliding window's part of the fading) held on the window gone by still weighs
-        // for every node's claims in this one until a flush gives it up: at once, not at the next
-        // regular sync
-        urgent = true;
-      }
-      boolean wantsSync = urgent;
-      view.syncWanted |= urgent;
-      if (urgent && view.hot) {
-        // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
-        // next regular sync, and its larger batches cover the gap
-        if (view.lastUrgentSync != Long.MIN_VALUE && now - view.lastUrgentSync < hotSyncIntervalNanos) {
-          urgent = false;
-        } else {
-          view.lastUrgentSync = now;
-        }
-      }
-      if ((admit && !fromLease && !took) || wantsSync || (regional && !admit)) {
-        enqueue(view);
-      }
-      break;
-      }
+      judge(view, j);
     }
-    if (retired) {
+    if (j.retired) {
       return decide(key, cost, rich, exact != null);
     }
-    if (urgent) {
+    if (j.urgent) {
       requestSync();
     }
-    Outcome outcome = admit ? Outcome.ALLOWED : outcomeOfBreach();
+    return decision(key, j, rich);
+  }
+
+  /**
+   * One window decision as it goes: what the view shows at its moment ({@link #look}), the store
+   * calls it made (at most one claim or lease call, and one wait for a flush that gives a claim up),
+   * and the verdict. One per decision that takes a view's monitor; the credit path makes none.
+   */
+  private static final class Judgement {
+    final long cost;
+    final long now;
+    /** The decision's time in the view's window: a thread behind counts in the newer window. */
+    long at;
+    double prevWeight;
+    double globalEstimate;
+    double own;
+    long capacity;
+    boolean fresh;
+    /** A store call for a claim or lease was made (at most one per decision). */
+    boolean asked;
+    /** A wait for a flush that gives a claim up was made (at most one per decision). */
+    boolean awaited;
+    /** The claim call counted this decision's permit (a take). */
+    boolean took;
+    /** The claim call with this decision's take failed: a flush settles it. */
+    boolean takeUnsettled;
+    /** The store failed this decision (or its breaker is open): the failure policy decides. */
+    boolean fallback;
+    boolean admit;
+    boolean urgent;
+    boolean fromLease;
+    /** Dropped from the table as idle after this thread found it: decided on its successor. */
+    boolean retired;
+    long remaining;
+    long retryAfter;
+    /** The window an admission counted in (for release). */
+    long countedWindow = Long.MIN_VALUE;
+
+    Judgement(long cost, long now, boolean fallback) {
+      this.cost = cost;
+      this.now = now;
+      this.fallback = fallback;
+    }
+
+    /** Takes in what a {@link #claimStep} did. */
+    void stepped(int step) {
+      asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
+      awaited |= step == WAITED || step == WAIT_FAILED;
+      took |= step == TAKEN;
+      takeUnsettled |= step == TAKE_FAILED;
+      fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
+    }
+  }
+
+  /** Under the view's monitor: looks, decides (asking the store when a verdict needs it), then records. */
+  private void judge(KeyView view, Judgement j) {
+    if (view.retired) {
+      j.retired = true;
+      return;
+    }
+    settle(view);
+    view.roll(Math.floorDiv(j.now, windowNanos), orphanSink);
+    while (true) {
+      if (view.retired && !j.took && !j.takeUnsettled) {
+        j.retired = true; // dropped while this decision waited for a release, before it took anything
+        return;
+      }
+      settle(view); // (another thread may have been granted credit while this one waited)
+      look(view, j);
+      int step = verdict(view, j);
+      if (step == DECIDED) {
+        break;
+      }
+      j.stepped(step); // (AGAIN: a lease call, already taken in)
+    }
+    record(view, j);
+  }
+
+  /** The view's counts at the decision's moment, and a verdict not yet made. */
+  private void look(KeyView view, Judgement j) {
+    j.urgent = false;
+    j.fromLease = false;
+    j.retryAfter = 0;
+    j.at = Math.max(j.now, view.window * windowNanos);
+    j.prevWeight = sliding ? (double) (windowNanos - (j.at - view.window * windowNanos)) / windowNanos : 0;
+    j.globalEstimate = view.globalPrev * j.prevWeight + view.globalCur;
+    j.own = view.pendingPrev * j.prevWeight + view.pendingCur;
+    j.capacity = capacity(view);
+    j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
+    // a sliding window's view from before its window began misses what the other nodes added to
+    // the window that is now the previous one, and that still weighs: it is not fresh either
+    j.fresh = view.syncedAt != Long.MIN_VALUE && j.now - view.syncedAt <= staleAfterNanos
+        && (!sliding || view.syncedAt >= view.window * windowNanos);
+  }
+
+  /**
+   * The verdict, in order of what settles it: {@link #DECIDED}, or a store call this decision makes
+   * before deciding again ({@link #claimStep}'s answer, or {@link #AGAIN} after a lease call).
+   */
+  private int verdict(KeyView view, Judgement j) {
+    long cost = j.cost;
+    if (!j.took && !j.takeUnsettled && !j.fallback && view.shareCapWindow == view.window && j.now < view.shareCapUntil
+        && view.ownCur + cost > view.shareCap) {
+      // this node decided on its local share in this window while its breaker was open, and the
+      // other nodes cut off with it may still be doing so: their admissions are not in the store
+      // yet, so it keeps within its share (to the window's end, or until the others have had time to
+      // come back too) rather than spend theirs (see fallbackAdmits)
+      j.admit = false;
+      j.remaining = 0;
+      j.retryAfter = Math.min(view.shareCapUntil, (view.window + 1) * windowNanos) - j.at;
+    } else if (j.took) {
+      // the store counted this permit with the claim it granted: admitted, nothing to send for it
+      j.admit = true;
+    } else if (!j.takeUnsettled && view.releasedCur >= cost) {
+      // permits this node gave back after the store had counted them: its own, used again (counted
+      // as admitted below without being sent)
+      j.admit = true;
+      j.remaining = Math.max(0, j.remaining - cost);
+    } else if (j.fallback) {
+      fallbackDecisions.increment();
+      j.admit = fallbackAdmits(view, j.prevWeight, cost, storeDown(), j.now)
+          && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
+          // a local share never passes what the node last saw of the limit: a key seen at its limit
+          // stays denied however little this node admitted itself
+          || j.globalEstimate + j.own + cost <= j.capacity);
+      j.retryAfter = j.admit ? 0 : syncIntervalNanos;
+      if (j.admit) {
+        j.remaining -= cost;
+      }
+    } else if (leases != null) {
+      return verdictOnLease(view, j);
+    } else if (j.now < view.deniedUntil && j.fresh && j.globalEstimate + cost > j.capacity) {
+      // (a smaller cost than the one that cached the denial may still fit)
+      cachedDenials.increment();
+      j.admit = false;
+      j.retryAfter = view.deniedUntil - j.now;
+    } else if (j.globalEstimate + j.own + cost > j.capacity) {
+      return verdictOverTheLimit(view, j);
+    } else {
+      return verdictWithinTheLimit(view, j);
+    }
+    return DECIDED;
+  }
+
+  /** Reservation mode: admitted when the node's grant pays; a grant asked for when none does. */
+  private int verdictOnLease(KeyView view, Judgement j) {
+    long cost = j.cost;
+    long now = j.now;
+    if (view.leased < cost && !j.asked && leaseMayHelp(view, now)) {
+      // no grant pays for it: the store decides, in one round trip, as for a claim
+      j.asked = true;
+      if (!leaseNow(view, now, cost - view.leased)) {
+        j.fallback = true;
+      }
+      return AGAIN;
+    }
+    j.fromLease = true;
+    j.admit = view.leased >= cost;
+    if (j.admit) {
+      view.leased -= cost;
+      view.ownCur += cost;
+      j.remaining = view.leased;
+    } else {
+      j.remaining = 0;
+      j.retryAfter = view.lastRemaining == 0 && !sliding ? (view.window + 1) * windowNanos - j.at : syncIntervalNanos;
+    }
+    // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
+    // frees budget as the previous window fades, so with none left it asks again now and then
+    boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
+    if (!view.leaseWanted && expectedUntilSync(view) > 0 && view.leased < leaseSize(view) / 2 + cost && budgetLeft) {
+      view.leaseWanted = true;
+      j.urgent = true;
+    }
+    return DECIDED;
+  }
+
+  /** Over the limit with this node's own pending permits: denied, unless an old view must ask first. */
+  private int verdictOverTheLimit(KeyView view, Judgement j) {
+    long cost = j.cost;
+    j.admit = false;
+    j.retryAfter = retryAfter(view, j.at, cost);
+    if (j.fresh && j.globalEstimate + cost > j.capacity) {
+      view.deniedUntil = j.now + j.retryAfter;
+    } else {
+      // our own pending may have been counted already: fresh counts may show room, unless the
+      // key was at its limit then too
+      j.urgent = !j.fresh || !atLimit(view, j.globalEstimate, j.at);
+      if (!j.asked && asksClaims() && !j.fresh) {
+        // an old view: only the store knows, ask it now (its answer refreshes the counts) and
+        // decide again. (A fresh view over the limit with this node's own permits is at the
+        // limit, or its last permits are on their way to the store: the sync asked for shows it.)
+        return claimStep(view, j.now, (long) Math.ceil(j.own + cost), cost, j.awaited);
+      }
+    }
+    return DECIDED;
+  }
+
+  /** Within the limit as far as the view shows: admitted when the node's allowance (its claim) pays. */
+  private int verdictWithinTheLimit(KeyView view, Judgement j) {
+    long cost = j.cost;
+    long now = j.now;
+    boolean limitReached = atLimit(view, j.globalEstimate, j.at);
+    long allowance = allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
+    if (j.own + cost > allowance && !j.asked && asksClaims() && !(view.claim >= 0 && now < view.nothingFreeUntil)) {
+      // below the limit as far as this node knows, and no claim that pays for the request: a
+      // denial would be a guess, so the store decides, in one round trip (a key with a claim that
+      // pays never gets here). Only where the store had less than a decision needed, within the
+      // last sync interval, does the node deny without asking (the other nodes give claims they
+      // do not use up at their regular syncs).
+      return claimStep(view, now, (long) Math.ceil(j.own + cost), cost, j.awaited);
+    }
+    if (j.own + cost > allowance) {
+      j.admit = false;
+      // a sync may show budget the other nodes left; at the limit it shows none worth the call
+      j.urgent = !j.fresh || !limitReached;
+      j.retryAfter = syncIntervalNanos;
+      // what this node can admit now (the rest of the limit is other nodes' claims): a 429 does
+      // not announce a quota its retry would be denied
+      j.remaining = Math.max(0, Math.min(j.remaining, (long) Math.floor(allowance - j.own)));
+      return DECIDED;
+    }
+    j.admit = true;
+    j.remaining -= cost;
+    // flush a full batch, or near the limit half the allowance, so that the answer is back
+    // before the allowance runs out (flushing later lets the other nodes' views fall behind:
+    // over-admission tripled when it waited for two round trips' demand); at the limit only a
+    // full batch (see atLimit). A key asked less than about once a sync interval (no claim
+    // ahead of demand) waits for the regular sync: its permit is covered by the claim it
+    // asked for, and a flush per request would double its store calls
+    long batch = batchFor(view);
+    boolean cold = claimsKept && storeKeepsClaims && expectedDemand(view, now) == 0;
+    long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
+    // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
+    boolean claimed = asksClaims() && view.claim >= 0;
+    j.urgent = (!j.fresh && !(claimed && claimHorizonNanos(view, now) > 2 * syncIntervalNanos))
+        || view.unsentCur + cost >= trigger;
+    if (j.fresh && credited) {
+      grantCredit(view, j, allowance, trigger);
+    }
+    return DECIDED;
+  }
+
+  /**
+   * What the within-the-limit verdict would go on admitting, with nothing else changing: the next
+   * decisions may take that without the monitor, and the one that fills the batch asks for the sync.
+   */
+  private void grantCredit(KeyView view, Judgement j, long allowance, long trigger) {
+    long cost = j.cost;
+    long now = j.now;
+    double ownAfter = j.own + cost;
+    long credit = Math.min((long) Math.floor(allowance - ownAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
+    if (view.shareCapWindow == view.window && now < view.shareCapUntil) {
+      credit = Math.min(credit, view.shareCap - view.ownCur - cost); // (a share held since a fault)
+    }
+    if (credit > 0) {
+      boolean throttled = view.hot && view.lastUrgentSync != Long.MIN_VALUE
+          && now - view.lastUrgentSync < hotSyncIntervalNanos;
+      view.grantCredit(credit, Math.min((view.window + 1) * windowNanos, view.syncedAt + staleAfterNanos + 1),
+          j.urgent || throttled ? 0 : trigger - (view.unsentCur + cost));
+    }
+  }
+
+  /** Under the view's monitor, after the verdict: the key's demand, the admission's count, and its sync. */
+  private void record(KeyView view, Judgement j) {
+    long cost = j.cost;
+    long now = j.now;
+    // demand, allowed or not: the rate that decides how much to hold between syncs (measured from
+    // the key's first request, which starts the clock: one request alone is no rate)
+    if (view.rateSince == Long.MIN_VALUE) {
+      view.rateSince = now;
+    } else {
+      view.hits += cost;
+    }
+    view.demandAt = now;
+    if (regional && !j.admit) {
+      view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
+    }
+    if (j.admit) {
+      // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
+      j.countedWindow = exact == null ? view.window : Long.MIN_VALUE;
+      if (j.took) {
+        view.ownCur += cost;
+        if (numberedDone(view.key) > view.takenMark) {
+          // a numbered flush sent after the earlier takes was answered: they reached that store
+          view.takenCur = 0;
+          view.takenPrev = 0;
+        }
+        view.takenCur += cost;
+        view.takenMark = numberedSent.get();
+      } else if (j.takeUnsettled) {
+        // counted by the flush that settles the take (unless the take counted it), not as unsent
+        view.pendingCur += cost;
+        view.ownCur += cost;
+        pendingPermits.add(cost);
+      } else if (!j.fromLease) {
+        countAdmitted(view, cost);
+      }
+    }
+    if (j.takeUnsettled) {
+      view.settleAdmitted = j.admit;
+      j.urgent = true;
+    }
+    if (view.prevClaimHeld && !view.syncWanted) {
+      // a claim (or a sliding window's part of the fading) held on the window gone by still weighs
+      // for every node's claims in this one until a flush gives it up: at once, not at the next
+      // regular sync
+      j.urgent = true;
+    }
+    boolean wantsSync = j.urgent;
+    view.syncWanted |= j.urgent;
+    if (j.urgent && view.hot) {
+      // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
+      // next regular sync, and its larger batches cover the gap
+      if (view.lastUrgentSync != Long.MIN_VALUE && now - view.lastUrgentSync < hotSyncIntervalNanos) {
+        j.urgent = false;
+      } else {
+        view.lastUrgentSync = now;
+      }
+    }
+    if ((j.admit && !j.fromLease && !j.took) || wantsSync || (regional && !j.admit)) {
+      enqueue(view);
+    }
+  }
+
+  /** The decision a window verdict makes: counted, and told to the listener when it is a breach. */
+  private Decision decision(String key, Judgement j, boolean rich) {
+    Outcome outcome = j.admit ? Outcome.ALLOWED : outcomeOfBreach();
     if (outcome == Outcome.DENIED) {
       denied.increment();
     } else {
@@ -616,8 +718,9 @@ public final class SyncedLimiter implements KeyedLimiter {
     if (!rich && !(breach && listener != LimitListener.NONE)) {
       return bare[outcome.ordinal()];
     }
+    long now = j.now;
     long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
-    Decision d = Decision.of(outcome, limit, remaining, reset, retryAfter, countedWindow);
+    Decision d = Decision.of(outcome, limit, j.remaining, reset, j.retryAfter, j.countedWindow);
     if (breach) {
       notifyBreach(key, d);
     }
@@ -892,7 +995,10 @@ public final class SyncedLimiter implements KeyedLimiter {
   private static final int WAIT_FAILED = 3;
   private static final int TAKEN = 4;
   private static final int TAKE_FAILED = 5;
-  private static final int NO_STEP = -1;
+  /** A verdict made: no store call to make first. */
+  private static final int DECIDED = -1;
+  /** A lease call made: decide again. */
+  private static final int AGAIN = -2;
 
   /**
    * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at
