@@ -22,7 +22,6 @@ import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -96,6 +95,24 @@ import java.util.function.IntSupplier;
  * reuses one). A batch that fails or times out is kept and sent again, unchanged, before anything
  * new: the store applies a sequence once, so an indeterminate flush is never applied twice. New
  * admissions meanwhile accumulate as unsent. {@link #close()} flushes what is left.
+ *
+ * <h2>Concurrency</h2>
+ * Deciding threads and one flusher thread share the state, in four kinds:
+ * <ul>
+ *   <li>a key's {@link KeyView}: guarded by the view's own monitor, except its credit, taken with one
+ *       CAS ({@link KeyView#takeCredit}); every section under the monitor settles the credit first;</li>
+ *   <li>the view table ({@link ViewTable}) and the flusher's queues ({@code dirty}, {@code orphans}):
+ *       concurrent collections; a view is queued under its monitor and drained under it;</li>
+ *   <li>the flusher's own state ({@code sequences}, {@code inFlight}, {@code lostGroups},
+ *       {@code syncRound}, the hot-key mean): guarded by {@code syncLock}, which a sync holds (the
+ *       flusher, or a caller of {@link #syncNow}, {@link #flushAll} or {@link #close}); the time of
+ *       the last heartbeat is the flusher thread's alone;</li>
+ *   <li>meters and flags read across threads: {@code LongAdder}s, atomics and volatiles
+ *       ({@code registeredNodes}, {@code storeKeepsClaims}, {@code closed}); store calls and the
+ *       breaker: {@link StoreCalls}.</li>
+ * </ul>
+ * A decision that asks the store holds its view's monitor through that one call, never the sync
+ * lock; a sync takes views' monitors one at a time, never while waiting for the store.
  */
 public final class SyncedLimiter implements KeyedLimiter {
   private final Limit limit;
@@ -161,23 +178,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   private static final System.Logger LOG = System.getLogger(SyncedLimiter.class.getName());
   /** System.nanoTime after which a closing limiter starts no new batch (MAX_VALUE while open). */
   private volatile long closeDeadline = Long.MAX_VALUE;
-  private final ConcurrentHashMap<String, KeyView> views = new ConcurrentHashMap<>();
-  /** Where the flusher's sweep of idle views goes on from (flusher thread only). */
-  private Iterator<KeyView> sweep;
-  private static final int SWEEP_PER_SYNC = 4_096;
-  /** System.nanoTime of the last whole sweep of a full table (see {@link #view}). */
-  private volatile long lastFullSweep = System.nanoTime() - FULL_SWEEP_NANOS;
-  private static final long FULL_SWEEP_NANOS = 100_000_000L;
-  private static final java.lang.invoke.VarHandle LAST_FULL_SWEEP;
-
-  static {
-    try {
-      LAST_FULL_SWEEP = java.lang.invoke.MethodHandles.lookup().findVarHandle(SyncedLimiter.class, "lastFullSweep",
-          long.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
+  private final ViewTable views;
   private final ConcurrentLinkedQueue<KeyView> dirty = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Delta> orphans = new ConcurrentLinkedQueue<>();
   private final ReentrantLock syncLock = new ReentrantLock();
@@ -207,7 +208,6 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final java.util.concurrent.atomic.AtomicLong numberedSent = new java.util.concurrent.atomic.AtomicLong();
   private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
   private final LongAdder refilledPermits = new LongAdder();
-  private final LongAdder overflowed = new LongAdder();
   private final LongAdder fallbackDecisions = new LongAdder();
   /** Permits admitted here that the store has not acknowledged yet (sent or not). */
   private final LongAdder pendingPermits = new LongAdder();
@@ -253,6 +253,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.activeNodes = b.activeNodes != null ? b.activeNodes : () -> registeredNodes;
     this.storeKeepsClaims = claimsKept;
     this.maxKeys = b.maxKeys;
+    this.views = new ViewTable(b.maxKeys, windowNanos, ticker, this::settle);
     this.flushTimeout = b.flushTimeout;
     this.claimTimeout = b.claimTimeout.compareTo(b.flushTimeout) < 0 ? b.claimTimeout : b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
@@ -1334,68 +1335,12 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   private KeyView view(String key) {
-    KeyView v = views.get(key);
-    if (v != null) {
-      return v;
-    }
-    if (views.size() >= maxKeys) {
-      // a full table is swept whole at most every 100 ms: between sweeps new keys share the overflow
-      // view, so a flood of new keys costs O(1) each, not a scan of the table each
-      long now = System.nanoTime();
-      long last = lastFullSweep;
-      if (now - last >= FULL_SWEEP_NANOS && LAST_FULL_SWEEP.compareAndSet(this, last, now)) {
-        evictQuietViews();
-      }
-    }
-    if (views.size() >= maxKeys) {
-      overflowed.increment();
-      // a flood of new keys shares one view: it cannot grow memory or get fresh budgets
-      return views.computeIfAbsent("\u0000overflow", KeyView::new);
-    }
-    return views.computeIfAbsent(key, KeyView::new);
+    return views.viewFor(key);
   }
 
-  private void evictQuietViews() {
-    long now = ticker.read();
-    for (Iterator<KeyView> it = views.values().iterator(); it.hasNext(); ) {
-      dropIfOver(it.next(), now);
-    }
-  }
-
-  /** Under no monitor: drops the view if nothing of it is pending and its windows no longer weigh. */
-  private void dropIfOver(KeyView v, long now) {
-    synchronized (v) {
-      if (v.retired) {
-        return; // (a weakly consistent iterator may show a view another sweep already dropped)
-      }
-      settle(v);
-      boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
-      // remove(key, value): the iterator's remove would drop whatever view the key has now
-      if (v.quiet() && !v.queued && over && views.remove(v.key, v)) {
-        // a decision that found the view before it went decides again, on the key's new view
-        v.retired = true;
-      }
-    }
-  }
-
-  /**
-   * On the flusher thread, at each sync: looks at up to {@link #SWEEP_PER_SYNC} more views and drops
-   * those whose windows are over with nothing pending, so idle keys give their memory back without
-   * waiting for the table to fill (a pass over a million keys takes a few hundred syncs).
-   */
+  /** The flusher's sweep of idle views (see {@link ViewTable#sweepSome}); for tests that drive it. */
   void sweepSome() {
-    long now = ticker.read();
-    Iterator<KeyView> it = sweep;
-    for (int i = 0; i < SWEEP_PER_SYNC; i++) {
-      if (it == null || !it.hasNext()) {
-        it = views.values().iterator(); // weakly consistent: views added meanwhile are seen next time round
-        if (!it.hasNext()) {
-          break;
-        }
-      }
-      dropIfOver(it.next(), now);
-    }
-    sweep = it;
+    views.sweepSome();
   }
 
   /**
@@ -1639,70 +1584,8 @@ public final class SyncedLimiter implements KeyedLimiter {
       long drainedAt = ticker.read();
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
-          settle(v);
-          if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && !v.leaseWanted
-              && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
-            // nothing to send and answered within the sync interval: it waits for the regular sync
-            // (a claim it holds is given up there if the key went idle), not for every sync another
-            // key asked for
+          if (!drain(v, drainedAt, everything, byGroup, wantLeases)) {
             later.add(v);
-            continue;
-          }
-          if (!everything && !closed && claimLasts(v, drainedAt)) {
-            // a claim that still pays for what the key asks until the next regular sync: its permits
-            // are covered (the store counts the claim), so they wait for the claim to run low, the
-            // batch to fill or the key to go idle, and a key asked a few times a second costs a few
-            // store calls a window, not one per request or sync interval
-            updateHeat(v, drainedAt);
-            later.add(v);
-            continue;
-          }
-          v.queued = false;
-          v.syncWanted = false;
-          updateHeat(v, drainedAt);
-          if (v.leaseWanted) {
-            wantLeases.add(v);
-          }
-          int group = store.group(counter, v.key);
-          List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
-          // a take whose answer never came goes with this flush, on its window's delta
-          boolean settles = v.settleToken != 0 && !v.settleInFlight;
-          if (settles) {
-            v.settleInFlight = true;
-          }
-          if (v.unsentPrev > 0 || v.prevClaimHeld || (settles && v.settleWindow == v.window - 1)) {
-            // (a delta asks for no claim: it also gives up the one held on the window gone by)
-            Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev);
-            list.add(new Pending(v, settles && v.settleWindow == v.window - 1 ? settling(v, prev) : prev));
-            v.unsentPrev = 0;
-            v.prevClaimHeld = false;
-          }
-          if (settles && v.settleWindow < v.window - 1) {
-            list.add(new Pending(v, settling(v, new Delta(counter, v.key, v.settleWindow, 0))));
-          }
-          // always send the current window, even with nothing new: the answer refreshes the view
-          // (in reservation mode the lease answer does that, so only real deltas go)
-          if (leases == null || v.unsentCur > 0) {
-            Delta d = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
-            if (claimsKept) {
-              // a claim for what the node will admit until its next answer; none once the key has
-              // been idle for a sync interval (a claim held blocks the other nodes)
-              // (a key asked less than about once a sync interval holds none either: its next request
-              // asks the store, which costs less than a claim held and refreshed at every sync)
-              boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > idleAfterNanos(v, drainedAt);
-              long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedDemand(v, drainedAt));
-              d = d.claiming(Math.min(want, counter.limit().capacity()), claimNodes());
-            }
-            if (settles && v.settleWindow == v.window) {
-              d = settling(v, d);
-            }
-            boolean release = claimsKept && d.want() == 0;
-            if (release) {
-              v.releasesInFlight++; // decisions do not ask for claims until it is answered
-            }
-            list.add(new Pending(v, d, release));
-            v.unsentCur = 0;
-            v.deniedUnsent = 0;
           }
         }
       }
@@ -1720,6 +1603,80 @@ public final class SyncedLimiter implements KeyedLimiter {
         syncLock.unlock();
       }
     }
+  }
+
+  /**
+   * Under the view's monitor, at a sync: puts what the view has to send in its group's list (its
+   * windows' deltas, the claim it wants, the settling of a take whose answer never came) and notes
+   * a lease it wants. False when the view has nothing that cannot wait for a later sync: it stays
+   * queued.
+   */
+  private boolean drain(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
+      List<KeyView> wantLeases) {
+    settle(v);
+    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && !v.leaseWanted
+        && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
+      // nothing to send and answered within the sync interval: it waits for the regular sync
+      // (a claim it holds is given up there if the key went idle), not for every sync another
+      // key asked for
+      return false;
+    }
+    if (!everything && !closed && claimLasts(v, drainedAt)) {
+      // a claim that still pays for what the key asks until the next regular sync: its permits
+      // are covered (the store counts the claim), so they wait for the claim to run low, the
+      // batch to fill or the key to go idle, and a key asked a few times a second costs a few
+      // store calls a window, not one per request or sync interval
+      updateHeat(v, drainedAt);
+      return false;
+    }
+    v.queued = false;
+    v.syncWanted = false;
+    updateHeat(v, drainedAt);
+    if (v.leaseWanted) {
+      wantLeases.add(v);
+    }
+    int group = store.group(counter, v.key);
+    List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
+    // a take whose answer never came goes with this flush, on its window's delta
+    boolean settles = v.settleToken != 0 && !v.settleInFlight;
+    if (settles) {
+      v.settleInFlight = true;
+    }
+    if (v.unsentPrev > 0 || v.prevClaimHeld || (settles && v.settleWindow == v.window - 1)) {
+      // (a delta asks for no claim: it also gives up the one held on the window gone by)
+      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev);
+      list.add(new Pending(v, settles && v.settleWindow == v.window - 1 ? settling(v, prev) : prev));
+      v.unsentPrev = 0;
+      v.prevClaimHeld = false;
+    }
+    if (settles && v.settleWindow < v.window - 1) {
+      list.add(new Pending(v, settling(v, new Delta(counter, v.key, v.settleWindow, 0))));
+    }
+    // always send the current window, even with nothing new: the answer refreshes the view
+    // (in reservation mode the lease answer does that, so only real deltas go)
+    if (leases == null || v.unsentCur > 0) {
+      Delta d = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
+      if (claimsKept) {
+        // a claim for what the node will admit until its next answer; none once the key has
+        // been idle for a sync interval (a claim held blocks the other nodes)
+        // (a key asked less than about once a sync interval holds none either: its next request
+        // asks the store, which costs less than a claim held and refreshed at every sync)
+        boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > idleAfterNanos(v, drainedAt);
+        long want = idle ? 0 : Math.min(untilNextAnswer(v), expectedDemand(v, drainedAt));
+        d = d.claiming(Math.min(want, counter.limit().capacity()), claimNodes());
+      }
+      if (settles && v.settleWindow == v.window) {
+        d = settling(v, d);
+      }
+      boolean release = claimsKept && d.want() == 0;
+      if (release) {
+        v.releasesInFlight++; // decisions do not ask for claims until it is answered
+      }
+      list.add(new Pending(v, d, release));
+      v.unsentCur = 0;
+      v.deniedUnsent = 0;
+    }
+    return true;
   }
 
   /**
@@ -2049,7 +2006,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     long permits = 0;
     int keys = 0;
-    for (KeyView v : views.values()) {
+    for (KeyView v : views.all()) {
       Long doneBeforeLoss = lostGroups.get(store.group(counter, v.key));
       if (doneBeforeLoss != null) {
         long sent = refill(v, doneBeforeLoss);
@@ -2338,7 +2295,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   public long overflowed() {
-    return overflowed.sum();
+    return views.overflowed();
   }
 
   private static final class Pending {
