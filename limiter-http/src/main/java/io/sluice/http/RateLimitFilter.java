@@ -3,8 +3,6 @@ package io.sluice.http;
 import io.sluice.node.Decision;
 import io.sluice.node.RateLimitHeaders;
 import io.sluice.node.RequestContext;
-import io.sluice.node.Rule;
-import io.sluice.node.Rules;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -54,14 +52,12 @@ public final class RateLimitFilter implements Filter {
   public static final int TOO_MANY_REQUESTS = 429;
 
   private final RateLimitFilterConfig config;
-  private final Rules rules;
 
   public RateLimitFilter(RateLimitFilterConfig config) {
     if (config == null) {
       throw new IllegalArgumentException("config: must not be null");
     }
     this.config = config;
-    this.rules = config.limiter().rules();
   }
 
   public RateLimitFilterConfig config() {
@@ -111,12 +107,18 @@ public final class RateLimitFilter implements Filter {
       b.identity(e.getKey(), value);
     }
     RequestContext context = b.build();
-    if (!anyApplies(context)) {
-      chain.doFilter(request, response);
+    Decision decision;
+    try {
+      decision = config.limiter().checkIfAnyApplies(context, 1);
+    } catch (IllegalArgumentException refused) {
+      // the plan resolver named a plan the rules do not have, and there is no default (or a resolver
+      // gave an empty key): a deployment error
+      throw new ServletException("sluice: " + refused.getMessage(), refused);
+    }
+    if (decision == null) {
+      chain.doFilter(request, response); // no limit applies to this request
       return;
     }
-
-    Decision decision = config.limiter().check(context);
     for (Map.Entry<String, String> field : RateLimitHeaders.of(decision).entrySet()) {
       res.setHeader(field.getKey(), field.getValue());
     }
@@ -137,22 +139,6 @@ public final class RateLimitFilter implements Filter {
     String pathInfo = req.getPathInfo();
     String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
     return path.startsWith("/") ? path : "/" + path;
-  }
-
-  private boolean anyApplies(RequestContext context) throws ServletException {
-    List<Rule> applicable;
-    try {
-      applicable = rules.rulesFor(context);
-    } catch (IllegalArgumentException unknownPlan) {
-      // the plan resolver named a plan the rules do not have, and there is no default: a deployment error
-      throw new ServletException("sluice: " + unknownPlan.getMessage(), unknownPlan);
-    }
-    for (Rule rule : applicable) {
-      if (rule.keyResolver().resolve(context) != null) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private boolean tooLong(String identity) {

@@ -82,9 +82,28 @@ public final class RequestLimiter implements AutoCloseable {
    * Takes {@code cost} permits from every limit that applies. Returns the deciding part (see
    * {@link Decision}) with every part in {@link Decision#parts()}.
    *
-   * @throws IllegalArgumentException if no limit applies to the request or the cost is invalid
+   * @throws IllegalArgumentException if no limit applies to the request (see {@link
+   *     #checkIfAnyApplies}), the cost is invalid, or the request names a plan the rules do not have
+   *     and there is no default plan
    */
   public Decision check(RequestContext request, long cost) {
+    Decision d = checkIfAnyApplies(request, cost);
+    if (d == null) {
+      throw new IllegalArgumentException("request: no limit applies to " + request.method() + " " + request.path());
+    }
+    return d;
+  }
+
+  /**
+   * {@link #check(RequestContext, long)} for a request that may have no limit: null when none applies
+   * (no rule matches it, or none of the matching rules' keys resolves), so that a caller lets such a
+   * request pass without evaluating the rules a second time to find out.
+   *
+   * @throws IllegalArgumentException if the cost is invalid, or the request names a plan the rules do
+   *     not have and there is no default plan (the message starts with the field: {@code cost:},
+   *     {@code plan:})
+   */
+  public Decision checkIfAnyApplies(RequestContext request, long cost) {
     if (request == null) {
       throw new IllegalArgumentException("request: must not be null");
     }
@@ -109,7 +128,7 @@ public final class RequestLimiter implements AutoCloseable {
       count++;
     }
     if (count == 0) {
-      throw new IllegalArgumentException("request: no limit applies to " + request.method() + " " + request.path());
+      return null;
     }
     long now = ticker.read();
     for (int i = 0; i < count; i++) {
@@ -144,7 +163,7 @@ public final class RequestLimiter implements AutoCloseable {
   }
 
   /**
-   * {@link #check(RequestContext, long)} over any {@link KeyedLimiter}: each limit decides in turn;
+   * {@link #checkIfAnyApplies} over any {@link KeyedLimiter}: each limit decides in turn;
    * when a hard one denies, the permits the limits before it took are given back ({@link
    * KeyedLimiter#release}) and the others are not asked.
    */
@@ -164,7 +183,7 @@ public final class RequestLimiter implements AutoCloseable {
       keys.add(key);
     }
     if (apply.isEmpty()) {
-      throw new IllegalArgumentException("request: no limit applies to " + request.method() + " " + request.path());
+      return null;
     }
     List<Decision> parts = new ArrayList<>(apply.size());
     Decision deciding = null;

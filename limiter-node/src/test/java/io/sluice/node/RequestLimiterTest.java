@@ -187,6 +187,32 @@ class RequestLimiterTest {
     }
   }
 
+  /**
+   * A request no limit applies to (no rule matches it, or no matching rule's key resolves) gets null
+   * from checkIfAnyApplies, in-process and over the factory's limiters alike, and takes nothing; check
+   * refuses it; the same request with a key is decided.
+   */
+  @Test
+  void aRequestNoLimitAppliesToIsAnsweredWithoutADecision() {
+    Rules rules = Rules.builder()
+        .always(Rule.of(window("per-user", 1), "user"))
+        .endpoint("POST", "/login", Rule.of(window("login", 1), "ip"))
+        .build();
+    List<Wrapped> built = new ArrayList<>();
+    for (RequestLimiter limiter : List.of(RequestLimiter.builder(rules).ticker(ticker).build(), overWrapped(rules, built))) {
+      RequestContext anonymous = request(null, "GET", "/", null, "10.0.0.1");
+      assertThat(limiter.checkIfAnyApplies(anonymous, 1)).isNull();
+      assertThatThrownBy(() -> limiter.check(anonymous)).hasMessageStartingWith("request: no limit applies");
+      RequestContext login = request(null, "POST", "/login", null, "10.0.0.1");
+      assertThat(limiter.checkIfAnyApplies(login, 1).allowed()).isTrue();
+      assertThat(limiter.checkIfAnyApplies(login, 1).allowed()).as("the login limit of 1 was taken once").isFalse();
+      assertThatThrownBy(() -> limiter.checkIfAnyApplies(login, 2)).hasMessageStartingWith("cost:");
+    }
+    Rules plans = Rules.builder().plan("free", Rule.of(window("free", 10), "api-key")).build();
+    assertThatThrownBy(() -> RequestLimiter.builder(plans).build().checkIfAnyApplies(request("gold", "GET", "/", "k", "ip"), 1))
+        .hasMessageStartingWith("plan:");
+  }
+
   @Test
   void aLimitWhoseKeyIsMissingDoesNotApply() {
     Rules rules = Rules.builder()

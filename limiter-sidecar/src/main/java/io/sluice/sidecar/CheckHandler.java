@@ -9,7 +9,6 @@ import io.sluice.node.Decision;
 import io.sluice.node.RateLimitHeaders;
 import io.sluice.node.RequestContext;
 import io.sluice.node.RequestLimiter;
-import io.sluice.node.Rule;
 import io.sluice.node.Rules;
 import io.sluice.sidecar.CheckRequest.BadRequest;
 import io.sluice.sync.SyncedLimiter;
@@ -60,14 +59,11 @@ final class CheckHandler extends Handler.Abstract {
   /** One timer per endpoint and status: both sets are small and fixed, so the map stays small. */
   private final Map<Integer, Timer> timers = new ConcurrentHashMap<>();
 
-  /** The rules over the same limiters, or null when the sidecar has none. */
-  private final Rules rules;
   private final Set<String> identities;
   private final RequestLimiter requestLimiter;
 
   CheckHandler(Map<String, SyncedLimiter> limiters, Rules rules, Set<String> identities, int maxBodyBytes,
       int maxKeyLength, long bodyTimeoutMillis, PrometheusMeterRegistry registry, String storeName) {
-    this.rules = rules;
     this.identities = Set.copyOf(identities);
     // (the limiters are the server's, closed by it: the request limiter only routes to them)
     this.requestLimiter = rules == null ? null
@@ -237,27 +233,19 @@ final class CheckHandler extends Handler.Abstract {
             + ": no rule is keyed by it (the rules key by " + String.join(", ", new TreeSet<>(identities)) + ")");
       }
     }
-    RequestContext request = check.context();
-    boolean applies = false;
-    try {
-      for (Rule rule : rules.rulesFor(request)) {
-        applies |= rule.keyResolver().resolve(request) != null;
-      }
-    } catch (IllegalArgumentException e) {
-      return error(response, callback, 400, "plan", e.getMessage()); // an unknown plan and no default plan
-    }
-    if (!applies) {
-      send(response, callback, 200, JSON, UNLIMITED);
-      return 200;
-    }
     Decision d;
     try {
-      d = requestLimiter.check(request, check.cost);
+      d = requestLimiter.checkIfAnyApplies(check.context(), check.cost);
     } catch (IllegalStateException closed) {
       return error(response, callback, 503, null, "unavailable: " + closed.getMessage());
     } catch (IllegalArgumentException e) {
-      // (the only request the limiters refuse now: a cost above one of the limits' capacity)
-      return error(response, callback, 400, "cost", e.getMessage());
+      // an unknown plan and no default plan, or a cost above one of the limits' capacity (the only
+      // requests the rules and limiters refuse now): the message starts with its field
+      return error(response, callback, 400, e.getMessage().startsWith("plan:") ? "plan" : "cost", e.getMessage());
+    }
+    if (d == null) {
+      send(response, callback, 200, JSON, UNLIMITED); // no limit applies to this request
+      return 200;
     }
     return answer(d, true, response, callback);
   }
