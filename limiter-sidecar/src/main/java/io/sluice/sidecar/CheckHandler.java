@@ -240,8 +240,11 @@ final class CheckHandler extends Handler.Abstract {
       return error(response, callback, 503, null, "unavailable: " + closed.getMessage());
     } catch (IllegalArgumentException e) {
       // an unknown plan and no default plan, or a cost above one of the limits' capacity (the only
-      // requests the rules and limiters refuse now): the message starts with its field
-      return error(response, callback, 400, e.getMessage().startsWith("plan:") ? "plan" : "cost", e.getMessage());
+      // requests the rules and limiters refuse now): the message starts with its field, as every
+      // message of the rules and limiters does
+      String message = e.getMessage() == null ? "invalid request" : e.getMessage();
+      int colon = message.indexOf(':');
+      return error(response, callback, 400, colon > 0 ? message.substring(0, colon) : null, message);
     }
     if (d == null) {
       send(response, callback, 200, JSON, UNLIMITED); // no limit applies to this request

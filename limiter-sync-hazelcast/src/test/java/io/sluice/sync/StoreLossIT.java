@@ -10,6 +10,7 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.testkit.CounterStoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

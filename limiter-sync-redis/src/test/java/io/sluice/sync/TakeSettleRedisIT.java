@@ -12,6 +12,7 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.StoreUnavailableException;
+import io.sluice.sync.testkit.CounterStoreContract;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;

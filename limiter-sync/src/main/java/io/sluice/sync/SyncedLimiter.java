@@ -29,7 +29,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -125,12 +124,8 @@ public final class SyncedLimiter implements KeyedLimiter {
    * decided by the store's exact scripts alone, and by a local share of the limit while it fails.
    */
   private final boolean windowed;
-  /**
-   * Buckets and logs while the store fails, under LOCAL_SHARE: this node's even part, kept while in use
-   * and for the time the limit takes to be whole again after (so neither a store that flaps nor a node
-   * count that changes hands out a fresh burst), then built anew.
-   */
-  private final AtomicReference<LocalShare> localShare = new AtomicReference<>();
+  /** Buckets and logs while the store fails, under LOCAL_SHARE: this node's even part of the limit. */
+  private final LocalShares localShares;
   /** The store's exact scripts when the batch size is 1, else null. */
   private final ExactStore exact;
   /**
@@ -254,6 +249,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.storeKeepsClaims = claimsKept;
     this.maxKeys = b.maxKeys;
     this.views = new ViewTable(b.maxKeys, windowNanos, ticker, this::settle);
+    this.localShares = new LocalShares(b.limit, ticker, b.maxKeys, activeNodes);
     this.flushTimeout = b.flushTimeout;
     this.claimTimeout = b.claimTimeout.compareTo(b.flushTimeout) < 0 ? b.claimTimeout : b.flushTimeout;
     this.onStoreFailure = b.onStoreFailure;
@@ -373,27 +369,42 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   private Decision decideWindow(String key, long cost, boolean rich, long now, boolean fallback) {
     KeyView view = view(key);
-    Judgement j = new Judgement(cost, now, fallback);
-    synchronized (view) {
-      judge(view, j);
+    Judgement j = JUDGEMENT.get();
+    if (j.inUse) {
+      j = new Judgement(); // a decision made inside another's store call (a store that calls back)
     }
-    if (j.retired) {
-      return decide(key, cost, rich, exact != null);
+    j.start(cost, now, fallback);
+    try {
+      synchronized (view) {
+        judge(view, j);
+      }
+      if (!j.retired) {
+        if (j.urgent) {
+          requestSync();
+        }
+        return decision(key, j, rich);
+      }
+    } finally {
+      j.inUse = false;
     }
-    if (j.urgent) {
-      requestSync();
-    }
-    return decision(key, j, rich);
+    return decide(key, cost, rich, exact != null);
   }
+
+  /**
+   * The thread's judgement, reused by each of its window decisions that take a view's monitor, so that
+   * a denial (or a reservation-mode decision) allocates nothing, as the credit path does not. One in
+   * use (a decision made inside another decision's store call) is not shared: the inner one gets its own.
+   */
+  private static final ThreadLocal<Judgement> JUDGEMENT = ThreadLocal.withInitial(Judgement::new);
 
   /**
    * One window decision as it goes: what the view shows at its moment ({@link #look}), the store
    * calls it made (at most one claim or lease call, and one wait for a flush that gives a claim up),
-   * and the verdict. One per decision that takes a view's monitor; the credit path makes none.
+   * and the verdict. One per thread ({@link #JUDGEMENT}), started anew by each decision.
    */
   private static final class Judgement {
-    final long cost;
-    final long now;
+    long cost;
+    long now;
     /** The decision's time in the view's window: a thread behind counts in the newer window. */
     long at;
     double prevWeight;
@@ -419,12 +430,34 @@ public final class SyncedLimiter implements KeyedLimiter {
     long remaining;
     long retryAfter;
     /** The window an admission counted in (for release). */
-    long countedWindow = Long.MIN_VALUE;
+    long countedWindow;
+    /** A decision of this thread is using it. */
+    boolean inUse;
 
-    Judgement(long cost, long now, boolean fallback) {
+    /** Starts a decision: everything from the last one forgotten. */
+    Judgement start(long cost, long now, boolean fallback) {
       this.cost = cost;
       this.now = now;
       this.fallback = fallback;
+      at = 0;
+      prevWeight = 0;
+      globalEstimate = 0;
+      own = 0;
+      capacity = 0;
+      fresh = false;
+      asked = false;
+      awaited = false;
+      took = false;
+      takeUnsettled = false;
+      admit = false;
+      urgent = false;
+      fromLease = false;
+      retired = false;
+      remaining = 0;
+      retryAfter = 0;
+      countedWindow = Long.MIN_VALUE;
+      inUse = true;
+      return this;
     }
 
     /** Takes in what a {@link #claimStep} did. */
@@ -760,12 +793,12 @@ public final class SyncedLimiter implements KeyedLimiter {
         allowed = false;
         break;
       default: {
-        LocalShare share = localShare();
+        RateLimiter part = localShares.limiter();
         // (a cost above the part is denied: the part cannot pay for it however long the node waits)
-        if (share.limiter == null || cost > share.limiter.limit().capacity()) {
+        if (part == null || cost > part.limit().capacity()) {
           allowed = false;
         } else {
-          Decision d = share.limiter.acquire(key, cost);
+          Decision d = part.acquire(key, cost);
           allowed = d.allowed();
           remaining = d.remaining();
           retryAfter = Math.max(d.retryAfterNanos(), 1);
@@ -797,52 +830,6 @@ public final class SyncedLimiter implements KeyedLimiter {
       notifyBreach(key, d);
     }
     return d;
-  }
-
-  /** The local share in use, or a new one for the nodes the registry counts now (one, if threads race). */
-  private LocalShare localShare() {
-    long now = ticker.read();
-    LocalShare share = localShare.get();
-    if (share != null && now - share.lastUsed < limit.quotaWindowNanos()) {
-      share.lastUsed = now;
-      return share;
-    }
-    int nodes = Math.max(1, activeNodes.getAsInt());
-    RateLimiter limiter;
-    try {
-      limiter = RateLimiter.builder(LocalShare.part(limit, nodes)).ticker(ticker).maxKeys(maxKeys).build();
-    } catch (IllegalArgumentException | ArithmeticException e) {
-      limiter = null; // a rate so slow that n times its period cannot be built: the node denies instead
-    }
-    LocalShare fresh = new LocalShare(limiter, now);
-    return localShare.compareAndSet(share, fresh) ? fresh : localShare.get();
-  }
-
-  /** An in-process limiter of an even part of a bucket or log limit. */
-  private static final class LocalShare {
-    /** Null when the part cannot be built (see {@link #localShare()}): the node denies. */
-    final RateLimiter limiter;
-    /** When a decision last used it (written racily: any recent time keeps it). */
-    volatile long lastUsed;
-
-    LocalShare(RateLimiter limiter, long lastUsed) {
-      this.limiter = limiter;
-      this.lastUsed = lastUsed;
-    }
-
-    /** The limit's part for one of {@code nodes} nodes, hard: the synced limiter applies the mode. */
-    static Limit part(Limit limit, int nodes) {
-      long capacity = Math.max(1, (limit.capacity() + nodes - 1) / nodes);
-      Limit.Builder b = Limit.builder(limit.name(), limit.algorithm()).mode(Mode.HARD);
-      if (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) {
-        return b.limit(capacity).window(Duration.ofNanos(limit.periodNanos())).build();
-      }
-      // the same tokens per a period n times as long: an nth of the rate, exactly
-      Duration period = Duration.ofNanos(limit.periodNanos()).multipliedBy(nodes);
-      b.capacity(capacity);
-      return (limit.algorithm() == Algorithm.TOKEN_BUCKET ? b.refill(limit.refillTokens(), period)
-          : b.leakRate(limit.refillTokens(), period)).build();
-    }
   }
 
   /** Batch size 1: the store decided, in one script call; the view only keeps this node's own count. */

@@ -103,10 +103,11 @@ import java.util.logging.Logger;
  * at WARNING. Other members started the same way in other JVMs on this machine join it.
  * {@link #close()} shuts down only a member the store started.
  *
- * <p>The entry processors and the entry classes ({@code FlushProcessor}, {@code ExactProcessor},
- * {@code LeaseProcessor}, {@code CounterEntry}, {@code PermitLog} and the nested processors here) are
- * plain {@link java.io.Serializable} classes: every member must have this library on its classpath; a
- * client alone is not enough.
+ * <p>The entry processors and the entry classes ({@code OnMember} and the other nested processors here;
+ * {@code FlushProcessor}, {@code ExactProcessor}, {@code LeaseProcessor}, {@code CounterEntry} and
+ * {@code PermitLog} of limiter-sync's {@code io.sluice.sync.spi.state}) are plain {@link
+ * java.io.Serializable} classes: every member must have limiter-sync-hazelcast, limiter-sync and
+ * limiter-node on its classpath, in the same version as the clients; a client alone is not enough.
  */
 public final class HazelcastCounterStore implements CounterStore, ExactStore, LeaseStore {
   /** Most nodes whose sequence one counter key remembers; the least recently seen are forgotten first. */
@@ -454,12 +455,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
 
   @Override
   public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-    if (nodeId == null || nodeId.isEmpty()) {
-      throw new IllegalArgumentException("nodeId: must not be null or empty");
-    }
-    if (ttl == null || ttl.toMillis() < 1) {
-      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
-    }
+    CounterStore.checkHeartbeat(nodeId, ttl);
     try {
       return onCompletion(registry.submitToKey("nodes", new Heartbeat(nodeId, nowMillis, ttl.toMillis())), callbacks);
     } catch (RuntimeException e) {

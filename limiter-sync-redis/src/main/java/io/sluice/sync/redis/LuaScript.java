@@ -32,7 +32,7 @@ public final class LuaScript {
     String resource = "lua/" + name + ".lua";
     try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
       if (in == null) {
-        throw new IllegalStateException("script " + resource + " is missing from the limiter-sync jar");
+        throw new IllegalStateException("script " + resource + " is missing from the limiter-sync-redis jar");
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {

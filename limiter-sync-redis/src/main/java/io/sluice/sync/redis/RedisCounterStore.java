@@ -369,12 +369,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
 
   @Override
   public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-    if (nodeId == null || nodeId.isEmpty()) {
-      throw new IllegalArgumentException("nodeId: must not be null or empty");
-    }
-    if (ttl == null || ttl.toMillis() < 1) {
-      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
-    }
+    CounterStore.checkHeartbeat(nodeId, ttl);
     byte[][] keys = {(config.keyPrefix() + ":nodes").getBytes(StandardCharsets.UTF_8)};
     byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(ttl.toMillis())};
     return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);

@@ -2,7 +2,6 @@ package io.sluice.sync.spi;
 
 import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
-import io.sluice.sync.SyncedLimiter;
 
 /**
  * How a store keeps the shared state of one limit: window counts (fixed window and sliding window
@@ -38,7 +37,7 @@ public final class Counter {
   /**
    * The counter of one region's part of a global quota: the limit's capacity is the global quota G,
    * shared by {@code regions} regions; the store also keeps the region's denied demand and the share
-   * a region coordinator gives it (see {@link SyncedLimiter.Builder#regionalQuota(int)}).
+   * a region coordinator gives it (see {@code SyncedLimiter.Builder#regionalQuota(int)}).
    *
    * @throws IllegalArgumentException unless the limit is a fixed window (shares are budgets of one
    *     window) and regions is between 1 and the capacity

@@ -30,6 +30,16 @@ public interface CounterStore extends AutoCloseable {
    */
   CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl);
 
+  /** A heartbeat's arguments, as every store checks them before its call. */
+  static void checkHeartbeat(String nodeId, Duration ttl) {
+    if (nodeId == null || nodeId.isEmpty()) {
+      throw new IllegalArgumentException("nodeId: must not be null or empty");
+    }
+    if (ttl == null || ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
+    }
+  }
+
   /**
    * The longest one call can take before the store itself fails it (its command timeout), or null
    * when it has none of its own. The synchronizer's default circuit breaker counts a call as slow

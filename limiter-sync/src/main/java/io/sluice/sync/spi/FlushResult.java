@@ -37,7 +37,7 @@ public final class FlushResult {
     this(applied, values, shares, claims, splits, taken, false);
   }
 
-  public FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken,
+  private FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken,
       boolean storeForgot) {
     this.storeForgot = storeForgot;
     this.applied = applied;

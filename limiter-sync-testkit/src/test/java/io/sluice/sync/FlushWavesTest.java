@@ -8,6 +8,7 @@ import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.StoreUnavailableException;
+import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

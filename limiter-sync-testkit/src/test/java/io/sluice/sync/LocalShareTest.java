@@ -9,6 +9,7 @@ import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.StoreUnavailableException;
+import io.sluice.sync.testkit.MemoryStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

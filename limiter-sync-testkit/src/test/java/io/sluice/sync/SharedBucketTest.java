@@ -17,6 +17,7 @@ import io.sluice.node.Rules;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.StoreUnavailableException;
+import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -10,6 +10,8 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.StoreUnavailableException;
+import io.sluice.sync.testkit.CounterStoreContract;
+import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

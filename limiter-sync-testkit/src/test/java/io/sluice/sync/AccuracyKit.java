@@ -5,6 +5,7 @@ import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.node.ReferenceModelAccess;
 import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

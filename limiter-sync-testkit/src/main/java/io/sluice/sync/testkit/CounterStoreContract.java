@@ -1,4 +1,4 @@
-package io.sluice.sync;
+package io.sluice.sync.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The contract every {@link CounterStore} keeps, run by each store's integration test against a real
- * server or cluster (the shared test kit): deltas add up, a batch is applied exactly once per node and
+ * server or cluster, and by the test kit on {@link MemoryStore}; a store of your own extends it:
+ * deltas add up, a batch is applied exactly once per node and
  * sequence, windows roll, GCRA backlogs grow and drain, any key is its own key, and the registry counts
  * live nodes. Subclasses hand out stores and start each test from an empty store.
  */
@@ -40,7 +41,8 @@ public abstract class CounterStoreContract {
   /** Time left before the counter of this limit and key expires, in ms; negative when it has none or no TTL. */
   protected abstract long counterTtlMillis(String limitName, String key);
 
-  protected static FlushResult flush(CounterStore store, Batch batch) {
+  /** Flushes a batch and waits (10 s at most) for the store's answer. */
+  public static FlushResult flush(CounterStore store, Batch batch) {
     try {
       return store.flush(batch).toCompletableFuture().get(10, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -49,7 +51,7 @@ public abstract class CounterStoreContract {
   }
 
   /** Reads a window count back through the store: a delta of 0 from a node of its own. */
-  protected static long readWindow(CounterStore store, Counter counter, String key, long window) {
+  public static long readWindow(CounterStore store, Counter counter, String key, long window) {
     return flush(store, new Batch("reader", 0, System.nanoTime() & 0xFFFF_FFFF_FFFFL, NOW_MICROS,
         List.of(new Delta(counter, key, window, 0)))).current(0);
   }

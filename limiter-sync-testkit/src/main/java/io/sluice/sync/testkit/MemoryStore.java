@@ -1,4 +1,4 @@
-package io.sluice.sync;
+package io.sluice.sync.testkit;
 
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.Batch;
@@ -13,6 +13,7 @@ import io.sluice.sync.spi.SequenceWitness;
 import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.state.CounterEntry;
 import io.sluice.sync.spi.state.ExactProcessor;
+import io.sluice.sync.spi.state.ExpiringEntry;
 import io.sluice.sync.spi.state.FlushProcessor;
 import io.sluice.sync.spi.state.LeaseProcessor;
 import java.nio.ByteBuffer;
@@ -25,15 +26,23 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * A unit-test double of the store that keeps claims, exact state and leases as the scripts do: it
- * runs the Hazelcast store's own entry processors ({@link FlushProcessor}, {@link ExactProcessor},
- * {@link LeaseProcessor}, the same arithmetic as {@code flush.lua}, the exact scripts and
- * {@code lease.lua}, which {@code CounterStoreContract} checks against both real stores) on a plain
- * map, in the caller's thread, on the callers' clocks. Nothing expires: a test drives windows, not TTLs.
- * Sequences are recorded per node and group as the Redis script does (one record per batch).
+ * runs the same updates as the Hazelcast store's entry processors ({@link FlushProcessor}, {@link
+ * ExactProcessor}, {@link LeaseProcessor}: the arithmetic of {@code flush.lua}, the exact scripts and
+ * {@code lease.lua}, which {@link CounterStoreContract} checks against both real stores, and against
+ * this one in the test kit's own tests) on a plain map, in the caller's thread, on the callers'
+ * clocks. Nothing expires: a test drives windows, not TTLs; the time to live the scripts would set is
+ * kept ({@link #ttlMillis}). Sequences are recorded per node and group as the Redis script does (one
+ * record per batch). Thread-safe (every call holds the store's monitor).
+ *
+ * <p>For tests of code that uses {@code SyncedLimiter}: {@code SyncedLimiter.builder(limit, new
+ * MemoryStore()).ticker(ticker).autoSync(false)} decides as over a real store, with syncs driven by
+ * the test ({@code syncNow()}).
  */
-final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
+public final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
   private static final String PREFIX = "mem";
   private final Map<ByteBuffer, CounterEntry> counters = new HashMap<>();
+  /** The time to live each counter key was last given, ms. */
+  private final Map<ByteBuffer, Long> ttls = new HashMap<>();
   private final Map<String, Long> sequences = new HashMap<>();
   private final Map<String, Long> registry = new HashMap<>();
   private final int groups;
@@ -42,39 +51,60 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
   private long deltas;
 
   /** A store whose keys spread over {@code groups} groups (hash slots). */
-  MemoryStore(int groups) {
+  public MemoryStore(int groups) {
     this.groups = groups;
   }
 
-  MemoryStore() {
+  public MemoryStore() {
     this(1);
   }
 
   /** Store calls so far: flushes (claim-only ones included), exact checks, leases; not heartbeats. */
-  synchronized long calls() {
+  public synchronized long calls() {
     return calls;
   }
 
   /** Key updates so far (one per delta, exact check or lease): what a Redis server runs commands for. */
-  synchronized long keyUpdates() {
+  public synchronized long keyUpdates() {
     return deltas;
   }
 
   /** Loses everything, as a Redis restarted without persistence does (the registry too). */
-  synchronized void forgetEverything() {
+  public synchronized void forgetEverything() {
     counters.clear();
+    ttls.clear();
     sequences.clear();
     registry.clear();
   }
 
   /** The count of a window of a key, as stored. */
-  synchronized long count(String limitName, String key, long window) {
+  public synchronized long count(String limitName, String key, long window) {
     CounterEntry e = counters.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
     return e == null ? 0 : e.count(window);
   }
 
+  /**
+   * The time to live, ms, the scripts last gave the counter of this limit and key (as Redis's PTTL
+   * right after that write; nothing counts it down here), or -1 when it has no counter.
+   */
+  public synchronized long ttlMillis(String limitName, String key) {
+    Long ttl = ttls.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
+    return ttl == null ? -1 : ttl;
+  }
+
+  /** Whether the store holds state for this limit and key. */
+  public synchronized boolean exists(String limitName, String key) {
+    return counters.containsKey(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
+  }
+
+  /** Permits the sliding window log of this limit's key holds, 0 when there is none. */
+  public synchronized long logSize(String limitName, String key) {
+    CounterEntry e = counters.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
+    return e == null ? 0 : e.log().size();
+  }
+
   /** The sum of every node's claims on a window of a key. */
-  synchronized long claims(String limitName, String key, long window) {
+  public synchronized long claims(String limitName, String key, long window) {
     CounterEntry e = counters.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
     return e == null ? 0 : e.claimsOn(window);
   }
@@ -97,6 +127,7 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
 
   @Override
   public synchronized CompletionStage<FlushResult> flush(Batch batch) {
+    batch.requireAtMost(maxBatchSize());
     calls++;
     deltas += batch.deltas().size();
     byte mode;
@@ -166,6 +197,7 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
 
   @Override
   public synchronized CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+    CounterStore.checkHeartbeat(nodeId, ttl);
     registry.put(nodeId, nowMillis + ttl.toMillis());
     registry.values().removeIf(deadline -> deadline <= nowMillis);
     return CompletableFuture.completedFuture(registry.size());
@@ -177,11 +209,36 @@ final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
 
   private long[] run(byte[] key, java.util.function.Function<Map.Entry<byte[], CounterEntry>, long[]> processor) {
     ByteBuffer k = ByteBuffer.wrap(key);
-    Map.Entry<byte[], CounterEntry> entry = new AbstractMap.SimpleEntry<>(key, counters.get(k));
+    Entry entry = new Entry(key, counters.get(k));
     long[] out = processor.apply(entry);
     if (entry.getValue() != null) {
       counters.put(k, entry.getValue());
+      if (entry.ttlMillis > 0) {
+        ttls.put(k, entry.ttlMillis);
+      }
     }
     return out;
+  }
+
+  /** A key's entry for one update: its value, and the time to live the update gave it (0: kept). */
+  private static final class Entry extends AbstractMap.SimpleEntry<byte[], CounterEntry>
+      implements ExpiringEntry<CounterEntry> {
+    private static final long serialVersionUID = 1L;
+    long ttlMillis;
+
+    Entry(byte[] key, CounterEntry value) {
+      super(key, value);
+    }
+
+    @Override
+    public void setValue(CounterEntry value, long ttlMillis) {
+      setValue(value);
+      this.ttlMillis = ttlMillis;
+    }
+
+    @Override
+    public void setValueKeepingExpiry(CounterEntry value) {
+      setValue(value);
+    }
   }
 }

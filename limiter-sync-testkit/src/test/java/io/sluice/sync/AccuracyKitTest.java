@@ -8,6 +8,7 @@ import io.sluice.sync.AccuracyKit.Profile;
 import io.sluice.sync.AccuracyKit.Report;
 import io.sluice.sync.AccuracyKit.Setup;
 import io.sluice.sync.AccuracyKit.Traffic;
+import io.sluice.sync.testkit.MemoryStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;

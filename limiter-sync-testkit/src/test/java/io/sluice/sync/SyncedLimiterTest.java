@@ -13,6 +13,7 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,6 +88,43 @@ class SyncedLimiterTest {
     long bytes = bean.getThreadAllocatedBytes(thread) - before;
     assertThat(admitted).isEqualTo(calls);
     assertThat((double) bytes / calls).as("bytes allocated per tryAcquire").isLessThan(1.0);
+  }
+
+  /**
+   * Denials allocate nothing either: a key at its limit is decided under its view's monitor (no
+   * credit pays), every call, on the approximate and the reservation mode.
+   */
+  @Test
+  void tryAcquireAllocatesNothingForAKeyAtItsLimit() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    org.junit.jupiter.api.Assumptions.assumeTrue(mx instanceof com.sun.management.ThreadMXBean
+        && ((com.sun.management.ThreadMXBean) mx).isThreadAllocatedMemorySupported(), "no per-thread allocation counter");
+    com.sun.management.ThreadMXBean bean = (com.sun.management.ThreadMXBean) mx;
+    Limit small = Limit.fixedWindow("alloc-limit").limit(10).window(Duration.ofMinutes(1)).build();
+    for (boolean reservation : new boolean[] {false, true}) {
+      SyncedLimiter.Builder b = SyncedLimiter.builder(small, new MemoryStore()).nodeId("a").ticker(ticker)
+          .autoSync(false).activeNodes(() -> 1);
+      SyncedLimiter node = (reservation ? b.reservation() : b).build();
+      for (int i = 0; i < 10; i++) {
+        assertThat(node.tryAcquire("k")).isTrue();
+      }
+      node.syncNow();
+      long thread = Thread.currentThread().getId();
+      int calls = 200_000;
+      for (int i = 0; i < calls; i++) { // warm-up
+        node.tryAcquire("k");
+      }
+      long before = bean.getThreadAllocatedBytes(thread);
+      int admitted = 0;
+      for (int i = 0; i < calls; i++) {
+        admitted += node.tryAcquire("k") ? 1 : 0;
+      }
+      long bytes = bean.getThreadAllocatedBytes(thread) - before;
+      assertThat(admitted).as("reservation %s", reservation).isZero();
+      assertThat((double) bytes / calls).as("bytes allocated per denied tryAcquire, reservation %s", reservation)
+          .isLessThan(1.0);
+      node.close();
+    }
   }
 
   /**
