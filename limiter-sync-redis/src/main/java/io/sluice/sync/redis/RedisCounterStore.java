@@ -282,9 +282,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
     Counter regional = null;
-    int argCount = 6;
     for (Delta d : deltas) {
-      argCount += d.counter().regional() ? 5 : d.counter().kind() == Counter.Kind.WINDOW ? 11 : 4;
       if (d.counter().regional()) {
         if (config.cluster()) {
           throw new IllegalArgumentException("counter: regional quotas need a standalone Redis per region (their"
@@ -297,52 +295,16 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         regional = d.counter();
       }
     }
-    byte[][] keys = new byte[deltas.size() + (regional != null ? 2 : 1)][];
-    byte[][] args = new byte[argCount][];
-    keys[0] = StoreKeys.sequenceKey(config.keyPrefix(), batch.nodeId(), batch.group(),
-        config.cluster() ? SlotTags.tagOf(batch.group()) : null);
-    args[0] = ascii(batch.sequence());
-    args[1] = sequenceTtlSeconds;
-    args[2] = ascii(batch.nowMicros());
-    args[3] = regional != null ? ascii(regional.windowTtlMillis()) : ZERO;
-    if (regional != null) {
-      keys[keys.length - 1] = StoreKeys.demandIndexKey(config.keyPrefix(), regional.limit().name());
-    }
-    args[4] = batch.nodeId().getBytes(StandardCharsets.UTF_8);
-    args[5] = batch.claimOnly() ? ZERO : ascii(sequences.created(batch.nodeId(), batch.group()));
-    int a = 6;
-    for (int i = 0; i < deltas.size(); i++) {
-      Delta d = deltas.get(i);
-      Counter c = d.counter();
-      keys[i + 1] = StoreKeys.counterKey(config.keyPrefix(), c.limit().name(), d.key());
-      if (c.kind() == Counter.Kind.WINDOW) {
-        args[a] = c.regional() ? R : c.limit().algorithm() == Algorithm.FIXED_WINDOW ? F : W;
-        args[a + 1] = ascii(d.window());
-        args[a + 2] = ascii(c.windowTtlMillis());
-      } else {
-        args[a] = G;
-        args[a + 1] = ascii(c.scale());
-        args[a + 2] = ascii(c.interval());
-      }
-      args[a + 3] = ascii(d.amount());
-      a += 4;
-      if (c.regional()) {
-        args[a++] = ascii(d.denied());
-      } else if (c.kind() == Counter.Kind.WINDOW) {
-        args[a++] = ascii(d.want());
-        args[a++] = ascii(c.limit().capacity());
-        args[a++] = ascii(d.nodes());
-        args[a++] = ascii(c.windowNanos() / 1_000);
-        args[a++] = ascii(d.need());
-        args[a++] = ascii(d.token());
-        args[a++] = ascii(d.settle());
-      }
-    }
+    FlushWire.Call call = FlushWire.encode(batch, config.keyPrefix(),
+        config.cluster() ? SlotTags.tagOf(batch.group()) : null, sequenceTtlSeconds,
+        batch.claimOnly() ? 0 : sequences.created(batch.nodeId(), batch.group()), regional);
+    byte[][] keys = call.keys();
+    byte[][] args = call.args();
     if (batch.claimOnly()) {
-      return evalsha(FLUSH, keys, args).thenApply(reply -> toResult(reply, deltas));
+      return evalsha(FLUSH, keys, args).thenApply(reply -> FlushWire.decode(reply, deltas));
     }
     return evalsha(FLUSH, keys, args).thenApply(reply -> {
-      FlushResult result = toResult(reply, deltas);
+      FlushResult result = FlushWire.decode(reply, deltas);
       boolean forgot = sequences.lossToTell(batch.nodeId(), batch.group(), batch.sequence(),
           sequences.recreated(batch.nodeId(), batch.group(), (Long) reply.get(1)));
       return forgot ? result.forgetting() : result;
@@ -375,11 +337,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);
   }
 
-  private static final byte[] W = {'w'};
-  private static final byte[] F = {'f'};
-  private static final byte[] R = {'r'};
-  private static final byte[] ZERO = {'0'};
-  private static final byte[] G = {'g'};
   private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] SHAPER = "shaper".getBytes(StandardCharsets.US_ASCII);
 
@@ -499,33 +456,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
             n, error.getMessage());
       }
     }
-  }
-
-  private static FlushResult toResult(List<Object> reply, List<Delta> deltas) {
-    long[] values = new long[2 * deltas.size()];
-    long[] shares = null;
-    long[] claims = new long[deltas.size()];
-    long[] splits = new long[deltas.size()];
-    long[] taken = new long[deltas.size()];
-    int at = 2; // (applied, created)
-    for (int i = 0; i < deltas.size(); i++) {
-      values[2 * i] = (Long) reply.get(at++);
-      values[2 * i + 1] = (Long) reply.get(at++);
-      Counter c = deltas.get(i).counter();
-      boolean claimed = c.kind() == Counter.Kind.WINDOW && !c.regional();
-      claims[i] = claimed ? (Long) reply.get(at++) : -1;
-      splits[i] = claimed ? (Long) reply.get(at++) : 0;
-      taken[i] = claimed ? (Long) reply.get(at++) : 0;
-      if (c.regional()) {
-        if (shares == null) {
-          shares = new long[2 * deltas.size()];
-          java.util.Arrays.fill(shares, -1);
-        }
-        shares[2 * i] = (Long) reply.get(at++);
-        shares[2 * i + 1] = (Long) reply.get(at++);
-      }
-    }
-    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits, taken);
   }
 
   private static Throwable unwrap(Throwable t) {

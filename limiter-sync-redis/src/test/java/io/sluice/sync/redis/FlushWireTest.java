@@ -1,0 +1,99 @@
+package io.sluice.sync.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Java side of flush.lua's wire layout against the script itself: the widths the script reads
+ * each delta by (its {@code width} table) are the ones the codec writes, and a batch of every kind
+ * lines up argument by argument; the answer is read back at the places the script writes them.
+ */
+class FlushWireTest {
+  private final Counter sliding = Counter.of(Limit.slidingWindowCounter("s").limit(100).window(Duration.ofSeconds(1)).build());
+  private final Counter fixed = Counter.of(Limit.fixedWindow("f").limit(100).window(Duration.ofSeconds(1)).build());
+  private final Counter bucket = Counter.of(Limit.tokenBucket("b").capacity(10).refill(1, Duration.ofSeconds(1)).build());
+  private final Counter region = Counter.regional(Limit.fixedWindow("r").limit(300).window(Duration.ofSeconds(1)).build(), 3);
+
+  /** flush.lua's {@code local width = {w = 11, ...}}, as the script has it. */
+  private static Map<String, Integer> scriptWidths() throws IOException {
+    String script;
+    try (InputStream in = FlushWire.class.getResourceAsStream("lua/flush.lua")) {
+      assertThat(in).as("flush.lua in the jar").isNotNull();
+      script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Matcher table = Pattern.compile("local width = \\{([^}]*)\\}").matcher(script);
+    assertThat(table.find()).as("flush.lua's width table").isTrue();
+    Map<String, Integer> widths = new HashMap<>();
+    Matcher entry = Pattern.compile("(\\w+)\\s*=\\s*(\\d+)").matcher(table.group(1));
+    while (entry.find()) {
+      widths.put(entry.group(1), Integer.parseInt(entry.group(2)));
+    }
+    return widths;
+  }
+
+  @Test
+  void everyKindTakesTheWidthTheScriptReadsItBy() throws IOException {
+    Map<String, Integer> script = scriptWidths();
+    Map<String, Integer> codec = new HashMap<>();
+    for (Counter c : List.of(sliding, fixed, bucket, region)) {
+      codec.put(FlushWire.kindOf(c), FlushWire.width(c));
+    }
+    assertThat(codec).isEqualTo(script);
+  }
+
+  @Test
+  void aBatchOfEveryKindLinesUpArgumentByArgument() throws IOException {
+    Map<String, Integer> script = scriptWidths();
+    List<Delta> deltas = List.of(new Delta(sliding, "a", 7, 1), new Delta(bucket, "b", 0, 2), new Delta(fixed, "c", 7, 3),
+        new Delta(region, "d", 7, 4));
+    Batch batch = new Batch("n1", 0, 42, 1_000_000, deltas);
+    FlushWire.Call call = FlushWire.encode(batch, "sluice", null, "86400".getBytes(StandardCharsets.US_ASCII), 41, region);
+    assertThat(call.keys().length).isEqualTo(1 + deltas.size() + 1); // sequence key, counters, demand index
+    // walk the arguments as the script does: a kind, then its width
+    int cursor = FlushWire.HEAD;
+    for (Delta d : deltas) {
+      String kind = new String(call.args()[cursor], StandardCharsets.US_ASCII);
+      assertThat(kind).isEqualTo(FlushWire.kindOf(d.counter()));
+      assertThat(new String(call.args()[cursor + 3], StandardCharsets.US_ASCII)).as("amount of %s", kind)
+          .isEqualTo(Long.toString(d.amount()));
+      cursor += script.get(kind);
+    }
+    assertThat(cursor).isEqualTo(call.args().length);
+    assertThat(new String(call.args()[5], StandardCharsets.US_ASCII)).as("the record's creator").isEqualTo("41");
+  }
+
+  @Test
+  void theAnswerIsReadWhereTheScriptWritesIt() {
+    List<Delta> deltas = List.of(new Delta(sliding, "a", 7, 1), new Delta(bucket, "b", 0, 2), new Delta(region, "d", 7, 4));
+    // applied, created; window: count, previous, claim, split, taken; gcra: backlog, 0; region: count,
+    // previous, share, next share
+    List<Object> reply = List.<Object>of(1L, 41L, 10L, 9L, 5L, 3L, 1L, 700L, 0L, 20L, 19L, 100L, 110L);
+    FlushResult r = FlushWire.decode(reply, deltas);
+    assertThat(r.applied()).isTrue();
+    assertThat(r.current(0)).isEqualTo(10);
+    assertThat(r.previous(0)).isEqualTo(9);
+    assertThat(r.claim(0)).isEqualTo(5);
+    assertThat(r.split(0)).isEqualTo(3);
+    assertThat(r.taken(0)).isTrue();
+    assertThat(r.current(1)).isEqualTo(700);
+    assertThat(r.claim(1)).isEqualTo(-1);
+    assertThat(r.current(2)).isEqualTo(20);
+    assertThat(r.share(2)).isEqualTo(100);
+    assertThat(r.nextShare(2)).isEqualTo(110);
+  }
+}
