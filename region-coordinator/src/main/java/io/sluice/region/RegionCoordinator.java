@@ -186,78 +186,158 @@ public final class RegionCoordinator implements AutoCloseable {
     }
   }
 
+  /**
+   * One round for one quota: the keys and what each region holds and asked ({@link QuotaRound#read}),
+   * the targets and the shares that shrink, written first ({@link QuotaRound#shrink}), then the shares
+   * that grow from the budget the first phase left ({@link QuotaRound#grow}).
+   */
   private QuotaSummary allocate(GlobalQuota q) {
-    Limit limit = q.limit();
-    int n = regions.size();
-    long windowNanos = q.window().toNanos();
-    long now = ticker.read();
-    long w = Math.floorDiv(now, windowNanos);
-    long remaining = (w + 1) * windowNanos - now;
-    long leaseWindows = Math.max(1, (config.lease().toNanos() + windowNanos - 1) / windowNanos);
-    long leaseEnd = w + leaseWindows;
-    Duration ttl = Duration.ofNanos((leaseEnd + 2) * windowNanos - now);
-    long staticShare = q.quota() / n;
-    Map<String, long[]> known = memory.computeIfAbsent(q.name(), x -> new HashMap<>());
+    QuotaRound round = new QuotaRound(q);
+    round.read();
+    QuotaSummary fenced = round.shrink();
+    if (fenced == null) {
+      fenced = round.grow();
+    }
+    if (fenced != null) {
+      return fenced;
+    }
+    replicate(q, round.known);
+    return summarize(q, round.keyList, round.known, round.admitted, round.reachable, round.w, round.staticShare);
+  }
 
-    // which keys: those any region flushed lately, and those a lease still covers somewhere
-    boolean[] reachable = new boolean[n];
-    Set<String> keys = new LinkedHashSet<>();
-    for (int r = 0; r < n; r++) {
-      try {
-        for (String key : clients[r].keys(limit, w, config.maxKeysPerQuota())) {
-          if (q.matches(key)) {
-            keys.add(key);
-          }
-        }
-        reachable[r] = true;
-        reachedSinceTakeOver[r] = true;
-      } catch (RuntimeException e) {
-        regionErrors.incrementAndGet();
-      }
+  /** The state of one quota's round: the window, the keys, and per key and region what is held and targeted. */
+  private final class QuotaRound {
+    final GlobalQuota q;
+    final Limit limit;
+    final int n;
+    final long windowNanos;
+    final long now;
+    final long w;
+    /** Of the current window, ns. */
+    final long remaining;
+    final long leaseEnd;
+    final Duration ttl;
+    final long staticShare;
+    final Map<String, long[]> known;
+    final boolean[] reachable;
+    List<String> keyList;
+    List<Map<String, KeyState>> states;
+    long[][] targetNow;
+    long[][] targetLater;
+    long[][] heldNow;
+    long[][] heldLaterMax;
+    long[][] admitted;
+    /** Per region, the shares the first phase wrote (null: none written, the region keeps what it holds). */
+    long[][] written;
+    long[][] writtenLater;
+
+    QuotaRound(GlobalQuota q) {
+      this.q = q;
+      this.limit = q.limit();
+      this.n = regions.size();
+      this.windowNanos = q.window().toNanos();
+      this.now = ticker.read();
+      this.w = Math.floorDiv(now, windowNanos);
+      this.remaining = (w + 1) * windowNanos - now;
+      long leaseWindows = Math.max(1, (config.lease().toNanos() + windowNanos - 1) / windowNanos);
+      this.leaseEnd = w + leaseWindows;
+      this.ttl = Duration.ofNanos((leaseEnd + 2) * windowNanos - now);
+      this.staticShare = q.quota() / n;
+      this.known = memory.computeIfAbsent(q.name(), x -> new HashMap<>());
+      this.reachable = new boolean[n];
     }
-    for (Map.Entry<String, long[]> e : known.entrySet()) {
+
+    /** Which keys (those any region flushed lately, and those a lease still covers somewhere), and their state per region. */
+    void read() {
+      Set<String> keys = new LinkedHashSet<>();
       for (int r = 0; r < n; r++) {
-        if (e.getValue()[r * FIELDS + 3] >= w) {
-          keys.add(e.getKey());
-          break;
-        }
-      }
-    }
-    known.keySet().retainAll(keys);
-    List<String> keyList = new ArrayList<>(keys);
-    List<Map<String, KeyState>> states = new ArrayList<>(n);
-    for (int r = 0; r < n; r++) {
-      Map<String, KeyState> byKey = new HashMap<>();
-      if (reachable[r] && !keyList.isEmpty()) {
         try {
-          for (KeyState s : clients[r].read(limit, w, keyList)) {
-            byKey.put(s.key(), s);
+          for (String key : clients[r].keys(limit, w, config.maxKeysPerQuota())) {
+            if (q.matches(key)) {
+              keys.add(key);
+            }
           }
+          reachable[r] = true;
+          reachedSinceTakeOver[r] = true;
         } catch (RuntimeException e) {
-          reachable[r] = false;
           regionErrors.incrementAndGet();
         }
       }
-      states.add(byKey);
+      for (Map.Entry<String, long[]> e : known.entrySet()) {
+        for (int r = 0; r < n; r++) {
+          if (e.getValue()[r * FIELDS + 3] >= w) {
+            keys.add(e.getKey());
+            break;
+          }
+        }
+      }
+      known.keySet().retainAll(keys);
+      keyList = new ArrayList<>(keys);
+      states = new ArrayList<>(n);
+      for (int r = 0; r < n; r++) {
+        Map<String, KeyState> byKey = new HashMap<>();
+        if (reachable[r] && !keyList.isEmpty()) {
+          try {
+            for (KeyState s : clients[r].read(limit, w, keyList)) {
+              byKey.put(s.key(), s);
+            }
+          } catch (RuntimeException e) {
+            reachable[r] = false;
+            regionErrors.incrementAndGet();
+          }
+        }
+        states.add(byKey);
+      }
     }
 
-    // targets, and the first phase: what shrinks
-    int k = keyList.size();
-    long[][] targetNow = new long[k][];
-    long[][] targetLater = new long[k][];
-    long[][] heldNow = new long[k][n];
-    long[][] heldLaterMax = new long[k][n];
-    long[][] admitted = new long[k][n];
-    double[][] rates = new double[k][n];
-    long[] heldLaterMin = new long[n];
-    List<List<ShareWrite>> shrink = new ArrayList<>(n);
-    for (int r = 0; r < n; r++) {
-      shrink.add(new ArrayList<>());
+    /** The targets, and the first phase: every share that shrinks, written; null unless a region fenced this leader. */
+    QuotaSummary shrink() {
+      int k = keyList.size();
+      targetNow = new long[k][];
+      targetLater = new long[k][];
+      heldNow = new long[k][n];
+      heldLaterMax = new long[k][n];
+      admitted = new long[k][n];
+      List<List<ShareWrite>> shrink = new ArrayList<>(n);
+      for (int r = 0; r < n; r++) {
+        shrink.add(new ArrayList<>());
+      }
+      for (int i = 0; i < k; i++) {
+        Allocator.Target t = target(i);
+        for (int r = 0; r < n; r++) {
+          if (reachable[r]) {
+            shrink.get(r).add(new ShareWrite(keyList.get(i), Math.min(t.now()[r], heldNow[i][r]),
+                Math.min(t.later()[r], heldLaterMin(i, r)), leaseEnd));
+          }
+        }
+      }
+      written = new long[n][];
+      writtenLater = new long[n][];
+      for (int r = 0; r < n; r++) {
+        if (!reachable[r] || shrink.get(r).isEmpty()) {
+          continue;
+        }
+        WriteResult res = write(r, limit, w, ttl, shrink.get(r));
+        if (res == null) {
+          reachable[r] = false; // held stays as it was: a shrink not confirmed may not have happened
+        } else if (!res.accepted()) {
+          return fence(res.epoch());
+        } else {
+          written[r] = res.shares();
+          writtenLater[r] = res.nextShares();
+          for (int i = 0; i < k; i++) {
+            record(known.get(keyList.get(i)), r, w, res.shares()[i], res.nextShares()[i], leaseEnd);
+          }
+        }
+      }
+      return null;
     }
-    for (int i = 0; i < k; i++) {
+
+    /** Key i: what each region holds now and later, its demand, and the allocator's target. */
+    private Allocator.Target target(int i) {
       String key = keyList.get(i);
       long[] m = known.computeIfAbsent(key, x -> fresh(n));
-      Allocator.RegionView[] views = new Allocator.RegionView[n];
+      double[] rates = new double[n];
       for (int r = 0; r < n; r++) {
         int b = r * FIELDS;
         KeyState s = states.get(r).get(key);
@@ -274,107 +354,90 @@ public final class RegionCoordinator implements AutoCloseable {
           admitted[i][r] = s.admitted();
         }
         heldNow[i][r] = shareFor(m, b, w, staticShare);
-        heldLaterMin[r] = Long.MAX_VALUE;
         heldLaterMax[i][r] = 0;
         for (long x = w + 1; x <= leaseEnd; x++) {
-          long h = shareFor(m, b, x, staticShare);
-          heldLaterMin[r] = Math.min(heldLaterMin[r], h);
-          heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], h);
+          heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], shareFor(m, b, x, staticShare));
         }
-        rates[i][r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
+        rates[r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
       }
       assumeTheMostOfUnknownRegions(q.quota(), m, reachable, heldNow[i], heldLaterMax[i]);
+      Allocator.RegionView[] views = new Allocator.RegionView[n];
       for (int r = 0; r < n; r++) {
-        views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[i][r],
-            floor(q.floor(regions.get(r).name(), n), rates[i][r], windowNanos), heldNow[i][r], heldLaterMin[r],
+        views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[r],
+            floor(q.floor(regions.get(r).name(), n), rates[r], windowNanos), heldNow[i][r], heldLaterMin(i, r),
             heldLaterMax[i][r]);
       }
       Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views);
       targetNow[i] = t.now();
       targetLater[i] = t.later();
-      for (int r = 0; r < n; r++) {
-        if (reachable[r]) {
-          shrink.get(r).add(new ShareWrite(key, Math.min(t.now()[r], heldNow[i][r]),
-              Math.min(t.later()[r], views[r].heldLaterMin()), leaseEnd));
-        }
-      }
-    }
-    long[][] written = new long[n][];
-    long[][] writtenLater = new long[n][];
-    for (int r = 0; r < n; r++) {
-      if (!reachable[r] || shrink.get(r).isEmpty()) {
-        continue;
-      }
-      WriteResult res = write(r, limit, w, ttl, shrink.get(r));
-      if (res == null) {
-        reachable[r] = false; // held stays as it was: a shrink not confirmed may not have happened
-      } else if (!res.accepted()) {
-        return fence(res.epoch());
-      } else {
-        written[r] = res.shares();
-        writtenLater[r] = res.nextShares();
-        for (int i = 0; i < k; i++) {
-          record(known.get(keyList.get(i)), r, w, res.shares()[i], res.nextShares()[i], leaseEnd);
-        }
-      }
+      return t;
     }
 
-    // the second phase: what grows, from the budget the first left
-    List<List<ShareWrite>> grow = new ArrayList<>(n);
-    List<List<Integer>> growKeys = new ArrayList<>(n);
-    for (int r = 0; r < n; r++) {
-      grow.add(new ArrayList<>());
-      growKeys.add(new ArrayList<>());
+    /** The least share region r holds for key i in a window after this one, up to the lease's end. */
+    private long heldLaterMin(int i, int r) {
+      long[] m = known.get(keyList.get(i));
+      long min = Long.MAX_VALUE;
+      for (long x = w + 1; x <= leaseEnd; x++) {
+        min = Math.min(min, shareFor(m, r * FIELDS, x, staticShare));
+      }
+      return min;
     }
-    for (int i = 0; i < k; i++) {
-      long budgetNow = q.quota();
-      long budgetLater = q.quota();
-      long[] baseNow = new long[n];
-      long[] baseLater = new long[n];
-      long[] wantNow = new long[n];
-      long[] wantLater = new long[n];
+
+    /** The second phase: what grows, from the budget the first left; null unless a region fenced this leader. */
+    QuotaSummary grow() {
+      int k = keyList.size();
+      List<List<ShareWrite>> grow = new ArrayList<>(n);
       for (int r = 0; r < n; r++) {
-        if (written[r] != null) {
-          baseNow[r] = written[r][i];
-          baseLater[r] = writtenLater[r][i];
-          wantNow[r] = targetNow[i][r];
-          wantLater[r] = targetLater[i][r];
-        } else {
-          baseNow[r] = heldNow[i][r];
-          baseLater[r] = heldLaterMax[i][r];
-          wantNow[r] = baseNow[r];
-          wantLater[r] = baseLater[r];
-        }
-        budgetNow -= baseNow[r];
-        budgetLater -= baseLater[r];
+        grow.add(new ArrayList<>());
       }
-      long[] incNow = Allocator.increases(budgetNow, baseNow, wantNow);
-      long[] incLater = Allocator.increases(budgetLater, baseLater, wantLater);
+      for (int i = 0; i < k; i++) {
+        long budgetNow = q.quota();
+        long budgetLater = q.quota();
+        long[] baseNow = new long[n];
+        long[] baseLater = new long[n];
+        long[] wantNow = new long[n];
+        long[] wantLater = new long[n];
+        for (int r = 0; r < n; r++) {
+          if (written[r] != null) {
+            baseNow[r] = written[r][i];
+            baseLater[r] = writtenLater[r][i];
+            wantNow[r] = targetNow[i][r];
+            wantLater[r] = targetLater[i][r];
+          } else {
+            baseNow[r] = heldNow[i][r];
+            baseLater[r] = heldLaterMax[i][r];
+            wantNow[r] = baseNow[r];
+            wantLater[r] = baseLater[r];
+          }
+          budgetNow -= baseNow[r];
+          budgetLater -= baseLater[r];
+        }
+        long[] incNow = Allocator.increases(budgetNow, baseNow, wantNow);
+        long[] incLater = Allocator.increases(budgetLater, baseLater, wantLater);
+        for (int r = 0; r < n; r++) {
+          if (written[r] != null && (incNow[r] > 0 || incLater[r] > 0)) {
+            grow.get(r).add(new ShareWrite(keyList.get(i), baseNow[r] + incNow[r], baseLater[r] + incLater[r], leaseEnd));
+          }
+        }
+      }
       for (int r = 0; r < n; r++) {
-        if (written[r] != null && (incNow[r] > 0 || incLater[r] > 0)) {
-          grow.get(r).add(new ShareWrite(keyList.get(i), baseNow[r] + incNow[r], baseLater[r] + incLater[r], leaseEnd));
-          growKeys.get(r).add(i);
+        if (grow.get(r).isEmpty()) {
+          continue;
+        }
+        List<ShareWrite> writes = grow.get(r);
+        WriteResult res = write(r, limit, w, ttl, writes);
+        if (res != null && !res.accepted()) {
+          return fence(res.epoch());
+        }
+        for (int j = 0; j < writes.size(); j++) {
+          long[] m = known.get(writes.get(j).key());
+          // not confirmed: count it as written, the larger of the two (the safe side for the others)
+          record(m, r, w, res != null ? res.shares()[j] : writes.get(j).share(),
+              res != null ? res.nextShares()[j] : writes.get(j).nextShare(), leaseEnd);
         }
       }
+      return null;
     }
-    for (int r = 0; r < n; r++) {
-      if (grow.get(r).isEmpty()) {
-        continue;
-      }
-      List<ShareWrite> writes = grow.get(r);
-      WriteResult res = write(r, limit, w, ttl, writes);
-      if (res != null && !res.accepted()) {
-        return fence(res.epoch());
-      }
-      for (int j = 0; j < writes.size(); j++) {
-        long[] m = known.get(writes.get(j).key());
-        // not confirmed: count it as written, the larger of the two (the safe side for the others)
-        record(m, r, w, res != null ? res.shares()[j] : writes.get(j).share(),
-            res != null ? res.nextShares()[j] : writes.get(j).nextShare(), leaseEnd);
-      }
-    }
-    replicate(q, known);
-    return summarize(q, keyList, known, admitted, reachable, w, staticShare);
   }
 
   /**
