@@ -65,14 +65,7 @@ final class CheckRequest {
     if (body.length == 0) {
       throw new BadRequest(400, null, "body: empty; expected a JSON object like {\"key\":\"user-1\",\"cost\":1,\"limit\":\"api\"}");
     }
-    String key = null;
-    long cost = 1;
-    boolean sawCost = false;
-    String limit = null;
-    String plan = null;
-    String method = null;
-    String path = null;
-    Map<String, String> identities = null;
+    Fields f = new Fields();
     try (JsonParser p = JSON.createParser(body)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw new BadRequest(400, null, "body: must be a JSON object like {\"key\":\"user-1\",\"cost\":1,\"limit\":\"api\"}");
@@ -83,53 +76,7 @@ final class CheckRequest {
           throw new BadRequest(400, null, "body: malformed JSON object");
         }
         String field = p.currentName();
-        JsonToken value = p.nextToken();
-        switch (field) {
-          case "key":
-            if (value != JsonToken.VALUE_STRING) {
-              throw new BadRequest(400, "key", "key: must be a string, got " + describe(value));
-            }
-            key = p.getText();
-            break;
-          case "cost":
-            if (value != JsonToken.VALUE_NUMBER_INT) {
-              throw new BadRequest(400, "cost", "cost: must be a positive integer, got " + describe(value));
-            }
-            try {
-              cost = p.getLongValue();
-            } catch (InputCoercionException e) {
-              throw new BadRequest(400, "cost", "cost: out of range");
-            }
-            sawCost = true;
-            break;
-          case "limit":
-            if (value != JsonToken.VALUE_STRING) {
-              throw new BadRequest(400, "limit", "limit: must be a string, got " + describe(value));
-            }
-            limit = p.getText();
-            break;
-          case "plan":
-            plan = text(p, value, "plan", maxKeyLength);
-            break;
-          case "method":
-            method = text(p, value, "method", 16);
-            if (!method.matches("[A-Za-z]+")) {
-              throw new BadRequest(400, "method", "method: must be an HTTP method, got \"" + method + "\"");
-            }
-            break;
-          case "path":
-            path = text(p, value, "path", 2048);
-            if (!path.startsWith("/")) {
-              throw new BadRequest(400, "path", "path: must start with '/', got \"" + path + "\"");
-            }
-            break;
-          case "identities":
-            identities = identities(p, value, maxKeyLength);
-            break;
-          default:
-            throw new BadRequest(400, field, "body: unknown field \"" + field + "\" (expected key, cost, limit;"
-                + " or identities, plan, method, path, cost)");
-        }
+        f.read(p, field, p.nextToken(), maxKeyLength);
       }
       if (p.nextToken() != null) {
         throw new BadRequest(400, null, "body: unexpected content after the JSON object");
@@ -139,35 +86,102 @@ final class CheckRequest {
     } catch (IOException e) {
       throw new BadRequest(400, null, "body: unreadable: " + e.getMessage());
     }
-    if (sawCost && cost < 1) {
-      throw new BadRequest(400, "cost", "cost: must be at least 1, got " + cost);
-    }
-    boolean forRules = plan != null || method != null || path != null || identities != null;
-    if (forRules) {
-      if (key != null || limit != null) {
-        throw new BadRequest(400, key != null ? "key" : "limit", (key != null ? "key" : "limit")
-            + ": a check is for one limit (key, limit) or for the rules (identities, plan, method, path), not both");
+    return f.request(maxKeyLength);
+  }
+
+  /** A body's fields as read, before they are checked together. */
+  private static final class Fields {
+    String key;
+    long cost = 1;
+    boolean sawCost;
+    String limit;
+    String plan;
+    String method;
+    String path;
+    Map<String, String> identities;
+
+    /** Reads one field's value ({@code value}: its first token), each checked on its own. */
+    void read(JsonParser p, String field, JsonToken value, int maxKeyLength) throws IOException {
+      switch (field) {
+        case "key":
+          if (value != JsonToken.VALUE_STRING) {
+            throw new BadRequest(400, "key", "key: must be a string, got " + describe(value));
+          }
+          key = p.getText();
+          break;
+        case "cost":
+          if (value != JsonToken.VALUE_NUMBER_INT) {
+            throw new BadRequest(400, "cost", "cost: must be a positive integer, got " + describe(value));
+          }
+          try {
+            cost = p.getLongValue();
+          } catch (InputCoercionException e) {
+            throw new BadRequest(400, "cost", "cost: out of range");
+          }
+          sawCost = true;
+          break;
+        case "limit":
+          if (value != JsonToken.VALUE_STRING) {
+            throw new BadRequest(400, "limit", "limit: must be a string, got " + describe(value));
+          }
+          limit = p.getText();
+          break;
+        case "plan":
+          plan = text(p, value, "plan", maxKeyLength);
+          break;
+        case "method":
+          method = text(p, value, "method", 16);
+          if (!method.matches("[A-Za-z]+")) {
+            throw new BadRequest(400, "method", "method: must be an HTTP method, got \"" + method + "\"");
+          }
+          break;
+        case "path":
+          path = text(p, value, "path", 2048);
+          if (!path.startsWith("/")) {
+            throw new BadRequest(400, "path", "path: must start with '/', got \"" + path + "\"");
+          }
+          break;
+        case "identities":
+          identities = identities(p, value, maxKeyLength);
+          break;
+        default:
+          throw new BadRequest(400, field, "body: unknown field \"" + field + "\" (expected key, cost, limit;"
+              + " or identities, plan, method, path, cost)");
       }
-      return new CheckRequest(null, cost, null, true, plan, method == null ? "GET" : method.toUpperCase(Locale.ROOT),
-          path == null ? "/" : path, identities == null ? Map.of() : identities);
     }
-    if (key == null) {
-      throw new BadRequest(400, "key", "key: required");
+
+    /** The request the fields make together: for the rules, or for one limit and key. */
+    CheckRequest request(int maxKeyLength) {
+      if (sawCost && cost < 1) {
+        throw new BadRequest(400, "cost", "cost: must be at least 1, got " + cost);
+      }
+      boolean forRules = plan != null || method != null || path != null || identities != null;
+      if (forRules) {
+        if (key != null || limit != null) {
+          throw new BadRequest(400, key != null ? "key" : "limit", (key != null ? "key" : "limit")
+              + ": a check is for one limit (key, limit) or for the rules (identities, plan, method, path), not both");
+        }
+        return new CheckRequest(null, cost, null, true, plan, method == null ? "GET" : method.toUpperCase(Locale.ROOT),
+            path == null ? "/" : path, identities == null ? Map.of() : identities);
+      }
+      if (key == null) {
+        throw new BadRequest(400, "key", "key: required");
+      }
+      if (key.isEmpty()) {
+        throw new BadRequest(400, "key", "key: must not be empty");
+      }
+      if (key.length() > maxKeyLength) {
+        throw new BadRequest(400, "key", "key: longer than " + maxKeyLength + " characters");
+      }
+      int lone = loneSurrogate(key);
+      if (lone >= 0) {
+        // JSON lets "\ud800" through; such a key has no UTF-8 form, and keys that differ only there
+        // would be told apart by the store's encoding rules rather than by what the client meant
+        throw new BadRequest(400, "key", "key: not valid Unicode (a lone surrogate \\u"
+            + Integer.toHexString(key.charAt(lone)) + " at character " + lone + ")");
+      }
+      return new CheckRequest(key, cost, limit, false, null, null, null, Map.of());
     }
-    if (key.isEmpty()) {
-      throw new BadRequest(400, "key", "key: must not be empty");
-    }
-    if (key.length() > maxKeyLength) {
-      throw new BadRequest(400, "key", "key: longer than " + maxKeyLength + " characters");
-    }
-    int lone = loneSurrogate(key);
-    if (lone >= 0) {
-      // JSON lets "\ud800" through; such a key has no UTF-8 form, and keys that differ only there
-      // would be told apart by the store's encoding rules rather than by what the client meant
-      throw new BadRequest(400, "key", "key: not valid Unicode (a lone surrogate \\u"
-          + Integer.toHexString(key.charAt(lone)) + " at character " + lone + ")");
-    }
-    return new CheckRequest(key, cost, limit, false, null, null, null, Map.of());
   }
 
   /** A string field, at most {@code maxLength} characters of valid Unicode. */
