@@ -108,6 +108,31 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     // may take longer to set a connection up than to answer a command
     uri.setTimeout(config.connectTimeout().compareTo(config.commandTimeout()) > 0 ? config.connectTimeout()
         : config.commandTimeout());
+    // Lettuce doubles its reconnect delay up to 30 s: a node would stay on its fallback policy for
+    // that long after a partition heals. Retry at most a second apart instead.
+    io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
+        .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
+            TimeUnit.MILLISECONDS))
+        .build();
+    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
+        : RedisClient.create(resources, uri);
+    StatefulConnection<byte[], byte[]> connection = openRetrying(client, resources, clientOptions(config), config, uri);
+    RedisScriptingAsyncCommands<byte[], byte[]> commands = connection instanceof StatefulRedisClusterConnection
+        ? ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async()
+        : ((StatefulRedisConnection<byte[], byte[]>) connection).async();
+    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, commands);
+    try {
+      store.loadScripts(redacted(uri));
+      store.checkEviction(redacted(uri));
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
+    return store;
+  }
+
+  /** Command timeouts, a bounded request queue, commands refused while disconnected, TLS trust. */
+  private static ClientOptions clientOptions(RedisStoreConfig config) {
     ClientOptions.Builder optionsBuilder = ClientOptions.builder()
         .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
         .requestQueueSize(config.requestQueueSize())
@@ -117,23 +142,21 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       optionsBuilder.sslOptions(io.lettuce.core.SslOptions.builder().jdkSslProvider()
           .trustManager(config.trustedCertificates().toFile()).build());
     }
-    ClientOptions options = optionsBuilder.build();
-    // Lettuce doubles its reconnect delay up to 30 s: a node would stay on its fallback policy for
-    // that long after a partition heals. Retry at most a second apart instead.
-    io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
-        .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
-            TimeUnit.MILLISECONDS))
-        .build();
-    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
-        : RedisClient.create(resources, uri);
-    StatefulConnection<byte[], byte[]> connection;
-    // a server that is starting (or a host busy starting several JVMs) refuses or stalls the first
-    // attempts: retried for up to the connect timeout, unless the server answered and said no
+    return optionsBuilder.build();
+  }
+
+  /**
+   * Connects, retrying for up to the connect timeout: a server that is starting (or a host busy
+   * starting several JVMs) refuses or stalls the first attempts; unless the server answered and said
+   * no. A failure shuts the client down and throws.
+   */
+  private static StatefulConnection<byte[], byte[]> openRetrying(AbstractRedisClient client,
+      io.lettuce.core.resource.ClientResources resources, ClientOptions options, RedisStoreConfig config,
+      RedisURI uri) {
     long deadline = System.nanoTime() + config.connectTimeout().toNanos();
     while (true) {
       try {
-        connection = open(client, options);
-        break;
+        return open(client, options);
       } catch (RedisConnectionException e) {
         boolean retry = !answered(e) && System.nanoTime() + CONNECT_RETRY_NANOS <= deadline;
         if (retry) {
@@ -149,30 +172,21 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
       }
     }
-    RedisScriptingAsyncCommands<byte[], byte[]> commands = connection instanceof StatefulRedisClusterConnection
-        ? ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async()
-        : ((StatefulRedisConnection<byte[], byte[]>) connection).async();
-    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, commands);
+  }
+
+  /** Loads every script into Redis's script cache, so that the first EVALSHA of each finds it. */
+  private void loadScripts(String where) {
     try {
       for (LuaScript script : SCRIPTS) {
-        store.commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
+        commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
             .get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      store.close();
-      throw new StoreUnavailableException("interrupted while loading scripts into Redis at " + redacted(uri), e);
+      throw new StoreUnavailableException("interrupted while loading scripts into Redis at " + where, e);
     } catch (ExecutionException | TimeoutException e) {
-      store.close();
-      throw new StoreUnavailableException("cannot load scripts into Redis at " + redacted(uri) + ": " + rootMessage(e), e);
+      throw new StoreUnavailableException("cannot load scripts into Redis at " + where + ": " + rootMessage(e), e);
     }
-    try {
-      store.checkEviction(redacted(uri));
-    } catch (RuntimeException e) {
-      store.close();
-      throw e;
-    }
-    return store;
   }
 
   private static final long CONNECT_RETRY_NANOS = 100_000_000L;
