@@ -33,6 +33,24 @@ public interface KeyedLimiter extends AutoCloseable {
   Decision acquire(String key, long cost);
 
   /**
+   * {@link #acquire(String, long)} for a caller that decides several limits for one request
+   * ({@link RequestLimiter}): a soft or shadow limit's breach is counted, but not yet told to the
+   * limiter's listener; the caller tells it ({@link #tellBreach}) once no other limit denied the
+   * request, so that a listener hears only of breaches by requests that went on. The default acquires
+   * and tells at once.
+   */
+  default Decision acquireUntold(String key, long cost) {
+    return acquire(key, cost);
+  }
+
+  /**
+   * Tells the limiter's listener of a breach that {@link #acquireUntold} decided and did not tell.
+   * The default tells nothing (its {@code acquireUntold} told already).
+   */
+  default void tellBreach(String key, Decision breach) {
+  }
+
+  /**
    * Gives back the {@code cost} permits that {@code acquired}, an allowed decision of this limiter for
    * the key, took and the request did not use (another of its limits denied it), so that a denied
    * request costs this limit nothing. Permits of a window gone by are not given back; a distributed

@@ -104,6 +104,21 @@ public final class RateLimiter implements KeyedLimiter {
     return d;
   }
 
+  @Override
+  public Decision acquireUntold(String key, long cost) {
+    checkRequest(key, cost);
+    long now = ticker.read();
+    long result = take(key, now, cost);
+    Decision d = decisionOf(key, now, result);
+    count(d.outcome(), key, d, false);
+    return d;
+  }
+
+  @Override
+  public void tellBreach(String key, Decision breach) {
+    notifyBreach(key, breach);
+  }
+
   /**
    * For a {@link Algorithm#LEAKY_BUCKET_SHAPER} limit: takes the permits and parks this thread for
    * the delay the shaper asks for, then returns the decision (denied ones return at once).
@@ -211,9 +226,16 @@ public final class RateLimiter implements KeyedLimiter {
 
   /** Counts a decision; notifies the listener of a breach; records utilization of an allowed one. */
   void count(Outcome outcome, String key, Decision d) {
+    count(outcome, key, d, true);
+  }
+
+  /** Counts the decision; a breach is told to the listener when {@code tell}. */
+  private void count(Outcome outcome, String key, Decision d, boolean tell) {
     outcomes[outcome.ordinal()].increment();
     if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
-      notifyBreach(key, d);
+      if (tell) {
+        notifyBreach(key, d);
+      }
     } else if (outcome == Outcome.ALLOWED) {
       DoubleConsumer recorder = utilizationRecorder;
       if (recorder != null) {

@@ -190,7 +190,7 @@ public final class RequestLimiter implements AutoCloseable {
     int taken = 0; // parts[0..taken) allowed or breached; those ALLOWED hold permits
     try {
       for (int i = 0; i < apply.size(); i++) {
-        Decision d = apply.get(i).acquire(keys.get(i), cost);
+        Decision d = apply.get(i).acquireUntold(keys.get(i), cost);
         parts.add(d);
         taken = i + 1;
         if (d.outcome() == Outcome.DENIED) {
@@ -204,6 +204,14 @@ public final class RequestLimiter implements AutoCloseable {
     } catch (RuntimeException e) {
       releaseTaken(apply, keys, parts, taken, cost); // (a limiter that failed half way: nothing kept)
       throw e;
+    }
+    // the request goes on: its soft and shadow breaches are told now (a denied one told none, as on
+    // the in-process path)
+    for (int i = 0; i < parts.size(); i++) {
+      Outcome o = parts.get(i).outcome();
+      if (o == Outcome.SOFT_EXCEEDED || o == Outcome.SHADOW_DENIED) {
+        apply.get(i).tellBreach(keys.get(i), parts.get(i));
+      }
     }
     return deciding.withParts(parts);
   }

@@ -182,6 +182,19 @@ class RequestLimiterTest {
     }
 
     @Override
+    public Decision acquireUntold(String key, long cost) {
+      if (failing) {
+        throw new IllegalStateException("injected");
+      }
+      return inner.acquireUntold(key, cost);
+    }
+
+    @Override
+    public void tellBreach(String key, Decision breach) {
+      inner.tellBreach(key, breach);
+    }
+
+    @Override
     public void close() {
       closed = true;
     }
@@ -242,6 +255,30 @@ class RequestLimiterTest {
     assertThat(third.parts()).extracting(Decision::outcome)
         .containsExactly(Outcome.SOFT_EXCEEDED, Outcome.SHADOW_DENIED);
     assertThat(breaches).containsExactly("soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED", "shadow:k:SHADOW_DENIED");
+  }
+
+  /**
+   * A soft limit's breach by a request that a later hard limit denies is not told to the listener, in
+   * process and over the factory's limiters alike (the generic path once told it before the denial);
+   * the same breach by a request that goes on is told once.
+   */
+  @Test
+  void aBreachIsToldOnlyForARequestThatGoesOn() {
+    Limit soft = window("soft", 1).toBuilder().mode(Mode.SOFT).build();
+    Rules rules = Rules.builder().always(Rule.of(soft, "api-key"), Rule.of(window("hard", 2), "api-key")).build();
+    for (boolean overInterface : new boolean[] {false, true}) {
+      List<String> breaches = new ArrayList<>();
+      LimitListener listener = (limit, key, decision) -> breaches.add(limit.name() + ":" + decision.outcome());
+      RequestLimiter limiter = overInterface
+          ? RequestLimiter.builder(rules).limiters(limit -> new Wrapped(RateLimiter.builder(limit).ticker(ticker)
+              .listener(listener).build())).build()
+          : RequestLimiter.builder(rules).ticker(ticker).listener(listener).build();
+      RequestContext r = request(null, "GET", "/", "k", null);
+      assertThat(limiter.check(r).outcome()).isEqualTo(Outcome.ALLOWED);
+      assertThat(limiter.check(r).outcome()).as("over the interface %s", overInterface).isEqualTo(Outcome.SOFT_EXCEEDED);
+      assertThat(limiter.check(r).allowed()).as("the hard limit of 2").isFalse();
+      assertThat(breaches).as("over the interface %s", overInterface).containsExactly("soft:SOFT_EXCEEDED");
+    }
   }
 
   @Test

@@ -128,8 +128,15 @@ class ReleaseTest {
         assertThat(node.tryAcquire("k")).as("a soft limit never denies").isTrue();
       }
       assertThat(node.acquire("k").outcome()).isEqualTo(io.sluice.node.Outcome.SOFT_EXCEEDED);
+      assertThat(breaches).hasSize(3);
+      // for a caller deciding several limits (RequestLimiter): counted, told only when the caller says
+      io.sluice.node.Decision untold = node.acquireUntold("k", 1);
+      assertThat(untold.outcome()).isEqualTo(io.sluice.node.Outcome.SOFT_EXCEEDED);
+      assertThat(breaches).hasSize(3);
+      node.tellBreach("k", untold);
     }
-    assertThat(breaches).containsExactly("soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED");
+    assertThat(breaches).containsExactly("soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED", "soft:k:SOFT_EXCEEDED",
+        "soft:k:SOFT_EXCEEDED");
   }
 
   private RequestLimiter pod(Rules rules, MemoryStore store, String name) {

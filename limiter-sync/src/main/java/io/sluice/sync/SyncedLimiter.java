@@ -296,12 +296,12 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Whether one permit of the key is admitted; allocation-free for a known key in the approximate mode. */
   public boolean tryAcquire(String key) {
-    return decide(key, 1, false).allowed();
+    return decide(key, 1, BARE).allowed();
   }
 
   @Override
   public boolean tryAcquire(String key, long cost) {
-    return decide(key, cost, false).allowed();
+    return decide(key, cost, BARE).allowed();
   }
 
   public Decision acquire(String key) {
@@ -317,26 +317,40 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public Decision acquire(String key, long cost) {
-    return decide(key, cost, true);
+    return decide(key, cost, TOLD);
   }
 
-  /**
-   * The decision; when {@code rich} is false only its outcome counts, and one of the limiter's
-   * prebuilt decisions (one per outcome) is returned instead of a new one, so that
-   * {@link #tryAcquire} allocates nothing.
-   */
-  private Decision decide(String key, long cost, boolean rich) {
-    return decide(key, cost, rich, false);
+  /** {@link #acquire(String, long)}, with a soft or shadow breach counted but not told to the listener yet. */
+  @Override
+  public Decision acquireUntold(String key, long cost) {
+    return decide(key, cost, UNTOLD);
+  }
+
+  @Override
+  public void tellBreach(String key, Decision breach) {
+    notifyBreach(key, breach);
+  }
+
+  /** How a decision answers: its outcome only (one of the prebuilt decisions: {@link #tryAcquire} allocates nothing). */
+  private static final int BARE = 0;
+  /** A decision of its own, a breach told to the listener. */
+  private static final int TOLD = 1;
+  /** A decision of its own, a breach left for the caller to tell ({@link #acquireUntold}). */
+  private static final int UNTOLD = 2;
+
+  /** The decision, answered as {@code answer} says ({@link #BARE}, {@link #TOLD}, {@link #UNTOLD}). */
+  private Decision decide(String key, long cost, int answer) {
+    return decide(key, cost, answer, false);
   }
 
   /** {@code exactTried}: an exact check failed already (a retry on a retired view must not repeat it). */
-  private Decision decide(String key, long cost, boolean rich, boolean exactTried) {
+  private Decision decide(String key, long cost, int answer, boolean exactTried) {
     checkRequest(key, cost);
     if (closed) {
       throw new IllegalStateException("limiter " + limit.name() + " is closed");
     }
     long now = ticker.read();
-    if (!rich && credited) {
+    if (answer == BARE && credited) {
       KeyView known = views.get(key);
       int paid = known != null && !storeDown() ? known.takeCredit(now, cost) : KeyView.UNPAID;
       if (paid != KeyView.UNPAID) {
@@ -353,21 +367,21 @@ public final class SyncedLimiter implements KeyedLimiter {
       ExactResult r = calls.guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
       waited(askedAt);
       if (r != null) {
-        return exactDecision(key, now, cost, r);
+        return exactDecision(key, now, cost, r, answer);
       }
       fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
     }
     if (!windowed) {
-      return fallbackDecision(key, cost, rich);
+      return fallbackDecision(key, cost, answer);
     }
-    return decideWindow(key, cost, rich, now, fallback || exactTried);
+    return decideWindow(key, cost, answer, now, fallback || exactTried);
   }
 
   /**
    * A window limit's decision, under the key's monitor ({@link #judge}); a view retired from the
    * table meanwhile is decided on its successor.
    */
-  private Decision decideWindow(String key, long cost, boolean rich, long now, boolean fallback) {
+  private Decision decideWindow(String key, long cost, int answer, long now, boolean fallback) {
     KeyView view = view(key);
     Judgement j = JUDGEMENT.get();
     if (j.inUse) {
@@ -382,12 +396,12 @@ public final class SyncedLimiter implements KeyedLimiter {
         if (j.urgent) {
           requestSync();
         }
-        return decision(key, j, rich);
+        return decision(key, j, answer);
       }
     } finally {
       j.inUse = false;
     }
-    return decide(key, cost, rich, exact != null);
+    return decide(key, cost, answer, exact != null);
   }
 
   /**
@@ -741,7 +755,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   /** The decision a window verdict makes: counted, and told to the listener when it is a breach. */
-  private Decision decision(String key, Judgement j, boolean rich) {
+  private Decision decision(String key, Judgement j, int answer) {
     Outcome outcome = j.admit ? Outcome.ALLOWED : outcomeOfBreach();
     if (outcome == Outcome.DENIED) {
       denied.increment();
@@ -749,13 +763,13 @@ public final class SyncedLimiter implements KeyedLimiter {
       admitted.increment();
     }
     boolean breach = outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED;
-    if (!rich && !(breach && listener != LimitListener.NONE)) {
+    if (answer == BARE && !(breach && listener != LimitListener.NONE)) {
       return bare[outcome.ordinal()];
     }
     long now = j.now;
     long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
     Decision d = Decision.of(outcome, limit, j.remaining, reset, j.retryAfter, j.countedWindow);
-    if (breach) {
+    if (breach && answer != UNTOLD) {
       notifyBreach(key, d);
     }
     return d;
@@ -779,7 +793,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    * nodes the registry counts) in an in-process limiter of its own, which starts full: nodes cut off
    * together admit at most the limit's burst again, then its rate, whatever the store had counted.
    */
-  private Decision fallbackDecision(String key, long cost, boolean rich) {
+  private Decision fallbackDecision(String key, long cost, int answer) {
     fallbackDecisions.increment();
     boolean allowed;
     long remaining = 0;
@@ -806,15 +820,16 @@ public final class SyncedLimiter implements KeyedLimiter {
         }
       }
     }
-    return answer(key, allowed, rich, remaining, reset, retryAfter, Long.MIN_VALUE);
+    return answer(key, allowed, answer, remaining, reset, retryAfter, Long.MIN_VALUE);
   }
 
   /**
    * The decision of a bucket or log, or of the exact mode: counted, the limit's mode applied to a
-   * denial (soft and shadow limits answer with their own outcome and notify the listener), and for
-   * {@code tryAcquire} ({@code rich} false) an admission answered with a prebuilt decision.
+   * denial (soft and shadow limits answer with their own outcome and notify the listener, unless the
+   * caller tells it: {@link #UNTOLD}), and for {@code tryAcquire} ({@link #BARE}) an admission answered
+   * with a prebuilt decision.
    */
-  private Decision answer(String key, boolean allowed, boolean rich, long remaining, long resetNanos,
+  private Decision answer(String key, boolean allowed, int answer, long remaining, long resetNanos,
       long retryAfterNanos, long window) {
     Outcome outcome = allowed ? Outcome.ALLOWED : outcomeOfBreach();
     if (outcome == Outcome.DENIED) {
@@ -822,18 +837,18 @@ public final class SyncedLimiter implements KeyedLimiter {
     } else {
       admitted.increment();
     }
-    if (!rich && outcome == Outcome.ALLOWED) {
+    if (answer == BARE && outcome == Outcome.ALLOWED) {
       return bare[outcome.ordinal()];
     }
     Decision d = Decision.of(outcome, limit, remaining, resetNanos, allowed ? 0 : retryAfterNanos, window);
-    if (outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) {
+    if ((outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) && answer != UNTOLD) {
       notifyBreach(key, d);
     }
     return d;
   }
 
   /** Batch size 1: the store decided, in one script call; the view only keeps this node's own count. */
-  private Decision exactDecision(String key, long now, long cost, ExactResult r) {
+  private Decision exactDecision(String key, long now, long cost, ExactResult r, int answer) {
     if (r.allowed() && windowed) {
       KeyView view = view(key);
       synchronized (view) {
@@ -846,7 +861,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     // store took (a fallback's admission has none)
     long window = !r.allowed() || limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Long.MIN_VALUE
         : windowed && r.window() >= 0 ? r.window() : Math.floorDiv(now, windowNanos);
-    return answer(key, r.allowed(), true, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
+    return answer(key, r.allowed(), answer, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
         TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()), window);
   }
 
