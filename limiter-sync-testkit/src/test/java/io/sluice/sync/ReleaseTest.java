@@ -115,6 +115,26 @@ class ReleaseTest {
     }
   }
 
+  /**
+   * A key decided on the overflow view (the table full) gives its permits back to that view: the
+   * other new keys that share it get them, as a key with a view of its own would.
+   */
+  @Test
+  void aKeyChargedToTheOverflowViewGivesItsPermitsBack() {
+    Limit one = Limit.fixedWindow("overflow").limit(1).window(MINUTE).build();
+    try (SyncedLimiter node = SyncedLimiter.builder(one, new MemoryStore()).nodeId("n").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).maxKeys(2).build()) {
+      assertThat(node.tryAcquire("a")).isTrue();
+      assertThat(node.tryAcquire("b")).isTrue();
+      io.sluice.node.Decision c = node.acquire("c"); // the table is full: c shares the overflow view
+      assertThat(c.allowed()).isTrue();
+      assertThat(node.overflowed()).isPositive();
+      assertThat(node.tryAcquire("d")).as("the overflow view's one permit is taken").isFalse();
+      node.release("c", 1, c);
+      assertThat(node.tryAcquire("d")).as("c's permit, given back").isTrue();
+    }
+  }
+
   /** Soft and shadow limits shared across nodes tell their listener of each breach, as in-process ones do. */
   @Test
   void softAndShadowBreachesReachTheListener() {

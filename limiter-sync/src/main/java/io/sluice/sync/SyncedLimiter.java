@@ -1413,7 +1413,12 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     KeyView v = views.get(key);
     if (v == null) {
-      return;
+      // a key not in the table was decided on the overflow view, while the table was full (or its
+      // view has been dropped since, with its windows over: the window check below refuses those)
+      v = views.get(ViewTable.OVERFLOW_KEY);
+      if (v == null) {
+        return;
+      }
     }
     synchronized (v) {
       settle(v);
