@@ -57,8 +57,21 @@ final class Allocator {
         j++;
       }
     }
-    long[] xNow = split(Math.max(0, budgetNow), floorsNow, demandNow);
     long[] xLater = split(Math.max(0, budgetLater), floorsLater, demandLater);
+    // what is left of the current window goes first to what each region is still owed of its fair
+    // split of a whole window (the later windows' targets) and will ask for before the window ends:
+    // split by the demand of the rest of the window alone, a region that spends its share early takes
+    // the share a slower region has not spent yet, round after round (a region asking for a tenth of
+    // G got 61% of it, its max-min share being all of it)
+    for (int i = 0, j = 0; i < n; i++) {
+      RegionView r = regions[i];
+      if (r.reachable()) {
+        long owed = Math.max(0, xLater[j] - r.admitted());
+        floorsNow[j] = Math.max(floorsNow[j], Math.min(owed, (long) Math.ceil(demandNow[j])));
+        j++;
+      }
+    }
+    long[] xNow = split(Math.max(0, budgetNow), floorsNow, demandNow);
     long[] now = new long[n];
     long[] later = new long[n];
     for (int i = 0, j = 0; i < n; i++) {

@@ -132,6 +132,25 @@ class AllocatorTest {
     }
   }
 
+  /**
+   * Half way through a window (G = 6,000 per 10 s, demands 840, 240 and 120 per second), the region
+   * that spent its share early does not take what the slower regions are still owed of their max-min
+   * fair shares (2,400, 2,400, 1,200): split by the rest of the window's demand alone, region b was
+   * left 1,800 of its 2,400, and in the rig region c (the tenth) admitted 61% of what it asked.
+   */
+  @Test
+  void midWindowTheFastRegionDoesNotTakeWhatTheSlowOnesAreOwed() {
+    long window = 10_000_000_000L;
+    long remaining = window / 2;
+    Allocator.RegionView[] views = {
+        new Allocator.RegionView(true, 2_400, 840e-9, 0, 2_400, 2_400, 2_400),
+        new Allocator.RegionView(true, 1_200, 240e-9, 0, 2_400, 2_400, 2_400),
+        new Allocator.RegionView(true, 600, 120e-9, 0, 1_200, 1_200, 1_200)};
+    Allocator.Target t = Allocator.target(6_000, remaining, window, views);
+    assertThat(t.later()).containsExactly(2_400, 2_400, 1_200);
+    assertThat(t.now()).containsExactly(2_400, 2_400, 1_200);
+  }
+
   @Test
   void increasesStayWithinTheBudgetLeft() {
     for (int seed = 0; seed < TRIALS; seed++) {

@@ -73,10 +73,10 @@ class RegionCoordinatorIT {
       }
       long end = rig.window();
 
-      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow);
-      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow);
-      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end);
-      Figures staticAfter = figures(rig, "static-1", shiftWindow + 1, end);
+      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
+      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow, SKEW);
+      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end, SHIFTED);
+      Figures staticAfter = figures(rig, "static-1", shiftWindow + 1, end, SHIFTED);
       Figures all = figures(rig, "tenant-1", first, end);
       REPORT.add(row("skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));
       REPORT.add(row("skew 70/20/10, demand 2G", "static G/R", staticSplit, "-"));
@@ -95,6 +95,10 @@ class RegionCoordinatorIT {
 
       assertThat(coordinated.meanUtilisation).isGreaterThanOrEqualTo(0.95);
       assertThat(afterShift.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      // max-min fair in every window: the tenth region gets all it asks (it got 61% when the rest of a
+      // window was split by the rest of its demand alone), the others their even parts
+      assertThat(coordinated.worstFair).isGreaterThanOrEqualTo(0.95);
+      assertThat(afterShift.worstFair).isGreaterThanOrEqualTo(0.95);
       assertThat(staticSplit.meanUtilisation).isLessThan(0.90);
       assertThat(all.worstOver).isLessThanOrEqualTo(0.01);
       assertThat(converged).isBetween(1, 2);
@@ -113,7 +117,7 @@ class RegionCoordinatorIT {
       long first = rig.window();
       double[] alone = {1.0, 0, 0};
       rig.run(Duration.ofSeconds(80), r -> demand(alone, r), "tenant-1");
-      Figures f = figures(rig, "tenant-1", first + 1, rig.window());
+      Figures f = figures(rig, "tenant-1", first + 1, rig.window(), alone);
       REPORT.add(row("all demand in one region (100/0/0), demand 2G", "demand-based", f, "-"));
       assertThat(f.meanUtilisation).isGreaterThanOrEqualTo(0.95);
       assertThat(f.worstOver).isLessThanOrEqualTo(0.01);
@@ -205,7 +209,7 @@ class RegionCoordinatorIT {
       rig.cut[2] = false;
       long healed = rig.window();
       rig.run(Duration.ofSeconds(30), r -> demand(SHIFTED, r), "tenant-1");
-      Figures after = figures(rig, "tenant-1", healed + 1, rig.window());
+      Figures after = figures(rig, "tenant-1", healed + 1, rig.window(), SHIFTED);
       Figures all = figures(rig, "tenant-1", first, rig.window());
       REPORT.add(row("region c cut off from the coordinator", "demand-based", cut, "-"));
       REPORT.add(row("after healing", "demand-based", after, "-"));
@@ -242,26 +246,45 @@ class RegionCoordinatorIT {
 
   /** Global utilisation (admitted / G) per whole window in [from, to), its mean and worst, and the worst over-admission. */
   private static Figures figures(RegionRig rig, String key, long from, long to) {
+    return figures(rig, key, from, to, null);
+  }
+
+  /**
+   * Also, when the demand split is known ({@code split}, steady over the windows), the worst window of
+   * the region that got least of its max-min fair share of G ({@link #ideal}): what it admitted there
+   * over that share (max-min fairness: a region that asks for less than an even part gets all of it).
+   */
+  private static Figures figures(RegionRig rig, String key, long from, long to, double[] split) {
     double sum = 0;
     double worstUtil = Double.MAX_VALUE;
     double worstOver = 0;
+    double worstFair = split == null ? Double.NaN : Double.MAX_VALUE;
+    long[] fair = split == null ? null : ideal(split);
     int windows = 0;
     for (long w = from; w < to; w++) {
       double u = (double) rig.total(key, w) / G;
       sum += u;
       worstUtil = Math.min(worstUtil, u);
       worstOver = Math.max(worstOver, u - 1);
+      for (int r = 0; fair != null && r < fair.length; r++) {
+        if (fair[r] > 0) {
+          worstFair = Math.min(worstFair, (double) rig.admitted(key, w, r) / fair[r]);
+        }
+      }
       windows++;
     }
-    return new Figures(windows, windows == 0 ? 0 : sum / windows, windows == 0 ? 0 : worstUtil, worstOver);
+    return new Figures(windows, windows == 0 ? 0 : sum / windows, windows == 0 ? 0 : worstUtil, worstOver,
+        windows == 0 ? Double.NaN : worstFair);
   }
 
-  private record Figures(int windows, double meanUtilisation, double worstUtilisation, double worstOver) {
+  private record Figures(int windows, double meanUtilisation, double worstUtilisation, double worstOver,
+      double worstFair) {
   }
 
   private static String row(String scenario, String split, Figures f, String rounds) {
-    return String.format(Locale.ROOT, "| %s | %s | %d | %.1f%% | %.1f%% | %.2f%% | %s |", scenario, split, f.windows,
-        100 * f.meanUtilisation, 100 * f.worstUtilisation, 100 * Math.max(0, f.worstOver), rounds);
+    return String.format(Locale.ROOT, "| %s | %s | %d | %.1f%% | %.1f%% | %.2f%% | %s | %s |", scenario, split,
+        f.windows, 100 * f.meanUtilisation, 100 * f.worstUtilisation, 100 * Math.max(0, f.worstOver),
+        Double.isNaN(f.worstFair) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * f.worstFair), rounds);
   }
 
   @AfterAll
@@ -271,9 +294,11 @@ class RegionCoordinatorIT {
         .append("Three regions (a redis-server and two nodes each), global quota G = 6,000 per 10 s window, total\n")
         .append("demand 2G, simulated time (10 ms steps, flush every 100 ms, a coordinator round every second).\n")
         .append("Utilisation = what all regions admitted in a window / G; over-admission = the most a window\n")
-        .append("went over G, in % of G. Generated by `region-coordinator/run-report.sh`.\n\n")
-        .append("| scenario | split | windows | mean utilisation | worst window | worst over-admission | rounds to reconverge / take over |\n")
-        .append("|---|---|---|---|---|---|---|\n");
+        .append("went over G, in % of G. Fairness = in the worst window, what the region that got least of its\n")
+        .append("max-min fair share of G admitted, over that share (a region asking for less than G/3 is owed all\n")
+        .append("it asks; shown where the demand split is steady). Generated by `region-coordinator/run-report.sh`.\n\n")
+        .append("| scenario | split | windows | mean utilisation | worst window | worst over-admission | fairness (worst region, worst window) | rounds to reconverge / take over |\n")
+        .append("|---|---|---|---|---|---|---|---|\n");
     for (String r : REPORT) {
       md.append(r).append('\n');
     }
