@@ -172,16 +172,7 @@ public final class TuneCommand implements Callable<Integer> {
     if (limit < 1 || limit > Limit.MAX_WINDOW_LIMIT) {
       throw bad("--limit: must be between 1 and " + Limit.MAX_WINDOW_LIMIT + ", got " + limit);
     }
-    if (window.compareTo(Limit.MIN_WINDOW) < 0 || window.compareTo(Duration.ofHours(1)) > 0) {
-      throw bad("--window: must be between 10ms and 1h, got " + Durations.format(window));
-    }
-    if (duration.compareTo(window) < 0) {
-      throw bad("--duration: must be at least one window (" + Durations.format(window) + "), got "
-          + Durations.format(duration));
-    }
-    if (duration.compareTo(Duration.ofHours(1)) > 0) {
-      throw bad("--duration: at most 1h, got " + Durations.format(duration));
-    }
+    checkTimes();
     boolean sliding;
     if ("sliding".equalsIgnoreCase(algorithm)) {
       sliding = true;
@@ -200,6 +191,38 @@ public final class TuneCommand implements Callable<Integer> {
     if (k < 1 || k > Trace.MAX_KEYS) {
       throw bad("--keys: must be between 1 and " + Trace.MAX_KEYS + ", got " + k);
     }
+    List<Long> batches = distinctBatchSizes();
+    List<Duration> intervals = distinctSyncIntervals();
+    if (!(maxError > 0 && maxError <= 100)) {
+      throw bad("--max-error: must be above 0 and at most 100 (% of the limit), got " + maxError);
+    }
+    if (!(maxFalseDenials >= 0 && maxFalseDenials <= 100)) {
+      throw bad("--max-false-denials: must be between 0 and 100 (% of requests), got " + maxFalseDenials);
+    }
+    if (flatOut.isNegative() || flatOut.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw bad("--flat-out: must be between 0s and 1m, got " + Durations.format(flatOut));
+    }
+    checkStores(sliding);
+    return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
+        List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis), List.copyOf(regionWeights));
+  }
+
+  /** --window and --duration. */
+  private void checkTimes() {
+    if (window.compareTo(Limit.MIN_WINDOW) < 0 || window.compareTo(Duration.ofHours(1)) > 0) {
+      throw bad("--window: must be between 10ms and 1h, got " + Durations.format(window));
+    }
+    if (duration.compareTo(window) < 0) {
+      throw bad("--duration: must be at least one window (" + Durations.format(window) + "), got "
+          + Durations.format(duration));
+    }
+    if (duration.compareTo(Duration.ofHours(1)) > 0) {
+      throw bad("--duration: at most 1h, got " + Durations.format(duration));
+    }
+  }
+
+  /** --batch-sizes, each at least 1, without repeats. */
+  private List<Long> distinctBatchSizes() {
     if (batchSizes.isEmpty()) {
       throw bad("--batch-sizes: give at least one batch size");
     }
@@ -212,6 +235,11 @@ public final class TuneCommand implements Callable<Integer> {
         batches.add(b);
       }
     }
+    return batches;
+  }
+
+  /** --sync-intervals, each positive and at most half the window, without repeats. */
+  private List<Duration> distinctSyncIntervals() {
     List<Duration> intervals = new ArrayList<>();
     for (Duration s : syncIntervals) {
       if (s.isZero() || s.isNegative()) {
@@ -228,15 +256,11 @@ public final class TuneCommand implements Callable<Integer> {
     if (intervals.isEmpty()) {
       throw bad("--sync-intervals: give at least one interval");
     }
-    if (!(maxError > 0 && maxError <= 100)) {
-      throw bad("--max-error: must be above 0 and at most 100 (% of the limit), got " + maxError);
-    }
-    if (!(maxFalseDenials >= 0 && maxFalseDenials <= 100)) {
-      throw bad("--max-false-denials: must be between 0 and 100 (% of requests), got " + maxFalseDenials);
-    }
-    if (flatOut.isNegative() || flatOut.compareTo(Duration.ofMinutes(1)) > 0) {
-      throw bad("--flat-out: must be between 0s and 1m, got " + Durations.format(flatOut));
-    }
+    return intervals;
+  }
+
+  /** --redis, --region-redis and --region-weights. */
+  private void checkStores(boolean sliding) {
     if (redis != null && redis.isBlank()) {
       throw bad("--redis: give a URI such as redis://127.0.0.1:6379");
     }
@@ -270,8 +294,6 @@ public final class TuneCommand implements Callable<Integer> {
         }
       }
     }
-    return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
-        List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis), List.copyOf(regionWeights));
   }
 
   private ParameterException bad(String message) {
