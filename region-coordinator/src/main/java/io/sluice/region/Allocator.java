@@ -58,20 +58,8 @@ final class Allocator {
       }
     }
     long[] xLater = split(Math.max(0, budgetLater), floorsLater, demandLater);
-    // what is left of the current window goes first to what each region is still owed of its fair
-    // split of a whole window (the later windows' targets) and will ask for before the window ends:
-    // split by the demand of the rest of the window alone, a region that spends its share early takes
-    // the share a slower region has not spent yet, round after round (a region asking for a tenth of
-    // G got 61% of it, its max-min share being all of it)
-    for (int i = 0, j = 0; i < n; i++) {
-      RegionView r = regions[i];
-      if (r.reachable()) {
-        long owed = Math.max(0, xLater[j] - r.admitted());
-        floorsNow[j] = Math.max(floorsNow[j], Math.min(owed, (long) Math.ceil(demandNow[j])));
-        j++;
-      }
-    }
-    long[] xNow = split(Math.max(0, budgetNow), floorsNow, demandNow);
+    long[] xNow = split(Math.max(0, budgetNow), withOwed(Math.max(0, budgetNow), floorsNow, owed(regions, xLater,
+        demandNow)), demandNow);
     long[] now = new long[n];
     long[] later = new long[n];
     for (int i = 0, j = 0; i < n; i++) {
@@ -85,6 +73,49 @@ final class Allocator {
       }
     }
     return new Target(now, later);
+  }
+
+  /**
+   * What each reachable region is still owed of its fair split of a whole window ({@code fair}, the
+   * later windows' targets) and will ask for before the current window ends ({@code demandNow}).
+   * The rest of the current window goes to that first: split by the demand of the rest of the window
+   * alone, a region that spends its share early takes the share a slower region has not spent yet,
+   * round after round (a region asking for a tenth of G got 61% of it, its max-min share being all).
+   */
+  private static long[] owed(RegionView[] regions, long[] fair, double[] demandNow) {
+    long[] owed = new long[fair.length];
+    for (int i = 0, j = 0; i < regions.length; i++) {
+      if (regions[i].reachable()) {
+        owed[j] = Math.min(Math.max(0, fair[j] - regions[i].admitted()), (long) Math.ceil(Math.max(0, demandNow[j])));
+        j++;
+      }
+    }
+    return owed;
+  }
+
+  /**
+   * The floors of the current window's split: the configured floors first (scaled down together by
+   * {@link #split} when they alone pass the budget), then what is owed above them, scaled down
+   * together to what the floors leave.
+   */
+  private static long[] withOwed(long budget, long[] floors, long[] owed) {
+    long floorSum = 0;
+    long above = 0;
+    long[] extra = new long[floors.length];
+    for (int i = 0; i < floors.length; i++) {
+      floorSum += floors[i];
+      extra[i] = Math.max(0, owed[i] - floors[i]);
+      above += extra[i];
+    }
+    long left = budget - floorSum;
+    if (left <= 0 || above == 0) {
+      return floors;
+    }
+    long[] firm = new long[floors.length];
+    for (int i = 0; i < floors.length; i++) {
+      firm[i] = floors[i] + (above <= left ? extra[i] : (long) Math.floor((double) left * extra[i] / above));
+    }
+    return firm;
   }
 
   /**

@@ -189,17 +189,14 @@ public final class RegionCoordinator implements AutoCloseable {
   /**
    * One round for one quota: the keys and what each region holds and asked ({@link QuotaRound#read}),
    * the targets and the shares that shrink, written first ({@link QuotaRound#shrink}), then the shares
-   * that grow from the budget the first phase left ({@link QuotaRound#grow}).
+   * that grow from the budget the first phase left ({@link QuotaRound#grow}). Null when a region
+   * refused this replica for a newer epoch (see {@link #fence}): the round stops there.
    */
   private QuotaSummary allocate(GlobalQuota q) {
     QuotaRound round = new QuotaRound(q);
     round.read();
-    QuotaSummary fenced = round.shrink();
-    if (fenced == null) {
-      fenced = round.grow();
-    }
-    if (fenced != null) {
-      return fenced;
+    if (round.shrink() || round.grow()) {
+      return null;
     }
     replicate(q, round.known);
     return summarize(q, round.keyList, round.known, round.admitted, round.reachable, round.w, round.staticShare);
@@ -290,8 +287,8 @@ public final class RegionCoordinator implements AutoCloseable {
       }
     }
 
-    /** The targets, and the first phase: every share that shrinks, written; null unless a region fenced this leader. */
-    QuotaSummary shrink() {
+    /** The targets, and the first phase: every share that shrinks, written; true when a region fenced this leader. */
+    boolean shrink() {
       int k = keyList.size();
       targetNow = new long[k][];
       targetLater = new long[k][];
@@ -321,7 +318,8 @@ public final class RegionCoordinator implements AutoCloseable {
         if (res == null) {
           reachable[r] = false; // held stays as it was: a shrink not confirmed may not have happened
         } else if (!res.accepted()) {
-          return fence(res.epoch());
+          fence(res.epoch());
+          return true;
         } else {
           written[r] = res.shares();
           writtenLater[r] = res.nextShares();
@@ -330,7 +328,7 @@ public final class RegionCoordinator implements AutoCloseable {
           }
         }
       }
-      return null;
+      return false;
     }
 
     /** Key i: what each region holds now and later, its demand, and the allocator's target. */
@@ -383,8 +381,8 @@ public final class RegionCoordinator implements AutoCloseable {
       return min;
     }
 
-    /** The second phase: what grows, from the budget the first left; null unless a region fenced this leader. */
-    QuotaSummary grow() {
+    /** The second phase: what grows, from the budget the first left; true when a region fenced this leader. */
+    boolean grow() {
       int k = keyList.size();
       List<List<ShareWrite>> grow = new ArrayList<>(n);
       for (int r = 0; r < n; r++) {
@@ -427,7 +425,8 @@ public final class RegionCoordinator implements AutoCloseable {
         List<ShareWrite> writes = grow.get(r);
         WriteResult res = write(r, limit, w, ttl, writes);
         if (res != null && !res.accepted()) {
-          return fence(res.epoch());
+          fence(res.epoch());
+          return true;
         }
         for (int j = 0; j < writes.size(); j++) {
           long[] m = known.get(writes.get(j).key());
@@ -436,7 +435,7 @@ public final class RegionCoordinator implements AutoCloseable {
               res != null ? res.nextShares()[j] : writes.get(j).nextShare(), leaseEnd);
         }
       }
-      return null;
+      return false;
     }
   }
 
@@ -490,18 +489,17 @@ public final class RegionCoordinator implements AutoCloseable {
    * when it took over, that epoch may be an old leader's (from before a restart, say): take over again
    * above it. Otherwise a newer leader exists: stand down until the cluster's membership changes.
    */
-  private QuotaSummary fence(long newerEpoch) {
+  private void fence(long newerEpoch) {
     if (epochUnverified) {
       LOG.warning("a region unreachable at take-over had accepted epoch " + newerEpoch + ": taking over above it");
       epoch = 0; // the next round takes over again, asking every region
-      return null;
+      return;
     }
     LOG.warning("a region accepted epoch " + newerEpoch + ", newer than this replica's " + epoch
         + ": standing down");
     fenced = true;
     fencedAtMembership = leadership.membershipChanges();
     epoch = 0;
-    return null;
   }
 
   /** Whether a region refused this replica for a newer epoch and it stands down (until membership changes). */

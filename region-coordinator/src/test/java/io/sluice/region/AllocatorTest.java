@@ -151,6 +151,25 @@ class AllocatorTest {
     assertThat(t.now()).containsExactly(2_400, 2_400, 1_200);
   }
 
+  /**
+   * What the regions are owed of their fair shares never eats into another region's configured
+   * floor: with 1,000 left of the window, floors of 600 and 100 for the two regions that have not
+   * admitted yet, and each owed more than that, both keep their floors (the first got 500 when the
+   * owed amounts were added to the floors and scaled down with them).
+   */
+  @Test
+  void whatIsOwedNeverTakesFromAFloor() {
+    long window = 10_000_000_000L;
+    Allocator.RegionView[] views = {
+        new Allocator.RegionView(true, 5_000, 840e-9, 600, 5_000, 2_000, 2_000),
+        new Allocator.RegionView(true, 0, 240e-9, 600, 600, 2_000, 2_000),
+        new Allocator.RegionView(true, 0, 240e-9, 100, 100, 2_000, 2_000)};
+    Allocator.Target t = Allocator.target(6_000, window / 2, window, views);
+    assertThat(t.now()[2]).isGreaterThanOrEqualTo(100);
+    assertThat(t.now()[1]).as("nor the floor of 600").isGreaterThanOrEqualTo(600);
+    assertThat(t.now()[0] + t.now()[1] + t.now()[2]).isLessThanOrEqualTo(6_000);
+  }
+
   @Test
   void increasesStayWithinTheBudgetLeft() {
     for (int seed = 0; seed < TRIALS; seed++) {

@@ -108,6 +108,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     // may take longer to set a connection up than to answer a command
     uri.setTimeout(config.connectTimeout().compareTo(config.commandTimeout()) > 0 ? config.connectTimeout()
         : config.commandTimeout());
+    // (before any resource is made: a trusted certificate file gone since the config was built throws here)
+    ClientOptions options = clientOptions(config);
     // Lettuce doubles its reconnect delay up to 30 s: a node would stay on its fallback policy for
     // that long after a partition heals. Retry at most a second apart instead.
     io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
@@ -116,7 +118,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         .build();
     AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
         : RedisClient.create(resources, uri);
-    StatefulConnection<byte[], byte[]> connection = openRetrying(client, resources, clientOptions(config), config, uri);
+    StatefulConnection<byte[], byte[]> connection = openRetrying(client, resources, options, config, uri);
     RedisScriptingAsyncCommands<byte[], byte[]> commands = connection instanceof StatefulRedisClusterConnection
         ? ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async()
         : ((StatefulRedisConnection<byte[], byte[]>) connection).async();
