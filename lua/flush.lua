@@ -30,7 +30,9 @@
 -- at most half of what no count holds, each node an even part of that (at most want); want 0 gives
 -- the claim up. A node deciding a request it holds no claim for asks
 -- for a claim of at least `need`: it gets that much whenever that much is free, even where the even
--- part is smaller (a small limit, many nodes, a cost above one). Counts plus claims never pass the capacity, so nodes
+-- part is smaller (a small limit, many nodes, a cost above one); when less is free, only the even part
+-- (a node alone: all that is free), so that a request denied anyway does not hold what the other nodes'
+-- requests could use. Counts plus claims never pass the capacity, so nodes
 -- that admit within their claims never pass it together, however late their flushes come. For a
 -- sliding window the previous window's count and claims weigh as they fade at the node's time, and
 -- what fades is budget freed continuously: each claimant also holds a part of it (prev / window / n
@@ -353,8 +355,11 @@ for i = 1, n do
           if spare > 0 then
             extra = math.floor(spare / nodes)
           end
-          -- what the node needs for the request it is deciding, when that much is free
-          if need - committed > extra then
+          -- what the node needs for the request it is deciding, when that much is free; when less is,
+          -- all of it only to a node alone (a sliding window's fading then adds to it until the request
+          -- fits): among several, what is free held for a request the node denies anyway would deny
+          -- every other node's requests until this node gave it up
+          if need - committed > extra and (need - committed <= free or nodes == 1) then
             extra = math.min(need - committed, free)
           end
         end

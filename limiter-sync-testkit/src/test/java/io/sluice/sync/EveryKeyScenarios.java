@@ -36,6 +36,12 @@ abstract class EveryKeyScenarios {
 
   /** A/D per request, each to node i mod nodes, {@code gap} apart. */
   private String pattern(Limit limit, int nodes, int requests, Duration gap, IntFunction<String> keyOf, long cost) {
+    return pattern(limit, nodes, requests, gap, keyOf, i -> cost);
+  }
+
+  /** {@link #pattern(Limit, int, int, Duration, IntFunction, long)} with request i's own cost. */
+  private String pattern(Limit limit, int nodes, int requests, Duration gap, IntFunction<String> keyOf,
+      java.util.function.IntToLongFunction costOf) {
     List<SyncedLimiter> limiters = new ArrayList<>();
     List<CounterStore> stores = new ArrayList<>();
     try {
@@ -50,7 +56,7 @@ abstract class EveryKeyScenarios {
         if (i > 0) {
           pass(gap.toNanos(), limiters);
         }
-        out.append(limiters.get(i % nodes).acquire(keyOf.apply(i), cost).allowed() ? 'A' : 'D');
+        out.append(limiters.get(i % nodes).acquire(keyOf.apply(i), costOf.applyAsLong(i)).allowed() ? 'A' : 'D');
       }
       return out.toString();
     } finally {
@@ -89,6 +95,19 @@ abstract class EveryKeyScenarios {
   void aCostEqualToTheLimitOnAFreshKeyIsAdmittedAtOnce() {
     Limit limit = Limit.fixedWindow(unique("cost")).limit(10).window(Duration.ofMinutes(1)).build();
     assertThat(pattern(limit, 2, 3, Duration.ofMillis(10), i -> "k", 10)).isEqualTo("ADD");
+  }
+
+  /**
+   * A request that asks for more than is left is denied, and leaves what is left to the others: 500 of
+   * 1,000 taken on node 0, 600 asked on node 1 (denied), then 1 on each node, admitted at once (the
+   * denied node's claim call once held all 500 free permits for a request it denied, and every other
+   * node was denied until it gave them up).
+   */
+  @Test
+  void aDeniedLargeCostLeavesWhatIsLeftToTheOthers() {
+    Limit limit = Limit.fixedWindow(unique("large-cost")).limit(1_000).window(Duration.ofMinutes(1)).build();
+    long[] costs = {500, 600, 1, 1, 1};
+    assertThat(pattern(limit, 3, 5, Duration.ofMillis(10), i -> "k", i -> costs[i])).isEqualTo("ADAAA");
   }
 
   @Test

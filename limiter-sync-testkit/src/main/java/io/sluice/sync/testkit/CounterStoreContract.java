@@ -188,17 +188,18 @@ public abstract class CounterStoreContract {
       FlushResult e = flush(store, new Batch("n3", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(1_000, 1))));
       assertThat(e.current(0)).isEqualTo(25);
       assertThat(e.claim(0)).isEqualTo(14); // 52 free, 23 of it claims: half of 29
-      // a node that needs 60 for a request gets all that is free when that is less: counts and claims
-      // then fill the capacity exactly
-      FlushResult f = flush(store, new Batch("n4", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(60, 60, 1))));
-      assertThat(f.claim(0)).isEqualTo(38);
-      assertThat(f.current(0) + 16 + 7 + 14 + f.claim(0)).isEqualTo(100);
+      // a node that needs 60 for a request gets nothing more when less is free (38 here, of which the
+      // even part is nothing): what is free, held for a request the node denies anyway, would deny
+      // every other node's requests until this node gave it up
+      FlushResult f = flush(store, new Batch("n4", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 0).claiming(60, 60, 2))));
+      assertThat(f.claim(0)).isZero();
+      assertThat(f.current(0) + 16 + 7 + 14).isEqualTo(62);
       // a claim-only batch (sequence 0) leaves the node's sequence alone and is applied every time:
-      // with nothing free, n2 keeps what it holds
+      // n2, holding 7, needs 17 for a request, and 38 are free
       FlushResult g = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k", 100, 0).claiming(17, 17, 2))));
       assertThat(g.applied()).isTrue();
-      assertThat(g.claim(0)).isEqualTo(7);
+      assertThat(g.claim(0)).isEqualTo(17);
       assertThatThrownBy(() -> new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 1))))
           .hasMessageStartingWith("deltas:");
       // a replay answers the claim held, and changes nothing
@@ -206,20 +207,42 @@ public abstract class CounterStoreContract {
       assertThat(replay.applied()).isFalse();
       assertThat(replay.claim(0)).isEqualTo(16);
       assertThat(replay.current(0)).isEqualTo(25);
-      // n1 counts 6 more and gives its claim up: 10 are free again, and n4 needs them
+      // n1 counts 6 more and gives its claim up: 100 - 31 - 17 - 14 = 38 are free, and n4 needs all of
+      // them: counts and claims then fill the capacity exactly
       FlushResult up = flush(store, new Batch("n1", 0, 3, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 6))));
       assertThat(up.claim(0)).isZero();
       FlushResult more = flush(store, new Batch("n4", 0, Batch.CLAIM_ONLY, NOW_MICROS,
-          List.of(new Delta(fixed, "k", 100, 0).claiming(48, 48, 1))));
+          List.of(new Delta(fixed, "k", 100, 0).claiming(38, 38, 1))));
       assertThat(more.current(0)).isEqualTo(31);
-      assertThat(more.claim(0)).isEqualTo(48);
-      // asked again, it is applied again, and nothing is free
+      assertThat(more.claim(0)).isEqualTo(38);
+      assertThat(more.current(0) + 17 + 14 + more.claim(0)).isEqualTo(100);
+      // asked again for more, it is applied again, nothing is free, and it keeps what it holds
       FlushResult again = flush(store, new Batch("n4", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k", 100, 0).claiming(60, 60, 1))));
-      assertThat(again.claim(0)).isEqualTo(48);
+      assertThat(again.claim(0)).isEqualTo(38);
       assertThat(again.current(0)).isEqualTo(31);
       // a counter that keeps no claims answers -1
       assertThat(flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(bucket, "k", 0, 1)))).claim(0)).isEqualTo(-1);
+    }
+  }
+
+  /**
+   * A need that does not fit what is free gets only the even part of the claims ahead when the node
+   * counts other nodes (what is free, held for a request denied anyway, would deny theirs), and all
+   * that is free when it counts itself alone (a sliding window's fading then adds to it).
+   */
+  @Test
+  void aNeedThatDoesNotFitGetsAllThatIsFreeOnlyWhenTheNodeIsAlone() {
+    Counter fixed = Counter.of(Limit.fixedWindow("need").limit(10).window(Duration.ofMinutes(1)).build());
+    try (CounterStore store = store(0)) {
+      flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 100, 5))));
+      // 5 free; two nodes: half of it, 2, split in two
+      FlushResult shared = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 0).claiming(8, 8, 2))));
+      assertThat(shared.claim(0)).isEqualTo(1);
+      FlushResult alone = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 0).claiming(8, 8, 1))));
+      assertThat(alone.claim(0)).isEqualTo(4); // all that is free: 10 - 5 counted - 1 claimed
     }
   }
 
