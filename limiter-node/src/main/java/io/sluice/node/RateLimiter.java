@@ -96,21 +96,21 @@ public final class RateLimiter implements KeyedLimiter {
   /** Takes {@code cost} permits for the key if the limit allows it, and tells the whole decision. */
   @Override
   public Decision acquire(String key, long cost) {
-    checkRequest(key, cost);
-    long now = ticker.read();
-    long result = take(key, now, cost);
-    Decision d = decisionOf(key, now, result);
-    count(d.outcome(), key, d);
-    return d;
+    return acquire(key, cost, true);
   }
 
   @Override
   public Decision acquireUntold(String key, long cost) {
+    return acquire(key, cost, false);
+  }
+
+  /** The decision, counted; a breach told to the listener when {@code tell}. */
+  private Decision acquire(String key, long cost, boolean tell) {
     checkRequest(key, cost);
     long now = ticker.read();
     long result = take(key, now, cost);
     Decision d = decisionOf(key, now, result);
-    count(d.outcome(), key, d, false);
+    count(d.outcome(), key, d, tell);
     return d;
   }
 

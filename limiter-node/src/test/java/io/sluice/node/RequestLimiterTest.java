@@ -170,10 +170,14 @@ class RequestLimiterTest {
 
     @Override
     public Decision acquire(String key, long cost) {
+      failIfAsked();
+      return inner.acquire(key, cost);
+    }
+
+    private void failIfAsked() {
       if (failing) {
         throw new IllegalStateException("injected");
       }
-      return inner.acquire(key, cost);
     }
 
     @Override
@@ -183,9 +187,7 @@ class RequestLimiterTest {
 
     @Override
     public Decision acquireUntold(String key, long cost) {
-      if (failing) {
-        throw new IllegalStateException("injected");
-      }
+      failIfAsked();
       return inner.acquireUntold(key, cost);
     }
 
