@@ -31,36 +31,7 @@ final class Chart {
         points.add(r);
       }
     }
-    double minX = Double.MAX_VALUE;
-    double maxX = 0;
-    double maxY = maxErrorPct * 1.5;
-    for (Row r : points) {
-      minX = Math.min(minX, r.storeCallsPer1000());
-      maxX = Math.max(maxX, r.storeCallsPer1000());
-      // one stray window far above the rest would flatten every other point: the axis stops at five
-      // times --max-error and such points are drawn on its top edge with their value
-      maxY = Math.max(maxY, Math.min(r.worstErrorPct(), CAP * maxErrorPct));
-    }
-    if (points.isEmpty()) {
-      minX = 1;
-      maxX = 1_000;
-    }
-    // whole decades when the points span one or more; else a closer log range around them (points a
-    // few percent apart would otherwise sit on top of each other)
-    double lo = Math.floor(Math.log10(minX));
-    double hi = Math.ceil(Math.log10(maxX));
-    boolean decades = Math.log10(maxX) - Math.log10(minX) >= 0.7;
-    if (!decades) {
-      double span = Math.log10(maxX) - Math.log10(minX);
-      double margin = Math.max(0.04, span * 0.3);
-      lo = Math.log10(minX) - margin;
-      hi = Math.log10(maxX) + margin;
-    } else if (hi <= lo) {
-      hi = lo + 1;
-    }
-    double yTop = niceCeiling(maxY * 1.1);
-    int plotW = WIDTH - LEFT - RIGHT;
-    int plotH = HEIGHT - TOP - BOTTOM;
+    Axes a = Axes.of(points, maxErrorPct);
     StringBuilder s = new StringBuilder();
     s.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(WIDTH).append("\" height=\"").append(HEIGHT)
         .append("\" viewBox=\"0 0 ").append(WIDTH).append(' ').append(HEIGHT)
@@ -69,8 +40,68 @@ final class Chart {
     s.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
     s.append(text(LEFT, 22, "start", 15, "bold", "Error vs store calls across batch sizes"));
     s.append(text(LEFT, 40, "start", 12, "normal", title));
-    // grid and axes
-    if (decades) {
+    grid(s, a);
+    // the --max-error line
+    double yMax = TOP + a.plotH - maxErrorPct / a.yTop * a.plotH;
+    s.append(line(LEFT, yMax, LEFT + a.plotW, yMax, "#2e7d32", "6 4"));
+    String maxLabel = "--max-error " + Reports.number(maxErrorPct) + "%";
+    s.append(text(LEFT + a.plotW - 4, yMax - 5, "end", 11, "normal", maxLabel));
+    // points: over-admission (red circles), under-admission (blue squares), labelled with the batch size;
+    // labels are placed after all points, each where it covers no other label and no marker
+    List<double[]> placed = new ArrayList<>();
+    placed.add(new double[] {LEFT + a.plotW - 4 - maxLabel.length() * 6.2, yMax - 5, maxLabel.length() * 6.2, 12});
+    double[][] at = markers(s, a, points, recommended, placed);
+    s.append(labels(a, points, recommended, placed, at));
+    legend(s);
+    s.append("</svg>\n");
+    return s.toString();
+  }
+
+  /** The plot's scales: x (store calls) on a log scale from 10^lo to 10^hi, y (error %) up to yTop. */
+  private record Axes(double lo, double hi, boolean decades, double yTop, int plotW, int plotH) {
+    static Axes of(List<Row> points, double maxErrorPct) {
+      double minX = Double.MAX_VALUE;
+      double maxX = 0;
+      double maxY = maxErrorPct * 1.5;
+      for (Row r : points) {
+        minX = Math.min(minX, r.storeCallsPer1000());
+        maxX = Math.max(maxX, r.storeCallsPer1000());
+        // one stray window far above the rest would flatten every other point: the axis stops at five
+        // times --max-error and such points are drawn on its top edge with their value
+        maxY = Math.max(maxY, Math.min(r.worstErrorPct(), CAP * maxErrorPct));
+      }
+      if (points.isEmpty()) {
+        minX = 1;
+        maxX = 1_000;
+      }
+      // whole decades when the points span one or more; else a closer log range around them (points a
+      // few percent apart would otherwise sit on top of each other)
+      double lo = Math.floor(Math.log10(minX));
+      double hi = Math.ceil(Math.log10(maxX));
+      boolean decades = Math.log10(maxX) - Math.log10(minX) >= 0.7;
+      if (!decades) {
+        double span = Math.log10(maxX) - Math.log10(minX);
+        double margin = Math.max(0.04, span * 0.3);
+        lo = Math.log10(minX) - margin;
+        hi = Math.log10(maxX) + margin;
+      } else if (hi <= lo) {
+        hi = lo + 1;
+      }
+      return new Axes(lo, hi, decades, niceCeiling(maxY * 1.1), WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    }
+
+    double x(double storeCalls) {
+      return LEFT + (Math.log10(storeCalls) - lo) / (hi - lo) * plotW;
+    }
+  }
+
+  /** The grid, the axes and their labels. */
+  private static void grid(StringBuilder s, Axes a) {
+    double lo = a.lo;
+    double hi = a.hi;
+    int plotW = a.plotW;
+    int plotH = a.plotH;
+    if (a.decades) {
       for (int d = (int) lo; d <= (int) hi; d++) {
         double x = LEFT + (d - lo) / (hi - lo) * plotW;
         s.append(line(x, TOP, x, TOP + plotH, "#e0e0e0", null));
@@ -95,8 +126,8 @@ final class Chart {
     }
     int ticks = 5;
     for (int i = 0; i <= ticks; i++) {
-      double v = yTop * i / ticks;
-      double y = TOP + plotH - v / yTop * plotH;
+      double v = a.yTop * i / ticks;
+      double y = TOP + plotH - v / a.yTop * plotH;
       s.append(line(LEFT, y, LEFT + plotW, y, "#e0e0e0", null));
       s.append(text(LEFT - 8, y + 4, "end", 12, "normal", Reports.number(v) + "%"));
     }
@@ -106,21 +137,16 @@ final class Chart {
         "store calls per 1,000 decisions (log scale; fewer = less load on the store)"));
     s.append("<text x=\"16\" y=\"").append(TOP + plotH / 2).append("\" text-anchor=\"middle\" transform=\"rotate(-90 16 ")
         .append(TOP + plotH / 2).append(")\">").append(esc("error, % of the limit (worst window)")).append("</text>\n");
-    // the --max-error line
-    double yMax = TOP + plotH - maxErrorPct / yTop * plotH;
-    s.append(line(LEFT, yMax, LEFT + plotW, yMax, "#2e7d32", "6 4"));
-    String maxLabel = "--max-error " + Reports.number(maxErrorPct) + "%";
-    s.append(text(LEFT + plotW - 4, yMax - 5, "end", 11, "normal", maxLabel));
-    // points: over-admission (red circles), under-admission (blue squares), labelled with the batch size;
-    // labels are placed after all points, each where it covers no other label and no marker
-    List<double[]> placed = new ArrayList<>();
-    placed.add(new double[] {LEFT + plotW - 4 - maxLabel.length() * 6.2, yMax - 5, maxLabel.length() * 6.2, 12});
+  }
+
+  /** Each point's two markers; answers where they are ({x, y over, y under}) and notes the space they take. */
+  private static double[][] markers(StringBuilder s, Axes a, List<Row> points, Row recommended, List<double[]> placed) {
     double[][] at = new double[points.size()][];
     for (int i = 0; i < points.size(); i++) {
       Row r = points.get(i);
-      double x = LEFT + (Math.log10(r.storeCallsPer1000()) - lo) / (hi - lo) * plotW;
-      double yo = TOP + plotH - Math.min(r.overWorstPct(), yTop) / yTop * plotH;
-      double yu = TOP + plotH - Math.min(r.underWorstPct(), yTop) / yTop * plotH;
+      double x = a.x(r.storeCallsPer1000());
+      double yo = TOP + a.plotH - Math.min(r.overWorstPct(), a.yTop) / a.yTop * a.plotH;
+      double yu = TOP + a.plotH - Math.min(r.underWorstPct(), a.yTop) / a.yTop * a.plotH;
       at[i] = new double[] {x, yo, yu};
       double reach = r == recommended ? 11 : 6;
       placed.add(new double[] {x - reach, yo + reach, 2 * reach, 2 * reach});
@@ -133,33 +159,37 @@ final class Chart {
             x, yo));
       }
     }
+    return at;
+  }
+
+  /** One label per setting, beside the higher of its two points, where it covers nothing placed before. */
+  private static StringBuilder labels(Axes a, List<Row> points, Row recommended, List<double[]> placed, double[][] at) {
     StringBuilder labels = new StringBuilder();
     for (int i = 0; i < points.size(); i++) {
       Row r = points.get(i);
       String label = r.setting().exact() ? "exact" : "b" + r.setting().batchSize()
           + (distinctIntervals(points) ? "/" + Durations.format(r.setting().syncInterval()) : "");
       String text = r == recommended ? label + " (recommended)" : label;
-      if (r.overWorstPct() > yTop) {
+      if (r.overWorstPct() > a.yTop) {
         text += ": over " + Reports.number(r.overWorstPct()) + "%, off the chart";
-      } else if (r.underWorstPct() > yTop) {
+      } else if (r.underWorstPct() > a.yTop) {
         text += ": under " + Reports.number(r.underWorstPct()) + "%, off the chart";
       }
-      // one label per setting, beside the higher of its two points
       double x = at[i][0];
       double yl = Math.min(at[i][1], at[i][2]);
       double gap = r == recommended ? 13 : 8;
       labels.append(place(placed, x, yl, x + gap, yl + 4, gap, text, r == recommended ? "bold" : "normal"));
     }
-    s.append(labels);
-    // legend
+    return labels;
+  }
+
+  private static void legend(StringBuilder s) {
     int ly = HEIGHT - 18;
     s.append(String.format(Locale.ROOT, "<circle cx=\"%d\" cy=\"%d\" r=\"5\" fill=\"#c62828\"/>\n", LEFT + 5, ly - 4));
     s.append(text(LEFT + 15, ly, "start", 12, "normal", "worst over-admission"));
     s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"9\" height=\"9\" fill=\"#1565c0\"/>\n", LEFT + 170, ly - 9));
     s.append(text(LEFT + 185, ly, "start", 12, "normal", "worst under-admission"));
     s.append(text(LEFT + 345, ly, "start", 12, "normal", "labels: b = batch size"));
-    s.append("</svg>\n");
-    return s.toString();
   }
 
   /**

@@ -160,6 +160,25 @@ final class Reports {
     j.field("settings_planned").number(t.settingsPlanned());
     j.field("store").string(t.store());
     TuneConfig c = t.config();
+    parameters(j, t, c);
+    j.field("rule").string(t.recommendation().rule());
+    Row rec = recommendation(j, t, c);
+    j.field("rows").open('[');
+    for (Row r : t.rows()) {
+      row(j, r, rec, c);
+    }
+    j.close(']');
+    j.field("notes").open('[');
+    for (String n : t.notes()) {
+      j.item().string(n);
+    }
+    j.close(']');
+    j.close('}');
+    return j.toString() + "\n";
+  }
+
+  /** The run's parameters, as given or defaulted. */
+  private static void parameters(Json j, TuneResult t, TuneConfig c) {
     j.field("parameters").open('{');
     j.field("profile").string(c.profile().label);
     j.field("nodes").number(c.nodes());
@@ -176,7 +195,10 @@ final class Reports {
     j.field("flat_out_ms").number(c.throughput().toMillis());
     j.field("requests_in_trace").number(t.traceRequests());
     j.close('}');
-    j.field("rule").string(t.recommendation().rule());
+  }
+
+  /** The recommendation and how to apply it; the recommended row (null: none passes). */
+  private static Row recommendation(Json j, TuneResult t, TuneConfig c) {
     j.field("recommendation").open('{');
     Row rec = t.recommendation().row();
     if (rec == null) {
@@ -208,57 +230,51 @@ final class Reports {
     j.close(']');
     j.close('}');
     j.close('}');
-    j.field("rows").open('[');
-    for (Row r : t.rows()) {
-      j.item().open('{');
-      j.field("batch_size").number(r.setting().batchSize());
-      j.field("sync_interval_ms").number(r.setting().syncInterval().toMillis());
-      j.field("mode").string(r.mode());
-      j.field("reference").bool(r.reference());
-      j.field("recommended").bool(r == rec);
-      j.field("decisions").number(r.decisions());
-      j.field("admitted").number(r.admitted());
-      j.field("admitted_pct_of_exact").number(r.admittedPctOfExact());
-      j.field("over_worst_pct").number(r.overWorstPct());
-      j.field("over_mean_pct").number(r.overMeanPct());
-      j.field("under_worst_pct").number(r.underWorstPct());
-      j.field("under_mean_pct").number(r.underMeanPct());
-      j.field("contested_windows").number(r.contestedWindows());
-      j.field("exact_admitted").number(r.exactAdmitted());
-      j.field("false_denials").number(r.falseDenials());
-      j.field("false_denials_pct").number(r.falseDenialsPct());
-      j.field("false_denials_below_half_limit").number(r.falseDenialsBelowHalf());
-      j.field("key_windows_below_half_limit").number(r.keyWindowsBelowHalf());
-      j.field("swapped").number(r.swapped());
-      j.field("swapped_pct").number(r.swappedPct());
-      j.field("passes").bool(!r.reference()
-          && Recommender.passes(r, c.maxErrorPct(), c.maxFalseDenialsPct()));
-      j.field("store_calls_per_1000").number(r.storeCallsPer1000());
-      j.field("latency_p50_us").number(r.p50Micros());
-      j.field("latency_p99_us").number(r.p99Micros());
-      j.field("decisions_per_s").number(r.decisionsPerSecond());
-      j.field("replay_lag_p99_ms").number(r.lagP99Millis());
-      j.field("store_failures").number(r.storeFailures());
-      j.field("over_by_window_pct").open('[');
-      for (double v : r.overByWindowPct()) {
-        j.item().number(v);
-      }
-      j.close(']');
-      j.field("under_by_window_pct").open('[');
-      for (double v : r.underByWindowPct()) {
-        j.item().number(v);
-      }
-      j.close(']');
-      j.close('}');
+    return rec;
+  }
+
+  /** One setting's row: its figures and its per-window errors. */
+  private static void row(Json j, Row r, Row rec, TuneConfig c) {
+    j.item().open('{');
+    j.field("batch_size").number(r.setting().batchSize());
+    j.field("sync_interval_ms").number(r.setting().syncInterval().toMillis());
+    j.field("mode").string(r.mode());
+    j.field("reference").bool(r.reference());
+    j.field("recommended").bool(r == rec);
+    j.field("decisions").number(r.decisions());
+    j.field("admitted").number(r.admitted());
+    j.field("admitted_pct_of_exact").number(r.admittedPctOfExact());
+    j.field("over_worst_pct").number(r.overWorstPct());
+    j.field("over_mean_pct").number(r.overMeanPct());
+    j.field("under_worst_pct").number(r.underWorstPct());
+    j.field("under_mean_pct").number(r.underMeanPct());
+    j.field("contested_windows").number(r.contestedWindows());
+    j.field("exact_admitted").number(r.exactAdmitted());
+    j.field("false_denials").number(r.falseDenials());
+    j.field("false_denials_pct").number(r.falseDenialsPct());
+    j.field("false_denials_below_half_limit").number(r.falseDenialsBelowHalf());
+    j.field("key_windows_below_half_limit").number(r.keyWindowsBelowHalf());
+    j.field("swapped").number(r.swapped());
+    j.field("swapped_pct").number(r.swappedPct());
+    j.field("passes").bool(!r.reference()
+        && Recommender.passes(r, c.maxErrorPct(), c.maxFalseDenialsPct()));
+    j.field("store_calls_per_1000").number(r.storeCallsPer1000());
+    j.field("latency_p50_us").number(r.p50Micros());
+    j.field("latency_p99_us").number(r.p99Micros());
+    j.field("decisions_per_s").number(r.decisionsPerSecond());
+    j.field("replay_lag_p99_ms").number(r.lagP99Millis());
+    j.field("store_failures").number(r.storeFailures());
+    j.field("over_by_window_pct").open('[');
+    for (double v : r.overByWindowPct()) {
+      j.item().number(v);
     }
     j.close(']');
-    j.field("notes").open('[');
-    for (String n : t.notes()) {
-      j.item().string(n);
+    j.field("under_by_window_pct").open('[');
+    for (double v : r.underByWindowPct()) {
+      j.item().number(v);
     }
     j.close(']');
     j.close('}');
-    return j.toString() + "\n";
   }
 
   /** A small JSON writer: enough for flat objects, arrays and numbers (NaN written as null). */
