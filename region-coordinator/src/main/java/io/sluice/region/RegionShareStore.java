@@ -7,7 +7,6 @@ import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.StoreUnavailableException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
