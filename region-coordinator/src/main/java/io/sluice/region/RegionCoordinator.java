@@ -222,6 +222,7 @@ public final class RegionCoordinator implements AutoCloseable {
     long[][] targetNow;
     long[][] targetLater;
     long[][] heldNow;
+    long[][] heldLaterMin;
     long[][] heldLaterMax;
     long[][] admitted;
     /** Per region, the shares the first phase wrote (null: none written, the region keeps what it holds). */
@@ -293,6 +294,7 @@ public final class RegionCoordinator implements AutoCloseable {
       targetNow = new long[k][];
       targetLater = new long[k][];
       heldNow = new long[k][n];
+      heldLaterMin = new long[k][n];
       heldLaterMax = new long[k][n];
       admitted = new long[k][n];
       List<List<ShareWrite>> shrink = new ArrayList<>(n);
@@ -304,7 +306,7 @@ public final class RegionCoordinator implements AutoCloseable {
         for (int r = 0; r < n; r++) {
           if (reachable[r]) {
             shrink.get(r).add(new ShareWrite(keyList.get(i), Math.min(t.now()[r], heldNow[i][r]),
-                Math.min(t.later()[r], heldLaterMin(i, r)), leaseEnd));
+                Math.min(t.later()[r], heldLaterMin[i][r]), leaseEnd));
           }
         }
       }
@@ -352,9 +354,12 @@ public final class RegionCoordinator implements AutoCloseable {
           admitted[i][r] = s.admitted();
         }
         heldNow[i][r] = shareFor(m, b, w, staticShare);
+        heldLaterMin[i][r] = Long.MAX_VALUE;
         heldLaterMax[i][r] = 0;
         for (long x = w + 1; x <= leaseEnd; x++) {
-          heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], shareFor(m, b, x, staticShare));
+          long h = shareFor(m, b, x, staticShare);
+          heldLaterMin[i][r] = Math.min(heldLaterMin[i][r], h);
+          heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], h);
         }
         rates[r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
       }
@@ -362,23 +367,13 @@ public final class RegionCoordinator implements AutoCloseable {
       Allocator.RegionView[] views = new Allocator.RegionView[n];
       for (int r = 0; r < n; r++) {
         views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[r],
-            floor(q.floor(regions.get(r).name(), n), rates[r], windowNanos), heldNow[i][r], heldLaterMin(i, r),
+            floor(q.floor(regions.get(r).name(), n), rates[r], windowNanos), heldNow[i][r], heldLaterMin[i][r],
             heldLaterMax[i][r]);
       }
       Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views);
       targetNow[i] = t.now();
       targetLater[i] = t.later();
       return t;
-    }
-
-    /** The least share region r holds for key i in a window after this one, up to the lease's end. */
-    private long heldLaterMin(int i, int r) {
-      long[] m = known.get(keyList.get(i));
-      long min = Long.MAX_VALUE;
-      for (long x = w + 1; x <= leaseEnd; x++) {
-        min = Math.min(min, shareFor(m, r * FIELDS, x, staticShare));
-      }
-      return min;
     }
 
     /** The second phase: what grows, from the budget the first left; true when a region fenced this leader. */
