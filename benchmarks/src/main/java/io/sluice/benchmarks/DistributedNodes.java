@@ -18,6 +18,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.sluice.node.Limit;
 import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
+import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
@@ -93,7 +94,7 @@ final class DistributedNodes {
 
   /** Sluice's SyncedLimiter over its own RedisCounterStore; batch null keeps the default (100). */
   static Impl sluice(Long batch) {
-    String setting = batch == null ? "batch default=" + SyncedLimiter.Builder.DEFAULT_BATCH_SIZE
+    String setting = batch == null ? "batch default=" + SyncConfig.DEFAULT_BATCH_SIZE
         : batch == 1 ? "batch 1" : "batch " + batch;
     return new Impl("Sluice", setting, true, (uri, spec, prefix, index) -> {
       RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(uri).keyPrefix(prefix).build());

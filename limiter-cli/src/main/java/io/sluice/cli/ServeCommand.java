@@ -5,6 +5,7 @@ import io.sluice.node.RulesFile;
 import io.sluice.sidecar.ServeConfig;
 import io.sluice.sidecar.SluiceServer;
 import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.StoreUnavailableException;
@@ -79,7 +80,7 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--node-id", paramLabel = "ID", description = "This process's id in the store (default: random).")
   String nodeId;
 
-  @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + SyncedLimiter.Builder.DEFAULT_BATCH_SIZE,
+  @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + SyncConfig.DEFAULT_BATCH_SIZE,
       description = "Permits per key between flushes of window limits; 1 = exact (default: ${DEFAULT-VALUE}).")
   long batchSize;
 

@@ -6,6 +6,7 @@ import io.sluice.node.LimitSpec;
 import io.sluice.node.Rules;
 import io.sluice.node.RulesFile;
 import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisStoreConfig;
 import java.time.Duration;
@@ -183,8 +184,8 @@ public final class ServeConfig {
     private String hazelcastCluster = DEFAULT_HAZELCAST_CLUSTER;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private String nodeId;
-    private long batchSize = SyncedLimiter.Builder.DEFAULT_BATCH_SIZE;
-    private Duration syncInterval = SyncedLimiter.Builder.DEFAULT_SYNC_INTERVAL;
+    private long batchSize = SyncConfig.DEFAULT_BATCH_SIZE;
+    private Duration syncInterval = SyncConfig.DEFAULT_SYNC_INTERVAL;
     private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;

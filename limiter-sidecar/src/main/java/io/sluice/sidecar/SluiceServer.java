@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.node.Limit;
+import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.SyncedLimiterMetrics;
 import io.sluice.sync.hazelcast.HazelcastCounterStore;
@@ -100,16 +101,17 @@ public final class SluiceServer implements AutoCloseable {
             .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
       }
       stores.add(store);
+      // one config for every limit: its batch size applies to the window limits (buckets and logs are
+      // exact, one store script per check)
+      SyncConfig shared = SyncConfig.custom()
+          .batchSize(config.batchSize())
+          .syncInterval(config.syncInterval())
+          .onStoreFailure(config.onStoreFailure())
+          .maxKeys(config.maxKeys())
+          .nodeId(nodeId)
+          .build();
       for (Limit limit : config.limits()) {
-        SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store)
-            .syncInterval(config.syncInterval())
-            .onStoreFailure(config.onStoreFailure())
-            .maxKeys(config.maxKeys())
-            .nodeId(nodeId);
-        if (SyncedLimiter.batches(limit)) {
-          b.batchSize(config.batchSize()); // (buckets and logs are exact: one store script per check)
-        }
-        limiters.put(limit.name(), b.build());
+        limiters.put(limit.name(), SyncedLimiter.of(limit, store, shared));
       }
       new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(registry);
       new JvmMemoryMetrics().bindTo(registry);

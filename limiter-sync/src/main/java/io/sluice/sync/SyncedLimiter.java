@@ -115,6 +115,7 @@ import java.util.function.IntSupplier;
  */
 public final class SyncedLimiter implements KeyedLimiter {
   private final Limit limit;
+  private final SyncConfig config;
   private final Counter counter;
   /** One region's part of a global quota: the cap is the share the coordinator gives the region. */
   private final boolean regional;
@@ -226,51 +227,52 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** One decision per outcome with no numbers, for {@link #tryAcquire}, which reads only the outcome. */
   private final Decision[] bare;
 
-  private SyncedLimiter(Builder b) {
-    this.limit = b.limit;
-    this.counter = b.regions > 0 ? Counter.regional(b.limit, b.regions)
-        : b.limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Counter.ofLog(b.limit) : Counter.of(b.limit);
-    this.windowed = batches(b.limit);
-    this.regional = b.regions > 0;
-    this.store = b.store;
-    this.exact = b.batchSize == 1 && !b.reservation ? (ExactStore) b.store : null;
-    this.leases = b.reservation ? (LeaseStore) b.store : null;
+  private SyncedLimiter(Limit limit, CounterStore store, SyncConfig c, long batchSize) {
+    this.config = c;
+    this.limit = limit;
+    this.counter = c.regions() > 0 ? Counter.regional(limit, c.regions())
+        : limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Counter.ofLog(limit) : Counter.of(limit);
+    this.windowed = batches(limit);
+    this.regional = c.regions() > 0;
+    this.store = store;
+    this.exact = batchSize == 1 && !c.reservation() ? (ExactStore) store : null;
+    this.leases = c.reservation() ? (LeaseStore) store : null;
     this.credited = exact == null && leases == null;
     this.claimsKept = credited && counter.kind() == Counter.Kind.WINDOW && !regional;
-    this.nodeId = b.nodeId;
-    this.ticker = b.ticker;
-    this.windowNanos = b.limit.periodNanos();
-    this.sliding = b.limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
-    this.batchSize = b.batchSize;
-    this.syncIntervalNanos = b.syncInterval.toNanos();
+    this.nodeId = c.nodeId();
+    this.ticker = c.ticker();
+    this.windowNanos = limit.periodNanos();
+    this.sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+    this.batchSize = batchSize;
+    this.syncIntervalNanos = c.syncInterval().toNanos();
     this.staleAfterNanos = 2 * syncIntervalNanos;
-    this.maxError = b.maxError;
-    this.activeNodes = b.activeNodes != null ? b.activeNodes : () -> registeredNodes;
+    this.maxError = c.maxError();
+    this.activeNodes = c.activeNodes().orElse(() -> registeredNodes);
     this.storeKeepsClaims = claimsKept;
-    this.maxKeys = b.maxKeys;
-    this.views = new ViewTable(b.maxKeys, windowNanos, ticker, this::settle);
-    this.localShares = new LocalShares(b.limit, ticker, b.maxKeys, activeNodes);
-    this.flushTimeout = b.flushTimeout;
-    this.claimTimeout = b.claimTimeout.compareTo(b.flushTimeout) < 0 ? b.claimTimeout : b.flushTimeout;
-    this.onStoreFailure = b.onStoreFailure;
-    this.listener = b.listener;
-    this.calls = new StoreCalls(CircuitBreaker.of("sluice-" + b.limit.name() + "-" + b.nodeId,
-        b.breakerConfig != null ? b.breakerConfig : StoreCalls.defaultBreakerConfig(b.flushTimeout, b.store.callTimeout())),
-        b.flushTimeout);
+    this.maxKeys = c.maxKeys();
+    this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, this::settle);
+    this.localShares = new LocalShares(limit, ticker, c.maxKeys(), activeNodes);
+    this.flushTimeout = c.flushTimeout();
+    this.claimTimeout = c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout();
+    this.onStoreFailure = c.onStoreFailure();
+    this.listener = c.listener();
+    this.calls = new StoreCalls(CircuitBreaker.of("sluice-" + limit.name() + "-" + c.nodeId(),
+        c.circuitBreaker().orElseGet(() -> StoreCalls.defaultBreakerConfig(c.flushTimeout(), store.callTimeout()))),
+        c.flushTimeout());
     // nodes cut off together come back within a breaker's wait in the open state and a flush of each
     // other (twice, for the probe that fails first): a local share is held that long after its last use
     this.shareHoldNanos = 2 * (calls.breaker().getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
         * 1_000_000L + flushTimeout.toNanos()) + syncIntervalNanos;
-    this.heartbeatIntervalNanos = b.heartbeatInterval.toNanos();
-    this.hotBatchMultiplier = b.hotBatchMultiplier;
-    this.hotKeyFactor = b.hotKeyFactor;
-    this.minHotRate = b.minHotRate;
+    this.heartbeatIntervalNanos = c.heartbeatInterval().toNanos();
+    this.hotBatchMultiplier = c.hotBatchMultiplier();
+    this.hotKeyFactor = c.hotKeyFactor();
+    this.minHotRate = c.minHotRate();
     this.hotSyncIntervalNanos = Math.max(1, syncIntervalNanos / 10);
     this.bare = new Decision[Outcome.values().length];
     for (Outcome o : Outcome.values()) {
-      bare[o.ordinal()] = Decision.of(o, b.limit, 0, 0, 0);
+      bare[o.ordinal()] = Decision.of(o, limit, 0, 0, 0);
     }
-    if (b.autoSync) {
+    if (c.autoSync()) {
       this.flusher = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
       this.flusher.setDaemon(true);
       this.flusher.start();
@@ -2343,34 +2345,45 @@ public final class SyncedLimiter implements KeyedLimiter {
     return limit.algorithm() == Algorithm.FIXED_WINDOW || limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
   }
 
-  /** Settings of a {@link SyncedLimiter}. */
+  /**
+   * A limiter for {@code limit} on {@code store}, shared as {@code config} says. One config may serve
+   * every limit of a process: its batch size applies to the limits that batch (window limits); token
+   * buckets, leaky buckets and sliding logs are shared in exact mode (batch size 1) whatever it says.
+   *
+   * @throws IllegalArgumentException naming the field, for a config the limit or the store cannot
+   *     take (a sync interval above half the window, reservation mode without a lease store, ...)
+   */
+  public static SyncedLimiter of(Limit limit, CounterStore store, SyncConfig config) {
+    Builder b = builder(limit, store);
+    if (config == null) {
+      throw new IllegalArgumentException("config: must not be null");
+    }
+    return b.build(config);
+  }
+
+  /** The settings this limiter was built with (its batch size as set, see {@link #batchSize()}). */
+  public SyncConfig config() {
+    return config;
+  }
+
+  /** The batch size in force: 1 in exact mode, else what a key may gather before it is flushed. */
+  public long batchSize() {
+    return batchSize;
+  }
+
+  /**
+   * Settings of a {@link SyncedLimiter} for one limit and store: a {@link SyncConfig} and the checks
+   * that need the limit (made at once where the setter alone can tell, else in {@link #build}).
+   */
   public static final class Builder {
-    public static final long DEFAULT_BATCH_SIZE = 100;
-    public static final Duration DEFAULT_SYNC_INTERVAL = Duration.ofMillis(100);
-    public static final double DEFAULT_MAX_ERROR = 0.005;
-    public static final Duration DEFAULT_CLAIM_TIMEOUT = Duration.ofMillis(200);
+    public static final long DEFAULT_BATCH_SIZE = SyncConfig.DEFAULT_BATCH_SIZE;
+    public static final Duration DEFAULT_SYNC_INTERVAL = SyncConfig.DEFAULT_SYNC_INTERVAL;
+    public static final double DEFAULT_MAX_ERROR = SyncConfig.DEFAULT_MAX_ERROR;
+    public static final Duration DEFAULT_CLAIM_TIMEOUT = SyncConfig.DEFAULT_CLAIM_TIMEOUT;
 
     private final Limit limit;
     private final CounterStore store;
-    private String nodeId = "node-" + UUID.randomUUID().toString().substring(0, 8);
-    private Ticker ticker = Ticker.cached();
-    private long batchSize = DEFAULT_BATCH_SIZE;
-    private Duration syncInterval = DEFAULT_SYNC_INTERVAL;
-    private double maxError = DEFAULT_MAX_ERROR;
-    private IntSupplier activeNodes;
-    private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
-    private CircuitBreakerConfig breakerConfig;
-    private Duration heartbeatInterval = Duration.ofSeconds(1);
-    private boolean reservation;
-    private long hotBatchMultiplier = 4;
-    private double hotKeyFactor = 10;
-    private double minHotRate = 1_000;
-    private int maxKeys = 1_000_000;
-    private Duration flushTimeout = Duration.ofSeconds(2);
-    private Duration claimTimeout = DEFAULT_CLAIM_TIMEOUT;
-    private boolean autoSync = true;
-    private int regions;
-    private LimitListener listener = LimitListener.NONE;
+    private SyncConfig.Builder config = SyncConfig.custom();
 
     Builder(Limit limit, CounterStore store) {
       if (limit == null) {
@@ -2385,186 +2398,122 @@ public final class SyncedLimiter implements KeyedLimiter {
             + " TOKEN_BUCKET)");
       }
       this.limit = limit;
-      if (!batches(limit)) {
-        this.batchSize = 1; // shared exactly: one store script per decision (see batchSize)
-      }
       this.store = store;
     }
 
-    /** Unique per process: the store tracks each node's sequence numbers by it. */
-    public Builder nodeId(String nodeId) {
-      if (nodeId == null || !nodeId.matches("[A-Za-z0-9_.:-]{1,64}")) {
-        throw new IllegalArgumentException("nodeId: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + nodeId);
+    /**
+     * Every setting from {@code config}, replacing those set on this builder before; its batch size
+     * applies if the limit batches (see {@link SyncedLimiter#of}).
+     */
+    public Builder config(SyncConfig config) {
+      if (config == null) {
+        throw new IllegalArgumentException("config: must not be null");
       }
-      this.nodeId = nodeId;
+      this.config = config.toBuilder();
+      return this;
+    }
+
+    /** See {@link SyncConfig.Builder#nodeId}. */
+    public Builder nodeId(String nodeId) {
+      config.nodeId(nodeId);
       return this;
     }
 
     public Builder ticker(Ticker ticker) {
-      if (ticker == null) {
-        throw new IllegalArgumentException("ticker: must not be null");
-      }
-      this.ticker = ticker;
+      config.ticker(ticker);
       return this;
     }
 
     /**
-     * Permits a key may gather before it is flushed (shrunk near the limit, see the class doc).
-     * 1 means exact checking: every decision is one atomic script call on the store (the store must
-     * be an {@link ExactStore}); the decision then waits for the store, at most the flush timeout,
-     * and the fallback policy decides when the store fails. Token buckets, leaky buckets and sliding
-     * logs take 1 only, their default.
+     * See {@link SyncConfig.Builder#batchSize}: 1 means exact checking. Token buckets, leaky buckets
+     * and sliding logs take 1 only, their default; above 1 they are refused here.
      */
     public Builder batchSize(long batchSize) {
-      if (batchSize < 1) {
-        throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
-      }
+      config.batchSize(batchSize);
       if (batchSize > 1 && !batches(limit)) {
         throw new IllegalArgumentException("batchSize: " + limit.name() + " is a " + limit.algorithm()
             + ", shared in exact mode only (batch size 1, one store script per decision); batches and claims"
             + " count windows (FIXED_WINDOW, SLIDING_WINDOW_COUNTER), got " + batchSize);
       }
-      this.batchSize = batchSize;
       return this;
     }
 
-    /** How often dirty keys are flushed even below their batch size. At most half the window. */
+    /** See {@link SyncConfig.Builder#syncInterval}: at most half the window. */
     public Builder syncInterval(Duration interval) {
-      if (interval == null || interval.isNegative() || interval.isZero()) {
-        throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
-      }
+      config.syncInterval(interval);
+      checkSyncInterval(interval);
+      return this;
+    }
+
+    private void checkSyncInterval(Duration interval) {
       if (batches(limit) && interval.toNanos() * 2 > limit.periodNanos()) {
         throw new IllegalArgumentException("syncInterval: at most half the window "
             + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + interval);
       }
-      this.syncInterval = interval;
-      return this;
     }
 
-    /**
-     * The error budget, a fraction of the limit (default 0.5%): the most a claim asks for far from
-     * the limit is at least a node's part of it; with a store that keeps no claims, and for regional
-     * quotas, also what the nodes together may admit on a stale or unknown view before they sync.
-     * (With claims, nodes never pass the limit together: no decision admits beyond a claim.)
-     */
+    /** See {@link SyncConfig.Builder#maxError}. */
     public Builder maxError(double maxError) {
-      if (!(maxError > 0 && maxError <= 1)) {
-        throw new IllegalArgumentException("maxError: must be in (0, 1], got " + maxError);
-      }
-      this.maxError = maxError;
+      config.maxError(maxError);
       return this;
     }
 
-    /**
-     * Reservation mode: the node admits only permits the store granted it in advance (leases of at
-     * most the batch size, shrinking as the budget does), so the nodes together never pass the
-     * limit; unused grants at the end of a window are budget given up (under-admission). Needs a
-     * {@link LeaseStore}.
-     */
+    /** Reservation mode, see {@link SyncConfig.Builder#reservation}. */
     public Builder reservation() {
-      this.reservation = true;
+      config.reservation(true);
       return this;
     }
 
-    /**
-     * Hot keys: a key admitting at least {@code factor} times the mean rate of the keys synced, and at
-     * least {@code minRatePerSecond}, gets batches (and leases) {@code batchMultiplier} times larger,
-     * and is synced at most once per tenth of the sync interval. Defaults: 10x, 1,000/s, 4x.
-     */
+    /** See {@link SyncConfig.Builder#hotKeys}. */
     public Builder hotKeys(double factor, double minRatePerSecond, long batchMultiplier) {
-      if (!(factor >= 1)) {
-        throw new IllegalArgumentException("hotKeys.factor: must be at least 1, got " + factor);
-      }
-      if (!(minRatePerSecond >= 0)) {
-        throw new IllegalArgumentException("hotKeys.minRatePerSecond: must not be negative, got " + minRatePerSecond);
-      }
-      if (batchMultiplier < 1) {
-        throw new IllegalArgumentException("hotKeys.batchMultiplier: must be at least 1, got " + batchMultiplier);
-      }
-      this.hotKeyFactor = factor;
-      this.minHotRate = minRatePerSecond;
-      this.hotBatchMultiplier = batchMultiplier;
+      config.hotKeys(factor, minRatePerSecond, batchMultiplier);
       return this;
     }
 
-    /**
-     * Told of every breach of a soft or shadow limit (the request allowed, the breach recorded), as the
-     * in-process limiter's listener is; called on the deciding thread, so it should be quick.
-     */
+    /** See {@link SyncConfig.Builder#listener}. */
     public Builder listener(LimitListener listener) {
-      if (listener == null) {
-        throw new IllegalArgumentException("listener: must not be null");
-      }
-      this.listener = listener;
+      config.listener(listener);
       return this;
     }
 
     /** What to decide while the store is unreachable (the breaker is open); default LOCAL_SHARE. */
     public Builder onStoreFailure(StoreFailurePolicy policy) {
-      if (policy == null) {
-        throw new IllegalArgumentException("onStoreFailure: must not be null");
-      }
-      this.onStoreFailure = policy;
+      config.onStoreFailure(policy);
       return this;
     }
 
     /** The circuit breaker's settings; the default is sized for flush rates (see the class doc). */
-    public Builder circuitBreaker(CircuitBreakerConfig config) {
-      if (config == null) {
-        throw new IllegalArgumentException("circuitBreaker: must not be null");
-      }
-      this.breakerConfig = config;
+    public Builder circuitBreaker(CircuitBreakerConfig breakerConfig) {
+      config.circuitBreaker(breakerConfig);
       return this;
     }
 
-    /** How often the node tells the registry it is alive; it counts as gone after three missed. */
+    /** See {@link SyncConfig.Builder#heartbeatInterval}. */
     public Builder heartbeatInterval(Duration interval) {
-      if (interval == null || interval.toMillis() < 1) {
-        throw new IllegalArgumentException("heartbeatInterval: must be at least 1 ms, got " + interval);
-      }
-      this.heartbeatInterval = interval;
+      config.heartbeatInterval(interval);
       return this;
     }
 
-    /**
-     * The number of nodes sharing the limit, fixed or from elsewhere; by default the node registry
-     * kept in the store (heartbeats).
-     */
+    /** See {@link SyncConfig.Builder#activeNodes}. */
     public Builder activeNodes(IntSupplier activeNodes) {
-      if (activeNodes == null) {
-        throw new IllegalArgumentException("activeNodes: must not be null");
-      }
-      this.activeNodes = activeNodes;
+      config.activeNodes(activeNodes);
       return this;
     }
 
     public Builder maxKeys(int maxKeys) {
-      if (maxKeys < 1) {
-        throw new IllegalArgumentException("maxKeys: must be positive, got " + maxKeys);
-      }
-      this.maxKeys = maxKeys;
+      config.maxKeys(maxKeys);
       return this;
     }
 
-    /**
-     * How long a decision waits for the claim (or, in reservation mode, the lease) it asks the store
-     * for, when none it holds pays for it (see the class comment); then the failure policy decides,
-     * and the call counts as failed for the circuit breaker. Default 200 ms, at most the flush timeout.
-     */
+    /** See {@link SyncConfig.Builder#claimTimeout}. */
     public Builder claimTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("claimTimeout: must be positive, got " + timeout);
-      }
-      this.claimTimeout = timeout;
+      config.claimTimeout(timeout);
       return this;
     }
 
     /** How long one flush may take before it counts as failed (and is retried unchanged). */
     public Builder flushTimeout(Duration timeout) {
-      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("flushTimeout: must be positive, got " + timeout);
-      }
-      this.flushTimeout = timeout;
+      config.flushTimeout(timeout);
       return this;
     }
 
@@ -2581,17 +2530,23 @@ public final class SyncedLimiter implements KeyedLimiter {
       if (regions < 1) {
         throw new IllegalArgumentException("regionalQuota: regions must be at least 1, got " + regions);
       }
-      this.regions = regions;
+      config.regionalQuota(regions);
       return this;
     }
 
     /** Whether a flusher thread syncs on its own (default); without it, call {@link #syncNow()}. */
     public Builder autoSync(boolean autoSync) {
-      this.autoSync = autoSync;
+      config.autoSync(autoSync);
       return this;
     }
 
     public SyncedLimiter build() {
+      return build(config.build());
+    }
+
+    private SyncedLimiter build(SyncConfig c) {
+      long batchSize = batches(limit) ? c.batchSize().orElse(DEFAULT_BATCH_SIZE) : 1;
+      boolean reservation = c.reservation();
       if (reservation && !(store instanceof LeaseStore)) {
         throw new IllegalArgumentException("reservation: needs a store that grants leases (a LeaseStore such as"
             + " RedisCounterStore); " + store.getClass().getSimpleName() + " is not one");
@@ -2606,10 +2561,7 @@ public final class SyncedLimiter implements KeyedLimiter {
             + " which needs a store with exact scripts (an ExactStore such as RedisCounterStore); "
             + store.getClass().getSimpleName() + " is not one");
       }
-      if (batches(limit) && syncInterval.toNanos() * 2 > limit.periodNanos()) {
-        throw new IllegalArgumentException("syncInterval: at most half the window "
-            + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + syncInterval);
-      }
+      checkSyncInterval(c.syncInterval());
       if (!batches(limit)) {
         if (reservation) {
           throw new IllegalArgumentException("reservation: leases are taken from window limits (FIXED_WINDOW,"
@@ -2619,8 +2571,8 @@ public final class SyncedLimiter implements KeyedLimiter {
           Counter.of(limit); // a refill period in whole microseconds, a burst the store can hold: or a message
         }
       }
-      if (regions > 0) {
-        Counter.regional(limit, regions); // a fixed window with room for every region, or a message
+      if (c.regions() > 0) {
+        Counter.regional(limit, c.regions()); // a fixed window with room for every region, or a message
         if (reservation || batchSize == 1) {
           throw new IllegalArgumentException("regionalQuota: shares are enforced in the approximate mode; not with "
               + (reservation ? "reservation" : "batchSize 1 (exact mode)"));
@@ -2630,7 +2582,7 @@ public final class SyncedLimiter implements KeyedLimiter {
               + " RedisCounterStore); " + store.getClass().getSimpleName() + " does not");
         }
       }
-      return new SyncedLimiter(this);
+      return new SyncedLimiter(limit, store, c, batchSize);
     }
   }
 }

@@ -1,0 +1,434 @@
+package io.sluice.sync;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.sluice.node.LimitListener;
+import io.sluice.node.Ticker;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.IntSupplier;
+
+/**
+ * How a {@link SyncedLimiter} shares its limit with the other nodes: batching, syncing, the error
+ * budget, the failure policy and the node's identity. Immutable; one config may serve every limit of a
+ * process ({@link SyncedLimiter#of}), in the manner of Resilience4j's {@code RateLimiterConfig}:
+ * {@link #custom()} starts from the defaults, {@link #from(SyncConfig)} and {@link #toBuilder()} from
+ * another config.
+ *
+ * <p>Every setter checks what it can check alone and names its field in the message
+ * ({@code syncInterval: must be positive, got PT0S}); what depends on the limit or the store (a sync
+ * interval at most half the window, a store that keeps leases for reservation mode) is checked when
+ * the limiter is built, with the same kind of message.
+ */
+public final class SyncConfig {
+  public static final long DEFAULT_BATCH_SIZE = 100;
+  public static final Duration DEFAULT_SYNC_INTERVAL = Duration.ofMillis(100);
+  public static final double DEFAULT_MAX_ERROR = 0.005;
+  public static final Duration DEFAULT_CLAIM_TIMEOUT = Duration.ofMillis(200);
+  public static final Duration DEFAULT_FLUSH_TIMEOUT = Duration.ofSeconds(2);
+  public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+  public static final int DEFAULT_MAX_KEYS = 1_000_000;
+
+  private final String nodeId;
+  private final Ticker ticker;
+  private final long batchSize;
+  private final boolean batchSizeSet;
+  private final Duration syncInterval;
+  private final double maxError;
+  private final IntSupplier activeNodes;
+  private final StoreFailurePolicy onStoreFailure;
+  private final CircuitBreakerConfig circuitBreaker;
+  private final Duration heartbeatInterval;
+  private final boolean reservation;
+  private final double hotKeyFactor;
+  private final double minHotRate;
+  private final long hotBatchMultiplier;
+  private final int maxKeys;
+  private final Duration flushTimeout;
+  private final Duration claimTimeout;
+  private final boolean autoSync;
+  private final int regions;
+  private final LimitListener listener;
+
+  private SyncConfig(Builder b) {
+    this.nodeId = b.nodeId;
+    this.ticker = b.ticker;
+    this.batchSize = b.batchSize;
+    this.batchSizeSet = b.batchSizeSet;
+    this.syncInterval = b.syncInterval;
+    this.maxError = b.maxError;
+    this.activeNodes = b.activeNodes;
+    this.onStoreFailure = b.onStoreFailure;
+    this.circuitBreaker = b.circuitBreaker;
+    this.heartbeatInterval = b.heartbeatInterval;
+    this.reservation = b.reservation;
+    this.hotKeyFactor = b.hotKeyFactor;
+    this.minHotRate = b.minHotRate;
+    this.hotBatchMultiplier = b.hotBatchMultiplier;
+    this.maxKeys = b.maxKeys;
+    this.flushTimeout = b.flushTimeout;
+    this.claimTimeout = b.claimTimeout;
+    this.autoSync = b.autoSync;
+    this.regions = b.regions;
+    this.listener = b.listener;
+  }
+
+  /** The defaults, with a node id of its own (random). */
+  public static SyncConfig ofDefaults() {
+    return custom().build();
+  }
+
+  /** A builder starting from the defaults, with a random node id. */
+  public static Builder custom() {
+    return new Builder();
+  }
+
+  /** A builder starting from {@code base}. */
+  public static Builder from(SyncConfig base) {
+    if (base == null) {
+      throw new IllegalArgumentException("base: must not be null");
+    }
+    return new Builder(base);
+  }
+
+  /** A builder starting from this config. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  public String nodeId() {
+    return nodeId;
+  }
+
+  public Ticker ticker() {
+    return ticker;
+  }
+
+  /**
+   * The batch size set, for the limits that batch (window limits); empty when left at its default
+   * ({@link #DEFAULT_BATCH_SIZE} for window limits, 1 for the limits shared in exact mode only).
+   */
+  public Optional<Long> batchSize() {
+    return batchSizeSet ? Optional.of(batchSize) : Optional.empty();
+  }
+
+  public Duration syncInterval() {
+    return syncInterval;
+  }
+
+  public double maxError() {
+    return maxError;
+  }
+
+  /** The number of nodes, when set; empty means the node registry in the store (heartbeats). */
+  public Optional<IntSupplier> activeNodes() {
+    return Optional.ofNullable(activeNodes);
+  }
+
+  public StoreFailurePolicy onStoreFailure() {
+    return onStoreFailure;
+  }
+
+  /** The breaker's settings when set; empty means one sized for flush rates (see {@link SyncedLimiter}). */
+  public Optional<CircuitBreakerConfig> circuitBreaker() {
+    return Optional.ofNullable(circuitBreaker);
+  }
+
+  public Duration heartbeatInterval() {
+    return heartbeatInterval;
+  }
+
+  public boolean reservation() {
+    return reservation;
+  }
+
+  public double hotKeyFactor() {
+    return hotKeyFactor;
+  }
+
+  public double minHotRate() {
+    return minHotRate;
+  }
+
+  public long hotBatchMultiplier() {
+    return hotBatchMultiplier;
+  }
+
+  public int maxKeys() {
+    return maxKeys;
+  }
+
+  public Duration flushTimeout() {
+    return flushTimeout;
+  }
+
+  /** The claim timeout set; a limiter waits at most the flush timeout, whichever is shorter. */
+  public Duration claimTimeout() {
+    return claimTimeout;
+  }
+
+  public boolean autoSync() {
+    return autoSync;
+  }
+
+  /** The regions of a regional quota; 0 for a limit of its own. */
+  public int regions() {
+    return regions;
+  }
+
+  public LimitListener listener() {
+    return listener;
+  }
+
+  @Override
+  public String toString() {
+    return "SyncConfig{nodeId=" + nodeId + ", batchSize=" + (batchSizeSet ? batchSize : "default")
+        + ", syncInterval=" + syncInterval + ", maxError=" + maxError + ", onStoreFailure=" + onStoreFailure
+        + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", flushTimeout=" + flushTimeout
+        + ", claimTimeout=" + claimTimeout + (regions > 0 ? ", regions=" + regions : "") + "}";
+  }
+
+  /** Settings of a {@link SyncConfig}; each setter checks its value and names the field when it refuses it. */
+  public static final class Builder {
+    private String nodeId;
+    private Ticker ticker = Ticker.cached();
+    private long batchSize = DEFAULT_BATCH_SIZE;
+    private boolean batchSizeSet;
+    private Duration syncInterval = DEFAULT_SYNC_INTERVAL;
+    private double maxError = DEFAULT_MAX_ERROR;
+    private IntSupplier activeNodes;
+    private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
+    private CircuitBreakerConfig circuitBreaker;
+    private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+    private boolean reservation;
+    private double hotKeyFactor = 10;
+    private double minHotRate = 1_000;
+    private long hotBatchMultiplier = 4;
+    private int maxKeys = DEFAULT_MAX_KEYS;
+    private Duration flushTimeout = DEFAULT_FLUSH_TIMEOUT;
+    private Duration claimTimeout = DEFAULT_CLAIM_TIMEOUT;
+    private boolean autoSync = true;
+    private int regions;
+    private LimitListener listener = LimitListener.NONE;
+
+    private Builder() {
+      this.nodeId = "node-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private Builder(SyncConfig c) {
+      this.nodeId = c.nodeId;
+      this.ticker = c.ticker;
+      this.batchSize = c.batchSize;
+      this.batchSizeSet = c.batchSizeSet;
+      this.syncInterval = c.syncInterval;
+      this.maxError = c.maxError;
+      this.activeNodes = c.activeNodes;
+      this.onStoreFailure = c.onStoreFailure;
+      this.circuitBreaker = c.circuitBreaker;
+      this.heartbeatInterval = c.heartbeatInterval;
+      this.reservation = c.reservation;
+      this.hotKeyFactor = c.hotKeyFactor;
+      this.minHotRate = c.minHotRate;
+      this.hotBatchMultiplier = c.hotBatchMultiplier;
+      this.maxKeys = c.maxKeys;
+      this.flushTimeout = c.flushTimeout;
+      this.claimTimeout = c.claimTimeout;
+      this.autoSync = c.autoSync;
+      this.regions = c.regions;
+      this.listener = c.listener;
+    }
+
+    /** Unique per process (default: random): the store tracks each node's sequence numbers by it. */
+    public Builder nodeId(String nodeId) {
+      if (nodeId == null || !nodeId.matches("[A-Za-z0-9_.:-]{1,64}")) {
+        throw new IllegalArgumentException("nodeId: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + nodeId);
+      }
+      this.nodeId = nodeId;
+      return this;
+    }
+
+    public Builder ticker(Ticker ticker) {
+      if (ticker == null) {
+        throw new IllegalArgumentException("ticker: must not be null");
+      }
+      this.ticker = ticker;
+      return this;
+    }
+
+    /**
+     * Permits a window limit's key may gather before it is flushed (shrunk near the limit, see
+     * {@link SyncedLimiter}); default 100. 1 means exact checking: every decision is one atomic script
+     * call on the store (an {@link io.sluice.sync.spi.ExactStore}), waiting at most the flush timeout.
+     * Token buckets, leaky buckets and sliding logs are shared in exact mode only and take 1 whatever
+     * is set here (a {@link SyncedLimiter.Builder#batchSize} above 1 for one of them is refused).
+     */
+    public Builder batchSize(long batchSize) {
+      if (batchSize < 1) {
+        throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
+      }
+      this.batchSize = batchSize;
+      this.batchSizeSet = true;
+      return this;
+    }
+
+    /** How often dirty keys are flushed even below their batch size; at most half the window. */
+    public Builder syncInterval(Duration interval) {
+      if (interval == null || interval.isNegative() || interval.isZero()) {
+        throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
+      }
+      this.syncInterval = interval;
+      return this;
+    }
+
+    /**
+     * The error budget, a fraction of the limit (default 0.5%): the most a claim asks for far from
+     * the limit is at least a node's part of it; with a store that keeps no claims, and for regional
+     * quotas, also what the nodes together may admit on a stale or unknown view before they sync.
+     * (With claims, nodes never pass the limit together: no decision admits beyond a claim.)
+     */
+    public Builder maxError(double maxError) {
+      if (!(maxError > 0 && maxError <= 1)) {
+        throw new IllegalArgumentException("maxError: must be in (0, 1], got " + maxError);
+      }
+      this.maxError = maxError;
+      return this;
+    }
+
+    /**
+     * Reservation mode: the node admits only permits the store granted it in advance (leases of at
+     * most the batch size, shrinking as the budget does), so the nodes together never pass the
+     * limit; unused grants at the end of a window are budget given up (under-admission). Needs a
+     * {@link io.sluice.sync.spi.LeaseStore}.
+     */
+    public Builder reservation(boolean reservation) {
+      this.reservation = reservation;
+      return this;
+    }
+
+    /**
+     * Hot keys: a key admitting at least {@code factor} times the mean rate of the keys synced, and at
+     * least {@code minRatePerSecond}, gets batches (and leases) {@code batchMultiplier} times larger,
+     * and is synced at most once per tenth of the sync interval. Defaults: 10x, 1,000/s, 4x.
+     */
+    public Builder hotKeys(double factor, double minRatePerSecond, long batchMultiplier) {
+      if (!(factor >= 1)) {
+        throw new IllegalArgumentException("hotKeys.factor: must be at least 1, got " + factor);
+      }
+      if (!(minRatePerSecond >= 0)) {
+        throw new IllegalArgumentException("hotKeys.minRatePerSecond: must not be negative, got " + minRatePerSecond);
+      }
+      if (batchMultiplier < 1) {
+        throw new IllegalArgumentException("hotKeys.batchMultiplier: must be at least 1, got " + batchMultiplier);
+      }
+      this.hotKeyFactor = factor;
+      this.minHotRate = minRatePerSecond;
+      this.hotBatchMultiplier = batchMultiplier;
+      return this;
+    }
+
+    /**
+     * Told of every breach of a soft or shadow limit (the request allowed, the breach recorded), as the
+     * in-process limiter's listener is; called on the deciding thread, so it should be quick.
+     */
+    public Builder listener(LimitListener listener) {
+      if (listener == null) {
+        throw new IllegalArgumentException("listener: must not be null");
+      }
+      this.listener = listener;
+      return this;
+    }
+
+    /** What to decide while the store is unreachable (the breaker is open); default LOCAL_SHARE. */
+    public Builder onStoreFailure(StoreFailurePolicy policy) {
+      if (policy == null) {
+        throw new IllegalArgumentException("onStoreFailure: must not be null");
+      }
+      this.onStoreFailure = policy;
+      return this;
+    }
+
+    /** The circuit breaker's settings; the default is sized for flush rates (see {@link SyncedLimiter}). */
+    public Builder circuitBreaker(CircuitBreakerConfig config) {
+      if (config == null) {
+        throw new IllegalArgumentException("circuitBreaker: must not be null");
+      }
+      this.circuitBreaker = config;
+      return this;
+    }
+
+    /** How often the node tells the registry it is alive (default 1 s); it counts as gone after three missed. */
+    public Builder heartbeatInterval(Duration interval) {
+      if (interval == null || interval.toMillis() < 1) {
+        throw new IllegalArgumentException("heartbeatInterval: must be at least 1 ms, got " + interval);
+      }
+      this.heartbeatInterval = interval;
+      return this;
+    }
+
+    /**
+     * The number of nodes sharing the limit, fixed or from elsewhere; by default the node registry
+     * kept in the store (heartbeats).
+     */
+    public Builder activeNodes(IntSupplier activeNodes) {
+      if (activeNodes == null) {
+        throw new IllegalArgumentException("activeNodes: must not be null");
+      }
+      this.activeNodes = activeNodes;
+      return this;
+    }
+
+    /** The keys a node keeps views of (default 1,000,000); the least recently used go beyond it. */
+    public Builder maxKeys(int maxKeys) {
+      if (maxKeys < 1) {
+        throw new IllegalArgumentException("maxKeys: must be positive, got " + maxKeys);
+      }
+      this.maxKeys = maxKeys;
+      return this;
+    }
+
+    /**
+     * How long a decision waits for the claim (or, in reservation mode, the lease) it asks the store
+     * for, when none it holds pays for it; then the failure policy decides, and the call counts as
+     * failed for the circuit breaker. Default 200 ms; a limiter waits at most the flush timeout.
+     */
+    public Builder claimTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("claimTimeout: must be positive, got " + timeout);
+      }
+      this.claimTimeout = timeout;
+      return this;
+    }
+
+    /** How long one flush may take before it counts as failed (and is retried unchanged); default 2 s. */
+    public Builder flushTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("flushTimeout: must be positive, got " + timeout);
+      }
+      this.flushTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Makes the limit one region's part of a global quota shared by {@code regions} regions, each
+     * with its own store (see {@link SyncedLimiter.Builder#regionalQuota}); 0 (default) for a limit of
+     * its own.
+     */
+    public Builder regionalQuota(int regions) {
+      if (regions < 0) {
+        throw new IllegalArgumentException("regionalQuota: regions must not be negative, got " + regions);
+      }
+      this.regions = regions;
+      return this;
+    }
+
+    /** Whether a flusher thread syncs on its own (default); without it, call {@link SyncedLimiter#syncNow()}. */
+    public Builder autoSync(boolean autoSync) {
+      this.autoSync = autoSync;
+      return this;
+    }
+
+    public SyncConfig build() {
+      return new SyncConfig(this);
+    }
+  }
+}
