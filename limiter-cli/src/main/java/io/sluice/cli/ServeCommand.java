@@ -6,7 +6,6 @@ import io.sluice.sidecar.ServeConfig;
 import io.sluice.sidecar.SluiceServer;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncConfig;
-import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.io.PrintWriter;

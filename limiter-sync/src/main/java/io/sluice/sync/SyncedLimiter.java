@@ -11,6 +11,8 @@ import io.sluice.node.Mode;
 import io.sluice.node.Outcome;
 import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
+import io.sluice.sync.BatchSender.InFlight;
+import io.sluice.sync.BatchSender.Pending;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
@@ -24,7 +26,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -178,13 +179,11 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final ConcurrentLinkedQueue<KeyView> dirty = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<Delta> orphans = new ConcurrentLinkedQueue<>();
   private final ReentrantLock syncLock = new ReentrantLock();
-  private final Map<Integer, Long> sequences = new HashMap<>();
-  /** Wall-clock microseconds at start: a restarted node with the same id starts above its old numbers. */
-  private final long firstSequence = System.currentTimeMillis() * 1_000L;
   /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
   private final java.util.concurrent.atomic.AtomicLong takeTokens = new java.util.concurrent.atomic.AtomicLong(
       System.currentTimeMillis() * 1_000L);
-  private final Map<Integer, InFlight> inFlight = new HashMap<>();
+  /** The flusher's batches on their way to the store (numbered, in waves, a failed one kept). */
+  private final BatchSender sender;
   private final AtomicBoolean syncRequested = new AtomicBoolean();
   private volatile boolean closed;
   private final Thread flusher;
@@ -200,8 +199,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   private final Map<Integer, Long> lostGroups = new HashMap<>();
   private long syncRound;
-  /** Numbered flushes sent (each send, retries too, gets the next number), and per group the highest answered. */
-  private final java.util.concurrent.atomic.AtomicLong numberedSent = new java.util.concurrent.atomic.AtomicLong();
+  /** Per group, the highest number of a numbered flush answered (see BatchSender#numberedSent). */
   private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
   private final LongAdder refilledPermits = new LongAdder();
   private final LongAdder fallbackDecisions = new LongAdder();
@@ -263,6 +261,10 @@ public final class SyncedLimiter implements KeyedLimiter {
     // other (twice, for the probe that fails first): a local share is held that long after its last use
     this.shareHoldNanos = 2 * (calls.breaker().getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
         * 1_000_000L + flushTimeout.toNanos()) + syncIntervalNanos;
+    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
+    // so one limit's numbers must not make the store take another's batches for replays
+    this.sender = new BatchSender(store, calls, ticker, c.nodeId() + "/" + limit.name(), flushTimeout,
+        () -> closeDeadline, this::answered, this::requeue);
     this.heartbeatIntervalNanos = c.heartbeatInterval().toNanos();
     this.hotBatchMultiplier = c.hotBatchMultiplier();
     this.hotKeyFactor = c.hotKeyFactor();
@@ -720,7 +722,7 @@ public final class SyncedLimiter implements KeyedLimiter {
           view.takenPrev = 0;
         }
         view.takenCur += cost;
-        view.takenMark = numberedSent.get();
+        view.takenMark = sender.numberedSent();
       } else if (j.takeUnsettled) {
         // counted by the flush that settles the take (unless the take counted it), not as unsent
         view.pendingCur += cost;
@@ -1581,7 +1583,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     syncRound++;
     try {
-      if (!resendKept()) {
+      if (!sender.resendKept()) {
         return false; // (nothing new goes out while a kept batch is unanswered)
       }
       Map<Integer, List<Pending>> byGroup = new HashMap<>();
@@ -1603,7 +1605,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       for (KeyView v : wantLeases) {
         takeLease(v);
       }
-      return sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
+      return sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
     } finally {
       try {
         refillLostGroups();
@@ -1736,17 +1738,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
-  private Batch batch(int group, List<Pending> part) {
-    long seq = sequences.merge(group, firstSequence, (last, one) -> last + 1);
-    List<Delta> deltas = new ArrayList<>(part.size());
-    for (Pending p : part) {
-      deltas.add(p.delta);
-    }
-    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
-    // so one limit's numbers must not make the store take another's batches for replays
-    return new Batch(nodeId + "/" + limit.name(), group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas);
-  }
-
   private void requeue(Pending p) {
     if (p.view == null) {
       orphans.add(p.delta);
@@ -1779,152 +1770,6 @@ public final class SyncedLimiter implements KeyedLimiter {
       p.view.releasesInFlight--;
       p.view.notifyAll();
     }
-  }
-
-  /**
-   * Sends the groups' batches in waves: each group's next batch, every group's sent before any answer
-   * is awaited, so that a sync over many store groups (a Redis Cluster's slots) costs about one round
-   * trip per wave, not one per group; within a group, batches go one after the other (its sequence
-   * numbers are checked in order). A group whose batch fails keeps it for the next sync, and its later
-   * batches wait unchanged; past the deadline (closing) what is left stays unsent. True when all went.
-   */
-  private boolean sendInWaves(List<Map.Entry<Integer, List<Pending>>> groups, long deadline) {
-    boolean all = true;
-    int[] from = new int[groups.size()];
-    while (true) {
-      List<Sending> wave = new ArrayList<>();
-      List<Integer> waveGroups = new ArrayList<>();
-      for (int g = 0; g < groups.size() && wave.size() < MAX_WAVE; g++) {
-        List<Pending> list = groups.get(g).getValue();
-        if (from[g] >= list.size()) {
-          continue;
-        }
-        if (System.nanoTime() > Math.min(deadline, closeDeadline)) {
-          // out of time (closing): the rest stays unsent, for the caller to report
-          for (Pending p : list.subList(from[g], list.size())) {
-            requeue(p);
-          }
-          from[g] = list.size();
-          all = false;
-          continue;
-        }
-        List<Pending> part = list.subList(from[g], Math.min(list.size(), from[g] + store.maxBatchSize()));
-        from[g] += part.size();
-        wave.add(start(new InFlight(batch(groups.get(g).getKey(), part), List.copyOf(part))));
-        waveGroups.add(g);
-      }
-      if (wave.isEmpty()) {
-        return all;
-      }
-      RuntimeException thrown = null;
-      for (int i = 0; i < wave.size(); i++) {
-        Sending sending = wave.get(i);
-        boolean taken;
-        try {
-          taken = finish(sending);
-        } catch (RuntimeException e) {
-          // (taking an answer in failed: the batch is kept and sent again, a replay the store
-          // recognises; the wave's other answers are still read, so no call is left unaccounted)
-          thrown = thrown == null ? e : thrown;
-          taken = false;
-        }
-        if (!taken) {
-          int g = waveGroups.get(i);
-          List<Pending> list = groups.get(g).getValue();
-          inFlight.put(groups.get(g).getKey(), sending.flight);
-          // later batches of this group wait for the failed one: requeued unchanged
-          for (Pending p : list.subList(from[g], list.size())) {
-            requeue(p);
-          }
-          from[g] = list.size();
-          all = false;
-        }
-      }
-      if (thrown != null) {
-        throw thrown;
-      }
-    }
-  }
-
-  /**
-   * The batches kept from a failed sync, sent again first, together (one wave); true when every one
-   * was answered, and only then does the sync send anything new.
-   */
-  private boolean resendKept() {
-    if (inFlight.isEmpty()) {
-      return true;
-    }
-    List<Map.Entry<Integer, Sending>> kept = new ArrayList<>();
-    for (Map.Entry<Integer, InFlight> e : inFlight.entrySet()) {
-      kept.add(Map.entry(e.getKey(), start(e.getValue())));
-    }
-    boolean all = true;
-    RuntimeException thrown = null;
-    for (Map.Entry<Integer, Sending> e : kept) {
-      boolean taken;
-      try {
-        taken = finish(e.getValue());
-      } catch (RuntimeException ex) {
-        thrown = thrown == null ? ex : thrown;
-        taken = false;
-      }
-      if (taken) {
-        inFlight.remove(e.getKey());
-      } else {
-        all = false;
-      }
-    }
-    if (thrown != null) {
-      throw thrown;
-    }
-    return all;
-  }
-
-  /** Most batches out at once in a wave (a sync over more groups takes more waves). */
-  private static final int MAX_WAVE = 256;
-
-  /** A batch sent whose answer is not read yet. */
-  private static final class Sending {
-    final InFlight flight;
-    /** Its number among the node's numbered batches (see numberedSent). */
-    final long index;
-    /** Null when the breaker let no call through. */
-    final java.util.concurrent.CompletableFuture<FlushResult> answer;
-    final long startedAt;
-    /** When the answer arrived (System.nanoTime), 0 before: the call's time, not when it was read. */
-    volatile long answeredAt;
-
-    Sending(InFlight flight, long index, java.util.concurrent.CompletableFuture<FlushResult> answer, long startedAt) {
-      this.flight = flight;
-      this.index = index;
-      this.answer = answer;
-      this.startedAt = startedAt;
-      if (answer != null) {
-        answer.whenComplete((result, failure) -> answeredAt = System.nanoTime());
-      }
-    }
-
-    /** How long the call took: to its answer, or until now for one not answered yet (a timeout). */
-    long took() {
-      long at = answeredAt;
-      return (at != 0 ? at : System.nanoTime()) - startedAt;
-    }
-  }
-
-  /** Sends one batch through the breaker, without waiting for the answer. */
-  private Sending start(InFlight f) {
-    f.sentAt = System.nanoTime();
-    long index = numberedSent.incrementAndGet();
-    return new Sending(f, index, calls.start(() -> store.flush(f.batch)), f.sentAt);
-  }
-
-  /** Waits for a batch's answer (at most the flush timeout from its start) and takes it in. */
-  private boolean finish(Sending s) {
-    if (s.answer == null) {
-      return false;
-    }
-    FlushResult result = calls.await(s.answer, s.startedAt, flushTimeout.toNanos(), s::took);
-    return result != null && answered(s.flight, s.index, result);
   }
 
   /** Takes a batch's answer into the views it carried. */
@@ -2305,35 +2150,6 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   public long overflowed() {
     return views.overflowed();
-  }
-
-  private static final class Pending {
-    final KeyView view;
-    final Delta delta;
-    /** A delta of the view's current window that gives the node's claim up (see {@link KeyView#releasesInFlight}). */
-    final boolean release;
-
-    Pending(KeyView view, Delta delta) {
-      this(view, delta, false);
-    }
-
-    Pending(KeyView view, Delta delta, boolean release) {
-      this.view = view;
-      this.delta = delta;
-      this.release = release;
-    }
-  }
-
-  private static final class InFlight {
-    final Batch batch;
-    final List<Pending> parts;
-    /** System.nanoTime when the batch was last sent. */
-    long sentAt;
-
-    InFlight(Batch batch, List<Pending> parts) {
-      this.batch = batch;
-      this.parts = parts;
-    }
   }
 
   /**
