@@ -40,6 +40,17 @@ public final class RegionRig implements AutoCloseable {
   private int nextNode;
 
   public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota) {
+    this(regions, nodesPerRegion, quota, (r, port) -> "redis://127.0.0.1:" + port);
+  }
+
+  /** Where region r's nodes reach its redis-server on loopback port {@code port} (through a proxy, in chaos tests). */
+  @FunctionalInterface
+  public interface NodeLink {
+    String uri(int region, int port);
+  }
+
+  /** A rig whose nodes reach their region's Redis at {@code nodeLink}'s address (the coordinator directly). */
+  public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota, NodeLink nodeLink) {
     this.quota = quota;
     // start on a window edge, so that the first window is a whole one
     long window = quota.window().toNanos();
@@ -53,7 +64,7 @@ public final class RegionRig implements AutoCloseable {
         servers.add(server);
         List<SyncedLimiter> list = new ArrayList<>();
         for (int n = 0; n < nodesPerRegion; n++) {
-          RedisCounterStore store = RedisCounterStore.connect(redis(server.uri()));
+          RedisCounterStore store = RedisCounterStore.connect(redis(nodeLink.uri(r, server.port())));
           stores.add(store);
           list.add(SyncedLimiter.builder(quota.limit(), store).nodeId(regionNames.get(r) + "-" + n).ticker(ticker)
               .autoSync(false).activeNodes(() -> nodesPerRegion).regionalQuota(regions)
@@ -94,6 +105,16 @@ public final class RegionRig implements AutoCloseable {
 
   public int regions() {
     return servers.size();
+  }
+
+  /**
+   * Kills region r's redis-server and starts a fresh one on the same port: every key gone (counts,
+   * the coordinator's share records, the nodes' sequences); the nodes and the coordinator reconnect.
+   */
+  public void restartEmpty(int r) {
+    int port = servers.get(r).port();
+    servers.get(r).close();
+    servers.set(r, RedisServer.start(port));
   }
 
   /** The plain loopback port of region r's redis-server. */
