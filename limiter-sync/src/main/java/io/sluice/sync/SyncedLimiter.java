@@ -1146,11 +1146,14 @@ public final class SyncedLimiter implements KeyedLimiter {
       default:
         int nodes = Math.max(1, activeNodes.getAsInt());
         double free = Math.max(0, capacity(view) - (view.globalPrev * prevWeight + view.globalCur));
-        long part = (long) Math.ceil(free / nodes - 1e-9);
+        // parts rounded down: rounded up, each node's part and whole split gained up to a permit, and
+        // three nodes cut off together admitted 12 of a limit of 10 (a limit below the node count
+        // admits nothing while every node is cut off: no node can tell which of them may)
+        long part = (long) Math.floor(free / nodes + 1e-9);
         // and never more than an even split of the whole limit, its own admissions counted: that
         // bound is exact where the nodes had admitted evenly, while the parts of what was free rest on
         // the counts of each node's last answer, up to a sync interval apart (and behind each other)
-        long whole = (long) Math.ceil((double) capacity(view) / nodes - 1e-9);
+        long whole = capacity(view) / nodes;
         if (breakerOpen && !sliding) {
           if (view.shareCapWindow != view.window || now >= view.shareCapUntil) {
             view.shareCapWindow = view.window;
