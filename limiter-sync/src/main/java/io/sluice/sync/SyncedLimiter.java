@@ -136,6 +136,11 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   private final boolean claimsKept;
   /**
+   * Regional quotas: a coordinator's share has been seen here (its nodes then fall back within the
+   * shares they hold, and to nothing once none is left; see fallbackAdmits).
+   */
+  private volatile boolean coordinated;
+  /**
    * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
    * cannot pay asks the store for one, and waits for it, instead of denying.
    */
@@ -1144,6 +1149,12 @@ public final class SyncedLimiter implements KeyedLimiter {
       case FAIL_CLOSED:
         return false;
       default:
+        if (regional && coordinated && view.share < 0) {
+          // a coordinated region's node that cannot reach its store holds no share for this window:
+          // the coordinator, which sees this node stop beating, counts the region at the shares its
+          // leases gave only until they run out, and G / R now could push the regions' sum over G
+          return false;
+        }
         int nodes = Math.max(1, activeNodes.getAsInt());
         double free = Math.max(0, capacity(view) - (view.globalPrev * prevWeight + view.globalCur));
         // parts rounded down: rounded up, each node's part and whole split gained up to a permit, and
@@ -1991,6 +2002,9 @@ public final class SyncedLimiter implements KeyedLimiter {
       // G (a lease never ends inside a window it covered)
       long share = result.share(i);
       long next = result.nextShare(i);
+      if ((share >= 0 || next >= 0) && !coordinated) {
+        coordinated = true;
+      }
       v.share = share >= 0 || v.share < 0 ? share : v.share;
       v.nextShare = next >= 0 || v.nextShare < 0 ? next : v.nextShare;
       if (capacity(v) > before) {

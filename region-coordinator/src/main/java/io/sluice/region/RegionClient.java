@@ -4,6 +4,7 @@ import io.sluice.node.Limit;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The coordinator's link to one region's Redis. Connects on first use and again after a failed
@@ -13,6 +14,14 @@ interface RegionClient extends AutoCloseable {
   long epoch();
 
   List<String> keys(Limit limit, long window, int maxKeys);
+
+  /**
+   * The region's node registry: node id to the deadline of its last heartbeat (see
+   * {@link RegionShareStore#nodes}); empty for a region whose nodes do not register.
+   */
+  default Map<String, Long> nodes() {
+    return Map.of();
+  }
 
   List<RegionShareStore.KeyState> read(Limit limit, long window, List<String> keys);
 
@@ -45,6 +54,11 @@ interface RegionClient extends AutoCloseable {
       @Override
       public List<String> keys(Limit limit, long window, int maxKeys) {
         return store().keys(limit, window, maxKeys);
+      }
+
+      @Override
+      public Map<String, Long> nodes() {
+        return store().nodes();
       }
 
       @Override

@@ -8,6 +8,7 @@ import io.sluice.region.RegionShareStore.WriteResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -64,6 +65,23 @@ public final class RegionCoordinator implements AutoCloseable {
   private boolean[] reachedSinceTakeOver = new boolean[0];
   /** Per quota, per key: what this replica knows of every region (see {@link #FIELDS}). */
   private final Map<String, Map<String, long[]>> memory = new HashMap<>();
+  /**
+   * Per region: its node registry as the last round read it (node to heartbeat deadline), the nodes
+   * seen to stop beating (their deadline did not move from one round to the next), and the ticker time
+   * until which the region counts as silent: a node of it stopped, and may be deciding by its failure
+   * policy on a share it can no longer read (its link to the region's Redis cut) until its lease ends.
+   */
+  private final List<Map<String, Long>> registries = new ArrayList<>();
+  private final List<Set<String>> stoppedNodes = new ArrayList<>();
+  private final long[] silentUntil;
+  /** This round: per region, whether it is silent (counted at the most it may hold, nothing written). */
+  private final boolean[] silent;
+  /**
+   * Per quota, per key, per region {window, now, next}: the most this replica wrote for the window and
+   * the next since the round the region was last heard (every registered node beating): what a silent
+   * region's nodes may hold, which a later, smaller write they did not read does not lower.
+   */
+  private final Map<String, Map<String, long[]>> peaks = new HashMap<>();
   private volatile Map<String, QuotaSummary> summaries = Map.of();
 
   private final AtomicLong rounds = new AtomicLong();
@@ -81,6 +99,13 @@ public final class RegionCoordinator implements AutoCloseable {
       clients[i] = connect.apply(regions.get(i));
     }
     this.leadership = new Leadership(config);
+    this.silentUntil = new long[clients.length];
+    this.silent = new boolean[clients.length];
+    for (int i = 0; i < clients.length; i++) {
+      registries.add(new HashMap<>());
+      stoppedNodes.add(new HashSet<>());
+      silentUntil[i] = Long.MIN_VALUE;
+    }
     if (scheduleRounds) {
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-coordinator-" + config.clusterName());
@@ -137,6 +162,7 @@ public final class RegionCoordinator implements AutoCloseable {
       takeOver();
     }
     rounds.incrementAndGet();
+    listenToNodes(ticker.read());
     Map<String, QuotaSummary> out = new LinkedHashMap<>();
     for (GlobalQuota q : config.quotas()) {
       QuotaSummary s = allocate(q);
@@ -147,6 +173,51 @@ public final class RegionCoordinator implements AutoCloseable {
     }
     summaries = out;
     return true;
+  }
+
+  /**
+   * Reads each region's node registry and marks the regions that are silent this round: a node whose
+   * heartbeat deadline has not moved since the last round stopped beating (cut off from its region's
+   * Redis, or gone: the two look alike from here). Its region is silent from then until a lease and
+   * the longest window have passed, time enough for the shares such a node read to have run out: a
+   * node of a coordinated quota that cannot reach its store admits within the share it holds for a
+   * window and nothing once none is left (see SyncedLimiter's failure policy). A silent region counts
+   * at the most it may hold and gets no writes, so the budget its nodes may still be spending is not
+   * handed to the others. A region whose registry cannot be read is unreachable this round anyway.
+   */
+  private void listenToNodes(long now) {
+    long hold = config.lease().toNanos();
+    long longest = 0;
+    for (GlobalQuota q : config.quotas()) {
+      longest = Math.max(longest, q.window().toNanos());
+    }
+    hold += longest;
+    for (int r = 0; r < clients.length; r++) {
+      Map<String, Long> seen;
+      try {
+        seen = clients[r].nodes();
+      } catch (RuntimeException e) {
+        regionErrors.incrementAndGet();
+        silent[r] = now < silentUntil[r];
+        continue;
+      }
+      Set<String> stopped = stoppedNodes.get(r);
+      for (Map.Entry<String, Long> before : registries.get(r).entrySet()) {
+        Long deadline = seen.get(before.getKey());
+        if (deadline == null || deadline <= before.getValue()) {
+          if (stopped.add(before.getKey())) {
+            silentUntil[r] = Math.max(silentUntil[r], now + hold);
+            LOG.warning("region " + regions.get(r).name() + ": node " + before.getKey() + " stopped beating;"
+                + " the region counts at the most it may hold until its leases have run out");
+          }
+        } else {
+          stopped.remove(before.getKey());
+        }
+      }
+      stopped.retainAll(seen.keySet());
+      registries.set(r, new HashMap<>(seen));
+      silent[r] = now < silentUntil[r];
+    }
   }
 
   /**
@@ -261,6 +332,10 @@ public final class RegionCoordinator implements AutoCloseable {
           regionErrors.incrementAndGet();
         }
       }
+      for (int r = 0; r < n; r++) {
+        // (its keys still count: another region's demand for them does)
+        reachable[r] &= !silent[r];
+      }
       for (Map.Entry<String, long[]> e : known.entrySet()) {
         for (int r = 0; r < n; r++) {
           if (e.getValue()[r * FIELDS + 3] >= w) {
@@ -327,6 +402,7 @@ public final class RegionCoordinator implements AutoCloseable {
           writtenLater[r] = res.nextShares();
           for (int i = 0; i < k; i++) {
             record(known.get(keyList.get(i)), r, w, res.shares()[i], res.nextShares()[i], leaseEnd);
+            notePeak(keyList.get(i), r, res.shares()[i], res.nextShares()[i]);
           }
         }
       }
@@ -347,9 +423,11 @@ public final class RegionCoordinator implements AutoCloseable {
             m[b + 1] = s.share();
             m[b + 2] = s.nextShare();
             m[b + 3] = s.leaseEnd();
-          } else {
+          } else if (m[b + 3] < w) {
             m[b] = -1; // the region has none (never written, or its data was lost): it enforces G / R
           }
+          // (else its Redis lost the record while a lease of ours covers the window: its nodes keep the
+          // share they read, so the memory of what was written stands until the lease ends)
           observeDemand(m, b, s.admitted() + s.denied(), w, windowNanos, now);
           admitted[i][r] = s.admitted();
         }
@@ -362,6 +440,19 @@ public final class RegionCoordinator implements AutoCloseable {
           heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], h);
         }
         rates[r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
+        long[] p = peaksOf(key);
+        int pb = r * 3;
+        if (silent[r]) {
+          long peakNow = p[pb] == w ? p[pb + 1] : p[pb] == w - 1 ? p[pb + 2] : -1;
+          heldNow[i][r] = Math.max(heldNow[i][r], peakNow);
+          if (p[pb] == w) {
+            heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], p[pb + 2]);
+          }
+        } else {
+          p[pb] = w;
+          p[pb + 1] = heldNow[i][r];
+          p[pb + 2] = shareFor(m, b, w + 1, staticShare);
+        }
       }
       assumeTheMostOfUnknownRegions(q.quota(), m, reachable, heldNow[i], heldLaterMax[i]);
       Allocator.RegionView[] views = new Allocator.RegionView[n];
@@ -374,6 +465,31 @@ public final class RegionCoordinator implements AutoCloseable {
       targetNow[i] = t.now();
       targetLater[i] = t.later();
       return t;
+    }
+
+    /** The key's peaks (see {@link RegionCoordinator#peaks}), per region {window, now, next}. */
+    private long[] peaksOf(String key) {
+      return peaks.computeIfAbsent(q.name(), x -> new HashMap<>()).computeIfAbsent(key, x -> {
+        long[] p = new long[n * 3];
+        for (int r = 0; r < n; r++) {
+          p[r * 3] = Long.MIN_VALUE;
+        }
+        return p;
+      });
+    }
+
+    /** A share written to region r for the key: the peaks keep the larger. */
+    private void notePeak(String key, int r, long share, long next) {
+      long[] p = peaksOf(key);
+      int pb = r * 3;
+      if (p[pb] != w) {
+        long carried = p[pb] == w - 1 ? p[pb + 2] : -1;
+        p[pb] = w;
+        p[pb + 1] = carried;
+        p[pb + 2] = -1;
+      }
+      p[pb + 1] = Math.max(p[pb + 1], share);
+      p[pb + 2] = Math.max(p[pb + 2], next);
     }
 
     /** The second phase: what grows, from the budget the first left; true when a region fenced this leader. */
@@ -428,6 +544,8 @@ public final class RegionCoordinator implements AutoCloseable {
           // not confirmed: count it as written, the larger of the two (the safe side for the others)
           record(m, r, w, res != null ? res.shares()[j] : writes.get(j).share(),
               res != null ? res.nextShares()[j] : writes.get(j).nextShare(), leaseEnd);
+          notePeak(writes.get(j).key(), r, Math.max(writes.get(j).share(), res != null ? res.shares()[j] : 0),
+              Math.max(writes.get(j).nextShare(), res != null ? res.nextShares()[j] : 0));
         }
       }
       return false;

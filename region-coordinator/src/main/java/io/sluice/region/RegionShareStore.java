@@ -7,9 +7,12 @@ import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.StoreUnavailableException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -27,6 +30,7 @@ public final class RegionShareStore implements AutoCloseable {
   private static final LuaScript SHARE = LuaScript.load("region_share");
   private static final LuaScript KEYS = LuaScript.load("region_keys");
   private static final LuaScript EPOCH = LuaScript.load("region_epoch");
+  private static final LuaScript NODES = LuaScript.load("region_nodes");
 
   private final RedisCounterStore store;
   private final String prefix;
@@ -102,6 +106,21 @@ public final class RegionShareStore implements AutoCloseable {
   public long epoch() {
     List<Object> r = await(store.evalsha(EPOCH, new byte[][] {StoreKeys.epochKey(prefix)}, new byte[0][]));
     return (Long) r.get(0);
+  }
+
+  /**
+   * The region's node registry: each node's heartbeat deadline (ms, the node's clock), as the nodes'
+   * heartbeats wrote it ({@code <prefix>:nodes}); a node that stopped beating keeps its last deadline
+   * until another node's heartbeat removes it.
+   */
+  public Map<String, Long> nodes() {
+    byte[] registry = (prefix + ":nodes").getBytes(StandardCharsets.UTF_8);
+    List<Object> r = await(store.evalsha(NODES, new byte[][] {registry}, new byte[0][]));
+    Map<String, Long> out = new HashMap<>();
+    for (int i = 0; i + 1 < r.size(); i += 2) {
+      out.put(new String((byte[]) r.get(i), StandardCharsets.UTF_8), (Long) r.get(i + 1));
+    }
+    return out;
   }
 
   /**

@@ -68,6 +68,7 @@ public final class RegionRig implements AutoCloseable {
           stores.add(store);
           list.add(SyncedLimiter.builder(quota.limit(), store).nodeId(regionNames.get(r) + "-" + n).ticker(ticker)
               .autoSync(false).activeNodes(() -> nodesPerRegion).regionalQuota(regions)
+              .heartbeatInterval(Duration.ofMillis(100)) // (beats at every sync below, on the wall clock)
               .flushTimeout(Duration.ofSeconds(10)).build());
         }
         nodes.add(list);
@@ -147,6 +148,12 @@ public final class RegionRig implements AutoCloseable {
         }
 
         @Override
+        public Map<String, Long> nodes() {
+          check();
+          return real.nodes();
+        }
+
+        @Override
         public List<RegionShareStore.KeyState> read(io.sluice.node.Limit limit, long window, List<String> keys) {
           check();
           return real.read(limit, window, keys);
@@ -200,6 +207,7 @@ public final class RegionRig implements AutoCloseable {
       if (now % SYNC_NANOS == 0) {
         for (List<SyncedLimiter> list : nodes) {
           list.forEach(SyncedLimiter::syncNow);
+          list.forEach(SyncedLimiter::heartbeatNow); // as a flusher does: the coordinator listens to them
         }
       }
       if (now % ROUND_NANOS == 0) {
