@@ -61,7 +61,10 @@ end
 
 local after = backlog + cost * interval
 if after > burst then
-  return {0, floordiv(burst - backlog, interval), ceildiv(after - burst, scale), ceildiv(backlog, scale), 0}
+  -- a bucket in debt (token claims reaching into the refill to come, flushes of the approximate mode, a
+  -- limit lowered under a live key) has no permits left, not fewer than none
+  local remaining = math.max(0, floordiv(burst - backlog, interval))
+  return {0, remaining, ceildiv(after - burst, scale), ceildiv(backlog, scale), 0}
 end
 
 redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', after))

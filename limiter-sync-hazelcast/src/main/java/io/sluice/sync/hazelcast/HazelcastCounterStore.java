@@ -21,12 +21,15 @@ import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.SequenceWitness;
 import io.sluice.sync.spi.StoreKeys;
+import io.sluice.sync.spi.TokenGrant;
+import io.sluice.sync.spi.TokenStore;
 import io.sluice.sync.spi.state.CounterEntry;
 import io.sluice.sync.spi.state.EntryUpdate;
 import io.sluice.sync.spi.state.ExactProcessor;
 import io.sluice.sync.spi.state.ExpiringEntry;
 import io.sluice.sync.spi.state.FlushProcessor;
 import io.sluice.sync.spi.state.LeaseProcessor;
+import io.sluice.sync.spi.state.TokenClaimProcessor;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,8 +96,9 @@ import java.util.logging.Logger;
  * As an {@link ExactStore} (batch size 1) each decision is one entry processor on its key
  * ({@link ExactProcessor}: {@code gcra.lua}, {@code fixed_window.lua}, {@code sliding_window_counter.lua}
  * and {@code sliding_window_log.lua} step for step), and as a {@link LeaseStore} each grant is one
- * ({@link LeaseProcessor}: {@code lease.lua}). Hazelcast runs the processors of one key one at a time
- * on its owner, which makes each check-and-take atomic; the answers, the validation (shared with the
+ * ({@link LeaseProcessor}: {@code lease.lua}), and as a {@link TokenStore} each claim is one
+ * ({@link TokenClaimProcessor}: {@code token_claim.lua}). Hazelcast runs the processors of one key one
+ * at a time on its owner, which makes each check-and-take atomic; the answers, the validation (shared with the
  * Redis store: {@link ExactArgs}) and the TTLs are the scripts'.
  *
  * <h2>Embedded member</h2>
@@ -109,7 +113,7 @@ import java.util.logging.Logger;
  * java.io.Serializable} classes: every member must have limiter-sync-hazelcast, limiter-sync and
  * limiter-node on its classpath, in the same version as the clients; a client alone is not enough.
  */
-public final class HazelcastCounterStore implements CounterStore, ExactStore, LeaseStore {
+public final class HazelcastCounterStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   /** Most nodes whose sequence one counter key remembers; the least recently seen are forgotten first. */
   static final int MAX_NODES_PER_KEY = 1_024;
   /** Holds the level set on Hazelcast's JDK logger: java.util.logging keeps loggers only weakly. */
@@ -418,6 +422,15 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     LeaseProcessor processor = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
         windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
     return callKey(limit.name(), key, processor).thenApply(LeaseProcessor::lease);
+  }
+
+  /** One entry processor on the key's owner: {@link TokenClaimProcessor}, on the bucket {@link #acquire} keeps. */
+  @Override
+  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros) {
+    Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
+    TokenClaimProcessor processor = TokenClaimProcessor.of(c, want, need, giveBack, horizonMicros, nowMicros);
+    return callKey(limit.name(), key, processor).thenApply(TokenClaimProcessor::grant);
   }
 
   /**

@@ -33,6 +33,8 @@ import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.SequenceWitness;
 import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.StoreUnavailableException;
+import io.sluice.sync.spi.TokenGrant;
+import io.sluice.sync.spi.TokenStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -53,9 +55,10 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>As an {@link ExactStore} it runs one script per decision ({@code gcra}, {@code fixed_window},
  * {@code sliding_window_counter}, {@code sliding_window_log}) on the same key as the flush of that
- * limit and key; bucket and window counters keep the flush script's layout.
+ * limit and key; bucket and window counters keep the flush script's layout. As a {@link TokenStore}
+ * each claim is one {@code token_claim} call on that same key.
  */
-public final class RedisCounterStore implements CounterStore, ExactStore, LeaseStore {
+public final class RedisCounterStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   private static final LuaScript FLUSH = LuaScript.load("flush");
   private static final LuaScript GCRA = LuaScript.load("gcra");
   private static final LuaScript FIXED_WINDOW = LuaScript.load("fixed_window");
@@ -64,8 +67,9 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
   private static final LuaScript LEASE = LuaScript.load("lease");
   private static final LuaScript GIVE_BACK = LuaScript.load("give_back");
+  private static final LuaScript TOKEN_CLAIM = LuaScript.load("token_claim");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
-      SLIDING_WINDOW_LOG, HEARTBEAT, LEASE, GIVE_BACK);
+      SLIDING_WINDOW_LOG, HEARTBEAT, LEASE, GIVE_BACK, TOKEN_CLAIM);
   private final RedisStoreConfig config;
   /** The client's own resources (event loops, reconnect delay): shut down with it. */
   private final io.lettuce.core.resource.ClientResources resources;
@@ -418,6 +422,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     }
     byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
     return this.<Long>evalsha(GIVE_BACK, ScriptOutputType.INTEGER, keys, args).thenApply(left -> null);
+  }
+
+  /** One {@code token_claim} call on the bucket's key (the key {@code gcra} keeps). */
+  @Override
+  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros) {
+    Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    byte[][] args = {ascii(nowMicros), ascii(want), ascii(need), ascii(giveBack), ascii(horizonMicros),
+        ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())};
+    return evalsha(TOKEN_CLAIM, keys, args).thenApply(r -> new TokenGrant((Long) r.get(0), (Long) r.get(1),
+        (Long) r.get(2), (Long) r.get(3)));
   }
 
   private static ExactResult toExactResult(List<Object> reply) {

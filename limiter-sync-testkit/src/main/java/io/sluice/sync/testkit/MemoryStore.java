@@ -11,11 +11,14 @@ import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.SequenceWitness;
 import io.sluice.sync.spi.StoreKeys;
+import io.sluice.sync.spi.TokenGrant;
+import io.sluice.sync.spi.TokenStore;
 import io.sluice.sync.spi.state.CounterEntry;
 import io.sluice.sync.spi.state.ExactProcessor;
 import io.sluice.sync.spi.state.ExpiringEntry;
 import io.sluice.sync.spi.state.FlushProcessor;
 import io.sluice.sync.spi.state.LeaseProcessor;
+import io.sluice.sync.spi.state.TokenClaimProcessor;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.AbstractMap;
@@ -25,11 +28,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * A unit-test double of the store that keeps claims, exact state and leases as the scripts do: it
- * runs the same updates as the Hazelcast store's entry processors ({@link FlushProcessor}, {@link
- * ExactProcessor}, {@link LeaseProcessor}: the arithmetic of {@code flush.lua}, the exact scripts and
- * {@code lease.lua}, which {@link CounterStoreContract} checks against both real stores, and against
- * this one in the test kit's own tests) on a plain map, in the caller's thread, on the callers'
+ * A unit-test double of the store that keeps claims, exact state, leases and token claims as the
+ * scripts do: it runs the same updates as the Hazelcast store's entry processors ({@link
+ * FlushProcessor}, {@link ExactProcessor}, {@link LeaseProcessor}, {@link TokenClaimProcessor}: the
+ * arithmetic of {@code flush.lua}, the exact scripts, {@code lease.lua} and {@code token_claim.lua},
+ * which {@link CounterStoreContract} and the test kit's exact, lease and token contracts check against
+ * both real stores, and against this one in the test kit's own tests) on a plain map, in the caller's thread, on the callers'
  * clocks. Nothing expires: a test drives windows, not TTLs; the time to live the scripts would set is
  * kept ({@link #ttlMillis}). Sequences are recorded per node and group as the Redis script does (one
  * record per batch). Thread-safe (every call holds the store's monitor).
@@ -38,7 +42,7 @@ import java.util.concurrent.CompletionStage;
  * MemoryStore()).ticker(ticker).autoSync(false)} decides as over a real store, with syncs driven by
  * the test ({@code syncNow()}).
  */
-public final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
+public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   private static final String PREFIX = "mem";
   private final Map<ByteBuffer, CounterEntry> counters = new HashMap<>();
   /** The time to live each counter key was last given, ms. */
@@ -59,12 +63,12 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
     this(1);
   }
 
-  /** Store calls so far: flushes (claim-only ones included), exact checks, leases; not heartbeats. */
+  /** Store calls so far: flushes (claim-only ones included), exact checks, leases, token claims; not heartbeats. */
   public synchronized long calls() {
     return calls;
   }
 
-  /** Key updates so far (one per delta, exact check or lease): what a Redis server runs commands for. */
+  /** Key updates so far (one per delta, exact check, lease or token claim): what a Redis server runs commands for. */
   public synchronized long keyUpdates() {
     return deltas;
   }
@@ -193,6 +197,17 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore {
         windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
     long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key), p::process);
     return CompletableFuture.completedFuture(LeaseProcessor.lease(out));
+  }
+
+  @Override
+  public synchronized CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need,
+      long giveBack, long horizonMicros, long nowMicros) {
+    Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
+    calls++;
+    deltas++;
+    TokenClaimProcessor p = TokenClaimProcessor.of(c, want, need, giveBack, horizonMicros, nowMicros);
+    long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key), p::process);
+    return CompletableFuture.completedFuture(TokenClaimProcessor.grant(out));
   }
 
   @Override

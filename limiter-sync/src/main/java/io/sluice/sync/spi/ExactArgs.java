@@ -4,10 +4,11 @@ import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 
 /**
- * What an exact acquire ({@link ExactStore}) and a lease ({@link LeaseStore}) may ask, checked one way
- * for every store. The Redis scripts compute in doubles (integers exact below 2^53) and the Hazelcast
- * entry processors in longs; both stores accept the very same requests, refuse the rest with the same
- * message (starting with the field), and round alike, so that a limit behaves the same on either.
+ * What an exact acquire ({@link ExactStore}), a lease ({@link LeaseStore}) and a token claim
+ * ({@link TokenStore}) may ask, checked one way for every store. The Redis scripts compute in doubles
+ * (integers exact below 2^53) and the Hazelcast entry processors in longs; both stores accept the
+ * very same requests, refuse the rest with the same message (starting with the field), and round
+ * alike, so that a limit behaves the same on either.
  */
 public final class ExactArgs {
   /** Latest time an exact acquire may carry (year 2112): sums of times and windows stay below 2^53. */
@@ -34,6 +35,54 @@ public final class ExactArgs {
       throw new IllegalArgumentException("nowMicros: must be between 0 and 2^52 (microseconds since the epoch),"
           + " got " + nowMicros);
     }
+  }
+
+  /**
+   * The checks {@link TokenStore#claimTokens} promises, before anything is sent; answers the limit's
+   * counter. Every number the claim computes stays below 2^53: the burst ({@link Counter#of}) and the
+   * horizon in scaled units together fit 2^52, so does a give-back's units, and so do the backlogs a
+   * claim writes (at most the two together).
+   */
+  public static Counter checkClaim(Limit limit, String key, long want, long need, long giveBack, long horizonMicros,
+      long nowMicros) {
+    if (limit == null) {
+      throw new IllegalArgumentException("limit: must not be null");
+    }
+    if (limit.algorithm() != Algorithm.TOKEN_BUCKET && limit.algorithm() != Algorithm.LEAKY_BUCKET) {
+      throw new IllegalArgumentException("limit: tokens are claimed from a token bucket or a leaky bucket meter, not "
+          + limit.algorithm() + " (limit " + limit.name() + ")");
+    }
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key: must not be null or empty");
+    }
+    if (nowMicros < 0 || nowMicros > MAX_NOW_MICROS) {
+      throw new IllegalArgumentException("nowMicros: must be between 0 and 2^52 (microseconds since the epoch),"
+          + " got " + nowMicros);
+    }
+    Counter c = Counter.of(limit); // whole microseconds, 53-bit burst: or a message naming the field
+    long burst = limit.capacity() * c.interval();
+    long room = Counter.LUA_MAX_EXACT / 2 - burst;
+    if (horizonMicros < 0 || horizonMicros > TokenStore.MAX_HORIZON_MICROS
+        || (horizonMicros > 0 && c.scale() > room / horizonMicros)) {
+      throw new IllegalArgumentException("horizonMicros: must be between 0 and " + TokenStore.MAX_HORIZON_MICROS
+          + " and keep capacity * interval + horizon * scale within 2^52 (at most " + room / c.scale()
+          + " us for limit " + limit.name() + "), got " + horizonMicros);
+    }
+    if (giveBack < 0 || giveBack > Counter.LUA_MAX_EXACT / 2 / c.interval()) {
+      throw new IllegalArgumentException("giveBack: must be between 0 and " + Counter.LUA_MAX_EXACT / 2 / c.interval()
+          + " for limit " + limit.name() + ", got " + giveBack);
+    }
+    // the most a claim can grant: a full bucket and the whole horizon's refill
+    long most = limit.capacity() + horizonMicros * c.scale() / c.interval();
+    if (want < (giveBack > 0 ? 0 : 1) || want > most) {
+      throw new IllegalArgumentException("want: must be between " + (giveBack > 0 ? 0 : 1) + " and " + most
+          + " (the capacity and the tokens refilled in " + horizonMicros + " us) for limit " + limit.name() + ", got "
+          + want);
+    }
+    if (need < 0 || need > want) {
+      throw new IllegalArgumentException("need: must be between 0 and want " + want + ", got " + need);
+    }
+    return c;
   }
 
   /** The checks of a lease, before anything is sent; answers the limit's window in microseconds. */

@@ -23,9 +23,10 @@ import java.util.Map;
  * runs the very same processor on the backups.
  *
  * <p>Answers {@code {allowed 0/1, remaining, retryAfterMicros, resetMicros, delayMicros}}, as the
- * scripts do; {@link #result} reads it. Where the scripts would answer a negative remaining (a key
- * over its limit through flushes of the approximate mode, or a limit lowered under a live key; the
- * Redis store then fails on it) this answers 0.
+ * scripts do; {@link #result} reads it. A key over its limit has 0 remaining, never fewer: a bucket in
+ * debt (token claims reaching into the refill to come, flushes of the approximate mode) as {@code
+ * gcra.lua} answers; a window over a limit lowered under a live key, where the window scripts would
+ * answer a negative remaining (the Redis store then fails on it), here too.
  */
 public final class ExactProcessor implements EntryUpdate {
   private static final long serialVersionUID = 1L;

@@ -1,0 +1,56 @@
+package io.sluice.sync.spi;
+
+import io.sluice.node.Limit;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Token claims: a node takes several tokens of a token bucket or leaky bucket meter in one store call,
+ * including tokens of the refill to come, each usable only from its due time ({@link
+ * TokenGrant#dueMicros}), so that nodes admitting only claimed tokens at or after their due times never
+ * pass the bucket together. The claim works on the very key and state of {@link ExactStore#acquire}
+ * ({@code gcra.lua}'s hash {@code b}, {@code t}: base time, backlog in scaled units), so exact-mode
+ * nodes and claiming nodes of one limit share one bucket.
+ *
+ * <p>Time is the caller's clock, in microseconds since the epoch, as in {@link ExactStore}: a caller
+ * whose clock is behind the newest time the store has seen for the key is counted at that time.
+ */
+public interface TokenStore extends AutoCloseable {
+  /**
+   * Longest horizon a claim may reach into the refill to come: tokens due later than this are never
+   * granted, which bounds what a node that dies holding them takes from the others.
+   */
+  long MAX_HORIZON_MICROS = 600_000_000L; // 10 minutes
+
+  /**
+   * Atomically on the key's bucket, at the caller's time: drains the backlog to now; takes back
+   * {@code giveBack} tokens a node claimed and did not use (never above a full bucket); then grants
+   * {@code min(want, most)} tokens, where {@code most} is the largest g with
+   * {@code backlog + g * interval - capacity * interval <= horizonMicros * scale} (the last token
+   * granted is due at most {@code horizonMicros} from now), or none when that is fewer than
+   * {@code need} (all of the request in hand or nothing). A claim that grants nothing and gives
+   * nothing back writes nothing, as a denied {@link ExactStore#acquire}; a give-back to a key without
+   * state writes nothing either (a key without state is a full bucket already). Whatever it writes
+   * lives until the backlog has drained, plus the exact scripts' margin.
+   *
+   * @param want tokens to take at most (0 only with a give-back)
+   * @param need the fewest worth taking: fewer are not granted at all (0: any number)
+   * @param giveBack tokens an earlier grant of this limit and key took and the caller did not use
+   * @param horizonMicros how far from now the last token granted may be due, 0 to
+   *     {@link #MAX_HORIZON_MICROS} (0: only tokens in the bucket now)
+   * @throws IllegalArgumentException (at once, not through the stage) for a null limit or one that is
+   *     not a token bucket or leaky bucket meter ({@code limit:}), a null or empty key ({@code key:}),
+   *     a time outside 0..2^52 us ({@code nowMicros:}), a horizon outside its range or too long for
+   *     the store's 53-bit arithmetic ({@code horizonMicros:}), a give-back below 0 or above what any
+   *     claim could hold ({@code giveBack:}), a want below 1 without a give-back or above the capacity
+   *     plus the tokens refilled in the horizon ({@code want:}), a need outside 0..want
+   *     ({@code need:}), or a limit the store cannot represent exactly (as {@link ExactStore#acquire});
+   *     the message starts with the field
+   * @return a stage that completes with the grant, or fails with the store's error or a timeout
+   *     (after which the tokens may or may not have been granted)
+   */
+  CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros);
+
+  @Override
+  void close();
+}
