@@ -182,6 +182,11 @@ final class AccuracyKit {
     }
     long window = limit.periodNanos();
     boolean sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+    // a bucket's over-admission: the nodes' admissions replayed through the bucket with debt allowed,
+    // per key {backlog in tokens, time}: how far past its capacity they took it (0 when they never did)
+    boolean bucket = SyncedLimiter.claimsTokens(limit);
+    double refillPerNano = (double) limit.refillTokens() / limit.periodNanos();
+    Map<String, double[]> debts = new HashMap<>();
     double bound = Math.max(1, 0.005 * limit.capacity());
     Map<String, ReferenceModelAccess.Model> exact = new HashMap<>();
     Map<String, long[]> exactCounts = new HashMap<>(); // key -> {window, count, previous count}
@@ -246,8 +251,9 @@ final class AccuracyKit {
         long[] ec = roll(exactCounts.computeIfAbsent(r.key(), k -> new long[] {w, 0, 0}), w);
         double exactEstimate = ec[2] * prevWeight + ec[1];
         // at the stores' resolution: every store takes the nodes' times in whole microseconds
-        boolean exactAllowed = exact.computeIfAbsent(r.key(), k -> ReferenceModelAccess.of(limit, START_NANOS))
-            .request(now / 1_000 * 1_000, r.cost()).allowed;
+        ReferenceModelAccess.Expected expected = exact.computeIfAbsent(r.key(), k -> ReferenceModelAccess.of(limit,
+            START_NANOS)).request(now / 1_000 * 1_000, r.cost());
+        boolean exactAllowed = expected.allowed;
         if (exactAllowed) {
           ec[1] += r.cost();
           exactAdmitted += r.cost();
@@ -265,7 +271,10 @@ final class AccuracyKit {
         }
         if (exactAllowed && !nodeAllowed) {
           falseDenials++;
-          if (DEBUG_ALL) {
+          if (DEBUG_ALL && bucket) {
+            System.err.printf("false denial: key %s cost %d at %d us node %d: exact remaining %d%n", r.key(), r.cost(),
+                (now - START_NANOS) / 1_000, n, expected.remaining);
+          } else if (DEBUG_ALL) {
             KeyView v = node.viewOf(r.key());
             System.err.printf("false denial: key %s cost %d at +%d ms node %d: exact %d (prev %d); view global %d/%d"
                 + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms%n",
@@ -273,7 +282,7 @@ final class AccuracyKit {
                 v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFreeUntil > now, v.noneFree,
                 (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000);
           }
-          if (exactEstimate + r.cost() <= limit.capacity() / 2.0) {
+          if (bucket ? expected.remaining >= limit.capacity() / 2.0 : exactEstimate + r.cost() <= limit.capacity() / 2.0) {
             belowHalf++;
             if (DEBUG) {
               KeyView v = node.viewOf(r.key());
@@ -293,7 +302,16 @@ final class AccuracyKit {
           if (!exactAllowed) {
             extra++;
           }
-          double over = nc[2] * prevWeight + nc[1] - limit.capacity();
+          double over;
+          if (bucket) {
+            long at = now / 1_000 * 1_000; // (the stores' resolution, as for the exact algorithm)
+            double[] d = debts.computeIfAbsent(r.key(), k -> new double[] {0, at});
+            d[0] = Math.max(0, d[0] - (at - d[1]) * refillPerNano) + r.cost();
+            d[1] = at;
+            over = d[0] - limit.capacity();
+          } else {
+            over = nc[2] * prevWeight + nc[1] - limit.capacity();
+          }
           double[] wk = worst.get(r.key());
           if (wk == null || wk[0] != w) {
             if (wk != null && wk[1] > bound + 1e-9) {
@@ -315,6 +333,9 @@ final class AccuracyKit {
                 r.key(), w, (now - w * window) / 1_000_000, n, nc[1], nc[2], ec[1],
                 store instanceof MemoryStore ? ((MemoryStore) store).count(limit.name(), r.key(), w) : -1,
                 store instanceof MemoryStore ? ((MemoryStore) store).claims(limit.name(), r.key(), w) : -1, views);
+          }
+          if (bucket && over < 1e-6 * limit.capacity()) {
+            over = 0; // (the replay's floating point: not a permit)
           }
           worstOver = Math.max(worstOver, over);
         }
@@ -424,7 +445,15 @@ final class AccuracyKit {
     }
   }
 
+  /**
+   * The profile's limit: a window of {@code limit} per {@code window}, or for a token bucket one of
+   * capacity {@code limit} refilled at {@code limit} per {@code window} (the same rate, its burst the
+   * window's budget).
+   */
   private static Limit window(Algorithm algorithm, String name, long limit, Duration window) {
+    if (algorithm == Algorithm.TOKEN_BUCKET) {
+      return Limit.tokenBucket(name).capacity(limit).refill(limit, window).build();
+    }
     return (algorithm == Algorithm.FIXED_WINDOW ? Limit.fixedWindow(name) : Limit.slidingWindowCounter(name))
         .limit(limit).window(window).build();
   }
@@ -567,8 +596,8 @@ final class AccuracyKit {
     }
 
     String label(Algorithm a) {
-      return name().toLowerCase(Locale.ROOT).replace('_', '-') + " (" + (a == Algorithm.FIXED_WINDOW ? "fixed" : "sliding")
-          + ")";
+      return name().toLowerCase(Locale.ROOT).replace('_', '-') + " (" + (a == Algorithm.FIXED_WINDOW ? "fixed"
+          : a == Algorithm.TOKEN_BUCKET ? "bucket" : "sliding") + ")";
     }
   }
 

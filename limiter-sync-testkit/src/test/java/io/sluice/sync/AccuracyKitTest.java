@@ -29,11 +29,16 @@ class AccuracyKitTest {
   static Stream<Arguments> cases() {
     List<Arguments> cases = new ArrayList<>();
     long seed = 1;
+    long bucketSeed = 1_001; // (a range of its own: the window cases keep the seeds of their published figures)
     for (Profile p : Profile.values()) {
-      for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER}) {
+      for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
+          Algorithm.TOKEN_BUCKET}) {
         for (int nodes : new int[] {1, 3, 8}) {
           for (Mode m : Mode.values()) {
-            long caseSeed = AccuracyKit.seed(seed++);
+            if (a == Algorithm.TOKEN_BUCKET && m == Mode.RESERVATION) {
+              continue; // (leases are of windows; a bucket batches by token claims, the approximate mode)
+            }
+            long caseSeed = AccuracyKit.seed(a == Algorithm.TOKEN_BUCKET ? bucketSeed++ : seed++);
             // -Dsluice.kit.case="SPREAD FIXED_WINDOW 3 APPROXIMATE" runs only the cases that match
             String only = System.getProperty("sluice.kit.case", "");
             if ((p + " " + a + " " + nodes + " " + m).contains(only)) {
@@ -75,7 +80,7 @@ class AccuracyKitTest {
   static final double FALSE_DENIAL_BOUND = 0.1;
 
   /**
-   * Where the bound is not reached yet, what is (false denials in % of requests, the worst profile of
+   * Where the bound is not reached yet, what is (token buckets with claims: see the method body) (false denials in % of requests, the worst profile of
    * the kit with some room): the gaps the README's accuracy table and the closing note of the issue
    * show. 0 where every profile keeps the bound. The gaps are all at a limit, where which request gets
    * through depends on timing: the nodes admit 94-100% of what the exact algorithm admits there.
@@ -93,6 +98,12 @@ class AccuracyKitTest {
    */
   static double falseDenialGap(Mode mode, Algorithm algorithm, int nodes) {
     boolean sliding = algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
+    if (algorithm == Algorithm.TOKEN_BUCKET && mode == Mode.APPROXIMATE) {
+      // token claims: 1 node 3.2% (shapes: at the limit a node's due times lag the exact bucket's by
+      // about a millisecond, so it admits the next request instead of this one), 2+ nodes 13.1%
+      // (which node a refilled token's request reaches, as for sliding windows)
+      return nodes == 1 ? 3.5 : 14.0;
+    }
     switch (mode) {
       case APPROXIMATE:
         return sliding ? (nodes == 1 ? 0.6 : 14.0) : (nodes == 1 ? 0 : 0.4);

@@ -91,9 +91,20 @@ class SharedBucketTest {
   void theDefaultIsExactAndBatchesAreRefusedByName() {
     MemoryStore store = new MemoryStore();
     Limit bucket = nonWindowLimits("").get(0);
-    assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).batchSize(100))
+    Limit log = nonWindowLimits("").get(2);
+    assertThatThrownBy(() -> SyncedLimiter.builder(log, store).batchSize(100))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith("batchSize: bucket is a TOKEN_BUCKET, shared in exact mode only");
+        .hasMessageStartingWith("batchSize: log is a SLIDING_WINDOW_LOG, shared in exact mode only");
+    // a bucket is exact by default, and claims tokens ahead when its builder is given a batch size
+    // (a config shared by several limits leaves it exact)
+    try (SyncedLimiter exact = SyncedLimiter.builder(bucket, store).autoSync(false).build();
+        SyncedLimiter claiming = SyncedLimiter.builder(bucket, store).autoSync(false).batchSize(100).build();
+        SyncedLimiter shared = SyncedLimiter.of(bucket, store, SyncConfig.custom().batchSize(100).autoSync(false)
+            .build())) {
+      assertThat(exact.batchSize()).isEqualTo(1);
+      assertThat(claiming.batchSize()).isEqualTo(100);
+      assertThat(shared.batchSize()).isEqualTo(1);
+    }
     assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).reservation().build())
         .hasMessageStartingWith("reservation: leases are taken from window limits");
     assertThatThrownBy(() -> SyncedLimiter.builder(

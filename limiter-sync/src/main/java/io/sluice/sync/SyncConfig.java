@@ -259,8 +259,9 @@ public final class SyncConfig {
      * Permits a window limit's key may gather before it is flushed (shrunk near the limit, see
      * {@link SyncedLimiter}); default 100. 1 means exact checking: every decision is one atomic script
      * call on the store (an {@link io.sluice.sync.spi.ExactStore}), waiting at most the flush timeout.
-     * Token buckets, leaky buckets and sliding logs are shared in exact mode only and take 1 whatever
-     * is set here (a {@link SyncedLimiter.Builder#batchSize} above 1 for one of them is refused).
+     * Token buckets, leaky buckets (meters) and sliding logs take 1 whatever is set here: a bucket
+     * claims tokens ahead only when its own {@link SyncedLimiter.Builder#batchSize} is set (opt-in,
+     * see the README's accuracy kit figures), and a sliding log is shared in exact mode only.
      */
     public Builder batchSize(long batchSize) {
       if (batchSize < 1) {

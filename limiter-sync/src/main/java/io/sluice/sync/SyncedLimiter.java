@@ -21,6 +21,7 @@ import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
+import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -38,9 +39,11 @@ import java.util.function.IntSupplier;
 /**
  * A node's limiter for one limit shared with other nodes through a {@link CounterStore}. For a window
  * limit (fixed window or sliding window counter) decisions are local when the node holds a claim that
- * pays for them; the permits admitted are flushed in batches. Token buckets, leaky buckets (meters) and
- * sliding window logs are shared in exact mode only (batch size 1, their default): one store script
- * per decision, the algorithm's own, as Bucket4j and Redisson do; batches and claims count windows.
+ * pays for them; the permits admitted are flushed in batches. Token buckets and leaky buckets (meters)
+ * are shared in exact mode by default (batch size 1: one store script per decision, the algorithm's
+ * own, as Bucket4j and Redisson do) and, given a batch size, by token claims ({@link TokenClaims}:
+ * tokens taken from the store's bucket ahead, each used no earlier than its due time); sliding window
+ * logs in exact mode only.
  * (The leaky bucket shaper delays requests in a queue of one process and is not shared.)
  *
  * <h2>How a node decides</h2>
@@ -147,6 +150,13 @@ public final class SyncedLimiter implements KeyedLimiter {
   private volatile boolean storeKeepsClaims;
   /** Approximate mode: decisions may take a view's credit without its monitor (see {@link KeyView}). */
   private final boolean credited;
+  /**
+   * A token bucket or leaky bucket meter in batched mode (batch size above 1, a {@link TokenStore}):
+   * nodes claim tokens of the store's bucket ahead, each usable from its due time; else null.
+   */
+  private final TokenClaims tokens;
+  /** Per thread: what a token decision answers besides its outcome (see TokenClaims#decide). */
+  private static final ThreadLocal<long[]> TOKEN_ANSWER = ThreadLocal.withInitial(() -> new long[3]);
   /** The store's leases in reservation mode, else null. */
   private final LeaseStore leases;
   private final String nodeId;
@@ -240,7 +250,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.store = store;
     this.exact = batchSize == 1 && !c.reservation() ? (ExactStore) store : null;
     this.leases = c.reservation() ? (LeaseStore) store : null;
-    this.credited = exact == null && leases == null;
+    this.credited = windowed && exact == null && leases == null;
     this.claimsKept = credited && counter.kind() == Counter.Kind.WINDOW && !regional;
     this.nodeId = c.nodeId();
     this.ticker = c.ticker();
@@ -268,6 +278,10 @@ public final class SyncedLimiter implements KeyedLimiter {
         * 1_000_000L + flushTimeout.toNanos()) + syncIntervalNanos;
     // the store keeps sequences per (node, limit): limits of one node each number their own batches,
     // so one limit's numbers must not make the store take another's batches for replays
+    this.tokens = !windowed && batchSize > 1
+        ? new TokenClaims(limit, (TokenStore) store, calls, syncIntervalNanos, batchSize, maxKeys, activeNodes,
+            claimTimeout)
+        : null;
     this.sender = new BatchSender(store, calls, ticker, c.nodeId() + "/" + limit.name(), flushTimeout,
         () -> closeDeadline, this::answered, this::requeue);
     this.heartbeatIntervalNanos = c.heartbeatInterval().toNanos();
@@ -371,6 +385,19 @@ public final class SyncedLimiter implements KeyedLimiter {
       }
     }
     boolean fallback = storeDown();
+    if (tokens != null && !fallback) {
+      long[] out = TOKEN_ANSWER.get();
+      long askedAt = System.nanoTime();
+      int r = tokens.decide(key, cost, now, out);
+      if (out[2] != 0) {
+        waited(askedAt);
+      }
+      if (r != TokenClaims.FAILED) {
+        // (window 0 marks tokens of the holding, which release gives back to it; a fallback's has none)
+        return answer(key, r == TokenClaims.ALLOWED, answer, out[0], limit.quotaWindowNanos(), out[1], 0);
+      }
+      fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
+    }
     if (exact != null && !fallback && !exactTried) {
       long askedAt = System.nanoTime();
       ExactResult r = calls.guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
@@ -1429,6 +1456,12 @@ public final class SyncedLimiter implements KeyedLimiter {
       giveBackExact(key, cost, acquired);
       return;
     }
+    if (tokens != null) {
+      if (acquired.window() != Long.MIN_VALUE) { // (not what the failure policy admitted)
+        tokens.release(key, cost);
+      }
+      return;
+    }
     KeyView v = views.get(key);
     if (v == null) {
       // a key not in the table was decided on the overflow view, while the table was full (or its
@@ -1597,6 +1630,9 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     syncRound++;
     try {
+      if (tokens != null) {
+        tokens.giveBackIdle(ticker.read(), everything || closed);
+      }
       if (!sender.resendKept()) {
         return false; // (nothing new goes out while a kept batch is unanswered)
       }
@@ -2179,6 +2215,14 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   /**
+   * Whether nodes may claim the limit's tokens ahead with a batch size above 1 (token buckets and
+   * leaky bucket meters, see {@link TokenClaims}); their default is exact mode.
+   */
+  public static boolean claimsTokens(Limit limit) {
+    return limit.algorithm() == Algorithm.TOKEN_BUCKET || limit.algorithm() == Algorithm.LEAKY_BUCKET;
+  }
+
+  /**
    * A limiter for {@code limit} on {@code store}, shared as {@code config} says. One config may serve
    * every limit of a process: its batch size applies to the limits that batch (window limits); token
    * buckets, leaky buckets and sliding logs are shared in exact mode (batch size 1) whatever it says.
@@ -2217,6 +2261,11 @@ public final class SyncedLimiter implements KeyedLimiter {
     private final Limit limit;
     private final CounterStore store;
     private SyncConfig.Builder config = SyncConfig.custom();
+    /**
+     * A bucket's batch size, set on this builder only: a config shared by several limits leaves
+     * buckets in exact mode (their token claims are opt-in, see {@link TokenClaims}).
+     */
+    private long bucketBatchSize = 1;
 
     Builder(Limit limit, CounterStore store) {
       if (limit == null) {
@@ -2243,6 +2292,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         throw new IllegalArgumentException("config: must not be null");
       }
       this.config = config.toBuilder();
+      this.bucketBatchSize = 1;
       return this;
     }
 
@@ -2258,15 +2308,20 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
 
     /**
-     * See {@link SyncConfig.Builder#batchSize}: 1 means exact checking. Token buckets, leaky buckets
-     * and sliding logs take 1 only, their default; above 1 they are refused here.
+     * See {@link SyncConfig.Builder#batchSize}: 1 means exact checking. A token bucket or leaky bucket
+     * meter given a batch size above 1 here claims tokens ahead ({@link TokenClaims}: at most that many
+     * at once; needs a {@link TokenStore}); their default is 1, exact. A sliding log takes 1 only.
      */
     public Builder batchSize(long batchSize) {
       config.batchSize(batchSize);
-      if (batchSize > 1 && !batches(limit)) {
+      if (claimsTokens(limit)) {
+        bucketBatchSize = batchSize;
+      }
+      if (batchSize > 1 && !batches(limit) && !claimsTokens(limit)) {
         throw new IllegalArgumentException("batchSize: " + limit.name() + " is a " + limit.algorithm()
             + ", shared in exact mode only (batch size 1, one store script per decision); batches and claims"
-            + " count windows (FIXED_WINDOW, SLIDING_WINDOW_COUNTER), got " + batchSize);
+            + " count windows (FIXED_WINDOW, SLIDING_WINDOW_COUNTER) and buckets (TOKEN_BUCKET, LEAKY_BUCKET),"
+            + " got " + batchSize);
       }
       return this;
     }
@@ -2378,7 +2433,14 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
 
     private SyncedLimiter build(SyncConfig c) {
-      long batchSize = batches(limit) ? c.batchSize().orElse(DEFAULT_BATCH_SIZE) : 1;
+      // buckets batch only when this builder was given a batch size (their default is exact mode)
+      long batchSize = batches(limit) ? c.batchSize().orElse(DEFAULT_BATCH_SIZE)
+          : claimsTokens(limit) ? bucketBatchSize : 1;
+      if (batchSize > 1 && claimsTokens(limit) && !(store instanceof TokenStore)) {
+        throw new IllegalArgumentException("batchSize: a batched " + limit.algorithm() + " needs a store that"
+            + " grants token claims (a TokenStore such as RedisCounterStore or HazelcastCounterStore); "
+            + store.getClass().getSimpleName() + " is not one");
+      }
       boolean reservation = c.reservation();
       if (reservation && !(store instanceof LeaseStore)) {
         throw new IllegalArgumentException("reservation: needs a store that grants leases (a LeaseStore such as"
