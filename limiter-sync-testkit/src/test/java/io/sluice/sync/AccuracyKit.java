@@ -57,9 +57,12 @@ final class AccuracyKit {
       for (Request r : requests) {
         slower.add(new Request(START_NANOS + (r.atNanos() - START_NANOS) * factor, r.key(), r.cost()));
       }
-      Limit l = (limit.algorithm() == Algorithm.FIXED_WINDOW ? Limit.fixedWindow(limit.name())
-          : Limit.slidingWindowCounter(limit.name())).limit(limit.capacity())
-          .window(Duration.ofNanos(limit.periodNanos() * factor)).build();
+      Limit l = limit.algorithm() == Algorithm.TOKEN_BUCKET
+          ? Limit.tokenBucket(limit.name()).capacity(limit.capacity())
+              .refill(limit.refillTokens(), Duration.ofNanos(limit.periodNanos() * factor)).build()
+          : (limit.algorithm() == Algorithm.FIXED_WINDOW ? Limit.fixedWindow(limit.name())
+              : Limit.slidingWindowCounter(limit.name())).limit(limit.capacity())
+              .window(Duration.ofNanos(limit.periodNanos() * factor)).build();
       return new Traffic(name + " x" + factor + " slower", l, List.copyOf(slower), seed);
     }
   }
