@@ -220,6 +220,8 @@ public final class DistributedBenchmark {
         DistributedNodes.sluice(1L),
         DistributedNodes.sluice(null),
         DistributedNodes.sluice(1000L),
+        DistributedNodes.sluiceBucket(1L),
+        DistributedNodes.sluiceBucket(100L),
         DistributedNodes.bucket4j(false),
         DistributedNodes.bucket4j(true),
         DistributedNodes.redisson(),

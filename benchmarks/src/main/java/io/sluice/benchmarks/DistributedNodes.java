@@ -115,6 +115,26 @@ final class DistributedNodes {
     });
   }
 
+  /**
+   * Sluice's token bucket shared over RedisCounterStore (Bucket4j's home ground): capacity = limit,
+   * refilled at limit per window, as the Bucket4j rows' greedy bucket. Batch 1 is exact mode (one
+   * gcra.lua per decision); above 1, token claims ({@code TokenClaims}).
+   */
+  static Impl sluiceBucket(long batch) {
+    return new Impl("Sluice token bucket", batch == 1 ? "batch 1" : "token claims, batch " + batch, true,
+        (uri, spec, prefix, index) -> {
+          RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(uri).keyPrefix(prefix).build());
+          try {
+            Limit bucket = Limit.tokenBucket("bench").capacity(spec.limit()).refill(spec.limit(), spec.window()).build();
+            return new SluiceNode(SyncedLimiter.builder(bucket, store).nodeId("node-" + index).batchSize(batch).build(),
+                store);
+          } catch (RuntimeException e) {
+            store.close();
+            throw e;
+          }
+        });
+  }
+
   static final class SluiceNode implements Node {
     final SyncedLimiter limiter;
     private final RedisCounterStore store;
