@@ -93,7 +93,7 @@ class RegionChaosIT {
    * Region b's nodes lose their own Redis (the coordinator still reaches it) for four windows, then
    * b's Redis is killed and restarted empty. b's nodes decide by their failure policy (LOCAL_SHARE)
    * within the share they hold, and admit nothing once their lease has run out; the coordinator, which
-   * sees b's nodes stop beating in b's registry, counts b at the most it may hold meanwhile instead of
+   * hears b's nodes fall silent in b's registry, counts b at the most it may hold meanwhile instead of
    * handing its budget to the others (before, it took b for idle, and windows went 33-39% over G): the
    * global sum stays within G in every window.
    */

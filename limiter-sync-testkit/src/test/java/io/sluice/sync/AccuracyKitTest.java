@@ -67,7 +67,8 @@ class AccuracyKitTest {
 
   static void assertBounds(Report r, Mode mode, Profile profile, Algorithm algorithm, int nodes) {
     assertThat(r.keyWindowsOverBound()).as("key-windows over the bound: %s", r).isZero();
-    if (mode != Mode.APPROXIMATE) {
+    if (mode != Mode.APPROXIMATE || algorithm == Algorithm.TOKEN_BUCKET) {
+      // (token claims take every token from the store's bucket before it is used: none over, ever)
       assertThat(r.worstOverPermits()).as("over-admission in %s mode: %s", mode, r).isLessThanOrEqualTo(1e-9);
     }
     assertThat(r.falseDenialsBelowHalf()).as("false denials below half the limit: %s", r).isZero();
@@ -99,9 +100,9 @@ class AccuracyKitTest {
   static double falseDenialGap(Mode mode, Algorithm algorithm, int nodes) {
     boolean sliding = algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
     if (algorithm == Algorithm.TOKEN_BUCKET && mode == Mode.APPROXIMATE) {
-      // token claims: 1 node 3.2% (shapes: at the limit a node's due times lag the exact bucket's by
-      // about a millisecond, so it admits the next request instead of this one), 2+ nodes 13.1%
-      // (which node a refilled token's request reaches, as for sliding windows)
+      // token claims (run of 2026-12-02 03:50 UTC): 1 node 2.3% (shapes: at the limit a node's due
+      // times lag the exact bucket's by about a millisecond, so it admits the next request instead of
+      // this one), 2+ nodes 11.4% (which node a refilled token's request reaches, as for sliding windows)
       return nodes == 1 ? 3.5 : 14.0;
     }
     switch (mode) {

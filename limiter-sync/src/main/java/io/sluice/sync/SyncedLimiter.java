@@ -139,11 +139,6 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   private final boolean claimsKept;
   /**
-   * Regional quotas: a coordinator's share has been seen here (its nodes then fall back within the
-   * shares they hold, and to nothing once none is left; see fallbackAdmits).
-   */
-  private volatile boolean coordinated;
-  /**
    * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
    * cannot pay asks the store for one, and waits for it, instead of denying.
    */
@@ -276,12 +271,12 @@ public final class SyncedLimiter implements KeyedLimiter {
     // other (twice, for the probe that fails first): a local share is held that long after its last use
     this.shareHoldNanos = 2 * (calls.breaker().getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
         * 1_000_000L + flushTimeout.toNanos()) + syncIntervalNanos;
-    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
-    // so one limit's numbers must not make the store take another's batches for replays
     this.tokens = !windowed && batchSize > 1
         ? new TokenClaims(limit, (TokenStore) store, calls, syncIntervalNanos, batchSize, maxKeys, activeNodes,
             claimTimeout)
         : null;
+    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
+    // so one limit's numbers must not make the store take another's batches for replays
     this.sender = new BatchSender(store, calls, ticker, c.nodeId() + "/" + limit.name(), flushTimeout,
         () -> closeDeadline, this::answered, this::requeue);
     this.heartbeatIntervalNanos = c.heartbeatInterval().toNanos();
@@ -1176,10 +1171,11 @@ public final class SyncedLimiter implements KeyedLimiter {
       case FAIL_CLOSED:
         return false;
       default:
-        if (regional && coordinated && view.share < 0) {
-          // a coordinated region's node that cannot reach its store holds no share for this window:
-          // the coordinator, which sees this node stop beating, counts the region at the shares its
-          // leases gave only until they run out, and G / R now could push the regions' sum over G
+        if (regional && view.share < 0) {
+          // a region's node that cannot reach its store and holds no share for this window admits
+          // nothing: the coordinator, which sees it stop beating, counts the region at the shares its
+          // leases gave only until they run out, and G / R now could push the regions' sum over G (a
+          // node that never read a share, restarted while cut off, included)
           return false;
         }
         int nodes = Math.max(1, activeNodes.getAsInt());
@@ -1457,9 +1453,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       return;
     }
     if (tokens != null) {
-      if (acquired.window() != Long.MIN_VALUE) { // (not what the failure policy admitted)
-        tokens.release(key, cost);
-      }
+      tokens.release(key, cost); // (their permits stay spent: see TokenClaims#release)
       return;
     }
     KeyView v = views.get(key);
@@ -1631,7 +1625,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     syncRound++;
     try {
       if (tokens != null) {
-        tokens.giveBackIdle(ticker.read(), everything || closed);
+        tokens.sweep(ticker.read());
       }
       if (!sender.resendKept()) {
         return false; // (nothing new goes out while a kept batch is unanswered)
@@ -2038,9 +2032,6 @@ public final class SyncedLimiter implements KeyedLimiter {
       // G (a lease never ends inside a window it covered)
       long share = result.share(i);
       long next = result.nextShare(i);
-      if ((share >= 0 || next >= 0) && !coordinated) {
-        coordinated = true;
-      }
       v.share = share >= 0 || v.share < 0 ? share : v.share;
       v.nextShare = next >= 0 || v.nextShare < 0 ? next : v.nextShare;
       if (capacity(v) > before) {
@@ -2118,6 +2109,11 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
     while (!sync(true, deadline) && System.nanoTime() < deadline) {
       LockSupport.parkNanos(10_000_000L);
+    }
+    if (!storeDown()) {
+      // out of the registry on purpose: a region coordinator tells this from a node cut off (which may
+      // still be admitting) and does not hold the region's shares for it
+      calls.guarded(() -> store.leave(nodeId, System.currentTimeMillis()));
     }
     long left = pending();
     if (left > 0) {

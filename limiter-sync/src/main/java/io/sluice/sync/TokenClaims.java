@@ -65,12 +65,17 @@ final class TokenClaims {
 
   /** A key's claimed tokens; every field under the holding's monitor. */
   private static final class Holding {
-    /** Tokens due and unused from earlier grants (and permits released back). */
+    /**
+     * Tokens due and unused from earlier grants, and the coverage of the oldest of them: the backlog
+     * its grant left ({@code extraAfter}, scaled units) at {@code extraAt} (us).
+     */
     long extra;
+    long extraAfter;
+    long extraAt;
     /** The last grant: when it was made (us), the backlog before it, the tokens granted and used of them. */
     long grantedAt;
     long backlogBefore;
-    /** The backlog the last grant left in the store (scaled units): what covers the tokens held. */
+    /** The backlog the last grant left in the store (scaled units): what covers its tokens. */
     long backlogAfter;
     long granted;
     long used;
@@ -78,8 +83,11 @@ final class TokenClaims {
     double rate;
     long rateAt = Long.MIN_VALUE;
     long lastUse = Long.MIN_VALUE;
-    /** After the store had too little: decisions the holding cannot pay are denied until then (us). */
+    /** The latest time a decision saw (us): a thread that read the clock before waiting decides at it. */
+    long seen = Long.MIN_VALUE;
+    /** After the store had too little for {@code deniedNeed}: such costs are denied until then (us). */
     long deniedUntil = Long.MIN_VALUE;
+    long deniedNeed;
     /** Whole tokens the store had left at its last answer (for a decision's remaining permits). */
     long level = -1;
   }
@@ -92,9 +100,12 @@ final class TokenClaims {
    */
   int decide(String key, long cost, long nowNanos, long[] out) {
     out[2] = 0;
-    long now = TimeUnit.NANOSECONDS.toMicros(nowNanos);
     Holding h = holding(key);
     synchronized (h) {
+      // (a thread that read the clock and then waited for the monitor while another asked the store
+      // decides at the latest time seen: its earlier time would count tokens already used as not due)
+      long now = Math.max(TimeUnit.NANOSECONDS.toMicros(nowNanos), h.seen);
+      h.seen = now;
       noteDemand(h, now, cost);
       expire(h, now);
       long usable = usable(h, now);
@@ -105,17 +116,22 @@ final class TokenClaims {
         return ALLOWED;
       }
       long toCome = h.granted - due(h, now);
-      if (toCome > 0 && cost <= h.extra + h.granted - h.used) {
+      if (toCome > 0 && cost <= usable + toCome) {
         // tokens of this holding still to come pay for it: the bucket has none for anyone before them
         out[0] = remaining(h, usable);
         out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, dueOfNth(h, cost - usable) - now));
         return DENIED;
       }
-      if (now < h.deniedUntil) {
+      if (now < h.deniedUntil && cost >= h.deniedNeed) {
         out[0] = 0;
         out[1] = TimeUnit.MICROSECONDS.toNanos(h.deniedUntil - now);
         return DENIED;
       }
+      // tokens of the last grant still to come cannot pay for this cost: they are dropped, not given
+      // back (a give-back lowers the store's backlog under the claims other nodes made since, whose
+      // tokens would then look covered after the bucket refilled past them); the store counts them
+      // until they drain, under-admission only
+      h.granted -= toCome;
       long need = cost - usable;
       // a key at its limit (the bucket was empty at the last answer) claims of the refill to come,
       // paced by due times; any other key only of what the bucket holds now, so that no node holds
@@ -123,26 +139,22 @@ final class TokenClaims {
       boolean atLimit = h.level == 0 && h.rate * horizonMicros >= 1;
       long horizon = atLimit ? horizonMicros : 0;
       long want = Math.min(limit.capacity(), need + ahead(h, atLimit));
-      // (tokens still to come that cannot pay for this cost go back in the same call: the new grant's
-      // schedule replaces the old one)
-      TokenGrant grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, toCome, horizon, now),
+      TokenGrant grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, 0, horizon, now),
           claimTimeout);
       out[2] = 1;
-      // the tokens to come were given back, or may have been (a call that failed may have run): the
-      // holding keeps only those due, so that none is used twice
-      h.granted -= toCome;
       if (grant == null) {
         return FAILED;
       }
       h.level = grant.level();
       if (grant.granted() == 0) {
         h.deniedUntil = now + Math.max(1, grant.retryAfterMicros());
+        h.deniedNeed = need;
         out[0] = 0;
         out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, grant.retryAfterMicros()));
         return DENIED;
       }
-      // the tokens left of the old grant are all due (none was still to come): they join extra
-      h.extra = usable;
+      // the tokens of the old grant left unused (all due) join extra, covered as they were
+      keepAsExtra(h, h.granted - h.used, now);
       h.grantedAt = now;
       h.backlogBefore = grant.backlogBefore();
       h.granted = grant.granted();
@@ -163,40 +175,29 @@ final class TokenClaims {
     }
   }
 
-  /** Permits a decision gave back (another limit of the request denied it): the holding pays with them next. */
+  /**
+   * Permits a decision gave back (another limit of the request denied it) stay spent: put back into a
+   * holding they would be covered by a grant that did not pay for them, and given back to the store
+   * they would lower its backlog under other nodes' claims (see decide). A bucket in exact mode gets
+   * them back ({@code give_back.lua}).
+   */
   void release(String key, long cost) {
-    Holding h = holdings.get(key);
-    if (h != null) {
-      synchronized (h) {
-        h.extra += cost;
-      }
-    }
+    // deliberately nothing (see above): under-admission of the released permits, never over
   }
 
   /**
-   * At a sync: every holding unused for a sync interval gives its tokens back (those due and those to
-   * come), one store call each; holdings with nothing held and no recent use leave the table. With
-   * {@code everything} (closing) every holding gives back.
+   * At a sync: expires what each holding's coverage no longer pays for, and drops the holdings that
+   * hold nothing and have not been used for a while. No store call: tokens are never given back (see
+   * decide); an idle holding's tokens expire as the store's bucket refills past them.
    */
-  void giveBackIdle(long nowNanos, boolean everything) {
+  void sweep(long nowNanos) {
     long now = TimeUnit.NANOSECONDS.toMicros(nowNanos);
-    for (Iterator<java.util.Map.Entry<String, Holding>> it = holdings.entrySet().iterator(); it.hasNext(); ) {
-      java.util.Map.Entry<String, Holding> e = it.next();
-      Holding h = e.getValue();
+    for (Iterator<Holding> it = holdings.values().iterator(); it.hasNext(); ) {
+      Holding h = it.next();
       synchronized (h) {
-        expire(h, now);
-        boolean idle = h.lastUse == Long.MIN_VALUE || now - h.lastUse >= syncIntervalMicros;
+        expire(h, Math.max(now, h.seen));
         long held = h.extra + h.granted - h.used;
-        // (under a hundredth of a large bucket is left to expire: a call would cost more than it frees)
-        if ((idle || everything) && held >= Math.max(1, limit.capacity() / 100)) {
-          TokenGrant back = calls.guarded(() -> store.claimTokens(limit, e.getKey(), 0, 0, held, 0, now));
-          // given back, or maybe (a failed call may have run): dropped either way, so that no token is
-          // both back in the bucket and used here (a failed give-back leaves them unused: under-admission)
-          h.extra = 0;
-          h.granted = 0;
-          h.used = 0;
-          h.level = back != null ? back.level() : h.level;
-        } else if (idle && held == 0 && now - h.lastUse > 2 * horizonMicros) {
+        if (held == 0 && (h.lastUse == Long.MIN_VALUE || now - h.lastUse > 2 * horizonMicros)) {
           it.remove(); // (a decision holding a reference decides on a removed holding: it only asks again)
         }
       }
@@ -238,7 +239,8 @@ final class TokenClaims {
 
   /**
    * Tokens to ask for beyond the need: what the key is expected to ask over the claim horizon, at most
-   * the batch size and an even part per node of half what the bucket held at the last answer (at its
+   * the batch size and an even part per node of a quarter of what the bucket held at the last answer
+   * (held tokens are not given back, so a node's idle holding must leave the others room; at its
    * limit: of the refill over the horizon), as window claims take at most half of what is free; none
    * for a key asked less than about once a horizon (its next request asks the store, as a cold window
    * key's does).
@@ -251,31 +253,56 @@ final class TokenClaims {
     long n = Math.max(1, nodes.getAsInt());
     long fair = atLimit
         ? Math.max(1, (long) (limit.refillTokens() * (horizonMicros * 1_000.0 / limit.periodNanos())) / n)
-        : (h.level < 0 ? limit.capacity() : h.level) / (2 * n);
+        : (h.level < 0 ? limit.capacity() : h.level) / (4 * n);
     return Math.max(0, Math.min(expected, Math.min(batchSize, fair)));
   }
 
   /**
    * Under the monitor: drops the tokens the store's bucket has refilled past. The store counted them
-   * taken when it granted them; from then its backlog drains, and once it is below what the holding
-   * still holds (at the least it can be: other nodes' claims only add to it), tokens used now would be
-   * on top of a bucket that refilled meanwhile: together with the others' admissions, more than the
-   * bucket allows (a holding of 10 drawn from a full bucket of 20 and used after the bucket had
-   * refilled let a node admit 30 at once). They are not given back: the refill already has.
+   * taken when it granted them; from then its backlog drains, and once it is below what a grant's
+   * tokens still held need (at the least it can be: other nodes' later claims only add above them),
+   * tokens used now would be on top of a bucket that refilled meanwhile: together with the others'
+   * admissions, more than the bucket allows (a holding of 10 drawn from a full bucket of 20 and used
+   * after the bucket had refilled let a node admit 30 at once). Tokens of an older grant (extra) are
+   * covered by that grant's backlog, lower than the last one's. They are not given back: the refill
+   * already has.
    */
   private void expire(Holding h, long now) {
-    long held = h.extra + h.granted - h.used;
-    if (held <= 0) {
+    if (h.extra > 0) {
+      h.extra = Math.min(h.extra, covered(h.extraAfter, h.extraAt, now));
+    }
+    long held = h.granted - h.used;
+    if (held > 0) {
+      long covered = covered(h.backlogAfter, h.grantedAt, now);
+      if (held > covered) {
+        h.granted -= held - covered; // (the last granted go first: the earliest due stay usable)
+      }
+    }
+  }
+
+  /** Whole tokens a backlog of {@code after} (scaled units) left at {@code at} still covers at {@code now}. */
+  private long covered(long after, long at, long now) {
+    long elapsed = Math.max(0, now - at);
+    long scale = counter.scale();
+    // drained whole: (compared by division, so that scale * elapsed cannot overflow however slow the
+    // refill or long the holding)
+    if (elapsed >= after / scale + 1) {
+      return 0;
+    }
+    return Math.max(0, after - scale * elapsed) / counter.interval();
+  }
+
+  /** Under the monitor: {@code tokens} due tokens of the last grant become extra, with that grant's coverage. */
+  private void keepAsExtra(Holding h, long tokens, long now) {
+    if (tokens <= 0) {
       return;
     }
-    long elapsed = Math.max(0, Math.min(now - h.grantedAt, TokenStore.MAX_HORIZON_MICROS));
-    long covered = Math.max(0, h.backlogAfter - counter.scale() * elapsed) / counter.interval();
-    if (held > covered) {
-      long drop = held - covered;
-      long fromExtra = Math.min(h.extra, drop);
-      h.extra -= fromExtra;
-      h.granted -= drop - fromExtra; // (the last granted go first: the earliest due stay usable)
+    // the lower of the two coverages holds for both (both drain at the bucket's rate)
+    if (h.extra == 0 || covered(h.backlogAfter, h.grantedAt, now) < covered(h.extraAfter, h.extraAt, now)) {
+      h.extraAfter = h.backlogAfter;
+      h.extraAt = h.grantedAt;
     }
+    h.extra += tokens;
   }
 
   /** Under the monitor: tokens of the holding usable at {@code now}. */
@@ -288,12 +315,14 @@ final class TokenClaims {
     if (h.granted == 0) {
       return 0;
     }
-    long elapsed = Math.min(now - h.grantedAt, horizonMicros + 1);
-    if (elapsed < 0) {
-      elapsed = 0;
-    }
+    long elapsed = Math.max(0, now - h.grantedAt);
     long capacityUnits = limit.capacity() * counter.interval();
-    // token i is due once backlogBefore + i * interval - capacity * interval <= scale * elapsed
+    // token i is due once backlogBefore + i * interval - capacity * interval <= scale * elapsed; every
+    // token granted is due once the backlog before the grant has drained (compared by division, so
+    // that scale * elapsed cannot overflow)
+    if (elapsed > h.backlogAfter / counter.scale()) {
+      return h.granted;
+    }
     long room = counter.scale() * elapsed + capacityUnits - h.backlogBefore;
     return room < 0 ? 0 : Math.min(h.granted, Math.floorDiv(room, counter.interval()));
   }

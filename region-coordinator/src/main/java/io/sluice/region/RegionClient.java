@@ -4,7 +4,6 @@ import io.sluice.node.Limit;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The coordinator's link to one region's Redis. Connects on first use and again after a failed
@@ -16,11 +15,11 @@ interface RegionClient extends AutoCloseable {
   List<String> keys(Limit limit, long window, int maxKeys);
 
   /**
-   * The region's node registry: node id to the deadline of its last heartbeat (see
-   * {@link RegionShareStore#nodes}); empty for a region whose nodes do not register.
+   * The region's node registry (see {@link RegionShareStore#nodes}); empty for a region whose nodes
+   * do not register.
    */
-  default Map<String, Long> nodes() {
-    return Map.of();
+  default RegionShareStore.Registry nodes() {
+    return RegionShareStore.Registry.EMPTY;
   }
 
   List<RegionShareStore.KeyState> read(Limit limit, long window, List<String> keys);
@@ -57,7 +56,7 @@ interface RegionClient extends AutoCloseable {
       }
 
       @Override
-      public Map<String, Long> nodes() {
+      public RegionShareStore.Registry nodes() {
         return store().nodes();
       }
 

@@ -8,7 +8,6 @@ import io.sluice.region.RegionShareStore.WriteResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -71,9 +70,10 @@ public final class RegionCoordinator implements AutoCloseable {
    * until which the region counts as silent: a node of it stopped, and may be deciding by its failure
    * policy on a share it can no longer read (its link to the region's Redis cut) until its lease ends.
    */
-  private final List<Map<String, Long>> registries = new ArrayList<>();
-  private final List<Set<String>> stoppedNodes = new ArrayList<>();
+  private final List<Map<String, long[]>> registries = new ArrayList<>();
   private final long[] silentUntil;
+  /** How long a node's heartbeat deadline may stand still before it counts as stopped (three default beats). */
+  static final Duration STALL = Duration.ofSeconds(3);
   /** This round: per region, whether it is silent (counted at the most it may hold, nothing written). */
   private final boolean[] silent;
   /**
@@ -103,7 +103,6 @@ public final class RegionCoordinator implements AutoCloseable {
     this.silent = new boolean[clients.length];
     for (int i = 0; i < clients.length; i++) {
       registries.add(new HashMap<>());
-      stoppedNodes.add(new HashSet<>());
       silentUntil[i] = Long.MIN_VALUE;
     }
     if (scheduleRounds) {
@@ -176,14 +175,17 @@ public final class RegionCoordinator implements AutoCloseable {
   }
 
   /**
-   * Reads each region's node registry and marks the regions that are silent this round: a node whose
-   * heartbeat deadline has not moved since the last round stopped beating (cut off from its region's
-   * Redis, or gone: the two look alike from here). Its region is silent from then until a lease and
-   * the longest window have passed, time enough for the shares such a node read to have run out: a
-   * node of a coordinated quota that cannot reach its store admits within the share it holds for a
-   * window and nothing once none is left (see SyncedLimiter's failure policy). A silent region counts
-   * at the most it may hold and gets no writes, so the budget its nodes may still be spending is not
-   * handed to the others. A region whose registry cannot be read is unreachable this round anyway.
+   * Reads each region's node registry and marks the regions that are silent this round. A node whose
+   * heartbeat deadline has not moved since the last round may have stopped beating (cut off from its
+   * region's Redis, or crashed: the two look alike from here, unlike a node that left on purpose, see
+   * leave.lua): its region is silent for the round, counted at the most it may hold and given no
+   * writes, so that budget its nodes may still be spending is not handed to the others (a beat can also
+   * just fall between two rounds: that costs the region one round's reallocation). A node whose
+   * deadline has not moved for {@link #STALL} (or three rounds) stopped: its region stays silent for a
+   * lease and the longest window, time enough for the shares such a node read to have run out (a node
+   * of a regional quota that cannot reach its store admits within the share it holds for a window and
+   * nothing once none is left, see SyncedLimiter's failure policy). A region whose registry cannot be
+   * read is unreachable this round anyway.
    */
   private void listenToNodes(long now) {
     long hold = config.lease().toNanos();
@@ -192,31 +194,45 @@ public final class RegionCoordinator implements AutoCloseable {
       longest = Math.max(longest, q.window().toNanos());
     }
     hold += longest;
+    long stall = Math.max(STALL.toNanos(), 3 * config.roundInterval().toNanos());
     for (int r = 0; r < clients.length; r++) {
-      Map<String, Long> seen;
+      RegionShareStore.Registry registry;
       try {
-        seen = clients[r].nodes();
+        registry = clients[r].nodes();
       } catch (RuntimeException e) {
         regionErrors.incrementAndGet();
         silent[r] = now < silentUntil[r];
         continue;
       }
-      Set<String> stopped = stoppedNodes.get(r);
-      for (Map.Entry<String, Long> before : registries.get(r).entrySet()) {
-        Long deadline = seen.get(before.getKey());
-        if (deadline == null || deadline <= before.getValue()) {
-          if (stopped.add(before.getKey())) {
-            silentUntil[r] = Math.max(silentUntil[r], now + hold);
-            LOG.warning("region " + regions.get(r).name() + ": node " + before.getKey() + " stopped beating;"
-                + " the region counts at the most it may hold until its leases have run out");
-          }
-        } else {
-          stopped.remove(before.getKey());
+      // per node: {the deadline last read, when (this replica's clock) it was last seen to move}
+      Map<String, long[]> known = registries.get(r);
+      for (Map.Entry<String, Long> e : registry.deadlines().entrySet()) {
+        long[] k = known.get(e.getKey());
+        if (k == null) {
+          known.put(e.getKey(), new long[] {e.getValue(), now});
+        } else if (e.getValue() > k[0]) {
+          k[0] = e.getValue();
+          k[1] = now;
         }
       }
-      stopped.retainAll(seen.keySet());
-      registries.set(r, new HashMap<>(seen));
-      silent[r] = now < silentUntil[r];
+      boolean unheard = false;
+      for (Iterator<Map.Entry<String, long[]>> it = known.entrySet().iterator(); it.hasNext(); ) {
+        Map.Entry<String, long[]> e = it.next();
+        if (!registry.deadlines().containsKey(e.getKey()) && registry.left().contains(e.getKey())) {
+          it.remove(); // it left on purpose (its limiter closed): it admits nothing more
+          continue;
+        }
+        if (e.getValue()[1] < now) {
+          unheard = true;
+          if (now - e.getValue()[1] > stall) {
+            silentUntil[r] = Math.max(silentUntil[r], now + hold);
+            it.remove();
+            LOG.warning("region " + regions.get(r).name() + ": node " + e.getKey() + " stopped beating; the"
+                + " region counts at the most it may hold until its leases have run out");
+          }
+        }
+      }
+      silent[r] = unheard || now < silentUntil[r];
     }
   }
 

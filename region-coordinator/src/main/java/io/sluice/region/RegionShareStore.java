@@ -11,8 +11,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -109,18 +111,29 @@ public final class RegionShareStore implements AutoCloseable {
   }
 
   /**
-   * The region's node registry: each node's heartbeat deadline (ms, the node's clock), as the nodes'
-   * heartbeats wrote it ({@code <prefix>:nodes}); a node that stopped beating keeps its last deadline
-   * until another node's heartbeat removes it.
+   * The region's node registry as the nodes' heartbeats wrote it ({@code <prefix>:nodes}): each node's
+   * heartbeat deadline (ms, the node's clock), a node that stopped beating keeping its last until
+   * another node's heartbeat removes it; and the nodes that left on purpose lately ({@code <prefix>:left}).
    */
-  public Map<String, Long> nodes() {
-    byte[] registry = (prefix + ":nodes").getBytes(StandardCharsets.UTF_8);
-    List<Object> r = await(store.evalsha(NODES, new byte[][] {registry}, new byte[0][]));
-    Map<String, Long> out = new HashMap<>();
-    for (int i = 0; i + 1 < r.size(); i += 2) {
-      out.put(new String((byte[]) r.get(i), StandardCharsets.UTF_8), (Long) r.get(i + 1));
+  public Registry nodes() {
+    byte[][] keys = {(prefix + ":nodes").getBytes(StandardCharsets.UTF_8),
+        (prefix + ":left").getBytes(StandardCharsets.UTF_8)};
+    List<Object> r = await(store.evalsha(NODES, keys, new byte[0][]));
+    List<?> alive = (List<?>) r.get(0);
+    Map<String, Long> deadlines = new HashMap<>();
+    for (int i = 0; i + 1 < alive.size(); i += 2) {
+      deadlines.put(new String((byte[]) alive.get(i), StandardCharsets.UTF_8), (Long) alive.get(i + 1));
     }
-    return out;
+    Set<String> left = new HashSet<>();
+    for (Object node : (List<?>) r.get(1)) {
+      left.add(new String((byte[]) node, StandardCharsets.UTF_8));
+    }
+    return new Registry(deadlines, left);
+  }
+
+  /** A region's node registry: heartbeat deadlines by node, and the nodes that left on purpose. */
+  public record Registry(Map<String, Long> deadlines, Set<String> left) {
+    public static final Registry EMPTY = new Registry(Map.of(), Set.of());
   }
 
   /**

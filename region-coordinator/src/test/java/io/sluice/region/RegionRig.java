@@ -148,7 +148,7 @@ public final class RegionRig implements AutoCloseable {
         }
 
         @Override
-        public Map<String, Long> nodes() {
+        public RegionShareStore.Registry nodes() {
           check();
           return real.nodes();
         }

@@ -120,6 +120,21 @@ class RegionSharesIT {
     }
   }
 
+  /** The registry as the coordinator reads it: deadlines of the nodes that beat, and the nodes that left. */
+  @Test
+  void theCoordinatorReadsTheNodesThatBeatAndThoseThatLeft() throws Exception {
+    try (RedisCounterStore a = redis.newStore(); RedisCounterStore b = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build())) {
+      long now = System.currentTimeMillis();
+      a.heartbeat("node-a", now, Duration.ofSeconds(3)).toCompletableFuture().get();
+      b.heartbeat("node-b", now, Duration.ofSeconds(3)).toCompletableFuture().get();
+      b.leave("node-b", now + 1).toCompletableFuture().get();
+      RegionShareStore.Registry registry = shares.nodes();
+      assertThat(registry.deadlines()).containsEntry("node-a", now + 3_000).doesNotContainKey("node-b");
+      assertThat(registry.left()).contains("node-b").doesNotContain("node-a"); // (other tests' nodes share this Redis)
+    }
+  }
+
   /**
    * The coordinator reads the keys of the demand index back exactly (StoreKeys.keyOf), whatever they
    * hold, and skips keys of the layout before the limit name was length-prefixed.

@@ -476,6 +476,17 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     }
   }
 
+  /** Out of the registry at once (the coordinator's regions are Redis: no record of the departure here). */
+  @Override
+  public CompletionStage<Void> leave(String nodeId, long nowMillis) {
+    CounterStore.checkHeartbeat(nodeId, LEFT_MEMORY);
+    try {
+      return onCompletion(registry.submitToKey("nodes", new Leave(nodeId)), callbacks).thenApply(left -> null);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   /**
    * Shuts the member down if this store started it ({@link #embedded()}); a store on an instance it was
    * given leaves it running. Calls still in flight complete.
@@ -509,6 +520,27 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
       alive.values().removeIf(deadline -> deadline <= nowMillis);
       // the registry itself goes away when every node has stopped beating
       setWithTtl(entry, alive, 2 * ttlMillis);
+      return alive.size();
+    }
+  }
+
+  /** {@code leave.lua}'s registry half: the node is no longer alive. */
+  static final class Leave implements EntryProcessor<String, HashMap<String, Long>, Integer> {
+    private static final long serialVersionUID = 1L;
+    private final String nodeId;
+
+    Leave(String nodeId) {
+      this.nodeId = nodeId;
+    }
+
+    @Override
+    public Integer process(Map.Entry<String, HashMap<String, Long>> entry) {
+      if (entry.getValue() == null || !entry.getValue().containsKey(nodeId)) {
+        return 0;
+      }
+      HashMap<String, Long> alive = new HashMap<>(entry.getValue());
+      alive.remove(nodeId);
+      entry.setValue(alive);
       return alive.size();
     }
   }

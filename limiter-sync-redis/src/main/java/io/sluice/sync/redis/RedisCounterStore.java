@@ -65,6 +65,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript SLIDING_WINDOW_COUNTER = LuaScript.load("sliding_window_counter");
   private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
+  private static final LuaScript LEAVE = LuaScript.load("leave");
   private static final LuaScript LEASE = LuaScript.load("lease");
   private static final LuaScript GIVE_BACK = LuaScript.load("give_back");
   private static final LuaScript TOKEN_CLAIM = LuaScript.load("token_claim");
@@ -355,6 +356,16 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     byte[][] keys = {(config.keyPrefix() + ":nodes").getBytes(StandardCharsets.UTF_8)};
     byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(ttl.toMillis())};
     return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);
+  }
+
+  /** {@code leave.lua}: out of {@code <prefix>:nodes}, into {@code <prefix>:left} for {@link #LEFT_MEMORY}. */
+  @Override
+  public CompletionStage<Void> leave(String nodeId, long nowMillis) {
+    CounterStore.checkHeartbeat(nodeId, LEFT_MEMORY);
+    byte[][] keys = {(config.keyPrefix() + ":nodes").getBytes(StandardCharsets.UTF_8),
+        (config.keyPrefix() + ":left").getBytes(StandardCharsets.UTF_8)};
+    byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(LEFT_MEMORY.toMillis())};
+    return this.<Long>evalsha(LEAVE, ScriptOutputType.INTEGER, keys, args).thenApply(one -> null);
   }
 
   private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);

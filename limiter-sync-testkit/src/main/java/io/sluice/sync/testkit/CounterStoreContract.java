@@ -546,4 +546,17 @@ public abstract class CounterStoreContract {
       assertThatThrownBy(() -> store.heartbeat("a", now, Duration.ZERO)).hasMessageStartingWith("ttl:");
     }
   }
+
+  /** A node that leaves (its limiter closed) stops counting at once, before its deadline. */
+  @Test
+  void aNodeThatLeavesNoLongerCounts() throws Exception {
+    try (CounterStore store = store(0); CounterStore other = store(1)) {
+      long now = NOW_MICROS / 1000;
+      assertThat(store.heartbeat("a", now, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(1);
+      assertThat(other.heartbeat("b", now, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(2);
+      other.leave("b", now + 100).toCompletableFuture().get();
+      assertThat(store.heartbeat("a", now + 200, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(1);
+      assertThatThrownBy(() -> store.leave("", now)).hasMessageStartingWith("nodeId:");
+    }
+  }
 }

@@ -219,6 +219,13 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
   }
 
   @Override
+  public synchronized CompletionStage<Void> leave(String nodeId, long nowMillis) {
+    CounterStore.checkHeartbeat(nodeId, LEFT_MEMORY);
+    registry.remove(nodeId);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
   public void close() {
   }
 

@@ -1,6 +1,7 @@
 package io.sluice.sync.spi;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -50,10 +51,6 @@ public interface CounterStore extends AutoCloseable {
   }
 
   /**
-   * Whether the store keeps regional quotas ({@link Counter#regional}): their denied demand, the
-   * demand index a region coordinator reads and the shares it writes. Only a standalone Redis does.
-   */
-  /**
    * Whether the store counts takes ({@link Delta#taking}) and settles them ({@link Delta#settling}),
    * as {@code flush.lua} does: a decision then asks for a claim and counts its permit in one call. A
    * store that does not (the default) gets claim-only calls without permits.
@@ -70,8 +67,25 @@ public interface CounterStore extends AutoCloseable {
     return 0;
   }
 
+  /**
+   * Whether the store keeps regional quotas ({@link Counter#regional}): their denied demand, the
+   * demand index a region coordinator reads and the shares it writes. Only a standalone Redis does.
+   */
   default boolean sharesRegionalQuotas() {
     return false;
+  }
+
+  /** How long a store remembers that a node left the registry ({@link #leave}). */
+  Duration LEFT_MEMORY = Duration.ofMinutes(1);
+
+  /**
+   * The node leaves the registry on purpose (its limiter closes): it stops counting as alive at once,
+   * and the store remembers for {@link #LEFT_MEMORY} that it left, so that a region coordinator tells
+   * a node that left from one that stopped beating (cut off, or crashed), which may still be admitting
+   * by its failure policy. A store without a registry of its own does nothing (the default).
+   */
+  default CompletionStage<Void> leave(String nodeId, long nowMillis) {
+    return CompletableFuture.completedFuture(null);
   }
 
   @Override
