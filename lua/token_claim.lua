@@ -95,4 +95,6 @@ local retry = 0
 if granted == 0 and want > 0 then
   retry = math.max(1, ceildiv(math.max(need, 1) * interval - room, scale))
 end
-return {granted, backlog, level, retry}
+-- at: the time the store counted at (the newest it has seen for the key, or the caller's): a caller
+-- behind it dates the grant there, or its tokens would look due too early on its own clock
+return {granted, backlog, level, retry, at}

@@ -144,7 +144,7 @@ public final class SluiceServer implements AutoCloseable {
       if (e instanceof IllegalArgumentException) {
         throw (IllegalArgumentException) e;
       }
-      throw new IllegalStateException("sluice serve: cannot start on " + config.host() + ":" + config.port()
+      throw new IllegalStateException("cannot start on " + config.host() + ":" + config.port()
           + ": " + e.getMessage(), e);
     }
   }

@@ -17,6 +17,7 @@ import io.sluice.sync.spi.ExactArgs;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.StoreKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +57,8 @@ abstract class ExactStoreContract {
   abstract ExactStore node(int n);
 
   /** Time left before the key of this limit expires, in ms; negative when the key does not exist or never expires. */
-  abstract long ttlMillis(String limitName, String key);
+  /** {@code storeName}: the limit's {@link StoreKeys#storeName}. */
+  abstract long ttlMillis(String storeName, String key);
 
   /** Whether the store holds the key of this limit. */
   abstract boolean exists(String limitName, String key);
@@ -282,7 +284,7 @@ abstract class ExactStoreContract {
       long asked = System.nanoTime();
       ExactResult r = acquire(limit, "k", 3, now);
       assertThat(r.allowed()).isTrue();
-      long pttl = ttlMillis(limit.name(), "k");
+      long pttl = ttlMillis(StoreKeys.storeName(limit), "k");
       // the time to live counts down on the wall clock: less what passed since the call began (a
       // loaded machine once took 6 s here, and 8 s set read as 2 s left)
       long passed = (System.nanoTime() - asked) / 1_000_000 + 1;
@@ -342,9 +344,9 @@ abstract class ExactStoreContract {
       assertThat(acquire(node(1), limits.get(1), "c", 12, now).remaining()).as(a.toString()).isEqualTo(8);
       assertThat(acquire(node(2), limits.get(0), "b:c", 5, now).remaining()).as(a.toString()).isZero();
       assertThat(acquire(node(3), limits.get(1), "c", 8, now).remaining()).as(a.toString()).isZero();
-      assertThat(exists(limits.get(0).name(), "b:c")).isTrue();
-      assertThat(exists(limits.get(1).name(), "c")).isTrue();
-      assertThat(exists(limits.get(1).name(), "b:c")).isFalse();
+      assertThat(exists(StoreKeys.storeName(limits.get(0)), "b:c")).isTrue();
+      assertThat(exists(StoreKeys.storeName(limits.get(1)), "c")).isTrue();
+      assertThat(exists(StoreKeys.storeName(limits.get(1)), "b:c")).isFalse();
     }
   }
 
@@ -373,7 +375,7 @@ abstract class ExactStoreContract {
     assertThat(acquire(bucket, "k", 4, t + 50).remaining()).isZero();
     assertThat(acquire(bucket, "k", 1, t + 60).allowed()).isFalse();
     giveBack(node(0), bucket, "never-seen", 1, t, 0); // a key with nothing to give back stays absent
-    assertThat(exists("give-bucket", "never-seen")).isFalse();
+    assertThat(exists(StoreKeys.storeName(bucket), "never-seen")).isFalse();
 
     for (Limit window : List.of(
         Limit.fixedWindow("give-fixed").limit(3).window(Duration.ofHours(1)).build(),
@@ -432,13 +434,13 @@ abstract class ExactStoreContract {
     // the same microsecond again: members must not collide with the first call's
     r = acquire(log, "k", 40_000, now);
     assertThat(r.remaining()).isZero();
-    assertThat(logSize("biglog", "k")).isEqualTo(100_000);
+    assertThat(logSize("biglog#log", "k")).isEqualTo(100_000);
     r = acquire(log, "k", 1, now + 59_999_999);
     assertThat(r.allowed()).isFalse();
     assertThat(r.retryAfterMicros()).isEqualTo(1);
     assertThat(acquire(log, "k", 100_000, now + 60_000_000).allowed()).isTrue();
     // the whole first minute left the window: the log holds the last call's permits, no more
-    assertThat(logSize("biglog", "k")).isEqualTo(100_000);
+    assertThat(logSize("biglog#log", "k")).isEqualTo(100_000);
   }
 
   /** The log keeps one time per permit in the window, never more than the limit, whatever is asked. */
@@ -451,7 +453,7 @@ abstract class ExactStoreContract {
     for (int i = 0; i < 300; i++) {
       now += random.nextLong(0, 3_000);
       admitted += acquire(node(i % NODES), log, "k", random.nextLong(1, 8), now).allowed() ? 1 : 0;
-      assertThat(logSize("bounded-log", "k")).as("step " + i).isBetween(1L, 50L);
+      assertThat(logSize("bounded-log#log", "k")).as("step " + i).isBetween(1L, 50L);
     }
     assertThat(admitted).as("both answers occur").isBetween(20L, 280L);
   }
@@ -619,5 +621,33 @@ abstract class ExactStoreContract {
       // demand is 3x the capacity: the budget is used up but for less than the largest cost
       assertThat(admitted).as(a.toString()).isGreaterThan(CAPACITY - maxCost);
     }
+  }
+
+  /**
+   * A limit whose algorithm changes under the same name (a deploy that edits it) starts on a key of
+   * its own: with one key for all, a log read a window's hash (the script failed and the failure
+   * policy decided: 30 of 10 admitted on Redis) and a bucket read a window's counts.
+   */
+  @Test
+  void aLimitWhoseAlgorithmChangesUnderItsNameStartsOnAKeyOfItsOwn() {
+    long now = EPOCH_2026_MICROS + 5_000_000;
+    List<Limit> versions = List.of(
+        Limit.fixedWindow("switch").limit(10).window(Duration.ofSeconds(10)).build(),
+        Limit.slidingWindowLog("switch").limit(10).window(Duration.ofSeconds(10)).build(),
+        Limit.slidingWindowCounter("switch").limit(10).window(Duration.ofSeconds(10)).build(),
+        Limit.tokenBucket("switch").capacity(10).refill(1, Duration.ofSeconds(10)).build());
+    int admittedBefore = 0;
+    for (Limit limit : versions) {
+      int admitted = 0;
+      for (int i = 0; i < 15; i++) {
+        admitted += acquire(limit, "k", 1, now + i).allowed() ? 1 : 0;
+      }
+      // (the sliding counter shares the fixed window's counts, which it reads as its own: both count
+      // permits per window, so the window's 10 are spent)
+      int expected = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER ? 0 : 10;
+      assertThat(admitted).as("%s after the earlier versions", limit.algorithm()).isEqualTo(expected);
+      admittedBefore += admitted;
+    }
+    assertThat(admittedBefore).isEqualTo(30);
   }
 }

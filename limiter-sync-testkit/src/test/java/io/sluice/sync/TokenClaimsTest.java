@@ -145,6 +145,39 @@ class TokenClaimsTest {
     assertThat(worst).as("tokens past the bucket's capacity").isLessThanOrEqualTo(1e-6);
   }
 
+  /**
+   * Node a's thread read the clock 40 ms before node b's claim reached the store; the store counts a's
+   * claim at b's newer time, and a dates its grant there too: from its own older time, every token of
+   * the grant looked due 40 ms early, and a's later decisions passed the bucket (2 over; a second
+   * review's case).
+   */
+  @Test
+  void aClaimIsDatedWhereTheStoreCountedItNotAtTheCallersOlderClock() {
+    SettableTicker t = new SettableTicker();
+    long t0 = t.nanos;
+    Replay r = new Replay(100, 100 / 1e9, t0);
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(bucket, store, t, "a", 50);
+        SyncedLimiter b = node(bucket, store, t, "b", 50)) {
+      assertThat(b.tryAcquire("k", 100)).isTrue();
+      r.admit(t.nanos, 100);
+      assertThat(a.tryAcquire("k")).isFalse(); // a learns the bucket is empty (at its limit from now on)
+      t.nanos = t0 + 50_000_000L;
+      if (b.tryAcquire("k")) { // b claims of the refill to come: the store's time is now t0 + 50 ms
+        r.admit(t.nanos, 1);
+      }
+      t.nanos = t0 + 10_000_000L; // a's thread read the clock 40 ms earlier
+      assertThat(a.tryAcquire("k")).isFalse();
+      for (t.nanos = t0 + 50_000_000L; t.nanos < t0 + 400_000_000L; t.nanos += 1_000_000L) {
+        for (SyncedLimiter n : List.of(a, b)) {
+          while (n.tryAcquire("k")) {
+            r.admit(t.nanos, 1);
+          }
+        }
+      }
+    }
+    assertThat(r.worst).as("tokens past the bucket's capacity").isLessThanOrEqualTo(1e-6);
+  }
+
   /** A bucket refilled over a day: a holding left from the first minute does not outlive the refill. */
   @Test
   void aHoldingOfASlowBucketExpiresOnceTheBucketRefilled() {

@@ -10,6 +10,7 @@ import io.sluice.node.RateLimiter;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.TokenGrant;
 import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
@@ -95,7 +96,7 @@ abstract class TokenStoreContract {
       assertThat(claim(limit, "k", 1, 1, 0, 0, T0)).isEqualTo(new TokenGrant(0, 5 * SECOND, 0, SECOND));
       assertThat(claim(limit, "k2", 3, 3, 0, 0, T0)).isEqualTo(new TokenGrant(3, 0, 2, 0));
       // lives until the backlog has drained (5 s), plus the exact scripts' margin of 5 s
-      assertThat(ttlMillis(limit.name(), "k")).isBetween(5_000L, 10_000L);
+      assertThat(ttlMillis(StoreKeys.storeName(limit), "k")).isBetween(5_000L, 10_000L);
     }
   }
 
@@ -166,7 +167,7 @@ abstract class TokenStoreContract {
     assertThat(r.remaining()).isEqualTo(1);
     // a give-back to a key without state is a full bucket already: nothing is written
     claim(limit, "fresh", 0, 0, 3, 0, T0);
-    assertThat(exists(limit.name(), "fresh")).isFalse();
+    assertThat(exists(StoreKeys.storeName(limit), "fresh")).isFalse();
     // need 0: whatever there is, none when there is none
     assertThat(claim(limit, "k", 3, 0, 0, 0, T0 + SECOND).granted()).isEqualTo(1);
     assertThat(claim(limit, "k", 3, 0, 0, 0, T0 + SECOND)).isEqualTo(new TokenGrant(0, 5 * SECOND, 0, SECOND));

@@ -155,7 +155,11 @@ final class TokenClaims {
       }
       // the tokens of the old grant left unused (all due) join extra, covered as they were
       keepAsExtra(h, h.granted - h.used, now);
-      h.grantedAt = now;
+      // dated where the store counted it: another node's claim may have moved the key's time past
+      // this thread's clock reading, and from the older time the tokens would look due too early
+      long counted = Math.max(now, grant.countedAtMicros());
+      h.seen = Math.max(h.seen, counted);
+      h.grantedAt = counted;
       h.backlogBefore = grant.backlogBefore();
       h.granted = grant.granted();
       h.backlogAfter = grant.backlogBefore() + grant.granted() * counter.interval();
@@ -329,7 +333,8 @@ final class TokenClaims {
 
   /** Under the monitor: when the holding has {@code more} tokens usable beyond those usable now (us). */
   private long dueOfNth(Holding h, long more) {
-    long index = h.used + more - h.extra; // of the last grant, counted from 1
+    // the tokens of the last grant due now, plus {@code more}: the index (from 1) of the one to wait for
+    long index = due(h, h.seen) + more;
     if (index < 1) {
       return h.grantedAt;
     }

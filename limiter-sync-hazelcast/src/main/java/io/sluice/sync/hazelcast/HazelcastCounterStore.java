@@ -403,7 +403,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
     ExactArgs.checkAcquire(limit, key, cost, nowMicros);
     ExactProcessor processor = ExactProcessor.of(limit, cost, nowMicros);
-    return callKey(limit.name(), key, processor).thenApply(ExactProcessor::result);
+    return callKey(limit, key, processor).thenApply(ExactProcessor::result);
   }
 
   /** One entry processor on the key's owner: {@link ExactProcessor#givingBack}. */
@@ -411,7 +411,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
     ExactArgs.checkAcquire(limit, key, cost, nowMicros);
     ExactProcessor processor = ExactProcessor.givingBack(limit, cost, nowMicros, window);
-    return callKey(limit.name(), key, processor).thenApply(left -> null);
+    return callKey(limit, key, processor).thenApply(left -> null);
   }
 
   /** One entry processor on the key's owner: {@link LeaseProcessor}. */
@@ -421,7 +421,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     Limit limit = counter.limit();
     LeaseProcessor processor = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
         windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
-    return callKey(limit.name(), key, processor).thenApply(LeaseProcessor::lease);
+    return callKey(limit, key, processor).thenApply(LeaseProcessor::lease);
   }
 
   /** One entry processor on the key's owner: {@link TokenClaimProcessor}, on the bucket {@link #acquire} keeps. */
@@ -430,7 +430,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
       long horizonMicros, long nowMicros) {
     Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
     TokenClaimProcessor processor = TokenClaimProcessor.of(c, want, need, giveBack, horizonMicros, nowMicros);
-    return callKey(limit.name(), key, processor).thenApply(TokenClaimProcessor::grant);
+    return callKey(limit, key, processor).thenApply(TokenClaimProcessor::grant);
   }
 
   /**
@@ -442,9 +442,9 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
    * 20-30 us). The answer completes on a thread of this store, never a Hazelcast one, so a caller's
    * continuation may call Hazelcast again. After {@link #close()} the call runs on the caller's thread.
    */
-  private CompletableFuture<long[]> callKey(String limitName, String key,
+  private CompletableFuture<long[]> callKey(Limit limit, String key,
       EntryUpdate update) {
-    return onKey(StoreKeys.counterKey(settings.mapPrefix(), limitName, key), update);
+    return onKey(StoreKeys.counterKey(settings.mapPrefix(), limit, key), update);
   }
 
   /** {@link #callKey} on a counter key. */

@@ -138,11 +138,11 @@ class HazelcastCounterStoreIT extends CounterStoreContract {
       assertThat(record.getValue()).isEqualTo(3);
       assertThat(record.getTtl()).isEqualTo(TimeUnit.DAYS.toMillis(1));
 
-      counters().delete(StoreKeys.counterKey("sluice", "tb", "k")); // as its TTL would
+      counters().delete(StoreKeys.counterKey("sluice", "tb#gcra", "k")); // as its TTL would
       FlushResult replay = flush(store, batch);
       assertThat(replay.applied()).isFalse();
       assertThat(replay.current(0)).isZero();
-      assertThat(counters().containsKey(StoreKeys.counterKey("sluice", "tb", "k"))).isFalse();
+      assertThat(counters().containsKey(StoreKeys.counterKey("sluice", "tb#gcra", "k"))).isFalse();
       // the next batch is new, for that key too
       FlushResult next = flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(bucket, "k", 0, 1))));
       assertThat(next.applied()).isTrue();

@@ -86,7 +86,7 @@ final class FlushWire {
     for (int i = 0; i < deltas.size(); i++) {
       Delta d = deltas.get(i);
       Counter c = d.counter();
-      keys[i + 1] = StoreKeys.counterKey(prefix, c.limit().name(), d.key());
+      keys[i + 1] = StoreKeys.counterKey(prefix, c.limit(), d.key());
       a = c.kind() == Counter.Kind.WINDOW ? window(args, a, c, d) : gcra(args, a, c, d);
     }
     return new Call(keys, args);

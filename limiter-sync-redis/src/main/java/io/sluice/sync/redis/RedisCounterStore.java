@@ -284,7 +284,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
    */
   @Override
   public int group(Counter counter, String key) {
-    return config.cluster() ? SlotHash.getSlot(StoreKeys.counterKey(config.keyPrefix(), counter.limit().name(), key)) : 0;
+    return config.cluster() ? SlotHash.getSlot(StoreKeys.counterKey(config.keyPrefix(), counter.limit(), key)) : 0;
   }
 
   /** flush.lua (and its processor) count takes and settle them. */
@@ -344,7 +344,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     Limit limit = counter.limit();
     long unit = ExactArgs.leaseUnitMicros(limit, windowMicros);
     long elapsed = ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros);
-    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
     byte[][] args = {ascii(window), ascii(elapsed), ascii(windowMicros), ascii(unit), ascii(limit.capacity()),
         ascii(want), ascii(counter.windowTtlMillis())};
     return evalsha(LEASE, keys, args).thenApply(r -> new Lease((Long) r.get(0), (Long) r.get(1), (Long) r.get(2)));
@@ -405,7 +405,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       default:
         throw new IllegalArgumentException("algorithm: " + a + " has no exact script, in limit " + limit.name());
     }
-    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
     return evalsha(script, keys, args).thenApply(RedisCounterStore::toExactResult);
   }
 
@@ -431,7 +431,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         throw new IllegalArgumentException("algorithm: " + limit.algorithm() + " takes nothing back, in limit "
             + limit.name());
     }
-    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
     return this.<Long>evalsha(GIVE_BACK, ScriptOutputType.INTEGER, keys, args).thenApply(left -> null);
   }
 
@@ -440,11 +440,11 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros) {
     Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
-    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit.name(), key)};
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
     byte[][] args = {ascii(nowMicros), ascii(want), ascii(need), ascii(giveBack), ascii(horizonMicros),
         ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())};
     return evalsha(TOKEN_CLAIM, keys, args).thenApply(r -> new TokenGrant((Long) r.get(0), (Long) r.get(1),
-        (Long) r.get(2), (Long) r.get(3)));
+        (Long) r.get(2), (Long) r.get(3), (Long) r.get(4)));
   }
 
   private static ExactResult toExactResult(List<Object> reply) {

@@ -173,7 +173,7 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     calls++;
     deltas++;
     ExactProcessor p = ExactProcessor.of(limit, cost, nowMicros);
-    long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key), p::process);
+    long[] out = run(StoreKeys.counterKey(PREFIX, limit, key), p::process);
     return CompletableFuture.completedFuture(ExactProcessor.result(out));
   }
 
@@ -182,7 +182,7 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     ExactArgs.checkAcquire(limit, key, cost, nowMicros);
     calls++;
     deltas++;
-    run(StoreKeys.counterKey(PREFIX, limit.name(), key), ExactProcessor.givingBack(limit, cost, nowMicros, window)::process);
+    run(StoreKeys.counterKey(PREFIX, limit, key), ExactProcessor.givingBack(limit, cost, nowMicros, window)::process);
     return CompletableFuture.completedFuture(null);
   }
 
@@ -195,7 +195,7 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     Limit limit = counter.limit();
     LeaseProcessor p = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
         windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
-    long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key), p::process);
+    long[] out = run(StoreKeys.counterKey(PREFIX, limit, key), p::process);
     return CompletableFuture.completedFuture(LeaseProcessor.lease(out));
   }
 
@@ -206,7 +206,7 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     calls++;
     deltas++;
     TokenClaimProcessor p = TokenClaimProcessor.of(c, want, need, giveBack, horizonMicros, nowMicros);
-    long[] out = run(StoreKeys.counterKey(PREFIX, limit.name(), key), p::process);
+    long[] out = run(StoreKeys.counterKey(PREFIX, limit, key), p::process);
     return CompletableFuture.completedFuture(TokenClaimProcessor.grant(out));
   }
 

@@ -1,5 +1,6 @@
 package io.sluice.sync.spi;
 
+import io.sluice.node.Limit;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -47,6 +48,35 @@ public final class StoreKeys {
     out.writeBytes(user);
     out.write('}');
     return out.toByteArray();
+  }
+
+  /**
+   * The counter key of {@code limit} for a user key: {@link #counterKey(String, String, String)} with
+   * the limit's {@link #storeName}, so that a limit whose algorithm changes under the same name starts
+   * on a key of its own instead of reading the old state with a new meaning (a sorted set where a hash
+   * was, window counts where a bucket's backlog was: the scripts failed or over-admitted until the old
+   * key expired).
+   */
+  public static byte[] counterKey(String prefix, Limit limit, String key) {
+    return counterKey(prefix, storeName(limit), key);
+  }
+
+  /**
+   * The name a limit's counters are stored under: its name for the window algorithms (fixed window
+   * and sliding window counter keep the same counts per window, so either reads the other's), and its
+   * name with {@code #gcra} (token and leaky buckets) or {@code #log} (sliding log) for the others. A
+   * limit name never holds '#', so no limit's store name is another's.
+   */
+  public static String storeName(Limit limit) {
+    switch (limit.algorithm()) {
+      case FIXED_WINDOW:
+      case SLIDING_WINDOW_COUNTER:
+        return limit.name();
+      case SLIDING_WINDOW_LOG:
+        return limit.name() + "#log";
+      default:
+        return limit.name() + "#gcra";
+    }
   }
 
   /**

@@ -12,6 +12,7 @@ public final class TokenGrant {
   private final long backlogBefore;
   private final long level;
   private final long retryAfterMicros;
+  private final long countedAtMicros;
 
   /**
    * @param granted tokens granted: 0, or between the claim's need and want
@@ -23,6 +24,15 @@ public final class TokenGrant {
    *     taken meanwhile (at least 1); else 0
    */
   public TokenGrant(long granted, long backlogBefore, long level, long retryAfterMicros) {
+    this(granted, backlogBefore, level, retryAfterMicros, -1);
+  }
+
+  /**
+   * As {@link #TokenGrant(long, long, long, long)}, with the time the store counted the claim at
+   * ({@code countedAtMicros}: the newest time it had seen for the key, when later than the caller's;
+   * -1 when not told): the grant's due times run from it, not from a caller's older clock.
+   */
+  public TokenGrant(long granted, long backlogBefore, long level, long retryAfterMicros, long countedAtMicros) {
     if (granted < 0 || backlogBefore < 0 || level < 0 || retryAfterMicros < 0) {
       throw new IllegalArgumentException("granted, backlogBefore, level and retryAfterMicros must not be negative,"
           + " got " + granted + ", " + backlogBefore + ", " + level + ", " + retryAfterMicros);
@@ -35,6 +45,17 @@ public final class TokenGrant {
     this.backlogBefore = backlogBefore;
     this.level = level;
     this.retryAfterMicros = retryAfterMicros;
+    this.countedAtMicros = countedAtMicros;
+  }
+
+  /**
+   * When the store counted the claim (us): the caller's time, or the newest time the store had seen
+   * for the key when that was later (a caller whose clock is behind, or that read it before waiting).
+   * A caller dates the grant there: from its own older time the tokens would look due too early. -1
+   * when the store did not say.
+   */
+  public long countedAtMicros() {
+    return countedAtMicros;
   }
 
   /**

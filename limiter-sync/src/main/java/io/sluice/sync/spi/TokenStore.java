@@ -9,7 +9,10 @@ import java.util.concurrent.CompletionStage;
  * TokenGrant#dueMicros}), so that nodes admitting only claimed tokens at or after their due times never
  * pass the bucket together. The claim works on the very key and state of {@link ExactStore#acquire}
  * ({@code gcra.lua}'s hash {@code b}, {@code t}: base time, backlog in scaled units), so exact-mode
- * nodes and claiming nodes of one limit share one bucket.
+ * nodes and claiming nodes of one limit share one bucket; but an exact node's give-back
+ * ({@link ExactStore#giveBack}) lowers the backlog under the claims made since, whose tokens a
+ * claiming node then takes for covered after the bucket refilled past them: while nodes claim a
+ * bucket, its exact nodes must not give back.
  *
  * <p>Time is the caller's clock, in microseconds since the epoch, as in {@link ExactStore}: a caller
  * whose clock is behind the newest time the store has seen for the key is counted at that time.

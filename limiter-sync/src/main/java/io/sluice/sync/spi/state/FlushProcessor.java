@@ -106,7 +106,7 @@ public final class FlushProcessor implements EntryUpdate {
     List<Delta> deltas = batch.deltas();
     for (int i = 0; i < deltas.size(); i++) {
       Delta d = deltas.get(i);
-      byte[] key = StoreKeys.counterKey(prefix, d.counter().limit().name(), d.key());
+      byte[] key = StoreKeys.counterKey(prefix, d.counter().limit(), d.key());
       byKey.computeIfAbsent(ByteBuffer.wrap(key), k -> new ArrayList<>(1)).add(i);
     }
     return byKey;

@@ -50,7 +50,7 @@ public final class TokenClaimProcessor implements EntryUpdate {
 
   /** The answer as a {@link TokenGrant}. */
   public static TokenGrant grant(long[] out) {
-    return new TokenGrant(out[0], out[1], out[2], out[3]);
+    return new TokenGrant(out[0], out[1], out[2], out[3], out[4]);
   }
 
   @Override
@@ -74,6 +74,6 @@ public final class TokenClaimProcessor implements EntryUpdate {
     long level = after < burst ? (burst - after) / interval : 0;
     long retry = granted == 0 && want > 0
         ? Math.max(1, ExactProcessor.ceilDiv(Math.max(need, 1) * interval - room, scale)) : 0;
-    return new long[] {granted, backlog, level, retry};
+    return new long[] {granted, backlog, level, retry, at};
   }
 }
