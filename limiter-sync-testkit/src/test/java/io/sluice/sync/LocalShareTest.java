@@ -52,18 +52,9 @@ class LocalShareTest {
     long[] back = java.util.Arrays.stream(backAt.split(";")).mapToLong(Long::parseLong).toArray();
     Limit limit = Limit.fixedWindow("share").limit(LIMIT).window(WINDOW).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    MemoryStore memory = new MemoryStore();
     List<CutStore> stores = new ArrayList<>();
-    List<SyncedLimiter> nodes = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      CutStore store = new CutStore(memory);
-      stores.add(store);
-      nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + i).ticker(ticker).autoSync(false)
-          .activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
-          .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2)
-              .waitDurationInOpenState(Duration.ofMillis(1)).clock(new TickerClock(ticker)).build())
-          .build());
-    }
+    // (the default flush timeout: the time a node holds its share after its last use depends on it)
+    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT, stores);
     SplittableRandom random = new SplittableRandom(cutAt);
     long start = ticker.read();
     long[] admitted = new long[2]; // the window of the fault, the next one
@@ -103,18 +94,9 @@ class LocalShareTest {
   void aSmallLimitStaysWithinItWhenEveryNodeIsCutOff() {
     Limit limit = Limit.fixedWindow("small-share").limit(10).window(WINDOW).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    MemoryStore memory = new MemoryStore();
     List<CutStore> stores = new ArrayList<>();
-    List<SyncedLimiter> nodes = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      CutStore store = new CutStore(memory);
-      stores.add(store);
-      nodes.add(SyncedLimiter.builder(limit, store).nodeId("s" + i).ticker(ticker).autoSync(false)
-          .flushTimeout(Duration.ofMillis(100)).activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
-          .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2)
-              .waitDurationInOpenState(Duration.ofSeconds(60)).clock(new TickerClock(ticker)).build())
-          .build());
-    }
+    // (a short flush timeout: closing nodes still cut off does not wait long)
+    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofSeconds(60), Duration.ofMillis(100), stores);
     int admitted = 0;
     for (int i = 0; i < 4; i++) { // round robin, each node synced after its request: views at 1..4
       ticker.advance(Duration.ofMillis(20));
@@ -133,6 +115,27 @@ class LocalShareTest {
         .isPositive();
     assertThat(admitted).as("admitted in the window, limit 10").isBetween(6, 10);
     nodes.forEach(SyncedLimiter::close);
+  }
+
+  /**
+   * Three nodes of {@code limit} under LOCAL_SHARE, each on a link of its own to one in-memory store
+   * (added to {@code links}), with a breaker that opens after two failed calls and waits {@code open}
+   * on the test's clock, and the flush timeout {@code flush}.
+   */
+  private static List<SyncedLimiter> threeNodes(Limit limit, ManualTicker ticker, Duration open, Duration flush,
+      List<CutStore> links) {
+    MemoryStore memory = new MemoryStore();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      CutStore link = new CutStore(memory);
+      links.add(link);
+      nodes.add(SyncedLimiter.builder(limit, link).nodeId("n" + i).ticker(ticker).autoSync(false)
+          .flushTimeout(flush).activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+          .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2)
+              .waitDurationInOpenState(open).clock(new TickerClock(ticker)).build())
+          .build());
+    }
+    return nodes;
   }
 
   /**
