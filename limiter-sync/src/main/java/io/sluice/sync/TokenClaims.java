@@ -4,6 +4,7 @@ import io.sluice.node.Limit;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.TokenGrant;
 import io.sluice.sync.spi.TokenStore;
+import java.time.Duration;
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -17,14 +18,14 @@ import java.util.function.IntSupplier;
  * used, no earlier than the store's own schedule lets it, so the nodes together never pass the bucket.
  *
  * <p>A key's holding: tokens due and unused ({@code extra}), and the schedule of its last grant (the
- * claim's time, the bucket's backlog before it, the tokens granted and used). A decision its holding
- * pays for is local; one it cannot pay and no token of which is still to come asks the store, waiting
- * for one round trip, for what it needs now and, for a key in use, what the key is expected to ask
- * over the claim horizon (two sync intervals of its demand; at most the batch size and an even half
- * of the bucket per node, so that the nodes' holdings leave the others room). A holding unused for a
- * sync interval goes back to the store at the next sync: held tokens are refill the other nodes could
- * have had, and a token used long after it was drawn from a full bucket is what lets the nodes pass
- * it (the bucket refilled meanwhile).
+ * time the store counted it at, the bucket's backlog before it, the tokens granted and used). A
+ * decision its holding pays for is local; one it cannot pay and no token of which is still to come
+ * asks the store, waiting for one round trip, for what it needs now and, for a key in use, what the
+ * key is expected to ask over the claim horizon (two sync intervals of its demand; at most the batch
+ * size and an even part per node of a quarter of the bucket, so that the nodes' holdings leave the
+ * others room). Held tokens expire once the store's bucket has refilled past them (a token used after
+ * that comes on top of a refilled bucket); nothing is ever given back to the store, since a give-back
+ * lowers the backlog under the claims other nodes made since (see {@link #decide}).
  *
  * <p>Concurrency: a holding is guarded by its own monitor, held through the store call a decision
  * makes for it (as a window's view is); the table is a {@link ConcurrentHashMap}, swept at syncs.
@@ -46,11 +47,11 @@ final class TokenClaims {
   private final long batchSize;
   private final int maxKeys;
   private final IntSupplier nodes;
-  private final java.time.Duration claimTimeout;
+  private final Duration claimTimeout;
   private final ConcurrentHashMap<String, Holding> holdings = new ConcurrentHashMap<>();
 
   TokenClaims(Limit limit, TokenStore store, StoreCalls calls, long syncIntervalNanos, long batchSize, int maxKeys,
-      IntSupplier nodes, java.time.Duration claimTimeout) {
+      IntSupplier nodes, Duration claimTimeout) {
     this.limit = limit;
     this.counter = Counter.of(limit);
     this.store = store;
