@@ -361,6 +361,7 @@ public final class RegionCoordinator implements AutoCloseable {
         }
       }
       known.keySet().retainAll(keys);
+      peaks.computeIfAbsent(q.name(), x -> new HashMap<>()).keySet().retainAll(keys); // (bounded as known is)
       keyList = new ArrayList<>(keys);
       states = new ArrayList<>(n);
       for (int r = 0; r < n; r++) {
