@@ -388,7 +388,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         waited(askedAt);
       }
       if (r != TokenClaims.FAILED) {
-        // (window 0 marks tokens of the holding, which release gives back to it; a fallback's has none)
+        // (window 0: decided on the store's bucket; what the failure policy decides carries none)
         return answer(key, r == TokenClaims.ALLOWED, answer, out[0], limit.quotaWindowNanos(), out[1], 0);
       }
       fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
