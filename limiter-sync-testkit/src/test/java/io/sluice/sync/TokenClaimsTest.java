@@ -302,7 +302,7 @@ class TokenClaimsTest {
       Decision first = node.acquire("k", 100); // the whole bucket
       assertThat(first.allowed()).isTrue();
       node.release("k", 40, first); // another limit of the request denied it
-      assertThat(node.tryAcquire("k", 40)).as("released tokens are not reused (see TokenClaims#release)").isFalse();
+      assertThat(node.tryAcquire("k", 40)).as("released tokens are not reused (see SyncedLimiter#release)").isFalse();
     }
   }
 

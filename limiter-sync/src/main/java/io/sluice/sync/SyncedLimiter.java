@@ -1453,7 +1453,9 @@ public final class SyncedLimiter implements KeyedLimiter {
       return;
     }
     if (tokens != null) {
-      tokens.release(key, cost); // (their permits stay spent: see TokenClaims#release)
+      // token claims: the permits stay spent. Put back into a holding they would be covered by a grant
+      // that did not pay for them, and given back to the store they would lower its backlog under other
+      // nodes' claims (see TokenClaims#decide): under-admission, never over
       return;
     }
     KeyView v = views.get(key);

@@ -181,16 +181,6 @@ final class TokenClaims {
   }
 
   /**
-   * Permits a decision gave back (another limit of the request denied it) stay spent: put back into a
-   * holding they would be covered by a grant that did not pay for them, and given back to the store
-   * they would lower its backlog under other nodes' claims (see decide). A bucket in exact mode gets
-   * them back ({@code give_back.lua}).
-   */
-  void release(String key, long cost) {
-    // deliberately nothing (see above): under-admission of the released permits, never over
-  }
-
-  /**
    * At a sync: expires what each holding's coverage no longer pays for, and drops the holdings that
    * hold nothing and have not been used for a while. No store call: tokens are never given back (see
    * decide); an idle holding's tokens expire as the store's bucket refills past them.
@@ -207,11 +197,6 @@ final class TokenClaims {
         }
       }
     }
-  }
-
-  /** Keys with a holding (for tests and meters). */
-  int keys() {
-    return holdings.size();
   }
 
   private Holding holding(String key) {
