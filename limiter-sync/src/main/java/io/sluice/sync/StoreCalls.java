@@ -29,6 +29,12 @@ final class StoreCalls {
   /** Store call duration, nanoseconds: a running mean that jumps up to any slower call (0 before). */
   private volatile long roundTripNanos;
 
+  /** Whether the circuit breaker keeps the store out (open or forced open): the failure policy decides. */
+  boolean open() {
+    CircuitBreaker.State state = breaker.getState();
+    return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
+  }
+
   StoreCalls(CircuitBreaker breaker, Duration defaultTimeout) {
     this.breaker = breaker;
     this.defaultTimeout = defaultTimeout;

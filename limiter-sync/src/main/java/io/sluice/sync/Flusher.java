@@ -1,0 +1,599 @@
+package io.sluice.sync;
+
+import io.sluice.node.Limit;
+import io.sluice.node.Ticker;
+import io.sluice.sync.BatchSender.InFlight;
+import io.sluice.sync.BatchSender.Pending;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The flusher of one {@link SyncedLimiter}: the sync that drains the queued views into batches (their
+ * windows' deltas, the claims they want, the settling of takes whose answer never came), sends them
+ * through the {@link BatchSender}, and takes the store's answers into the views; the registry's
+ * heartbeat, hot-key detection, and the refill of a store that lost its data.
+ *
+ * <p>Concurrency: its own state ({@code lostGroups}, {@code syncRound}, the hot-key mean, the times of
+ * the last heartbeat and sync) is the flusher's: guarded by {@code syncLock}, which every sync holds
+ * (the flusher thread, or a caller of {@code syncNow}, {@code flushAll} or {@code close}); a view is
+ * read and written only under its own monitor, taken one at a time and never while waiting for the
+ * store. {@code registeredNodes}, {@code closed} and {@code closeDeadline} are volatile: read by
+ * deciding threads.
+ */
+final class Flusher {
+  private static final System.Logger LOG = System.getLogger(SyncedLimiter.class.getName());
+  private final StoreCalls calls;
+  private final boolean claimsKept;
+  private final Counter counter;
+  private final ExactStore exact;
+  private final long heartbeatIntervalNanos;
+  private final double hotKeyFactor;
+  private final LeaseStore leases;
+  private final Limit limit;
+  private final double minHotRate;
+  private final String nodeId;
+  private final CounterStore store;
+  private final long syncIntervalNanos;
+  private final Ticker ticker;
+  private final TokenClaims tokens;
+  private final ViewTable views;
+  private final long windowNanos;
+  private final WindowClaims claims;
+  private final FlushQueue queue;
+  private final ConcurrentLinkedQueue<KeyView> dirty;
+  private final ConcurrentLinkedQueue<Delta> orphans;
+  private final AtomicBoolean syncRequested;
+  private final LongAdder pendingPermits;
+  /** The flusher's batches on their way to the store (numbered, in waves, a failed one kept). */
+  private final BatchSender sender;
+  private final Thread thread;
+  private final ReentrantLock syncLock = new ReentrantLock();
+  /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
+  private volatile int registeredNodes;
+  private volatile boolean closed;
+  /** System.nanoTime after which a closing limiter starts no new batch (MAX_VALUE while open). */
+  private volatile long closeDeadline = Long.MAX_VALUE;
+  /**
+   * Flusher thread, under the sync lock: the groups whose store was found to have lost its data during
+   * the current sync, each with the number of the last numbered flush answered there before (see
+   * refill), and the sync's number, which a view records when it is refilled (once per sync).
+   */
+  private final Map<Integer, Long> lostGroups = new HashMap<>();
+  private long syncRound;
+  /** Per group, the highest number of a numbered flush answered (see BatchSender#numberedSent). */
+  private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
+  /** The flusher thread's: when it last beat and last started a sync. */
+  private long lastHeartbeat = Long.MIN_VALUE;
+  private long lastSyncStart = Long.MIN_VALUE;
+  /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
+  private double meanKeyRate;
+  /** Keys currently detected as hot (heavy hitters). */
+  private final LongAdder hotKeys = new LongAdder();
+  private final LongAdder storeLosses = new LongAdder();
+  private final LongAdder refilledPermits = new LongAdder();
+  private final LongAdder deltasSent = new LongAdder();
+
+  Flusher(SyncedLimiter l, SyncConfig c, WindowClaims claims, FlushQueue queue) {
+    this.calls = l.calls;
+    this.claimsKept = l.claimsKept;
+    this.counter = l.counter;
+    this.exact = l.exact;
+    this.heartbeatIntervalNanos = c.heartbeatInterval().toNanos();
+    this.hotKeyFactor = c.hotKeyFactor();
+    this.minHotRate = c.minHotRate();
+    this.leases = l.leases;
+    this.limit = l.limit;
+    this.nodeId = l.nodeId;
+    this.store = l.store;
+    this.syncIntervalNanos = l.syncIntervalNanos;
+    this.ticker = l.ticker;
+    this.tokens = l.tokens;
+    this.views = l.views;
+    this.windowNanos = l.windowNanos;
+    this.claims = claims;
+    this.queue = queue;
+    this.dirty = queue.dirty;
+    this.orphans = queue.orphans;
+    this.syncRequested = queue.syncRequested;
+    this.pendingPermits = queue.pendingPermits;
+    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
+    // so one limit's numbers must not make the store take another's batches for replays
+    this.sender = new BatchSender(store, calls, ticker, nodeId + "/" + limit.name(), l.flushTimeout,
+        () -> closeDeadline, this::answered, this::requeue);
+    if (c.autoSync()) {
+      this.thread = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
+      this.thread.setDaemon(true);
+    } else {
+      this.thread = null;
+    }
+  }
+
+  /** Starts the flusher thread (unless the limiter syncs only when asked: {@code autoSync(false)}). */
+  void start() {
+    if (thread != null) {
+      queue.wakes(thread);
+      thread.start();
+    }
+  }
+
+  /**
+   * Stops the flusher thread, waiting for it until {@code deadline} (System.nanoTime); from then on a
+   * sync starts no new batch after the deadline.
+   */
+  void stop(long deadline) {
+    closeDeadline = deadline;
+    closed = true;
+    if (thread != null) {
+      LockSupport.unpark(thread);
+      try {
+        thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  boolean closed() {
+    return closed;
+  }
+
+  /** Nodes alive as the registry last answered (0 until it has). */
+  int registeredNodes() {
+    return registeredNodes;
+  }
+
+  long hotKeys() {
+    return hotKeys.sum();
+  }
+
+  long storeLosses() {
+    return storeLosses.sum();
+  }
+
+  long refilledPermits() {
+    return refilledPermits.sum();
+  }
+
+  long deltasSent() {
+    return deltasSent.sum();
+  }
+
+  /** The number of the last numbered flush sent (see BatchSender#numberedSent). */
+  long numberedSent() {
+    return sender.numberedSent();
+  }
+
+
+  /**
+   * Heavy-hitter detection, on the flusher thread for each key it syncs: the key's admission rate
+   * since its last sync against a running mean over synced keys; a key is hot while its rate is at
+   * least {@code hotKeyFactor} times the mean and at least {@code minHotRate} per second.
+   */
+  private void updateHeat(KeyView v, long now) {
+    if (v.rateSince == Long.MIN_VALUE) {
+      v.rateSince = now;
+      return;
+    }
+    long elapsed = now - v.rateSince;
+    if (elapsed < syncIntervalNanos / 2) {
+      return; // too short to tell a rate
+    }
+    double rate = v.hits * 1e9 / elapsed;
+    v.hits = 0;
+    v.rateSince = now;
+    v.rate = v.rate == 0 ? rate : v.rate * 0.5 + rate * 0.5;
+    double mean = meanKeyRate;
+    meanKeyRate = mean == 0 ? rate : mean * 0.95 + rate * 0.05;
+    boolean hot = rate >= minHotRate && rate >= hotKeyFactor * mean;
+    if (hot != v.hot) {
+      v.hot = hot;
+      hotKeys.add(hot ? 1 : -1);
+    }
+  }
+
+  private void flushLoop() {
+    while (!closed) {
+      if (!syncRequested.get()) {
+        LockSupport.parkNanos(this, syncIntervalNanos);
+      }
+      boolean asked = syncRequested.getAndSet(false);
+      if (closed) {
+        return;
+      }
+      long start = System.nanoTime();
+      if (asked && lastSyncStart != Long.MIN_VALUE) {
+        long cycle = Math.min(start - lastSyncStart, syncIntervalNanos);
+        claims.flushCycleNanos = Math.max(cycle, (claims.flushCycleNanos * 7 + cycle) / 8);
+      }
+      lastSyncStart = start;
+      try {
+        long now = System.nanoTime();
+        if (lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) {
+          lastHeartbeat = now;
+          heartbeatNow();
+        }
+        sync(false);
+        views.sweepSome();
+      } catch (RuntimeException e) {
+        calls.countFailure(); // kept for the next round; the loop must survive anything
+      }
+    }
+  }
+
+  boolean sync(boolean everything) {
+    return sync(everything, Long.MAX_VALUE);
+  }
+
+  /**
+   * A sync that starts no new batch after {@code deadline} (System.nanoTime; a batch under way may
+   * take up to the flush timeout more) and, once the limiter is closing, none after its deadline:
+   * what is left stays unsent. False when the lock was not had by the deadline or anything is left.
+   */
+  boolean sync(boolean everything, long deadline) {
+    if (deadline == Long.MAX_VALUE) {
+      syncLock.lock();
+    } else {
+      try {
+        if (!syncLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+          return false;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    syncRound++;
+    try {
+      if (tokens != null) {
+        tokens.sweep(ticker.read());
+      }
+      if (!sender.resendKept()) {
+        return false; // (nothing new goes out while a kept batch is unanswered)
+      }
+      Map<Integer, List<Pending>> byGroup = new HashMap<>();
+      for (Delta d; (d = orphans.poll()) != null; ) {
+        byGroup.computeIfAbsent(store.group(counter, d.key()), g -> new ArrayList<>()).add(new Pending(null, d));
+      }
+      List<KeyView> wantLeases = new ArrayList<>();
+      List<KeyView> later = new ArrayList<>();
+      long drainedAt = ticker.read();
+      for (KeyView v; (v = dirty.poll()) != null; ) {
+        synchronized (v) {
+          if (!drain(v, drainedAt, everything, byGroup, wantLeases)) {
+            later.add(v);
+          }
+        }
+      }
+      dirty.addAll(later);
+      byGroup.values().removeIf(List::isEmpty);
+      for (KeyView v : wantLeases) {
+        takeLease(v);
+      }
+      return sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
+    } finally {
+      try {
+        refillLostGroups();
+      } finally {
+        lostGroups.clear();
+        syncLock.unlock();
+      }
+    }
+  }
+
+  /**
+   * Under the view's monitor, at a sync: puts what the view has to send in its group's list (its
+   * windows' deltas, the claim it wants, the settling of a take whose answer never came) and notes
+   * a lease it wants. False when the view has nothing that cannot wait for a later sync: it stays
+   * queued.
+   */
+  private boolean drain(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
+      List<KeyView> wantLeases) {
+    queue.settle(v);
+    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && !v.leaseWanted
+        && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
+      // nothing to send and answered within the sync interval: it waits for the regular sync
+      // (a claim it holds is given up there if the key went idle), not for every sync another
+      // key asked for
+      return false;
+    }
+    if (!everything && !closed && claims.claimLasts(v, drainedAt)) {
+      // a claim that still pays for what the key asks until the next regular sync: its permits
+      // are covered (the store counts the claim), so they wait for the claim to run low, the
+      // batch to fill or the key to go idle, and a key asked a few times a second costs a few
+      // store calls a window, not one per request or sync interval
+      updateHeat(v, drainedAt);
+      return false;
+    }
+    v.queued = false;
+    v.syncWanted = false;
+    updateHeat(v, drainedAt);
+    if (v.leaseWanted) {
+      wantLeases.add(v);
+    }
+    int group = store.group(counter, v.key);
+    List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
+    // a take whose answer never came goes with this flush, on its window's delta
+    boolean settles = v.settleToken != 0 && !v.settleInFlight;
+    if (settles) {
+      v.settleInFlight = true;
+    }
+    if (v.unsentPrev > 0 || v.prevClaimHeld || (settles && v.settleWindow == v.window - 1)) {
+      // (a delta asks for no claim: it also gives up the one held on the window gone by)
+      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev);
+      list.add(new Pending(v, settles && v.settleWindow == v.window - 1 ? settling(v, prev) : prev));
+      v.unsentPrev = 0;
+      v.prevClaimHeld = false;
+    }
+    if (settles && v.settleWindow < v.window - 1) {
+      list.add(new Pending(v, settling(v, new Delta(counter, v.key, v.settleWindow, 0))));
+    }
+    // always send the current window, even with nothing new: the answer refreshes the view
+    // (in reservation mode the lease answer does that, so only real deltas go)
+    if (leases == null || v.unsentCur > 0) {
+      Delta d = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
+      if (claimsKept) {
+        // a claim for what the node will admit until its next answer; none once the key has
+        // been idle for a sync interval (a claim held blocks the other nodes)
+        // (a key asked less than about once a sync interval holds none either: its next request
+        // asks the store, which costs less than a claim held and refreshed at every sync)
+        boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.idleAfterNanos(v, drainedAt);
+        long want = idle ? 0 : Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt));
+        d = d.claiming(Math.min(want, counter.limit().capacity()), claims.claimNodes());
+      }
+      if (settles && v.settleWindow == v.window) {
+        d = settling(v, d);
+      }
+      boolean release = claimsKept && d.want() == 0;
+      if (release) {
+        v.releasesInFlight++; // decisions do not ask for claims until it is answered
+      }
+      list.add(new Pending(v, d, release));
+      v.unsentCur = 0;
+      v.deniedUnsent = 0;
+    }
+    return true;
+  }
+
+  /** Under the view's monitor: {@code d} settling the view's take whose answer never came. */
+  private static Delta settling(KeyView v, Delta d) {
+    return d.settling(v.settleToken, v.settlePermits, v.settleAdmitted);
+  }
+
+  /** Reservation mode: asks the store for the view's next grant and adds it to the view. */
+  private void takeLease(KeyView v) {
+    long w;
+    long want;
+    synchronized (v) {
+      w = v.window;
+      want = claims.leaseSize(v);
+    }
+    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read() - w * windowNanos);
+    LeaseStore.Lease lease = calls.guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want));
+    synchronized (v) {
+      v.leaseWanted = false;
+      if (lease == null) {
+        if (!v.queued) { // ask again on the next round
+          v.leaseWanted = true;
+          v.queued = true;
+          dirty.add(v);
+        }
+        return;
+      }
+      if (v.window != w) {
+        return; // the window ended while we asked: the grant is given up (under-admission only)
+      }
+      claims.takeLeaseAnswer(v, lease, want, ticker.read());
+    }
+  }
+
+  private void requeue(Pending p) {
+    if (p.view == null) {
+      orphans.add(p.delta);
+      return;
+    }
+    synchronized (p.view) {
+      queue.settle(p.view);
+      released(p);
+      if (p.delta.settle() != 0 && p.view.settleToken == p.delta.token()) {
+        p.view.settleInFlight = false; // the next drain sends it again
+        p.view.syncWanted = true;
+      }
+      if (p.delta.window() == p.view.window) {
+        p.view.unsentCur += p.delta.amount();
+        p.view.deniedUnsent += p.delta.denied();
+      } else if (p.delta.window() == p.view.window - 1) {
+        p.view.unsentPrev += p.delta.amount();
+      } else if (p.delta.amount() > 0) {
+        // (its permits only: a settle stays with the view, which sends it again; an orphaned copy as
+        // well would settle twice)
+        orphans.add(new Delta(counter, p.delta.key(), p.delta.window(), p.delta.amount()));
+      }
+      queue.enqueue(p.view);
+    }
+  }
+
+  /** Under the view's monitor: a release delta is answered (or back among the unsent): decisions may ask again. */
+  private static void released(Pending p) {
+    if (p.release) {
+      p.view.releasesInFlight--;
+      p.view.notifyAll();
+    }
+  }
+
+  /** Takes a batch's answer into the views it carried. */
+  private boolean answered(InFlight f, long index, FlushResult result) {
+    long now = ticker.read();
+    int group = f.batch.group();
+    if (result.storeForgot()) {
+      storeLosses.increment();
+      lostGroups.putIfAbsent(group, numberedDone.getOrDefault(group, 0L));
+    }
+    Long doneBeforeLoss = lostGroups.get(group);
+    if (doneBeforeLoss != null) {
+      // this answer came from the store that lost its data: what this node had admitted before goes
+      // again before the answer's own permits are taken off the views' pending (they are in the new store)
+      for (Pending p : f.parts) {
+        if (p.view != null) {
+          refilledPermits.add(refill(p.view, doneBeforeLoss));
+        }
+      }
+    }
+    if (doneBeforeLoss == null) {
+      // (an answer from a store found to have lost its data proves nothing about the old one: see refill)
+      numberedDone.merge(group, index, Math::max);
+    }
+    deltasSent.add(f.parts.size());
+    for (int i = 0; i < f.parts.size(); i++) {
+      Pending p = f.parts.get(i);
+      pendingPermits.add(-p.delta.amount());
+      if (p.view == null) {
+        continue;
+      }
+      KeyView v = p.view;
+      synchronized (v) {
+        queue.settle(v); // the credit was sized on the counts this answer replaces
+        released(p);
+        if (p.delta.settle() != 0 && v.settleToken == p.delta.token()) {
+          // the take is settled: a permit the failure policy admitted is counted now, one way or the other
+          if (p.delta.settle() > 0) {
+            if (p.delta.window() == v.window) {
+              v.pendingCur -= p.delta.settle();
+            } else if (p.delta.window() == v.window - 1) {
+              v.pendingPrev -= p.delta.settle();
+            }
+            pendingPermits.add(-p.delta.settle());
+          }
+          v.settleToken = 0;
+          v.settleInFlight = false;
+        }
+        long w = p.delta.window();
+        if (w == v.window) {
+          v.pendingCur -= p.delta.amount();
+          if (f.sentAt < v.claimCallSentAt) {
+            // a decision's claim call went out after this flush and was answered first: which of the
+            // two the store ran last is not known here (Redis runs them in order, Hazelcast may not),
+            // so the view keeps the smaller claim and the larger count of the two answers
+            claims.mergeOlderAnswer(v, result, i);
+          } else {
+            claims.takeAnswer(v, p.delta, result, i, now, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros()));
+          }
+        } else if (w == v.window - 1) {
+          v.globalPrev = result.current(i);
+          v.pendingPrev -= p.delta.amount();
+          // the claim on the window gone by is given up: what it held may be free now
+          v.nothingFreeUntil = Long.MIN_VALUE;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The number of the last numbered flush answered on the key's group (0: none yet). */
+  long numberedDone(String key) {
+    return numberedDone.getOrDefault(store.group(counter, key), 0L);
+  }
+
+  /**
+   * The store lost its data on a group (a numbered flush's answer said so, {@link
+   * FlushResult#storeForgot()}): every view of the group sends again what this node admitted in the
+   * windows that still weigh and the store had acknowledged, so that the counts are whole again instead
+   * of starting over (the other nodes do the same for theirs, each when its own flush finds the store
+   * changed). The views of the batches answered by the new store do so as their answers come (see
+   * send); the others here, in one pass over the table at the end of the sync, whatever the number of
+   * groups that lost their data (a Redis Cluster restarted whole: one per slot).
+   */
+  private void refillLostGroups() {
+    if (lostGroups.isEmpty()) {
+      return;
+    }
+    long permits = 0;
+    int keys = 0;
+    for (KeyView v : views.all()) {
+      Long doneBeforeLoss = lostGroups.get(store.group(counter, v.key));
+      if (doneBeforeLoss != null) {
+        long sent = refill(v, doneBeforeLoss);
+        permits += sent;
+        keys += sent > 0 ? 1 : 0;
+      } else {
+        // another group (a slot of a Redis Cluster) may have lost its data too, unseen until a numbered
+        // flush reaches it: every view goes with the next sync, which finds out
+        synchronized (v) {
+          v.syncWanted = true;
+          queue.enqueue(v);
+        }
+      }
+    }
+    refilledPermits.add(permits);
+    LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}): the store lost its data on {2} group(s) (no"
+        + " record of this node''s batches it had acknowledged); sending again {3} admitted permits of {4} keys and"
+        + " more as their flushes are answered", limit.name(), nodeId, lostGroups.size(), permits, keys);
+  }
+
+  /**
+   * One view of a group whose store lost its data, once per sync: its admitted permits the old store
+   * had acknowledged go back among its unsent ones, and its claims are gone (it holds none until it
+   * asks again). Permits of takes answered after the last numbered flush that reached the old store was
+   * sent ({@code doneBeforeLoss}) are left out: they may be in the new store already (a take is not
+   * numbered), and sending them again could count them twice; those that reached the old one stay lost
+   * (at most a sync interval's takes). Returns the permits it sends again.
+   */
+  private long refill(KeyView v, long doneBeforeLoss) {
+    if (leases != null || exact != null) {
+      return 0; // (reservation and exact modes: the store counts when it grants or decides, not by flushes)
+    }
+    synchronized (v) {
+      if (v.refilledRound == syncRound || v.window == Long.MIN_VALUE) {
+        return 0;
+      }
+      v.refilledRound = syncRound;
+      queue.settle(v);
+      boolean takesUnproven = doneBeforeLoss <= v.takenMark;
+      long cur = Math.max(0, v.ownCur - v.pendingCur - (takesUnproven ? v.takenCur : 0));
+      long prev = Math.max(0, v.ownPrev - v.pendingPrev - (takesUnproven ? v.takenPrev : 0));
+      v.takenCur = 0; // (accounted for: sent again, or left in the new store)
+      v.takenPrev = 0;
+      v.unsentCur += cur;
+      v.pendingCur += cur;
+      v.unsentPrev += prev;
+      v.pendingPrev += prev;
+      pendingPermits.add(cur + prev);
+      v.claim = -1;
+      v.claimNodes = 0;
+      v.prevClaimHeld = false;
+      v.noneFree = false;
+      v.nothingFreeUntil = Long.MIN_VALUE;
+      v.releasedCur = 0; // (given back after the old store counted them: the new one never did)
+      if (cur + prev > 0) {
+        v.syncWanted = true;
+        queue.enqueue(v);
+      }
+      return cur + prev;
+    }
+  }
+
+  /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
+  int heartbeatNow() {
+    Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(),
+        Duration.ofNanos(3 * heartbeatIntervalNanos)));
+    if (alive != null) {
+      registeredNodes = Math.max(1, alive);
+    }
+    return Math.max(1, registeredNodes);
+  }
+}

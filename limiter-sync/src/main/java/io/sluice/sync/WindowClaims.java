@@ -1,0 +1,450 @@
+package io.sluice.sync;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
+import java.util.function.IntSupplier;
+
+/**
+ * The arithmetic of a window limit's claims, shares and leases for one {@link SyncedLimiter}: what a
+ * node may admit beyond what the store counted from it (its claim, or a share where the store keeps
+ * none), what it asks the store for and for how long ahead, when a denial may be retried, what the
+ * failure policy lets it admit while the store is out of reach; and the store's answers taken into a
+ * view. Every method that takes a view runs under the view's monitor.
+ *
+ * <p>Concurrency: immutable settings, and two volatiles: {@code storeKeepsClaims} (cleared once by
+ * the first answer that shows a store without claims) and {@code flushCycleNanos} (the flusher's).
+ */
+final class WindowClaims {
+  private final IntSupplier activeNodes;
+  private final long batchSize;
+  private final StoreCalls calls;
+  private final boolean claimsKept;
+  private final Counter counter;
+  private final long hotBatchMultiplier;
+  private final Limit limit;
+  private final double maxError;
+  private final StoreFailurePolicy onStoreFailure;
+  private final boolean regional;
+  private final long shareHoldNanos;
+  private final boolean sliding;
+  private final long syncIntervalNanos;
+  private final long windowNanos;
+  private final FlushQueue queue;
+  /**
+   * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
+   * cannot pay asks the store for one, and waits for it, instead of denying.
+   */
+  volatile boolean storeKeepsClaims;
+  /**
+   * Time between the starts of consecutive syncs while the flusher is busy (a sync asked for at
+   * once), nanoseconds: a running mean that jumps up to any slower cycle, the flusher's. With the
+   * round trip, how long a permit waits for its acknowledgement.
+   */
+  volatile long flushCycleNanos;
+
+  WindowClaims(SyncedLimiter l, SyncConfig c, FlushQueue queue) {
+    this.activeNodes = l.activeNodes;
+    this.batchSize = l.batchSize;
+    this.calls = l.calls;
+    this.claimsKept = l.claimsKept;
+    this.storeKeepsClaims = l.claimsKept;
+    this.counter = l.counter;
+    this.hotBatchMultiplier = c.hotBatchMultiplier();
+    this.limit = l.limit;
+    this.maxError = c.maxError();
+    this.onStoreFailure = c.onStoreFailure();
+    this.regional = l.regional;
+    this.shareHoldNanos = l.shareHoldNanos;
+    this.sliding = l.sliding;
+    this.syncIntervalNanos = l.syncIntervalNanos;
+    this.windowNanos = l.windowNanos;
+    this.queue = queue;
+  }
+
+
+  /** The nodes a claim is split between: as the registry counts them (1 before it answers). */
+  int claimNodes() {
+    return Math.min(Delta.MAX_NODES, Math.max(1, activeNodes.getAsInt()));
+  }
+
+  /** Whether a decision the view cannot pay for asks the store for a claim (and waits for it). */
+  boolean asksClaims() {
+    return claimsKept && storeKeepsClaims;
+  }
+
+  /** Under the view's monitor: a grant of the view's window, asked for {@code want}, into the view. */
+  void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long now) {
+    v.leased += lease.granted();
+    v.globalCur = lease.current();
+    v.globalPrev = lease.previous();
+    v.lastRemaining = lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
+    v.syncedAt = now;
+  }
+
+  /**
+   * Under the view's monitor, for a decision that asks the store: what to ask for beyond what the
+   * request needs, at most {@code cap}. What the key is likely to ask before the next regular sync; a
+   * key asking again within a sync interval doubles what it asked beyond last time (a burst, a key
+   * warming up).
+   */
+  long aheadOfDemand(KeyView v, long now, long cap) {
+    long ahead = v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos
+        ? Math.min(cap, Math.max(1, 2 * v.claimAhead))
+        : Math.min(cap, expectedDemand(v, now));
+    v.claimAhead = ahead;
+    v.lastClaimAsked = now;
+    return ahead;
+  }
+
+  /**
+   * What the key is expected to ask for until the next regular sync (its demand rate over two sync
+   * intervals); 0 for a key asked less than about once a sync interval: a claim it would hold
+   * unused blocks the other nodes, and its next request asks the store anyway.
+   */
+  long expectedUntilSync(KeyView v) {
+    double expected = v.rate * 2 * syncIntervalNanos / 1e9;
+    return expected < 1 ? 0 : (long) Math.ceil(expected);
+  }
+
+  /**
+   * Under the view's monitor: what a claim is sized for, the key's demand over its horizon (0 below
+   * one permit): two sync intervals, or, for a key far below its limit, the rest of its window. A
+   * key is far below its limit when what the store counted, this node's pending permits and every
+   * node asking at this node's rate until the window's end stay within half of the limit: there
+   * the store grants claims ahead of demand anyway (half of what is free), and a claim that lasts
+   * the window saves a store call per request or per sync interval on a key asked a few times a
+   * second.
+   */
+  long expectedDemand(KeyView v, long now) {
+    double expected = v.rate * claimHorizonNanos(v, now) / 1e9;
+    return expected < 1 ? 0 : (long) Math.ceil(expected);
+  }
+
+  long claimHorizonNanos(KeyView v, long now) {
+    long near = 2 * syncIntervalNanos;
+    long windowStart = v.window * windowNanos;
+    long rest = windowStart + windowNanos - now;
+    if (!asksClaims() || rest <= near) {
+      return near;
+    }
+    // only for a key this view saw through the window before (a new key's rate is a guess), at the
+    // key's rate over all nodes: this node's times the nodes, what the store counted so far in the
+    // window, or the window before's count, whichever is most (the registry may count fewer nodes
+    // than there are)
+    if (v.lastWindowTotal < 0) {
+      return near;
+    }
+    double elapsedSeconds = Math.max(now - windowStart, syncIntervalNanos) / 1e9;
+    double rate = Math.max(Math.max(v.rate * claimNodes(), v.globalCur / elapsedSeconds),
+        v.lastWindowTotal * 1e9 / windowNanos);
+    double prevWeight = sliding ? (double) rest / windowNanos : 0;
+    double projected = v.globalCur + v.globalPrev * prevWeight + v.pendingCur + v.pendingPrev * prevWeight
+        + rate * rest / 1e9;
+    return projected <= capacity(v) / 2.0 ? rest : near;
+  }
+
+  /**
+   * Under the view's monitor: how long a key holding a claim may go without a request before the
+   * next regular sync gives the claim up: a sync interval, or for a key sized for the rest of its
+   * window twice its mean gap between requests (within that window).
+   */
+  long idleAfterNanos(KeyView v, long now) {
+    long horizon = claimHorizonNanos(v, now);
+    if (horizon <= 2 * syncIntervalNanos || v.rate <= 0) {
+      return syncIntervalNanos;
+    }
+    return Math.max(syncIntervalNanos, Math.min(horizon, (long) (2e9 / v.rate)));
+  }
+
+  /**
+   * The failure policy's decision. LOCAL_SHARE: what was free when the store last answered (the whole
+   * limit in a window it never answered for) is split evenly between the nodes, and this node admits
+   * within its part what the store has not acknowledged from it, and within an even split of the whole
+   * limit what it admitted in all; the nodes' parts add up to what was free, so nodes cut off together
+   * stay within the limit in the window the fault began too, whatever each had admitted before it (the
+   * even split of the whole limit alone let the nodes that had admitted less add up to more). With the
+   * breaker open ({@code breakerOpen}) on a fixed window, the node also fixes its part for the rest of
+   * the window: once the store is back, other nodes may still be on theirs, and it must not spend
+   * budget the store does not show yet (see the share cap in decide). It holds the part for at most
+   * {@link #shareHoldNanos} after its last decision on the share: the time nodes cut off together take
+   * to come back (a breaker's wait in the open state and a flush, twice); a node cut off for longer than
+   * the others is a partial cut, where LOCAL_SHARE passes the limit by the cut nodes' shares anyway.
+   */
+  boolean fallbackAdmits(KeyView view, double prevWeight, long cost, boolean breakerOpen, long now) {
+    switch (onStoreFailure) {
+      case FAIL_OPEN:
+        return true;
+      case FAIL_CLOSED:
+        return false;
+      default:
+        if (regional && view.share < 0) {
+          // a region's node that cannot reach its store and holds no share for this window admits
+          // nothing: the coordinator, which sees it stop beating, counts the region at the shares its
+          // leases gave only until they run out, and G / R now could push the regions' sum over G (a
+          // node that never read a share, restarted while cut off, included)
+          return false;
+        }
+        int nodes = Math.max(1, activeNodes.getAsInt());
+        double free = Math.max(0, capacity(view) - (view.globalPrev * prevWeight + view.globalCur));
+        // parts rounded down: rounded up, each node's part and whole split gained up to a permit, and
+        // three nodes cut off together admitted 12 of a limit of 10 (a limit below the node count
+        // admits nothing while every node is cut off: no node can tell which of them may)
+        long part = (long) Math.floor(free / nodes + 1e-9);
+        // and never more than an even split of the whole limit, its own admissions counted: that
+        // bound is exact where the nodes had admitted evenly, while the parts of what was free rest on
+        // the counts of each node's last answer, up to a sync interval apart (and behind each other)
+        long whole = capacity(view) / nodes;
+        if (breakerOpen && !sliding) {
+          if (view.shareCapWindow != view.window || now >= view.shareCapUntil) {
+            view.shareCapWindow = view.window;
+            view.shareCap = Math.min(view.ownCur - view.pendingCur + part, Math.max(view.ownCur, whole));
+          }
+          view.shareCapUntil = now + shareHoldNanos;
+        }
+        double unacknowledged = view.pendingPrev * prevWeight + view.pendingCur;
+        double own = view.ownPrev * prevWeight + view.ownCur;
+        return unacknowledged + cost <= part && own + cost <= whole;
+    }
+  }
+
+  /**
+   * Reservation mode: how much to ask for at once. Half of a node's share of what is left (so that
+   * grants shrink as the budget does and one node cannot take it all), at most the batch size.
+   */
+  long leaseSize(KeyView view) {
+    long left = view.lastRemaining >= 0 ? view.lastRemaining : limit.capacity();
+    long nodes = Math.max(1, activeNodes.getAsInt());
+    // (nor more than the key is likely to ask until the next regular sync: what a node holds unused
+    // at the window's end is budget the others could not have)
+    long size = Math.min(batchFor(view), (left + 2 * nodes - 1) / (2 * nodes));
+    long expected = expectedUntilSync(view);
+    return Math.max(1, expected > 0 ? Math.min(size, expected) : size);
+  }
+
+  /** The batch size of a key: larger for a hot key, so that it reaches the store less often. */
+  long batchFor(KeyView view) {
+    return view.hot ? batchSize * hotBatchMultiplier : batchSize;
+  }
+
+  /**
+   * What this node may admit beyond the counts the store has from it: its claim (see the class
+   * comment), or its part of the error budget before its first claim in the window.
+   *
+   * <p>Without claims (regional quotas, a store that keeps none), a share: near the limit the
+   * remaining budget R divided by {@code 2N - 1} for N nodes, since every other node may hold a share
+   * of its own that this view does not show yet (N nodes holding one such share each still fit in R);
+   * far from the limit {@link #untilNextAnswer}, not more, because a share granted but not yet used is
+   * invisible to the other nodes. A stale or unknown view gets the cold allowance,
+   * {@code limit * maxError / N}, at most a batch.
+   */
+  long allowance(KeyView view, double globalEstimate, boolean fresh, long at, boolean limitReached) {
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    long batch = batchFor(view);
+    long capacity = capacity(view);
+    if (view.claim >= 0) {
+      // the store's claim, fresh or not: it is reserved for this node whatever the others do; with a
+      // sliding window also this node's part of what the previous window freed since the claim, as
+      // the store counts it (prev / window / nodes per unit of time)
+      return claimHeld(view, at);
+    }
+    if (claimsKept && storeKeepsClaims) {
+      // no claim in this window yet (its first decisions, or a view the store has not answered): the
+      // decision asks the store for one. (Admitting a part of the error budget first, as this node
+      // once did, passed the limit in synchronized bursts whenever the registry counted fewer nodes
+      // than there were, as at start-up; a wait for one round trip per key and window is cheaper.)
+      return 0;
+    }
+    if (!fresh) {
+      return Math.max(1, Math.min(batch, (long) (capacity * maxError / nodes)));
+    }
+    // of what was left at the last sync, a share that fits with every other node's; of what the
+    // sliding window freed since, an even part (all nodes' parts together are what was freed)
+    double freed = freedSinceSync(view, at);
+    double exactShare = (capacity - globalEstimate - freed) / (2.0 * nodes - 1) + freed / nodes;
+    // rounded up, so that the last permits of a window are not left unused; at the limit rounded
+    // down, since there every node rounding up at every sync would add up to N permits a sync (the
+    // weights are doubles: 1e-9 keeps 49.99999999999 from losing a permit)
+    long share = (long) (limitReached ? Math.floor(exactShare + 1e-9) : Math.ceil(exactShare));
+    return Math.max(0, Math.min(untilNextAnswer(view), share));
+  }
+
+  /** What the view's claim lets this node admit at {@code at} beyond its counted permits (claim >= 0). */
+  long claimHeld(KeyView view, long at) {
+    if (!sliding || view.claim < 0) {
+      return Math.max(0, view.claim);
+    }
+    long windowStart = view.window * windowNanos;
+    long from = Math.max(view.claimAt, windowStart);
+    long to = Math.min(at, windowStart + windowNanos);
+    if (to <= from || view.claimNodes < 1) {
+      return view.claim;
+    }
+    if (view.claimNodes == 1) {
+      // alone, on the window's own grid: a permit fades at the moment the exact algorithm frees it
+      // (the grant was rounded down at the claim's time, and so is the fading then: together they
+      // add up to what the exact algorithm has at the decision's time, never more)
+      double perNano = (double) view.globalPrev / windowNanos;
+      return view.claim + (long) Math.floor(perNano * (to - windowStart) + 1e-9)
+          - (long) Math.floor(perNano * (from - windowStart) + 1e-9);
+    }
+    return view.claim + (long) Math.floor((double) view.globalPrev * (to - from) / windowNanos / view.claimNodes + 1e-9);
+  }
+
+  /**
+   * What the node would admit far from the limit before its next answer, the claim a flush asks for:
+   * a batch, four times the key's demand over a flush cycle or store round trip (whichever is
+   * longer), or this node's part of the error budget, {@code limit * maxError / N} (so that a large
+   * limit is never refused for want of a sync), whichever is most. The store grants less near the
+   * limit.
+   */
+  long untilNextAnswer(KeyView view) {
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(calls.roundTripNanos(), flushCycleNanos) / 1e9);
+    long errorBudget = (long) (capacity(view) * maxError / nodes);
+    return Math.max(1, Math.max(Math.max(batchFor(view), inFlight), errorBudget));
+  }
+
+  /**
+   * Sliding window: the budget the previous window's count freed, as it faded, since the view was
+   * last synced (or since its window began, if that is later).
+   */
+  double freedSinceSync(KeyView view, long at) {
+    long since = Math.max(view.syncedAt, view.window * windowNanos);
+    return sliding && at > since ? (double) view.globalPrev * (at - since) / windowNanos : 0;
+  }
+
+  /**
+   * Whether the key was at its limit at the last sync: what was left would give each node less
+   * than one permit. A sync would then show no room worth its call; the view waits for the regular
+   * sync, and meanwhile its allowance grows as a sliding window fades.
+   */
+  boolean atLimit(KeyView view, double globalEstimate, long at) {
+    if (view.claim >= 0) {
+      return view.noneFree; // the store counts the claims too: it said so
+    }
+    int nodes = Math.max(1, activeNodes.getAsInt());
+    return capacity(view) - globalEstimate - freedSinceSync(view, at) < 2.0 * nodes - 1;
+  }
+
+  /**
+   * The budget of the view's window: the limit, or for a regional quota the region's share as the
+   * store last told it, else the static share (the quota divided by the regions).
+   */
+  long capacity(KeyView v) {
+    if (!regional) {
+      return limit.capacity();
+    }
+    return v.share >= 0 ? v.share : counter.staticShare();
+  }
+
+  /** When the global count (as last seen) will have room for cost more. */
+  long retryAfter(KeyView v, long at, long cost) {
+    long windowStart = v.window * windowNanos;
+    long untilNext = windowStart + windowNanos - at;
+    long cur = v.globalCur + v.pendingCur;
+    long prev = v.globalPrev + v.pendingPrev;
+    long free = capacity(v) - cur - cost;
+    if (!sliding) {
+      return untilNext;
+    }
+    if (free >= 0 && prev > 0) {
+      long elapsedNeeded = windowNanos - (long) ((double) free * windowNanos / prev);
+      return Math.max(1, windowStart + elapsedNeeded - at);
+    }
+    long fit = capacity(v) - cost;
+    long elapsedNeeded = cur == 0 ? 0 : windowNanos - (long) ((double) fit * windowNanos / cur);
+    return untilNext + Math.max(0, elapsedNeeded);
+  }
+
+  /**
+   * Under the view's monitor, at a drain: whether the view holds a claim on the current window that
+   * still pays for what the key is expected to ask until the next regular sync, with nothing else to
+   * send and no sync asked for, on a key not idle and still far below its limit (nearer, a claim
+   * held unused would keep the last permits from the nodes that have requests for them).
+   */
+  boolean claimLasts(KeyView v, long now) {
+    if (!asksClaims() || v.claim < 0 || v.syncWanted || v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsent > 0
+        || v.settleToken != 0
+        || v.window != Math.floorDiv(now, windowNanos) || v.demandAt == Long.MIN_VALUE
+        || now - v.demandAt > idleAfterNanos(v, now) || claimHorizonNanos(v, now) <= 2 * syncIntervalNanos) {
+      return false;
+    }
+    return claimHeld(v, now) - v.pendingCur >= Math.max(1, expectedUntilSync(v));
+  }
+
+  /**
+   * Under the view's monitor: an answer to a flush sent before the view's last claim call and answered
+   * after it. A claim call with a take leaves a smaller claim than the flush before it did, so the
+   * later-arriving answer must not raise the claim back: the view keeps the smaller claim, the smaller
+   * part of the fading and the larger counts (under-use at worst, never over-admission).
+   */
+  void mergeOlderAnswer(KeyView v, FlushResult result, int i) {
+    v.globalCur = Math.max(v.globalCur, result.current(i));
+    v.globalPrev = Math.max(v.globalPrev, result.previous(i));
+    if (claimsKept && result.claim(i) >= 0 && v.claim >= 0) {
+      v.claim = Math.min(v.claim, result.claim(i));
+      v.claimNodes = Math.min(v.claimNodes, result.split(i));
+    }
+  }
+
+  /**
+   * Under the view's monitor: the store's answer to delta i of a flush (or claim-only call) on the
+   * view's current window, asked at ticker time {@code askedAt}: fresh counts, the claim, the share.
+   */
+  void takeAnswer(KeyView v, Delta delta, FlushResult result, int i, long now, long askedAt) {
+    v.globalCur = result.current(i);
+    v.globalPrev = result.previous(i);
+    v.syncedAt = now;
+    if (claimsKept) {
+      if (result.claim(i) < 0) {
+        storeKeepsClaims = false; // a store without claims: shares, as for regional quotas
+      } else {
+        // a take's amount is not permits the node reports; a take counted came out of the grant
+        boolean take = delta.token() > 0 && delta.settle() == 0;
+        long granted = result.claim(i) + (result.taken(i) ? delta.amount() : 0);
+        long committed = Math.max(0, claimHeld(v, askedAt) - (take ? 0 : delta.amount()));
+        // little was free (less than an eighth of what was asked): a sync would not bring more
+        // worth its call before the regular one (see atLimit)
+        v.noneFree = delta.want() > committed && granted - committed < Math.max(1, delta.want() / 8);
+        // a decision asked for what it needed and the store had less: decisions the claim cannot pay
+        // are denied without asking again for a sync interval (a flush's answer says nothing of it:
+        // claims ahead of demand take only half of what is free, so a grant of none does not mean
+        // none is free)
+        if (delta.need() > 0 && granted < delta.need()) {
+          // (twice as long after each such answer in a row, up to eight sync intervals: a key at its
+          // limit whose last permits other nodes hold costs a few store calls a window, not ten a second)
+          v.nothingFreeUntil = now + (syncIntervalNanos << Math.min(3, v.fruitlessAsks));
+          v.fruitlessAsks++;
+        } else if (delta.need() > 0) {
+          v.fruitlessAsks = 0;
+        }
+        v.claim = result.claim(i);
+        v.claimAt = askedAt;
+        v.claimNodes = result.split(i); // 0: no part of a sliding window's fading
+        if (v.claim > 0 || v.claimNodes > 0) {
+          // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
+          // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle
+          queue.enqueue(v);
+        }
+      }
+    }
+    if (regional) {
+      long before = capacity(v);
+      // an answer without a share for a window this node holds one for keeps the one it holds: the
+      // record was lost (a regional Redis restarted empty) or the coordinator's clock has just opened
+      // the next window; either way the coordinator counts the region at the share it leased until
+      // its next round writes again, and the static share G / R now could push the regions' sum over
+      // G (a lease never ends inside a window it covered)
+      long share = result.share(i);
+      long next = result.nextShare(i);
+      v.share = share >= 0 || v.share < 0 ? share : v.share;
+      v.nextShare = next >= 0 || v.nextShare < 0 ? next : v.nextShare;
+      if (capacity(v) > before) {
+        v.deniedUntil = Long.MIN_VALUE; // the coordinator gave more: the cached denial is out of date
+      }
+    }
+  }
+}
