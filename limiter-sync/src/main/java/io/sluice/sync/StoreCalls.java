@@ -26,8 +26,25 @@ final class StoreCalls {
   private final LongAdder calls = new LongAdder();
   private final LongAdder failures = new LongAdder();
   private final LongAdder nanos = new LongAdder();
+  /** Decisions that waited for a store call (exact checks, claims, leases asked for on the decision path). */
+  private final LongAdder waitedDecisions = new LongAdder();
+  private final LongAdder waitedNanos = new LongAdder();
   /** Store call duration, nanoseconds: a running mean that jumps up to any slower call (0 before). */
   private volatile long roundTripNanos;
+
+  /** A decision waited for the store from {@code since} (System.nanoTime) until now. */
+  void waited(long since) {
+    waitedDecisions.increment();
+    waitedNanos.add(System.nanoTime() - since);
+  }
+
+  long waitedDecisions() {
+    return waitedDecisions.sum();
+  }
+
+  long waitedNanos() {
+    return waitedNanos.sum();
+  }
 
   /** Whether the circuit breaker keeps the store out (open or forced open): the failure policy decides. */
   boolean open() {

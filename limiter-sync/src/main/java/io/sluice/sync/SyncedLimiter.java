@@ -7,20 +7,15 @@ import io.sluice.node.Decision;
 import io.sluice.node.KeyedLimiter;
 import io.sluice.node.Limit;
 import io.sluice.node.LimitListener;
-import io.sluice.node.Mode;
 import io.sluice.node.Outcome;
-import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
 import io.sluice.sync.WindowDecisions.Judgement;
-import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
@@ -141,8 +136,6 @@ public final class SyncedLimiter implements KeyedLimiter {
    * nodes claim tokens of the store's bucket ahead, each usable from its due time; else null.
    */
   final TokenClaims tokens;
-  /** Per thread: what a token decision answers besides its outcome (see TokenClaims#decide). */
-  private static final ThreadLocal<long[]> TOKEN_ANSWER = ThreadLocal.withInitial(() -> new long[3]);
   /** The store's leases in reservation mode, else null. */
   final LeaseStore leases;
   final String nodeId;
@@ -159,22 +152,16 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   final Duration claimTimeout;
   final StoreFailurePolicy onStoreFailure;
-  private final LimitListener listener;
   final StoreCalls calls;
   /** A hot key wakes the flusher at most once in this time (a tenth of the sync interval). */
   final long hotSyncIntervalNanos;
   final ViewTable views;
-  /** Exact mode: give-backs (release) that failed, leaving their permits spent. */
-  private final LongAdder giveBacksFailed = new LongAdder();
-  /** Decisions that waited for a store call (exact checks and claims asked for on the decision path). */
-  final LongAdder waitedDecisions = new LongAdder();
-  final LongAdder waitedNanos = new LongAdder();
-  private final LongAdder admitted = new LongAdder();
-  private final LongAdder denied = new LongAdder();
   final LongAdder cachedDenials = new LongAdder();
   final LongAdder fallbackDecisions = new LongAdder();
-  /** One decision per outcome with no numbers, for {@link #tryAcquire}, which reads only the outcome. */
-  private final Decision[] bare;
+  /** How a decision answers, whichever part made it. */
+  private final Answers answers;
+  /** The decisions one store call makes: exact mode, batched buckets, the failure policy's for buckets and logs. */
+  private final StoreDecisions byStore;
 
   /** What this node has to send, and the flusher's wake-up. */
   private final FlushQueue queue;
@@ -212,7 +199,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.flushTimeout = c.flushTimeout();
     this.claimTimeout = c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout();
     this.onStoreFailure = c.onStoreFailure();
-    this.listener = c.listener();
     this.calls = new StoreCalls(CircuitBreaker.of("sluice-" + limit.name() + "-" + c.nodeId(),
         c.circuitBreaker().orElseGet(() -> StoreCalls.defaultBreakerConfig(c.flushTimeout(), store.callTimeout()))),
         c.flushTimeout());
@@ -225,13 +211,11 @@ public final class SyncedLimiter implements KeyedLimiter {
             claimTimeout)
         : null;
     this.hotSyncIntervalNanos = Math.max(1, syncIntervalNanos / 10);
-    this.bare = new Decision[Outcome.values().length];
-    for (Outcome o : Outcome.values()) {
-      bare[o.ordinal()] = Decision.of(o, limit, 0, 0, 0);
-    }
+    this.answers = new Answers(limit, c.listener(), sliding);
     this.claims = new WindowClaims(this, c, queue);
     this.flusher = new Flusher(this, c, claims, queue);
     this.windows = new WindowDecisions(this, claims, queue, flusher);
+    this.byStore = new StoreDecisions(this, localShares, queue, answers);
     flusher.start();
   }
 
@@ -257,12 +241,12 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Whether one permit of the key is admitted; allocation-free for a known key in the approximate mode. */
   public boolean tryAcquire(String key) {
-    return decide(key, 1, BARE).allowed();
+    return decide(key, 1, Answers.BARE).allowed();
   }
 
   @Override
   public boolean tryAcquire(String key, long cost) {
-    return decide(key, cost, BARE).allowed();
+    return decide(key, cost, Answers.BARE).allowed();
   }
 
   public Decision acquire(String key) {
@@ -278,28 +262,21 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public Decision acquire(String key, long cost) {
-    return decide(key, cost, TOLD);
+    return decide(key, cost, Answers.TOLD);
   }
 
   /** {@link #acquire(String, long)}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public Decision acquireUntold(String key, long cost) {
-    return decide(key, cost, UNTOLD);
+    return decide(key, cost, Answers.UNTOLD);
   }
 
   @Override
   public void tellBreach(String key, Decision breach) {
-    notifyBreach(key, breach);
+    answers.notifyBreach(key, breach);
   }
 
-  /** How a decision answers: its outcome only (one of the prebuilt decisions: {@link #tryAcquire} allocates nothing). */
-  private static final int BARE = 0;
-  /** A decision of its own, a breach told to the listener. */
-  private static final int TOLD = 1;
-  /** A decision of its own, a breach left for the caller to tell ({@link #acquireUntold}). */
-  private static final int UNTOLD = 2;
-
-  /** The decision, answered as {@code answer} says ({@link #BARE}, {@link #TOLD}, {@link #UNTOLD}). */
+  /** The decision, answered as {@code answer} says ({@link Answers#Answers.BARE}, {@link Answers#Answers.TOLD}, {@link Answers#Answers.UNTOLD}). */
   private Decision decide(String key, long cost, int answer) {
     return decide(key, cost, answer, false);
   }
@@ -311,42 +288,33 @@ public final class SyncedLimiter implements KeyedLimiter {
       throw new IllegalStateException("limiter " + limit.name() + " is closed");
     }
     long now = ticker.read();
-    if (answer == BARE && credited) {
+    if (answer == Answers.BARE && credited) {
       KeyView known = views.get(key);
       int paid = known != null && !storeDown() ? known.takeCredit(now, cost) : KeyView.UNPAID;
       if (paid != KeyView.UNPAID) {
         if (paid == KeyView.PAID_SYNC) {
           queue.requestSync();
         }
-        admitted.increment();
-        return bare[Outcome.ALLOWED.ordinal()];
+        return answers.allowedBare();
       }
     }
     boolean fallback = storeDown();
     if (tokens != null && !fallback) {
-      long[] out = TOKEN_ANSWER.get();
-      long askedAt = System.nanoTime();
-      int r = tokens.decide(key, cost, now, out);
-      if (out[2] != 0) {
-        windows.waited(askedAt);
-      }
-      if (r != TokenClaims.FAILED) {
-        // (window 0: decided on the store's bucket; what the failure policy decides carries none)
-        return answer(key, r == TokenClaims.ALLOWED, answer, out[0], limit.quotaWindowNanos(), out[1], 0);
+      Decision d = byStore.onTokens(key, cost, answer, now);
+      if (d != null) {
+        return d;
       }
       fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
     }
     if (exact != null && !fallback && !exactTried) {
-      long askedAt = System.nanoTime();
-      ExactResult r = calls.guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
-      windows.waited(askedAt);
-      if (r != null) {
-        return exactDecision(key, now, cost, r, answer);
+      Decision d = byStore.exactly(key, cost, answer, now);
+      if (d != null) {
+        return d;
       }
       fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
     }
     if (!windowed) {
-      return fallbackDecision(key, cost, answer);
+      return byStore.fallbackDecision(key, cost, answer);
     }
     return decideWindow(key, cost, answer, now, fallback || exactTried);
   }
@@ -366,7 +334,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         if (j.urgent) {
           queue.requestSync();
         }
-        return decision(key, j, answer);
+        return answers.decision(key, j, answer);
       }
     } finally {
       j.inUse = false;
@@ -374,162 +342,10 @@ public final class SyncedLimiter implements KeyedLimiter {
     return decide(key, cost, answer, exact != null);
   }
 
-
-
-
-
-
-
-
-
-
-
-  /** The decision a window verdict makes: counted, and told to the listener when it is a breach. */
-  private Decision decision(String key, Judgement j, int answer) {
-    Outcome outcome = j.admit ? Outcome.ALLOWED : outcomeOfBreach();
-    if (outcome == Outcome.DENIED) {
-      denied.increment();
-    } else {
-      admitted.increment();
-    }
-    boolean breach = outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED;
-    if (answer == BARE && !(breach && listener != LimitListener.NONE)) {
-      return bare[outcome.ordinal()];
-    }
-    long now = j.now;
-    long reset = (Math.floorDiv(now, windowNanos) + (sliding ? 2 : 1)) * windowNanos - now;
-    Decision d = Decision.of(outcome, limit, j.remaining, reset, j.retryAfter, j.countedWindow);
-    if (breach && answer != UNTOLD) {
-      notifyBreach(key, d);
-    }
-    return d;
-  }
-
-  /** Tells the listener of a soft or shadow limit's breach; a listener must not fail the request. */
-  private void notifyBreach(String key, Decision d) {
-    if (listener == LimitListener.NONE) {
-      return;
-    }
-    try {
-      listener.onBreach(limit, key, d);
-    } catch (RuntimeException ignored) {
-      // (the request goes on: it was allowed)
-    }
-  }
-
-  /**
-   * A bucket's or a log's decision while the store fails: the failure policy's. Under LOCAL_SHARE the
-   * node keeps to an even part of the limit (the burst and the rate, or the log's limit, divided by the
-   * nodes the registry counts) in an in-process limiter of its own, which starts full: nodes cut off
-   * together admit at most the limit's burst again, then its rate, whatever the store had counted.
-   */
-  private Decision fallbackDecision(String key, long cost, int answer) {
-    fallbackDecisions.increment();
-    boolean allowed;
-    long remaining = 0;
-    long retryAfter = syncIntervalNanos;
-    long reset = limit.quotaWindowNanos();
-    switch (onStoreFailure) {
-      case FAIL_OPEN:
-        allowed = true;
-        break;
-      case FAIL_CLOSED:
-        allowed = false;
-        break;
-      default: {
-        RateLimiter part = localShares.limiter();
-        // (a cost above the part is denied: the part cannot pay for it however long the node waits)
-        if (part == null || cost > part.limit().capacity()) {
-          allowed = false;
-        } else {
-          Decision d = part.acquire(key, cost);
-          allowed = d.allowed();
-          remaining = d.remaining();
-          retryAfter = Math.max(d.retryAfterNanos(), 1);
-          reset = d.resetNanos();
-        }
-      }
-    }
-    return answer(key, allowed, answer, remaining, reset, retryAfter, Long.MIN_VALUE);
-  }
-
-  /**
-   * The decision of a bucket or log, or of the exact mode: counted, the limit's mode applied to a
-   * denial (soft and shadow limits answer with their own outcome and notify the listener, unless the
-   * caller tells it: {@link #UNTOLD}), and for {@code tryAcquire} ({@link #BARE}) an admission answered
-   * with a prebuilt decision.
-   */
-  private Decision answer(String key, boolean allowed, int answer, long remaining, long resetNanos,
-      long retryAfterNanos, long window) {
-    Outcome outcome = allowed ? Outcome.ALLOWED : outcomeOfBreach();
-    if (outcome == Outcome.DENIED) {
-      denied.increment();
-    } else {
-      admitted.increment();
-    }
-    if (answer == BARE && outcome == Outcome.ALLOWED) {
-      return bare[outcome.ordinal()];
-    }
-    Decision d = Decision.of(outcome, limit, remaining, resetNanos, allowed ? 0 : retryAfterNanos, window);
-    if ((outcome == Outcome.SOFT_EXCEEDED || outcome == Outcome.SHADOW_DENIED) && answer != UNTOLD) {
-      notifyBreach(key, d);
-    }
-    return d;
-  }
-
-  /** Batch size 1: the store decided, in one script call; the view only keeps this node's own count. */
-  private Decision exactDecision(String key, long now, long cost, ExactResult r, int answer) {
-    if (r.allowed() && windowed) {
-      KeyView view = view(key);
-      synchronized (view) {
-        view.roll(Math.floorDiv(now, windowNanos), queue.orphanSink);
-        view.ownCur += cost;
-      }
-    }
-    // the window the store counted in (the next one where a node whose clock is ahead opened it; for a
-    // bucket, the refill period's index): what release gives back to, and the mark of a permit the
-    // store took (a fallback's admission has none)
-    long window = !r.allowed() || limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Long.MIN_VALUE
-        : windowed && r.window() >= 0 ? r.window() : Math.floorDiv(now, windowNanos);
-    return answer(key, r.allowed(), answer, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
-        TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()), window);
-  }
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-  private Outcome outcomeOfBreach() {
-    return limit.mode() == Mode.SOFT ? Outcome.SOFT_EXCEEDED
-        : limit.mode() == Mode.SHADOW ? Outcome.SHADOW_DENIED : Outcome.DENIED;
-  }
-
   /** Whether the circuit breaker keeps the store out: the fallback policy decides. */
   private boolean storeDown() {
     return calls.open();
   }
-
-
-
-
-
-
-
-
-
-
-
 
   private KeyView view(String key) {
     return views.viewFor(key);
@@ -539,7 +355,6 @@ public final class SyncedLimiter implements KeyedLimiter {
   void sweepSome() {
     views.sweepSome();
   }
-
 
   /** A key and cost a decision (or a release) of this limit can take. */
   private void checkRequest(String key, long cost) {
@@ -551,8 +366,6 @@ public final class SyncedLimiter implements KeyedLimiter {
           + " of limit " + limit.name() + ", got " + cost);
     }
   }
-
-
 
   /**
    * Gives back permits an allowed acquire took for the key in the current window (another limit of the
@@ -571,7 +384,7 @@ public final class SyncedLimiter implements KeyedLimiter {
           + "), got " + acquired);
     }
     if (exact != null) {
-      giveBackExact(key, cost, acquired);
+      byStore.giveBackExact(key, cost, acquired);
       return;
     }
     if (tokens != null) {
@@ -609,48 +422,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
   }
 
-  /**
-   * Exact mode: the store took the permits when it decided; one more script gives them back (a
-   * bucket its tokens, a window its count in the decision's window), without waiting for the answer:
-   * the request is already denied by another limit, and a give-back that fails leaves the permits
-   * spent, which errs on the safe side. Not for the log, nor for what the failure policy admitted
-   * while the store failed (such decisions carry no window), nor while the breaker is open. A bucket
-   * gets its tokens back at the time of the release: the refill between the acquire and the release
-   * (the time the request's other limits took to decide) is not taken off, so a release may leave
-   * the bucket that much fuller than had the request never come.
-   */
-  private void giveBackExact(String key, long cost, Decision acquired) {
-    if (acquired.window() == Long.MIN_VALUE || storeDown()) {
-      return;
-    }
-    long back = cost;
-    KeyView v = windowed ? views.get(key) : null;
-    if (v != null) {
-      synchronized (v) {
-        // at most what this node admitted in that window: releases beyond it hand out no other node's permits
-        if (v.window == acquired.window()) {
-          back = Math.min(cost, v.ownCur);
-          v.ownCur -= back;
-        }
-      }
-    }
-    if (back <= 0) {
-      return;
-    }
-    long nowMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read());
-    try {
-      exact.giveBack(limit, key, back, nowMicros, acquired.window()).whenComplete((done, failure) -> {
-        if (failure != null) {
-          giveBacksFailed.increment();
-        }
-      });
-    } catch (RuntimeException e) {
-      giveBacksFailed.increment(); // (a store that refuses at once: the permits stay spent)
-    }
-  }
-
-
-
   /** The view of a key, or null (for tests that look inside). */
   KeyView viewOf(String key) {
     return views.get(key);
@@ -664,9 +435,6 @@ public final class SyncedLimiter implements KeyedLimiter {
   boolean takeSyncRequest() {
     return queue.takeSyncRequest();
   }
-
-
-
 
   /**
    * The regular sync: sends what is due (retrying a failed batch first) and waits for the answers:
@@ -687,21 +455,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     return flusher.sync(true);
   }
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
   /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
   public int heartbeatNow() {
     return flusher.heartbeatNow();
@@ -714,7 +467,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Exact mode: permits given back ({@link #release}) whose give-back failed, so they stay spent. */
   public long giveBacksFailed() {
-    return giveBacksFailed.sum();
+    return byStore.giveBacksFailed();
   }
 
   /** Decisions made by the fallback policy while the breaker was open. */
@@ -779,21 +532,21 @@ public final class SyncedLimiter implements KeyedLimiter {
    * above what the node holds).
    */
   public long waitedDecisions() {
-    return waitedDecisions.sum();
+    return calls.waitedDecisions();
   }
 
   /** Total time decisions spent waiting for the store, nanoseconds (see {@link #waitedDecisions()}). */
   public long waitedNanos() {
-    return waitedNanos.sum();
+    return calls.waitedNanos();
   }
 
   /** Decisions that let the request through (allowed, soft or shadow). */
   public long admitted() {
-    return admitted.sum();
+    return answers.admitted();
   }
 
   public long denied() {
-    return denied.sum();
+    return answers.denied();
   }
 
   /** Denials answered from the denial cache, without looking at counts or the store. */

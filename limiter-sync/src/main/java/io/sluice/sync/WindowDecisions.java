@@ -48,8 +48,6 @@ final class WindowDecisions {
   private final long syncIntervalNanos;
   /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
   private final AtomicLong takeTokens = new AtomicLong(System.currentTimeMillis() * 1_000L);
-  private final LongAdder waitedDecisions;
-  private final LongAdder waitedNanos;
   private final long windowNanos;
   private final WindowClaims claims;
   private final FlushQueue queue;
@@ -76,8 +74,6 @@ final class WindowDecisions {
     this.staleAfterNanos = l.staleAfterNanos;
     this.store = l.store;
     this.syncIntervalNanos = l.syncIntervalNanos;
-    this.waitedDecisions = l.waitedDecisions;
-    this.waitedNanos = l.waitedNanos;
     this.windowNanos = l.windowNanos;
     this.claims = claims;
     this.queue = queue;
@@ -483,7 +479,7 @@ final class WindowDecisions {
     long askedAt = System.nanoTime();
     v.claimCallSentAt = askedAt;
     FlushResult result = calls.guarded(() -> store.flush(batch), claimTimeout);
-    waited(askedAt);
+    calls.waited(askedAt);
     if (result == null) {
       if (taking) {
         v.settleToken = token;
@@ -525,7 +521,7 @@ final class WindowDecisions {
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(now - w * windowNanos);
     long askedAt = System.nanoTime();
     LeaseStore.Lease lease = calls.guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want), claimTimeout);
-    waited(askedAt);
+    calls.waited(askedAt);
     if (lease == null) {
       return false;
     }
@@ -590,13 +586,8 @@ final class WindowDecisions {
       Thread.currentThread().interrupt();
       return false;
     } finally {
-      waited(start);
+      calls.waited(start);
     }
   }
 
-  /** A decision waited for the store from {@code since} (System.nanoTime) until now. */
-  void waited(long since) {
-    waitedDecisions.increment();
-    waitedNanos.add(System.nanoTime() - since);
-  }
 }
