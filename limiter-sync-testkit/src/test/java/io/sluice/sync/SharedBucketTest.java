@@ -105,8 +105,20 @@ class SharedBucketTest {
       assertThat(claiming.batchSize()).isEqualTo(100);
       assertThat(shared.batchSize()).isEqualTo(1);
     }
-    assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).reservation().build())
-        .hasMessageStartingWith("reservation: leases are taken from window limits");
+    // a bucket's reservations are its token claims (at the batch size, 100 unless set); a log has none
+    try (SyncedLimiter reserving = SyncedLimiter.builder(bucket, store).autoSync(false).reservation().build();
+        SyncedLimiter reservingShared = SyncedLimiter.of(bucket, store, SyncConfig.custom().reservation(true)
+            .batchSize(20).autoSync(false).build());
+        SyncedLimiter reservingOne = SyncedLimiter.builder(bucket, store).autoSync(false).reservation().batchSize(1)
+            .build()) {
+      assertThat(reserving.batchSize()).isEqualTo(100);
+      assertThat(reservingShared.batchSize()).isEqualTo(20);
+      assertThat(reservingOne.batchSize()).isEqualTo(1); // (each decision the store's: exact mode)
+      assertThat(reservingOne.tryAcquire("one")).isTrue();
+      assertThat(reservingOne.fallbackDecisions()).isZero();
+    }
+    assertThatThrownBy(() -> SyncedLimiter.builder(log, store).reservation().build())
+        .hasMessageStartingWith("reservation: a SLIDING_WINDOW_LOG is shared in exact mode only");
     assertThatThrownBy(() -> SyncedLimiter.builder(
         Limit.leakyBucketShaper("queue").capacity(5).leakRate(1, Duration.ofSeconds(1)).build(), store))
         .hasMessageStartingWith("limit: queue is a leaky bucket shaper");

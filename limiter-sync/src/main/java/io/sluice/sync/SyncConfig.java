@@ -296,10 +296,13 @@ public final class SyncConfig {
     }
 
     /**
-     * Reservation mode: the node admits only permits the store granted it in advance (leases of at
-     * most the batch size, shrinking as the budget does), so the nodes together never pass the
-     * limit; unused grants at the end of a window are budget given up (under-admission). Needs a
-     * {@link io.sluice.sync.spi.LeaseStore}.
+     * Reservation mode: the node admits only permits the store granted it in advance, so the nodes
+     * together never pass the limit. Window limits take leases (of at most the batch size, shrinking
+     * as the budget does; unused grants at the end of a window are budget given up) and need a {@link
+     * io.sluice.sync.spi.LeaseStore}; token buckets and leaky-bucket meters take token claims (see
+     * {@code TokenClaims}: every token taken from the store's bucket before it is used, sized by the
+     * batch size) and need a {@link io.sluice.sync.spi.TokenStore}. A sliding log is refused: it is
+     * shared in exact mode only.
      */
     public Builder reservation(boolean reservation) {
       this.reservation = reservation;

@@ -180,8 +180,10 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.windowed = batches(limit);
     this.regional = c.regions() > 0;
     this.store = store;
-    this.exact = batchSize == 1 && !c.reservation() ? (ExactStore) store : null;
-    this.leases = c.reservation() ? (LeaseStore) store : null;
+    // (a bucket in reservation mode with a batch size of 1: each decision is the store's, exact mode)
+    this.exact = batchSize == 1 && !(c.reservation() && windowed) ? (ExactStore) store : null;
+    // (a bucket's reservations are its token claims: leases are of windows)
+    this.leases = c.reservation() && windowed ? (LeaseStore) store : null;
     this.credited = windowed && exact == null && leases == null;
     this.claimsKept = credited && counter.kind() == Counter.Kind.WINDOW && !regional;
     this.nodeId = c.nodeId();
@@ -830,16 +832,19 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
 
     private SyncedLimiter build(SyncConfig c) {
-      // buckets batch only when this builder was given a batch size (their default is exact mode)
+      boolean reservation = c.reservation();
+      // buckets batch only when this builder was given a batch size (their default is exact mode), or in
+      // reservation mode: a bucket's reservations are its token claims (every token taken from the
+      // store's bucket before it is used, so the nodes never pass the bucket together)
       long batchSize = batches(limit) ? c.batchSize().orElse(DEFAULT_BATCH_SIZE)
-          : claimsTokens(limit) ? bucketBatchSize : 1;
+          : !claimsTokens(limit) ? 1
+          : reservation && bucketBatchSize == 1 ? c.batchSize().orElse(DEFAULT_BATCH_SIZE) : bucketBatchSize;
       if (batchSize > 1 && claimsTokens(limit) && !(store instanceof TokenStore)) {
         throw new IllegalArgumentException("batchSize: a batched " + limit.algorithm() + " needs a store that"
             + " grants token claims (a TokenStore such as RedisCounterStore or HazelcastCounterStore); "
             + store.getClass().getSimpleName() + " is not one");
       }
-      boolean reservation = c.reservation();
-      if (reservation && !(store instanceof LeaseStore)) {
+      if (reservation && batches(limit) && !(store instanceof LeaseStore)) {
         throw new IllegalArgumentException("reservation: needs a store that grants leases (a LeaseStore such as"
             + " RedisCounterStore); " + store.getClass().getSimpleName() + " is not one");
       }
@@ -848,16 +853,16 @@ public final class SyncedLimiter implements KeyedLimiter {
             + " the store's exact scripts only (an ExactStore such as RedisCounterStore or HazelcastCounterStore); "
             + store.getClass().getSimpleName() + " is not one");
       }
-      if (batchSize == 1 && !reservation && !(store instanceof ExactStore)) {
+      if (batchSize == 1 && !(reservation && batches(limit)) && !(store instanceof ExactStore)) {
         throw new IllegalArgumentException("batchSize: 1 means exact checking, one store call per decision,"
             + " which needs a store with exact scripts (an ExactStore such as RedisCounterStore); "
             + store.getClass().getSimpleName() + " is not one");
       }
       checkSyncInterval(c.syncInterval());
       if (!batches(limit)) {
-        if (reservation) {
-          throw new IllegalArgumentException("reservation: leases are taken from window limits (FIXED_WINDOW,"
-              + " SLIDING_WINDOW_COUNTER); " + limit.name() + " is a " + limit.algorithm());
+        if (reservation && !claimsTokens(limit)) {
+          throw new IllegalArgumentException("reservation: a " + limit.algorithm() + " is shared in exact mode only"
+              + " (batch size 1: one store script per decision); " + limit.name() + " is one");
         }
         if (limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
           Counter.of(limit); // a refill period in whole microseconds, a burst the store can hold: or a message
