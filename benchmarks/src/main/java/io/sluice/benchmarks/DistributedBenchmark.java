@@ -555,8 +555,10 @@ public final class DistributedBenchmark {
 
   private List<ManyKeys> manyKeys(String uri) throws InterruptedException {
     List<ManyKeys> out = new ArrayList<>();
+    // (Sluice's token buckets last: scored against the exact bucket, see ManyKeysTraffic#scoreBucket)
     List<Impl> impls = new ArrayList<>(List.of(DistributedNodes.sluice(null), DistributedNodes.sluice(1L),
-        DistributedNodes.bucket4j(true), DistributedNodes.bucket4j(false)));
+        DistributedNodes.bucket4j(true), DistributedNodes.bucket4j(false), DistributedNodes.sluiceBucket(100L),
+        DistributedNodes.sluiceBucket(1L)));
     if (o.only != null) {
       impls.removeIf(i -> !o.only.matcher(i.label()).find());
     }
@@ -591,6 +593,7 @@ public final class DistributedBenchmark {
     long start = (Math.floorDiv(Ticker.system().read(), windowNanos) + 3) * windowNanos;
     boolean[] allowed = new boolean[traffic.requests.size()];
     int[] decidedIn = new int[traffic.requests.size()];
+    long[] decidedAtNanos = new long[traffic.requests.size()];
     long[] late = new long[OA_NODES];
     Throwable[] thrown = new Throwable[OA_NODES];
     Thread[] workers = new Thread[OA_NODES];
@@ -607,6 +610,7 @@ public final class DistributedBenchmark {
             long decidedAt = Ticker.system().read();
             allowed[i] = node.tryAcquire(ManyKeysTraffic.key(r.key()));
             decidedIn[i] = (int) Math.floorDiv(decidedAt - start, windowNanos);
+            decidedAtNanos[i] = decidedAt - start;
             if (decidedAt - at > LATE_NANOS) {
               late[index]++;
             }
@@ -638,7 +642,9 @@ public final class DistributedBenchmark {
     }
     long commands = mix.values().stream().mapToLong(Long::longValue).sum();
     long storeCalls = callsBefore < 0 || callsAfter < 0 ? -1 : callsAfter - callsBefore;
-    return new ManyKeys(impl, traffic.profile, traffic.score(allowed, decidedIn), lateTotal, commands, storeCalls, mix);
+    ManyKeysTraffic.Score score = impl.family().equals(DistributedNodes.SLUICE_BUCKET)
+        ? traffic.scoreBucket(allowed, decidedIn, decidedAtNanos) : traffic.score(allowed, decidedIn);
+    return new ManyKeys(impl, traffic.profile, score, lateTotal, commands, storeCalls, mix);
   }
 
   private static void manyKeysReport(StringBuilder md, List<ManyKeys> many) {
@@ -650,7 +656,11 @@ public final class DistributedBenchmark {
             + " it in: a request is admitted while its key's count in the window stays within the limit. *False denials*: requests the exact algorithm admitted"
             + " and the implementation denied, in % of all requests; *below half*: of those, the ones on a key-window"
             + " whose whole demand stays within half the limit. *Over*: permits admitted beyond the limit, per key and"
-            + " window. *Late*: requests a node's thread decided more than 20 ms after their time (a loaded machine).\n\n");
+            + " window. *Late*: requests a node's thread decided more than 20 ms after their time (a loaded machine)."
+            + " Sluice's token-bucket rows are another limit on the same traffic: a bucket of the limit refilled at"
+            + " the limit per window (greedy), scored against the exact bucket deciding the same requests at the"
+            + " moments the nodes decided them; *over* is then the deepest a key's admissions took the exact bucket"
+            + " into debt (tokens spent it never had), in permits, and the key-windows in which that debt grew.\n\n");
     String profile = null;
     for (ManyKeys r : many) {
       if (!r.profile().name().equals(profile)) {

@@ -120,14 +120,17 @@ final class DistributedNodes {
    * refilled at limit per window, as the Bucket4j rows' greedy bucket. Batch 1 is exact mode (one
    * gcra.lua per decision); above 1, token claims ({@code TokenClaims}).
    */
+  static final String SLUICE_BUCKET = "Sluice token bucket";
+
   static Impl sluiceBucket(long batch) {
-    return new Impl("Sluice token bucket", batch == 1 ? "batch 1" : "token claims, batch " + batch, true,
+    return new Impl(SLUICE_BUCKET, batch == 1 ? "batch 1" : "token claims, batch " + batch, true,
         (uri, spec, prefix, index) -> {
           RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(uri).keyPrefix(prefix).build());
           try {
             Limit bucket = Limit.tokenBucket("bench").capacity(spec.limit()).refill(spec.limit(), spec.window()).build();
-            return new SluiceNode(SyncedLimiter.builder(bucket, store).nodeId("node-" + index).batchSize(batch).build(),
-                store);
+            // the many-key runs score a bucket at the moments the nodes decided, read from this clock
+            return new SluiceNode(SyncedLimiter.builder(bucket, store).nodeId("node-" + index).batchSize(batch)
+                .ticker(Ticker.system()).build(), store);
           } catch (RuntimeException e) {
             store.close();
             throw e;

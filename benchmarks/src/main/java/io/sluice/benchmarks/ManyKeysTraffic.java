@@ -1,6 +1,7 @@
 package io.sluice.benchmarks;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -144,6 +145,82 @@ final class ManyKeysTraffic {
           over++;
           worst = Math.max(worst, excess);
         }
+      }
+    }
+    return new Score(requests.size(), admittedTotal, exactTotal, falseDenials, belowHalf, worst, over, keyWindows);
+  }
+
+  /**
+   * Scores a token bucket's decisions (capacity = the limit, refilled at the limit per window, greedy:
+   * the GCRA of Sluice's buckets) against the exact bucket deciding the same requests at the moments
+   * the nodes decided them ({@code decidedAtNanos}, from the run's start), in that order. Over: the
+   * admitted requests replayed through the exact bucket, which goes into debt for each one it would
+   * have refused; a key's worst over is its deepest debt in permits (tokens spent that the bucket
+   * never had at that moment), and its key-windows over those in which the debt grew. False denials
+   * and "below half" as for windows, the demand counted per window of {@code decidedIn}.
+   */
+  Score scoreBucket(boolean[] allowed, int[] decidedIn, long[] decidedAtNanos) {
+    int slots = windows + 2;
+    long limit = profile.limit();
+    // one token every `interval` ns; a full bucket holds `limit` of them (GCRA: theoretical arrival times)
+    double interval = (double) windowNanos / limit;
+    double tolerance = interval * limit;
+    Integer[] order = new Integer[requests.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, Comparator.comparingLong((Integer i) -> decidedAtNanos[i]).thenComparingInt(i -> i));
+    double[] exactTat = new double[profile.keys()];
+    double[] replayTat = new double[profile.keys()];
+    Arrays.fill(exactTat, Double.NEGATIVE_INFINITY);
+    Arrays.fill(replayTat, Double.NEGATIVE_INFINITY);
+    long[] worstDebt = new long[profile.keys()];
+    long[][] demand = new long[profile.keys()][slots];
+    boolean[][] overIn = new boolean[profile.keys()][slots];
+    boolean[] exactAllowed = new boolean[requests.size()];
+    long admittedTotal = 0;
+    long exactTotal = 0;
+    for (int i : order) {
+      Request r = requests.get(i);
+      double now = decidedAtNanos[i];
+      int w = Math.max(0, Math.min(slots - 1, decidedIn[i]));
+      demand[r.key()][w]++;
+      double next = Math.max(exactTat[r.key()], now) + interval;
+      if (next - now <= tolerance + 1e-6) {
+        exactTat[r.key()] = next;
+        exactAllowed[i] = true;
+        exactTotal++;
+      }
+      if (allowed[i]) {
+        admittedTotal++;
+        double tat = Math.max(replayTat[r.key()], now) + interval;
+        replayTat[r.key()] = tat;
+        long debt = (long) Math.ceil((tat - now - tolerance) / interval - 1e-6);
+        if (debt > 0) {
+          overIn[r.key()][w] = true;
+          worstDebt[r.key()] = Math.max(worstDebt[r.key()], debt);
+        }
+      }
+    }
+    long falseDenials = 0;
+    long belowHalf = 0;
+    for (int i = 0; i < requests.size(); i++) {
+      if (exactAllowed[i] && !allowed[i]) {
+        falseDenials++;
+        Request r = requests.get(i);
+        if (2 * demand[r.key()][Math.max(0, Math.min(slots - 1, decidedIn[i]))] <= limit) {
+          belowHalf++;
+        }
+      }
+    }
+    long worst = 0;
+    long over = 0;
+    long keyWindows = 0;
+    for (int k = 0; k < profile.keys(); k++) {
+      worst = Math.max(worst, worstDebt[k]);
+      for (int w = 0; w < slots; w++) {
+        keyWindows += demand[k][w] > 0 ? 1 : 0;
+        over += overIn[k][w] ? 1 : 0;
       }
     }
     return new Score(requests.size(), admittedTotal, exactTotal, falseDenials, belowHalf, worst, over, keyWindows);

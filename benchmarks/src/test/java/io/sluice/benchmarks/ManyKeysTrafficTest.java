@@ -52,6 +52,38 @@ class ManyKeysTrafficTest {
   }
 
   @Test
+  void aBucketIsScoredAgainstTheExactBucketAtTheMomentsTheNodesDecided() {
+    // one key, a bucket of 2 refilled at 2 per window (a token every half window): three requests at
+    // once (the third has no token), one a quarter window later (none yet), one half a window later
+    long half = WINDOW / 2;
+    List<ManyKeysTraffic.Request> rs = List.of(req(10, 0), req(10, 0), req(10, 0), req(10 + half / 2, 0),
+        req(10 + half, 0));
+    ManyKeysTraffic t = traffic(2, rs);
+    int[] windows = {0, 0, 0, 0, 0};
+    long[] at = {10, 10, 10, 10 + half / 2, 10 + half};
+    ManyKeysTraffic.Score exact = t.scoreBucket(new boolean[] {true, true, false, false, true}, windows, at);
+    assertThat(exact.exactAdmitted()).isEqualTo(3);
+    assertThat(exact.falseDenials()).isZero();
+    assertThat(exact.worstOverPermits()).isZero();
+    // admitting everything: the third and fourth spend tokens the bucket never had (2 deep at the fourth),
+    // and the fifth keeps the debt at 2 (one refill paid for one of them)
+    ManyKeysTraffic.Score all = t.scoreBucket(new boolean[] {true, true, true, true, true}, windows, at);
+    assertThat(all.worstOverPermits()).isEqualTo(2);
+    assertThat(all.keyWindowsOver()).isEqualTo(1);
+    // denying the first two (the exact bucket admitted both): false denials, none below half (five
+    // requests in the window, limit 2)
+    ManyKeysTraffic.Score lazy = t.scoreBucket(new boolean[] {false, false, true, false, true}, windows, at);
+    assertThat(lazy.falseDenials()).isEqualTo(2);
+    assertThat(lazy.falseDenialsBelowHalf()).isZero();
+    assertThat(lazy.worstOverPermits()).isZero();
+    // decided late: what counts is when the node decided, not when the request was scheduled
+    ManyKeysTraffic.Score late = t.scoreBucket(new boolean[] {true, true, true, false, false}, windows,
+        new long[] {10, 10, 10 + half, 10 + half, 10 + half});
+    assertThat(late.worstOverPermits()).isZero();
+    assertThat(late.exactAdmitted()).isEqualTo(3);
+  }
+
+  @Test
   void aRequestCountsInTheWindowItWasDecidedIn() {
     // scheduled just before a window's edge, decided just after it: window 1 for both the node and the reference
     ManyKeysTraffic t = traffic(1, List.of(req(10, 0), req(WINDOW - 1, 0)));

@@ -111,8 +111,7 @@ public final class RegionCoordinator implements AutoCloseable {
         t.setDaemon(true);
         return t;
       });
-      long every = config.roundInterval().toNanos();
-      scheduler.scheduleWithFixedDelay(this::safeRound, every, every, TimeUnit.NANOSECONDS);
+      scheduleNextRound();
     } else {
       scheduler = null;
     }
@@ -143,6 +142,41 @@ public final class RegionCoordinator implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "coordinator round failed", e);
     }
+  }
+
+  /**
+   * Rounds run on the clock's grid: just after every multiple of the round interval since the epoch
+   * (so at window starts wherever the interval divides the window, as windows are aligned to the epoch too),
+   * each round scheduled from the clock when the one before ends. With a fixed delay between rounds
+   * instead, each round's own time pushed the next one later: 10-25 ms a round in real time, so rounds
+   * fell anywhere in a window and the shares of regions with equal demand swung. A round that takes
+   * longer than the interval skips the grid points it missed rather than running late ones back to back.
+   */
+  private void scheduleNextRound() {
+    try {
+      long now = ticker.read();
+      scheduler.schedule(() -> {
+        safeRound();
+        scheduleNextRound();
+      }, nanosToNextRound(now, config.roundInterval().toNanos(), ROUND_OFFSET_NANOS), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // (closed or crashed: no more rounds)
+    }
+  }
+
+  /**
+   * How far past each grid point a round runs: the clock it reads is refreshed every millisecond
+   * ({@code Ticker.cached()}), and a round woken a moment early by it would be the last round of the
+   * window before instead of the first of the new one.
+   */
+  static final long ROUND_OFFSET_NANOS = 5_000_000L;
+
+  /**
+   * Nanoseconds from {@code now} to the next grid point: a multiple of {@code every} since the epoch,
+   * plus {@code offset} (a whole interval when {@code now} is on one).
+   */
+  static long nanosToNextRound(long now, long every, long offset) {
+    return (Math.floorDiv(now - offset, every) + 1) * every + offset - now;
   }
 
   /**

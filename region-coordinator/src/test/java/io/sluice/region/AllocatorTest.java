@@ -232,4 +232,31 @@ class AllocatorTest {
     assertThat(RegionCoordinator.floor(0, 0, 10_000_000_000L)).isZero();
     assertThat(RegionCoordinator.floor(200, 1e-9, 10_000_000_000L)).as("a region with demand").isEqualTo(200);
   }
+
+  /**
+   * Rounds are scheduled on the clock's grid (multiples of the round interval since the epoch, just
+   * after each), not a fixed delay after the last one ended: a round that took 20 ms does not push
+   * the next one 20 ms later, and one late by more than an interval skips to the next grid point.
+   */
+  @Test
+  void roundsAreScheduledOnTheClocksGridNotAfterTheLastOne() {
+    long second = 1_000_000_000L;
+    long offset = RegionCoordinator.ROUND_OFFSET_NANOS;
+    long window = 1_764_633_600L * second; // a window start, aligned to the epoch
+    // a round that ran at the grid point plus its offset and took 20 ms: the next one at the next grid point
+    assertThat(RegionCoordinator.nanosToNextRound(window + offset + 20_000_000L, second, offset))
+        .isEqualTo(second - 20_000_000L);
+    // exactly on a grid point: a whole interval to the next
+    assertThat(RegionCoordinator.nanosToNextRound(window + offset, second, offset)).isEqualTo(second);
+    // a round woken a moment early by a clock refreshed every millisecond runs at this grid point, not twice
+    assertThat(RegionCoordinator.nanosToNextRound(window + offset - 1_000_000L, second, offset)).isEqualTo(1_000_000L);
+    // a round 1.5 intervals late skips the grid point it missed
+    assertThat(RegionCoordinator.nanosToNextRound(window + offset + 1_500_000_000L, second, offset))
+        .isEqualTo(500_000_000L);
+    // a round interval that divides the window puts rounds at the window's starts
+    long every = 250_000_000L;
+    long t = window + offset + 3;
+    assertThat(Math.floorMod(t + RegionCoordinator.nanosToNextRound(t, every, offset) - offset, second) % every)
+        .isZero();
+  }
 }
