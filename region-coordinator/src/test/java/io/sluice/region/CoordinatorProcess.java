@@ -1,0 +1,43 @@
+package io.sluice.region;
+
+import io.sluice.sync.redis.RedisStoreConfig;
+import java.time.Duration;
+
+/**
+ * One coordinator replica in a process of its own, for the real-time report ({@link RegionRealTimeReport}):
+ * scheduled rounds on the system clock, as {@code sluice coordinator} runs them. It prints
+ * {@code leading} / {@code following} whenever that changes (checked every 10 ms), so that the report
+ * can time a take-over after it kills the leader with SIGKILL.
+ *
+ * <p>Arguments: cluster name, first Hazelcast port, quota name, G, window (ms), key pattern, lease
+ * (ms), then one {@code name=redis://...} per region.
+ */
+public final class CoordinatorProcess {
+  private CoordinatorProcess() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    GlobalQuota quota = GlobalQuota.builder(args[2]).quota(Long.parseLong(args[3]))
+        .window(Duration.ofMillis(Long.parseLong(args[4]))).keyPattern(args[5]).build();
+    CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota)
+        .cluster(args[0], Integer.parseInt(args[1]), 20).lease(Duration.ofMillis(Long.parseLong(args[6])));
+    for (int i = 7; i < args.length; i++) {
+      String[] region = args[i].split("=", 2);
+      b.region(Region.of(region[0], RedisStoreConfig.builder(region[1]).build()));
+    }
+    try (RegionCoordinator c = RegionCoordinator.start(b.build())) {
+      boolean leading = false;
+      System.out.println("started");
+      System.out.flush();
+      while (true) {
+        boolean now = c.leading();
+        if (now != leading) {
+          leading = now;
+          System.out.println(now ? "leading" : "following");
+          System.out.flush();
+        }
+        Thread.sleep(10);
+      }
+    }
+  }
+}
