@@ -5,7 +5,6 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.sluice.http.PlanResolver;
 import io.sluice.http.RateLimitFilter;
 import io.sluice.http.RateLimitFilterConfig;
-import io.sluice.node.KeyedLimiter;
 import io.sluice.node.RateLimiterMetrics;
 import io.sluice.node.RequestLimiter;
 import io.sluice.node.RulesFile;
@@ -126,7 +125,7 @@ public class SluiceAutoConfiguration {
   /** Redis, when {@code sluice.store.redis-uri} is set. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(RedisCounterStore.class)
-  @ConditionalOnProperty(prefix = "sluice.store", name = "redis-uri")
+  @Conditional(RedisUri.class)
   static class RedisStoreConfiguration {
 
     @Bean(destroyMethod = "close")
@@ -193,14 +192,25 @@ public class SluiceAutoConfiguration {
     }
   }
 
-  /** No {@code sluice.store.redis-uri} (or an empty one). */
-  static class NoRedisUri extends SpringBootCondition {
+  /** A {@code sluice.store.redis-uri} that is not blank ({@code ${SLUICE_REDIS:}} left empty is none). */
+  static class RedisUri extends SpringBootCondition {
     @Override
     public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
       String uri = context.getEnvironment().getProperty("sluice.store.redis-uri");
       return uri == null || uri.isBlank()
-          ? ConditionOutcome.match("no sluice.store.redis-uri: the embedded Hazelcast store")
-          : ConditionOutcome.noMatch("sluice.store.redis-uri is set: the Redis store");
+          ? ConditionOutcome.noMatch("no sluice.store.redis-uri: the embedded Hazelcast store")
+          : ConditionOutcome.match("sluice.store.redis-uri is set: the Redis store");
+    }
+  }
+
+  /** No {@code sluice.store.redis-uri}, or a blank one. */
+  static class NoRedisUri extends SpringBootCondition {
+    private final RedisUri redisUri = new RedisUri();
+
+    @Override
+    public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      ConditionOutcome redis = redisUri.getMatchOutcome(context, metadata);
+      return new ConditionOutcome(!redis.isMatch(), redis.getConditionMessage());
     }
   }
 
@@ -304,7 +314,4 @@ public class SluiceAutoConfiguration {
     return limiter.limiters().stream().filter(SyncedLimiter.class::isInstance).map(SyncedLimiter.class::cast).toList();
   }
 
-  static List<KeyedLimiter> all(RequestLimiter limiter) {
-    return List.copyOf(limiter.limiters());
-  }
 }

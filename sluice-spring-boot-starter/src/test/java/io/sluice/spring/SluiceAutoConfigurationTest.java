@@ -193,7 +193,8 @@ class SluiceAutoConfigurationTest {
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
         .withPropertyValues(API_5_PER_MINUTE)
         .withPropertyValues("sluice.store.hazelcast-cluster-name=starter-test-" + port,
-            "sluice.store.hazelcast-port=" + port)
+            "sluice.store.hazelcast-port=" + port,
+            "sluice.store.redis-uri=") // blank, as ${SLUICE_REDIS:} leaves it: no Redis
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context.getBean(CounterStore.class)).isInstanceOf(HazelcastCounterStore.class);
