@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -214,6 +215,24 @@ class SluiceAutoConfigurationTest {
         .withPropertyValues("sluice.store.redis-uri=redis://127.0.0.1:" + port)
         .run(context -> assertThat(Failures.message(context))
             .startsWith("sluice.store.redis-uri: cannot connect to redis://127.0.0.1:" + port + ": "));
+  }
+
+  @Test
+  void aStoreModuleLeftOutOfTheClasspathBacksOff() {
+    // no Hazelcast on the classpath: the user's store serves, and none of Hazelcast is touched
+    runner.withClassLoader(new FilteredClassLoader(HazelcastCounterStore.class, com.hazelcast.core.Hazelcast.class))
+        .withPropertyValues(API_5_PER_MINUTE).run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(CounterStore.class)).isInstanceOf(MemoryStore.class);
+        });
+    // no Hazelcast and no Redis URI, and no store of the user's: no store bean, and the limiter says so
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withClassLoader(new FilteredClassLoader(HazelcastCounterStore.class))
+        .withPropertyValues(API_5_PER_MINUTE).run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(context.getStartupFailure()).hasRootCauseInstanceOf(
+              org.springframework.beans.factory.NoSuchBeanDefinitionException.class);
+        });
   }
 
   @Test
