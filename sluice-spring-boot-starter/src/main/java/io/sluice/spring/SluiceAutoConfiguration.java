@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.Set;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -105,8 +104,7 @@ public class SluiceAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public RequestLimiter sluiceRequestLimiter(RulesFile rulesFile, CounterStore store, SyncConfig config) {
-    RulesFile file = rulesFile;
-    return RequestLimiter.builder(file.rules().orElseThrow(() -> new SluiceConfigurationException("sluice.rules",
+    return RequestLimiter.builder(rulesFile.rules().orElseThrow(() -> new SluiceConfigurationException("sluice.rules",
             "no rules, so no limit applies to any request")))
         .limiters(limit -> {
           try {
@@ -114,9 +112,8 @@ public class SluiceAutoConfiguration {
           } catch (IllegalArgumentException e) {
             // what depends on the limit (a sync interval at most half its window, ...): the setting is
             // named, and the limit it does not fit
-            SluiceConfigurationException named = SluiceConfigurationException.naming("sluice.sync", e);
-            throw new SluiceConfigurationException(named.property(), named.getMessage()
-                .substring(named.property().length() + 2) + " (for sluice.limits." + limit.name() + ")", e);
+            throw SluiceConfigurationException.naming("sluice.sync", e, Map.of(),
+                " (for sluice.limits." + limit.name() + ")");
           }
         })
         .build();
@@ -140,13 +137,8 @@ public class SluiceAutoConfiguration {
             .evictionCheck(RedisStoreConfig.EvictionCheck.valueOf(store.getRedisEvictionCheck().name()))
             .build();
       } catch (IllegalArgumentException e) {
-        SluiceConfigurationException named = SluiceConfigurationException.naming("sluice.store", e);
-        throw named.property().equals("sluice.store.uri")
-            ? new SluiceConfigurationException("sluice.store.redis-uri", e.getMessage().substring(5), e)
-            : named.property().equals("sluice.store.command-timeout")
-                ? new SluiceConfigurationException("sluice.store.redis-command-timeout",
-                    named.getMessage().substring(named.property().length() + 2), e)
-                : named;
+        throw SluiceConfigurationException.naming("sluice.store", e,
+            Map.of("uri", "redis-uri", "commandTimeout", "redis-command-timeout", "evictionCheck", "redis-eviction-check"), "");
       }
       try {
         return RedisCounterStore.connect(config);
@@ -176,18 +168,8 @@ public class SluiceAutoConfiguration {
             .mapPrefix(store.getKeyPrefix())
             .build());
       } catch (IllegalArgumentException e) {
-        SluiceConfigurationException named = SluiceConfigurationException.naming("sluice.store", e);
-        String rest = named.getMessage().substring(named.property().length() + 2);
-        switch (named.property()) {
-          case "sluice.store.cluster-name":
-            throw new SluiceConfigurationException("sluice.store.hazelcast-cluster-name", rest, e);
-          case "sluice.store.port":
-            throw new SluiceConfigurationException("sluice.store.hazelcast-port", rest, e);
-          case "sluice.store.map-prefix":
-            throw new SluiceConfigurationException("sluice.store.key-prefix", rest, e);
-          default:
-            throw named;
-        }
+        throw SluiceConfigurationException.naming("sluice.store", e,
+            Map.of("clusterName", "hazelcast-cluster-name", "port", "hazelcast-port", "mapPrefix", "key-prefix"), "");
       }
     }
   }
@@ -231,16 +213,25 @@ public class SluiceAutoConfiguration {
     }
   }
 
-  /** {@code /actuator/health}'s {@code sluice} component. */
+  /**
+   * {@code /actuator/health}'s {@code sluice} component, when Actuator is on the classpath. (Two levels:
+   * the condition of {@code management.health.sluice.enabled} is Actuator's own class, which may only be
+   * loaded once Actuator is known to be there.)
+   */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
-  @ConditionalOnEnabledHealthIndicator("sluice")
+  @ConditionalOnClass(name = {"org.springframework.boot.actuate.health.HealthIndicator",
+      "org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator"})
   static class HealthConfiguration {
 
-    @Bean
-    @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
-    SluiceHealthIndicator sluiceHealthIndicator(ObjectProvider<CounterStore> store, RequestLimiter limiter) {
-      return new SluiceHealthIndicator(store.getIfAvailable(), limiter);
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnEnabledHealthIndicator("sluice")
+    static class EnabledHealthConfiguration {
+
+      @Bean
+      @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
+      SluiceHealthIndicator sluiceHealthIndicator(ObjectProvider<CounterStore> store, RequestLimiter limiter) {
+        return new SluiceHealthIndicator(store.getIfAvailable(), limiter);
+      }
     }
   }
 

@@ -30,13 +30,23 @@ public class SluiceConfigurationException extends IllegalArgumentException {
    * prefix alone.
    */
   static SluiceConfigurationException naming(String prefix, IllegalArgumentException e) {
+    return naming(prefix, e, java.util.Map.of(), "");
+  }
+
+  /**
+   * As {@link #naming(String, IllegalArgumentException)}, with the fields whose property is named
+   * otherwise ({@code uri} is {@code redis-uri}), and {@code suffix} added to the message.
+   */
+  static SluiceConfigurationException naming(String prefix, IllegalArgumentException e,
+      java.util.Map<String, String> renamed, String suffix) {
     String message = e.getMessage() == null ? e.toString() : e.getMessage();
     int colon = message.indexOf(": ");
     if (colon > 0 && message.substring(0, colon).matches("[a-z][A-Za-z]*")) {
-      return new SluiceConfigurationException(prefix + "." + kebab(message.substring(0, colon)),
-          message.substring(colon + 2), e);
+      String field = message.substring(0, colon);
+      return new SluiceConfigurationException(prefix + "." + renamed.getOrDefault(field, kebab(field)),
+          message.substring(colon + 2) + suffix, e);
     }
-    return new SluiceConfigurationException(prefix, message, e);
+    return new SluiceConfigurationException(prefix, message + suffix, e);
   }
 
   /** {@code syncInterval} as a property name: {@code sync-interval}. */

@@ -255,6 +255,13 @@ class SluiceAutoConfigurationTest {
       assertThat(context).hasSingleBean(RequestLimiter.class);
       assertThat(context).doesNotHaveBean(FilterRegistrationBean.class);
     });
+    // an application without the servlet API (a batch job, a WebFlux app) starts, without the filter
+    runner.withPropertyValues(API_5_PER_MINUTE).withClassLoader(new FilteredClassLoader("jakarta.servlet"))
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).hasSingleBean(RequestLimiter.class);
+          assertThat(context).doesNotHaveBean(FilterRegistrationBean.class);
+        });
     web.withPropertyValues(API_5_PER_MINUTE).withPropertyValues("sluice.filter.enabled=false").run(context -> {
       assertThat(context).hasSingleBean(RequestLimiter.class);
       assertThat(context).doesNotHaveBean(FilterRegistrationBean.class);

@@ -25,6 +25,7 @@ import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.Simp
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** The health indicator, the Micrometer binders, and what closing the context does. */
@@ -79,6 +80,17 @@ class SluiceHealthAndMetricsTest {
       assertThat(health.getStatus()).isEqualTo(Status.DOWN);
       assertThat(health.getDetails()).containsEntry("error", "no answer within 1000 ms");
     });
+  }
+
+  @Test
+  void withoutActuatorThereIsNoHealthIndicatorAndNoBinder() {
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE).withBean(CounterStore.class, MemoryStore::new)
+        .withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate")).run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).hasSingleBean(RequestLimiter.class);
+          assertThat(context).doesNotHaveBean("sluiceHealthIndicator");
+        });
   }
 
   @Test

@@ -19,6 +19,9 @@ class SluiceValidationTest {
   final ApplicationContextRunner runner = new ApplicationContextRunner()
       .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
       .withBean(CounterStore.class, MemoryStore::new);
+  /** No store of the user's: the store's own settings are read. */
+  final ApplicationContextRunner noStore = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class));
 
   static Stream<Arguments> badSettings() {
     return Stream.of(
@@ -55,13 +58,18 @@ class SluiceValidationTest {
         Arguments.of(new String[] {"sluice.sync.sync-interval=0s"}, "sluice.sync.sync-interval: must be positive, got PT0S"),
         Arguments.of(new String[] {"sluice.sync.node-id=web 1"},
             "sluice.sync.node-id: must be 1 to 64 characters of [A-Za-z0-9_.:-], got web 1"),
-        Arguments.of(new String[] {"sluice.sync.max-keys=0"}, "sluice.sync.max-keys: must be positive, got 0"));
+        Arguments.of(new String[] {"sluice.sync.max-keys=0"}, "sluice.sync.max-keys: must be positive, got 0"),
+        // RedisStoreConfig's checks, before any connection
+        Arguments.of(new String[] {"sluice.store.redis-uri=http://127.0.0.1:1"},
+            "sluice.store.redis-uri: must start with redis://, rediss:// or redis-sentinel://, got http://127.0.0.1:1"),
+        Arguments.of(new String[] {"sluice.store.redis-uri=redis://127.0.0.1:1", "sluice.store.key-prefix=a b"},
+            "sluice.store.key-prefix: must be 1 to 64 characters of [A-Za-z0-9_.:-], got a b"));
   }
 
   @ParameterizedTest
   @MethodSource("badSettings")
   void theFailureNamesTheProperty(String[] settings, String message) {
-    runner.withPropertyValues(API_5_PER_MINUTE).withPropertyValues(settings)
+    (settings[0].startsWith("sluice.store.") ? noStore : runner).withPropertyValues(API_5_PER_MINUTE).withPropertyValues(settings)
         .run(context -> assertThat(SluiceAutoConfigurationTest.Failures.message(context)).isEqualTo(message));
   }
 
