@@ -30,15 +30,27 @@ final class PropertyRules {
 
   /** The limits and rules the properties say; fails naming the property. */
   static RulesFile read(SluiceProperties properties) {
+    return read(properties, AnnotatedEndpoints.none());
+  }
+
+  /**
+   * The limits and rules the properties (or the rules file) say, and the endpoint rules of
+   * {@link SluiceLimit} annotations; fails naming the property, or the annotated method.
+   */
+  static RulesFile read(SluiceProperties properties, AnnotatedEndpoints annotated) {
     SluiceProperties.RulesProperties rules = properties.getRules();
     boolean anyRule = !rules.getAlways().isEmpty() || !rules.getPlans().isEmpty() || !rules.getEndpoints().isEmpty()
         || rules.getDefaultPlan() != null;
+    for (AnnotatedEndpoints.Endpoint endpoint : annotated.endpoints()) {
+      word(endpoint.source(), endpoint.path());
+      ruleText(endpoint.source(), List.of(endpoint.rule()));
+    }
     if (properties.getRulesFile() != null) {
       if (!properties.getLimits().isEmpty() || anyRule) {
         throw new SluiceConfigurationException("sluice.rules-file",
             "set either sluice.rules-file or sluice.limits and sluice.rules, not both");
       }
-      return readFile(properties.getRulesFile());
+      return readFile(properties.getRulesFile(), annotated);
     }
     if (properties.getLimits().isEmpty()) {
       throw new SluiceConfigurationException("sluice.limits", "no limits: set sluice.limits.<name>.limit and"
@@ -78,7 +90,10 @@ final class PropertyRules {
       add(lines, sources, limitOfLine, path, "endpoint " + endpoint.getMethod() + " " + endpoint.getPath() + " "
           + ruleText(path + ".rules", endpoint.getRules()));
     }
-    if (!anyRule) {
+    for (AnnotatedEndpoints.Endpoint endpoint : annotated.endpoints()) {
+      add(lines, sources, limitOfLine, endpoint.source(), endpoint.line());
+    }
+    if (!anyRule && annotated.endpoints().isEmpty()) {
       throw new SluiceConfigurationException("sluice.rules", "no rules, so no limit applies to any request: say which"
           + " limits a request meets, each keyed by an identity (e.g. sluice.rules.always: "
           + properties.getLimits().keySet().iterator().next() + " by ip)");
@@ -99,7 +114,7 @@ final class PropertyRules {
       }
       Matcher field = FIELD.matcher(message);
       if (field.matches() && field.group(1).equals("pathPattern")) {
-        throw new SluiceConfigurationException(source + ".path", field.group(2), e);
+        throw new SluiceConfigurationException(source.startsWith("@") ? source : source + ".path", field.group(2), e);
       }
       if (field.matches() && field.group(1).equals("rule")) {
         throw new SluiceConfigurationException(source.startsWith("sluice.rules.endpoints") ? source + ".rules" : source,
@@ -199,7 +214,7 @@ final class PropertyRules {
     }
   }
 
-  private static RulesFile readFile(Resource resource) {
+  private static RulesFile readFile(Resource resource, AnnotatedEndpoints annotated) {
     String name = resource.getFilename() == null ? resource.getDescription() : resource.getFilename();
     String text;
     try (InputStream in = resource.getInputStream()) {
@@ -208,10 +223,23 @@ final class PropertyRules {
       throw new SluiceConfigurationException("sluice.rules-file", "cannot read " + resource.getDescription() + ": "
           + e.getMessage(), e);
     }
+    // the annotations' endpoint rules after the file's lines: an error on one of them names the annotation
+    String fileText = text.replaceFirst("^\uFEFF", "");
+    int fileLines = fileText.split("\r\n|\r|\n", -1).length;
+    StringBuilder all = new StringBuilder(fileText);
+    for (AnnotatedEndpoints.Endpoint endpoint : annotated.endpoints()) {
+      all.append('\n').append(endpoint.line());
+    }
     RulesFile file;
     try {
-      file = RulesFile.parse(text, name);
+      file = RulesFile.parse(all.toString(), name);
     } catch (IllegalArgumentException e) {
+      Matcher m = Pattern.compile(Pattern.quote(name) + ":(\\d+): (?:rule: )?(.*)", Pattern.DOTALL)
+          .matcher(String.valueOf(e.getMessage()));
+      if (m.matches() && Integer.parseInt(m.group(1)) > fileLines) {
+        AnnotatedEndpoints.Endpoint endpoint = annotated.endpoints().get(Integer.parseInt(m.group(1)) - fileLines - 1);
+        throw new SluiceConfigurationException(endpoint.source(), m.group(2), e);
+      }
       throw new SluiceConfigurationException("sluice.rules-file", e.getMessage(), e);
     }
     if (file.rules().isEmpty()) {

@@ -59,8 +59,21 @@ public class SluiceAutoConfiguration {
   /** The limits and rules of the properties (or of the rules file), checked, errors naming the property. */
   @Bean
   @ConditionalOnMissingBean({RulesFile.class, RequestLimiter.class})
-  public RulesFile sluiceRulesFile(SluiceProperties properties) {
-    return PropertyRules.read(properties);
+  public RulesFile sluiceRulesFile(SluiceProperties properties, ObjectProvider<AnnotatedEndpoints> annotated) {
+    return PropertyRules.read(properties, annotated.getIfAvailable(AnnotatedEndpoints::none));
+  }
+
+  /** The endpoint rules of {@link SluiceLimit} on Spring MVC handler methods. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping")
+  static class AnnotationConfiguration {
+
+    @Bean
+    AnnotatedEndpoints sluiceAnnotatedEndpoints(
+        ObjectProvider<org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping> mappings) {
+      return AnnotatedEndpoints.of(mappings.orderedStream().toList());
+    }
   }
 
   /** {@code sluice.sync.*} over the library's defaults; a value it refuses names its property. */

@@ -8,8 +8,10 @@ class SluiceConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<SluiceC
 
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, SluiceConfigurationException cause) {
-    return new FailureAnalysis("Sluice's configuration is invalid: " + cause.getMessage(),
-        "Correct " + cause.property() + " in the application's configuration (application.yml,"
-            + " application.properties, the environment), or set sluice.enabled=false to leave Sluice out.", cause);
+    String action = cause.property().startsWith("@")
+        ? "Correct the annotation, or the limits it names in sluice.limits."
+        : "Correct " + cause.property() + " in the application's configuration (application.yml,"
+            + " application.properties, the environment), or set sluice.enabled=false to leave Sluice out.";
+    return new FailureAnalysis("Sluice's configuration is invalid: " + cause.getMessage(), action, cause);
   }
 }
