@@ -116,6 +116,28 @@ class TwoInstancesIT {
   }
 
   @Test
+  void theAnnotatedMethodsLimitIsSharedToo() throws Exception {
+    long second = Instant.now().getEpochSecond() % 60;
+    if (second > 45) {
+      Thread.sleep((61 - second) * 1000);
+    }
+    String key = "orders-" + UUID.randomUUID();
+    int allowed = 0;
+    for (int i = 0; i < 6; i++) {
+      HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(i % 2 == 0 ? a : b) + "/orders"))
+          .timeout(Duration.ofSeconds(10)).header("X-API-Key", key).POST(HttpRequest.BodyPublishers.noBody()).build();
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() == 200) {
+        allowed++;
+      } else {
+        assertThat(response.statusCode()).isEqualTo(429);
+        assertThat(response.headers().firstValue("RateLimit").orElseThrow()).contains("\"orders\"");
+      }
+    }
+    assertThat(allowed).as("orders admitted by both instances together").isEqualTo(3);
+  }
+
+  @Test
   void healthShowsTheRedisStoreAndBothNodes() throws Exception {
     JsonNode sluice = null;
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
