@@ -15,6 +15,8 @@ import java.lang.annotation.Target;
  *
  * <p>Mappings are matched as the rules match paths: a segment with a variable or a wildcard inside it
  * ({@code file-{name}.txt}, {@code *.html}) matches any one segment, {@code {*rest}} any number.
+ * The annotations are read into the rules the starter builds from {@code sluice.*}: an application that
+ * defines its own {@code RulesFile} or {@code RequestLimiter} bean builds its rules itself, without them.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
