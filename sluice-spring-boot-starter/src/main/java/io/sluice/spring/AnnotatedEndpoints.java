@@ -1,0 +1,94 @@
+package io.sluice.spring;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+
+/**
+ * The endpoint rules {@link SluiceLimit} annotations make: one per limit, HTTP method and path of an
+ * annotated handler method, each with the annotation it came from (for error messages).
+ */
+public final class AnnotatedEndpoints {
+  /** One endpoint rule line's parts: {@code endpoint METHOD PATH LIMIT by IDENTITY}. */
+  record Endpoint(String source, String method, String path, String rule) {
+    String line() {
+      return "endpoint " + method + " " + path + " " + rule;
+    }
+  }
+
+  private final List<Endpoint> endpoints;
+
+  AnnotatedEndpoints(List<Endpoint> endpoints) {
+    this.endpoints = List.copyOf(endpoints);
+  }
+
+  static AnnotatedEndpoints none() {
+    return new AnnotatedEndpoints(List.of());
+  }
+
+  List<Endpoint> endpoints() {
+    return endpoints;
+  }
+
+  /** The annotated handler methods of these mappings. */
+  static AnnotatedEndpoints of(List<RequestMappingHandlerMapping> mappings) {
+    List<Endpoint> out = new ArrayList<>();
+    for (RequestMappingHandlerMapping mapping : mappings) {
+      for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
+        HandlerMethod handler = e.getValue();
+        Set<SluiceLimit> limits = new java.util.LinkedHashSet<>(
+            AnnotatedElementUtils.findMergedRepeatableAnnotations(handler.getBeanType(), SluiceLimit.class));
+        limits.addAll(AnnotatedElementUtils.findMergedRepeatableAnnotations(handler.getMethod(), SluiceLimit.class));
+        if (limits.isEmpty()) {
+          continue;
+        }
+        String source = "@SluiceLimit on " + handler.getBeanType().getSimpleName() + "." + handler.getMethod().getName();
+        Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
+        List<String> methodNames = methods.isEmpty() ? List.of("*") : methods.stream().map(Enum::name).sorted().toList();
+        for (String pattern : e.getKey().getPatternValues()) {
+          String path = rulePath(pattern);
+          for (String method : methodNames) {
+            for (SluiceLimit limit : limits) {
+              out.add(new Endpoint(source, method, path, limit.value() + " by " + limit.by()));
+            }
+          }
+        }
+      }
+    }
+    // (a stable order: the handler map's is not)
+    out.sort(java.util.Comparator.comparing(Endpoint::source).thenComparing(Endpoint::path)
+        .thenComparing(Endpoint::method).thenComparing(Endpoint::rule));
+    return new AnnotatedEndpoints(out);
+  }
+
+  /**
+   * A Spring MVC pattern as the rules' path pattern: literal segments as they are, {@code {id}} and
+   * {@code {id:\d+}} one segment, {@code **} and {@code {*rest}} any number, a segment with a variable
+   * or wildcard inside it any one segment.
+   */
+  static String rulePath(String pattern) {
+    StringBuilder b = new StringBuilder();
+    for (String segment : pattern.split("/")) {
+      if (segment.isEmpty()) {
+        continue;
+      }
+      b.append('/');
+      if (segment.equals("**") || segment.startsWith("{*")) {
+        b.append("**");
+      } else if (segment.startsWith("{") && segment.endsWith("}") && segment.indexOf('{', 1) < 0) {
+        b.append("{v}");
+      } else if (segment.contains("{") || segment.contains("*") || segment.contains("?")) {
+        b.append('*');
+      } else {
+        b.append(segment);
+      }
+    }
+    return b.length() == 0 ? "/" : b.toString();
+  }
+}

@@ -1,0 +1,321 @@
+package io.sluice.spring;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.sluice.http.PlanResolver;
+import io.sluice.http.RateLimitFilter;
+import io.sluice.http.RateLimitFilterConfig;
+import io.sluice.node.RateLimiterMetrics;
+import io.sluice.node.RequestLimiter;
+import io.sluice.node.RulesFile;
+import io.sluice.sync.SyncConfig;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.SyncedLimiterMetrics;
+import io.sluice.sync.hazelcast.HazelcastCounterStore;
+import io.sluice.sync.redis.RedisCounterStore;
+import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.CounterStore;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+
+/**
+ * Sluice from {@code application.yml}: the store ({@code sluice.store.*}: Redis, else an embedded
+ * Hazelcast member), one {@link SyncedLimiter} per limit of the rules ({@code sluice.limits},
+ * {@code sluice.rules} or {@code sluice.rules-file}) with the settings of {@code sluice.sync.*}, the
+ * servlet {@link RateLimitFilter} on servlet web applications, Micrometer binders and an Actuator
+ * health indicator. Every bean backs off when the application defines its own of the same type;
+ * {@code sluice.enabled=false} leaves everything out.
+ *
+ * <p>On shutdown the request limiter closes before the store it depends on: each limiter flushes what
+ * it admitted (within the flush timeout), then the store's connection (or embedded member) closes.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
+@ConditionalOnProperty(prefix = "sluice", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(SluiceProperties.class)
+public class SluiceAutoConfiguration {
+
+  /** The limits and rules of the properties (or of the rules file), checked, errors naming the property. */
+  @Bean
+  @ConditionalOnMissingBean({RulesFile.class, RequestLimiter.class})
+  public RulesFile sluiceRulesFile(SluiceProperties properties, ObjectProvider<AnnotatedEndpoints> annotated) {
+    return PropertyRules.read(properties, annotated.getIfAvailable(AnnotatedEndpoints::none));
+  }
+
+  /** The endpoint rules of {@link SluiceLimit} on Spring MVC handler methods. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping")
+  static class AnnotationConfiguration {
+
+    @Bean
+    AnnotatedEndpoints sluiceAnnotatedEndpoints(
+        ObjectProvider<org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping> mappings) {
+      return AnnotatedEndpoints.of(mappings.orderedStream().toList());
+    }
+  }
+
+  /** {@code sluice.sync.*} over the library's defaults; a value it refuses names its property. */
+  @Bean
+  @ConditionalOnMissingBean
+  public SyncConfig sluiceSyncConfig(SluiceProperties properties) {
+    SluiceProperties.Sync sync = properties.getSync();
+    try {
+      SyncConfig.Builder b = SyncConfig.custom();
+      if (sync.getNodeId() != null) {
+        b.nodeId(sync.getNodeId());
+      }
+      if (sync.getBatchSize() != null) {
+        b.batchSize(sync.getBatchSize());
+      }
+      if (sync.getSyncInterval() != null) {
+        b.syncInterval(sync.getSyncInterval());
+      }
+      if (sync.getOnStoreFailure() != null) {
+        b.onStoreFailure(sync.getOnStoreFailure());
+      }
+      if (sync.getMaxKeys() != null) {
+        b.maxKeys(sync.getMaxKeys());
+      }
+      if (sync.getClaimTimeout() != null) {
+        b.claimTimeout(sync.getClaimTimeout());
+      }
+      if (sync.getFlushTimeout() != null) {
+        b.flushTimeout(sync.getFlushTimeout());
+      }
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw SluiceConfigurationException.naming("sluice.sync", e);
+    }
+  }
+
+  /**
+   * Every limit of the rules shared through the store. Closed (so flushed) when the context closes,
+   * before the store it was built on.
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public RequestLimiter sluiceRequestLimiter(RulesFile rulesFile, CounterStore store, SyncConfig config) {
+    return RequestLimiter.builder(rulesFile.rules().orElseThrow(() -> new SluiceConfigurationException("sluice.rules",
+            "no rules, so no limit applies to any request")))
+        .limiters(limit -> {
+          try {
+            return SyncedLimiter.of(limit, store, config);
+          } catch (IllegalArgumentException e) {
+            // what depends on the limit (a sync interval at most half its window, ...): the setting is
+            // named, and the limit it does not fit
+            throw SluiceConfigurationException.naming("sluice.sync", e, Map.of(),
+                " (for sluice.limits." + limit.name() + ")");
+          }
+        })
+        .build();
+  }
+
+  /** Redis, when {@code sluice.store.redis-uri} is set. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(RedisCounterStore.class)
+  @Conditional(RedisUri.class)
+  static class RedisStoreConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    CounterStore sluiceCounterStore(SluiceProperties properties) {
+      SluiceProperties.Store store = properties.getStore();
+      RedisStoreConfig config;
+      try {
+        config = RedisStoreConfig.builder(store.getRedisUri())
+            .keyPrefix(store.getKeyPrefix())
+            .commandTimeout(store.getRedisCommandTimeout())
+            .evictionCheck(RedisStoreConfig.EvictionCheck.valueOf(store.getRedisEvictionCheck().name()))
+            .build();
+      } catch (IllegalArgumentException e) {
+        throw SluiceConfigurationException.naming("sluice.store", e,
+            Map.of("uri", "redis-uri", "commandTimeout", "redis-command-timeout", "evictionCheck", "redis-eviction-check"), "");
+      }
+      try {
+        return RedisCounterStore.connect(config);
+      } catch (IllegalArgumentException e) {
+        throw new SluiceConfigurationException("sluice.store.redis-uri", e.getMessage(), e);
+      } catch (RuntimeException e) {
+        throw new SluiceConfigurationException("sluice.store.redis-uri", "cannot connect to " + store.getRedisUri()
+            + ": " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** The embedded Hazelcast member on loopback, when no Redis URI is set. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(HazelcastCounterStore.class)
+  @Conditional(NoRedisUri.class)
+  static class HazelcastStoreConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    CounterStore sluiceCounterStore(SluiceProperties properties) {
+      SluiceProperties.Store store = properties.getStore();
+      try {
+        return HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
+            .clusterName(store.getHazelcastClusterName())
+            .port(store.getHazelcastPort())
+            .mapPrefix(store.getKeyPrefix())
+            .build());
+      } catch (IllegalArgumentException e) {
+        throw SluiceConfigurationException.naming("sluice.store", e,
+            Map.of("clusterName", "hazelcast-cluster-name", "port", "hazelcast-port", "mapPrefix", "key-prefix"), "");
+      }
+    }
+  }
+
+  /** A {@code sluice.store.redis-uri} that is not blank ({@code ${SLUICE_REDIS:}} left empty is none). */
+  static class RedisUri extends SpringBootCondition {
+    @Override
+    public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      String uri = context.getEnvironment().getProperty("sluice.store.redis-uri");
+      return uri == null || uri.isBlank()
+          ? ConditionOutcome.noMatch("no sluice.store.redis-uri: the embedded Hazelcast store")
+          : ConditionOutcome.match("sluice.store.redis-uri is set: the Redis store");
+    }
+  }
+
+  /** No {@code sluice.store.redis-uri}, or a blank one. */
+  static class NoRedisUri extends SpringBootCondition {
+    private final RedisUri redisUri = new RedisUri();
+
+    @Override
+    public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      ConditionOutcome redis = redisUri.getMatchOutcome(context, metadata);
+      return new ConditionOutcome(!redis.isMatch(), redis.getConditionMessage());
+    }
+  }
+
+  /** Sluice's meters on the application's registry (Actuator binds MeterBinder beans to it). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(MeterRegistry.class)
+  @ConditionalOnBean(MeterRegistry.class)
+  static class MetricsConfiguration {
+
+    @Bean
+    MeterBinder sluiceSyncedLimiterMetrics(RequestLimiter limiter) {
+      return new SyncedLimiterMetrics(synced(limiter));
+    }
+
+    @Bean
+    MeterBinder sluiceRateLimiterMetrics(RequestLimiter limiter) {
+      return RateLimiterMetrics.of(limiter);
+    }
+  }
+
+  /**
+   * {@code /actuator/health}'s {@code sluice} component, when Actuator is on the classpath. (Two levels:
+   * the condition of {@code management.health.sluice.enabled} is Actuator's own class, which may only be
+   * loaded once Actuator is known to be there.)
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"org.springframework.boot.actuate.health.HealthIndicator",
+      "org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator"})
+  static class HealthConfiguration {
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnEnabledHealthIndicator("sluice")
+    static class EnabledHealthConfiguration {
+
+      @Bean
+      @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
+      SluiceHealthIndicator sluiceHealthIndicator(ObjectProvider<CounterStore> store, RequestLimiter limiter) {
+        return new SluiceHealthIndicator(store.getIfAvailable(), limiter);
+      }
+    }
+  }
+
+  /** The filter in front of the application, on servlet web applications. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass({jakarta.servlet.Filter.class, FilterRegistrationBean.class})
+  @ConditionalOnProperty(prefix = "sluice.filter", name = "enabled", havingValue = "true", matchIfMissing = true)
+  static class ServletFilterConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(name = "sluiceFilterRegistration")
+    FilterRegistrationBean<RateLimitFilter> sluiceFilterRegistration(SluiceProperties properties,
+        RequestLimiter limiter, ObjectProvider<PlanResolver> planResolver,
+        ObjectProvider<SluiceFilterCustomizer> customizers, ObjectProvider<RulesFile> rulesFile) {
+      SluiceProperties.Filter filter = properties.getFilter();
+      RateLimitFilterConfig.Builder b = RateLimitFilterConfig.builder(limiter);
+      try {
+        b.apiKeyHeader(filter.getApiKeyHeader())
+            .trustedProxies(filter.getTrustedProxies())
+            .ipv6PrefixLength(filter.getIpv6PrefixLength())
+            .maxKeyLength(filter.getMaxKeyLength());
+      } catch (IllegalArgumentException e) {
+        throw SluiceConfigurationException.naming("sluice.filter", e);
+      }
+      if (filter.getPlanHeader() != null) {
+        try {
+          b.planResolver(PlanResolver.header(filter.getPlanHeader()));
+        } catch (IllegalArgumentException e) {
+          throw new SluiceConfigurationException("sluice.filter.plan-header", "must not be blank", e);
+        }
+      }
+      PlanResolver resolver = planResolver.getIfUnique();
+      if (resolver != null) {
+        b.planResolver(resolver);
+      }
+      for (Map.Entry<String, String> identity : filter.getIdentityHeaders().entrySet()) {
+        String header = identity.getValue();
+        try {
+          b.identity(identity.getKey(), request -> request.getHeader(header));
+        } catch (IllegalArgumentException e) {
+          throw new SluiceConfigurationException("sluice.filter.identity-headers." + identity.getKey(),
+              e.getMessage().replaceFirst("^identity: ", ""), e);
+        }
+      }
+      List<SluiceFilterCustomizer> custom = customizers.orderedStream().toList();
+      custom.forEach(c -> c.customize(b));
+      RulesFile file = rulesFile.getIfAvailable();
+      if (file != null && custom.isEmpty()) {
+        // a rule keyed by an identity the filter never reads would never count: said at startup
+        Set<String> known = new LinkedHashSet<>(List.of(RateLimitFilter.API_KEY, RateLimitFilter.USER,
+            RateLimitFilter.IP, RateLimitFilter.CLIENT));
+        known.addAll(filter.getIdentityHeaders().keySet());
+        for (String identity : file.identities()) {
+          if (!known.contains(identity)) {
+            throw new SluiceConfigurationException(properties.getRulesFile() != null ? "sluice.rules-file"
+                : "sluice.rules", "no request has identity \"" + identity + "\": the filter reads " + known
+                + " (more through sluice.filter.identity-headers or a SluiceFilterCustomizer bean)");
+          }
+        }
+      }
+      FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(new RateLimitFilter(b.build()));
+      registration.setName("sluiceRateLimitFilter");
+      registration.setOrder(filter.getOrder());
+      registration.setUrlPatterns(filter.getUrlPatterns());
+      return registration;
+    }
+  }
+
+  static List<SyncedLimiter> synced(RequestLimiter limiter) {
+    return limiter.limiters().stream().filter(SyncedLimiter.class::isInstance).map(SyncedLimiter.class::cast).toList();
+  }
+
+}

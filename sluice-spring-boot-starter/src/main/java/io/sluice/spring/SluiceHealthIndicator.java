@@ -1,0 +1,84 @@
+package io.sluice.spring;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.sluice.node.KeyedLimiter;
+import io.sluice.node.RequestLimiter;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.spi.CounterStore;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
+
+/**
+ * {@code /actuator/health}'s {@code sluice} component: whether the store answers (one heartbeat of this
+ * node, as its limiters send every second; {@code DOWN} when it does not answer within the timeout),
+ * the nodes alive as the store counts them, and for each limit its circuit breaker's state and the
+ * nodes it divides its allowances by. While the store is down the limiters keep deciding by their
+ * failure policy ({@code sluice.sync.on-store-failure}).
+ */
+public class SluiceHealthIndicator implements HealthIndicator {
+  /** Longest the health check waits for the store. */
+  static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+  private final CounterStore store;
+  private final RequestLimiter limiter;
+
+  public SluiceHealthIndicator(CounterStore store, RequestLimiter limiter) {
+    this.store = store;
+    this.limiter = limiter;
+  }
+
+  @Override
+  public Health health() {
+    List<SyncedLimiter> synced = SluiceAutoConfiguration.synced(limiter);
+    Map<String, Object> limits = new LinkedHashMap<>();
+    boolean breakerOpen = false;
+    for (KeyedLimiter l : limiter.limiters()) {
+      Map<String, Object> d = new LinkedHashMap<>();
+      if (l instanceof SyncedLimiter s) {
+        CircuitBreaker.State state = s.circuitBreaker().getState();
+        breakerOpen |= state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
+        d.put("breaker", state.name());
+        d.put("nodes", s.activeNodes());
+        d.put("keys", s.keys());
+      } else {
+        d.put("in-process", true);
+      }
+      limits.put(l.limit().name(), d);
+    }
+    if (store == null || synced.isEmpty()) {
+      return Health.up().withDetail("store", store == null ? "none" : store.getClass().getSimpleName())
+          .withDetail("limits", limits).build();
+    }
+    SyncedLimiter first = synced.get(0);
+    Health.Builder health;
+    try {
+      Integer nodes = store.heartbeat(first.nodeId(), System.currentTimeMillis(),
+              first.config().heartbeatInterval().multipliedBy(3))
+          .toCompletableFuture().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      health = Health.up().withDetail("store", store.getClass().getSimpleName()).withDetail("reachable", true)
+          .withDetail("nodes", nodes);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      health = down("interrupted");
+    } catch (ExecutionException e) {
+      health = down(String.valueOf(e.getCause()));
+    } catch (TimeoutException e) {
+      health = down("no answer within " + TIMEOUT.toMillis() + " ms");
+    } catch (RuntimeException e) {
+      health = down(e.toString());
+    }
+    return health.withDetail("breakerOpen", breakerOpen).withDetail("limits", limits).build();
+  }
+
+  private Health.Builder down(String error) {
+    return Health.down().withDetail("store", store.getClass().getSimpleName()).withDetail("reachable", false)
+        .withDetail("error", error);
+  }
+}
