@@ -81,6 +81,11 @@ public final class EnvoyCommand implements Callable<Integer> {
       description = "Distinct limits (rate and unit, requests' overrides included) kept (default: ${DEFAULT-VALUE}).")
   int maxLimits;
 
+  @Option(names = "--reload-interval", paramLabel = "D", defaultValue = "1s", converter = DurationConverter.class,
+      description = "How often the configuration files are read for changes, 0 = never; a file with an error is"
+          + " refused and the last good configuration stays (default: ${DEFAULT-VALUE}).")
+  Duration reloadInterval;
+
   @Option(names = "--response-headers", negatable = true, defaultValue = "true", fallbackValue = "true",
       description = "Send the RateLimit fields in response_headers_to_add (default: on; --no-response-headers).")
   boolean responseHeaders;
@@ -95,7 +100,8 @@ public final class EnvoyCommand implements Callable<Integer> {
       Map.entry("hazelcastCluster", "--hazelcast-cluster"), Map.entry("keyPrefix", "--key-prefix"),
       Map.entry("nodeId", "--node-id"), Map.entry("batchSize", "--batch-size"),
       Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
-      Map.entry("threads", "--threads"), Map.entry("queue", "--queue"), Map.entry("maxLimits", "--max-limits"));
+      Map.entry("threads", "--threads"), Map.entry("queue", "--queue"), Map.entry("maxLimits", "--max-limits"),
+      Map.entry("reloadInterval", "--reload-interval"));
 
   /** The settings the options describe; a message naming the option for what they refuse. */
   RlsServer.Settings settings() {
@@ -103,7 +109,7 @@ public final class EnvoyCommand implements Callable<Integer> {
       RlsServer.Settings.Builder b = RlsServer.Settings.builder().host(host).port(grpcPort).redis(redis)
           .redisTimeout(redisTimeout).hazelcastCluster(hazelcastCluster).keyPrefix(keyPrefix).batchSize(batchSize)
           .syncInterval(syncInterval).onStoreFailure(onStoreFailure).threads(threads).queue(queue)
-          .maxLimits(maxLimits).responseHeaders(responseHeaders);
+          .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval);
       if (nodeId != null) {
         b.nodeId(nodeId);
       }

@@ -90,6 +90,15 @@ public final class RlsConfig {
    * @throws IllegalArgumentException naming the file (and line and field) of the first error
    */
   public static RlsConfig load(List<Path> paths) {
+    return parse(read(paths));
+  }
+
+  /**
+   * The texts of the files {@link #load} reads, by file name, in the order it reads them.
+   *
+   * @throws IllegalArgumentException naming a path that cannot be read or a directory without YAML files
+   */
+  public static Map<String, String> read(List<Path> paths) {
     if (paths == null || paths.isEmpty()) {
       throw new IllegalArgumentException("config: at least one file or directory is needed");
     }
@@ -120,7 +129,7 @@ public final class RlsConfig {
         throw new IllegalArgumentException(f + ": cannot read the file: " + e, e);
       }
     }
-    return parse(texts);
+    return texts;
   }
 
   /** One file's text ({@code name} is what messages call it). */

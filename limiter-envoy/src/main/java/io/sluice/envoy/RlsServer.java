@@ -50,9 +50,11 @@ public final class RlsServer implements AutoCloseable {
   private final ThreadPoolExecutor executor;
   private final HealthStatusManager health;
   private final Server server;
+  private final RlsConfigWatcher watcher;
 
   private RlsServer(Settings settings, CounterStore store, RlsLimiters limiters, RlsService service,
-      ThreadPoolExecutor executor, HealthStatusManager health, Server server) {
+      ThreadPoolExecutor executor, HealthStatusManager health, Server server, RlsConfigWatcher watcher) {
+    this.watcher = watcher;
     this.settings = settings;
     this.store = store;
     this.limiters = limiters;
@@ -71,7 +73,12 @@ public final class RlsServer implements AutoCloseable {
    * @throws IllegalStateException when the server cannot start (the port is taken)
    */
   public static RlsServer start(Settings settings) {
-    RlsConfig config = RlsConfig.load(settings.configPaths);
+    java.util.Map<String, String> texts = RlsConfig.read(settings.configPaths);
+    RlsConfig config = RlsConfig.parse(texts);
+    String tooMany = tooManyLimits(config, settings.maxLimits);
+    if (tooMany != null) {
+      throw new IllegalArgumentException(tooMany);
+    }
     CounterStore store = null;
     RlsLimiters limiters = null;
     ThreadPoolExecutor executor = null;
@@ -91,13 +98,6 @@ public final class RlsServer implements AutoCloseable {
           .nodeId(nodeId)
           .build();
       limiters = new RlsLimiters(store, shared, settings.maxLimits);
-      // the configuration's own limits must fit the bound, with room left for overrides
-      long distinct = config.limits().stream().filter(l -> !l.unlimited() && l.requestsPerUnit() > 0)
-          .map(l -> new RlsLimiters.Rate(l.requestsPerUnit(), l.unit())).distinct().count();
-      if (distinct > settings.maxLimits) {
-        throw new IllegalArgumentException("maxLimits: the configuration has " + distinct
-            + " distinct limits, more than " + settings.maxLimits);
-      }
       AtomicInteger threadNo = new AtomicInteger();
       executor = new ThreadPoolExecutor(settings.threads, settings.threads, 60, TimeUnit.SECONDS,
           new ArrayBlockingQueue<>(settings.queue), r -> {
@@ -119,7 +119,10 @@ public final class RlsServer implements AutoCloseable {
           .start();
       health.setStatus("", ServingStatus.SERVING);
       health.setStatus(RateLimitServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-      return new RlsServer(settings, store, limiters, service, executor, health, server);
+      RlsConfigWatcher watcher = settings.reloadInterval.isZero() ? null
+          : new RlsConfigWatcher(settings.configPaths, texts, settings.reloadInterval.toMillis(), service::config,
+              next -> tooManyLimits(next, settings.maxLimits));
+      return new RlsServer(settings, store, limiters, service, executor, health, server, watcher);
     } catch (IOException | RuntimeException | InterruptedException e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
@@ -130,6 +133,14 @@ public final class RlsServer implements AutoCloseable {
       }
       throw new IllegalStateException("cannot start on " + settings.host + ":" + settings.port + ": " + e.getMessage(), e);
     }
+  }
+
+  /** A message when the configuration's own distinct limits do not fit the bound, else null. */
+  private static String tooManyLimits(RlsConfig config, int maxLimits) {
+    long distinct = config.limits().stream().filter(l -> !l.unlimited() && l.requestsPerUnit() > 0)
+        .map(l -> new RlsLimiters.Rate(l.requestsPerUnit(), l.unit())).distinct().count();
+    return distinct <= maxLimits ? null
+        : "maxLimits: the configuration has " + distinct + " distinct limits, more than " + maxLimits;
   }
 
   /** Server reflection v1alpha, which older clients (grpcurl before 1.9) ask for. */
@@ -174,6 +185,23 @@ public final class RlsServer implements AutoCloseable {
     return limiters.all();
   }
 
+  /** Configurations reloaded since start (0 when reloading is off). */
+  public long reloads() {
+    return watcher == null ? 0 : watcher.reloads();
+  }
+
+  /** The error that keeps the configuration files as they are now from use, or null. */
+  public String configError() {
+    return watcher == null ? null : watcher.lastError();
+  }
+
+  /** Reads the configuration files now, as the reload timer does (for tools and tests). */
+  public void reloadNow() {
+    if (watcher != null) {
+      watcher.checkNow();
+    }
+  }
+
   /** Blocks until the server is shut down. */
   public void awaitTermination() throws InterruptedException {
     server.awaitTermination();
@@ -186,6 +214,9 @@ public final class RlsServer implements AutoCloseable {
   @Override
   public void close() {
     health.enterTerminalState();
+    if (watcher != null) {
+      watcher.close();
+    }
     closeAll(server, executor, limiters, store);
   }
 
@@ -248,8 +279,10 @@ public final class RlsServer implements AutoCloseable {
     final int maxLimits;
     final int maxMessageBytes;
     final boolean responseHeaders;
+    final Duration reloadInterval;
 
     private Settings(Builder b) {
+      this.reloadInterval = b.reloadInterval;
       this.configPaths = List.copyOf(b.configPaths);
       this.host = b.host;
       this.port = b.port;
@@ -309,6 +342,7 @@ public final class RlsServer implements AutoCloseable {
       private int maxLimits = DEFAULT_MAX_LIMITS;
       private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
       private boolean responseHeaders = true;
+      private Duration reloadInterval = Duration.ofSeconds(1);
 
       /** A configuration file, or a directory of them (repeatable). */
       public Builder config(Path path) {
@@ -440,6 +474,15 @@ public final class RlsServer implements AutoCloseable {
       /** Whether answers carry the RateLimit fields in {@code response_headers_to_add} (default true). */
       public Builder responseHeaders(boolean on) {
         this.responseHeaders = on;
+        return this;
+      }
+
+      /** How often the configuration files are read for changes; zero turns reloading off. */
+      public Builder reloadInterval(Duration interval) {
+        if (interval == null || interval.isNegative() || (!interval.isZero() && interval.toMillis() < 10)) {
+          throw new IllegalArgumentException("reloadInterval: must be 0 (off) or at least 10ms, got " + interval);
+        }
+        this.reloadInterval = interval;
         return this;
       }
 

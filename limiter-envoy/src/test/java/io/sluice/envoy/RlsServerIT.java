@@ -327,6 +327,40 @@ class RlsServerIT {
     return r;
   }
 
+  /** A changed file is used without a restart; a broken one is refused and the last good one stays. */
+  @Test
+  void theConfigurationIsReloadedOnChange(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("reload.yaml");
+    Files.writeString(file, "domain: reload\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 1}\n");
+    RlsServer s = RlsServer.start(RlsServer.Settings.builder().config(file).port(0).redis(redis.uri())
+        .reloadInterval(java.time.Duration.ofMillis(50)).build());
+    closing.add(s);
+    ManagedChannel ch = channel(s);
+    closing.add(ch::shutdownNow);
+    RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc.newBlockingStub(ch);
+    RateLimitRequest r = RateLimitRequest.newBuilder().setDomain("reload").addDescriptors(descriptor("k", "v-" + RUN)).build();
+    assertThat(call(stub, r).getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(1);
+
+    Files.writeString(file, "domain: reload\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 3}\n");
+    long until = System.nanoTime() + 5_000_000_000L;
+    while (s.reloads() == 0 && System.nanoTime() < until) {
+      Thread.sleep(20);
+    }
+    assertThat(s.reloads()).isEqualTo(1);
+    RateLimitResponse three = call(stub, r);
+    assertThat(three.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(3);
+    assertThat(three.getStatuses(0).getLimitRemaining()).isEqualTo(2);
+
+    Files.writeString(file, "domain: reload\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: many}\n");
+    until = System.nanoTime() + 5_000_000_000L;
+    while (s.configError() == null && System.nanoTime() < until) {
+      Thread.sleep(20);
+    }
+    assertThat(s.configError()).isEqualTo(file + ":4: descriptors[0].rate_limit.requests_per_unit: must be a whole"
+        + " number from 0 to 4294967295, got \"many\"");
+    assertThat(call(stub, r).getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(3);
+  }
+
   @Test
   void aBadConfigurationFileStopsTheStartWithItsLine(@TempDir Path dir) throws Exception {
     Path bad = dir.resolve("bad.yaml");
