@@ -282,6 +282,7 @@ class RlsServerIT {
         admitted++;
       }
     }
+    System.out.println("RlsServerIT: two batched servers, a limit of 5, 20 calls alternating: " + admitted + " admitted");
     assertThat(admitted).isBetween(1L, 5L);
   }
 
