@@ -69,6 +69,11 @@ public final class EnvoyCommand implements Callable<Integer> {
       description = "LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED (default: ${DEFAULT-VALUE}).")
   StoreFailurePolicy onStoreFailure;
 
+  @Option(names = "--claim-timeout", paramLabel = "D", defaultValue = "200ms", converter = DurationConverter.class,
+      description = "Longest a decision waits for the store before --on-store-failure decides; keep it under"
+          + " Envoy's timeout for the call (default: ${DEFAULT-VALUE}).")
+  Duration claimTimeout;
+
   @Option(names = "--threads", paramLabel = "N", defaultValue = "" + RlsServer.Settings.DEFAULT_THREADS,
       description = "Threads deciding calls (default: ${DEFAULT-VALUE}).")
   int threads;
@@ -101,7 +106,7 @@ public final class EnvoyCommand implements Callable<Integer> {
       Map.entry("nodeId", "--node-id"), Map.entry("batchSize", "--batch-size"),
       Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
       Map.entry("threads", "--threads"), Map.entry("queue", "--queue"), Map.entry("maxLimits", "--max-limits"),
-      Map.entry("reloadInterval", "--reload-interval"));
+      Map.entry("reloadInterval", "--reload-interval"), Map.entry("claimTimeout", "--claim-timeout"));
 
   /** The settings the options describe; a message naming the option for what they refuse. */
   RlsServer.Settings settings() {
@@ -109,7 +114,7 @@ public final class EnvoyCommand implements Callable<Integer> {
       RlsServer.Settings.Builder b = RlsServer.Settings.builder().host(host).port(grpcPort).redis(redis)
           .redisTimeout(redisTimeout).hazelcastCluster(hazelcastCluster).keyPrefix(keyPrefix).batchSize(batchSize)
           .syncInterval(syncInterval).onStoreFailure(onStoreFailure).threads(threads).queue(queue)
-          .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval);
+          .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval).claimTimeout(claimTimeout);
       if (nodeId != null) {
         b.nodeId(nodeId);
       }

@@ -95,6 +95,7 @@ public final class RlsServer implements AutoCloseable {
           .batchSize(settings.batchSize)
           .syncInterval(settings.syncInterval)
           .onStoreFailure(settings.onStoreFailure)
+          .claimTimeout(settings.claimTimeout)
           .nodeId(nodeId)
           .build();
       limiters = new RlsLimiters(store, shared, settings.maxLimits);
@@ -183,6 +184,16 @@ public final class RlsServer implements AutoCloseable {
   /** The limiters built so far, one per distinct limit. */
   public List<SyncedLimiter> limiters() {
     return limiters.all();
+  }
+
+  /** Calls being decided now (for tools and tests). */
+  public int activeCalls() {
+    return executor.getActiveCount();
+  }
+
+  /** Calls waiting for a worker now (for tools and tests). */
+  public int queuedCalls() {
+    return executor.getQueue().size();
   }
 
   /** Configurations reloaded since start (0 when reloading is off). */
@@ -280,8 +291,10 @@ public final class RlsServer implements AutoCloseable {
     final int maxMessageBytes;
     final boolean responseHeaders;
     final Duration reloadInterval;
+    final Duration claimTimeout;
 
     private Settings(Builder b) {
+      this.claimTimeout = b.claimTimeout;
       this.reloadInterval = b.reloadInterval;
       this.configPaths = List.copyOf(b.configPaths);
       this.host = b.host;
@@ -343,6 +356,7 @@ public final class RlsServer implements AutoCloseable {
       private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
       private boolean responseHeaders = true;
       private Duration reloadInterval = Duration.ofSeconds(1);
+      private Duration claimTimeout = SyncConfig.DEFAULT_CLAIM_TIMEOUT;
 
       /** A configuration file, or a directory of them (repeatable). */
       public Builder config(Path path) {
@@ -474,6 +488,19 @@ public final class RlsServer implements AutoCloseable {
       /** Whether answers carry the RateLimit fields in {@code response_headers_to_add} (default true). */
       public Builder responseHeaders(boolean on) {
         this.responseHeaders = on;
+        return this;
+      }
+
+      /**
+       * The longest a decision waits for the store (a claim, or an exact script) before the failure
+       * policy decides; keep it under Envoy's own timeout for the call (20 ms by default) to have the
+       * policy decide rather than Envoy's {@code failure_mode_deny}.
+       */
+      public Builder claimTimeout(Duration timeout) {
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+          throw new IllegalArgumentException("claimTimeout: must be positive, got " + timeout);
+        }
+        this.claimTimeout = timeout;
         return this;
       }
 

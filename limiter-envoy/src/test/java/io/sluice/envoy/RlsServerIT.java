@@ -328,6 +328,57 @@ class RlsServerIT {
     return r;
   }
 
+  /**
+   * Bounded concurrency and deadlines, end to end: one worker, a queue of one, and a Redis that stops
+   * answering (SIGSTOP). The first call holds the worker while it waits for the store; a call with a
+   * short deadline waits in the queue, its client gets DEADLINE_EXCEEDED, and the server drops it
+   * unevaluated when its turn comes; a call that finds the queue full is refused at once.
+   */
+  @Test
+  void aFullQueueRefusesAndACallPastItsDeadlineIsDropped() throws Exception {
+    try (RedisServer frozen = RedisServer.start();
+        RlsServer s = RlsServer.start(RlsServer.Settings.builder().config(configFile).port(0).redis(frozen.uri())
+            .batchSize(1).threads(1).queue(1).claimTimeout(java.time.Duration.ofSeconds(1))
+            .redisTimeout(java.time.Duration.ofSeconds(2)).build())) {
+      ManagedChannel ch = channel(s);
+      closing.add(ch::shutdownNow);
+      RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc.newBlockingStub(ch);
+      RateLimitServiceGrpc.RateLimitServiceFutureStub async = RateLimitServiceGrpc.newFutureStub(ch);
+      RateLimitRequest r = request(descriptor("upload", "queue-" + RUN));
+      assertThat(call(stub, r).getOverallCode()).isEqualTo(Code.OK); // connected, limiter built
+      frozen.freeze();
+      try {
+        var first = async.withDeadlineAfter(10, TimeUnit.SECONDS).shouldRateLimit(r);
+        waitFor(() -> s.activeCalls() == 1);
+        var late = async.withDeadlineAfter(50, TimeUnit.MILLISECONDS).shouldRateLimit(r);
+        waitFor(() -> s.queuedCalls() == 1);
+        assertThatThrownBy(() -> call(stub, r)).isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
+        assertThat(s.service().rejectedCalls()).isEqualTo(1);
+        assertThatThrownBy(() -> late.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class)
+            .satisfies(e -> assertThat(Status.fromThrowable(e.getCause()).getCode())
+                .isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+        assertThat(first.isDone()).as("the first call still waits for the store").isFalse();
+        first.get(10, TimeUnit.SECONDS); // the failure policy decides once the claim timeout passes
+      } finally {
+        frozen.thaw();
+      }
+      waitFor(() -> s.service().expiredCalls() == 1);
+      assertThat(call(stub, r).getOverallCode()).isEqualTo(Code.OK);
+      ch.shutdownNow();
+    }
+  }
+
+  static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long until = System.nanoTime() + 5_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > until) {
+        throw new AssertionError("condition not met within 5 s");
+      }
+      Thread.sleep(2);
+    }
+  }
+
   /** A changed file is used without a restart; a broken one is refused and the last good one stays. */
   @Test
   void theConfigurationIsReloadedOnChange(@TempDir Path dir) throws Exception {
