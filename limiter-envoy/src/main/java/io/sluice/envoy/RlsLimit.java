@@ -9,12 +9,14 @@ import java.util.Objects;
  * optional {@code name} and {@code replaces} (the names of limits this one drops from a request
  * where both match).
  *
- * @param requestsPerUnit the permits per window, 0 to 2^32-1 (0 refuses every request); 0 when unlimited
+ * @param requestsPerUnit the permits per window, 0 to 2^31-1 (0 refuses every request); 0 when unlimited. Envoy's
+ *     API carries up to 2^32-1; Sluice's fixed windows count up to 2^31-1, and more is refused by name
  * @param unit the window, null when unlimited
  */
 public record RlsLimit(long requestsPerUnit, RlsUnit unit, boolean unlimited, boolean shadowMode, String name,
     List<String> replaces) {
-  public static final long MAX_REQUESTS_PER_UNIT = 0xFFFF_FFFFL;
+  /** The largest {@code requests_per_unit}: a Sluice fixed window's largest limit. */
+  public static final long MAX_REQUESTS_PER_UNIT = Integer.MAX_VALUE;
 
   public RlsLimit {
     replaces = List.copyOf(replaces);

@@ -172,7 +172,12 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
           throw invalid("descriptors[" + i + "].limit.unit: must be SECOND, MINUTE, HOUR or DAY, got "
               + d.getLimit().getUnit());
         }
-        limit = RlsLimit.override(Integer.toUnsignedLong(d.getLimit().getRequestsPerUnit()), unit);
+        long rpu = Integer.toUnsignedLong(d.getLimit().getRequestsPerUnit());
+        if (rpu > RlsLimit.MAX_REQUESTS_PER_UNIT) {
+          throw invalid("descriptors[" + i + "].limit.requests_per_unit: at most " + RlsLimit.MAX_REQUESTS_PER_UNIT
+              + ", got " + rpu);
+        }
+        limit = RlsLimit.override(rpu, unit);
       } else {
         limit = cfg.match(domain, d.getEntriesList());
       }

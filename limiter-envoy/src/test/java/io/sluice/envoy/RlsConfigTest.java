@@ -156,12 +156,16 @@ class RlsConfigTest {
         Map.entry("domain: d\ndescriptors:\n  - key: a\n    descriptors:\n      - key: b\n        rate_limit:\n"
             + "          unit: second\n          requests_per_unit: -3\n",
             "f.yaml:8: descriptors[0].descriptors[0].rate_limit.requests_per_unit: must be a whole number from 0 to"
-                + " 4294967295, got \"-3\""),
+                + " 2147483647, got \"-3\""),
         Map.entry("domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n      requests_per_unit: lots\n",
-            "f.yaml:6: descriptors[0].rate_limit.requests_per_unit: must be a whole number from 0 to 4294967295,"
+            "f.yaml:6: descriptors[0].rate_limit.requests_per_unit: must be a whole number from 0 to 2147483647,"
                 + " got \"lots\""),
         Map.entry("domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n",
             "f.yaml:5: descriptors[0].rate_limit.requests_per_unit: required (0 refuses every request)"),
+        Map.entry("domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n"
+            + "      requests_per_unit: 4294967295\n",
+            "f.yaml:6: descriptors[0].rate_limit.requests_per_unit: must be a whole number from 0 to 2147483647,"
+                + " got \"4294967295\""),
         Map.entry("domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      requests_per_unit: 4\n",
             "f.yaml:5: descriptors[0].rate_limit.unit: required (second, minute, hour or day), or unlimited: true"),
         Map.entry("domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unlimited: true\n      unit: second\n",

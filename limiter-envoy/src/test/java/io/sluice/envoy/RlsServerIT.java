@@ -409,7 +409,7 @@ class RlsServerIT {
       Thread.sleep(20);
     }
     assertThat(s.configError()).isEqualTo(file + ":4: descriptors[0].rate_limit.requests_per_unit: must be a whole"
-        + " number from 0 to 4294967295, got \"many\"");
+        + " number from 0 to 2147483647, got \"many\"");
     assertThat(call(stub, r).getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(3);
   }
 

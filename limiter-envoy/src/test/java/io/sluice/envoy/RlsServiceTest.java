@@ -207,6 +207,12 @@ class RlsServiceTest {
     RateLimitDescriptor monthly = descriptor("api_key", "o").toBuilder()
         .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(2).setUnit(RateLimitUnit.MONTH))
         .build();
+    RateLimitDescriptor huge = descriptor("api_key", "o").toBuilder()
+        .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(-1).setUnit(RateLimitUnit.SECOND))
+        .build();
+    assertThatThrownBy(() -> s.decide(request(huge))).isInstanceOfSatisfying(StatusRuntimeException.class, e ->
+        assertThat(e.getStatus().getDescription()).isEqualTo(
+            "descriptors[0].limit.requests_per_unit: at most 2147483647, got 4294967295"));
     assertThatThrownBy(() -> s.decide(request(monthly)))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
           assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
