@@ -51,6 +51,9 @@ class EnvoyCommandTest {
         .isEqualTo("sluice envoy: --grpc-port: must be 0 to 65535, got 70000");
     assertThat(error("--config", "x.yaml", "--reload-interval", "5ms"))
         .isEqualTo("sluice envoy: --reload-interval: must be 0 (off) or at least 10ms, got PT0.005S");
+    assertThat(error("--config", "x.yaml", "--sync-interval", "1s"))
+        .isEqualTo("sluice envoy: --sync-interval: must be positive and at most 500ms (half a second, the shortest"
+            + " unit), got PT1S");
     assertThat(error("--config", "x.yaml", "--threads", "0"))
         .isEqualTo("sluice envoy: --threads: must be 1 to 1024, got 0");
     // a configuration file's error names its line and field, before any store is started

@@ -434,9 +434,15 @@ public final class RlsServer implements AutoCloseable {
         return this;
       }
 
+      /**
+       * How often each limiter flushes; at most 500 ms, half the shortest unit (a second), since a
+       * request's own limit override may ask for a per-second limit at any time.
+       */
       public Builder syncInterval(Duration interval) {
-        if (interval == null || interval.isZero() || interval.isNegative()) {
-          throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
+        if (interval == null || interval.isZero() || interval.isNegative()
+            || interval.compareTo(Duration.ofMillis(500)) > 0) {
+          throw new IllegalArgumentException("syncInterval: must be positive and at most 500ms (half a second, the"
+              + " shortest unit), got " + interval);
         }
         this.syncInterval = interval;
         return this;
