@@ -122,8 +122,12 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
           observer.onError(Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException());
           return;
         }
-        observer.onNext(response);
-        observer.onCompleted();
+        try {
+          observer.onNext(response);
+          observer.onCompleted();
+        } catch (RuntimeException e) {
+          // the call ended while it was decided (its deadline passed, the client went away): nobody reads the answer
+        }
       });
     } catch (RejectedExecutionException e) {
       rejected.incrementAndGet();
