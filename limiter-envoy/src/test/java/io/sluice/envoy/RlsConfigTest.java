@@ -35,6 +35,7 @@ class RlsConfigTest {
       "domain: edge_proxy_per_ip",
       "descriptors:",
       "  - key: remote_address",
+      "    detailed_metric: true",
       "    rate_limit:",
       "      unit: second",
       "      requests_per_unit: 10",
