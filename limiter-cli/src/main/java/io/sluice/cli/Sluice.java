@@ -19,7 +19,7 @@ import picocli.CommandLine;
     mixinStandardHelpOptions = true,
     versionProvider = Sluice.Version.class,
     description = "Sluice: distributed rate limiting with local batching and multi-region quotas.",
-    subcommands = {TuneCommand.class, ServeCommand.class, CoordinatorCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {TuneCommand.class, ServeCommand.class, EnvoyCommand.class, CoordinatorCommand.class, CommandLine.HelpCommand.class})
 public final class Sluice implements Runnable {
   public static final int EXIT_USER_ERROR = 1;
   public static final int EXIT_USAGE = 2;

@@ -1,0 +1,155 @@
+package io.sluice.cli;
+
+import io.sluice.envoy.RlsServer;
+import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.SyncConfig;
+import io.sluice.sync.spi.StoreUnavailableException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sluice envoy}: Envoy's rate limit service (gRPC, {@code envoy.service.ratelimit.v3}) of
+ * limiter-envoy, configured with envoyproxy/ratelimit's YAML files. The options fill an
+ * {@link RlsServer.Settings}; what it refuses comes back naming the option the user typed.
+ */
+@Command(name = "envoy", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Runs Envoy's rate limit service (gRPC RateLimitService/ShouldRateLimit, health, reflection)"
+        + " from envoyproxy/ratelimit configuration files, on Redis (--redis URI) or the embedded Hazelcast store.")
+public final class EnvoyCommand implements Callable<Integer> {
+  @Option(names = "--config", paramLabel = "PATH", required = true,
+      description = "A configuration file (YAML: domain, descriptors), or a directory of *.yaml files; repeatable.")
+  List<Path> config = new ArrayList<>();
+
+  @Option(names = "--host", paramLabel = "ADDR", defaultValue = RlsServer.Settings.DEFAULT_HOST,
+      description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+  String host;
+
+  @Option(names = "--grpc-port", paramLabel = "N", defaultValue = "" + RlsServer.Settings.DEFAULT_PORT,
+      description = "gRPC port, 0 for any free one (default: ${DEFAULT-VALUE}).")
+  int grpcPort;
+
+  @Option(names = "--redis", paramLabel = "URI",
+      description = "Redis store (redis://host:port, rediss://, redis-sentinel://); without it an embedded"
+          + " Hazelcast member.")
+  String redis;
+
+  @Option(names = "--redis-timeout", paramLabel = "D", defaultValue = "500ms", converter = DurationConverter.class,
+      description = "Redis command and handshake timeout (default: ${DEFAULT-VALUE}).")
+  Duration redisTimeout;
+
+  @Option(names = "--hazelcast-cluster", paramLabel = "N", defaultValue = RlsServer.Settings.DEFAULT_HAZELCAST_CLUSTER,
+      description = "The embedded member's cluster name (default: ${DEFAULT-VALUE}).")
+  String hazelcastCluster;
+
+  @Option(names = "--key-prefix", paramLabel = "P", defaultValue = RlsServer.Settings.DEFAULT_KEY_PREFIX,
+      description = "Prefix of the store's keys (default: ${DEFAULT-VALUE}).")
+  String keyPrefix;
+
+  @Option(names = "--node-id", paramLabel = "ID", description = "This process's id in the store (default: random).")
+  String nodeId;
+
+  @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + SyncConfig.DEFAULT_BATCH_SIZE,
+      description = "Permits per key between flushes; 1 = exact, one store call per decision (default: ${DEFAULT-VALUE}).")
+  long batchSize;
+
+  @Option(names = "--sync-interval", paramLabel = "D", defaultValue = "100ms", converter = DurationConverter.class,
+      description = "Flush interval (default: ${DEFAULT-VALUE}).")
+  Duration syncInterval;
+
+  @Option(names = "--on-store-failure", paramLabel = "P", defaultValue = "LOCAL_SHARE", converter = ServeCommand.Policy.class,
+      description = "LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED (default: ${DEFAULT-VALUE}).")
+  StoreFailurePolicy onStoreFailure;
+
+  @Option(names = "--claim-timeout", paramLabel = "D", defaultValue = "200ms", converter = DurationConverter.class,
+      description = "Longest a decision waits for the store before --on-store-failure decides; keep it under"
+          + " Envoy's timeout for the call (default: ${DEFAULT-VALUE}).")
+  Duration claimTimeout;
+
+  @Option(names = "--threads", paramLabel = "N", defaultValue = "" + RlsServer.Settings.DEFAULT_THREADS,
+      description = "Threads deciding calls (default: ${DEFAULT-VALUE}).")
+  int threads;
+
+  @Option(names = "--queue", paramLabel = "N", defaultValue = "" + RlsServer.Settings.DEFAULT_QUEUE,
+      description = "Calls that may wait for a thread; more are refused with RESOURCE_EXHAUSTED (default: ${DEFAULT-VALUE}).")
+  int queue;
+
+  @Option(names = "--max-limits", paramLabel = "N", defaultValue = "" + RlsServer.Settings.DEFAULT_MAX_LIMITS,
+      description = "Distinct limits (rate and unit, requests' overrides included) kept (default: ${DEFAULT-VALUE}).")
+  int maxLimits;
+
+  @Option(names = "--reload-interval", paramLabel = "D", defaultValue = "1s", converter = DurationConverter.class,
+      description = "How often the configuration files are read for changes, 0 = never; a file with an error is"
+          + " refused and the last good configuration stays (default: ${DEFAULT-VALUE}).")
+  Duration reloadInterval;
+
+  @Option(names = "--response-headers", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "Send the RateLimit fields in response_headers_to_add (default: on; --no-response-headers).")
+  boolean responseHeaders;
+
+  @Spec
+  CommandSpec spec;
+
+  /** The settings' fields as the options that set them: its messages start with the field. */
+  private static final Map<String, String> OPTIONS = Map.ofEntries(
+      Map.entry("config", "--config"), Map.entry("host", "--host"), Map.entry("port", "--grpc-port"),
+      Map.entry("redis", "--redis"), Map.entry("redisTimeout", "--redis-timeout"),
+      Map.entry("hazelcastCluster", "--hazelcast-cluster"), Map.entry("keyPrefix", "--key-prefix"),
+      Map.entry("nodeId", "--node-id"), Map.entry("batchSize", "--batch-size"),
+      Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
+      Map.entry("threads", "--threads"), Map.entry("queue", "--queue"), Map.entry("maxLimits", "--max-limits"),
+      Map.entry("reloadInterval", "--reload-interval"), Map.entry("claimTimeout", "--claim-timeout"));
+
+  /** The settings the options describe; a message naming the option for what they refuse. */
+  RlsServer.Settings settings() {
+    try {
+      RlsServer.Settings.Builder b = RlsServer.Settings.builder().host(host).port(grpcPort).redis(redis)
+          .redisTimeout(redisTimeout).hazelcastCluster(hazelcastCluster).keyPrefix(keyPrefix).batchSize(batchSize)
+          .syncInterval(syncInterval).onStoreFailure(onStoreFailure).threads(threads).queue(queue)
+          .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval).claimTimeout(claimTimeout);
+      if (nodeId != null) {
+        b.nodeId(nodeId);
+      }
+      config.forEach(b::config);
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+    }
+  }
+
+  /** "batchSize: must be ..." as "--batch-size: must be ..."; a file's message ("f.yaml:3: ...") as it is. */
+  static String named(String message) {
+    int colon = message.indexOf(':');
+    String option = colon > 0 ? OPTIONS.get(message.substring(0, colon)) : null;
+    return option == null ? message : option + message.substring(colon);
+  }
+
+  @Override
+  public Integer call() throws InterruptedException {
+    RlsServer.Settings settings = settings();
+    RlsServer server;
+    try {
+      server = RlsServer.start(settings);
+    } catch (IllegalArgumentException e) {
+      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+    } catch (StoreUnavailableException | IllegalStateException e) {
+      throw new UserError(e.getMessage(), 1);
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sluice-envoy-shutdown"));
+    PrintWriter out = spec.commandLine().getOut();
+    out.println("sluice envoy: gRPC on " + settings.host() + ":" + server.port() + " (" + (settings.redisUri() != null
+        ? "redis" : "embedded hazelcast, cluster " + settings.hazelcastCluster()) + "; batch size "
+        + settings.batchSize() + "; domains " + String.join(", ", server.service().config().domains()) + ")");
+    out.flush();
+    server.awaitTermination();
+    return 0;
+  }
+}

@@ -1,0 +1,125 @@
+package io.sluice.envoy;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.SyncConfig;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.spi.CounterStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One {@link SyncedLimiter} per distinct limit ({@code requests_per_unit} per {@code unit}, a fixed
+ * window), created on first use over one store with one shared {@link SyncConfig}, and at most
+ * {@code maxLimits} of them (each holds a flusher and its key table: requests' own limit overrides
+ * must not grow them without end).
+ *
+ * <p>A limiter's name is {@code rls-<requests_per_unit>-per-<unit>} (a valid limit name: no '#', at
+ * most 64 characters), and the key of a descriptor in it is the domain and the request's entries,
+ * each length-prefixed ({@link #key}): the store key {@code <prefix>:{<n>:rls-5-per-minute:<key>}} is
+ * then one counter per domain, descriptor path and limit, and no two of them can be read the same
+ * way. Shadow mode is applied by the service on the decision, so a shadow and an enforced limit of
+ * the same rate share a limiter (never a counter: their descriptor paths differ).
+ */
+final class RlsLimiters implements AutoCloseable {
+  private final CounterStore store;
+  private final SyncConfig config;
+  private final int maxLimits;
+  private final ConcurrentHashMap<Rate, SyncedLimiter> limiters = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /** A distinct limit. */
+  record Rate(long requestsPerUnit, RlsUnit unit) {
+  }
+
+  RlsLimiters(CounterStore store, SyncConfig config, int maxLimits) {
+    if (maxLimits < 1) {
+      throw new IllegalArgumentException("maxLimits: must be at least 1, got " + maxLimits);
+    }
+    this.store = store;
+    this.config = config;
+    this.maxLimits = maxLimits;
+  }
+
+  /** The limit name of a rate: {@code rls-5-per-minute}. */
+  static String name(long requestsPerUnit, RlsUnit unit) {
+    return "rls-" + requestsPerUnit + "-per-" + unit.name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /** The Sluice limit of a rate: a fixed window of {@code requestsPerUnit} per unit. */
+  static Limit limit(long requestsPerUnit, RlsUnit unit) {
+    return Limit.fixedWindow(name(requestsPerUnit, unit)).limit(requestsPerUnit).window(unit.window()).build();
+  }
+
+  /**
+   * The limiter of this rate (at least 1 per unit), built on first use.
+   *
+   * @throws TooManyLimitsException when {@code maxLimits} limiters exist and this rate is new
+   */
+  SyncedLimiter get(long requestsPerUnit, RlsUnit unit) {
+    Rate rate = new Rate(requestsPerUnit, unit);
+    SyncedLimiter l = limiters.get(rate);
+    if (l != null) {
+      return l;
+    }
+    synchronized (this) {
+      if (closed) {
+        throw new IllegalStateException("closed");
+      }
+      l = limiters.get(rate);
+      if (l == null) {
+        if (limiters.size() >= maxLimits) {
+          throw new TooManyLimitsException(maxLimits, name(requestsPerUnit, unit));
+        }
+        l = SyncedLimiter.of(limit(requestsPerUnit, unit), store, config);
+        limiters.put(rate, l);
+      }
+      return l;
+    }
+  }
+
+  /** The limiters built so far. */
+  List<SyncedLimiter> all() {
+    return new ArrayList<>(limiters.values());
+  }
+
+  int size() {
+    return limiters.size();
+  }
+
+  /**
+   * A descriptor's key within its limiter: the domain, then each entry's key and value, every part
+   * prefixed by its length in UTF-16 units ({@code 9:messaging|12:message_type=9:marketing}), so
+   * that no two (domain, entries) give the same key whatever characters they hold.
+   */
+  static String key(String domain, List<io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.Entry> entries) {
+    StringBuilder sb = new StringBuilder(domain.length() + 32 * entries.size());
+    sb.append(domain.length()).append(':').append(domain);
+    for (var e : entries) {
+      sb.append('|').append(e.getKey().length()).append(':').append(e.getKey())
+          .append('=').append(e.getValue().length()).append(':').append(e.getValue());
+    }
+    return sb.toString();
+  }
+
+  /** Flushes every limiter's unsent permits to the store and stops them. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      closed = true;
+    }
+    for (SyncedLimiter l : limiters.values()) {
+      l.close();
+    }
+  }
+
+  /** More distinct limits asked for than the bound allows. */
+  static final class TooManyLimitsException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    TooManyLimitsException(int max, String name) {
+      super("too many distinct limits: " + max + " are in use, " + name + " would be one more (--max-limits)",
+          null, false, false);
+    }
+  }
+}

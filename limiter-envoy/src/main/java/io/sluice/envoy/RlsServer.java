@@ -1,0 +1,530 @@
+package io.sluice.envoy;
+
+import io.grpc.Server;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.SyncConfig;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.hazelcast.HazelcastCounterStore;
+import io.sluice.sync.redis.RedisCounterStore;
+import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.StoreUnavailableException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Envoy's rate limit service ({@code sluice envoy}): a gRPC server answering
+ * {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} ({@link RlsService}) from
+ * envoyproxy/ratelimit's configuration files, with the standard health service
+ * ({@code grpc.health.v1.Health}, {@code SERVING} for "" and the rate limit service) and server
+ * reflection (v1 and v1alpha, for grpcurl and the like). Decisions go through one
+ * {@link SyncedLimiter} per distinct limit over Redis, or an embedded Hazelcast member when no Redis
+ * is given, so any number of these servers share their limits through the store.
+ *
+ * <pre>{@code
+ * try (RlsServer server = RlsServer.start(RlsServer.Settings.builder()
+ *     .config(Path.of("ratelimit.yaml")).redis("redis://127.0.0.1:6379").port(8081).build())) {
+ *   server.awaitTermination();
+ * }
+ * }</pre>
+ */
+public final class RlsServer implements AutoCloseable {
+  private final Settings settings;
+  private final CounterStore store;
+  private final RlsLimiters limiters;
+  private final RlsService service;
+  private final ThreadPoolExecutor executor;
+  private final HealthStatusManager health;
+  private final Server server;
+  private final RlsConfigWatcher watcher;
+
+  private RlsServer(Settings settings, CounterStore store, RlsLimiters limiters, RlsService service,
+      ThreadPoolExecutor executor, HealthStatusManager health, Server server, RlsConfigWatcher watcher) {
+    this.watcher = watcher;
+    this.settings = settings;
+    this.store = store;
+    this.limiters = limiters;
+    this.service = service;
+    this.executor = executor;
+    this.health = health;
+    this.server = server;
+  }
+
+  /**
+   * Loads the configuration (its errors first, before any connection), connects the store and
+   * starts listening.
+   *
+   * @throws IllegalArgumentException for a bad configuration file or setting, naming it
+   * @throws StoreUnavailableException when Redis cannot be reached
+   * @throws IllegalStateException when the server cannot start (the port is taken)
+   */
+  public static RlsServer start(Settings settings) {
+    java.util.Map<String, String> texts = RlsConfig.read(settings.configPaths);
+    RlsConfig config = RlsConfig.parse(texts);
+    String tooMany = tooManyLimits(config, settings.maxLimits);
+    if (tooMany != null) {
+      throw new IllegalArgumentException(tooMany);
+    }
+    CounterStore store = null;
+    RlsLimiters limiters = null;
+    ThreadPoolExecutor executor = null;
+    try {
+      String nodeId = settings.nodeId != null ? settings.nodeId : "envoy-" + UUID.randomUUID().toString().substring(0, 8);
+      if (settings.redisUri != null) {
+        store = connectRedis(RedisStoreConfig.builder(settings.redisUri).keyPrefix(settings.keyPrefix)
+            .commandTimeout(settings.redisTimeout).build());
+      } else {
+        store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
+            .clusterName(settings.hazelcastCluster).mapPrefix(settings.keyPrefix).build());
+      }
+      SyncConfig shared = SyncConfig.custom()
+          .batchSize(settings.batchSize)
+          .syncInterval(settings.syncInterval)
+          .onStoreFailure(settings.onStoreFailure)
+          .claimTimeout(settings.claimTimeout)
+          .nodeId(nodeId)
+          .build();
+      limiters = new RlsLimiters(store, shared, settings.maxLimits);
+      AtomicInteger threadNo = new AtomicInteger();
+      executor = new ThreadPoolExecutor(settings.threads, settings.threads, 60, TimeUnit.SECONDS,
+          new ArrayBlockingQueue<>(settings.queue), r -> {
+            Thread t = new Thread(r, "sluice-envoy-" + threadNo.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          }, new ThreadPoolExecutor.AbortPolicy());
+      RlsService service = new RlsService(config, limiters, executor, settings.responseHeaders,
+          System::currentTimeMillis);
+      HealthStatusManager health = new HealthStatusManager();
+      Server server = NettyServerBuilder.forAddress(new InetSocketAddress(settings.host, settings.port))
+          .directExecutor() // gRPC's callbacks only hand the call to the bounded executor
+          .maxInboundMessageSize(settings.maxMessageBytes)
+          .addService(service)
+          .addService(health.getHealthService())
+          .addService(ProtoReflectionServiceV1.newInstance())
+          .addService(legacyReflection())
+          .build()
+          .start();
+      health.setStatus("", ServingStatus.SERVING);
+      health.setStatus(RateLimitServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
+      RlsConfigWatcher watcher = settings.reloadInterval.isZero() ? null
+          : new RlsConfigWatcher(settings.configPaths, texts, settings.reloadInterval.toMillis(), service::config,
+              next -> tooManyLimits(next, settings.maxLimits));
+      return new RlsServer(settings, store, limiters, service, executor, health, server, watcher);
+    } catch (IOException | RuntimeException | InterruptedException e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      closeAll(null, executor, limiters, store);
+      if (e instanceof IllegalArgumentException || e instanceof StoreUnavailableException) {
+        throw (RuntimeException) e;
+      }
+      throw new IllegalStateException("cannot start on " + settings.host + ":" + settings.port + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A message when the configuration's own distinct limits do not fit the bound, else null. */
+  private static String tooManyLimits(RlsConfig config, int maxLimits) {
+    long distinct = config.limits().stream().filter(l -> !l.unlimited() && l.requestsPerUnit() > 0)
+        .map(l -> new RlsLimiters.Rate(l.requestsPerUnit(), l.unit())).distinct().count();
+    return distinct <= maxLimits ? null
+        : "maxLimits: the configuration has " + distinct + " distinct limits, more than " + maxLimits;
+  }
+
+  /** Server reflection v1alpha, which older clients (grpcurl before 1.9) ask for. */
+  @SuppressWarnings("deprecation")
+  private static io.grpc.BindableService legacyReflection() {
+    return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
+  }
+
+  /** How long start-up keeps trying to reach Redis: the service often starts alongside its Redis. */
+  static final long CONNECT_PATIENCE_NANOS = 15_000_000_000L;
+
+  private static RedisCounterStore connectRedis(RedisStoreConfig config) throws InterruptedException {
+    long deadline = System.nanoTime() + CONNECT_PATIENCE_NANOS;
+    while (true) {
+      try {
+        return RedisCounterStore.connect(config);
+      } catch (StoreUnavailableException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(250);
+      }
+    }
+  }
+
+  /** The port listened on (the one picked when the settings said 0). */
+  public int port() {
+    return server.getPort();
+  }
+
+  public Settings settings() {
+    return settings;
+  }
+
+  /** The service (its configuration and counters). */
+  public RlsService service() {
+    return service;
+  }
+
+  /** The limiters built so far, one per distinct limit. */
+  public List<SyncedLimiter> limiters() {
+    return limiters.all();
+  }
+
+  /** Calls being decided now (for tools and tests). */
+  public int activeCalls() {
+    return executor.getActiveCount();
+  }
+
+  /** Calls waiting for a worker now (for tools and tests). */
+  public int queuedCalls() {
+    return executor.getQueue().size();
+  }
+
+  /** Configurations reloaded since start (0 when reloading is off). */
+  public long reloads() {
+    return watcher == null ? 0 : watcher.reloads();
+  }
+
+  /** The error that keeps the configuration files as they are now from use, or null. */
+  public String configError() {
+    return watcher == null ? null : watcher.lastError();
+  }
+
+  /** Reads the configuration files now, as the reload timer does (for tools and tests). */
+  public void reloadNow() {
+    if (watcher != null) {
+      watcher.checkNow();
+    }
+  }
+
+  /** Blocks until the server is shut down. */
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  /**
+   * Says NOT_SERVING, stops taking calls, lets those under way finish (up to 5 s), flushes every
+   * limiter's unsent permits to the store and disconnects.
+   */
+  @Override
+  public void close() {
+    health.enterTerminalState();
+    if (watcher != null) {
+      watcher.close();
+    }
+    closeAll(server, executor, limiters, store);
+  }
+
+  private static void closeAll(Server server, ThreadPoolExecutor executor, RlsLimiters limiters, CounterStore store) {
+    if (server != null) {
+      server.shutdown();
+      try {
+        if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+          server.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        server.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (executor != null) {
+      executor.shutdown();
+      try {
+        executor.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (limiters != null) {
+      limiters.close();
+    }
+    if (store != null) {
+      try {
+        store.close();
+      } catch (Exception ignored) {
+        // best effort on the way out
+      }
+    }
+  }
+
+  /** What {@link #start} needs; every setter names its field when it refuses a value. */
+  public static final class Settings {
+    public static final String DEFAULT_HOST = "127.0.0.1";
+    public static final int DEFAULT_PORT = 8081;
+    public static final String DEFAULT_KEY_PREFIX = "sluice";
+    public static final String DEFAULT_HAZELCAST_CLUSTER = "sluice";
+    public static final int DEFAULT_THREADS = 32;
+    public static final int DEFAULT_QUEUE = 1024;
+    public static final int DEFAULT_MAX_LIMITS = 256;
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
+
+    final List<Path> configPaths;
+    final String host;
+    final int port;
+    final String redisUri;
+    final Duration redisTimeout;
+    final String hazelcastCluster;
+    final String keyPrefix;
+    final String nodeId;
+    final long batchSize;
+    final Duration syncInterval;
+    final StoreFailurePolicy onStoreFailure;
+    final int threads;
+    final int queue;
+    final int maxLimits;
+    final int maxMessageBytes;
+    final boolean responseHeaders;
+    final Duration reloadInterval;
+    final Duration claimTimeout;
+
+    private Settings(Builder b) {
+      this.claimTimeout = b.claimTimeout;
+      this.reloadInterval = b.reloadInterval;
+      this.configPaths = List.copyOf(b.configPaths);
+      this.host = b.host;
+      this.port = b.port;
+      this.redisUri = b.redisUri;
+      this.redisTimeout = b.redisTimeout;
+      this.hazelcastCluster = b.hazelcastCluster;
+      this.keyPrefix = b.keyPrefix;
+      this.nodeId = b.nodeId;
+      this.batchSize = b.batchSize;
+      this.syncInterval = b.syncInterval;
+      this.onStoreFailure = b.onStoreFailure;
+      this.threads = b.threads;
+      this.queue = b.queue;
+      this.maxLimits = b.maxLimits;
+      this.maxMessageBytes = b.maxMessageBytes;
+      this.responseHeaders = b.responseHeaders;
+    }
+
+    public static Builder builder() {
+      return new Builder();
+    }
+
+    public List<Path> configPaths() {
+      return configPaths;
+    }
+
+    public String redisUri() {
+      return redisUri;
+    }
+
+    public String hazelcastCluster() {
+      return hazelcastCluster;
+    }
+
+    public String host() {
+      return host;
+    }
+
+    public long batchSize() {
+      return batchSize;
+    }
+
+    public static final class Builder {
+      private final List<Path> configPaths = new ArrayList<>();
+      private String host = DEFAULT_HOST;
+      private int port = DEFAULT_PORT;
+      private String redisUri;
+      private Duration redisTimeout = Duration.ofMillis(500);
+      private String hazelcastCluster = DEFAULT_HAZELCAST_CLUSTER;
+      private String keyPrefix = DEFAULT_KEY_PREFIX;
+      private String nodeId;
+      private long batchSize = SyncConfig.DEFAULT_BATCH_SIZE;
+      private Duration syncInterval = SyncConfig.DEFAULT_SYNC_INTERVAL;
+      private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
+      private int threads = DEFAULT_THREADS;
+      private int queue = DEFAULT_QUEUE;
+      private int maxLimits = DEFAULT_MAX_LIMITS;
+      private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+      private boolean responseHeaders = true;
+      private Duration reloadInterval = Duration.ofSeconds(1);
+      private Duration claimTimeout = SyncConfig.DEFAULT_CLAIM_TIMEOUT;
+
+      /** A configuration file, or a directory of them (repeatable). */
+      public Builder config(Path path) {
+        if (path == null) {
+          throw new IllegalArgumentException("config: must not be null");
+        }
+        configPaths.add(path);
+        return this;
+      }
+
+      public Builder host(String host) {
+        if (host == null || host.isBlank()) {
+          throw new IllegalArgumentException("host: must not be empty");
+        }
+        this.host = host;
+        return this;
+      }
+
+      /** The gRPC port; 0 for a free one. */
+      public Builder port(int port) {
+        if (port < 0 || port > 65535) {
+          throw new IllegalArgumentException("port: must be 0 to 65535, got " + port);
+        }
+        this.port = port;
+        return this;
+      }
+
+      /** The Redis store's URI; null (the default) for the embedded Hazelcast member. */
+      public Builder redis(String uri) {
+        if (uri != null && uri.isBlank()) {
+          throw new IllegalArgumentException("redis: must not be empty");
+        }
+        this.redisUri = uri;
+        return this;
+      }
+
+      public Builder redisTimeout(Duration timeout) {
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+          throw new IllegalArgumentException("redisTimeout: must be positive, got " + timeout);
+        }
+        this.redisTimeout = timeout;
+        return this;
+      }
+
+      public Builder hazelcastCluster(String name) {
+        if (name == null || name.isBlank()) {
+          throw new IllegalArgumentException("hazelcastCluster: must not be empty");
+        }
+        this.hazelcastCluster = name;
+        return this;
+      }
+
+      public Builder keyPrefix(String prefix) {
+        if (prefix == null || prefix.isEmpty()) {
+          throw new IllegalArgumentException("keyPrefix: must not be empty");
+        }
+        this.keyPrefix = prefix;
+        return this;
+      }
+
+      public Builder nodeId(String nodeId) {
+        if (nodeId == null || nodeId.isBlank()) {
+          throw new IllegalArgumentException("nodeId: must not be empty");
+        }
+        this.nodeId = nodeId;
+        return this;
+      }
+
+      /** Permits per key between flushes; 1 is exact mode (one store call per decision). */
+      public Builder batchSize(long batchSize) {
+        if (batchSize < 1) {
+          throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
+        }
+        this.batchSize = batchSize;
+        return this;
+      }
+
+      /**
+       * How often each limiter flushes; at most 500 ms, half the shortest unit (a second), since a
+       * request's own limit override may ask for a per-second limit at any time.
+       */
+      public Builder syncInterval(Duration interval) {
+        if (interval == null || interval.isZero() || interval.isNegative()
+            || interval.compareTo(Duration.ofMillis(500)) > 0) {
+          throw new IllegalArgumentException("syncInterval: must be positive and at most 500ms (half a second, the"
+              + " shortest unit), got " + interval);
+        }
+        this.syncInterval = interval;
+        return this;
+      }
+
+      public Builder onStoreFailure(StoreFailurePolicy policy) {
+        if (policy == null) {
+          throw new IllegalArgumentException("onStoreFailure: must not be null");
+        }
+        this.onStoreFailure = policy;
+        return this;
+      }
+
+      /** Threads deciding calls (a decision may wait for the store). */
+      public Builder threads(int threads) {
+        if (threads < 1 || threads > 1024) {
+          throw new IllegalArgumentException("threads: must be 1 to 1024, got " + threads);
+        }
+        this.threads = threads;
+        return this;
+      }
+
+      /** Calls that may wait for a thread; one more is refused with RESOURCE_EXHAUSTED. */
+      public Builder queue(int queue) {
+        if (queue < 1) {
+          throw new IllegalArgumentException("queue: must be at least 1, got " + queue);
+        }
+        this.queue = queue;
+        return this;
+      }
+
+      /** Distinct limits (rate and unit) the server keeps a limiter for, overrides included. */
+      public Builder maxLimits(int maxLimits) {
+        if (maxLimits < 1) {
+          throw new IllegalArgumentException("maxLimits: must be at least 1, got " + maxLimits);
+        }
+        this.maxLimits = maxLimits;
+        return this;
+      }
+
+      public Builder maxMessageBytes(int bytes) {
+        if (bytes < 1024) {
+          throw new IllegalArgumentException("maxMessageBytes: must be at least 1024, got " + bytes);
+        }
+        this.maxMessageBytes = bytes;
+        return this;
+      }
+
+      /** Whether answers carry the RateLimit fields in {@code response_headers_to_add} (default true). */
+      public Builder responseHeaders(boolean on) {
+        this.responseHeaders = on;
+        return this;
+      }
+
+      /**
+       * The longest a decision waits for the store (a claim, or an exact script) before the failure
+       * policy decides; keep it under Envoy's own timeout for the call (20 ms by default) to have the
+       * policy decide rather than Envoy's {@code failure_mode_deny}.
+       */
+      public Builder claimTimeout(Duration timeout) {
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+          throw new IllegalArgumentException("claimTimeout: must be positive, got " + timeout);
+        }
+        this.claimTimeout = timeout;
+        return this;
+      }
+
+      /** How often the configuration files are read for changes; zero turns reloading off. */
+      public Builder reloadInterval(Duration interval) {
+        if (interval == null || interval.isNegative() || (!interval.isZero() && interval.toMillis() < 10)) {
+          throw new IllegalArgumentException("reloadInterval: must be 0 (off) or at least 10ms, got " + interval);
+        }
+        this.reloadInterval = interval;
+        return this;
+      }
+
+      public Settings build() {
+        if (configPaths.isEmpty()) {
+          throw new IllegalArgumentException("config: at least one file or directory is needed");
+        }
+        return new Settings(this);
+      }
+    }
+  }
+}

@@ -1,0 +1,333 @@
+package io.sluice.envoy;
+
+import com.google.protobuf.Duration;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.Context;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import io.sluice.node.Decision;
+import io.sluice.node.Limit;
+import io.sluice.node.Outcome;
+import io.sluice.node.RateLimitHeaders;
+import io.sluice.sync.SyncedLimiter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} over Sluice's distributed
+ * limiters, answering as envoyproxy/ratelimit does:
+ *
+ * <ul>
+ *   <li>every descriptor of the request is evaluated and counted; the overall code is
+ *       {@code OVER_LIMIT} if any descriptor's enforced limit is; the statuses come in the request's
+ *       order with {@code current_limit}, {@code limit_remaining} and {@code duration_until_reset};</li>
+ *   <li>a descriptor's limit is its own {@code limit} override when it has one (in a configured
+ *       domain), else the one the configuration matches ({@link RlsConfig#match}); none: {@code OK}
+ *       without {@code current_limit}; {@code unlimited}: {@code OK} with {@code limit_remaining}
+ *       2^32-1; a limit named in another matched limit's {@code replaces}: not evaluated;</li>
+ *   <li>{@code shadow_mode}: the descriptor's status says {@code OVER_LIMIT} when it is, the overall
+ *       code does not (the reference server says {@code OK} in both);</li>
+ *   <li>the cost is the descriptor's {@code hits_addend}, else the request's, 0 meaning 1; a cost
+ *       above the limit, or a limit of 0, is over the limit without counting;</li>
+ *   <li>{@code response_headers_to_add}: {@code RateLimit-Policy}, {@code RateLimit}, the
+ *       {@code X-RateLimit-*} fields and, when over the limit, {@code Retry-After}
+ *       ({@link RateLimitHeaders}' formats; shadow limits are left out).</li>
+ * </ul>
+ *
+ * <p>Calls are decided on a bounded executor: when its queue is full the call fails at once with
+ * {@code RESOURCE_EXHAUSTED}; a call whose deadline passed (or that the client cancelled) while it
+ * waited is dropped without counting anything. Bad requests (an empty domain, no descriptors, an
+ * entry without a key, an override in an unknown unit) fail with {@code INVALID_ARGUMENT} naming the
+ * field.
+ */
+public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
+  /** {@code limit_remaining} of an unlimited descriptor, as the reference server answers. */
+  public static final int UNLIMITED_REMAINING = -1; // uint32 max
+  /** The most descriptors one request may carry. */
+  public static final int MAX_DESCRIPTORS = 64;
+  /** The most entries one descriptor may carry. */
+  public static final int MAX_ENTRIES = 64;
+
+  private volatile RlsConfig config;
+  private final RlsLimiters limiters;
+  private final ExecutorService executor;
+  private final boolean responseHeaders;
+  private final LongSupplier wallClockMillis;
+  private final AtomicLong expired = new AtomicLong();
+  private final AtomicLong rejected = new AtomicLong();
+
+  RlsService(RlsConfig config, RlsLimiters limiters, ExecutorService executor, boolean responseHeaders,
+      LongSupplier wallClockMillis) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.limiters = limiters;
+    this.executor = executor;
+    this.responseHeaders = responseHeaders;
+    this.wallClockMillis = wallClockMillis;
+  }
+
+  /** The configuration in use. */
+  public RlsConfig config() {
+    return config;
+  }
+
+  /** Replaces the configuration; calls under way finish with the one they started with. */
+  void config(RlsConfig next) {
+    this.config = Objects.requireNonNull(next, "config");
+  }
+
+  /** Calls dropped because their deadline passed (or they were cancelled) before they were decided. */
+  public long expiredCalls() {
+    return expired.get();
+  }
+
+  /** Calls refused with RESOURCE_EXHAUSTED because the executor's queue was full. */
+  public long rejectedCalls() {
+    return rejected.get();
+  }
+
+  @Override
+  public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> observer) {
+    Context context = Context.current();
+    try {
+      executor.execute(() -> {
+        if (context.isCancelled()) {
+          // the deadline passed (or the client went away) while the call waited: count nothing
+          expired.incrementAndGet();
+          observer.onError(Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed before it was decided")
+              .asRuntimeException());
+          return;
+        }
+        RateLimitResponse response;
+        try {
+          response = decide(request);
+        } catch (StatusRuntimeException e) {
+          observer.onError(e);
+          return;
+        } catch (RuntimeException e) {
+          observer.onError(Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException());
+          return;
+        }
+        try {
+          observer.onNext(response);
+          observer.onCompleted();
+        } catch (RuntimeException e) {
+          // the call ended while it was decided (its deadline passed, the client went away): nobody reads the answer
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      rejected.incrementAndGet();
+      observer.onError(Status.RESOURCE_EXHAUSTED
+          .withDescription("busy: every worker is deciding and the queue is full").asRuntimeException());
+    }
+  }
+
+  /** One request's answer (the gRPC method's body, on the caller's thread). */
+  RateLimitResponse decide(RateLimitRequest request) {
+    RlsConfig cfg = this.config;
+    String domain = request.getDomain();
+    if (domain.isEmpty()) {
+      throw invalid("domain: must not be empty");
+    }
+    int n = request.getDescriptorsCount();
+    if (n == 0) {
+      throw invalid("descriptors: must not be empty");
+    }
+    if (n > MAX_DESCRIPTORS) {
+      throw invalid("descriptors: at most " + MAX_DESCRIPTORS + ", got " + n);
+    }
+    boolean knownDomain = cfg.hasDomain(domain);
+    RlsLimit[] limits = new RlsLimit[n];
+    boolean[] unlimited = new boolean[n];
+    Set<String> replaced = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      RateLimitDescriptor d = request.getDescriptors(i);
+      if (d.getEntriesCount() == 0) {
+        throw invalid("descriptors[" + i + "].entries: must not be empty");
+      }
+      if (d.getEntriesCount() > MAX_ENTRIES) {
+        throw invalid("descriptors[" + i + "].entries: at most " + MAX_ENTRIES + ", got " + d.getEntriesCount());
+      }
+      for (int j = 0; j < d.getEntriesCount(); j++) {
+        if (d.getEntries(j).getKey().isEmpty()) {
+          throw invalid("descriptors[" + i + "].entries[" + j + "].key: must not be empty");
+        }
+      }
+      RlsLimit limit;
+      if (!knownDomain) {
+        limit = null; // as the reference server: an unknown domain has no limits, overrides included
+      } else if (d.hasLimit()) {
+        RlsUnit unit = RlsUnit.of(d.getLimit().getUnit());
+        if (unit == null) {
+          throw invalid("descriptors[" + i + "].limit.unit: must be SECOND, MINUTE, HOUR or DAY, got "
+              + d.getLimit().getUnit());
+        }
+        long rpu = Integer.toUnsignedLong(d.getLimit().getRequestsPerUnit());
+        if (rpu > RlsLimit.MAX_REQUESTS_PER_UNIT) {
+          throw invalid("descriptors[" + i + "].limit.requests_per_unit: at most " + RlsLimit.MAX_REQUESTS_PER_UNIT
+              + ", got " + rpu);
+        }
+        limit = RlsLimit.override(rpu, unit);
+      } else {
+        limit = cfg.match(domain, d.getEntriesList());
+      }
+      if (limit != null) {
+        replaced.addAll(limit.replaces());
+        if (limit.unlimited()) {
+          unlimited[i] = true;
+          limit = null;
+        }
+      }
+      limits[i] = limit;
+    }
+    for (int i = 0; i < n; i++) {
+      if (limits[i] != null && limits[i].name() != null && replaced.contains(limits[i].name())) {
+        limits[i] = null; // replaced by another matched limit: not evaluated, not counted
+      }
+    }
+    // every limiter first, so that a request refused for too many limits has counted nothing
+    SyncedLimiter[] limiter = new SyncedLimiter[n];
+    for (int i = 0; i < n; i++) {
+      RlsLimit l = limits[i];
+      if (l != null && l.requestsPerUnit() > 0) {
+        try {
+          limiter[i] = limiters.get(l.requestsPerUnit(), l.unit());
+        } catch (RlsLimiters.TooManyLimitsException e) {
+          throw Status.RESOURCE_EXHAUSTED.withDescription("descriptors[" + i + "]: " + e.getMessage())
+              .asRuntimeException();
+        }
+      }
+    }
+    long requestHits = Integer.toUnsignedLong(request.getHitsAddend());
+    RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
+    RateLimitResponse.Code overall = RateLimitResponse.Code.OK;
+    List<Decision> visible = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      RateLimitDescriptor d = request.getDescriptors(i);
+      RateLimitResponse.DescriptorStatus.Builder status = RateLimitResponse.DescriptorStatus.newBuilder();
+      RlsLimit l = limits[i];
+      if (unlimited[i]) {
+        response.addStatuses(status.setCode(RateLimitResponse.Code.OK).setLimitRemaining(UNLIMITED_REMAINING));
+        continue;
+      }
+      if (l == null) {
+        response.addStatuses(status.setCode(RateLimitResponse.Code.OK));
+        continue;
+      }
+      long cost = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
+      if (cost == 0) {
+        cost = 1;
+      }
+      RateLimitResponse.RateLimit.Builder current = RateLimitResponse.RateLimit.newBuilder()
+          .setRequestsPerUnit((int) l.requestsPerUnit()).setUnit(l.unit().proto());
+      if (l.name() != null) {
+        current.setName(l.name());
+      }
+      status.setCurrentLimit(current);
+      boolean over;
+      long remaining;
+      long resetNanos;
+      Decision decision;
+      if (cost < 0 || cost > l.requestsPerUnit()) {
+        // more than the whole limit (or a limit of 0): over without counting, as no window admits it
+        over = true;
+        remaining = 0;
+        resetNanos = untilWindowEnd(l.unit());
+        decision = l.requestsPerUnit() == 0 ? null : Decision.of(Outcome.DENIED,
+            RlsLimiters.limit(l.requestsPerUnit(), l.unit()), 0, resetNanos, resetNanos);
+      } else {
+        decision = limiter[i].acquire(RlsLimiters.key(domain, d.getEntriesList()), cost);
+        over = !decision.allowed();
+        remaining = over ? 0 : decision.remaining();
+        resetNanos = decision.resetNanos();
+      }
+      status.setCode(over ? RateLimitResponse.Code.OVER_LIMIT : RateLimitResponse.Code.OK)
+          .setLimitRemaining((int) Math.min(remaining, RlsLimit.MAX_REQUESTS_PER_UNIT))
+          .setDurationUntilReset(duration(resetNanos));
+      if (!l.shadowMode()) {
+        if (over) {
+          overall = RateLimitResponse.Code.OVER_LIMIT;
+        }
+        if (decision != null) {
+          visible.add(decision);
+        }
+      }
+      response.addStatuses(status);
+    }
+    response.setOverallCode(overall);
+    if (responseHeaders && !visible.isEmpty()) {
+      headers(visible).forEach((name, value) ->
+          response.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(name).setValue(value)));
+    }
+    return response.build();
+  }
+
+  /**
+   * The IETF RateLimit fields for the enforced limits a request met: every policy once in
+   * {@code RateLimit-Policy}; {@code RateLimit} and {@code X-RateLimit-*} of the first denying one,
+   * else of the one closest to its limit; {@code Retry-After} when one denied.
+   */
+  static Map<String, String> headers(List<Decision> visible) {
+    Decision reported = null;
+    for (Decision d : visible) {
+      if (!d.allowed()) {
+        reported = d;
+        break;
+      }
+    }
+    boolean denied = reported != null;
+    if (!denied) {
+      reported = visible.get(0);
+      for (Decision d : visible) {
+        if (d.utilization() > reported.utilization()) {
+          reported = d;
+        }
+      }
+    }
+    Set<String> policies = new LinkedHashSet<>();
+    for (Decision d : visible) {
+      policies.add(RateLimitHeaders.policy(d));
+    }
+    Map<String, String> fields = new LinkedHashMap<>();
+    if (denied) {
+      fields.put(RateLimitHeaders.RETRY_AFTER, Long.toString(Math.max(1, reported.retryAfterSeconds())));
+    }
+    fields.put(RateLimitHeaders.RATELIMIT_POLICY, String.join(", ", policies));
+    fields.put(RateLimitHeaders.RATELIMIT, RateLimitHeaders.rateLimit(reported));
+    Limit limit = reported.limit();
+    fields.put(RateLimitHeaders.X_RATELIMIT_LIMIT, Long.toString(limit.capacity()));
+    fields.put(RateLimitHeaders.X_RATELIMIT_REMAINING, Long.toString(reported.remaining()));
+    fields.put(RateLimitHeaders.X_RATELIMIT_RESET, Long.toString(reported.resetSeconds()));
+    return fields;
+  }
+
+  /** Nanoseconds from now to the end of the unit's current window (windows aligned to the epoch). */
+  private long untilWindowEnd(RlsUnit unit) {
+    long windowMillis = unit.window().toMillis();
+    long now = wallClockMillis.getAsLong();
+    return (windowMillis - Math.floorMod(now, windowMillis)) * 1_000_000L;
+  }
+
+  private static Duration duration(long nanos) {
+    long n = Math.max(0, nanos);
+    return Duration.newBuilder().setSeconds(n / 1_000_000_000L).setNanos((int) (n % 1_000_000_000L)).build();
+  }
+
+  private static StatusRuntimeException invalid(String message) {
+    return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+  }
+}
