@@ -212,10 +212,6 @@ local function count(key, w, amount, ttl)
   return c
 end
 
-local function int(x)
-  return string.format('%d', x)
-end
-
 -- the share record's value for window w: its current share when the record is for w, its lease
 -- share for later windows up to the lease's end, else -1
 local function shareFor(record, w)
@@ -252,13 +248,13 @@ for i = 1, n do
       take, amount = amount, 0
     end
     local sliding = kind == 'w'
-    local ws, ps = int(w), int(w - 1)
+    local ws, ps = digits(w), digits(w - 1)
     local claimField, sumField, tokenField = 'c' .. ws .. ':' .. node, 'C' .. ws, 'x' .. ws .. ':' .. node
     local sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
     -- one read and at most one write per key
     local v
     if sliding then
-      local pps = int(w - 2)
+      local pps = digits(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
           pps, 'T' .. ps, 'K' .. ps, 'h', tokenField)
     else
@@ -301,7 +297,7 @@ for i = 1, n do
         end
         if not counted then
           fields[#fields + 1] = tokenField
-          fields[#fields + 1] = int(token)
+          fields[#fields + 1] = digits(token)
         end
       end
       if want > 0 then
@@ -375,7 +371,7 @@ for i = 1, n do
           claim = claim - take
           taken = 1
           fields[#fields + 1] = tokenField
-          fields[#fields + 1] = int(token)
+          fields[#fields + 1] = digits(token)
           if want == need then
             -- nothing asked beyond this decision (a cold key): no part of a sliding window's fading
             -- either, which would block the other nodes until a flush gave it up
@@ -385,9 +381,9 @@ for i = 1, n do
       end
       if claim ~= held then
         fields[#fields + 1] = claimField
-        fields[#fields + 1] = int(claim)
+        fields[#fields + 1] = digits(claim)
         fields[#fields + 1] = sumField
-        fields[#fields + 1] = int(claims - held + claim)
+        fields[#fields + 1] = digits(claims - held + claim)
       end
       if sliding and (want > 0 or since ~= nil) then
         -- a claimant from now on (its part of the fading restarts with this claim), or none
@@ -398,7 +394,7 @@ for i = 1, n do
         local newShares = shares + (newSince and 1 / grantSplit or 0) - (since and 1 / split or 0)
         local newSinces = sinces + (newSince and newSince / grantSplit or 0) - (since and since / split or 0)
         fields[#fields + 1] = sinceField
-        fields[#fields + 1] = newSince and (int(newSince) .. ':' .. int(grantSplit)) or '-1'
+        fields[#fields + 1] = newSince and (digits(newSince) .. ':' .. digits(grantSplit)) or '-1'
         fields[#fields + 1] = sinceSum
         fields[#fields + 1] = string.format('%.17g', newSinces)
         fields[#fields + 1] = claimants
@@ -408,10 +404,10 @@ for i = 1, n do
         local mark = firstWindowWrite(key, w, sliding and w - 2 or w - 1, dropped)
         if mark ~= nil then
           fields[#fields + 1] = 'h'
-          fields[#fields + 1] = int(mark)
+          fields[#fields + 1] = digits(mark)
         end
       end
-      fields[2] = int(cur)
+      fields[2] = digits(cur)
       redis.call('HSET', key, unpack(fields))
       if v[1] == false then
         redis.call('PEXPIRE', key, ttl)
@@ -440,37 +436,33 @@ for i = 1, n do
     cursor = cursor + 1
     if apply then
       if denied > 0 then
-        redis.call('HINCRBY', key, 'd' .. string.format('%d', w), denied)
+        redis.call('HINCRBY', key, 'd' .. digits(w), denied)
       end
       if c == amount then
         -- first write of the window: the coordinator finds the key through the index
         local index = KEYS[#KEYS]
         redis.call('ZADD', index, w, key)
-        redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', w - 1))
+        redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. digits(w - 1))
         redis.call('PEXPIRE', index, indexTtl)
       end
     end
     local record = redis.call('HMGET', key, 's:w', 's:v', 's:n', 's:x')
     out[#out + 1] = shareFor(record, w)
     out[#out + 1] = shareFor(record, w + 1)
-  elseif kind == 'g' then
+  else -- 'g' (the layout check above let no other kind through)
     local amount = tonumber(ARGV[cursor + 3])
     local scale = tonumber(ARGV[cursor + 1])
     local interval = tonumber(ARGV[cursor + 2])
     cursor = cursor + 4
-    local state = redis.call('HMGET', key, 'b', 't')
-    local at, backlog = drained(tonumber(state[1] or now), tonumber(state[2] or '0'), now, scale)
+    local at, backlog = bucketAt(key, now, scale)
     if apply then
       backlog = backlog + amount * interval
-      -- %d: Lua 5.1 would print numbers above 10^14 in exponent form and lose digits
-      redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', backlog))
+      redis.call('HSET', key, 'b', digits(at), 't', digits(backlog))
       -- the state is at rest (equal to a fresh one) once the backlog has drained
-      redis.call('PEXPIRE', key, string.format('%d', math.floor(backlog / scale / 1000) + 1000))
+      redis.call('PEXPIRE', key, digits(math.floor(backlog / scale / 1000) + 1000))
     end
     out[#out + 1] = backlog
     out[#out + 1] = 0
-  else
-    return redis.error_reply('ERR flush: unknown counter kind ' .. tostring(kind))
   end
 end
 

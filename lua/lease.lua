@@ -16,7 +16,7 @@
 --   fixed:   current + g <= limit
 --   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
 -- A grant that the node never receives (a timeout) is lost budget, never extra budget.
--- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail and dropCountsBefore come from prelude.lua.
 
 
 if #KEYS ~= 1 or #ARGV ~= 7 then
@@ -58,12 +58,7 @@ if granted > 0 then
   if cur == granted then
     -- the window's first grant: drop the windows before the previous one and live through the next
     -- window (later grants in the window find this done: one command each, not four)
-    for _, f in ipairs(redis.call('HKEYS', key)) do
-      local fw = tonumber(f)
-      if fw ~= nil and fw < w - 1 then
-        redis.call('HDEL', key, f)
-      end
-    end
+    dropCountsBefore(key, w - 1)
     redis.call('PEXPIRE', key, ARGV[7])
   end
 end
