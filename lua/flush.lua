@@ -80,9 +80,12 @@ if n < 1 or indexTtl == nil then
   return redis.error_reply('ERR flush: expected a sequence key, counter keys and a demand index TTL, got '
       .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
 end
--- the layout is checked before anything is written: a script that fails half way keeps its writes
+-- the layout is checked before anything is written: a script that fails half way keeps its writes.
+-- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
+-- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
+local HEAD = 6
 local width = {w = 11, f = 11, g = 4, r = 5}
-local cursor = 7
+local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
   if step == nil then
@@ -99,7 +102,7 @@ local apply = true
 local created = '0'
 if seq == 0 then
   -- claim only: every delta a window delta without permits
-  cursor = 7
+  cursor = HEAD + 1
   for _ = 1, n do
     local kind = ARGV[cursor]
     if (kind ~= 'w' and kind ~= 'f') or (tonumber(ARGV[cursor + 3]) ~= 0 and tonumber(ARGV[cursor + 9]) <= 0)
@@ -226,7 +229,7 @@ local function shareFor(record, w)
   return -1
 end
 
-cursor = 7
+cursor = HEAD + 1
 for i = 1, n do
   local key = KEYS[i + 1]
   local kind = ARGV[cursor]
@@ -241,7 +244,7 @@ for i = 1, n do
     local need = tonumber(ARGV[cursor + 8])
     local token = tonumber(ARGV[cursor + 9])
     local settle = tonumber(ARGV[cursor + 10])
-    cursor = cursor + 11
+    cursor = cursor + width[kind]
     -- a claim-only batch's amount is a take: counted below only if the claim covers the need
     local take = 0
     if seq == 0 then
@@ -431,9 +434,8 @@ for i = 1, n do
     end
     out[#out + 1] = c
     out[#out + 1] = tonumber(redis.call('HGET', key, tostring(w - 1)) or '0')
-    cursor = cursor + 4
-    local denied = tonumber(ARGV[cursor])
-    cursor = cursor + 1
+    local denied = tonumber(ARGV[cursor + 4])
+    cursor = cursor + width.r
     if apply then
       if denied > 0 then
         redis.call('HINCRBY', key, 'd' .. digits(w), denied)
@@ -453,7 +455,7 @@ for i = 1, n do
     local amount = tonumber(ARGV[cursor + 3])
     local scale = tonumber(ARGV[cursor + 1])
     local interval = tonumber(ARGV[cursor + 2])
-    cursor = cursor + 4
+    cursor = cursor + width.g
     local at, backlog = bucketAt(key, now, scale)
     if apply then
       backlog = backlog + amount * interval
