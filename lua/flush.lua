@@ -157,10 +157,6 @@ local function windowOf(field)
   return w
 end
 
--- the first write of window w: drop windows before `keep` (the previous one; for a sliding window's
--- claims the one before that too) and make the key live through the next window (the TTL covers
--- this window and the one after it, where this count still weighs), never shortening a TTL the
--- coordinator set for a longer share lease
 -- drops the key's fields of windows before `keep`: one HDEL for up to 500 of them (unpack has a
 -- stack limit)
 local function dropWindowsBefore(key, keep)
@@ -176,7 +172,10 @@ local function dropWindowsBefore(key, keep)
   end
 end
 
-local function firstWrite(key, w, ttl, keep)
+-- the first write of a region's window: drop windows before `keep` (the previous one) and make the
+-- key live through the next window (the TTL covers this window and the one after it, where this
+-- count still weighs), never shortening a TTL the coordinator set for a longer share lease
+local function firstWrite(key, ttl, keep)
   local pttl = redis.call('PTTL', key)
   -- -1: the write just made created the key (every key of ours has a TTL), so it holds no older
   -- window to drop (a key seen now and then, the common case, costs two commands here, not four)
@@ -210,7 +209,7 @@ end
 local function count(key, w, amount, ttl)
   local c = redis.call('HINCRBY', key, tostring(w), amount)
   if c == amount then
-    firstWrite(key, w, ttl, w - 1)
+    firstWrite(key, ttl, w - 1)
   end
   return c
 end
