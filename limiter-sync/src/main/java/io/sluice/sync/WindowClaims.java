@@ -5,6 +5,8 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 /**
@@ -33,6 +35,8 @@ final class WindowClaims {
   private final long syncIntervalNanos;
   private final long windowNanos;
   private final FlushQueue queue;
+  /** The store's leases in reservation mode, else null. */
+  private final LeaseStore leases;
   /**
    * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
    * cannot pay asks the store for one, and waits for it, instead of denying.
@@ -62,6 +66,16 @@ final class WindowClaims {
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.windowNanos = l.windowNanos;
     this.queue = queue;
+    this.leases = l.leases;
+  }
+
+  /**
+   * Reservation mode: asks the store for up to {@code want} permits of the key's window {@code w} at
+   * ticker time {@code at}, waiting at most {@code timeout}; null when it did not answer.
+   */
+  LeaseStore.Lease askLease(String key, long w, long at, long want, Duration timeout) {
+    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(at - w * windowNanos);
+    return calls.guarded(() -> leases.lease(counter, key, w, elapsedMicros, want), timeout);
   }
 
 

@@ -517,10 +517,8 @@ final class WindowDecisions {
    */
   private boolean leaseNow(KeyView v, long now, long need) {
     long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, claims.leaseSize(v)));
-    long w = v.window;
-    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(now - w * windowNanos);
     long askedAt = System.nanoTime();
-    LeaseStore.Lease lease = calls.guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want), claimTimeout);
+    LeaseStore.Lease lease = claims.askLease(v.key, v.window, now, want, claimTimeout);
     calls.waited(askedAt);
     if (lease == null) {
       return false;
