@@ -77,7 +77,7 @@ if indexTtl ~= nil and indexTtl > 0 then
   n = n - 1
 end
 if n < 1 or indexTtl == nil then
-  return redis.error_reply('ERR flush: expected a sequence key, counter keys and a demand index TTL, got '
+  return fail('expected a sequence key, counter keys and a demand index TTL, got '
       .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
 end
 -- the layout is checked before anything is written: a script that fails half way keeps its writes.
@@ -89,12 +89,12 @@ local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
   if step == nil then
-    return redis.error_reply('ERR flush: unknown counter kind ' .. tostring(ARGV[cursor]))
+    return fail('unknown counter kind ' .. tostring(ARGV[cursor]))
   end
   cursor = cursor + step
 end
 if cursor ~= #ARGV + 1 then
-  return redis.error_reply('ERR flush: ' .. #ARGV .. ' arguments do not match ' .. n .. ' deltas')
+  return fail(#ARGV .. ' arguments do not match ' .. n .. ' deltas')
 end
 
 local seq = tonumber(ARGV[1])
@@ -107,7 +107,7 @@ if seq == 0 then
     local kind = ARGV[cursor]
     if (kind ~= 'w' and kind ~= 'f') or (tonumber(ARGV[cursor + 3]) ~= 0 and tonumber(ARGV[cursor + 9]) <= 0)
         or tonumber(ARGV[cursor + 10]) ~= 0 then
-      return redis.error_reply('ERR flush: a claim-only batch carries window deltas without permits, or takes')
+      return fail('a claim-only batch carries window deltas without permits, or takes')
     end
     cursor = cursor + width[kind]
   end
