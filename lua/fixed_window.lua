@@ -17,7 +17,7 @@
 --
 -- Every value is an integer below 2^53 (the caller checks time below 2^52 and window below 2^51);
 -- numbers written to Redis are formatted with %d.
--- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, windowArgs, dropCountsBefore, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -25,13 +25,10 @@ end
 if #ARGV ~= 4 then
   return fail('expected 4 arguments (now, cost, limit, window), got ' .. #ARGV)
 end
-local now, limit, window, cost, err
-now, err = int(1, 'now', 0, MAX_EXACT / 2)
-if not now then return fail(err) end
-limit, err = int(3, 'limit', 1, MAX_EXACT / 4)
-if not limit then return fail(err) end
-window, err = int(4, 'window', 1, MAX_EXACT / 4)
-if not window then return fail(err) end
+local args, err = windowArgs(MAX_EXACT / 4)
+if not args then return fail(err) end
+local now, limit, window = args.now, args.limit, args.window
+local cost
 cost, err = int(2, 'cost', 1, limit)
 if not cost then return fail(err) end
 
@@ -57,12 +54,7 @@ end
 if redis.call('HINCRBY', key, field, cost) == cost then
   -- the window's first admission: drop the windows before it and live to its end (later admissions
   -- in the window find this done: two commands each, not four)
-  for _, f in ipairs(redis.call('HKEYS', key)) do
-    local fw = tonumber(f)
-    if fw ~= nil and fw < w then
-      redis.call('HDEL', key, f)
-    end
-  end
+  dropCountsBefore(key, w)
   redis.call('PEXPIRE', key, string.format('%d', ceildiv(untilEnd, 1000) + TTL_MARGIN_MS))
 end
 return {1, limit - count - cost, 0, untilEnd, 0, w}

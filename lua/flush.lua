@@ -77,21 +77,24 @@ if indexTtl ~= nil and indexTtl > 0 then
   n = n - 1
 end
 if n < 1 or indexTtl == nil then
-  return redis.error_reply('ERR flush: expected a sequence key, counter keys and a demand index TTL, got '
+  return fail('expected a sequence key, counter keys and a demand index TTL, got '
       .. #KEYS .. ' keys and ' .. tostring(ARGV[4]))
 end
--- the layout is checked before anything is written: a script that fails half way keeps its writes
+-- the layout is checked before anything is written: a script that fails half way keeps its writes.
+-- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
+-- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
+local HEAD = 6
 local width = {w = 11, f = 11, g = 4, r = 5}
-local cursor = 7
+local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
   if step == nil then
-    return redis.error_reply('ERR flush: unknown counter kind ' .. tostring(ARGV[cursor]))
+    return fail('unknown counter kind ' .. tostring(ARGV[cursor]))
   end
   cursor = cursor + step
 end
 if cursor ~= #ARGV + 1 then
-  return redis.error_reply('ERR flush: ' .. #ARGV .. ' arguments do not match ' .. n .. ' deltas')
+  return fail(#ARGV .. ' arguments do not match ' .. n .. ' deltas')
 end
 
 local seq = tonumber(ARGV[1])
@@ -99,12 +102,12 @@ local apply = true
 local created = '0'
 if seq == 0 then
   -- claim only: every delta a window delta without permits
-  cursor = 7
+  cursor = HEAD + 1
   for _ = 1, n do
     local kind = ARGV[cursor]
     if (kind ~= 'w' and kind ~= 'f') or (tonumber(ARGV[cursor + 3]) ~= 0 and tonumber(ARGV[cursor + 9]) <= 0)
         or tonumber(ARGV[cursor + 10]) ~= 0 then
-      return redis.error_reply('ERR flush: a claim-only batch carries window deltas without permits, or takes')
+      return fail('a claim-only batch carries window deltas without permits, or takes')
     end
     cursor = cursor + width[kind]
   end
@@ -154,10 +157,6 @@ local function windowOf(field)
   return w
 end
 
--- the first write of window w: drop windows before `keep` (the previous one; for a sliding window's
--- claims the one before that too) and make the key live through the next window (the TTL covers
--- this window and the one after it, where this count still weighs), never shortening a TTL the
--- coordinator set for a longer share lease
 -- drops the key's fields of windows before `keep`: one HDEL for up to 500 of them (unpack has a
 -- stack limit)
 local function dropWindowsBefore(key, keep)
@@ -173,7 +172,10 @@ local function dropWindowsBefore(key, keep)
   end
 end
 
-local function firstWrite(key, w, ttl, keep)
+-- the first write of a region's window: drop windows before `keep` (the previous one) and make the
+-- key live through the next window (the TTL covers this window and the one after it, where this
+-- count still weighs), never shortening a TTL the coordinator set for a longer share lease
+local function firstWrite(key, ttl, keep)
   local pttl = redis.call('PTTL', key)
   -- -1: the write just made created the key (every key of ours has a TTL), so it holds no older
   -- window to drop (a key seen now and then, the common case, costs two commands here, not four)
@@ -207,13 +209,9 @@ end
 local function count(key, w, amount, ttl)
   local c = redis.call('HINCRBY', key, tostring(w), amount)
   if c == amount then
-    firstWrite(key, w, ttl, w - 1)
+    firstWrite(key, ttl, w - 1)
   end
   return c
-end
-
-local function int(x)
-  return string.format('%d', x)
 end
 
 -- the share record's value for window w: its current share when the record is for w, its lease
@@ -230,7 +228,7 @@ local function shareFor(record, w)
   return -1
 end
 
-cursor = 7
+cursor = HEAD + 1
 for i = 1, n do
   local key = KEYS[i + 1]
   local kind = ARGV[cursor]
@@ -245,20 +243,20 @@ for i = 1, n do
     local need = tonumber(ARGV[cursor + 8])
     local token = tonumber(ARGV[cursor + 9])
     local settle = tonumber(ARGV[cursor + 10])
-    cursor = cursor + 11
+    cursor = cursor + width[kind]
     -- a claim-only batch's amount is a take: counted below only if the claim covers the need
     local take = 0
     if seq == 0 then
       take, amount = amount, 0
     end
     local sliding = kind == 'w'
-    local ws, ps = int(w), int(w - 1)
+    local ws, ps = digits(w), digits(w - 1)
     local claimField, sumField, tokenField = 'c' .. ws .. ':' .. node, 'C' .. ws, 'x' .. ws .. ':' .. node
     local sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
     -- one read and at most one write per key
     local v
     if sliding then
-      local pps = int(w - 2)
+      local pps = digits(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
           pps, 'T' .. ps, 'K' .. ps, 'h', tokenField)
     else
@@ -301,7 +299,7 @@ for i = 1, n do
         end
         if not counted then
           fields[#fields + 1] = tokenField
-          fields[#fields + 1] = int(token)
+          fields[#fields + 1] = digits(token)
         end
       end
       if want > 0 then
@@ -375,7 +373,7 @@ for i = 1, n do
           claim = claim - take
           taken = 1
           fields[#fields + 1] = tokenField
-          fields[#fields + 1] = int(token)
+          fields[#fields + 1] = digits(token)
           if want == need then
             -- nothing asked beyond this decision (a cold key): no part of a sliding window's fading
             -- either, which would block the other nodes until a flush gave it up
@@ -385,9 +383,9 @@ for i = 1, n do
       end
       if claim ~= held then
         fields[#fields + 1] = claimField
-        fields[#fields + 1] = int(claim)
+        fields[#fields + 1] = digits(claim)
         fields[#fields + 1] = sumField
-        fields[#fields + 1] = int(claims - held + claim)
+        fields[#fields + 1] = digits(claims - held + claim)
       end
       if sliding and (want > 0 or since ~= nil) then
         -- a claimant from now on (its part of the fading restarts with this claim), or none
@@ -398,7 +396,7 @@ for i = 1, n do
         local newShares = shares + (newSince and 1 / grantSplit or 0) - (since and 1 / split or 0)
         local newSinces = sinces + (newSince and newSince / grantSplit or 0) - (since and since / split or 0)
         fields[#fields + 1] = sinceField
-        fields[#fields + 1] = newSince and (int(newSince) .. ':' .. int(grantSplit)) or '-1'
+        fields[#fields + 1] = newSince and (digits(newSince) .. ':' .. digits(grantSplit)) or '-1'
         fields[#fields + 1] = sinceSum
         fields[#fields + 1] = string.format('%.17g', newSinces)
         fields[#fields + 1] = claimants
@@ -408,10 +406,10 @@ for i = 1, n do
         local mark = firstWindowWrite(key, w, sliding and w - 2 or w - 1, dropped)
         if mark ~= nil then
           fields[#fields + 1] = 'h'
-          fields[#fields + 1] = int(mark)
+          fields[#fields + 1] = digits(mark)
         end
       end
-      fields[2] = int(cur)
+      fields[2] = digits(cur)
       redis.call('HSET', key, unpack(fields))
       if v[1] == false then
         redis.call('PEXPIRE', key, ttl)
@@ -435,42 +433,37 @@ for i = 1, n do
     end
     out[#out + 1] = c
     out[#out + 1] = tonumber(redis.call('HGET', key, tostring(w - 1)) or '0')
-    cursor = cursor + 4
-    local denied = tonumber(ARGV[cursor])
-    cursor = cursor + 1
+    local denied = tonumber(ARGV[cursor + 4])
+    cursor = cursor + width.r
     if apply then
       if denied > 0 then
-        redis.call('HINCRBY', key, 'd' .. string.format('%d', w), denied)
+        redis.call('HINCRBY', key, 'd' .. digits(w), denied)
       end
       if c == amount then
         -- first write of the window: the coordinator finds the key through the index
         local index = KEYS[#KEYS]
         redis.call('ZADD', index, w, key)
-        redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', w - 1))
+        redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. digits(w - 1))
         redis.call('PEXPIRE', index, indexTtl)
       end
     end
     local record = redis.call('HMGET', key, 's:w', 's:v', 's:n', 's:x')
     out[#out + 1] = shareFor(record, w)
     out[#out + 1] = shareFor(record, w + 1)
-  elseif kind == 'g' then
+  else -- 'g' (the layout check above let no other kind through)
     local amount = tonumber(ARGV[cursor + 3])
     local scale = tonumber(ARGV[cursor + 1])
     local interval = tonumber(ARGV[cursor + 2])
-    cursor = cursor + 4
-    local state = redis.call('HMGET', key, 'b', 't')
-    local at, backlog = drained(tonumber(state[1] or now), tonumber(state[2] or '0'), now, scale)
+    cursor = cursor + width.g
+    local at, backlog = bucketAt(key, now, scale)
     if apply then
       backlog = backlog + amount * interval
-      -- %d: Lua 5.1 would print numbers above 10^14 in exponent form and lose digits
-      redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', backlog))
+      redis.call('HSET', key, 'b', digits(at), 't', digits(backlog))
       -- the state is at rest (equal to a fresh one) once the backlog has drained
-      redis.call('PEXPIRE', key, string.format('%d', math.floor(backlog / scale / 1000) + 1000))
+      redis.call('PEXPIRE', key, digits(math.floor(backlog / scale / 1000) + 1000))
     end
     out[#out + 1] = backlog
     out[#out + 1] = 0
-  else
-    return redis.error_reply('ERR flush: unknown counter kind ' .. tostring(kind))
   end
 end
 

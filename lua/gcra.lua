@@ -21,7 +21,7 @@
 -- Lua numbers are doubles: every value here stays an integer below 2^53 (the caller checks that
 -- capacity * interval fits in 2^52 and that the time is below 2^52), and every number written to
 -- Redis is formatted with %d (Lua 5.1 prints numbers above 10^14 in exponent form).
--- fail, int, floordiv, ceildiv, drained, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, floordiv, ceildiv, bucketArgs, bucketAt, writeBucket and MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -33,15 +33,10 @@ local mode = ARGV[1]
 if mode ~= 'meter' and mode ~= 'shaper' then
   return fail("mode must be 'meter' or 'shaper', got " .. tostring(mode))
 end
-local now, capacity, scale, interval, cost, err
-now, err = int(2, 'now', 0, MAX_EXACT / 2)
-if not now then return fail(err) end
-capacity, err = int(4, 'capacity', 1, MAX_EXACT / 2)
-if not capacity then return fail(err) end
-scale, err = int(5, 'scale', 1, MAX_EXACT / 2)
-if not scale then return fail(err) end
-interval, err = int(6, 'interval', 1, MAX_EXACT / 2)
-if not interval then return fail(err) end
+local bucket, err = bucketArgs(2, 4)
+if not bucket then return fail(err) end
+local now, capacity, scale, interval = bucket.now, bucket.capacity, bucket.scale, bucket.interval
+local cost
 cost, err = int(3, 'cost', 1, capacity)
 if not cost then return fail(err) end
 if capacity * interval > MAX_EXACT / 2 then
@@ -51,13 +46,7 @@ end
 
 local key = KEYS[1]
 local burst = capacity * interval
-local state = redis.call('HMGET', key, 'b', 't')
-local b = tonumber(state[1])
-local t = tonumber(state[2])
-local at, backlog = now, 0
-if b ~= nil and t ~= nil then
-  at, backlog = drained(b, t, now, scale)
-end
+local at, backlog = bucketAt(key, now, scale)
 
 local after = backlog + cost * interval
 if after > burst then
@@ -67,10 +56,8 @@ if after > burst then
   return {0, remaining, ceildiv(after - burst, scale), ceildiv(backlog, scale), 0}
 end
 
-redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', after))
--- the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained
+writeBucket(key, at, after, scale)
 local drainMicros = ceildiv(after, scale)
-redis.call('PEXPIRE', key, string.format('%d', ceildiv(drainMicros, 1000) + TTL_MARGIN_MS))
 local delay = 0
 if mode == 'shaper' then
   delay = ceildiv(backlog, scale)

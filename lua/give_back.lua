@@ -14,7 +14,7 @@
 -- caller's time (or the newest time seen) as an admission would drain it, then the permits' units
 -- taken off; the key's TTL is set to when it is at rest again, as gcra.lua does. A window's count is
 -- lowered in its own field only: a window that has gone (or a count already at 0) is left alone.
--- fail, int, floordiv, ceildiv, drained, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, bucketAt, writeBucket and MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -36,19 +36,15 @@ if kind == 'bucket' then
   if not scale then return fail(err) end
   interval, err = int(5, 'interval', 1, MAX_EXACT / 2)
   if not interval then return fail(err) end
-  local state = redis.call('HMGET', key, 'b', 't')
-  local b = tonumber(state[1])
-  local t = tonumber(state[2])
-  if b == nil or t == nil then
+  local at, backlog, found = bucketAt(key, now, scale)
+  if not found then
     return 0
   end
-  local at, backlog = drained(b, t, now, scale)
   local after = backlog - cost * interval
   if after < 0 then
     after = 0
   end
-  redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', after))
-  redis.call('PEXPIRE', key, string.format('%d', ceildiv(ceildiv(after, scale), 1000) + TTL_MARGIN_MS))
+  writeBucket(key, at, after, scale)
   return after
 elseif kind == 'window' then
   local w, window

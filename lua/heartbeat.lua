@@ -9,12 +9,12 @@
 -- Returns the number of nodes alive at the node's time, itself included.
 
 if #KEYS ~= 1 or #ARGV ~= 3 then
-  return redis.error_reply('ERR heartbeat: expected 1 key and 3 arguments')
+  return fail('expected 1 key and 3 arguments')
 end
 local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
 if now == nil or ttl == nil or ttl <= 0 then
-  return redis.error_reply('ERR heartbeat: time and ttl must be numbers, ttl positive')
+  return fail('time and ttl must be numbers, ttl positive')
 end
 redis.call('ZADD', KEYS[1], string.format('%d', now + ttl), ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))

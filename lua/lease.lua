@@ -16,7 +16,7 @@
 --   fixed:   current + g <= limit
 --   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
 -- A grant that the node never receives (a timeout) is lost budget, never extra budget.
--- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, floordiv and dropCountsBefore come from prelude.lua.
 
 
 if #KEYS ~= 1 or #ARGV ~= 7 then
@@ -45,12 +45,9 @@ if unit == 0 then
 else
   local wu = math.floor(window / unit)
   local eu = math.floor(elapsed / unit)
-  local free = limit * wu - prev * (wu - eu) - cur * wu
-  available = math.floor(free / wu)
-  -- the double quotient may round up past an exact boundary: step back until it fits
-  while available > 0 and (cur + available) * wu + prev * (wu - eu) > limit * wu do
-    available = available - 1
-  end
+  -- the largest g with (cur + g) * wu + prev * (wu - eu) <= limit * wu (exact: the double quotient
+  -- may round up past an integer)
+  available = floordiv(limit * wu - prev * (wu - eu) - cur * wu, wu)
 end
 local granted = math.min(want, math.max(0, available))
 if granted > 0 then
@@ -58,12 +55,7 @@ if granted > 0 then
   if cur == granted then
     -- the window's first grant: drop the windows before the previous one and live through the next
     -- window (later grants in the window find this done: one command each, not four)
-    for _, f in ipairs(redis.call('HKEYS', key)) do
-      local fw = tonumber(f)
-      if fw ~= nil and fw < w - 1 then
-        redis.call('HDEL', key, f)
-      end
-    end
+    dropCountsBefore(key, w - 1)
     redis.call('PEXPIRE', key, ARGV[7])
   end
 end

@@ -9,12 +9,12 @@
 -- ARGV[2]  the node's time, ms since the epoch
 -- ARGV[3]  how long a departure is remembered, ms
 if #KEYS ~= 2 or #ARGV ~= 3 then
-  return redis.error_reply('ERR leave: expected 2 keys and 3 arguments')
+  return fail('expected 2 keys and 3 arguments')
 end
 local now = tonumber(ARGV[2])
 local keep = tonumber(ARGV[3])
 if now == nil or keep == nil or keep <= 0 then
-  return redis.error_reply('ERR leave: time and memory must be numbers, memory positive')
+  return fail('time and memory must be numbers, memory positive')
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], string.format('%d', now), ARGV[1])

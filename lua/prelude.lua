@@ -1,5 +1,5 @@
 -- prelude.lua: helpers shared by the scripts. Redis runs each script on its own, so LuaScript (in
--- limiter-sync) sends every script as `local SCRIPT = '<name>'`, this prelude, then the script.
+-- limiter-sync-redis) sends every script as `local SCRIPT = '<name>'`, this prelude, then the script.
 --
 -- Lua numbers are doubles: integers are exact below 2^53, and Lua 5.1 prints numbers above 10^14 in
 -- exponent form, so every large number written to Redis goes through string.format('%d', x).
@@ -51,4 +51,72 @@ local function drained(b, t, now, scale)
     backlog = 0
   end
   return at, backlog
+end
+
+-- x as Redis stores it: an integer's digits (never Lua 5.1's exponent form)
+local function digits(x)
+  return string.format('%d', x)
+end
+
+-- a GCRA bucket's state at `now` (gcra.lua, token_claim.lua, give_back.lua and flush.lua's 'g'
+-- counters share the key): the time it counts at and the backlog drained to it (see drained), and
+-- whether the key holds a bucket at all (without one: now and 0, a full bucket)
+local function bucketAt(key, now, scale)
+  local state = redis.call('HMGET', key, 'b', 't')
+  local b = tonumber(state[1])
+  local t = tonumber(state[2])
+  if b == nil or t == nil then
+    return now, 0, false
+  end
+  local at, backlog = drained(b, t, now, scale)
+  return at, backlog, true
+end
+
+-- writes a bucket's state, and a TTL to when it is at rest (a drained backlog: equal to a fresh key,
+-- a full bucket), plus the margin
+local function writeBucket(key, at, backlog, scale)
+  redis.call('HSET', key, 'b', digits(at), 't', digits(backlog))
+  redis.call('PEXPIRE', key, digits(ceildiv(ceildiv(backlog, scale), 1000) + TTL_MARGIN_MS))
+end
+
+-- a bucket's arguments, as gcra.lua and token_claim.lua take them: the time in ARGV[nowAt], and the
+-- capacity, scale and interval in ARGV[limitAt], ARGV[limitAt + 1], ARGV[limitAt + 2]; or nil and a
+-- message naming the first that is not an integer in its range
+local function bucketArgs(nowAt, limitAt)
+  local now, capacity, scale, interval, err
+  now, err = int(nowAt, 'now', 0, MAX_EXACT / 2)
+  if not now then return nil, err end
+  capacity, err = int(limitAt, 'capacity', 1, MAX_EXACT / 2)
+  if not capacity then return nil, err end
+  scale, err = int(limitAt + 1, 'scale', 1, MAX_EXACT / 2)
+  if not scale then return nil, err end
+  interval, err = int(limitAt + 2, 'interval', 1, MAX_EXACT / 2)
+  if not interval then return nil, err end
+  return {now = now, capacity = capacity, scale = scale, interval = interval}
+end
+
+-- a window's arguments, as fixed_window.lua, sliding_window_counter.lua and sliding_window_log.lua
+-- take them: the time in ARGV[1], the limit in ARGV[3] (at most maxLimit) and the window in ARGV[4];
+-- or nil and a message naming the first that is not an integer in its range
+local function windowArgs(maxLimit)
+  local now, limit, window, err
+  now, err = int(1, 'now', 0, MAX_EXACT / 2)
+  if not now then return nil, err end
+  limit, err = int(3, 'limit', 1, maxLimit)
+  if not limit then return nil, err end
+  window, err = int(4, 'window', 1, MAX_EXACT / 4)
+  if not window then return nil, err end
+  return {now = now, limit = limit, window = window}
+end
+
+-- an exact admission's or a lease's first write of a window (fixed_window.lua,
+-- sliding_window_counter.lua, lease.lua): drops the key's window counts (its fields named by a window
+-- index alone) before window `keep`
+local function dropCountsBefore(key, keep)
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    local fw = tonumber(f)
+    if fw ~= nil and fw < keep then
+      redis.call('HDEL', key, f)
+    end
+  end
 end

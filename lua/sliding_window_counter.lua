@@ -19,7 +19,7 @@
 -- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
 -- then with elapsed 0, as the kernel does); windows further ahead are ignored. Windows older than the
 -- previous one are dropped on a window's first admission. A denial writes nothing.
--- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, windowArgs, dropCountsBefore, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -27,13 +27,10 @@ end
 if #ARGV ~= 5 then
   return fail('expected 5 arguments (now, cost, limit, window, unit), got ' .. #ARGV)
 end
-local now, limit, window, unit, cost, err
-now, err = int(1, 'now', 0, MAX_EXACT / 2)
-if not now then return fail(err) end
-limit, err = int(3, 'limit', 1, MAX_EXACT / 4)
-if not limit then return fail(err) end
-window, err = int(4, 'window', 1, MAX_EXACT / 4)
-if not window then return fail(err) end
+local args, err = windowArgs(MAX_EXACT / 4)
+if not args then return fail(err) end
+local now, limit, window = args.now, args.limit, args.window
+local unit, cost
 unit, err = int(5, 'unit', 1, window)
 if not unit then return fail(err) end
 cost, err = int(2, 'cost', 1, limit)
@@ -109,12 +106,7 @@ if redis.call('HINCRBY', key, f(w), cost) == cost then
   -- the window's first admission: drop the windows before the previous one, and live until this
   -- window's count stops weighing, the next window's end (later admissions in the window find this
   -- done: two commands each, not four)
-  for _, field in ipairs(redis.call('HKEYS', key)) do
-    local fw = tonumber(field)
-    if fw ~= nil and fw < w - 1 then
-      redis.call('HDEL', key, field)
-    end
-  end
+  dropCountsBefore(key, w - 1)
   redis.call('PEXPIRE', key, string.format('%d', ceildiv(reset, 1000) + TTL_MARGIN_MS))
 end
 return {1, floordiv(budget - used, units), 0, reset, 0, w}

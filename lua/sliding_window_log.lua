@@ -18,7 +18,7 @@
 -- Members are unique: '<ts>:<n>' with n counting up from 0 among the members of one timestamp,
 -- zero-padded so that Redis's order of equal scores (by member bytes) is n's order and the last
 -- member is the one with the largest n. (A member added twice would be counted once: over-admission.)
--- fail, int, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, windowArgs, ceildiv and TTL_MARGIN_MS come from prelude.lua.
 
 local MAX_LOG_LIMIT = 100000
 local ZADD_CHUNK = 1000 -- members per ZADD: unpack() is bounded by the Lua C stack
@@ -29,13 +29,10 @@ end
 if #ARGV ~= 4 then
   return fail('expected 4 arguments (now, cost, limit, window), got ' .. #ARGV)
 end
-local now, limit, window, cost, err
-now, err = int(1, 'now', 0, MAX_EXACT / 2)
-if not now then return fail(err) end
-limit, err = int(3, 'limit', 1, MAX_LOG_LIMIT)
-if not limit then return fail(err) end
-window, err = int(4, 'window', 1, MAX_EXACT / 4)
-if not window then return fail(err) end
+local args, err = windowArgs(MAX_LOG_LIMIT)
+if not args then return fail(err) end
+local now, limit, window = args.now, args.limit, args.window
+local cost
 cost, err = int(2, 'cost', 1, limit)
 if not cost then return fail(err) end
 

@@ -25,7 +25,7 @@
 -- give-back to a key without state neither (it is a full bucket already). Numbers stay integers
 -- below 2^53: the caller (ExactArgs.checkClaim) keeps burst + horizon * scale, giveBack * interval
 -- and want * interval within 2^52, and each is checked here again.
--- fail, int, floordiv, ceildiv, drained, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, floordiv, ceildiv, bucketArgs, bucketAt, writeBucket and MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -33,15 +33,10 @@ end
 if #ARGV ~= 8 then
   return fail('expected 8 arguments (now, want, need, giveBack, horizon, capacity, scale, interval), got ' .. #ARGV)
 end
-local now, want, need, giveBack, horizon, capacity, scale, interval, err
-now, err = int(1, 'now', 0, MAX_EXACT / 2)
-if not now then return fail(err) end
-capacity, err = int(6, 'capacity', 1, MAX_EXACT / 2)
-if not capacity then return fail(err) end
-scale, err = int(7, 'scale', 1, MAX_EXACT / 2)
-if not scale then return fail(err) end
-interval, err = int(8, 'interval', 1, MAX_EXACT / 2)
-if not interval then return fail(err) end
+local bucket, err = bucketArgs(1, 6)
+if not bucket then return fail(err) end
+local now, capacity, scale, interval = bucket.now, bucket.capacity, bucket.scale, bucket.interval
+local want, need, giveBack, horizon
 horizon, err = int(5, 'horizon', 0, MAX_EXACT / 2)
 if not horizon then return fail(err) end
 -- products compared by division: the products themselves may not be exact
@@ -58,13 +53,7 @@ need, err = int(3, 'need', 0, want)
 if not need then return fail(err) end
 
 local key = KEYS[1]
-local state = redis.call('HMGET', key, 'b', 't')
-local b = tonumber(state[1])
-local t = tonumber(state[2])
-local at, backlog = now, 0
-if b ~= nil and t ~= nil then
-  at, backlog = drained(b, t, now, scale)
-end
+local at, backlog, found = bucketAt(key, now, scale)
 -- tokens a node claimed and did not use: back to the bucket, never above full
 backlog = backlog - giveBack * interval
 if backlog < 0 then
@@ -81,10 +70,8 @@ if granted < need then
 end
 local after = backlog + granted * interval
 
-if granted > 0 or (giveBack > 0 and b ~= nil and t ~= nil) then
-  redis.call('HSET', key, 'b', string.format('%d', at), 't', string.format('%d', after))
-  -- the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained
-  redis.call('PEXPIRE', key, string.format('%d', ceildiv(ceildiv(after, scale), 1000) + TTL_MARGIN_MS))
+if granted > 0 or (giveBack > 0 and found) then
+  writeBucket(key, at, after, scale)
 end
 
 local level = 0

@@ -45,6 +45,8 @@ final class Flusher {
   private final long heartbeatIntervalNanos;
   private final double hotKeyFactor;
   private final LeaseStore leases;
+  /** How long a store call waits (a lease asked for at a sync). */
+  private final Duration flushTimeout;
   private final Limit limit;
   private final double minHotRate;
   private final String nodeId;
@@ -98,6 +100,7 @@ final class Flusher {
     this.hotKeyFactor = c.hotKeyFactor();
     this.minHotRate = c.minHotRate();
     this.leases = l.leases;
+    this.flushTimeout = l.flushTimeout;
     this.limit = l.limit;
     this.nodeId = l.nodeId;
     this.store = l.store;
@@ -383,8 +386,7 @@ final class Flusher {
       w = v.window;
       want = claims.leaseSize(v);
     }
-    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read() - w * windowNanos);
-    LeaseStore.Lease lease = calls.guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want));
+    LeaseStore.Lease lease = claims.askLease(v.key, w, ticker.read(), want, flushTimeout);
     synchronized (v) {
       v.leaseWanted = false;
       if (lease == null) {

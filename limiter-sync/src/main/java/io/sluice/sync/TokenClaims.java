@@ -272,14 +272,7 @@ final class TokenClaims {
 
   /** Whole tokens a backlog of {@code after} (scaled units) left at {@code at} still covers at {@code now}. */
   private long covered(long after, long at, long now) {
-    long elapsed = Math.max(0, now - at);
-    long scale = counter.scale();
-    // drained whole: (compared by division, so that scale * elapsed cannot overflow however slow the
-    // refill or long the holding)
-    if (elapsed >= after / scale + 1) {
-      return 0;
-    }
-    return Math.max(0, after - scale * elapsed) / counter.interval();
+    return Counter.drained(after, Math.max(0, now - at), counter.scale()) / counter.interval();
   }
 
   /** Under the monitor: {@code tokens} due tokens of the last grant become extra, with that grant's coverage. */

@@ -5,6 +5,8 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 /**
@@ -33,6 +35,8 @@ final class WindowClaims {
   private final long syncIntervalNanos;
   private final long windowNanos;
   private final FlushQueue queue;
+  /** The store's leases in reservation mode, else null. */
+  private final LeaseStore leases;
   /**
    * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
    * cannot pay asks the store for one, and waits for it, instead of denying.
@@ -62,6 +66,16 @@ final class WindowClaims {
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.windowNanos = l.windowNanos;
     this.queue = queue;
+    this.leases = l.leases;
+  }
+
+  /**
+   * Reservation mode: asks the store for up to {@code want} permits of the key's window {@code w} at
+   * ticker time {@code at}, waiting at most {@code timeout}; null when it did not answer.
+   */
+  LeaseStore.Lease askLease(String key, long w, long at, long want, Duration timeout) {
+    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(at - w * windowNanos);
+    return calls.guarded(() -> leases.lease(counter, key, w, elapsedMicros, want), timeout);
   }
 
 
@@ -110,6 +124,20 @@ final class WindowClaims {
   }
 
   /**
+   * The weight of the previous window's count at {@code at} in {@code window}: a sliding window's part
+   * of the previous window still in the window that ends at {@code at} (1 at the window's start, 0 at
+   * its end), 0 for a fixed window.
+   */
+  double prevWeight(long window, long at) {
+    return sliding ? (double) ((window + 1) * windowNanos - at) / windowNanos : 0;
+  }
+
+  /** A window's count as a sliding window weighs it: the previous window's at {@code prevWeight}, and the current. */
+  static double weighted(long prev, long cur, double prevWeight) {
+    return prev * prevWeight + cur;
+  }
+
+  /**
    * Under the view's monitor: what a claim is sized for, the key's demand over its horizon (0 below
    * one permit): two sync intervals, or, for a key far below its limit, the rest of its window. A
    * key is far below its limit when what the store counted, this node's pending permits and every
@@ -140,8 +168,8 @@ final class WindowClaims {
     double elapsedSeconds = Math.max(now - windowStart, syncIntervalNanos) / 1e9;
     double rate = Math.max(Math.max(v.rate * claimNodes(), v.globalCur / elapsedSeconds),
         v.lastWindowTotal * 1e9 / windowNanos);
-    double prevWeight = sliding ? (double) rest / windowNanos : 0;
-    double projected = v.globalCur + v.globalPrev * prevWeight + v.pendingCur + v.pendingPrev * prevWeight
+    double prevWeight = prevWeight(v.window, now);
+    double projected = weighted(v.globalPrev, v.globalCur, prevWeight) + v.pendingCur + v.pendingPrev * prevWeight
         + rate * rest / 1e9;
     return projected <= capacity(v) / 2.0 ? rest : near;
   }
@@ -188,7 +216,7 @@ final class WindowClaims {
           return false;
         }
         int nodes = Math.max(1, activeNodes.getAsInt());
-        double free = Math.max(0, capacity(view) - (view.globalPrev * prevWeight + view.globalCur));
+        double free = Math.max(0, capacity(view) - weighted(view.globalPrev, view.globalCur, prevWeight));
         // parts rounded down: rounded up, each node's part and whole split gained up to a permit, and
         // three nodes cut off together admitted 12 of a limit of 10 (a limit below the node count
         // admits nothing while every node is cut off: no node can tell which of them may)
@@ -204,8 +232,8 @@ final class WindowClaims {
           }
           view.shareCapUntil = now + shareHoldNanos;
         }
-        double unacknowledged = view.pendingPrev * prevWeight + view.pendingCur;
-        double own = view.ownPrev * prevWeight + view.ownCur;
+        double unacknowledged = weighted(view.pendingPrev, view.pendingCur, prevWeight);
+        double own = weighted(view.ownPrev, view.ownCur, prevWeight);
         return unacknowledged + cost <= part && own + cost <= whole;
     }
   }

@@ -200,9 +200,9 @@ final class WindowDecisions {
     j.fromLease = false;
     j.retryAfter = 0;
     j.at = Math.max(j.now, view.window * windowNanos);
-    j.prevWeight = sliding ? (double) (windowNanos - (j.at - view.window * windowNanos)) / windowNanos : 0;
-    j.globalEstimate = view.globalPrev * j.prevWeight + view.globalCur;
-    j.own = view.pendingPrev * j.prevWeight + view.pendingCur;
+    j.prevWeight = claims.prevWeight(view.window, j.at);
+    j.globalEstimate = WindowClaims.weighted(view.globalPrev, view.globalCur, j.prevWeight);
+    j.own = WindowClaims.weighted(view.pendingPrev, view.pendingCur, j.prevWeight);
     j.capacity = claims.capacity(view);
     j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
     // a sliding window's view from before its window began misses what the other nodes added to
@@ -517,10 +517,8 @@ final class WindowDecisions {
    */
   private boolean leaseNow(KeyView v, long now, long need) {
     long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, claims.leaseSize(v)));
-    long w = v.window;
-    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(now - w * windowNanos);
     long askedAt = System.nanoTime();
-    LeaseStore.Lease lease = calls.guarded(() -> leases.lease(counter, v.key, w, elapsedMicros, want), claimTimeout);
+    LeaseStore.Lease lease = claims.askLease(v.key, v.window, now, want, claimTimeout);
     calls.waited(askedAt);
     if (lease == null) {
       return false;

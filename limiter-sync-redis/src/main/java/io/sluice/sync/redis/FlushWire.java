@@ -12,50 +12,63 @@ import java.util.List;
 
 /**
  * {@code flush.lua}'s wire layout, written once: the KEYS and ARGV of a batch, and the answer read
- * back. The head is six arguments (sequence, sequence TTL, the node's time, the demand index's TTL,
- * node id, the sequence that created the node's record); then per delta its kind and the kind's
- * arguments, as many as the script's {@code width} table says ({@code FlushWireTest} reads that table
- * from the script). The answer is {@code applied, created}, then per delta its count and the previous
- * window's, for a window limit the node's claim, its split and whether a take was counted, and for a
- * region its shares of that window and the next.
+ * back. The head is {@link #HEAD} arguments (sequence, sequence TTL, the node's time, the demand
+ * index's TTL, node id, the sequence that created the node's record); then per delta its kind and the
+ * kind's arguments, {@link Kind#width} in all, as the script's {@code HEAD} and {@code width} table
+ * say ({@code FlushWireTest} reads both from the script). The answer is {@code applied, created}, then
+ * per delta {@link Kind#answerWidth} values: its count and the previous window's, for a window limit
+ * the node's claim, its split and whether a take was counted, and for a region its shares of that
+ * window and the next.
  */
 final class FlushWire {
-  /** Arguments before the first delta's. */
+  /** Arguments before the first delta's: flush.lua's {@code HEAD}. */
   static final int HEAD = 6;
-  /** Arguments of a window delta ('w', 'f'): kind, window, TTL, amount, want, capacity, nodes, window us, need, token, settle. */
-  static final int WINDOW_WIDTH = 11;
-  /** Arguments of a GCRA delta ('g'): kind, scale, interval, amount. */
-  static final int GCRA_WIDTH = 4;
-  /** Arguments of a region's delta ('r'): kind, window, TTL, amount, denied. */
-  static final int REGION_WIDTH = 5;
 
-  private static final byte[] SLIDING = {'w'};
-  private static final byte[] FIXED = {'f'};
-  private static final byte[] GCRA = {'g'};
-  private static final byte[] REGION = {'r'};
   private static final byte[] ZERO = {'0'};
+
+  /** A delta's kind as the script names it, with its arguments' and answer's widths. */
+  enum Kind {
+    /** A sliding window's counts and claims: kind, window, TTL, amount, want, capacity, nodes, window us, need, token, settle. */
+    SLIDING('w', 11, 5),
+    /** A fixed window's: the same arguments as {@link #SLIDING}. */
+    FIXED('f', 11, 5),
+    /** A GCRA backlog (token and leaky buckets): kind, scale, interval, amount. */
+    GCRA('g', 4, 2),
+    /** A region's count of a global quota: kind, window, TTL, amount, denied. */
+    REGION('r', 5, 4);
+
+    /** The kind's name in the script's {@code width} table. */
+    final String letter;
+    /** Arguments of a delta of this kind, its kind included. */
+    final int width;
+    /** Values the script answers per delta of this kind. */
+    final int answerWidth;
+    private final byte[] wire;
+
+    Kind(char letter, int width, int answerWidth) {
+      this.letter = String.valueOf(letter);
+      this.width = width;
+      this.answerWidth = answerWidth;
+      this.wire = new byte[] {(byte) letter};
+    }
+
+    /** The kind a delta of this counter goes as. */
+    static Kind of(Counter c) {
+      if (c.regional()) {
+        return REGION;
+      }
+      if (c.kind() != Counter.Kind.WINDOW) {
+        return GCRA;
+      }
+      return c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : SLIDING;
+    }
+  }
 
   private FlushWire() {
   }
 
   /** A batch as the script takes it. */
   record Call(byte[][] keys, byte[][] args) {
-  }
-
-  /** The kind a delta of this counter goes as, as the script names it. */
-  static String kindOf(Counter c) {
-    if (c.regional()) {
-      return "r";
-    }
-    if (c.kind() != Counter.Kind.WINDOW) {
-      return "g";
-    }
-    return c.limit().algorithm() == Algorithm.FIXED_WINDOW ? "f" : "w";
-  }
-
-  /** How many arguments a delta of this counter takes, its kind included. */
-  static int width(Counter c) {
-    return c.regional() ? REGION_WIDTH : c.kind() == Counter.Kind.WINDOW ? WINDOW_WIDTH : GCRA_WIDTH;
   }
 
   /**
@@ -68,7 +81,7 @@ final class FlushWire {
     List<Delta> deltas = batch.deltas();
     int argCount = HEAD;
     for (Delta d : deltas) {
-      argCount += width(d.counter());
+      argCount += Kind.of(d.counter()).width;
     }
     byte[][] keys = new byte[deltas.size() + (regional != null ? 2 : 1)][];
     byte[][] args = new byte[argCount][];
@@ -87,36 +100,42 @@ final class FlushWire {
       Delta d = deltas.get(i);
       Counter c = d.counter();
       keys[i + 1] = StoreKeys.counterKey(prefix, c.limit(), d.key());
-      a = c.kind() == Counter.Kind.WINDOW ? window(args, a, c, d) : gcra(args, a, c, d);
+      Kind kind = Kind.of(c);
+      args[a] = kind.wire;
+      switch (kind) {
+        case GCRA -> gcra(args, a + 1, c, d);
+        case REGION -> region(args, a + 1, c, d);
+        case SLIDING, FIXED -> window(args, a + 1, c, d);
+      }
+      a += kind.width;
     }
     return new Call(keys, args);
   }
 
-  private static int window(byte[][] args, int a, Counter c, Delta d) {
-    args[a++] = c.regional() ? REGION : c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : SLIDING;
+  private static void window(byte[][] args, int a, Counter c, Delta d) {
     args[a++] = RedisCounterStore.ascii(d.window());
     args[a++] = RedisCounterStore.ascii(c.windowTtlMillis());
     args[a++] = RedisCounterStore.ascii(d.amount());
-    if (c.regional()) {
-      args[a++] = RedisCounterStore.ascii(d.denied());
-      return a;
-    }
     args[a++] = RedisCounterStore.ascii(d.want());
     args[a++] = RedisCounterStore.ascii(c.limit().capacity());
     args[a++] = RedisCounterStore.ascii(d.nodes());
     args[a++] = RedisCounterStore.ascii(c.windowNanos() / 1_000);
     args[a++] = RedisCounterStore.ascii(d.need());
     args[a++] = RedisCounterStore.ascii(d.token());
-    args[a++] = RedisCounterStore.ascii(d.settle());
-    return a;
+    args[a] = RedisCounterStore.ascii(d.settle());
   }
 
-  private static int gcra(byte[][] args, int a, Counter c, Delta d) {
-    args[a++] = GCRA;
+  private static void region(byte[][] args, int a, Counter c, Delta d) {
+    args[a++] = RedisCounterStore.ascii(d.window());
+    args[a++] = RedisCounterStore.ascii(c.windowTtlMillis());
+    args[a++] = RedisCounterStore.ascii(d.amount());
+    args[a] = RedisCounterStore.ascii(d.denied());
+  }
+
+  private static void gcra(byte[][] args, int a, Counter c, Delta d) {
     args[a++] = RedisCounterStore.ascii(c.scale());
     args[a++] = RedisCounterStore.ascii(c.interval());
-    args[a++] = RedisCounterStore.ascii(d.amount());
-    return a;
+    args[a] = RedisCounterStore.ascii(d.amount());
   }
 
   /** The script's answer for {@code deltas} (see the class doc for its layout). */
@@ -128,21 +147,29 @@ final class FlushWire {
     long[] taken = new long[deltas.size()];
     int at = 2; // (applied, created)
     for (int i = 0; i < deltas.size(); i++) {
-      values[2 * i] = (Long) reply.get(at++);
-      values[2 * i + 1] = (Long) reply.get(at++);
-      Counter c = deltas.get(i).counter();
-      boolean claimed = c.kind() == Counter.Kind.WINDOW && !c.regional();
-      claims[i] = claimed ? (Long) reply.get(at++) : -1;
-      splits[i] = claimed ? (Long) reply.get(at++) : 0;
-      taken[i] = claimed ? (Long) reply.get(at++) : 0;
-      if (c.regional()) {
-        if (shares == null) {
-          shares = new long[2 * deltas.size()];
-          Arrays.fill(shares, -1);
+      Kind kind = Kind.of(deltas.get(i).counter());
+      values[2 * i] = (Long) reply.get(at);
+      values[2 * i + 1] = (Long) reply.get(at + 1);
+      claims[i] = -1;
+      switch (kind) {
+        case SLIDING, FIXED -> {
+          claims[i] = (Long) reply.get(at + 2);
+          splits[i] = (Long) reply.get(at + 3);
+          taken[i] = (Long) reply.get(at + 4);
         }
-        shares[2 * i] = (Long) reply.get(at++);
-        shares[2 * i + 1] = (Long) reply.get(at++);
+        case REGION -> {
+          if (shares == null) {
+            shares = new long[2 * deltas.size()];
+            Arrays.fill(shares, -1);
+          }
+          shares[2 * i] = (Long) reply.get(at + 2);
+          shares[2 * i + 1] = (Long) reply.get(at + 3);
+        }
+        case GCRA -> {
+          // the backlog, and a 0 where a window has its previous count: no more
+        }
       }
+      at += kind.answerWidth;
     }
     return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits, taken);
   }

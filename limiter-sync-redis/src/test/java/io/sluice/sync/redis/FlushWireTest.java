@@ -3,6 +3,7 @@ package io.sluice.sync.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.redis.FlushWire.Kind;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
@@ -19,9 +20,10 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java side of flush.lua's wire layout against the script itself: the widths the script reads
- * each delta by (its {@code width} table) are the ones the codec writes, and a batch of every kind
- * lines up argument by argument; the answer is read back at the places the script writes them.
+ * The Java side of flush.lua's wire layout against the script itself: the head and the widths the
+ * script reads each delta by (its {@code HEAD} and {@code width} table) are the ones the codec
+ * declares, the codec writes every argument of every kind, a batch of every kind lines up argument by
+ * argument, and the answer is read back at the places the script writes them.
  */
 class FlushWireTest {
   private final Counter sliding = Counter.of(Limit.slidingWindowCounter("s").limit(100).window(Duration.ofSeconds(1)).build());
@@ -29,14 +31,16 @@ class FlushWireTest {
   private final Counter bucket = Counter.of(Limit.tokenBucket("b").capacity(10).refill(1, Duration.ofSeconds(1)).build());
   private final Counter region = Counter.regional(Limit.fixedWindow("r").limit(300).window(Duration.ofSeconds(1)).build(), 3);
 
-  /** flush.lua's {@code local width = {w = 11, ...}}, as the script has it. */
-  private static Map<String, Integer> scriptWidths() throws IOException {
-    String script;
+  private static String script() throws IOException {
     try (InputStream in = FlushWire.class.getResourceAsStream("lua/flush.lua")) {
       assertThat(in).as("flush.lua in the jar").isNotNull();
-      script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
-    Matcher table = Pattern.compile("local width = \\{([^}]*)\\}").matcher(script);
+  }
+
+  /** flush.lua's {@code local width = {w = 11, ...}}, as the script has it. */
+  private static Map<String, Integer> scriptWidths() throws IOException {
+    Matcher table = Pattern.compile("local width = \\{([^}]*)\\}").matcher(script());
     assertThat(table.find()).as("flush.lua's width table").isTrue();
     Map<String, Integer> widths = new HashMap<>();
     Matcher entry = Pattern.compile("(\\w+)\\s*=\\s*(\\d+)").matcher(table.group(1));
@@ -47,13 +51,40 @@ class FlushWireTest {
   }
 
   @Test
+  void theHeadIsTheScripts() throws IOException {
+    Matcher head = Pattern.compile("local HEAD = (\\d+)").matcher(script());
+    assertThat(head.find()).as("flush.lua's HEAD").isTrue();
+    assertThat(FlushWire.HEAD).isEqualTo(Integer.parseInt(head.group(1)));
+  }
+
+  @Test
   void everyKindTakesTheWidthTheScriptReadsItBy() throws IOException {
-    Map<String, Integer> script = scriptWidths();
     Map<String, Integer> codec = new HashMap<>();
-    for (Counter c : List.of(sliding, fixed, bucket, region)) {
-      codec.put(FlushWire.kindOf(c), FlushWire.width(c));
+    for (Kind k : Kind.values()) {
+      codec.put(k.letter, k.width);
     }
-    assertThat(codec).isEqualTo(script);
+    assertThat(codec).isEqualTo(scriptWidths());
+  }
+
+  @Test
+  void everyCounterGoesAsItsKind() {
+    assertThat(Kind.of(sliding)).isEqualTo(Kind.SLIDING);
+    assertThat(Kind.of(fixed)).isEqualTo(Kind.FIXED);
+    assertThat(Kind.of(bucket)).isEqualTo(Kind.GCRA);
+    assertThat(Kind.of(region)).isEqualTo(Kind.REGION);
+  }
+
+  @Test
+  void aDeltaOfEachKindFillsItsWidth() {
+    for (Counter c : List.of(sliding, fixed, bucket, region)) {
+      Batch batch = new Batch("n1", 0, 42, 1_000_000, List.of(new Delta(c, "a", 7, 1)));
+      FlushWire.Call call = FlushWire.encode(batch, "sluice", null, "86400".getBytes(StandardCharsets.US_ASCII), 41,
+          c.regional() ? c : null);
+      Kind kind = Kind.of(c);
+      assertThat(call.args().length).as("arguments of a %s delta", kind).isEqualTo(FlushWire.HEAD + kind.width);
+      assertThat(List.of(call.args())).as("arguments of a %s delta", kind).doesNotContainNull();
+      assertThat(new String(call.args()[FlushWire.HEAD], StandardCharsets.US_ASCII)).isEqualTo(kind.letter);
+    }
   }
 
   @Test
@@ -68,7 +99,7 @@ class FlushWireTest {
     int cursor = FlushWire.HEAD;
     for (Delta d : deltas) {
       String kind = new String(call.args()[cursor], StandardCharsets.US_ASCII);
-      assertThat(kind).isEqualTo(FlushWire.kindOf(d.counter()));
+      assertThat(kind).isEqualTo(Kind.of(d.counter()).letter);
       assertThat(new String(call.args()[cursor + 3], StandardCharsets.US_ASCII)).as("amount of %s", kind)
           .isEqualTo(Long.toString(d.amount()));
       cursor += script.get(kind);
@@ -79,10 +110,16 @@ class FlushWireTest {
 
   @Test
   void theAnswerIsReadWhereTheScriptWritesIt() {
-    List<Delta> deltas = List.of(new Delta(sliding, "a", 7, 1), new Delta(bucket, "b", 0, 2), new Delta(region, "d", 7, 4));
+    List<Delta> deltas = List.of(new Delta(sliding, "a", 7, 1), new Delta(bucket, "b", 0, 2), new Delta(region, "d", 7, 4),
+        new Delta(fixed, "c", 7, 3));
     // applied, created; window: count, previous, claim, split, taken; gcra: backlog, 0; region: count,
-    // previous, share, next share
-    List<Object> reply = List.<Object>of(1L, 41L, 10L, 9L, 5L, 3L, 1L, 700L, 0L, 20L, 19L, 100L, 110L);
+    // previous, share, next share; fixed window: count, 0, claim, 0, taken
+    List<Object> reply = List.<Object>of(1L, 41L, 10L, 9L, 5L, 3L, 1L, 700L, 0L, 20L, 19L, 100L, 110L, 30L, 0L, 6L, 0L, 0L);
+    int answered = 2;
+    for (Delta d : deltas) {
+      answered += Kind.of(d.counter()).answerWidth;
+    }
+    assertThat(answered).as("the reply's length by the kinds' answer widths").isEqualTo(reply.size());
     FlushResult r = FlushWire.decode(reply, deltas);
     assertThat(r.applied()).isTrue();
     assertThat(r.current(0)).isEqualTo(10);
@@ -93,7 +130,11 @@ class FlushWireTest {
     assertThat(r.current(1)).isEqualTo(700);
     assertThat(r.claim(1)).isEqualTo(-1);
     assertThat(r.current(2)).isEqualTo(20);
+    assertThat(r.claim(2)).isEqualTo(-1);
     assertThat(r.share(2)).isEqualTo(100);
     assertThat(r.nextShare(2)).isEqualTo(110);
+    assertThat(r.current(3)).isEqualTo(30);
+    assertThat(r.claim(3)).isEqualTo(6);
+    assertThat(r.taken(3)).isFalse();
   }
 }

@@ -145,6 +145,15 @@ public final class Counter {
     return interval;
   }
 
+  /**
+   * GCRA: a backlog of {@code backlog} scaled units drained for {@code elapsedMicros} at {@code scale}
+   * units per microsecond, never below 0 (prelude.lua's {@code drained}); compared by division, so that
+   * {@code elapsedMicros * scale} cannot overflow however long the time.
+   */
+  public static long drained(long backlog, long elapsedMicros, long scale) {
+    return elapsedMicros > backlog / scale ? 0 : backlog - elapsedMicros * scale;
+  }
+
   static long gcd(long a, long b) {
     while (b != 0) {
       long t = a % b;

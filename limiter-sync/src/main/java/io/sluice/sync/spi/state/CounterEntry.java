@@ -1,5 +1,6 @@
 package io.sluice.sync.spi.state;
 
+import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
 import java.io.Serializable;
 import java.util.Arrays;
@@ -171,11 +172,7 @@ public final class CounterEntry implements Serializable {
 
   /** GCRA: the backlog drained to {@code time} (at least {@link #at()}), never below 0; 0 without a bucket. */
   long backlogAt(long time, long scale) {
-    if (!bucket) {
-      return 0;
-    }
-    long drained = time - at;
-    return drained > backlog / scale ? 0 : backlog - drained * scale; // no overflow: drained * scale <= backlog
+    return bucket ? Counter.drained(backlog, time - at, scale) : 0;
   }
 
   CounterEntry withBucket(long at, long backlog) {

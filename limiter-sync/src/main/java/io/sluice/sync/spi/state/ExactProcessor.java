@@ -289,7 +289,11 @@ public final class ExactProcessor implements EntryUpdate {
   }
 
   /** Stores the new state, to live until it is at rest ({@code restMicros} from now) and a second more. */
-  private static void write(Map.Entry<byte[], CounterEntry> entry, CounterEntry state, long restMicros) {
+  /**
+   * Writes {@code state} with a time to live of {@code restMicros} (when the state is at rest: equal to
+   * a fresh key) plus the margin, as the scripts' PEXPIRE.
+   */
+  static void write(Map.Entry<byte[], CounterEntry> entry, CounterEntry state, long restMicros) {
     ExpiringEntry.write(entry, state, ceilDiv(restMicros, 1_000) + TTL_MARGIN_MILLIS);
   }
 

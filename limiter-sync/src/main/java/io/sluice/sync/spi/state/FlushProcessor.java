@@ -232,7 +232,7 @@ public final class FlushProcessor implements EntryUpdate {
             recordToken = !counted;
           }
           long claim = wants[i] > 0 ? claim(state, i, w, held, amount) : 0;
-          if (take > 0 && token > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
+          if (take > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
             amount += take;
             claim -= take;
             taken = 1;

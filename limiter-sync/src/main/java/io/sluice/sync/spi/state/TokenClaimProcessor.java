@@ -68,8 +68,7 @@ public final class TokenClaimProcessor implements EntryUpdate {
     long after = backlog + granted * interval;
     if (granted > 0 || (giveBack > 0 && state.hasBucket())) {
       // the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained
-      ExpiringEntry.write(entry, state.withBucket(at, after),
-          ExactProcessor.ceilDiv(ExactProcessor.ceilDiv(after, scale), 1_000) + ExactProcessor.TTL_MARGIN_MILLIS);
+      ExactProcessor.write(entry, state.withBucket(at, after), ExactProcessor.ceilDiv(after, scale));
     }
     long level = after < burst ? (burst - after) / interval : 0;
     long retry = granted == 0 && want > 0
