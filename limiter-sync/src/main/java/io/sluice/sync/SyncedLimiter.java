@@ -185,7 +185,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     // (a bucket's reservations are its token claims: leases are of windows)
     this.leases = c.reservation() && windowed ? (LeaseStore) store : null;
     this.credited = windowed && exact == null && leases == null;
-    this.claimsKept = credited && counter.kind() == Counter.Kind.WINDOW && !regional;
+    this.claimsKept = credited && !regional; // (credited: a fixed or sliding window, so its counter counts windows)
     this.nodeId = c.nodeId();
     this.ticker = c.ticker();
     this.windowNanos = limit.periodNanos();
