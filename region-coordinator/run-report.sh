@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Runs the multi-region scenarios (RegionCoordinatorIT: three regional redis-servers, two nodes per
 # region, coordinator replicas in a Hazelcast cluster, simulated time) and writes the comparison of
-# demand-based shares with the static G/R split to region-coordinator/results/regions.md.
-#   region-coordinator/run-report.sh        (about 2 minutes; needs redis-server on the PATH)
+# demand-based shares with the static G/R split to region-coordinator/results/regions.md; then the same
+# in real time (RegionRealTimeIT: coordinator replicas as processes of their own, the system clock,
+# rotating demand, a leader killed with SIGKILL, a regional Redis killed) to results/regions-realtime.md.
+#   region-coordinator/run-report.sh        (about 4 minutes; needs redis-server on the PATH; run the
+#                                            real-time part on a quiet machine: its figures are timing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/region-coordinator/results"
 mkdir -p "$out"
 ./mvnw -B -q verify -pl region-coordinator -am \
   -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dit.test=RegionCoordinatorIT -Dfailsafe.failIfNoSpecifiedTests=false \
+  -Dit.test='RegionCoordinatorIT,RegionRealTimeIT' -Dfailsafe.failIfNoSpecifiedTests=false -Dsluice.realtime=true \
   -Dsluice.report.dir="$out"
-cat "$out/regions.md"
+cat "$out/regions.md" "$out/regions-realtime.md"

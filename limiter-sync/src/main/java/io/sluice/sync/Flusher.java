@@ -38,6 +38,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class Flusher {
   private static final System.Logger LOG = System.getLogger(SyncedLimiter.class.getName());
+  /** The longest a regional quota's node goes between heartbeats: under half a coordinator round of 1 s. */
+  static final long REGIONAL_HEARTBEAT_NANOS = 400_000_000L;
   private final StoreCalls calls;
   private final boolean claimsKept;
   private final Counter counter;
@@ -96,7 +98,12 @@ final class Flusher {
     this.claimsKept = l.claimsKept;
     this.counter = l.counter;
     this.exact = l.exact;
-    this.heartbeatIntervalNanos = c.heartbeatInterval().toNanos();
+    // a regional quota's coordinator takes a region whose node it did not hear since its last round (1 s
+    // by default) for cut off (silent: counted at the most it may hold, no writes); a node beating every
+    // second, a little more on a busy flusher, fell between two rounds now and then and its region's
+    // reallocation stalled (real time: 79-85% of G used, where 96-100% with beats that every round hears)
+    this.heartbeatIntervalNanos = l.regional
+        ? Math.min(c.heartbeatInterval().toNanos(), REGIONAL_HEARTBEAT_NANOS) : c.heartbeatInterval().toNanos();
     this.hotKeyFactor = c.hotKeyFactor();
     this.minHotRate = c.minHotRate();
     this.leases = l.leases;

@@ -479,7 +479,7 @@ public final class RegionCoordinator implements AutoCloseable {
           }
           // (else its Redis lost the record while a lease of ours covers the window: its nodes keep the
           // share they read, so the memory of what was written stands until the lease ends)
-          observeDemand(m, b, s.admitted() + s.denied(), w, windowNanos, now);
+          observeDemand(m, b, s.admitted() + s.denied(), s.attemptsBefore(), w, windowNanos, now);
           admitted[i][r] = s.admitted();
         }
         heldNow[i][r] = shareFor(m, b, w, staticShare);
@@ -687,25 +687,39 @@ public final class RegionCoordinator implements AutoCloseable {
   }
 
   /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */
-  private void observeDemand(long[] m, int b, long attempts, long w, long windowNanos, long now) {
-    long span;
-    long seen;
-    if (m[b + 5] == w && now > m[b + 6]) {
-      span = now - m[b + 6];
-      seen = Math.max(0, attempts - m[b + 4]);
-    } else {
-      span = now - w * windowNanos;
-      seen = attempts;
-      if (span <= 0) {
-        return;
-      }
+  private void observeDemand(long[] m, int b, long attempts, long attemptsBefore, long w, long windowNanos,
+      long now) {
+    long[] seen = seenSince(m[b + 5], m[b + 4], m[b + 6], w, attempts, attemptsBefore, windowNanos, now);
+    if (seen == null) {
+      return;
     }
-    double rate = smoothed(Double.longBitsToDouble(m[b + 7]), seen, span, config.smoothing(),
+    double rate = smoothed(Double.longBitsToDouble(m[b + 7]), seen[0], seen[1], config.smoothing(),
         config.roundInterval().toNanos());
     m[b + 4] = attempts;
     m[b + 5] = w;
     m[b + 6] = now;
     m[b + 7] = Double.doubleToLongBits(rate);
+  }
+
+  /**
+   * What a region asked for since the last round: {attempts, over nanoseconds}, or null when there is
+   * no time to measure. The last round saw {@code lastAttempts} in window {@code lastWindow} at
+   * {@code lastAt}; now window {@code w} holds {@code attempts} and window w - 1 {@code attemptsBefore}.
+   * A round in the window after the last one's counts the rest of that window too (rounds on the
+   * clock's grid fall just after window starts: without the previous window's end they saw a few
+   * milliseconds of each window, and the estimate froze); a round further on measures from the
+   * window's start.
+   */
+  static long[] seenSince(long lastWindow, long lastAttempts, long lastAt, long w, long attempts, long attemptsBefore,
+      long windowNanos, long now) {
+    if (lastWindow == w && now > lastAt) {
+      return new long[] {Math.max(0, attempts - lastAttempts), now - lastAt};
+    }
+    if (lastWindow == w - 1 && now > lastAt) {
+      return new long[] {Math.max(0, attemptsBefore - lastAttempts) + attempts, now - lastAt};
+    }
+    long span = now - w * windowNanos;
+    return span <= 0 ? null : new long[] {attempts, span};
   }
 
   /**

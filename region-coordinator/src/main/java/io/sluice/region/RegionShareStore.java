@@ -74,9 +74,12 @@ public final class RegionShareStore implements AutoCloseable {
     return -1;
   }
 
-  /** One key of a regional quota as a region's Redis holds it. */
+  /**
+   * One key of a regional quota as a region's Redis holds it: window w's count and denied demand, window
+   * w + 1's count, the share record, and window w - 1's attempts (count and denied demand).
+   */
   public record KeyState(String key, long admitted, long denied, long admittedNext, long shareWindow, long share,
-      long nextShare, long leaseEnd, long epoch) {
+      long nextShare, long leaseEnd, long epoch, long attemptsBefore) {
 
     /** The share the region's nodes enforce in window w: from the record, or -1 for the static share. */
     public long shareFor(long w) {
@@ -171,9 +174,9 @@ public final class RegionShareStore implements AutoCloseable {
     }
     List<Object> r = await(store.evalsha(DEMAND, storeKeys, new byte[][] {RedisCounterStore.ascii(window)}));
     for (int i = 0; i < keys.size(); i++) {
-      int b = 8 * i;
+      int b = 10 * i;
       out.add(new KeyState(keys.get(i), l(r, b), l(r, b + 1), l(r, b + 2), l(r, b + 3), l(r, b + 4), l(r, b + 5),
-          l(r, b + 6), l(r, b + 7)));
+          l(r, b + 6), l(r, b + 7), l(r, b + 8) + l(r, b + 9)));
     }
     return out;
   }

@@ -259,4 +259,28 @@ class AllocatorTest {
     assertThat(Math.floorMod(t + RegionCoordinator.nanosToNextRound(t, every, offset) - offset, second) % every)
         .isZero();
   }
+
+  /**
+   * A round just after a window's start counts what the region asked for since the last round, the end
+   * of the previous window included: with rounds on the clock's grid at window starts, only the new
+   * window's first milliseconds were seen, and the estimate froze (real time: 72-80% of G used).
+   */
+  @Test
+  void aRoundJustAfterAWindowStartSeesTheEndOfThePreviousWindow() {
+    long second = 1_000_000_000L;
+    long w = 1_764_633_600L;
+    long start = w * second;
+    // the last round: 5 ms into window w - 1, 30 attempts there; now 5 ms into w: 6,000 in w - 1, 30 in w
+    long[] seen = RegionCoordinator.seenSince(w - 1, 30, start - second + 5_000_000L, w, 30, 6_000, second,
+        start + 5_000_000L);
+    assertThat(seen).containsExactly(5_970 + 30, second);
+    // the same window as the last round: what was added since
+    assertThat(RegionCoordinator.seenSince(w, 30, start + 5_000_000L, w, 3_000, 6_000, second, start + 505_000_000L))
+        .containsExactly(2_970, 500_000_000L);
+    // a window skipped (no round in it): from the window's start only
+    assertThat(RegionCoordinator.seenSince(w - 3, 30, start - 3 * second, w, 60, 6_000, second, start + 10_000_000L))
+        .containsExactly(60, 10_000_000L);
+    // nothing to measure at the window's very start
+    assertThat(RegionCoordinator.seenSince(w - 3, 30, start - 3 * second, w, 0, 0, second, start)).isNull();
+  }
 }

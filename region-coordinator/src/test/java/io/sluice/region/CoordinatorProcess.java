@@ -7,7 +7,8 @@ import java.time.Duration;
  * One coordinator replica in a process of its own, for the real-time report ({@link RegionRealTimeReport}):
  * scheduled rounds on the system clock, as {@code sluice coordinator} runs them. It prints
  * {@code leading} / {@code following} whenever that changes (checked every 10 ms), so that the report
- * can time a take-over after it kills the leader with SIGKILL.
+ * can time a take-over after it kills the leader with SIGKILL, and every second a status line (rounds,
+ * leaderships, epoch, errors) for the report's log.
  *
  * <p>Arguments: cluster name, first Hazelcast port, quota name, G, window (ms), key pattern, lease
  * (ms), then one {@code name=redis://...} per region.
@@ -29,11 +30,19 @@ public final class CoordinatorProcess {
       boolean leading = false;
       System.out.println("started");
       System.out.flush();
+      long lastStatus = System.nanoTime();
       while (true) {
         boolean now = c.leading();
         if (now != leading) {
           leading = now;
           System.out.println(now ? "leading" : "following");
+          System.out.flush();
+        }
+        if (System.nanoTime() - lastStatus >= 1_000_000_000L) {
+          lastStatus = System.nanoTime();
+          System.out.println(String.format(java.util.Locale.ROOT, "status %s rounds=%d leaderships=%d epoch=%d"
+              + " fenced=%b regionErrors=%d refusedWrites=%d members=%d", java.time.Instant.now(), c.rounds(),
+              c.leaderships(), c.epoch(), c.fenced(), c.regionErrors(), c.refusedWrites(), c.members()));
           System.out.flush();
         }
         Thread.sleep(10);

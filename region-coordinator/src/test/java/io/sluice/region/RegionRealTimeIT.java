@@ -7,9 +7,7 @@ import io.sluice.sync.RedisServer;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +18,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
@@ -96,11 +93,12 @@ class RegionRealTimeIT {
       for (int r = 0; r < REGIONS; r++) {
         uris.add("region-" + (char) ('a' + r) + "=" + servers.get(r).uri());
       }
-      List<BufferedReader> outs = new ArrayList<>();
+      Path logs = Path.of("target"); // (the replicas' own output: rounds, errors, leadership changes)
+      Files.createDirectories(logs);
+      List<Path> outs = new ArrayList<>();
       for (int c = 0; c < 2; c++) {
-        Process p = startCoordinator(cluster, uris);
-        coordinators.add(p);
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        Path out = logs.resolve("regions-realtime-coordinator-" + c + ".log");
+        coordinators.add(startCoordinator(cluster, uris, out));
         outs.add(out);
         awaitLine(out, "started", 60_000);
       }
@@ -265,36 +263,25 @@ class RegionRealTimeIT {
     return sum;
   }
 
-  private static Process startCoordinator(String cluster, List<String> regions) throws IOException {
+  private static Process startCoordinator(String cluster, List<String> regions, Path log) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m", "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName(), cluster, "5801",
         "api", Long.toString(G), Long.toString(WINDOW_NANOS / 1_000_000), "tenant-*", "5000"));
     cmd.addAll(regions);
-    return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }
 
-  /** Reads the process's output until {@code expected} (a line of its own), at most {@code timeoutMillis}. */
-  private static void awaitLine(BufferedReader out, String expected, long timeoutMillis) throws Exception {
+  /** Waits until the process's log holds the line {@code expected}, at most {@code timeoutMillis}. */
+  private static void awaitLine(Path log, String expected, long timeoutMillis) throws Exception {
     long deadline = System.currentTimeMillis() + timeoutMillis;
-    AtomicLong found = new AtomicLong();
-    Thread reader = new Thread(() -> {
-      try {
-        for (String line; (line = out.readLine()) != null; ) {
-          if (line.equals(expected)) {
-            found.set(1);
-            return;
-          }
-        }
-      } catch (IOException ignored) {
-        // (the process ended)
+    while (System.currentTimeMillis() < deadline) {
+      if (Files.exists(log) && Files.readAllLines(log, StandardCharsets.UTF_8).contains(expected)) {
+        return;
       }
-    });
-    reader.setDaemon(true);
-    reader.start();
-    reader.join(Math.max(1, deadline - System.currentTimeMillis()));
-    if (found.get() == 0) {
-      throw new IllegalStateException("coordinator process: no '" + expected + "' within " + timeoutMillis + " ms");
+      Thread.sleep(10);
     }
+    throw new IllegalStateException("coordinator process: no '" + expected + "' within " + timeoutMillis + " ms"
+        + " (see " + log + ")");
   }
 
   private static long window() {
