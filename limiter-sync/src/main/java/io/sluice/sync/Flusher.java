@@ -363,7 +363,9 @@ final class Flusher {
         // (a key asked less than about once a sync interval holds none either: its next request
         // asks the store, which costs less than a claim held and refreshed at every sync)
         boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.idleAfterNanos(v, drainedAt);
-        long want = idle ? 0 : Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt));
+        // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
+        // stay counted against the other nodes to the window's end)
+        long want = idle || closed ? 0 : Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt));
         d = d.claiming(Math.min(want, counter.limit().capacity()), claims.claimNodes());
       }
       if (settles && v.settleWindow == v.window) {

@@ -106,6 +106,11 @@ final class KeyView {
    * decision asked for what it needed and the store had less.
    */
   long nothingFreeUntil = Long.MIN_VALUE;
+  /**
+   * The need the store found too large then (less than that was free): until {@code nothingFreeUntil}
+   * only decisions that need at least that much are denied without asking; a smaller one may fit.
+   */
+  long freeBelow;
   /** Decisions in a row that asked for a claim and found less free than they needed (this window). */
   int fruitlessAsks;
   /**

@@ -445,6 +445,7 @@ final class WindowClaims {
           // (twice as long after each such answer in a row, up to eight sync intervals: a key at its
           // limit whose last permits other nodes hold costs a few store calls a window, not ten a second)
           v.nothingFreeUntil = now + (syncIntervalNanos << Math.min(3, v.fruitlessAsks));
+          v.freeBelow = delta.need();
           v.fruitlessAsks++;
         } else if (delta.need() > 0) {
           v.fruitlessAsks = 0;

@@ -319,13 +319,15 @@ final class WindowDecisions {
     long now = j.now;
     boolean limitReached = claims.atLimit(view, j.globalEstimate, j.at);
     long allowance = claims.allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
-    if (j.own + cost > allowance && !j.asked && claims.asksClaims() && !(view.claim >= 0 && now < view.nothingFreeUntil)) {
+    long need = (long) Math.ceil(j.own + cost);
+    if (j.own + cost > allowance && !j.asked && claims.asksClaims()
+        && !(view.claim >= 0 && now < view.nothingFreeUntil && need >= view.freeBelow)) {
       // below the limit as far as this node knows, and no claim that pays for the request: a
       // denial would be a guess, so the store decides, in one round trip (a key with a claim that
       // pays never gets here). Only where the store had less than a decision needed, within the
       // last sync interval, does the node deny without asking (the other nodes give claims they
       // do not use up at their regular syncs).
-      return claimStep(view, now, (long) Math.ceil(j.own + cost), cost, j.awaited);
+      return claimStep(view, now, need, cost, j.awaited);
     }
     if (j.own + cost > allowance) {
       j.admit = false;
