@@ -138,8 +138,7 @@ public final class RlsServer implements AutoCloseable {
 
   /** A message when the configuration's own distinct limits do not fit the bound, else null. */
   private static String tooManyLimits(RlsConfig config, int maxLimits) {
-    long distinct = config.limits().stream().filter(l -> !l.unlimited() && l.requestsPerUnit() > 0)
-        .map(l -> new RlsLimiters.Rate(l.requestsPerUnit(), l.unit())).distinct().count();
+    long distinct = config.distinctRates();
     return distinct <= maxLimits ? null
         : "maxLimits: the configuration has " + distinct + " distinct limits, more than " + maxLimits;
   }

@@ -199,13 +199,15 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         limits[i] = null; // replaced by another matched limit: not evaluated, not counted
       }
     }
-    // every limiter first, so that a request refused for too many limits has counted nothing
+    // every limiter first, so that a request refused for too many limits has counted nothing; only a
+    // rate the configuration does not have (an override's) is held to the bound, so that overrides (or
+    // the limiters an earlier configuration left) never lock the configured limits out
     SyncedLimiter[] limiter = new SyncedLimiter[n];
     for (int i = 0; i < n; i++) {
       RlsLimit l = limits[i];
       if (l != null && l.requestsPerUnit() > 0) {
         try {
-          limiter[i] = limiters.get(l.requestsPerUnit(), l.unit());
+          limiter[i] = limiters.get(l.requestsPerUnit(), l.unit(), !cfg.hasRate(l.requestsPerUnit(), l.unit()));
         } catch (RlsLimiters.TooManyLimitsException e) {
           throw Status.RESOURCE_EXHAUSTED.withDescription("descriptors[" + i + "]: " + e.getMessage())
               .asRuntimeException();

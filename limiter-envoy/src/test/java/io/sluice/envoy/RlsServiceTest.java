@@ -265,11 +265,13 @@ class RlsServiceTest {
     RateLimitRequest third = request(descriptor("api_key", "z"), descriptor("x", "y").toBuilder()
         .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(3).setUnit(RateLimitUnit.SECOND))
         .build());
+    // the configured api_key limit gets its limiter beyond the bound; the third override does not
     assertThatThrownBy(() -> s.decide(third)).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
       assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-      assertThat(e.getStatus().getDescription()).startsWith("descriptors[0]: too many distinct limits: 2 are in use");
+      assertThat(e.getStatus().getDescription()).isEqualTo("descriptors[1]: too many distinct limits: 3 are in use,"
+          + " rls-3-per-second would be one more (--max-limits 2)");
     });
-    assertThat(limiters.size()).isEqualTo(2);
+    assertThat(limiters.size()).isEqualTo(3);
   }
 
   /**
