@@ -189,6 +189,27 @@ class RlsServiceTest {
     assertThat(s.decide(request(descriptor("api_key", "other"))).getStatuses(0).getLimitRemaining()).isEqualTo(4);
   }
 
+  /**
+   * A descriptor's own hits_addend of 0 is set on purpose (UInt64Value, unlike the request's uint32):
+   * envoyproxy/ratelimit reads it as "check only, add no hits" (utils.GetHitsAddends), which Envoy's
+   * hits_addend formatters and check-then-report setups rely on; it must not spend a permit.
+   */
+  @Test
+  void aDescriptorsOwnHitsAddendOfZeroChecksWithoutCounting() {
+    RlsService s = service();
+    RateLimitDescriptor check = descriptor("api_key", "c0").toBuilder().setHitsAddend(UInt64Value.of(0)).build();
+    for (int i = 0; i < 7; i++) {
+      RateLimitResponse r = s.decide(request(check));
+      assertThat(r.getOverallCode()).as("check %d", i).isEqualTo(Code.OK);
+      assertThat(r.getStatuses(0).getCode()).isEqualTo(Code.OK);
+    }
+    // nothing was spent: all 5 are there
+    assertThat(s.decide(request(descriptor("api_key", "c0"))).getStatuses(0).getLimitRemaining()).isEqualTo(4);
+    // a request-level hits_addend of 0 still means 1 (its default)
+    RateLimitRequest zero = request(descriptor("api_key", "c0")).toBuilder().setHitsAddend(0).build();
+    assertThat(s.decide(zero).getStatuses(0).getLimitRemaining()).isEqualTo(3);
+  }
+
   @Test
   void theRequestsOwnLimitOverridesTheConfiguration() {
     RlsService s = service();
