@@ -83,7 +83,8 @@ public final class EnvoyCommand implements Callable<Integer> {
   int queue;
 
   @Option(names = "--max-limits", paramLabel = "N", defaultValue = "" + RlsServer.Settings.DEFAULT_MAX_LIMITS,
-      description = "Distinct limits (rate and unit, requests' overrides included) kept (default: ${DEFAULT-VALUE}).")
+      description = "Distinct limits (rate and unit) the configuration may have, and the most limiters requests'"
+          + " own limit overrides may bring the count to; the configured limits are never refused (default: ${DEFAULT-VALUE}).")
   int maxLimits;
 
   @Option(names = "--reload-interval", paramLabel = "D", defaultValue = "1s", converter = DurationConverter.class,

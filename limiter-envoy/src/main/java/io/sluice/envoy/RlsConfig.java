@@ -66,10 +66,24 @@ public final class RlsConfig {
 
   private final Map<String, Level> domains;
   private final List<RlsLimit> limits;
+  /** The distinct rates of {@link #limits} (unlimited ones and those of 0 left out). */
+  private final Set<RlsLimiters.Rate> rates;
 
   private RlsConfig(Map<String, Level> domains, List<RlsLimit> limits) {
     this.domains = domains;
     this.limits = limits;
+    this.rates = limits.stream().filter(l -> !l.unlimited() && l.requestsPerUnit() > 0)
+        .map(l -> new RlsLimiters.Rate(l.requestsPerUnit(), l.unit())).collect(Collectors.toUnmodifiableSet());
+  }
+
+  /** Whether a limit of this rate is in the files (a request's override of the same rate is one of theirs). */
+  public boolean hasRate(long requestsPerUnit, RlsUnit unit) {
+    return rates.contains(new RlsLimiters.Rate(requestsPerUnit, unit));
+  }
+
+  /** How many distinct rates (requests_per_unit per unit, above 0) the files have: the limiters they need. */
+  public int distinctRates() {
+    return rates.size();
   }
 
   /** The domains configured. */

@@ -10,9 +10,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One {@link SyncedLimiter} per distinct limit ({@code requests_per_unit} per {@code unit}, a fixed
- * window), created on first use over one store with one shared {@link SyncConfig}, and at most
- * {@code maxLimits} of them (each holds a flusher and its key table: requests' own limit overrides
- * must not grow them without end).
+ * window), created on first use over one store with one shared {@link SyncConfig}. Each holds a
+ * flusher and its key table, so requests' own limit overrides must not grow them without end: a rate
+ * only an override asks for gets a limiter only while fewer than {@code maxLimits} exist, while the
+ * configuration's own rates (at most {@code maxLimits}, checked when it is loaded) always get theirs.
  *
  * <p>A limiter's name is {@code rls-<requests_per_unit>-per-<unit>} (a valid limit name: no '#', at
  * most 64 characters), and the key of a descriptor in it is the domain and the request's entries,
@@ -54,9 +55,13 @@ final class RlsLimiters implements AutoCloseable {
   /**
    * The limiter of this rate (at least 1 per unit), built on first use.
    *
-   * @throws TooManyLimitsException when {@code maxLimits} limiters exist and this rate is new
+   * @param bounded whether a new limiter counts against {@code maxLimits}: true for a rate only a
+   *     request's own limit override asks for, false for a rate of the configuration in use (else the
+   *     overrides, or the rates of an earlier configuration, could take every place and lock the
+   *     configured limits out)
+   * @throws TooManyLimitsException when {@code bounded}, {@code maxLimits} limiters exist and this rate is new
    */
-  SyncedLimiter get(long requestsPerUnit, RlsUnit unit) {
+  SyncedLimiter get(long requestsPerUnit, RlsUnit unit, boolean bounded) {
     Rate rate = new Rate(requestsPerUnit, unit);
     SyncedLimiter l = limiters.get(rate);
     if (l != null) {
@@ -68,8 +73,8 @@ final class RlsLimiters implements AutoCloseable {
       }
       l = limiters.get(rate);
       if (l == null) {
-        if (limiters.size() >= maxLimits) {
-          throw new TooManyLimitsException(maxLimits, name(requestsPerUnit, unit));
+        if (bounded && limiters.size() >= maxLimits) {
+          throw new TooManyLimitsException(limiters.size(), maxLimits, name(requestsPerUnit, unit));
         }
         l = SyncedLimiter.of(limit(requestsPerUnit, unit), store, config);
         limiters.put(rate, l);
@@ -117,9 +122,9 @@ final class RlsLimiters implements AutoCloseable {
   static final class TooManyLimitsException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    TooManyLimitsException(int max, String name) {
-      super("too many distinct limits: " + max + " are in use, " + name + " would be one more (--max-limits)",
-          null, false, false);
+    TooManyLimitsException(int inUse, int max, String name) {
+      super("too many distinct limits: " + inUse + " are in use, " + name + " would be one more (--max-limits "
+          + max + ")", null, false, false);
     }
   }
 }

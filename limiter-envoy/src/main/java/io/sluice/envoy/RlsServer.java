@@ -138,8 +138,7 @@ public final class RlsServer implements AutoCloseable {
 
   /** A message when the configuration's own distinct limits do not fit the bound, else null. */
   private static String tooManyLimits(RlsConfig config, int maxLimits) {
-    long distinct = config.limits().stream().filter(l -> !l.unlimited() && l.requestsPerUnit() > 0)
-        .map(l -> new RlsLimiters.Rate(l.requestsPerUnit(), l.unit())).distinct().count();
+    long distinct = config.distinctRates();
     return distinct <= maxLimits ? null
         : "maxLimits: the configuration has " + distinct + " distinct limits, more than " + maxLimits;
   }
@@ -474,7 +473,11 @@ public final class RlsServer implements AutoCloseable {
         return this;
       }
 
-      /** Distinct limits (rate and unit) the server keeps a limiter for, overrides included. */
+      /**
+       * Distinct limits (rate and unit) the configuration may have (checked at start and at each
+       * reload); requests' own limit overrides get a limiter of their own only while fewer than this
+       * many exist, and never keep a configured limit from its limiter.
+       */
       public Builder maxLimits(int maxLimits) {
         if (maxLimits < 1) {
           throw new IllegalArgumentException("maxLimits: must be at least 1, got " + maxLimits);

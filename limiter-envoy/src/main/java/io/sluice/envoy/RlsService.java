@@ -42,8 +42,9 @@ import java.util.function.LongSupplier;
  *       2^32-1; a limit named in another matched limit's {@code replaces}: not evaluated;</li>
  *   <li>{@code shadow_mode}: the descriptor's status says {@code OVER_LIMIT} when it is, the overall
  *       code does not (the reference server says {@code OK} in both);</li>
- *   <li>the cost is the descriptor's {@code hits_addend}, else the request's, 0 meaning 1; a cost
- *       above the limit, or a limit of 0, is over the limit without counting;</li>
+ *   <li>the cost is the descriptor's {@code hits_addend}, else the request's, the request's 0 meaning
+ *       1; a descriptor's own {@code hits_addend} of 0 checks without counting (OK, as not evaluated);
+ *       a cost above the limit, or a limit of 0, is over the limit without counting;</li>
  *   <li>{@code response_headers_to_add}: {@code RateLimit-Policy}, {@code RateLimit}, the
  *       {@code X-RateLimit-*} fields and, when over the limit, {@code Retry-After}
  *       ({@link RateLimitHeaders}' formats; shadow limits are left out).</li>
@@ -199,13 +200,15 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         limits[i] = null; // replaced by another matched limit: not evaluated, not counted
       }
     }
-    // every limiter first, so that a request refused for too many limits has counted nothing
+    // every limiter first, so that a request refused for too many limits has counted nothing; only a
+    // rate the configuration does not have (an override's) is held to the bound, so that overrides (or
+    // the limiters an earlier configuration left) never lock the configured limits out
     SyncedLimiter[] limiter = new SyncedLimiter[n];
     for (int i = 0; i < n; i++) {
       RlsLimit l = limits[i];
-      if (l != null && l.requestsPerUnit() > 0) {
+      if (l != null && l.requestsPerUnit() > 0 && !checkOnly(request.getDescriptors(i))) {
         try {
-          limiter[i] = limiters.get(l.requestsPerUnit(), l.unit());
+          limiter[i] = limiters.get(l.requestsPerUnit(), l.unit(), !cfg.hasRate(l.requestsPerUnit(), l.unit()));
         } catch (RlsLimiters.TooManyLimitsException e) {
           throw Status.RESOURCE_EXHAUSTED.withDescription("descriptors[" + i + "]: " + e.getMessage())
               .asRuntimeException();
@@ -224,7 +227,10 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         response.addStatuses(status.setCode(RateLimitResponse.Code.OK).setLimitRemaining(UNLIMITED_REMAINING));
         continue;
       }
-      if (l == null) {
+      if (l == null || checkOnly(d)) {
+        // a check-only descriptor counts nothing; Sluice never counts past a limit, so by the reference's
+        // rule (over when the count with the hits added passes the limit) it is within it. It is answered
+        // as a descriptor that was not evaluated: its remaining permits are not known without counting
         response.addStatuses(status.setCode(RateLimitResponse.Code.OK));
         continue;
       }
@@ -274,6 +280,14 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
           response.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(name).setValue(value)));
     }
     return response.build();
+  }
+
+  /**
+   * Whether a descriptor asks to be checked without adding hits: its own {@code hits_addend} set to 0,
+   * as envoyproxy/ratelimit reads it (a request-level 0 is the field's default and means 1).
+   */
+  private static boolean checkOnly(RateLimitDescriptor d) {
+    return d.hasHitsAddend() && d.getHitsAddend().getValue() == 0;
   }
 
   /**

@@ -6,9 +6,10 @@ import java.time.Duration;
 import java.util.Locale;
 
 /**
- * The units a limit counts in, as envoyproxy/ratelimit has them: each a fixed window of that length,
- * aligned to the epoch (UTC). Envoy's API also names week, month and year; months and years have no
- * fixed length and are refused, as the reference server's configuration refuses them too.
+ * The units a limit counts in: each a fixed window of that length, aligned to the epoch (UTC). Envoy's
+ * API also names week, month and year, which envoyproxy/ratelimit counts as fixed windows of 7, 30 and
+ * 365 days (utils.UnitToDivider); they are not built here, and are refused in a file and in a request's
+ * override.
  */
 public enum RlsUnit {
   SECOND(Duration.ofSeconds(1), RateLimitResponse.RateLimit.Unit.SECOND),

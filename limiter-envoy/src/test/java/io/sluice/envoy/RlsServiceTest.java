@@ -189,6 +189,27 @@ class RlsServiceTest {
     assertThat(s.decide(request(descriptor("api_key", "other"))).getStatuses(0).getLimitRemaining()).isEqualTo(4);
   }
 
+  /**
+   * A descriptor's own hits_addend of 0 is set on purpose (UInt64Value, unlike the request's uint32):
+   * envoyproxy/ratelimit reads it as "check only, add no hits" (utils.GetHitsAddends), which Envoy's
+   * hits_addend formatters and check-then-report setups rely on; it must not spend a permit.
+   */
+  @Test
+  void aDescriptorsOwnHitsAddendOfZeroChecksWithoutCounting() {
+    RlsService s = service();
+    RateLimitDescriptor check = descriptor("api_key", "c0").toBuilder().setHitsAddend(UInt64Value.of(0)).build();
+    for (int i = 0; i < 7; i++) {
+      RateLimitResponse r = s.decide(request(check));
+      assertThat(r.getOverallCode()).as("check %d", i).isEqualTo(Code.OK);
+      assertThat(r.getStatuses(0).getCode()).isEqualTo(Code.OK);
+    }
+    // nothing was spent: all 5 are there
+    assertThat(s.decide(request(descriptor("api_key", "c0"))).getStatuses(0).getLimitRemaining()).isEqualTo(4);
+    // a request-level hits_addend of 0 still means 1 (its default)
+    RateLimitRequest zero = request(descriptor("api_key", "c0")).toBuilder().setHitsAddend(0).build();
+    assertThat(s.decide(zero).getStatuses(0).getLimitRemaining()).isEqualTo(3);
+  }
+
   @Test
   void theRequestsOwnLimitOverridesTheConfiguration() {
     RlsService s = service();
@@ -265,11 +286,57 @@ class RlsServiceTest {
     RateLimitRequest third = request(descriptor("api_key", "z"), descriptor("x", "y").toBuilder()
         .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(3).setUnit(RateLimitUnit.SECOND))
         .build());
+    // the configured api_key limit gets its limiter beyond the bound; the third override does not
     assertThatThrownBy(() -> s.decide(third)).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
       assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-      assertThat(e.getStatus().getDescription()).startsWith("descriptors[0]: too many distinct limits: 2 are in use");
+      assertThat(e.getStatus().getDescription()).isEqualTo("descriptors[1]: too many distinct limits: 3 are in use,"
+          + " rls-3-per-second would be one more (--max-limits 2)");
     });
-    assertThat(limiters.size()).isEqualTo(2);
+    assertThat(limiters.size()).isEqualTo(3);
+  }
+
+  /**
+   * The bound on distinct limits is there against requests' overrides; the configuration's own limits
+   * (checked against the bound at start and at every reload) must never be refused because overrides,
+   * or the limits of an earlier configuration, took the places first.
+   */
+  @Test
+  void overridesDoNotLockTheConfiguredLimitsOut() {
+    String two = String.join("\n",
+        "domain: app",
+        "descriptors:",
+        "  - key: api_key",
+        "    rate_limit: {unit: minute, requests_per_unit: 5}",
+        "  - key: user",
+        "    rate_limit: {unit: hour, requests_per_unit: 3}",
+        "");
+    RlsLimiters limiters = new RlsLimiters(store, SyncConfig.custom().nodeId("n").build(), 2);
+    closing.add(limiters);
+    RlsService s = new RlsService(RlsConfig.parse("app.yaml", two), limiters, Executors.newSingleThreadExecutor(),
+        true, System::currentTimeMillis);
+    // two requests' overrides first: the bound is reached
+    for (int rpu = 1; rpu <= 2; rpu++) {
+      s.decide(request(descriptor("x", "y").toBuilder().setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder()
+          .setRequestsPerUnit(rpu).setUnit(RateLimitUnit.SECOND)).build()));
+    }
+    // the configured limits still decide
+    RateLimitResponse r = s.decide(request(descriptor("api_key", "k"), descriptor("user", "u")));
+    assertThat(r.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(r.getStatuses(0).getLimitRemaining()).isEqualTo(4);
+    assertThat(r.getStatuses(1).getLimitRemaining()).isEqualTo(2);
+    // a reload to two other limits: those are served too, though the old ones' limiters are still there
+    s.config(RlsConfig.parse("app.yaml", two.replace("5}", "7}").replace("3}", "9}")));
+    RateLimitResponse after = s.decide(request(descriptor("api_key", "k"), descriptor("user", "u")));
+    assertThat(after.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(7);
+    assertThat(after.getStatuses(1).getCurrentLimit().getRequestsPerUnit()).isEqualTo(9);
+    // while a new override is still refused, before anything is counted
+    assertThatThrownBy(() -> s.decide(request(descriptor("api_key", "k"), descriptor("x", "y").toBuilder()
+        .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(3).setUnit(RateLimitUnit.SECOND))
+        .build()))).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+          assertThat(e.getStatus().getDescription()).startsWith("descriptors[1]: too many distinct limits");
+        });
+    assertThat(s.decide(request(descriptor("api_key", "k"))).getStatuses(0).getLimitRemaining()).isEqualTo(5);
   }
 
   /** A call that waited past its deadline is dropped uncounted; a call that finds the queue full is refused. */
