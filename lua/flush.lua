@@ -354,10 +354,12 @@ for i = 1, n do
             extra = math.floor(spare / nodes)
           end
           -- what the node needs for the request it is deciding, when that much is free; when less is,
-          -- all of it only to a node alone (a sliding window's fading then adds to it until the request
-          -- fits): among several, what is free held for a request the node denies anyway would deny
-          -- every other node's requests until this node gave it up
-          if need - committed > extra and (need - committed <= free or nodes == 1) then
+          -- all of it only to a node alone on a sliding window (the fading then adds to it until the
+          -- request fits): among several, what is free held for a request the node denies anyway would
+          -- deny every other node's requests until this node gave it up; and a fixed window frees
+          -- nothing before it ends, while a node counts itself alone at start-up until the registry has
+          -- heard the others
+          if need - committed > extra and (need - committed <= free or (nodes == 1 and sliding)) then
             extra = math.min(need - committed, free)
           end
         end

@@ -10,17 +10,19 @@
 -- ARGV[5]  limit, permits per window
 -- ARGV[6]  want, permits asked for (1..limit)
 -- ARGV[7]  counter TTL, ms
+-- ARGV[8]  need, the fewest permits worth granting (1..want): fewer free grants none
 --
 -- Returns {granted, count of window w after the grant, count of window w - 1}. The grant is the
 -- largest g <= want with
 --   fixed:   current + g <= limit
 --   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
--- A grant that the node never receives (a timeout) is lost budget, never extra budget.
+-- or 0 when that is below need (a request that does not fit leaves what is free to the others). A
+-- grant that the node never receives (a timeout) is lost budget, never extra budget.
 -- fail, floordiv and dropCountsBefore come from prelude.lua.
 
 
-if #KEYS ~= 1 or #ARGV ~= 7 then
-  return fail('expected 1 key and 7 arguments')
+if #KEYS ~= 1 or #ARGV ~= 8 then
+  return fail('expected 1 key and 8 arguments')
 end
 local w = tonumber(ARGV[1])
 local elapsed = tonumber(ARGV[2])
@@ -28,8 +30,9 @@ local window = tonumber(ARGV[3])
 local unit = tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])
 local want = tonumber(ARGV[6])
-if not (w and elapsed and window and unit and limit and want) or want < 1 or limit < 1 or window < 1
-    or elapsed < 0 or elapsed >= window or unit < 0 then
+local need = tonumber(ARGV[8])
+if not (w and elapsed and window and unit and limit and want and need) or want < 1 or limit < 1 or window < 1
+    or elapsed < 0 or elapsed >= window or unit < 0 or need < 1 or need > want then
   return fail('bad arguments: ' .. table.concat(ARGV, ' '))
 end
 
@@ -49,7 +52,10 @@ else
   -- may round up past an integer)
   available = floordiv(limit * wu - prev * (wu - eu) - cur * wu, wu)
 end
-local granted = math.min(want, math.max(0, available))
+local granted = 0
+if available >= need then
+  granted = math.min(want, available)
+end
 if granted > 0 then
   cur = redis.call('HINCRBY', key, field, granted)
   if cur == granted then

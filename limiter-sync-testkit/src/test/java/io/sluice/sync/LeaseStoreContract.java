@@ -43,6 +43,31 @@ abstract class LeaseStoreContract {
     }
   }
 
+  /**
+   * A lease with a need grants nothing unless that much is free, so that a node asking for a request
+   * that does not fit is not left holding what is free (found by WindowProbe: every other node denied
+   * the key to the window's end). Fixed and sliding alike.
+   */
+  @Test
+  void aNeedThatDoesNotFitGrantsNothing() {
+    Counter fixed = Counter.of(Limit.fixedWindow("ln").limit(10).window(Duration.ofSeconds(10)).build());
+    Counter sliding = Counter.of(Limit.slidingWindowCounter("lns").limit(10).window(Duration.ofSeconds(10)).build());
+    try (CounterStore store = newStore(0)) {
+      LeaseStore leases = (LeaseStore) store;
+      assertThat(lease(store, fixed, "k", 5, 0, 8).granted()).isEqualTo(8);
+      LeaseStore.Lease refused = leases.lease(fixed, "k", 5, 0, 5, 3).toCompletableFuture().join();
+      assertThat(refused.granted()).as("3 needed, 2 free").isZero();
+      assertThat(refused.current()).as("nothing counted").isEqualTo(8);
+      assertThat(leases.lease(fixed, "k", 5, 0, 4, 2).toCompletableFuture().join().granted()).isEqualTo(2);
+      // sliding: 10 in window 5; at half of window 6 the previous weighs 5, so 5 are free
+      assertThat(lease(store, sliding, "k", 5, 0, 10).granted()).isEqualTo(10);
+      assertThat(leases.lease(sliding, "k", 6, 5_000_000, 6, 6).toCompletableFuture().join().granted()).isZero();
+      assertThat(leases.lease(sliding, "k", 6, 5_000_000, 6, 5).toCompletableFuture().join().granted()).isEqualTo(5);
+      assertThatThrownBy(() -> leases.lease(fixed, "k", 5, 0, 2, 3)).hasMessageStartingWith("need:");
+      assertThatThrownBy(() -> leases.lease(fixed, "k", 5, 0, 2, 0)).hasMessageStartingWith("need:");
+    }
+  }
+
   @Test
   void grantsNeverExceedTheBudget() {
     Counter fixed = Counter.of(Limit.fixedWindow("lf").limit(100).window(Duration.ofSeconds(10)).build());

@@ -395,7 +395,7 @@ final class Flusher {
       w = v.window;
       want = claims.leaseSize(v);
     }
-    LeaseStore.Lease lease = claims.askLease(v.key, w, ticker.read(), want, flushTimeout);
+    LeaseStore.Lease lease = claims.askLease(v.key, w, ticker.read(), want, 1, flushTimeout);
     synchronized (v) {
       v.leaseWanted = false;
       if (lease == null) {
@@ -409,7 +409,7 @@ final class Flusher {
       if (v.window != w) {
         return; // the window ended while we asked: the grant is given up (under-admission only)
       }
-      claims.takeLeaseAnswer(v, lease, want, ticker.read());
+      claims.takeLeaseAnswer(v, lease, want, 1, ticker.read());
     }
   }
 

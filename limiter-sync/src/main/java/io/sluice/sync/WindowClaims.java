@@ -73,9 +73,9 @@ final class WindowClaims {
    * Reservation mode: asks the store for up to {@code want} permits of the key's window {@code w} at
    * ticker time {@code at}, waiting at most {@code timeout}; null when it did not answer.
    */
-  LeaseStore.Lease askLease(String key, long w, long at, long want, Duration timeout) {
+  LeaseStore.Lease askLease(String key, long w, long at, long want, long need, Duration timeout) {
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(at - w * windowNanos);
-    return calls.guarded(() -> leases.lease(counter, key, w, elapsedMicros, want), timeout);
+    return calls.guarded(() -> leases.lease(counter, key, w, elapsedMicros, want, need), timeout);
   }
 
 
@@ -90,11 +90,15 @@ final class WindowClaims {
   }
 
   /** Under the view's monitor: a grant of the view's window, asked for {@code want}, into the view. */
-  void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long now) {
+  void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long need, long now) {
     v.leased += lease.granted();
     v.globalCur = lease.current();
     v.globalPrev = lease.previous();
-    v.lastRemaining = lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
+    // none granted for a need above 1: less than that was free, and a smaller request may still fit (a
+    // hint that the next one asks, as for a claim: see WindowDecisions#leaseMayHelp; the store decides)
+    v.lastRemaining = lease.granted() == 0 && need > 1
+        ? Math.min(need - 1, Math.max(0, limit.capacity() - lease.current()))
+        : lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
     v.syncedAt = now;
   }
 

@@ -520,12 +520,12 @@ final class WindowDecisions {
   private boolean leaseNow(KeyView v, long now, long need) {
     long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, claims.leaseSize(v)));
     long askedAt = System.nanoTime();
-    LeaseStore.Lease lease = claims.askLease(v.key, v.window, now, want, claimTimeout);
+    LeaseStore.Lease lease = claims.askLease(v.key, v.window, now, want, need, claimTimeout);
     calls.waited(askedAt);
     if (lease == null) {
       return false;
     }
-    claims.takeLeaseAnswer(v, lease, want, now);
+    claims.takeLeaseAnswer(v, lease, want, need, now);
     return true;
   }
 

@@ -416,11 +416,13 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
 
   /** One entry processor on the key's owner: {@link LeaseProcessor}. */
   @Override
-  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
-    long windowMicros = ExactArgs.checkLease(counter, key, want);
+  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want,
+      long need) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want, need);
     Limit limit = counter.limit();
     LeaseProcessor processor = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
-        windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
+        windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, need,
+        counter.windowTtlMillis());
     return callKey(limit, key, processor).thenApply(LeaseProcessor::lease);
   }
 

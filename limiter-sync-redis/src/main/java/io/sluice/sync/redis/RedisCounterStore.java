@@ -339,14 +339,15 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   }
 
   @Override
-  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
-    long windowMicros = ExactArgs.checkLease(counter, key, want);
+  public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want,
+      long need) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want, need);
     Limit limit = counter.limit();
     long unit = ExactArgs.leaseUnitMicros(limit, windowMicros);
     long elapsed = ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros);
     byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
     byte[][] args = {ascii(window), ascii(elapsed), ascii(windowMicros), ascii(unit), ascii(limit.capacity()),
-        ascii(want), ascii(counter.windowTtlMillis())};
+        ascii(want), ascii(counter.windowTtlMillis()), ascii(need)};
     return evalsha(LEASE, keys, args).thenApply(r -> new Lease((Long) r.get(0), (Long) r.get(1), (Long) r.get(2)));
   }
 

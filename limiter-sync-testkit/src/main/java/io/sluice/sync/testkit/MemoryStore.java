@@ -188,13 +188,14 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
 
   @Override
   public synchronized CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros,
-      long want) {
-    long windowMicros = ExactArgs.checkLease(counter, key, want);
+      long want, long need) {
+    long windowMicros = ExactArgs.checkLease(counter, key, want, need);
     calls++;
     deltas++;
     Limit limit = counter.limit();
     LeaseProcessor p = new LeaseProcessor(window, ExactArgs.leaseElapsedMicros(elapsedMicros, windowMicros),
-        windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, counter.windowTtlMillis());
+        windowMicros, ExactArgs.leaseUnitMicros(limit, windowMicros), limit.capacity(), want, need,
+        counter.windowTtlMillis());
     long[] out = run(StoreKeys.counterKey(PREFIX, limit, key), p::process);
     return CompletableFuture.completedFuture(LeaseProcessor.lease(out));
   }

@@ -86,6 +86,14 @@ public final class ExactArgs {
   }
 
   /** The checks of a lease, before anything is sent; answers the limit's window in microseconds. */
+  public static long checkLease(Counter counter, String key, long want, long need) {
+    long windowMicros = checkLease(counter, key, want);
+    if (need < 1 || need > want) {
+      throw new IllegalArgumentException("need: must be between 1 and want " + want + ", got " + need);
+    }
+    return windowMicros;
+  }
+
   public static long checkLease(Counter counter, String key, long want) {
     Limit limit = counter.limit();
     if (counter.kind() != Counter.Kind.WINDOW) {

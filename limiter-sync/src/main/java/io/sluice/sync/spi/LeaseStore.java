@@ -10,9 +10,16 @@ public interface LeaseStore {
 
   /**
    * Takes up to {@code want} permits of window {@code window} (index, windows aligned to the epoch)
-   * for the key, {@code elapsedMicros} into that window.
+   * for the key, {@code elapsedMicros} into that window, and none at all unless at least {@code need}
+   * (1..want) are free: a node asking for a request that does not fit must not be left holding what
+   * is free (every other node would deny the key to the window's end).
    */
-  CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want);
+  CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want, long need);
+
+  /** {@link #lease(Counter, String, long, long, long, long)} with a need of 1: whatever is free, up to want. */
+  default CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want) {
+    return lease(counter, key, window, elapsedMicros, want, 1);
+  }
 
   /** A grant and the counts it left: permits granted, count of the window, count of the one before. */
   final class Lease {

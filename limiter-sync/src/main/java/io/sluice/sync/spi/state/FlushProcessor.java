@@ -291,8 +291,8 @@ public final class FlushProcessor implements EntryUpdate {
   /**
    * flush.lua's grant: what the node may still admit under its old claim while this flush came
    * (committed, kept), and an even part between the nodes of half of what no count holds, less the
-   * claims (or what the node needs now, when that is more and all of it is free, or to a node alone
-   * what is free), at most what it
+   * claims (or what the node needs now, when that is more and all of it is free, or to a node alone on
+   * a sliding window what is free), at most what it
    * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
    * claimant holds an even part of what fades from the time of its claim (rate prev / window / nodes).
    */
@@ -324,8 +324,10 @@ public final class FlushProcessor implements EntryUpdate {
     // (rounded down: near the limit nodes hold nothing ahead, and each permit goes to the node that
     // has a request for it)
     long extra = free > 0 && spare > 0 ? (long) Math.floor(spare / nodeCounts[i]) : 0;
-    if (free > 0 && needs[i] - committed > extra && (needs[i] - committed <= free || nodeCounts[i] == 1)) {
+    if (free > 0 && needs[i] - committed > extra
+        && (needs[i] - committed <= free || (nodeCounts[i] == 1 && kinds[i] == WINDOW))) {
       // what the node needs now, when that much is free; when less is, all of it only to a node alone
+      // on a sliding window (a fixed window frees nothing before it ends; see flush.lua)
       extra = (long) Math.min(needs[i] - committed, free);
     }
     return committed + Math.max(0, Math.min(extra, wants[i] - committed));

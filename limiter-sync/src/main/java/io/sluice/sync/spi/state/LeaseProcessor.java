@@ -12,7 +12,7 @@ import java.util.Map;
  *   fixed:   current + g <= limit
  *   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
  * </pre>
- * computed exactly in longs (the script steps back from a double quotient that may round up; a
+ * or none when that is below {@code need}, computed exactly in longs (the script steps back from a double quotient that may round up; a
  * floor division needs no step). A grant is counted in the window at once, in the flush's layout
  * ({@link CounterEntry}), drops windows before the previous one and sets the counter's TTL, as the
  * script does; no grant writes nothing.
@@ -21,7 +21,7 @@ import java.util.Map;
  * Deterministic, so Hazelcast runs the very same processor on the backups.
  */
 public final class LeaseProcessor implements EntryUpdate {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
   private final long window;
   private final long elapsedMicros;
@@ -30,17 +30,19 @@ public final class LeaseProcessor implements EntryUpdate {
   private final long unitMicros;
   private final long limit;
   private final long want;
+  private final long need;
   private final long ttlMillis;
 
   /** Arguments as {@code lease.lua}'s, checked by {@link ExactArgs#checkLease} (elapsed inside the window). */
   public LeaseProcessor(long window, long elapsedMicros, long windowMicros, long unitMicros, long limit, long want,
-      long ttlMillis) {
+      long need, long ttlMillis) {
     this.window = window;
     this.elapsedMicros = elapsedMicros;
     this.windowMicros = windowMicros;
     this.unitMicros = unitMicros;
     this.limit = limit;
     this.want = want;
+    this.need = need;
     this.ttlMillis = ttlMillis;
   }
 
@@ -60,7 +62,8 @@ public final class LeaseProcessor implements EntryUpdate {
           CounterEntry.saturatedMultiply(cur, wu));
       available = Math.floorDiv(limit * wu - taken, wu);
     }
-    long granted = Math.min(want, Math.max(0, available));
+    // (none unless need is free: a request that does not fit leaves what is free to the others)
+    long granted = available >= need ? Math.min(want, available) : 0;
     if (granted > 0) {
       state = state.addToWindow(window, granted).dropBefore(window);
       cur = state.count(window);
