@@ -218,6 +218,49 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
+  void aRedisPasswordIsNotRepeatedInTheStartupFailure() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    }
+    // the failure analyzer prints this message to the console and the logs: the password must not be in it
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE)
+        .withPropertyValues("sluice.store.redis-uri=redis://sluice:s3cret-pw@127.0.0.1:" + port)
+        .run(context -> assertThat(Failures.message(context))
+            .startsWith("sluice.store.redis-uri: cannot connect to redis://sluice:*****@127.0.0.1:" + port + ": ")
+            .doesNotContain("s3cret-pw"));
+    // a URI the library refuses repeats it in its message
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE)
+        .withPropertyValues("sluice.store.redis-uri=http://:s3cret-pw@127.0.0.1:" + port)
+        .run(context -> assertThat(Failures.message(context)).startsWith("sluice.store.redis-uri: ")
+            .doesNotContain("s3cret-pw"));
+  }
+
+  @Test
+  void theEmbeddedMemberIsShutDownByTheContextNotByItsOwnShutdownHook() throws IOException {
+    // JVM shutdown hooks run concurrently: with Hazelcast's own hook, SIGTERM shuts the member down
+    // while server.shutdown=graceful still drains requests, and the limiters' last flush on close
+    // then finds no store. The context closes it, after the request limiter (which flushes first).
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    com.hazelcast.core.HazelcastInstance[] member = new com.hazelcast.core.HazelcastInstance[1];
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE)
+        .withPropertyValues("sluice.store.hazelcast-cluster-name=starter-hook-" + port,
+            "sluice.store.hazelcast-port=" + port)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          member[0] = ((HazelcastCounterStore) context.getBean(CounterStore.class)).instance();
+          assertThat(member[0].getConfig().getProperty("hazelcast.shutdownhook.enabled")).isEqualTo("false");
+        });
+    assertThat(member[0].getLifecycleService().isRunning()).as("shut down when the context closed").isFalse();
+  }
+
+  @Test
   void aStoreModuleLeftOutOfTheClasspathBacksOff() {
     // no Hazelcast on the classpath: the user's store serves, and none of Hazelcast is touched
     runner.withClassLoader(new FilteredClassLoader(HazelcastCounterStore.class, com.hazelcast.core.Hazelcast.class))
