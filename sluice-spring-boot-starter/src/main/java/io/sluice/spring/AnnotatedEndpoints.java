@@ -50,7 +50,7 @@ public final class AnnotatedEndpoints {
         }
         String source = "@SluiceLimit on " + handler.getBeanType().getSimpleName() + "." + handler.getMethod().getName();
         Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
-        List<String> methodNames = methods.isEmpty() ? List.of("*") : methods.stream().map(Enum::name).sorted().toList();
+        List<String> methodNames = methodNames(methods);
         for (String pattern : e.getKey().getPatternValues()) {
           String path = rulePath(pattern);
           for (String method : methodNames) {
@@ -65,6 +65,22 @@ public final class AnnotatedEndpoints {
     out.sort(java.util.Comparator.comparing(Endpoint::source).thenComparing(Endpoint::path)
         .thenComparing(Endpoint::method).thenComparing(Endpoint::rule));
     return new AnnotatedEndpoints(out);
+  }
+
+  /**
+   * The methods of a mapping as endpoint rules name them: {@code *} for a mapping of any method, and
+   * HEAD beside GET, since Spring MVC runs a GET handler for a HEAD request (else HEAD would skip the limit).
+   */
+  static List<String> methodNames(Set<RequestMethod> methods) {
+    if (methods.isEmpty()) {
+      return List.of("*");
+    }
+    Set<RequestMethod> all = new java.util.TreeSet<>(java.util.Comparator.comparing(RequestMethod::name));
+    all.addAll(methods);
+    if (all.contains(RequestMethod.GET)) {
+      all.add(RequestMethod.HEAD);
+    }
+    return all.stream().map(Enum::name).toList();
   }
 
   /**
