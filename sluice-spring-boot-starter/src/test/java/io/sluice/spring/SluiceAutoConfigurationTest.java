@@ -345,6 +345,27 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
+  void anEndpointRuleOfGetHoldsForHeadAsTheReadmesHelloDoes() throws Exception {
+    // the README's rule: method GET, path /hello, 5 a minute per API key. Tomcat and Spring MVC answer
+    // HEAD /hello with the GET handler, so HEAD must count against the same limit.
+    web.withPropertyValues("sluice.limits.api.limit=5", "sluice.limits.api.window=1m", "sluice.sync.batch-size=1",
+        "sluice.rules.endpoints[0].method=GET", "sluice.rules.endpoints[0].path=/hello",
+        "sluice.rules.endpoints[0].rules=api by api-key").run(context -> {
+          RateLimitFilter filter = (RateLimitFilter) context.getBean(FilterRegistrationBean.class).getFilter();
+          int passed = 0;
+          for (int i = 0; i < 8; i++) {
+            MockHttpServletRequest request = new MockHttpServletRequest(i % 2 == 0 ? "GET" : "HEAD", "/hello");
+            request.setServletPath("/hello");
+            request.addHeader("X-API-Key", "k1");
+            MockFilterChain chain = new MockFilterChain();
+            filter.doFilter(request, new MockHttpServletResponse(), chain);
+            passed += chain.getRequest() != null ? 1 : 0;
+          }
+          assertThat(passed).as("GET and HEAD of /hello under one limit of 5").isEqualTo(5);
+        });
+  }
+
+  @Test
   void aRulesFileCanStandForTheProperties() {
     runner.withPropertyValues("sluice.rules-file=classpath:sluice-test-rules.conf", "sluice.sync.batch-size=1")
         .run(context -> {
