@@ -50,7 +50,8 @@ public final class AnnotatedEndpoints {
         }
         String source = "@SluiceLimit on " + handler.getBeanType().getSimpleName() + "." + handler.getMethod().getName();
         Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
-        List<String> methodNames = methodNames(methods);
+        // (a GET rule holds for HEAD as well, which Spring MVC answers with the GET handler: see Rules)
+        List<String> methodNames = methods.isEmpty() ? List.of("*") : methods.stream().map(Enum::name).sorted().toList();
         for (String pattern : e.getKey().getPatternValues()) {
           String path = rulePath(pattern);
           for (String method : methodNames) {
@@ -65,22 +66,6 @@ public final class AnnotatedEndpoints {
     out.sort(java.util.Comparator.comparing(Endpoint::source).thenComparing(Endpoint::path)
         .thenComparing(Endpoint::method).thenComparing(Endpoint::rule));
     return new AnnotatedEndpoints(out);
-  }
-
-  /**
-   * The methods of a mapping as endpoint rules name them: {@code *} for a mapping of any method, and
-   * HEAD beside GET, since Spring MVC runs a GET handler for a HEAD request (else HEAD would skip the limit).
-   */
-  static List<String> methodNames(Set<RequestMethod> methods) {
-    if (methods.isEmpty()) {
-      return List.of("*");
-    }
-    Set<RequestMethod> all = new java.util.TreeSet<>(java.util.Comparator.comparing(RequestMethod::name));
-    all.addAll(methods);
-    if (all.contains(RequestMethod.GET)) {
-      all.add(RequestMethod.HEAD);
-    }
-    return all.stream().map(Enum::name).toList();
   }
 
   /**
