@@ -106,6 +106,30 @@ class SluiceLimitAnnotationTest {
     });
   }
 
+  @Test
+  void underADispatcherServletPathTheRulesHaveItsPrefix() {
+    // spring.mvc.servlet.path=/api: GET /api/orders/42 reaches order(); the filter sees the path within
+    // the application (servlet path and path info), "/api/orders/42", which the rule must match
+    web.withUserConfiguration(OrderController.class).withPropertyValues("spring.mvc.servlet.path=/api").run(context -> {
+      assertThat(context).hasNotFailed();
+      RulesFile rules = context.getBean(RulesFile.class);
+      assertThat(names(rules, RequestContext.builder().endpoint("GET", "/api/orders/42").identity("ip", "a").build()))
+          .containsExactly("orders");
+      RateLimitFilter filter = (RateLimitFilter) context.getBean(FilterRegistrationBean.class).getFilter();
+      int passed = 0;
+      for (int i = 0; i < 5; i++) {
+        MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/orders/" + i);
+        request.setServletPath("/api");
+        request.setPathInfo("/orders/" + i);
+        request.setRemoteAddr("10.0.0.7");
+        MockFilterChain chain = new MockFilterChain();
+        filter.doFilter(request, new MockHttpServletResponse(), chain);
+        passed += chain.getRequest() != null ? 1 : 0;
+      }
+      assertThat(passed).isEqualTo(3);
+    });
+  }
+
   @RestController
   static class Misnamed {
     @SluiceLimit(value = "order", by = "ip")
