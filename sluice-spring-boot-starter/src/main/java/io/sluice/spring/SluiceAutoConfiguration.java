@@ -71,8 +71,11 @@ public class SluiceAutoConfiguration {
 
     @Bean
     AnnotatedEndpoints sluiceAnnotatedEndpoints(
-        ObjectProvider<org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping> mappings) {
-      return AnnotatedEndpoints.of(mappings.orderedStream().toList());
+        ObjectProvider<org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping> mappings,
+        ObjectProvider<org.springframework.boot.autoconfigure.web.servlet.DispatcherServletPath> servletPath) {
+      // the filter sees the path within the application: the DispatcherServlet's path, then the mapping's
+      org.springframework.boot.autoconfigure.web.servlet.DispatcherServletPath path = servletPath.getIfUnique();
+      return AnnotatedEndpoints.of(mappings.orderedStream().toList(), path == null ? "" : path.getPrefix());
     }
   }
 
