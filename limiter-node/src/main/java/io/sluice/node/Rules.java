@@ -11,7 +11,8 @@ import java.util.Set;
 
 /**
  * Which limits apply to a request: those of every request, those of its plan (tier) and those of
- * each endpoint pattern (method and path) it matches. Immutable.
+ * each endpoint pattern (method and path) it matches; a GET endpoint's rules hold for HEAD as well (servlets
+ * and most frameworks answer HEAD with the GET handler). Immutable.
  *
  * <pre>{@code
  * Rules rules = Rules.builder()
@@ -93,8 +94,10 @@ public final class Rules {
       this.rules = rules;
     }
 
+    /** A GET endpoint holds for HEAD too: HEAD is GET without the body, answered by the GET handler. */
     boolean matches(String requestMethod, String requestPath) {
-      return (method.equals("*") || method.equalsIgnoreCase(requestMethod)) && path.matches(requestPath);
+      return (method.equals("*") || method.equalsIgnoreCase(requestMethod)
+          || (method.equals("GET") && "HEAD".equalsIgnoreCase(requestMethod))) && path.matches(requestPath);
     }
   }
 

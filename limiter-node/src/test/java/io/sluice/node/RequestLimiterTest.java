@@ -42,6 +42,20 @@ class RequestLimiterTest {
   }
 
   @Test
+  void aGetEndpointHoldsForHeadToo() {
+    // HEAD is GET without the body (RFC 9110 9.3.2): servlets and Spring MVC run the GET handler for it,
+    // so a GET endpoint's limit that HEAD escaped could be skipped by sending HEAD
+    Rules rules = Rules.builder()
+        .endpoint("GET", "/reports/{id}", Rule.of(window("reports", 3), "ip"))
+        .endpoint("POST", "/reports", Rule.of(window("writes", 3), "ip"))
+        .build();
+    assertThat(names(rules.rulesFor(request(null, "HEAD", "/reports/7", "k", "1.2.3.4")))).containsExactly("reports");
+    assertThat(names(rules.rulesFor(request(null, "head", "/reports/7", "k", "1.2.3.4")))).containsExactly("reports");
+    assertThat(names(rules.rulesFor(request(null, "HEAD", "/reports", "k", "1.2.3.4")))).isEmpty();
+    assertThat(names(rules.rulesFor(request(null, "OPTIONS", "/reports/7", "k", "1.2.3.4")))).isEmpty();
+  }
+
+  @Test
   void unknownPlanWithoutDefaultIsAnError() {
     Rules rules = Rules.builder().plan("free", Rule.of(window("free", 10), "api-key")).build();
     assertThatThrownBy(() -> rules.rulesFor(request("gold", "GET", "/", "k", "ip")))

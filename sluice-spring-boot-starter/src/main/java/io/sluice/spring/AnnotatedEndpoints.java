@@ -36,8 +36,17 @@ public final class AnnotatedEndpoints {
     return endpoints;
   }
 
-  /** The annotated handler methods of these mappings. */
+  /** The annotated handler methods of these mappings, with the DispatcherServlet at "/". */
   static AnnotatedEndpoints of(List<RequestMappingHandlerMapping> mappings) {
+    return of(mappings, "");
+  }
+
+  /**
+   * The annotated handler methods of these mappings, their paths after {@code servletPrefix} (the
+   * DispatcherServlet's path without its trailing {@code /*}, {@code ""} at "/"): the filter in front
+   * of the servlet matches the servlet path and the path info.
+   */
+  static AnnotatedEndpoints of(List<RequestMappingHandlerMapping> mappings, String servletPrefix) {
     List<Endpoint> out = new ArrayList<>();
     for (RequestMappingHandlerMapping mapping : mappings) {
       for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
@@ -50,9 +59,10 @@ public final class AnnotatedEndpoints {
         }
         String source = "@SluiceLimit on " + handler.getBeanType().getSimpleName() + "." + handler.getMethod().getName();
         Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
+        // (a GET rule holds for HEAD as well, which Spring MVC answers with the GET handler: see Rules)
         List<String> methodNames = methods.isEmpty() ? List.of("*") : methods.stream().map(Enum::name).sorted().toList();
         for (String pattern : e.getKey().getPatternValues()) {
-          String path = rulePath(pattern);
+          String path = rulePath(servletPrefix + (pattern.startsWith("/") ? "" : "/") + pattern);
           for (String method : methodNames) {
             for (SluiceLimit limit : limits) {
               out.add(new Endpoint(source, method, path, limit.value() + " by " + limit.by()));

@@ -71,8 +71,11 @@ public class SluiceAutoConfiguration {
 
     @Bean
     AnnotatedEndpoints sluiceAnnotatedEndpoints(
-        ObjectProvider<org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping> mappings) {
-      return AnnotatedEndpoints.of(mappings.orderedStream().toList());
+        ObjectProvider<org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping> mappings,
+        ObjectProvider<org.springframework.boot.autoconfigure.web.servlet.DispatcherServletPath> servletPath) {
+      // the filter sees the path within the application: the DispatcherServlet's path, then the mapping's
+      org.springframework.boot.autoconfigure.web.servlet.DispatcherServletPath path = servletPath.getIfUnique();
+      return AnnotatedEndpoints.of(mappings.orderedStream().toList(), path == null ? "" : path.getPrefix());
     }
   }
 
@@ -150,17 +153,49 @@ public class SluiceAutoConfiguration {
             .evictionCheck(RedisStoreConfig.EvictionCheck.valueOf(store.getRedisEvictionCheck().name()))
             .build();
       } catch (IllegalArgumentException e) {
-        throw SluiceConfigurationException.naming("sluice.store", e,
+        SluiceConfigurationException named = SluiceConfigurationException.naming("sluice.store", e,
             Map.of("uri", "redis-uri", "commandTimeout", "redis-command-timeout", "evictionCheck", "redis-eviction-check"), "");
+        throw withoutPassword(named, store.getRedisUri());
       }
       try {
         return RedisCounterStore.connect(config);
       } catch (IllegalArgumentException e) {
-        throw new SluiceConfigurationException("sluice.store.redis-uri", e.getMessage(), e);
+        throw withoutPassword(new SluiceConfigurationException("sluice.store.redis-uri", e.getMessage(), e),
+            store.getRedisUri());
       } catch (RuntimeException e) {
-        throw new SluiceConfigurationException("sluice.store.redis-uri", "cannot connect to " + store.getRedisUri()
-            + ": " + e.getMessage(), e);
+        throw new SluiceConfigurationException("sluice.store.redis-uri", "cannot connect to "
+            + redacted(store.getRedisUri()) + ": " + e.getMessage(), e);
       }
+    }
+
+    /**
+     * The exception with the URI's password masked in its message (the failure analyzer prints it); the
+     * library's own exception, which repeats the URI, is left out of the chain then.
+     */
+    static SluiceConfigurationException withoutPassword(SluiceConfigurationException e, String uri) {
+      String masked = redacted(uri);
+      if (uri == null || masked.equals(uri) || !e.getMessage().contains(uri)) {
+        return e;
+      }
+      String prefix = e.property() + ": ";
+      return new SluiceConfigurationException(e.property(),
+          e.getMessage().substring(prefix.length()).replace(uri, masked));
+    }
+
+    /** A Redis URI with the password of its user information masked: {@code redis://user:*****@host}. */
+    static String redacted(String uri) {
+      if (uri == null) {
+        return null;
+      }
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("^([A-Za-z][A-Za-z0-9+.-]*://)([^/@?#]*)@").matcher(uri);
+      if (!m.find()) {
+        return uri;
+      }
+      String userInfo = m.group(2);
+      int colon = userInfo.indexOf(':');
+      // redis://password@host names a password alone; redis://user:password@host both
+      String kept = colon < 0 ? "*****" : userInfo.substring(0, colon) + ":*****";
+      return m.group(1) + kept + "@" + uri.substring(m.end());
     }
   }
 
@@ -170,19 +205,45 @@ public class SluiceAutoConfiguration {
   @Conditional(NoRedisUri.class)
   static class HazelcastStoreConfiguration {
 
+    /**
+     * The member, shut down by the context (after the store, so after the limiters flushed) rather than
+     * by Hazelcast's JVM shutdown hook: JVM hooks run concurrently, and Hazelcast's would take the store
+     * away while Spring's graceful shutdown still drains requests and before the limiters' last flush.
+     */
     @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    CounterStore sluiceCounterStore(SluiceProperties properties) {
+    @ConditionalOnMissingBean(CounterStore.class)
+    EmbeddedHazelcastMember sluiceEmbeddedHazelcastMember(SluiceProperties properties) {
       SluiceProperties.Store store = properties.getStore();
+      HazelcastCounterStore.Settings settings;
       try {
-        return HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
+        settings = HazelcastCounterStore.Settings.builder()
             .clusterName(store.getHazelcastClusterName())
             .port(store.getHazelcastPort())
             .mapPrefix(store.getKeyPrefix())
-            .build());
+            .build();
       } catch (IllegalArgumentException e) {
         throw SluiceConfigurationException.naming("sluice.store", e,
             Map.of("clusterName", "hazelcast-cluster-name", "port", "hazelcast-port", "mapPrefix", "key-prefix"), "");
+      }
+      com.hazelcast.config.Config config = HazelcastCounterStore.memberConfig(settings);
+      config.setProperty("hazelcast.shutdownhook.enabled", "false");
+      return new EmbeddedHazelcastMember(com.hazelcast.core.Hazelcast.newHazelcastInstance(config), settings);
+    }
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    CounterStore sluiceCounterStore(EmbeddedHazelcastMember member) {
+      return HazelcastCounterStore.of(member.instance(), member.settings());
+    }
+  }
+
+  /** The embedded Hazelcast member of the store (not a {@code HazelcastInstance} bean: the application's own stay its own). */
+  record EmbeddedHazelcastMember(com.hazelcast.core.HazelcastInstance instance, HazelcastCounterStore.Settings settings)
+      implements AutoCloseable {
+    @Override
+    public void close() {
+      if (instance.getLifecycleService().isRunning()) {
+        instance.shutdown();
       }
     }
   }

@@ -43,4 +43,20 @@ class ConfigurationMetadataTest {
     assertThat(metadata).containsPattern(
         "\"name\"\\s*:\\s*\"sluice.sync.on-store-failure\"[^}]*\"type\"\\s*:\\s*\"io.sluice.sync.StoreFailurePolicy\"");
   }
+
+  @Test
+  void theHealthIndicatorsSwitchIsDescribed() throws IOException {
+    // the README names management.health.sluice.enabled: an IDE should know it rather than flag it unknown
+    String metadata = null;
+    for (URL url : Collections.list(getClass().getClassLoader().getResources("META-INF/spring-configuration-metadata.json"))) {
+      try (InputStream in = url.openStream()) {
+        String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        if (text.contains("io.sluice.spring.SluiceProperties")) {
+          metadata = text;
+        }
+      }
+    }
+    assertThat(metadata).containsPattern(
+        "\"name\"\\s*:\\s*\"management.health.sluice.enabled\"[^}]*\"type\"\\s*:\\s*\"java.lang.Boolean\"");
+  }
 }

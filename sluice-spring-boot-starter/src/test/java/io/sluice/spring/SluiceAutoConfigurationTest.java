@@ -218,6 +218,49 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
+  void aRedisPasswordIsNotRepeatedInTheStartupFailure() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    }
+    // the failure analyzer prints this message to the console and the logs: the password must not be in it
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE)
+        .withPropertyValues("sluice.store.redis-uri=redis://sluice:s3cret-pw@127.0.0.1:" + port)
+        .run(context -> assertThat(Failures.message(context))
+            .startsWith("sluice.store.redis-uri: cannot connect to redis://sluice:*****@127.0.0.1:" + port + ": ")
+            .doesNotContain("s3cret-pw"));
+    // a URI the library refuses repeats it in its message
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE)
+        .withPropertyValues("sluice.store.redis-uri=http://:s3cret-pw@127.0.0.1:" + port)
+        .run(context -> assertThat(Failures.message(context)).startsWith("sluice.store.redis-uri: ")
+            .doesNotContain("s3cret-pw"));
+  }
+
+  @Test
+  void theEmbeddedMemberIsShutDownByTheContextNotByItsOwnShutdownHook() throws IOException {
+    // JVM shutdown hooks run concurrently: with Hazelcast's own hook, SIGTERM shuts the member down
+    // while server.shutdown=graceful still drains requests, and the limiters' last flush on close
+    // then finds no store. The context closes it, after the request limiter (which flushes first).
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    com.hazelcast.core.HazelcastInstance[] member = new com.hazelcast.core.HazelcastInstance[1];
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE)
+        .withPropertyValues("sluice.store.hazelcast-cluster-name=starter-hook-" + port,
+            "sluice.store.hazelcast-port=" + port)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          member[0] = ((HazelcastCounterStore) context.getBean(CounterStore.class)).instance();
+          assertThat(member[0].getConfig().getProperty("hazelcast.shutdownhook.enabled")).isEqualTo("false");
+        });
+    assertThat(member[0].getLifecycleService().isRunning()).as("shut down when the context closed").isFalse();
+  }
+
+  @Test
   void aStoreModuleLeftOutOfTheClasspathBacksOff() {
     // no Hazelcast on the classpath: the user's store serves, and none of Hazelcast is touched
     runner.withClassLoader(new FilteredClassLoader(HazelcastCounterStore.class, com.hazelcast.core.Hazelcast.class))
@@ -298,6 +341,27 @@ class SluiceAutoConfigurationTest {
           SyncedLimiter tenant = context.getBean(RequestLimiter.class).limiters().stream()
               .filter(l -> l.limit().name().equals("tenant")).map(SyncedLimiter.class::cast).findFirst().orElseThrow();
           assertThat(tenant.admitted()).isEqualTo(5);
+        });
+  }
+
+  @Test
+  void anEndpointRuleOfGetHoldsForHeadAsTheReadmesHelloDoes() throws Exception {
+    // the README's rule: method GET, path /hello, 5 a minute per API key. Tomcat and Spring MVC answer
+    // HEAD /hello with the GET handler, so HEAD must count against the same limit.
+    web.withPropertyValues("sluice.limits.api.limit=5", "sluice.limits.api.window=1m", "sluice.sync.batch-size=1",
+        "sluice.rules.endpoints[0].method=GET", "sluice.rules.endpoints[0].path=/hello",
+        "sluice.rules.endpoints[0].rules=api by api-key").run(context -> {
+          RateLimitFilter filter = (RateLimitFilter) context.getBean(FilterRegistrationBean.class).getFilter();
+          int passed = 0;
+          for (int i = 0; i < 8; i++) {
+            MockHttpServletRequest request = new MockHttpServletRequest(i % 2 == 0 ? "GET" : "HEAD", "/hello");
+            request.setServletPath("/hello");
+            request.addHeader("X-API-Key", "k1");
+            MockFilterChain chain = new MockFilterChain();
+            filter.doFilter(request, new MockHttpServletResponse(), chain);
+            passed += chain.getRequest() != null ? 1 : 0;
+          }
+          assertThat(passed).as("GET and HEAD of /hello under one limit of 5").isEqualTo(5);
         });
   }
 

@@ -87,6 +87,49 @@ class SluiceLimitAnnotationTest {
     });
   }
 
+  @Test
+  void aHeadRequestToAnAnnotatedGetMappingCountsAsWell() {
+    web.withUserConfiguration(OrderController.class).run(context -> {
+      // Spring MVC runs a GET handler for HEAD: a limit that HEAD escapes is a limit a client can skip
+      MockHttpServletRequest head = new MockHttpServletRequest("HEAD", "/orders/42");
+      assertThat(context.getBean(org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping.class)
+          .getHandler(head)).as("HEAD /orders/42 reaches OrderController.order").isNotNull();
+      RulesFile rules = context.getBean(RulesFile.class);
+      assertThat(names(rules, RequestContext.builder().endpoint("HEAD", "/orders/42").identity("ip", "a").build()))
+          .containsExactly("orders");
+      RateLimitFilter filter = (RateLimitFilter) context.getBean(FilterRegistrationBean.class).getFilter();
+      int passed = 0;
+      for (int i = 0; i < 5; i++) {
+        passed += pass(filter, i % 2 == 0 ? "HEAD" : "GET", "/orders/" + i) ? 1 : 0;
+      }
+      assertThat(passed).as("GET and HEAD share the limit of the annotated method").isEqualTo(3);
+    });
+  }
+
+  @Test
+  void underADispatcherServletPathTheRulesHaveItsPrefix() {
+    // spring.mvc.servlet.path=/api: GET /api/orders/42 reaches order(); the filter sees the path within
+    // the application (servlet path and path info), "/api/orders/42", which the rule must match
+    web.withUserConfiguration(OrderController.class).withPropertyValues("spring.mvc.servlet.path=/api").run(context -> {
+      assertThat(context).hasNotFailed();
+      RulesFile rules = context.getBean(RulesFile.class);
+      assertThat(names(rules, RequestContext.builder().endpoint("GET", "/api/orders/42").identity("ip", "a").build()))
+          .containsExactly("orders");
+      RateLimitFilter filter = (RateLimitFilter) context.getBean(FilterRegistrationBean.class).getFilter();
+      int passed = 0;
+      for (int i = 0; i < 5; i++) {
+        MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/orders/" + i);
+        request.setServletPath("/api");
+        request.setPathInfo("/orders/" + i);
+        request.setRemoteAddr("10.0.0.7");
+        MockFilterChain chain = new MockFilterChain();
+        filter.doFilter(request, new MockHttpServletResponse(), chain);
+        passed += chain.getRequest() != null ? 1 : 0;
+      }
+      assertThat(passed).isEqualTo(3);
+    });
+  }
+
   @RestController
   static class Misnamed {
     @SluiceLimit(value = "order", by = "ip")
@@ -129,7 +172,11 @@ class SluiceLimitAnnotationTest {
   }
 
   private static boolean pass(RateLimitFilter filter, String path) throws Exception {
-    MockHttpServletRequest request = new MockHttpServletRequest("GET", path);
+    return pass(filter, "GET", path);
+  }
+
+  private static boolean pass(RateLimitFilter filter, String method, String path) throws Exception {
+    MockHttpServletRequest request = new MockHttpServletRequest(method, path);
     request.setServletPath(path); // as a container gives it to a filter in front of the DispatcherServlet at "/"
     request.setRemoteAddr("10.0.0.7");
     MockHttpServletResponse response = new MockHttpServletResponse();
