@@ -136,6 +136,7 @@ public final class EnvoyCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     RlsServer.Settings settings = settings();
+    Shutdown.ownEmbeddedMember();
     RlsServer server;
     try {
       server = RlsServer.start(settings);

@@ -191,6 +191,7 @@ public final class ServeCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     ServeConfig config = config();
+    Shutdown.ownEmbeddedMember();
     SluiceServer server;
     try {
       server = SluiceServer.start(config);

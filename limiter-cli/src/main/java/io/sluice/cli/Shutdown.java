@@ -13,6 +13,18 @@ public final class Shutdown {
   private Shutdown() {
   }
 
+  /**
+   * For a command that closes its embedded Hazelcast member itself, from its own shutdown hook, after
+   * its limiters flushed (serve, envoy): Hazelcast's hook must not stop the member alongside it, or
+   * SIGTERM raced the last flush and lost it (found for the Spring Boot starter by review; the same
+   * pattern here). A value the user set stands.
+   */
+  public static void ownEmbeddedMember() {
+    if (System.getProperty("hazelcast.shutdownhook.enabled") == null) {
+      System.setProperty("hazelcast.shutdownhook.enabled", "false");
+    }
+  }
+
   /** Whether the JVM is shutting down (Ctrl-C): System.exit must not be called then. */
   public static boolean inProgress() {
     return inProgress;

@@ -3,6 +3,7 @@ package io.sluice.spring;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.sluice.node.KeyedLimiter;
 import io.sluice.node.RequestLimiter;
+import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.spi.CounterStore;
 import java.time.Duration;
@@ -57,6 +58,7 @@ public class SluiceHealthIndicator implements HealthIndicator {
           .withDetail("limits", limits).build();
     }
     SyncedLimiter first = synced.get(0);
+    StoreFailurePolicy policy = first.config().onStoreFailure();
     Health.Builder health;
     try {
       Integer nodes = store.heartbeat(first.nodeId(), System.currentTimeMillis(),
@@ -66,19 +68,27 @@ public class SluiceHealthIndicator implements HealthIndicator {
           .withDetail("nodes", nodes);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      health = down("interrupted");
+      health = unreachable(policy, "interrupted");
     } catch (ExecutionException e) {
-      health = down(String.valueOf(e.getCause()));
+      health = unreachable(policy, String.valueOf(e.getCause()));
     } catch (TimeoutException e) {
-      health = down("no answer within " + TIMEOUT.toMillis() + " ms");
+      health = unreachable(policy, "no answer within " + TIMEOUT.toMillis() + " ms");
     } catch (RuntimeException e) {
-      health = down(e.toString());
+      health = unreachable(policy, e.toString());
     }
     return health.withDetail("breakerOpen", breakerOpen).withDetail("limits", limits).build();
   }
 
-  private Health.Builder down(String error) {
-    return Health.down().withDetail("store", store.getClass().getSimpleName()).withDetail("reachable", false)
-        .withDetail("error", error);
+  /**
+   * The store does not answer: DOWN only where the limiters then deny everything (FAIL_CLOSED). Under
+   * LOCAL_SHARE or FAIL_OPEN the application goes on serving, decided by its failure policy, and a DOWN
+   * here would turn the root health into a 503 that takes every instance out of its load balancer at
+   * once, over the very outage the policy absorbs: UP, with the store unreachable in the details (as
+   * the sidecar's /health answers DEGRADED with a 200).
+   */
+  private Health.Builder unreachable(StoreFailurePolicy policy, String error) {
+    Health.Builder b = policy == StoreFailurePolicy.FAIL_CLOSED ? Health.down() : Health.up();
+    return b.withDetail("store", store.getClass().getSimpleName()).withDetail("reachable", false)
+        .withDetail("error", error).withDetail("onStoreFailure", policy.name());
   }
 }

@@ -58,8 +58,8 @@ class SluiceHealthAndMetricsTest {
   }
 
   @Test
-  void healthIsDownWhenTheStoreFailsOrDoesNotAnswer() {
-    runner.withBean(CounterStore.class, () -> new DelegatingStore() {
+  void healthIsDownWhenTheStoreFailsOrDoesNotAnswerAndTheLimitersThenDenyEverything() {
+    runner.withPropertyValues("sluice.sync.on-store-failure=fail-closed").withBean(CounterStore.class, () -> new DelegatingStore() {
       @Override
       public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
         return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
@@ -70,7 +70,7 @@ class SluiceHealthAndMetricsTest {
       assertThat(health.getDetails()).containsEntry("reachable", false);
       assertThat((String) health.getDetails().get("error")).contains("connection refused");
     });
-    runner.withBean(CounterStore.class, () -> new DelegatingStore() {
+    runner.withPropertyValues("sluice.sync.on-store-failure=fail-closed").withBean(CounterStore.class, () -> new DelegatingStore() {
       @Override
       public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
         return new CompletableFuture<>(); // never answers
@@ -79,6 +79,26 @@ class SluiceHealthAndMetricsTest {
       Health health = context.getBean(SluiceHealthIndicator.class).health();
       assertThat(health.getStatus()).isEqualTo(Status.DOWN);
       assertThat(health.getDetails()).containsEntry("error", "no answer within 1000 ms");
+    });
+  }
+
+  /**
+   * Under a failure policy that keeps serving (LOCAL_SHARE, the default, or FAIL_OPEN) an unreachable
+   * store leaves the component UP, with the store unreachable in its details: a DOWN would make the root
+   * health a 503 and take every instance out of its load balancer over the outage the policy absorbs.
+   */
+  @Test
+  void healthStaysUpWithTheStoreUnreachableWhenTheLimitersKeepDeciding() {
+    runner.withBean(CounterStore.class, () -> new DelegatingStore() {
+      @Override
+      public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+        return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+      }
+    }).run(context -> {
+      Health health = context.getBean(SluiceHealthIndicator.class).health();
+      assertThat(health.getStatus()).isEqualTo(Status.UP);
+      assertThat(health.getDetails()).containsEntry("reachable", false).containsEntry("onStoreFailure", "LOCAL_SHARE");
+      assertThat((String) health.getDetails().get("error")).contains("connection refused");
     });
   }
 
