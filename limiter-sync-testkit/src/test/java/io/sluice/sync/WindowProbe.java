@@ -334,9 +334,14 @@ final class WindowProbe {
         advance(ticker, e.at());
         long now = Math.max(e.at(), lastEventAt);
         lastEventAt = now;
+        if (!TRACE.isEmpty() && e.kind() != Kind.REQUEST) {
+          System.out.printf(Locale.ROOT, "trace w%d +%.3f ms: %s node %d length %.1f ms (live %s)%n",
+              Math.floorDiv(now, window) - Math.floorDiv(START, window), (now - Math.floorDiv(now, window) * window) / 1e6,
+              e.kind(), e.node(), e.length() / 1e6, live);
+        }
         switch (e.kind()) {
           case CLOSE -> {
-            if (live.size() > 1 || c.events().stream().anyMatch(x -> x.kind() == Kind.START && x.at() >= now)) {
+            if (!live.isEmpty() && live.size() > 1 || c.events().stream().anyMatch(x -> x.kind() == Kind.START && x.at() >= now)) {
               int idx = live.remove(Math.floorMod(e.node(), live.size()));
               all.get(idx).close();
             }
@@ -434,9 +439,11 @@ final class WindowProbe {
         if (nodeAllowed && d.window() != w) {
           lies.add("allowed with window " + d.window() + ", decided in " + w);
         }
-        if (c.nodes() == 1 && all.size() == 1 && nodeAllowed && exactAllowed && nc[3] == 0 && ec[3] == 0
-            && d.remaining() > x.remaining() + bound) {
-          lies.add("one node: remaining " + d.remaining() + ", the exact algorithm's " + x.remaining());
+        // one node all along: it knows every permit; its remaining is at most what its own admissions leave
+        double nodeAfter = nodeEstimate + (nodeAllowed ? cost : 0);
+        if (all.size() == 1 && nc[3] + nc[4] == 0 && d.remaining() > Math.floor(cap - nodeAfter + 1e-9) + 1) {
+          lies.add("one node: remaining " + d.remaining() + ", its admissions leave " + Math.floor(cap - nodeAfter + 1e-9)
+              + " (exact algorithm " + x.remaining() + ")");
         }
         if (!lies.isEmpty()) {
           note(violations, counts, "decision", key, relW, String.join("; ", lies) + String.format(Locale.ROOT,

@@ -1,0 +1,159 @@
+package io.sluice.sync;
+
+import io.sluice.node.Decision;
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.node.RateLimiter;
+import io.sluice.sync.testkit.MemoryStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A small simulation for the probe's reproducers: {@link SyncedLimiter} nodes on one {@link MemoryStore}
+ * and a simulated clock, each synced as {@link AccuracyKit} syncs them (a regular sync every sync
+ * interval, a sync a decision asks for one simulated millisecond later, a heartbeat every simulated
+ * second), and the exact algorithm (limiter-node's in-process limiter) deciding the same requests at
+ * the same instants. Time starts at the beginning of a window of the limit.
+ */
+final class ProbeSim implements AutoCloseable {
+  static final long MS = 1_000_000L;
+
+  final Limit limit;
+  final MemoryStore store = new MemoryStore();
+  final ManualTicker ticker;
+  final long start;
+  private final ManualTicker exactTicker;
+  private final RateLimiter exact;
+  private final Duration sync;
+  private final boolean reservation;
+  private final List<SyncedLimiter> nodes = new ArrayList<>();
+  private final List<long[]> timers = new ArrayList<>(); // {next regular sync, asked sync, next heartbeat}
+  private final List<Boolean> closed = new ArrayList<>();
+  /** Node decisions and the exact algorithm's, one letter each (A, D), in order. */
+  final StringBuilder nodeLetters = new StringBuilder();
+  final StringBuilder exactLetters = new StringBuilder();
+  Decision lastNode;
+  Decision lastExact;
+
+  ProbeSim(Limit limit, Duration sync, boolean reservation) {
+    this.limit = limit;
+    this.sync = sync;
+    this.reservation = reservation;
+    long window = limit.periodNanos();
+    this.start = Math.floorDiv(AccuracyKit.START_NANOS, window) * window + window;
+    this.ticker = new ManualTicker(start);
+    this.exactTicker = new ManualTicker(start);
+    this.exact = RateLimiter.builder(limit).ticker(exactTicker).build();
+  }
+
+  /** Starts a node now (it heartbeats at once, as its flusher does when it starts); its index. */
+  int startNode() {
+    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).nodeId("node-" + nodes.size()).ticker(ticker)
+        .autoSync(false).syncInterval(sync);
+    SyncedLimiter node = (reservation ? b.reservation() : b).build();
+    nodes.add(node);
+    closed.add(false);
+    timers.add(new long[] {ticker.read() + sync.toNanos(), Long.MAX_VALUE, ticker.read() + 1_000 * MS});
+    node.heartbeatNow();
+    return nodes.size() - 1;
+  }
+
+  /** Every node heartbeats again, so that each counts all the others (as a second after a start). */
+  void heartbeatAll() {
+    for (int i = 0; i < nodes.size(); i++) {
+      if (!closed.get(i)) {
+        nodes.get(i).heartbeatNow();
+      }
+    }
+  }
+
+  SyncedLimiter node(int i) {
+    return nodes.get(i);
+  }
+
+  /** Moves the clock to {@code start + offsetNanos}, running the syncs due before, in time order. */
+  void at(long offsetNanos) {
+    long to = start + offsetNanos;
+    while (true) {
+      int due = -1;
+      long dueAt = to;
+      for (int i = 0; i < nodes.size(); i++) {
+        if (closed.get(i)) {
+          continue;
+        }
+        long at = Math.min(timers.get(i)[0], timers.get(i)[1]);
+        if (at <= dueAt) {
+          due = i;
+          dueAt = at;
+        }
+      }
+      if (due < 0) {
+        break;
+      }
+      advance(ticker, dueAt);
+      long[] t = timers.get(due);
+      SyncedLimiter node = nodes.get(due);
+      if (t[2] <= dueAt) {
+        node.heartbeatNow();
+        t[2] = dueAt + 1_000 * MS;
+      }
+      node.takeSyncRequest();
+      node.syncNow();
+      while (t[0] <= dueAt) {
+        t[0] += sync.toNanos();
+      }
+      t[1] = Long.MAX_VALUE;
+    }
+    advance(ticker, to);
+  }
+
+  /** Node i decides the request now, and the exact algorithm beside it; whether the node admitted it. */
+  boolean acquire(int i, String key, long cost) {
+    lastNode = nodes.get(i).acquire(key, cost);
+    if (nodes.get(i).takeSyncRequest()) {
+      timers.get(i)[1] = Math.min(timers.get(i)[1], ticker.read() + MS);
+    }
+    advance(exactTicker, ticker.read() / 1_000 * 1_000);
+    lastExact = exact.acquire(key, cost);
+    nodeLetters.append(lastNode.allowed() ? 'A' : 'D');
+    exactLetters.append(lastExact.allowed() ? 'A' : 'D');
+    return lastNode.allowed();
+  }
+
+  /** Node i gives back what its last decision took, and the exact algorithm what it took, if each did. */
+  void releaseLast(int i, String key, long cost) {
+    if (lastNode.allowed()) {
+      nodes.get(i).release(key, cost, lastNode);
+    }
+    if (lastExact.allowed()) {
+      exact.release(key, cost, lastExact);
+    }
+  }
+
+  void close(int i) {
+    nodes.get(i).close();
+    closed.set(i, true);
+  }
+
+  /** The window index of the clock now. */
+  long window() {
+    return Math.floorDiv(ticker.read(), limit.periodNanos());
+  }
+
+  @Override
+  public void close() {
+    for (int i = 0; i < nodes.size(); i++) {
+      if (!closed.get(i)) {
+        close(i);
+      }
+    }
+  }
+
+  private static void advance(ManualTicker ticker, long at) {
+    long d = at - ticker.read();
+    if (d > 0) {
+      ticker.advanceNanos(d);
+    }
+  }
+}
