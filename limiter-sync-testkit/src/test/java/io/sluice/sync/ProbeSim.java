@@ -27,6 +27,8 @@ final class ProbeSim implements AutoCloseable {
   private final RateLimiter exact;
   private final Duration sync;
   private final boolean reservation;
+  /** The nodes' batch size: 0 for the default. */
+  long batchSize;
   private final List<SyncedLimiter> nodes = new ArrayList<>();
   private final List<long[]> timers = new ArrayList<>(); // {next regular sync, asked sync, next heartbeat}
   private final List<Boolean> closed = new ArrayList<>();
@@ -51,6 +53,9 @@ final class ProbeSim implements AutoCloseable {
   int startNode() {
     SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).nodeId("node-" + nodes.size()).ticker(ticker)
         .autoSync(false).syncInterval(sync);
+    if (batchSize > 0) {
+      b.batchSize(batchSize);
+    }
     SyncedLimiter node = (reservation ? b.reservation() : b).build();
     nodes.add(node);
     closed.add(false);

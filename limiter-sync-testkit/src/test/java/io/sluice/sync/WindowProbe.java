@@ -251,7 +251,7 @@ final class WindowProbe {
     SplittableRandom random = new SplittableRandom(c.seed() * 31 + 7);
     List<SyncedLimiter> all = new ArrayList<>();
     List<Integer> live = new ArrayList<>();
-    List<long[]> timers = new ArrayList<>(); // per node: {next sync, asked sync, next heartbeat, stalled until}
+    List<long[]> timers = new ArrayList<>(); // per node: {next sync, asked sync, next heartbeat, stalled until, syncs since heartbeat}
     int[] started = {0};
     long[] nodeStartedAt = new long[64];
     java.util.function.LongConsumer startNode = at -> {
@@ -268,10 +268,15 @@ final class WindowProbe {
       all.add(node);
       live.add(all.size() - 1);
       nodeStartedAt[all.size() - 1] = at;
-      timers.add(new long[] {at + random.nextLong(interval), Long.MAX_VALUE, at + 1_000 * MS, Long.MIN_VALUE});
+      timers.add(new long[] {at + random.nextLong(interval), Long.MAX_VALUE, at + 1_000 * MS, Long.MIN_VALUE, 0});
     };
     for (int i = 0; i < c.nodes(); i++) {
       startNode.accept(START);
+    }
+    // each node heartbeats once as its flusher starts (in turn: the first count fewer nodes than there
+    // are until their next heartbeat); with heartbeatAtStart, once more, as a second later
+    for (SyncedLimiter n : all) {
+      n.heartbeatNow();
     }
     for (SyncedLimiter n : all) {
       if (c.heartbeatAtStart()) {
@@ -293,7 +298,6 @@ final class WindowProbe {
     long requests = 0;
     double worstOver = 0;
     long lastEventAt = START;
-    long wallHeartbeat = System.nanoTime();
     try {
       for (Event e : c.events()) {
         // syncs due before this event, in time order (a stalled flusher's wait until it wakes)
@@ -314,9 +318,12 @@ final class WindowProbe {
           advance(ticker, dueAt);
           SyncedLimiter node = all.get(due);
           long[] t = timers.get(due);
-          if (t[2] <= dueAt || System.nanoTime() - wallHeartbeat > 500 * MS) {
-            node.heartbeatNow(); // (the registry's TTL runs on the wall clock)
+          // a heartbeat every simulated second, or every 200 syncs (the registry's TTL runs on the wall
+          // clock: a node must heartbeat within 3 s of the wall clock; deterministic, so seeds replay)
+          if (t[2] <= dueAt || ++t[4] >= 200) {
+            node.heartbeatNow();
             t[2] = dueAt + 1_000 * MS;
+            t[4] = 0;
           }
           node.takeSyncRequest();
           node.syncNow();
@@ -324,12 +331,6 @@ final class WindowProbe {
             t[0] += interval;
           }
           t[1] = Long.MAX_VALUE;
-        }
-        if (System.nanoTime() - wallHeartbeat > 500 * MS) {
-          for (int i : live) {
-            all.get(i).heartbeatNow();
-          }
-          wallHeartbeat = System.nanoTime();
         }
         advance(ticker, e.at());
         long now = Math.max(e.at(), lastEventAt);
@@ -350,9 +351,7 @@ final class WindowProbe {
           case START -> {
             startNode.accept(now);
             SyncedLimiter fresh = all.get(all.size() - 1);
-            if (e.node() == 0) {
-              fresh.heartbeatNow();
-            }
+            fresh.heartbeatNow(); // (as its flusher does when it starts)
             continue;
           }
           case STALL -> {
@@ -445,6 +444,11 @@ final class WindowProbe {
           lies.add("one node: remaining " + d.remaining() + ", its admissions leave " + Math.floor(cap - nodeAfter + 1e-9)
               + " (exact algorithm " + x.remaining() + ")");
         }
+        if (all.size() == 1 && !sliding && !nodeAllowed && !exactAllowed
+            && d.retryAfterNanos() < x.retryAfterNanos() - interval) {
+          lies.add("one node: retry-after " + d.retryAfterNanos() / 1e6 + " ms, the exact algorithm's "
+              + x.retryAfterNanos() / 1e6 + " ms");
+        }
         if (!lies.isEmpty()) {
           note(violations, counts, "decision", key, relW, String.join("; ", lies) + String.format(Locale.ROOT,
               " (at +%.3f ms of the window, node %d, %s; exact %s)", (now - w * window) / 1e6, n, d, x));
@@ -507,6 +511,11 @@ final class WindowProbe {
             wk[3] = ec[1];
           }
           worstOver = Math.max(worstOver, over);
+          if ((c.reservation() || c.batch() == 1) && over > 1e-9) {
+            note(violations, counts, "over the limit in " + (c.batch() == 1 ? "exact" : "reservation") + " mode", key,
+                relW, String.format(Locale.ROOT, "%.2f over at +%.3f ms node %d: nodes kept %d (prev %d), exact %d (prev %d)",
+                    over, (now - w * window) / 1e6, n, nc[1], nc[2], ec[1], ec[2]));
+          }
         }
         history.computeIfAbsent(key, k -> new HashMap<>()).put(w, new long[] {nc[1], 0});
       }
@@ -544,6 +553,45 @@ final class WindowProbe {
       }
     }
     return new Result(c, violations, counts, requests, nodesAdmitted, exactAdmitted, worstOver);
+  }
+
+  /**
+   * Shrinks a case that shows violations of {@code type} (a prefix of the type's name): removes events,
+   * in chunks and then one by one, while the case still shows one. Node count, settings and the seed
+   * (which draws the sync phases and random routing) are kept.
+   */
+  static Case shrink(Case c, String type) {
+    List<Event> events = new ArrayList<>(c.events());
+    int chunk = Math.max(1, events.size() / 2);
+    while (true) {
+      boolean removed = false;
+      for (int from = 0; from < events.size(); ) {
+        List<Event> candidate = new ArrayList<>(events);
+        candidate.subList(from, Math.min(events.size(), from + chunk)).clear();
+        Case smaller = new Case(c.seed(), c.limit(), c.nodes(), c.reservation(), c.batch(), c.sync(), c.heartbeatAtStart(),
+            List.copyOf(candidate), c.traffic() + " (shrunk)");
+        boolean shows;
+        try {
+          shows = run(smaller).counts().keySet().stream().anyMatch(t -> t.startsWith(type));
+        } catch (RuntimeException e) {
+          shows = false;
+        }
+        if (shows) {
+          events = candidate;
+          removed = true;
+        } else {
+          from += chunk;
+        }
+      }
+      if (!removed) {
+        if (chunk == 1) {
+          break;
+        }
+        chunk = Math.max(1, chunk / 2);
+      }
+    }
+    return new Case(c.seed(), c.limit(), c.nodes(), c.reservation(), c.batch(), c.sync(), c.heartbeatAtStart(),
+        List.copyOf(events), c.traffic() + " (shrunk)");
   }
 
   private static void overOf(List<Violation> violations, Map<String, Integer> counts, String key, double[] wk,

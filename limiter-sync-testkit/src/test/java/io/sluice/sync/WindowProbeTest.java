@@ -50,6 +50,21 @@ class WindowProbeTest {
         }
       }
     }
+    String shrink = System.getProperty("sluice.probe.shrink");
+    if (only != null && shrink != null) {
+      WindowProbe.Case small = WindowProbe.shrink(WindowProbe.Case.draw(Long.parseLong(only)), shrink);
+      WindowProbe.Result r = WindowProbe.run(small);
+      System.out.println("probe: shrunk to " + small.events().size() + " events: " + r.counts());
+      r.violations().forEach(v -> System.out.println("    " + v));
+      long window = small.limit().periodNanos();
+      long w0 = Math.floorDiv(WindowProbe.START, window) * window;
+      for (WindowProbe.Event e : small.events()) {
+        System.out.printf(java.util.Locale.ROOT, "  %+.3f ms (window %d +%.3f ms) %s %s cost %d route %d release %s length %.1f ms node %d%n",
+            (e.at() - WindowProbe.START) / 1e6, Math.floorDiv(e.at(), window) - Math.floorDiv(WindowProbe.START, window),
+            (e.at() - Math.floorDiv(e.at(), window) * window) / 1e6, e.kind(), e.key(), e.cost(), e.route(), e.release(),
+            e.length() / 1e6, e.node());
+      }
+    }
     System.out.println("probe: " + ran + " cases, " + requests + " requests, seeds from " + first);
     bySeed.forEach((type, seeds) -> System.out.println("probe: " + type + ": " + seeds.size() + " cases, seeds "
         + seeds.subList(0, Math.min(40, seeds.size()))));
