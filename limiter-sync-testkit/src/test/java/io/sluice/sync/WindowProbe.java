@@ -342,7 +342,7 @@ final class WindowProbe {
         }
         switch (e.kind()) {
           case CLOSE -> {
-            if (!live.isEmpty() && live.size() > 1 || c.events().stream().anyMatch(x -> x.kind() == Kind.START && x.at() >= now)) {
+            if (!live.isEmpty() && (live.size() > 1 || c.events().stream().anyMatch(x -> x.kind() == Kind.START && x.at() >= now))) {
               int idx = live.remove(Math.floorMod(e.node(), live.size()));
               all.get(idx).close();
             }
