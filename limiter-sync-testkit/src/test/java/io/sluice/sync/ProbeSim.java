@@ -27,6 +27,8 @@ final class ProbeSim implements AutoCloseable {
   private final RateLimiter exact;
   private final Duration sync;
   private final boolean reservation;
+  /** When the next node started syncs first, after its start (its phase); negative: one sync interval. */
+  long firstSyncAfter = -1;
   /** The nodes' batch size: 0 for the default. */
   long batchSize;
   private final List<SyncedLimiter> nodes = new ArrayList<>();
@@ -59,7 +61,8 @@ final class ProbeSim implements AutoCloseable {
     SyncedLimiter node = (reservation ? b.reservation() : b).build();
     nodes.add(node);
     closed.add(false);
-    timers.add(new long[] {ticker.read() + sync.toNanos(), Long.MAX_VALUE, ticker.read() + 1_000 * MS});
+    timers.add(new long[] {ticker.read() + (firstSyncAfter >= 0 ? firstSyncAfter : sync.toNanos()), Long.MAX_VALUE,
+        ticker.read() + 1_000 * MS});
     node.heartbeatNow();
     return nodes.size() - 1;
   }

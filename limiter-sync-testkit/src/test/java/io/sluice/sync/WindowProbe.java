@@ -34,6 +34,11 @@ final class WindowProbe {
   static final String TRACE = System.getProperty("sluice.probe.trace", "");
   /** {@code -Dsluice.probe.unitCosts=true}: every cost 1 (the same cases otherwise). */
   static final boolean UNIT_COSTS = Boolean.getBoolean("sluice.probe.unitCosts");
+  /**
+   * {@code -Dsluice.probe.hot=true}: keys at and above their limits (bursts at the window edges, Poisson
+   * from 0.9 to 4 times the limit) and faults more often: a search for over-admission.
+   */
+  static final boolean HOT = Boolean.getBoolean("sluice.probe.hot");
 
   enum Kind { REQUEST, CLOSE, START, JUMP, STALL }
 
@@ -103,6 +108,9 @@ final class WindowProbe {
           costKind = 0;
         }
         int pattern = r.nextInt(6);
+        if (HOT) {
+          pattern = r.nextBoolean() ? 3 : 4; // (bursts at the edges, or Poisson at the limit and above)
+        }
         traffic.append(key).append(':').append(new String[] {"paced~sync", "idle-gaps", "mid-window", "edges",
             "poisson", "mixed"}[pattern]).append('/').append(new String[] {"random", "sticky", "alternate"}[route])
             .append(costKind == 2 ? "/costs" : costKind == 3 ? "/full-cost" : "")
@@ -147,7 +155,7 @@ final class WindowProbe {
             }
           }
           case 4 -> { // Poisson at a fraction or a multiple of the limit
-            double rate = limit * pickD(r, 0.02, 0.1, 0.3, 0.45, 1, 2, 4) / window;
+            double rate = limit * (HOT ? pickD(r, 0.9, 1, 1.2, 2, 4) : pickD(r, 0.02, 0.1, 0.3, 0.45, 1, 2, 4)) / window;
             long t = from;
             while (t < START + duration) {
               times.add(t);
@@ -182,7 +190,7 @@ final class WindowProbe {
         }
       }
       // faults: nodes closing (and others starting), a node's flusher stalling, the clock jumping over syncs
-      if (r.nextInt(3) == 0) {
+      if (r.nextInt(HOT ? 2 : 3) == 0) {
         int n = 1 + r.nextInt(3);
         for (int i = 0; i < n; i++) {
           long at = START + r.nextLong(duration);
@@ -192,13 +200,13 @@ final class WindowProbe {
         }
         traffic.append("churn ").append(n).append(' ');
       }
-      if (r.nextInt(4) == 0) {
+      if (r.nextInt(HOT ? 2 : 4) == 0) {
         long at = START + r.nextLong(duration);
         long length = pick(r, 2 * sync, window, window + window / 2);
         events.add(new Event(at, Kind.STALL, null, 0, 0, false, length, r.nextInt(8)));
         traffic.append("stall ").append(Duration.ofNanos(length)).append(' ');
       }
-      if (r.nextInt(5) == 0) {
+      if (r.nextInt(HOT ? 3 : 5) == 0) {
         long at = START + r.nextLong(duration);
         long length = pick(r, sync + sync / 2, window - window / 3, 2 * window + window / 2);
         events.add(new Event(at, Kind.JUMP, null, 0, 0, false, length, -1));
@@ -342,7 +350,7 @@ final class WindowProbe {
         }
         switch (e.kind()) {
           case CLOSE -> {
-            if (!live.isEmpty() && live.size() > 1 || c.events().stream().anyMatch(x -> x.kind() == Kind.START && x.at() >= now)) {
+            if (!live.isEmpty() && (live.size() > 1 || c.events().stream().anyMatch(x -> x.kind() == Kind.START && x.at() >= now))) {
               int idx = live.remove(Math.floorMod(e.node(), live.size()));
               all.get(idx).close();
             }

@@ -1,0 +1,42 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Found by {@code WindowProbe} (seed 64244 with {@code -Dsluice.probe.unitCosts=true}, shrunk to 42
+ * requests; the same in seeds 61654, 62005, 62387: sliding windows, 2-5 nodes, a burst at a window's
+ * end). At the start of a window that follows a full one, claims are fruitless (nothing is free yet),
+ * and each fruitless claim in a row doubles how long the node then denies without asking (up to eight
+ * sync intervals). The backoff outlives its cause: the previous window fades and frees the budget, and
+ * long after the key has dropped far below its limit the node still denies it without asking the store.
+ * (Not the known swap at a sliding window's limit: the key is nowhere near its limit.)
+ */
+class SlidingBackoffTest {
+
+  /**
+   * Sliding window of 37 per 250 ms, 2 nodes, batch 100, sync 125 ms, each request to a node at random
+   * (the probe's draw): 36 requests in the last 12 ms of a window (all admitted), 5 in the first 2.5 ms of
+   * the next (the exact algorithm admits 1: the key at its limit), then one at 247.9 ms, when the key is
+   * at 1 + 36 x 0.009 = 1.3 of 37. The exact algorithm admits it. On the code of 2026-12-02 node 1 denied
+   * it without a store call (its view last answered 246 ms before), with a retry-after of 125 ms.
+   */
+  @Test
+  void aBackoffFromTheStartOfASlidingWindowDoesNotOutliveTheFading() {
+    WindowProbe.Case drawn = WindowProbe.Case.draw(64_244);
+    long[] micros = {487861, 489093, 489158, 489600, 489799, 490167, 491069, 491182, 491442, 491618, 492081, 492433, 493116, 493162, 493295, 493304, 493524, 494204, 494270, 494400, 494442, 494650, 495974, 497383, 497601, 497711, 497719, 497741, 497978, 498413, 498482, 498500, 498636, 498803, 499097, 499457, 500013, 501245, 501737, 501886, 502437, 747853};
+    List<WindowProbe.Event> events = new ArrayList<>();
+    for (long us : micros) {
+      events.add(WindowProbe.Event.request(WindowProbe.START + us * 1_000, "k1", 1, WindowProbe.RANDOM, false));
+    }
+    WindowProbe.Case c = new WindowProbe.Case(drawn.seed(), drawn.limit(), drawn.nodes(), drawn.reservation(),
+        drawn.batch(), drawn.sync(), drawn.heartbeatAtStart(), List.copyOf(events), "seed 64244 shrunk");
+    assertThat(c.toString()).contains("sliding 37 per PT0.25S, 2 nodes, approximate, batch 100, sync PT0.125S");
+    WindowProbe.Result r = WindowProbe.run(c);
+    assertThat(r.requests()).isEqualTo(42);
+    assertThat(r.violations()).as("what the probe found in %s", c).isEmpty();
+  }
+}
