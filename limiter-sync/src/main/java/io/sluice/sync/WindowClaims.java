@@ -448,7 +448,9 @@ final class WindowClaims {
         if (delta.need() > 0 && granted < delta.need()) {
           // (twice as long after each such answer in a row, up to eight sync intervals: a key at its
           // limit whose last permits other nodes hold costs a few store calls a window, not ten a second)
-          v.nothingFreeUntil = now + (syncIntervalNanos << Math.min(3, v.fruitlessAsks));
+          // (a sliding window frees budget continuously as the previous one fades: no doubling there,
+          // or a back-off begun at a window's start outlived the fading and denied a key at 1 of 37)
+          v.nothingFreeUntil = now + (sliding ? syncIntervalNanos : syncIntervalNanos << Math.min(3, v.fruitlessAsks));
           v.freeBelow = delta.need();
           v.fruitlessAsks++;
         } else if (delta.need() > 0) {

@@ -129,6 +129,11 @@ final class WindowDecisions {
     boolean retired;
     long remaining;
     long retryAfter;
+    /**
+     * Of the cost, permits this node gave back after the store had counted them (released), used again
+     * first: only the rest needs room in the limit and the claim, or goes to the store with a take.
+     */
+    long reuse;
     /** The window an admission counted in (for release). */
     long countedWindow;
     /** A decision of this thread is using it. */
@@ -155,6 +160,7 @@ final class WindowDecisions {
       retired = false;
       remaining = 0;
       retryAfter = 0;
+      reuse = 0;
       countedWindow = Long.MIN_VALUE;
       inUse = true;
       return this;
@@ -205,6 +211,10 @@ final class WindowDecisions {
     j.own = WindowClaims.weighted(view.pendingPrev, view.pendingCur, j.prevWeight);
     j.capacity = claims.capacity(view);
     j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
+    if (!j.took && !j.takeUnsettled) {
+      // (once this decision's take went to the store, what it reuses is fixed: the take carried the rest)
+      j.reuse = Math.min(view.releasedCur, j.cost);
+    }
     // a sliding window's view from before its window began misses what the other nodes added to
     // the window that is now the previous one, and that still weighs: it is not fresh either
     j.fresh = view.syncedAt != Long.MIN_VALUE && j.now - view.syncedAt <= staleAfterNanos
@@ -247,12 +257,12 @@ final class WindowDecisions {
       }
     } else if (leases != null) {
       return verdictOnLease(view, j);
-    } else if (j.now < view.deniedUntil && j.fresh && j.globalEstimate + cost > j.capacity) {
+    } else if (j.now < view.deniedUntil && j.fresh && j.globalEstimate + cost - j.reuse > j.capacity) {
       // (a smaller cost than the one that cached the denial may still fit)
       cachedDenials.increment();
       j.admit = false;
       j.retryAfter = view.deniedUntil - j.now;
-    } else if (j.globalEstimate + j.own + cost > j.capacity) {
+    } else if (j.globalEstimate + j.own + cost - j.reuse > j.capacity) {
       return verdictOverTheLimit(view, j);
     } else {
       return verdictWithinTheLimit(view, j);
@@ -294,7 +304,7 @@ final class WindowDecisions {
 
   /** Over the limit with this node's own pending permits: denied, unless an old view must ask first. */
   private int verdictOverTheLimit(KeyView view, Judgement j) {
-    long cost = j.cost;
+    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
     j.admit = false;
     j.retryAfter = claims.retryAfter(view, j.at, cost);
     if (j.fresh && j.globalEstimate + cost > j.capacity) {
@@ -315,7 +325,7 @@ final class WindowDecisions {
 
   /** Within the limit as far as the view shows: admitted when the node's allowance (its claim) pays. */
   private int verdictWithinTheLimit(KeyView view, Judgement j) {
-    long cost = j.cost;
+    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
     long now = j.now;
     boolean limitReached = claims.atLimit(view, j.globalEstimate, j.at);
     long allowance = claims.allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
@@ -367,7 +377,7 @@ final class WindowDecisions {
   private void grantCredit(KeyView view, Judgement j, long allowance, long trigger) {
     long cost = j.cost;
     long now = j.now;
-    double ownAfter = j.own + cost;
+    double ownAfter = j.own + cost - j.reuse;
     long credit = Math.min((long) Math.floor(allowance - ownAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
     if (view.shareCapWindow == view.window && now < view.shareCapUntil) {
       credit = Math.min(credit, view.shareCap - view.ownCur - cost); // (a share held since a fault)
@@ -399,19 +409,23 @@ final class WindowDecisions {
       // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
       j.countedWindow = exact == null ? view.window : Long.MIN_VALUE;
       if (j.took) {
+        // (the take counted the cost less what released permits paid)
         view.ownCur += cost;
+        view.releasedCur -= j.reuse;
         if (flusher.numberedDone(view.key) > view.takenMark) {
           // a numbered flush sent after the earlier takes was answered: they reached that store
           view.takenCur = 0;
           view.takenPrev = 0;
         }
-        view.takenCur += cost;
+        view.takenCur += cost - j.reuse;
         view.takenMark = flusher.numberedSent();
       } else if (j.takeUnsettled) {
         // counted by the flush that settles the take (unless the take counted it), not as unsent
-        view.pendingCur += cost;
+        // (what released permits paid is this node's already: not pending)
+        view.releasedCur -= j.reuse;
+        view.pendingCur += cost - j.reuse;
         view.ownCur += cost;
-        pendingPermits.add(cost);
+        pendingPermits.add(cost - j.reuse);
       } else if (!j.fromLease) {
         queue.countAdmitted(view, cost);
       }
