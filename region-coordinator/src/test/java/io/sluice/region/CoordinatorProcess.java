@@ -11,7 +11,7 @@ import java.time.Duration;
  * leaderships, epoch, errors) for the report's log.
  *
  * <p>Arguments: cluster name, first Hazelcast port, quota name, G, window (ms), key pattern, lease
- * (ms), then one {@code name=redis://...} per region.
+ * (ms), round interval (ms), then one {@code name=redis://...} per region.
  */
 public final class CoordinatorProcess {
   private CoordinatorProcess() {
@@ -21,8 +21,9 @@ public final class CoordinatorProcess {
     GlobalQuota quota = GlobalQuota.builder(args[2]).quota(Long.parseLong(args[3]))
         .window(Duration.ofMillis(Long.parseLong(args[4]))).keyPattern(args[5]).build();
     CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota)
-        .cluster(args[0], Integer.parseInt(args[1]), 20).lease(Duration.ofMillis(Long.parseLong(args[6])));
-    for (int i = 7; i < args.length; i++) {
+        .cluster(args[0], Integer.parseInt(args[1]), 20).lease(Duration.ofMillis(Long.parseLong(args[6])))
+        .roundInterval(Duration.ofMillis(Long.parseLong(args[7])));
+    for (int i = 8; i < args.length; i++) {
       String[] region = args[i].split("=", 2);
       b.region(Region.of(region[0], RedisStoreConfig.builder(region[1]).build()));
     }

@@ -45,6 +45,8 @@ class RegionRealTimeIT {
   private static final int NODES = 2;
   private static final double[][] ROTATION = {{0.6, 0.3, 0.1}, {0.1, 0.6, 0.3}, {0.3, 0.1, 0.6}, {0.0, 0.5, 0.5}};
   private static final int PHASE_WINDOWS = 5;
+  /** The coordinator's round interval, ms ({@code -Dsluice.realtime.round}, default 1,000 as a deployment's). */
+  private static final long ROUND_MS = Long.getLong("sluice.realtime.round", 1_000);
 
   /** Per window (absolute index), per key, per region: permits admitted. */
   private final Map<Long, AtomicLongArray> admitted = new ConcurrentHashMap<>();
@@ -138,7 +140,7 @@ class RegionRealTimeIT {
 
       md.append(String.format(Locale.ROOT, "G = %,d per 1 s window on each of %d keys, demand 2G per key; %d regions"
           + " (a redis-server each), %d nodes per region; %d coordinator replicas as processes of their own (rounds every"
-          + " 1 s on the clock's grid, lease 5 s). Run %s.%n%n", G, KEYS.length, REGIONS, NODES, 2,
+          + " %,d ms on the clock's grid, lease 5 s). Run %s.%n%n", G, KEYS.length, REGIONS, NODES, 2, ROUND_MS,
           java.time.Instant.now().toString().substring(0, 16) + " UTC"));
       md.append("| run | windows | mean utilisation | worst window | worst over G | windows to reconverge (≥ 95%) |\n");
       md.append("|---|---:|---:|---:|---:|---|\n");
@@ -158,7 +160,8 @@ class RegionRealTimeIT {
       md.append("```\n");
       Path dir = Path.of(System.getProperty("sluice.report.dir", "target"));
       Files.createDirectories(dir);
-      Files.writeString(dir.resolve("regions-realtime.md"), md.toString());
+      Files.writeString(dir.resolve(ROUND_MS == 1_000 ? "regions-realtime.md" : "regions-realtime-" + ROUND_MS + "ms.md"),
+          md.toString());
       System.out.println(md);
       assertThat(total(coordinatedFrom, 0)).as("the coordinated run admitted something").isPositive();
     } finally {
@@ -266,7 +269,7 @@ class RegionRealTimeIT {
   private static Process startCoordinator(String cluster, List<String> regions, Path log) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m", "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName(), cluster, "5801",
-        "api", Long.toString(G), Long.toString(WINDOW_NANOS / 1_000_000), "tenant-*", "5000"));
+        "api", Long.toString(G), Long.toString(WINDOW_NANOS / 1_000_000), "tenant-*", "5000", Long.toString(ROUND_MS)));
     cmd.addAll(regions);
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }
