@@ -85,8 +85,8 @@ public final class RlsServer implements AutoCloseable {
     try {
       String nodeId = settings.nodeId != null ? settings.nodeId : "envoy-" + UUID.randomUUID().toString().substring(0, 8);
       if (settings.redisUri != null) {
-        store = connectRedis(RedisStoreConfig.builder(settings.redisUri).keyPrefix(settings.keyPrefix)
-            .commandTimeout(settings.redisTimeout).build());
+        store = RedisCounterStore.connect(RedisStoreConfig.builder(settings.redisUri).keyPrefix(settings.keyPrefix)
+            .commandTimeout(settings.redisTimeout).build(), CONNECT_PATIENCE);
       } else {
         store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
             .clusterName(settings.hazelcastCluster).mapPrefix(settings.keyPrefix).build());
@@ -149,22 +149,8 @@ public final class RlsServer implements AutoCloseable {
     return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
   }
 
-  /** How long start-up keeps trying to reach Redis: the service often starts alongside its Redis. */
-  static final long CONNECT_PATIENCE_NANOS = 15_000_000_000L;
-
-  private static RedisCounterStore connectRedis(RedisStoreConfig config) throws InterruptedException {
-    long deadline = System.nanoTime() + CONNECT_PATIENCE_NANOS;
-    while (true) {
-      try {
-        return RedisCounterStore.connect(config);
-      } catch (StoreUnavailableException e) {
-        if (System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(250);
-      }
-    }
-  }
+  /** How long start-up keeps trying to reach Redis: it often starts alongside its Redis. */
+  static final Duration CONNECT_PATIENCE = Duration.ofSeconds(15);
 
   /** The port listened on (the one picked when the settings said 0). */
   public int port() {

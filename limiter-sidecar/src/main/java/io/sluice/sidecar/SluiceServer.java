@@ -16,8 +16,8 @@ import io.sluice.sync.hazelcast.HazelcastCounterStore;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.StoreUnavailableException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,9 +93,10 @@ public final class SluiceServer implements AutoCloseable {
           : "serve-" + UUID.randomUUID().toString().substring(0, 8);
       CounterStore store;
       if (config.redisUri() != null) {
-        store = connectRedis(RedisStoreConfig.builder(config.redisUri())
+        store = RedisCounterStore.connect(RedisStoreConfig.builder(config.redisUri())
             .keyPrefix(config.keyPrefix()).cluster(config.redisCluster())
-            .commandTimeout(config.redisTimeout()).evictionCheck(config.redisEvictionCheck()).build());
+            .commandTimeout(config.redisTimeout()).evictionCheck(config.redisEvictionCheck()).build(),
+            CONNECT_PATIENCE);
       } else {
         store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
             .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
@@ -149,22 +150,8 @@ public final class SluiceServer implements AutoCloseable {
     }
   }
 
-  /** How long start-up keeps trying to reach Redis: a sidecar often starts alongside its Redis. */
-  static final long CONNECT_PATIENCE_NANOS = 15_000_000_000L;
-
-  private static RedisCounterStore connectRedis(RedisStoreConfig config) throws InterruptedException {
-    long deadline = System.nanoTime() + CONNECT_PATIENCE_NANOS;
-    while (true) {
-      try {
-        return RedisCounterStore.connect(config);
-      } catch (StoreUnavailableException e) {
-        if (System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(250);
-      }
-    }
-  }
+  /** How long start-up keeps trying to reach Redis: it often starts alongside its Redis. */
+  static final Duration CONNECT_PATIENCE = Duration.ofSeconds(15);
 
   /** The port listened on (the one picked when the config said 0). */
   public int port() {

@@ -97,6 +97,26 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   }
 
   /**
+   * {@link #connect(RedisStoreConfig)}, trying again every 250 ms for up to {@code patience}: a service
+   * (a sidecar, a rate limit service) often starts alongside its Redis.
+   *
+   * @throws StoreUnavailableException if Redis could not be reached within the patience
+   */
+  public static RedisCounterStore connect(RedisStoreConfig config, Duration patience) throws InterruptedException {
+    long deadline = System.nanoTime() + patience.toNanos();
+    while (true) {
+      try {
+        return connect(config);
+      } catch (StoreUnavailableException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(250);
+      }
+    }
+  }
+
+  /**
    * Connects and loads the scripts.
    *
    * @throws IllegalArgumentException if the URI cannot be parsed
