@@ -83,7 +83,6 @@ public final class RlsServer implements AutoCloseable {
     RlsLimiters limiters = null;
     ThreadPoolExecutor executor = null;
     try {
-      String nodeId = settings.nodeId != null ? settings.nodeId : "envoy-" + UUID.randomUUID().toString().substring(0, 8);
       if (settings.redisUri != null) {
         store = RedisCounterStore.connect(RedisStoreConfig.builder(settings.redisUri).keyPrefix(settings.keyPrefix)
             .commandTimeout(settings.redisTimeout).build(), CONNECT_PATIENCE);
@@ -91,14 +90,7 @@ public final class RlsServer implements AutoCloseable {
         store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
             .clusterName(settings.hazelcastCluster).mapPrefix(settings.keyPrefix).build());
       }
-      SyncConfig shared = SyncConfig.custom()
-          .batchSize(settings.batchSize)
-          .syncInterval(settings.syncInterval)
-          .onStoreFailure(settings.onStoreFailure)
-          .claimTimeout(settings.claimTimeout)
-          .nodeId(nodeId)
-          .build();
-      limiters = new RlsLimiters(store, shared, settings.maxLimits);
+      limiters = new RlsLimiters(store, settings.sync, settings.maxLimits);
       AtomicInteger threadNo = new AtomicInteger();
       executor = new ThreadPoolExecutor(settings.threads, settings.threads, 60, TimeUnit.SECONDS,
           new ArrayBlockingQueue<>(settings.queue), r -> {
@@ -266,20 +258,15 @@ public final class RlsServer implements AutoCloseable {
     final Duration redisTimeout;
     final String hazelcastCluster;
     final String keyPrefix;
-    final String nodeId;
-    final long batchSize;
-    final Duration syncInterval;
-    final StoreFailurePolicy onStoreFailure;
+    final SyncConfig sync;
     final int threads;
     final int queue;
     final int maxLimits;
     final int maxMessageBytes;
     final boolean responseHeaders;
     final Duration reloadInterval;
-    final Duration claimTimeout;
 
     private Settings(Builder b) {
-      this.claimTimeout = b.claimTimeout;
       this.reloadInterval = b.reloadInterval;
       this.configPaths = List.copyOf(b.configPaths);
       this.host = b.host;
@@ -288,10 +275,7 @@ public final class RlsServer implements AutoCloseable {
       this.redisTimeout = b.redisTimeout;
       this.hazelcastCluster = b.hazelcastCluster;
       this.keyPrefix = b.keyPrefix;
-      this.nodeId = b.nodeId;
-      this.batchSize = b.batchSize;
-      this.syncInterval = b.syncInterval;
-      this.onStoreFailure = b.onStoreFailure;
+      this.sync = b.sync.build();
       this.threads = b.threads;
       this.queue = b.queue;
       this.maxLimits = b.maxLimits;
@@ -320,7 +304,12 @@ public final class RlsServer implements AutoCloseable {
     }
 
     public long batchSize() {
-      return batchSize;
+      return sync.batchSize().orElse(SyncConfig.DEFAULT_BATCH_SIZE);
+    }
+
+    /** What every limiter of the service is built with (node id, batching, failure policy, timeouts). */
+    public SyncConfig sync() {
+      return sync;
     }
 
     public static final class Builder {
@@ -331,17 +320,15 @@ public final class RlsServer implements AutoCloseable {
       private Duration redisTimeout = Duration.ofMillis(500);
       private String hazelcastCluster = DEFAULT_HAZELCAST_CLUSTER;
       private String keyPrefix = DEFAULT_KEY_PREFIX;
-      private String nodeId;
-      private long batchSize = SyncConfig.DEFAULT_BATCH_SIZE;
-      private Duration syncInterval = SyncConfig.DEFAULT_SYNC_INTERVAL;
-      private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
+      /** Node id, batch size, sync interval, failure policy and claim timeout: SyncConfig's own checks. */
+      private final SyncConfig.Builder sync = SyncConfig.custom().batchSize(SyncConfig.DEFAULT_BATCH_SIZE);
+      private boolean nodeIdSet;
       private int threads = DEFAULT_THREADS;
       private int queue = DEFAULT_QUEUE;
       private int maxLimits = DEFAULT_MAX_LIMITS;
       private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
       private boolean responseHeaders = true;
       private Duration reloadInterval = Duration.ofSeconds(1);
-      private Duration claimTimeout = SyncConfig.DEFAULT_CLAIM_TIMEOUT;
 
       /** A configuration file, or a directory of them (repeatable). */
       public Builder config(Path path) {
@@ -403,19 +390,14 @@ public final class RlsServer implements AutoCloseable {
       }
 
       public Builder nodeId(String nodeId) {
-        if (nodeId == null || nodeId.isBlank()) {
-          throw new IllegalArgumentException("nodeId: must not be empty");
-        }
-        this.nodeId = nodeId;
+        sync.nodeId(nodeId);
+        nodeIdSet = true;
         return this;
       }
 
       /** Permits per key between flushes; 1 is exact mode (one store call per decision). */
       public Builder batchSize(long batchSize) {
-        if (batchSize < 1) {
-          throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
-        }
-        this.batchSize = batchSize;
+        sync.batchSize(batchSize);
         return this;
       }
 
@@ -429,15 +411,12 @@ public final class RlsServer implements AutoCloseable {
           throw new IllegalArgumentException("syncInterval: must be positive and at most 500ms (half a second, the"
               + " shortest unit), got " + interval);
         }
-        this.syncInterval = interval;
+        sync.syncInterval(interval);
         return this;
       }
 
       public Builder onStoreFailure(StoreFailurePolicy policy) {
-        if (policy == null) {
-          throw new IllegalArgumentException("onStoreFailure: must not be null");
-        }
-        this.onStoreFailure = policy;
+        sync.onStoreFailure(policy);
         return this;
       }
 
@@ -492,10 +471,7 @@ public final class RlsServer implements AutoCloseable {
        * policy decide rather than Envoy's {@code failure_mode_deny}.
        */
       public Builder claimTimeout(Duration timeout) {
-        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
-          throw new IllegalArgumentException("claimTimeout: must be positive, got " + timeout);
-        }
-        this.claimTimeout = timeout;
+        sync.claimTimeout(timeout);
         return this;
       }
 
@@ -511,6 +487,9 @@ public final class RlsServer implements AutoCloseable {
       public Settings build() {
         if (configPaths.isEmpty()) {
           throw new IllegalArgumentException("config: at least one file or directory is needed");
+        }
+        if (!nodeIdSet) {
+          sync.nodeId("envoy-" + UUID.randomUUID().toString().substring(0, 8));
         }
         return new Settings(this);
       }
