@@ -3,7 +3,6 @@ package io.sluice.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.http.RateLimitFilter;
-import io.sluice.node.Decision;
 import io.sluice.node.KeyedLimiter;
 import io.sluice.node.Limit;
 import io.sluice.node.Mode;
@@ -22,7 +21,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
