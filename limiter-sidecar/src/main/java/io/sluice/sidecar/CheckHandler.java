@@ -56,6 +56,8 @@ final class CheckHandler extends Handler.Abstract {
   private final String storeName;
   /** One timer per endpoint and status: both sets are small and fixed, so the map stays small. */
   private final Map<Integer, Timer> timers = new ConcurrentHashMap<>();
+  /** Method tags: the sidecar's own methods, anything else as OTHER (bounded, as every tag here). */
+  private static final String[] METHODS = {"POST", "GET", "HEAD", "OTHER"};
 
   private final Set<String> identities;
   private final RequestLimiter requestLimiter;
@@ -118,7 +120,7 @@ final class CheckHandler extends Handler.Abstract {
         status = error(response, callback, 500, null, "internal error"); // the cause is in the log, not for clients
       }
     }
-    timer(endpoint, status).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    timer(endpoint, status, methodIndex(method)).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
     return true;
   }
 
@@ -164,12 +166,21 @@ final class CheckHandler extends Handler.Abstract {
           status = error(response, callback, 500, null, "internal error");
         }
       }
-      timer(0, status).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      timer(0, status, 0).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
     });
   }
 
   private void finish(long start, int status) {
-    timer(0, status).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    timer(0, status, 0).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+  }
+
+  private static int methodIndex(String method) {
+    for (int i = 0; i < METHODS.length - 1; i++) {
+      if (METHODS[i].equals(method)) {
+        return i;
+      }
+    }
+    return METHODS.length - 1;
   }
 
   private static Throwable unwrap(Throwable t) {
@@ -380,11 +391,23 @@ final class CheckHandler extends Handler.Abstract {
     response.write(true, ByteBuffer.wrap(bytes), callback);
   }
 
-  private Timer timer(int endpoint, int status) {
-    return timers.computeIfAbsent(endpoint * 1000 + status, k -> Timer.builder("sluice.http.server.requests")
+  /**
+   * Micrometer's standard HTTP server timer ({@code http.server.requests}: method, uri, status, outcome,
+   * exception; Prometheus {@code http_server_requests_seconds}), with a percentile histogram so that
+   * dashboards can take a p99 across instances.
+   */
+  private Timer timer(int endpoint, int status, int method) {
+    return timers.computeIfAbsent((endpoint * 1000 + status) * 8 + method, k -> Timer.builder("http.server.requests")
         .description("Requests served by the sidecar")
-        .tag("endpoint", endpoint == 0 ? "check" : endpoint == 1 ? "health" : endpoint == 2 ? "metrics" : "other")
+        .tag("method", METHODS[method])
+        .tag("uri", endpoint == 0 ? "/check" : endpoint == 1 ? "/health" : endpoint == 2 ? "/metrics"
+            : status == 404 ? "NOT_FOUND" : "UNKNOWN")
         .tag("status", Integer.toString(status))
+        .tag("outcome", status >= 500 ? "SERVER_ERROR" : status >= 400 ? "CLIENT_ERROR" : status >= 300 ? "REDIRECTION"
+            : status >= 200 ? "SUCCESS" : "INFORMATIONAL")
+        .tag("exception", "none")
+        .publishPercentileHistogram()
         .register(registry));
   }
+
 }

@@ -43,7 +43,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  *   <li>{@code GET /health}: {@code UP}, or {@code DEGRADED} while a limit's store breaker is open
  *       (still 200: the fallback policy keeps deciding);</li>
  *   <li>{@code GET /metrics}: Prometheus text ({@code sluice.decisions}, {@code sluice.sync.*},
- *       {@code sluice.http.server.requests}, JVM).</li>
+ *       {@code http.server.requests}, Micrometer's standard name, with a percentile histogram, JVM).</li>
  * </ul>
  * Bad input (malformed JSON, a missing or too long key, an unknown limit or field, a bad cost, a body
  * over the cap, a wrong method or path) is answered 4xx with {@code {"error": "...", "field": ...}};

@@ -177,7 +177,8 @@ class SluiceServerIT {
     assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
     assertThat(r.body())
         .containsPattern("(?m)^sluice_decisions_total\\{limit=\"wide\",result=\"allowed\"} [1-9]")
-        .containsPattern("(?m)^sluice_http_server_requests_seconds_count\\{endpoint=\"check\",status=\"400\"} [1-9]")
+        .containsPattern("(?m)^http_server_requests_seconds_count\\{exception=\"none\",method=\"POST\",outcome=\"CLIENT_ERROR\",status=\"400\",uri=\"/check\"} [1-9]")
+        .containsPattern("(?m)^http_server_requests_seconds_bucket\\{")
         .containsPattern("(?m)^sluice_sync_store_calls_total\\{limit=\"wide\"} ")
         .contains("jvm_memory_used_bytes");
   }

@@ -55,7 +55,23 @@ final class StoreCalls {
   StoreCalls(CircuitBreaker breaker, Duration defaultTimeout) {
     this.breaker = breaker;
     this.defaultTimeout = defaultTimeout;
+    // once per transition, with the reason: an operator learns when the failure policy took over and
+    // when the store came back, without a line per failed call
+    breaker.getEventPublisher().onStateTransition(e -> {
+      CircuitBreaker.State to = e.getStateTransition().getToState();
+      if (to == CircuitBreaker.State.OPEN || to == CircuitBreaker.State.FORCED_OPEN) {
+        CircuitBreaker.Metrics m = breaker.getMetrics();
+        LOG.log(System.Logger.Level.WARNING, "sluice: circuit breaker {0} opened ({1}): failure rate {2}%, slow calls"
+            + " {3}% of the last {4} store calls; the failure policy decides until a call gets through",
+            breaker.getName(), e.getStateTransition(), m.getFailureRate(), m.getSlowCallRate(),
+            m.getNumberOfBufferedCalls());
+      } else {
+        LOG.log(System.Logger.Level.INFO, "sluice: circuit breaker {0}: {1}", breaker.getName(), e.getStateTransition());
+      }
+    });
   }
+
+  private static final System.Logger LOG = System.getLogger(StoreCalls.class.getName());
 
   /**
    * One store call, waiting at most the default timeout (the flush timeout): the answer, or null when
