@@ -84,6 +84,8 @@ final class Flusher {
   private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
   /** The flusher thread's: when it last beat and last started a sync. */
   private long lastHeartbeat = Long.MIN_VALUE;
+  /** This node's beat on this store, shared with its other limiters (see SharedBeat). */
+  private final SharedBeat beat;
   private long lastSyncStart = Long.MIN_VALUE;
   /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
   private double meanKeyRate;
@@ -118,6 +120,7 @@ final class Flusher {
     this.windowNanos = l.windowNanos;
     this.claims = claims;
     this.queue = queue;
+    this.beat = SharedBeat.of(store, nodeId);
     this.dirty = queue.dirty;
     this.orphans = queue.orphans;
     this.syncRequested = queue.syncRequested;
@@ -236,7 +239,13 @@ final class Flusher {
         long now = System.nanoTime();
         if (lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) {
           lastHeartbeat = now;
-          heartbeatNow();
+          // (another limiter of this node beat into this store within half an interval: its answer stands)
+          int shared = beat.recent(heartbeatIntervalNanos / 2);
+          if (shared > 0) {
+            registeredNodes = shared;
+          } else {
+            heartbeatNow();
+          }
         }
         sync(false);
         views.sweepSome();
@@ -604,6 +613,7 @@ final class Flusher {
         Duration.ofNanos(3 * heartbeatIntervalNanos)));
     if (alive != null) {
       registeredNodes = Math.max(1, alive);
+      beat.answered(registeredNodes);
     }
     return Math.max(1, registeredNodes);
   }

@@ -1,0 +1,73 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.testkit.MemoryStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The limiters of one node on one store share its registry heartbeat (SharedBeat): a process with
+ * several limits beats about once per interval, not once per limit, and every limiter still learns
+ * how many nodes the registry counts.
+ */
+class SharedBeatTest {
+
+  @Test
+  void aBeatAnsweredForOneLimiterOfANodeServesItsOthers() {
+    SharedBeat beat = SharedBeat.of(new MemoryStore(), "n");
+    assertThat(beat.recent(1_000_000_000L)).as("none yet").isEqualTo(-1);
+    beat.answered(3);
+    assertThat(beat.recent(1_000_000_000L)).isEqualTo(3);
+    assertThat(beat.recent(0)).as("older than asked").isEqualTo(-1);
+  }
+
+  @Test
+  void theLimitersOfOneNodeBeatAboutOncePerIntervalNotOncePerLimit() throws Exception {
+    AtomicInteger beats = new AtomicInteger();
+    CounterStoreCounting store = new CounterStoreCounting(new MemoryStore(), beats);
+    // another node already in the registry: every limiter must learn there are two
+    store.heartbeat("other", System.currentTimeMillis(), Duration.ofMinutes(1)).toCompletableFuture().join();
+    beats.set(0);
+    List<SyncedLimiter> limiters = new ArrayList<>();
+    Duration interval = Duration.ofMillis(200);
+    long runMillis = 2_000;
+    for (int i = 0; i < 4; i++) {
+      limiters.add(SyncedLimiter.builder(Limit.fixedWindow("l" + i).limit(100).window(Duration.ofMinutes(1)).build(),
+          store).nodeId("n").heartbeatInterval(interval).build());
+    }
+    try {
+      Thread.sleep(runMillis);
+      for (SyncedLimiter l : limiters) {
+        assertThat(l.registeredNodes()).as("nodes %s learnt", l.limit().name()).isEqualTo(2);
+      }
+    } finally {
+      limiters.forEach(SyncedLimiter::close);
+    }
+    // alone, each flusher would beat every interval: 4 x 10 = 40 calls; shared, about 10 (a loaded
+    // machine that delays the flushers apart makes some more)
+    long alone = 4 * runMillis / interval.toMillis();
+    assertThat(beats.get()).as("heartbeat calls in %d ms", runMillis).isLessThan((int) (alone * 0.6));
+  }
+
+  /** Counts heartbeat calls. */
+  private static final class CounterStoreCounting extends ForwardingStore {
+    private final AtomicInteger beats;
+
+    CounterStoreCounting(MemoryStore inner, AtomicInteger beats) {
+      super(inner);
+      this.beats = beats;
+    }
+
+    @Override
+    public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+      beats.incrementAndGet();
+      return super.heartbeat(nodeId, nowMillis, ttl);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+package io.sluice.sync;
+
+import io.sluice.sync.spi.CounterStore;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.WeakHashMap;
+
+/**
+ * The registry heartbeat of one node on one store, shared by that node's limiters: every limit of a
+ * process (a sidecar's, a service's rules) beats with the same node id into the same registry, so one
+ * beat answers for all of them. A limiter's flusher whose beat is due takes a beat another limiter of
+ * the node made within half its own interval instead of calling the store: a node with ten limits
+ * beats once a second, not ten times ({@link SyncedLimiter#heartbeatNow()} always calls).
+ *
+ * <p>Concurrency: the map is synchronized (stores held weakly, so a closed store's entry goes with it);
+ * a beat's time and answer are volatiles written together by whichever flusher made the call (a reader
+ * may pair a new time with the previous answer for a moment: the node count of one beat earlier).
+ */
+final class SharedBeat {
+  private static final Map<CounterStore, Map<String, SharedBeat>> BY_STORE =
+      Collections.synchronizedMap(new WeakHashMap<>());
+
+  /** System.nanoTime of the last answered beat; Long.MIN_VALUE before the first. */
+  private volatile long beatAt = Long.MIN_VALUE;
+  /** Nodes alive as that beat's answer said. */
+  private volatile int alive;
+
+  private SharedBeat() {
+  }
+
+  static SharedBeat of(CounterStore store, String nodeId) {
+    synchronized (BY_STORE) {
+      return BY_STORE.computeIfAbsent(store, s -> new HashMap<>()).computeIfAbsent(nodeId, n -> new SharedBeat());
+    }
+  }
+
+  /** The nodes alive as a beat at most {@code maxAgeNanos} old answered, or -1 when there is none that recent. */
+  int recent(long maxAgeNanos) {
+    long at = beatAt;
+    return at != Long.MIN_VALUE && System.nanoTime() - at < maxAgeNanos ? alive : -1;
+  }
+
+  /** A beat of this node was answered: {@code alive} nodes. */
+  void answered(int alive) {
+    this.alive = alive;
+    this.beatAt = System.nanoTime();
+  }
+}
