@@ -55,6 +55,30 @@ class SharedBeatTest {
     assertThat(beats.get()).as("heartbeat calls in %d ms", runMillis).isLessThan((int) (alone * 0.6));
   }
 
+  /**
+   * A node leaves the registry when its last limiter on the store closes, not its first: while another
+   * limiter of it runs, it is still admitting (a region coordinator takes a node that left for one that
+   * admits nothing more).
+   */
+  @Test
+  void aNodeLeavesTheRegistryWithItsLastLimiterOnly() {
+    MemoryStore store = new MemoryStore();
+    SyncedLimiter a = SyncedLimiter.builder(Limit.fixedWindow("a").limit(10).window(Duration.ofMinutes(1)).build(),
+        store).nodeId("n").autoSync(false).build();
+    SyncedLimiter b = SyncedLimiter.builder(Limit.fixedWindow("b").limit(10).window(Duration.ofMinutes(1)).build(),
+        store).nodeId("n").autoSync(false).build();
+    a.heartbeatNow();
+    assertThat(othersCount(store)).as("n and the other node").isEqualTo(2);
+    a.close();
+    assertThat(othersCount(store)).as("b still runs on n").isEqualTo(2);
+    b.close();
+    assertThat(othersCount(store)).as("n left with its last limiter").isEqualTo(1);
+  }
+
+  private static int othersCount(MemoryStore store) {
+    return store.heartbeat("other", System.currentTimeMillis(), Duration.ofMinutes(1)).toCompletableFuture().join();
+  }
+
   /** Counts heartbeat calls. */
   private static final class CounterStoreCounting extends ForwardingStore {
     private final AtomicInteger beats;

@@ -121,6 +121,7 @@ final class Flusher {
     this.claims = claims;
     this.queue = queue;
     this.beat = SharedBeat.of(store, nodeId);
+    beat.opened();
     this.dirty = queue.dirty;
     this.orphans = queue.orphans;
     this.syncRequested = queue.syncRequested;
@@ -164,6 +165,11 @@ final class Flusher {
 
   boolean closed() {
     return closed;
+  }
+
+  /** Whether this limiter was the last open one of its node on its store (see SharedBeat#closedLast). */
+  boolean lastOfNode() {
+    return beat.closedLast();
   }
 
   /** Nodes alive as the registry last answered (0 until it has). */

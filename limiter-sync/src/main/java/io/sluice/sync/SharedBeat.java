@@ -25,6 +25,8 @@ final class SharedBeat {
   private volatile long beatAt = Long.MIN_VALUE;
   /** Nodes alive as that beat's answer said. */
   private volatile int alive;
+  /** The node's limiters on the store that are open (guarded by this object). */
+  private int open;
 
   private SharedBeat() {
   }
@@ -39,6 +41,20 @@ final class SharedBeat {
   int recent(long maxAgeNanos) {
     long at = beatAt;
     return at != Long.MIN_VALUE && System.nanoTime() - at < maxAgeNanos ? alive : -1;
+  }
+
+  /** One more limiter of the node on the store. */
+  synchronized void opened() {
+    open++;
+  }
+
+  /**
+   * A limiter of the node closed: whether it was the last one, so that the node may leave the
+   * registry (while another limiter of it still runs, the node is still admitting).
+   */
+  synchronized boolean closedLast() {
+    open = Math.max(0, open - 1);
+    return open == 0;
   }
 
   /** A beat of this node was answered: {@code alive} nodes. */

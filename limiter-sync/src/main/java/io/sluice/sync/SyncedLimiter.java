@@ -513,9 +513,10 @@ public final class SyncedLimiter implements KeyedLimiter {
     while (!flusher.sync(true, deadline) && System.nanoTime() < deadline) {
       LockSupport.parkNanos(10_000_000L);
     }
-    if (!storeDown()) {
+    if (flusher.lastOfNode() && !storeDown()) {
       // out of the registry on purpose: a region coordinator tells this from a node cut off (which may
-      // still be admitting) and does not hold the region's shares for it
+      // still be admitting) and does not hold the region's shares for it. Only with the node's last
+      // limiter on this store: while another still runs, the node is still admitting
       calls.guarded(() -> store.leave(nodeId, System.currentTimeMillis()));
     }
     long left = pending();
