@@ -44,16 +44,15 @@ public final class ServeConfig {
   private final Duration redisTimeout;
   private final String hazelcastCluster;
   private final String keyPrefix;
+  /** Null: a random node id (see SluiceServer). */
   private final String nodeId;
-  private final long batchSize;
-  private final Duration syncInterval;
-  private final StoreFailurePolicy onStoreFailure;
+  /** Batch size, sync interval, failure policy, max keys (and the node id when set): SyncConfig's own checks. */
+  private final SyncConfig sync;
   private final int maxBodyBytes;
   private final int maxKeyLength;
   private final int maxThreads;
   private final Duration bodyTimeout;
   private final RedisStoreConfig.EvictionCheck redisEvictionCheck;
-  private final int maxKeys;
 
   private ServeConfig(Builder b) {
     this.host = b.host;
@@ -67,15 +66,12 @@ public final class ServeConfig {
     this.hazelcastCluster = b.hazelcastCluster;
     this.keyPrefix = b.keyPrefix;
     this.nodeId = b.nodeId;
-    this.batchSize = b.batchSize;
-    this.syncInterval = b.syncInterval;
-    this.onStoreFailure = b.onStoreFailure;
+    this.sync = b.sync.build();
     this.maxBodyBytes = b.maxBodyBytes;
     this.maxKeyLength = b.maxKeyLength;
     this.maxThreads = b.maxThreads;
     this.bodyTimeout = b.bodyTimeout;
     this.redisEvictionCheck = b.redisEvictionCheck;
-    this.maxKeys = b.maxKeys;
   }
 
   public static Builder builder() {
@@ -134,15 +130,23 @@ public final class ServeConfig {
   }
 
   public long batchSize() {
-    return batchSize;
+    return sync.batchSize().orElse(SyncConfig.DEFAULT_BATCH_SIZE);
   }
 
   public Duration syncInterval() {
-    return syncInterval;
+    return sync.syncInterval();
   }
 
   public StoreFailurePolicy onStoreFailure() {
-    return onStoreFailure;
+    return sync.onStoreFailure();
+  }
+
+  /**
+   * What every limit of the sidecar is built with (batching, failure policy, max keys); its node id is
+   * the one set, or SyncConfig's random one (SluiceServer gives the sidecar one of its own then).
+   */
+  public SyncConfig sync() {
+    return sync;
   }
 
   public int maxBodyBytes() {
@@ -164,7 +168,7 @@ public final class ServeConfig {
 
   /** Most keys each limit keeps a view of (beyond it new keys share one overflow view; see SyncedLimiter). */
   public int maxKeys() {
-    return maxKeys;
+    return sync.maxKeys();
   }
 
   /** How long a check's body may take to arrive before the answer is 408. */
@@ -184,15 +188,16 @@ public final class ServeConfig {
     private String hazelcastCluster = DEFAULT_HAZELCAST_CLUSTER;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private String nodeId;
-    private long batchSize = SyncConfig.DEFAULT_BATCH_SIZE;
+    /** Batch size, sync interval, failure policy, max keys, node id: checked and named by SyncConfig. */
+    private final SyncConfig.Builder sync = SyncConfig.custom().batchSize(SyncConfig.DEFAULT_BATCH_SIZE)
+        .maxKeys(DEFAULT_MAX_KEYS);
+    /** (kept for the check against each limit's window in build) */
     private Duration syncInterval = SyncConfig.DEFAULT_SYNC_INTERVAL;
-    private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
     private int maxThreads = DEFAULT_MAX_THREADS;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
     private RedisStoreConfig.EvictionCheck redisEvictionCheck = RedisStoreConfig.EvictionCheck.REFUSE;
-    private int maxKeys = DEFAULT_MAX_KEYS;
 
     Builder() {
     }
@@ -290,9 +295,10 @@ public final class ServeConfig {
       return this;
     }
 
+    /** This sidecar's node id; null for a random one. */
     public Builder nodeId(String nodeId) {
-      if (nodeId != null && !nodeId.matches("[A-Za-z0-9_.:-]{1,64}")) {
-        throw new IllegalArgumentException("nodeId: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + nodeId);
+      if (nodeId != null) {
+        sync.nodeId(nodeId);
       }
       this.nodeId = nodeId;
       return this;
@@ -300,26 +306,18 @@ public final class ServeConfig {
 
     /** Permits a key may gather before a flush; 1 is exact checking (one store call per decision). */
     public Builder batchSize(long batchSize) {
-      if (batchSize < 1) {
-        throw new IllegalArgumentException("batchSize: must be at least 1, got " + batchSize);
-      }
-      this.batchSize = batchSize;
+      sync.batchSize(batchSize);
       return this;
     }
 
     public Builder syncInterval(Duration interval) {
-      if (interval == null || interval.isNegative() || interval.isZero()) {
-        throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
-      }
+      sync.syncInterval(interval);
       this.syncInterval = interval;
       return this;
     }
 
     public Builder onStoreFailure(StoreFailurePolicy policy) {
-      if (policy == null) {
-        throw new IllegalArgumentException("onStoreFailure: must not be null");
-      }
-      this.onStoreFailure = policy;
+      sync.onStoreFailure(policy);
       return this;
     }
 
@@ -370,7 +368,7 @@ public final class ServeConfig {
       if (keys < 1 || keys > 100_000_000) {
         throw new IllegalArgumentException("maxKeys: must be 1 to 100000000, got " + keys);
       }
-      this.maxKeys = keys;
+      sync.maxKeys(keys);
       return this;
     }
 

@@ -104,13 +104,7 @@ public final class SluiceServer implements AutoCloseable {
       stores.add(store);
       // one config for every limit: its batch size applies to the window limits (buckets and logs are
       // exact, one store script per check)
-      SyncConfig shared = SyncConfig.custom()
-          .batchSize(config.batchSize())
-          .syncInterval(config.syncInterval())
-          .onStoreFailure(config.onStoreFailure())
-          .maxKeys(config.maxKeys())
-          .nodeId(nodeId)
-          .build();
+      SyncConfig shared = config.sync().toBuilder().nodeId(nodeId).build();
       for (Limit limit : config.limits()) {
         limiters.put(limit.name(), SyncedLimiter.of(limit, store, shared));
       }
