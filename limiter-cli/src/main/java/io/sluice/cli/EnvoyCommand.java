@@ -122,16 +122,10 @@ public final class EnvoyCommand implements Callable<Integer> {
       config.forEach(b::config);
       return b.build();
     } catch (IllegalArgumentException e) {
-      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+      throw UserError.usage(e.getMessage(), OPTIONS);
     }
   }
 
-  /** "batchSize: must be ..." as "--batch-size: must be ..."; a file's message ("f.yaml:3: ...") as it is. */
-  static String named(String message) {
-    int colon = message.indexOf(':');
-    String option = colon > 0 ? OPTIONS.get(message.substring(0, colon)) : null;
-    return option == null ? message : option + message.substring(colon);
-  }
 
   @Override
   public Integer call() throws InterruptedException {
@@ -141,7 +135,7 @@ public final class EnvoyCommand implements Callable<Integer> {
     try {
       server = RlsServer.start(settings);
     } catch (IllegalArgumentException e) {
-      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+      throw UserError.usage(e.getMessage(), OPTIONS);
     } catch (StoreUnavailableException | IllegalStateException e) {
       throw new UserError(e.getMessage(), 1);
     }

@@ -177,16 +177,10 @@ public final class ServeCommand implements Callable<Integer> {
       }
       return b.build();
     } catch (IllegalArgumentException e) {
-      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+      throw UserError.usage(e.getMessage(), OPTIONS);
     }
   }
 
-  /** "batchSize: must be ..." as "--batch-size: must be ...". */
-  static String named(String message) {
-    int colon = message.indexOf(':');
-    String option = colon > 0 ? OPTIONS.get(message.substring(0, colon)) : null;
-    return option == null ? message : option + message.substring(colon);
-  }
 
   @Override
   public Integer call() throws InterruptedException {
@@ -196,7 +190,7 @@ public final class ServeCommand implements Callable<Integer> {
     try {
       server = SluiceServer.start(config);
     } catch (IllegalArgumentException e) {
-      throw new UserError(named(e.getMessage()), Sluice.EXIT_USAGE);
+      throw UserError.usage(e.getMessage(), OPTIONS);
     } catch (StoreUnavailableException | IllegalStateException e) {
       throw new UserError(e.getMessage(), 1);
     }
