@@ -81,7 +81,6 @@ final class ManyKeysTraffic {
     return new ManyKeysTraffic(p, windowNanos, windows, List.copyOf(out));
   }
 
-
   /** The same profile and windows with other requests, in time order (for tests). */
   ManyKeysTraffic with(List<Request> requests) {
     return new ManyKeysTraffic(profile, windowNanos, windows, List.copyOf(requests));

@@ -126,7 +126,6 @@ public final class EnvoyCommand implements Callable<Integer> {
     }
   }
 
-
   @Override
   public Integer call() throws InterruptedException {
     RlsServer.Settings settings = settings();

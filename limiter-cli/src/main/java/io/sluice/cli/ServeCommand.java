@@ -181,7 +181,6 @@ public final class ServeCommand implements Callable<Integer> {
     }
   }
 
-
   @Override
   public Integer call() throws InterruptedException {
     ServeConfig config = config();

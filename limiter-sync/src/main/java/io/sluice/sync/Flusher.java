@@ -198,7 +198,6 @@ final class Flusher {
     return sender.numberedSent();
   }
 
-
   /**
    * Heavy-hitter detection, on the flusher thread for each key it syncs: the key's admission rate
    * since its last sync against a running mean over synced keys; a key is hot while its rate is at

@@ -78,7 +78,6 @@ final class WindowClaims {
     return calls.guarded(() -> leases.lease(counter, key, w, elapsedMicros, want, need), timeout);
   }
 
-
   /** The nodes a claim is split between: as the registry counts them (1 before it answers). */
   int claimNodes() {
     return Math.min(Delta.MAX_NODES, Math.max(1, activeNodes.getAsInt()));

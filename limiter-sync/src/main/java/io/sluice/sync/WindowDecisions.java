@@ -80,7 +80,6 @@ final class WindowDecisions {
     this.flusher = flusher;
   }
 
-
   /**
    * The thread's judgement, reused by each of its window decisions that take a view's monitor, so that
    * a denial (or a reservation-mode decision) allocates nothing, as the credit path does not. One in
