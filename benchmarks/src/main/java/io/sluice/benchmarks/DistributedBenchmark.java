@@ -216,7 +216,7 @@ public final class DistributedBenchmark {
   }
 
   static List<Impl> impls(Pattern only) {
-    List<Impl> all = List.of(
+    List<Impl> all = new ArrayList<>(List.of(
         DistributedNodes.sluice(1L),
         DistributedNodes.sluice(null),
         DistributedNodes.sluice(1000L),
@@ -225,7 +225,9 @@ public final class DistributedBenchmark {
         DistributedNodes.bucket4j(false),
         DistributedNodes.bucket4j(true),
         DistributedNodes.redisson(),
-        DistributedNodes.inProcess());
+        DistributedNodes.inProcess()));
+    // exact mode beside a hand-written one-script limiter (issue 17 item 2)
+    all.addAll(ExactBaseline.impls());
     List<Impl> out = new ArrayList<>();
     for (Impl i : all) {
       if (only == null || only.matcher(i.label()).find()) {
@@ -864,6 +866,7 @@ public final class DistributedBenchmark {
         md.append("Decisions per second; in brackets, allowed decisions per second.\n\n");
         ratioTable(md, cases, byImpl, ceiling, true);
       }
+      ExactBaseline.report(md, cases, byImpl);
       md.append("\n## Redis commands per 1,000 decisions\n\n");
       md.append("Targets: Sluice default batching <= 20; peers per DESIGN.md: Bucket4j+delaying ~40, plain CAS ~4,000, "
           + "Redisson ~10,000.\n\n");
@@ -1004,7 +1007,7 @@ public final class DistributedBenchmark {
   }
 
   /** A table's header row and alignment row: the first column, then one per case. */
-  private static void header(StringBuilder md, String first, List<Case> cases) {
+  static void header(StringBuilder md, String first, List<Case> cases) {
     md.append("| ").append(first).append(" |");
     for (Case c : cases) {
       md.append(' ').append(c.label()).append(" |");
