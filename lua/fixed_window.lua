@@ -20,8 +20,9 @@
 -- finds its count at 0 (HINCRBY answers the cost): only then are the older windows dropped, the TTL
 -- set, and the next window looked for. That look is enough to find a window a caller ahead has opened:
 -- its first admission dropped this one, so a caller behind that counts here finds 0 and looks.
--- (A key that batched flushes write too, flush.lua, keeps older windows for a while: there a caller
--- behind may count in its own window while the next one is open.)
+-- (A key that other scripts write too, batched flushes of the limit, flush.lua, or a sliding window
+-- counter of the same name, keeps older windows for a while: there a caller behind may count in its
+-- own window while the next one is open.)
 --
 -- Every value is an integer below 2^53 (the caller checks time below 2^52 and window below 2^51);
 -- numbers written to Redis are formatted with %d.
