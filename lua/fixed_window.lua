@@ -13,11 +13,20 @@
 -- State: a hash {<window index> = count}. The window counted in is floor(now / window), or the next
 -- one when a caller whose clock is ahead has already opened it (as the kernel counts into a newer
 -- window rather than turning the state back); windows further ahead are ignored. Older windows are
--- dropped on a window's first admission. A denial writes nothing.
+-- dropped on a window's first admission. A denial leaves the state as it found it.
+--
+-- Cost: one command per admission (HINCRBY), two per denial. The take comes first and is undone when
+-- it does not fit, so that an admission needs no read. A window's first admission is the take that
+-- finds its count at 0 (HINCRBY answers the cost): only then are the older windows dropped, the TTL
+-- set, and the next window looked for. That look is enough to find a window a caller ahead has opened:
+-- its first admission dropped this one, so a caller behind that counts here finds 0 and looks.
+-- (A key that other scripts write too, batched flushes of the limit, flush.lua, or a sliding window
+-- counter of the same name, keeps older windows for a while: there a caller behind may count in its
+-- own window while the next one is open.)
 --
 -- Every value is an integer below 2^53 (the caller checks time below 2^52 and window below 2^51);
 -- numbers written to Redis are formatted with %d.
--- fail, int, windowArgs, dropCountsBefore, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, windowArgs, dropCountsBefore, digits, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -35,26 +44,25 @@ if not cost then return fail(err) end
 local key = KEYS[1]
 -- math.fmod is C's fmod, exact on doubles (Lua's % operator is a - floor(a / b) * b, which is not)
 local index = (now - math.fmod(now, window)) / window
-local field = string.format('%d', index)
-local nextField = string.format('%d', index + 1)
-local counts = redis.call('HMGET', key, field, nextField)
 local w = index
-local count = tonumber(counts[1] or '0')
-if counts[2] then
-  w = index + 1
-  field = nextField
-  count = tonumber(counts[2])
+local field = digits(index)
+local count = redis.call('HINCRBY', key, field, cost)
+if count == cost then
+  -- this window's first admission; or a caller behind in a window gone by, dropped when a caller
+  -- ahead opened the next one
+  if dropCountsBefore(key, index, index + 1) then
+    redis.call('HDEL', key, field) -- (it held 0 or nothing)
+    w = index + 1
+    field = digits(w)
+    count = redis.call('HINCRBY', key, field, cost)
+  else
+    redis.call('PEXPIRE', key, digits(ceildiv((index + 1) * window - now, 1000) + TTL_MARGIN_MS))
+  end
 end
 local untilEnd = (w + 1) * window - now
 
-if count + cost > limit then
-  return {0, limit - count, untilEnd, untilEnd, 0}
+if count > limit then
+  redis.call('HINCRBY', key, field, -cost)
+  return {0, limit - count + cost, untilEnd, untilEnd, 0}
 end
-
-if redis.call('HINCRBY', key, field, cost) == cost then
-  -- the window's first admission: drop the windows before it and live to its end (later admissions
-  -- in the window find this done: two commands each, not four)
-  dropCountsBefore(key, w)
-  redis.call('PEXPIRE', key, string.format('%d', ceildiv(untilEnd, 1000) + TTL_MARGIN_MS))
-end
-return {1, limit - count - cost, 0, untilEnd, 0, w}
+return {1, limit - count, 0, untilEnd, 0, w}

@@ -111,14 +111,24 @@ end
 
 -- an exact admission's or a lease's first write of a window (fixed_window.lua,
 -- sliding_window_counter.lua, lease.lua): drops the key's window counts (its fields named by a window
--- index alone) before window `keep`
-local function dropCountsBefore(key, keep)
+-- index alone) before window `keep`, in one HDEL per 500 (unpack has a stack limit); answers whether
+-- the key holds a count of window `probe` (nil: none looked for)
+local function dropCountsBefore(key, keep, probe)
+  local old, found = {}, false
   for _, f in ipairs(redis.call('HKEYS', key)) do
     local fw = tonumber(f)
-    if fw ~= nil and fw < keep then
-      redis.call('HDEL', key, f)
+    if fw ~= nil then
+      if fw < keep then
+        old[#old + 1] = f
+      elseif fw == probe then
+        found = true
+      end
     end
   end
+  for from = 1, #old, 500 do
+    redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
+  end
+  return found
 end
 
 -- The node registry (heartbeat.lua, and flush.lua for a batch that carries its node's beat): `node`

@@ -19,7 +19,8 @@
 -- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
 -- then with elapsed 0, as the kernel does); windows further ahead are ignored. Windows older than the
 -- previous one are dropped on a window's first admission. A denial writes nothing.
--- fail, int, windowArgs, dropCountsBefore, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, windowArgs, dropCountsBefore, digits, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from
+-- prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -44,8 +45,7 @@ local key = KEYS[1]
 -- math.fmod is C's fmod, exact on doubles (Lua's % operator is a - floor(a / b) * b, which is not)
 local offset = math.fmod(now, window)
 local index = (now - offset) / window
-local f = function(w) return string.format('%d', w) end
-local counts = redis.call('HMGET', key, f(index - 1), f(index), f(index + 1))
+local counts = redis.call('HMGET', key, digits(index - 1), digits(index), digits(index + 1))
 local w, cur, prev, elapsed
 if counts[3] then
   -- a caller whose clock is ahead has started the next window: count there, at its start
@@ -102,11 +102,11 @@ if used > budget then
 end
 
 local reset = (w + 2) * window - now
-if redis.call('HINCRBY', key, f(w), cost) == cost then
+if redis.call('HINCRBY', key, digits(w), cost) == cost then
   -- the window's first admission: drop the windows before the previous one, and live until this
   -- window's count stops weighing, the next window's end (later admissions in the window find this
   -- done: two commands each, not four)
   dropCountsBefore(key, w - 1)
-  redis.call('PEXPIRE', key, string.format('%d', ceildiv(reset, 1000) + TTL_MARGIN_MS))
+  redis.call('PEXPIRE', key, digits(ceildiv(reset, 1000) + TTL_MARGIN_MS))
 end
 return {1, floordiv(budget - used, units), 0, reset, 0, w}

@@ -59,7 +59,7 @@ import java.util.regex.Pattern;
  * java -cp benchmarks/target/benchmarks.jar io.sluice.benchmarks.DistributedBenchmark \
  *     [--redis redis://127.0.0.1:6379] [--redis-server redis-server] [--quick]
  *     [--out benchmarks/results/distributed.md] [--csv benchmarks/results/distributed.csv]
- *     [--warmup 2] [--measure 3] [--threads 1,2,8] [--only REGEX]
+ *     [--warmup 2] [--measure 3] [--threads 1,2,8] [--only REGEX] [--interleave]
  *     [--skip-throughput] [--skip-over-admission] [--skip-many-keys]
  * </pre>
  */
@@ -216,7 +216,7 @@ public final class DistributedBenchmark {
   }
 
   static List<Impl> impls(Pattern only) {
-    List<Impl> all = List.of(
+    List<Impl> all = new ArrayList<>(List.of(
         DistributedNodes.sluice(1L),
         DistributedNodes.sluice(null),
         DistributedNodes.sluice(1000L),
@@ -225,7 +225,9 @@ public final class DistributedBenchmark {
         DistributedNodes.bucket4j(false),
         DistributedNodes.bucket4j(true),
         DistributedNodes.redisson(),
-        DistributedNodes.inProcess());
+        DistributedNodes.inProcess()));
+    // exact mode beside a hand-written one-script limiter (issue 17 item 2)
+    all.addAll(ExactBaseline.impls());
     List<Impl> out = new ArrayList<>();
     for (Impl i : all) {
       if (only == null || only.matcher(i.label()).find()) {
@@ -250,16 +252,27 @@ public final class DistributedBenchmark {
         return cells;
       }
     }
-    for (Impl impl : impls(o.only)) {
-      for (int threads : o.threads) {
-        for (KeyMode keys : KeyMode.values()) {
-          Cell cell = measure(uri, spec, impl, new Case(threads, keys), o.warmupSeconds, o.measureSeconds, "b");
-          if (cell != null) {
-            cells.add(cell);
-            log(String.format(Locale.ROOT, "%-42s %-16s %,14.0f decisions/s  allowed %5.1f%%  %8.1f cmds/1000  %s",
-                impl.label(), cell.c().label(), cell.perSecond(), 100 * cell.allowedShare(), cell.commandsPer1000(),
-                cell.stats()));
-          }
+    List<Case> cases = new ArrayList<>();
+    for (int threads : o.threads) {
+      for (KeyMode keys : KeyMode.values()) {
+        cases.add(new Case(threads, keys));
+      }
+    }
+    List<Impl> impls = impls(o.only);
+    // --interleave: case by case, every implementation in turn, so that the cells a ratio divides are
+    // measured seconds apart rather than minutes (on a shared machine the load moves in between)
+    int outer = o.interleave ? cases.size() : impls.size();
+    int inner = o.interleave ? impls.size() : cases.size();
+    for (int i = 0; i < outer; i++) {
+      for (int j = 0; j < inner; j++) {
+        Impl impl = impls.get(o.interleave ? j : i);
+        Case c = cases.get(o.interleave ? i : j);
+        Cell cell = measure(uri, spec, impl, c, o.warmupSeconds, o.measureSeconds, "b");
+        if (cell != null) {
+          cells.add(cell);
+          log(String.format(Locale.ROOT, "%-42s %-16s %,14.0f decisions/s  allowed %5.1f%%  %8.1f cmds/1000  %s",
+              impl.label(), cell.c().label(), cell.perSecond(), 100 * cell.allowedShare(), cell.commandsPer1000(),
+              cell.stats()));
         }
       }
     }
@@ -864,6 +877,7 @@ public final class DistributedBenchmark {
         md.append("Decisions per second; in brackets, allowed decisions per second.\n\n");
         ratioTable(md, cases, byImpl, ceiling, true);
       }
+      ExactBaseline.report(md, cases, byImpl);
       md.append("\n## Redis commands per 1,000 decisions\n\n");
       md.append("Targets: Sluice default batching <= 20; peers per DESIGN.md: Bucket4j+delaying ~40, plain CAS ~4,000, "
           + "Redisson ~10,000.\n\n");
@@ -1004,7 +1018,7 @@ public final class DistributedBenchmark {
   }
 
   /** A table's header row and alignment row: the first column, then one per case. */
-  private static void header(StringBuilder md, String first, List<Case> cases) {
+  static void header(StringBuilder md, String first, List<Case> cases) {
     md.append("| ").append(first).append(" |");
     for (Case c : cases) {
       md.append(' ').append(c.label()).append(" |");
@@ -1136,6 +1150,7 @@ public final class DistributedBenchmark {
     boolean throughput = true;
     boolean overAdmission = true;
     boolean manyKeys = true;
+    boolean interleave;
 
     static Options parse(String[] args) {
       Options o = new Options();
@@ -1170,9 +1185,10 @@ public final class DistributedBenchmark {
           case "--skip-throughput" -> o.throughput = false;
           case "--skip-over-admission" -> o.overAdmission = false;
           case "--skip-many-keys" -> o.manyKeys = false;
+          case "--interleave" -> o.interleave = true;
           case "-h", "--help" -> throw new IllegalArgumentException("usage: DistributedBenchmark [--redis URI] "
               + "[--redis-server PATH] [--out FILE.md] [--csv FILE.csv] [--warmup S] [--measure S] [--threads 1,2,8] "
-              + "[--only REGEX] [--quick] [--skip-throughput] [--skip-over-admission] [--skip-many-keys]");
+              + "[--only REGEX] [--quick] [--interleave] [--skip-throughput] [--skip-over-admission] [--skip-many-keys]");
           default -> throw new IllegalArgumentException("unknown argument " + a + " (try --help)");
         }
       }

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -49,26 +50,43 @@ final class StoreCalls {
   /** Whether the circuit breaker keeps the store out (open or forced open): the failure policy decides. */
   boolean open() {
     CircuitBreaker.State state = breaker.getState();
+    if (state != seenState.get()) {
+      noticeTransition();
+    }
     return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
   }
 
   StoreCalls(CircuitBreaker breaker, Duration defaultTimeout) {
     this.breaker = breaker;
     this.defaultTimeout = defaultTimeout;
-    // once per transition, with the reason: an operator learns when the failure policy took over and
-    // when the store came back, without a line per failed call
-    breaker.getEventPublisher().onStateTransition(e -> {
-      CircuitBreaker.State to = e.getStateTransition().getToState();
-      if (to == CircuitBreaker.State.OPEN || to == CircuitBreaker.State.FORCED_OPEN) {
-        CircuitBreaker.Metrics m = breaker.getMetrics();
-        LOG.log(System.Logger.Level.WARNING, "sluice: circuit breaker {0} opened ({1}): failure rate {2}%, slow calls"
-            + " {3}% of the last {4} store calls; the failure policy decides until a call gets through",
-            breaker.getName(), e.getStateTransition(), m.getFailureRate(), m.getSlowCallRate(),
-            m.getNumberOfBufferedCalls());
-      } else {
-        LOG.log(System.Logger.Level.INFO, "sluice: circuit breaker {0}: {1}", breaker.getName(), e.getStateTransition());
-      }
-    });
+    this.seenState = new AtomicReference<>(breaker.getState());
+  }
+
+  /** The breaker's state as the last transition logged left it. */
+  private final AtomicReference<CircuitBreaker.State> seenState;
+
+  /**
+   * Logs a change of the breaker's state once, with the reason: an operator learns when the failure
+   * policy took over and when the store came back, without a line per failed call. Read where the
+   * breaker is asked or told anyway, not through its event publisher: a listener there, even one for
+   * transitions only, makes the breaker build an event (with a ZonedDateTime) for every call that
+   * succeeds, an allocation and a clock read per exact decision. A state held between two calls (a
+   * half-open probe that closed at once) may go unlogged.
+   */
+  private void noticeTransition() {
+    CircuitBreaker.State now = breaker.getState();
+    CircuitBreaker.State before = seenState.get();
+    if (now == before || !seenState.compareAndSet(before, now)) {
+      return;
+    }
+    if (now == CircuitBreaker.State.OPEN || now == CircuitBreaker.State.FORCED_OPEN) {
+      CircuitBreaker.Metrics m = breaker.getMetrics();
+      LOG.log(System.Logger.Level.WARNING, "sluice: circuit breaker {0} opened ({1} to {2}): failure rate {3}%, slow"
+          + " calls {4}% of the last {5} store calls; the failure policy decides until a call gets through",
+          breaker.getName(), before, now, m.getFailureRate(), m.getSlowCallRate(), m.getNumberOfBufferedCalls());
+    } else {
+      LOG.log(System.Logger.Level.INFO, "sluice: circuit breaker {0}: {1} to {2}", breaker.getName(), before, now);
+    }
   }
 
   private static final System.Logger LOG = System.getLogger(StoreCalls.class.getName());
@@ -96,6 +114,7 @@ final class StoreCalls {
    */
   <T> CompletableFuture<T> start(Supplier<CompletionStage<T>> call) {
     if (!breaker.tryAcquirePermission()) {
+      noticeTransition();
       return null;
     }
     calls.increment();
@@ -132,12 +151,14 @@ final class StoreCalls {
     // a running mean that follows a slower call at once, so that allowances cover spikes
     roundTripNanos = Math.max(took, (roundTripNanos * 7 + took) / 8);
     breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+    noticeTransition();
   }
 
   private void failed(long took, Exception e) {
     nanos.add(took);
     breaker.onError(took, TimeUnit.NANOSECONDS, e);
     failures.increment();
+    noticeTransition();
   }
 
   /** A failure outside any call (the flusher survived an unexpected error): counted with the failed calls. */

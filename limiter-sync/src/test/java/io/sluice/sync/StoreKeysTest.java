@@ -42,6 +42,22 @@ class StoreKeysTest {
     assertThat(text(StoreKeys.counterKey("other", "api", "user-1"))).isEqualTo("other:{3:api:user-1}");
   }
 
+  /** A store that keeps a limit's header (its exact calls) names the very keys the whole encoding names. */
+  @Test
+  void aKeyFromItsLimitsHeaderIsTheSameKey() {
+    io.sluice.node.Limit fixed = io.sluice.node.Limit.fixedWindow("a:b").limit(5)
+        .window(java.time.Duration.ofSeconds(1)).build();
+    io.sluice.node.Limit bucket = io.sluice.node.Limit.tokenBucket("api").capacity(5)
+        .refill(1, java.time.Duration.ofSeconds(1)).build();
+    for (io.sluice.node.Limit limit : List.of(fixed, bucket)) {
+      byte[] header = StoreKeys.counterKeyHeader(PREFIX, limit);
+      for (String k : List.of("k", "b:c", "}{", "x\uDC00\uD800", "", "é".repeat(300))) {
+        assertThat(StoreKeys.counterKey(header, k)).isEqualTo(StoreKeys.counterKey(PREFIX, limit, k));
+      }
+    }
+    assertThat(text(StoreKeys.counterKey(StoreKeys.counterKeyHeader(PREFIX, bucket), "u"))).isEqualTo("sluice:{8:api#gcra:u}");
+  }
+
   @Test
   void theLengthCountsBytesOfTheEncodedLimitName() {
     assertThat(text(key("ключ", "k"))).isEqualTo("sluice:{8:ключ:k}");

@@ -19,7 +19,6 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
@@ -398,45 +397,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return this.<Long>evalsha(LEAVE, ScriptOutputType.INTEGER, keys, args).thenApply(one -> null);
   }
 
-  private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] SHAPER = "shaper".getBytes(StandardCharsets.US_ASCII);
+  /** Each limit's encoded call, made on its first exact decision. */
+  private final ExactCall.Cache exactCalls = new ExactCall.Cache();
 
   @Override
   public CompletionStage<ExactResult> acquire(Limit limit, String key, long cost, long nowMicros) {
     ExactArgs.checkAcquire(limit, key, cost, nowMicros);
-    LuaScript script;
-    byte[][] args;
-    Algorithm a = limit.algorithm();
-    switch (a) {
-      case TOKEN_BUCKET:
-      case LEAKY_BUCKET:
-      case LEAKY_BUCKET_SHAPER: {
-        Counter c = Counter.of(limit); // whole microseconds, 53-bit burst: or a message naming the field
-        script = GCRA;
-        args = new byte[][] {a == Algorithm.LEAKY_BUCKET_SHAPER ? SHAPER : METER, ascii(nowMicros), ascii(cost),
-            ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())};
-        break;
-      }
-      case FIXED_WINDOW:
-        script = FIXED_WINDOW;
-        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(ExactArgs.windowMicros(limit))};
-        break;
-      case SLIDING_WINDOW_LOG:
-        script = SLIDING_WINDOW_LOG;
-        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(ExactArgs.windowMicros(limit))};
-        break;
-      case SLIDING_WINDOW_COUNTER: {
-        long window = ExactArgs.windowMicros(limit);
-        script = SLIDING_WINDOW_COUNTER;
-        args = new byte[][] {ascii(nowMicros), ascii(cost), ascii(limit.capacity()), ascii(window),
-            ascii(ExactArgs.slidingUnitMicros(limit.capacity(), window))};
-        break;
-      }
-      default:
-        throw new IllegalArgumentException("algorithm: " + a + " has no exact script, in limit " + limit.name());
+    ExactCall call = exactCalls.get(limit);
+    if (call == null) {
+      call = ExactCall.of(config.keyPrefix(), limit, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER, SLIDING_WINDOW_LOG);
+      exactCalls.put(call);
     }
-    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
-    return evalsha(script, keys, args).thenApply(RedisCounterStore::toExactResult);
+    return evalsha(call.script, call.keys(key), call.args(nowMicros, cost)).thenApply(RedisCounterStore::toExactResult);
   }
 
   private static final byte[] BUCKET = "bucket".getBytes(StandardCharsets.US_ASCII);
@@ -496,26 +468,20 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return evalsha(script, ScriptOutputType.MULTI, keys, args);
   }
 
-  /** EVALSHA; on NOSCRIPT (Redis restarted or its script cache was flushed) EVAL, which caches it again. */
+  /**
+   * EVALSHA; on NOSCRIPT (Redis restarted or its script cache was flushed) EVAL, which caches it again.
+   * The answer completes on Lettuce's own future (no other future in between on the way of an answer).
+   */
   private <T> CompletionStage<T> evalsha(LuaScript script, ScriptOutputType type, byte[][] keys, byte[][] args) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    commands.<T>evalsha(script.sha1(), type, keys, args).whenComplete((value, error) -> {
-      if (error == null) {
-        result.complete(value);
-      } else if (unwrap(error) instanceof RedisNoScriptException) {
-        commands.<T>eval(script.body().getBytes(StandardCharsets.UTF_8), type, keys, args).whenComplete((v, e) -> {
-          if (e == null) {
-            result.complete(v);
-          } else {
-            result.completeExceptionally(unwrap(e));
-          }
-        });
-      } else {
-        countOutOfMemory(unwrap(error));
-        result.completeExceptionally(unwrap(error));
+    return commands.<T>evalsha(script.sha1(), type, keys, args).exceptionallyCompose(error -> {
+      Throwable cause = unwrap(error);
+      if (cause instanceof RedisNoScriptException) {
+        return commands.<T>eval(script.body().getBytes(StandardCharsets.UTF_8), type, keys, args)
+            .exceptionallyCompose(e -> CompletableFuture.failedFuture(unwrap(e)));
       }
+      countOutOfMemory(cause);
+      return CompletableFuture.failedFuture(cause);
     });
-    return result;
   }
 
   /** Counts (and logs, the first time and every 1,000th) a call Redis refused for want of memory. */

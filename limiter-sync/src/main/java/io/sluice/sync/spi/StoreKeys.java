@@ -62,6 +62,27 @@ public final class StoreKeys {
   }
 
   /**
+   * The bytes {@link #counterKey(String, Limit, String)} puts before the user key, for a caller that
+   * names many keys of one limit ({@link #counterKey(byte[], String)}) without encoding the prefix and
+   * the limit's name again each time.
+   */
+  public static byte[] counterKeyHeader(String prefix, Limit limit) {
+    return header(prefix, encode(storeName(limit)));
+  }
+
+  /**
+   * {@link #counterKey(String, Limit, String)} from its header ({@link #counterKeyHeader}): the same
+   * bytes.
+   */
+  public static byte[] counterKey(byte[] header, String key) {
+    byte[] user = encode(key);
+    byte[] out = Arrays.copyOf(header, header.length + user.length + 1);
+    System.arraycopy(user, 0, out, header.length, user.length);
+    out[out.length - 1] = '}';
+    return out;
+  }
+
+  /**
    * The name a limit's counters are stored under: its name for the window algorithms (fixed window
    * and sliding window counter keep the same counts per window, so either reads the other's), and its
    * name with {@code #gcra} (token and leaky buckets) or {@code #log} (sliding log) for the others. A

@@ -1,0 +1,43 @@
+package io.sluice.sync.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A script carries the prelude's helpers it names, and the helpers those name, and no other: Redis
+ * runs the whole text per call, so an unused helper is a closure made for nothing on every decision.
+ */
+class LuaScriptTest {
+  private static boolean defines(String body, String name) {
+    return body.contains("local function " + name + "(") || body.contains("local " + name + " =");
+  }
+
+  @Test
+  void aScriptCarriesTheHelpersItNamesAndTheirs() {
+    String fixed = LuaScript.load("fixed_window").body();
+    for (String used : List.of("fail", "int", "windowArgs", "digits", "ceildiv", "dropCountsBefore", "MAX_EXACT",
+        "TTL_MARGIN_MS", "floordiv")) { // floordiv: through ceildiv
+      assertThat(defines(fixed, used)).as(used).isTrue();
+    }
+    for (String unused : List.of("bucketAt", "writeBucket", "bucketArgs", "drained")) {
+      assertThat(defines(fixed, unused)).as(unused).isFalse();
+    }
+    String gcra = LuaScript.load("gcra").body();
+    for (String used : List.of("bucketArgs", "bucketAt", "writeBucket", "drained", "digits")) { // drained, digits: through the others
+      assertThat(defines(gcra, used)).as(used).isTrue();
+    }
+    assertThat(defines(gcra, "dropCountsBefore")).isFalse();
+  }
+
+  /** A helper's own comment goes with it, and the script's text follows the helpers whole. */
+  @Test
+  void theTextIsTheNameTheHelpersAndTheScript() {
+    String body = LuaScript.load("fixed_window").body();
+    assertThat(body).startsWith("local SCRIPT = 'fixed_window'\n");
+    assertThat(body).contains("-- x as Redis stores it");
+    assertThat(body).doesNotContain("-- a GCRA bucket's state");
+    assertThat(body.indexOf("local function dropCountsBefore")).isLessThan(body.indexOf("-- fixed_window.lua:"));
+  }
+}
