@@ -13,7 +13,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 
 /**
@@ -54,7 +53,7 @@ final class ManyKeyThroughput {
 
   /** One measured cell. */
   record Cell(Impl impl, int threads, double seconds, long allowed, long denied, long commands, long storeCalls,
-      double bytesPerDecision) {
+      double bytesPerDecision, long waited, long waitedNanos) {
     long decisions() {
       return allowed + denied;
     }
@@ -65,6 +64,11 @@ final class ManyKeyThroughput {
 
     double per1000(long n) {
       return n < 0 || decisions() == 0 ? Double.NaN : n * 1000.0 / decisions();
+    }
+
+    /** The mean wait of a decision that waited for the store, microseconds (NaN: none waited). */
+    double meanWaitMicros() {
+      return waited <= 0 ? Double.NaN : waitedNanos / 1e3 / waited;
     }
   }
 
@@ -91,7 +95,8 @@ final class ManyKeyThroughput {
         DistributedNodes.sluice(null),
         DistributedNodes.sluice(1000L),
         DistributedNodes.inProcess(),
-        peer("naive ConcurrentHashMap of fixed-window counters", NaiveWindows::new),
+        peer("naive ConcurrentHashMap of fixed-window counters", limit -> new Keyed<>(key -> new NaiveWindowCounter(limit),
+            NaiveWindowCounter::tryAcquire)),
         peer("Bucket4j local", limit -> new Keyed<>(KeyedDecisionBenchmark::newBucket, b -> b.tryConsume(1))),
         peer("Resilience4j", limit -> new Keyed<>(KeyedDecisionBenchmark::newResilience4j,
             io.github.resilience4j.ratelimiter.RateLimiter::acquirePermission)),
@@ -129,8 +134,9 @@ final class ManyKeyThroughput {
         if (c != null) {
           cells.add(c);
           System.out.printf(Locale.ROOT, "[distributed] %-60s %dt %,d keys %,14.0f decisions/s  %6.1f B/decision"
-                  + "  %8.1f cmds/1000  %6.2f store calls/1000%n", impl.label(), t, KEYS, c.perSecond(),
-              c.bytesPerDecision(), c.per1000(c.commands()), c.per1000(c.storeCalls()));
+                  + "  %8.1f cmds/1000  %6.2f store calls/1000  %6.2f waited/1000 (mean %.1f us)%n", impl.label(), t,
+              KEYS, c.perSecond(), c.bytesPerDecision(), c.per1000(c.commands()), c.per1000(c.storeCalls()),
+              c.per1000(c.waited()), c.meanWaitMicros());
         }
       }
     }
@@ -196,10 +202,14 @@ final class ManyKeyThroughput {
     double bytes = before[2] < 0 || after[2] < 0 || decisions == 0 ? Double.NaN
         : (double) (after[2] - before[2]) / decisions;
     long storeCalls = before[3] < 0 ? -1 : after[3] - before[3];
-    return new Cell(impl, n, (t1 - t0) / 1e9, allowed, denied, commands, storeCalls, bytes);
+    return new Cell(impl, n, (t1 - t0) / 1e9, allowed, denied, commands, storeCalls, bytes, after[4] - before[4],
+        after[5] - before[5]);
   }
 
-  /** Allowed, denied, bytes the deciding threads allocated (-1 if unknown), the node's store calls. */
+  /**
+   * Allowed, denied, bytes the deciding threads allocated (-1 if unknown), the node's store calls, and
+   * for a Sluice node over a store its decisions that waited for the store and their total wait.
+   */
   private static long[] snapshot(Worker[] workers, Thread[] threads, Node node) {
     long allowed = 0;
     long denied = 0;
@@ -210,7 +220,13 @@ final class ManyKeyThroughput {
       long b = THREADS.isThreadAllocatedMemoryEnabled() ? THREADS.getThreadAllocatedBytes(threads[i].getId()) : -1;
       bytes = b < 0 || bytes < 0 ? -1 : bytes + b;
     }
-    return new long[] {allowed, denied, bytes, node.storeCalls()};
+    long waited = -1;
+    long waitedNanos = 0;
+    if (node instanceof DistributedNodes.SluiceNode sluice) {
+      waited = sluice.limiter.waitedDecisions();
+      waitedNanos = sluice.limiter.waitedNanos();
+    }
+    return new long[] {allowed, denied, bytes, node.storeCalls(), waited, waitedNanos};
   }
 
   /** One deciding thread: a key drawn uniformly per decision (xorshift64, multiply-shift), counted. */
@@ -297,43 +313,6 @@ final class ManyKeyThroughput {
     }
   }
 
-  /**
-   * What a user writes without a library: a map of fixed-window counters, one lock-free counter per
-   * key packing the window (from {@code System.currentTimeMillis()}) and the count taken in it.
-   */
-  private static final class NaiveWindows implements Node {
-    private static final long WINDOW_MILLIS = TimeUnit.SECONDS.toMillis(1);
-    private final ConcurrentHashMap<String, AtomicLong> counters = new ConcurrentHashMap<>();
-    private final long limit;
-
-    NaiveWindows(long limit) {
-      this.limit = limit;
-    }
-
-    @Override
-    public boolean tryAcquire(String key) {
-      AtomicLong c = counters.get(key);
-      if (c == null) {
-        c = counters.computeIfAbsent(key, k -> new AtomicLong());
-      }
-      long window = System.currentTimeMillis() / WINDOW_MILLIS;
-      for (;;) {
-        long v = c.get();
-        long count = (v >>> 32) == (window & 0xFFFF_FFFFL) ? v & 0xFFFF_FFFFL : 0;
-        if (count >= limit) {
-          return false;
-        }
-        if (c.compareAndSet(v, (window << 32) | (count + 1))) {
-          return true;
-        }
-      }
-    }
-
-    @Override
-    public void close() {
-    }
-  }
-
   // ------------------------------------------------------------------ report
 
   /** The section of the report: decisions/s, ratio to the best peer, bytes and store traffic per decision. */
@@ -370,7 +349,7 @@ final class ManyKeyThroughput {
     for (int t : counts) {
       md.append(' ').append(t).append("t B/decision |");
     }
-    md.append(" store calls / Redis commands per 1,000 decisions |\n|---|");
+    md.append(" per 1,000 decisions: store calls / Redis commands, decisions that waited for the store |\n|---|");
     md.append("---:|".repeat(counts.size() * 3)).append("---|\n");
     for (Map.Entry<String, Map<Integer, Cell>> e : byImpl.entrySet()) {
       md.append("| ").append(e.getKey()).append(" |");
@@ -381,7 +360,8 @@ final class ManyKeyThroughput {
           md.append(" n/a | |");
           continue;
         }
-        md.append(String.format(Locale.ROOT, " %,.2f M |", c.perSecond() / 1e6));
+        md.append(String.format(Locale.ROOT, c.perSecond() >= 1e5 ? " %,.2f M |" : " %,.0f |",
+            c.perSecond() >= 1e5 ? c.perSecond() / 1e6 : c.perSecond()));
         md.append(b == null ? " |" : c == b ? " best peer |"
             : String.format(Locale.ROOT, " %s%.2fx%s |", isPeer(c.impl()) ? "" : "**", c.perSecond() / b.perSecond(),
                 isPeer(c.impl()) ? "" : "**"));
@@ -392,8 +372,9 @@ final class ManyKeyThroughput {
         md.append(c == null || Double.isNaN(c.bytesPerDecision()) ? " n/a |"
             : String.format(Locale.ROOT, " %.1f |", c.bytesPerDecision()));
         if (c != null && c.impl().usesRedis()) {
-          traffic.append(traffic.length() == 0 ? "" : "; ").append(String.format(Locale.ROOT, "%dt %.2f / %.2f", t,
-              c.per1000(c.storeCalls()), c.per1000(c.commands())));
+          traffic.append(traffic.length() == 0 ? "" : "; ").append(String.format(Locale.ROOT,
+              "%dt %.2f / %.1f, %.2f waited (mean %.0f µs)", t, c.per1000(c.storeCalls()), c.per1000(c.commands()),
+              c.per1000(c.waited()), c.meanWaitMicros()));
         }
       }
       md.append(' ').append(traffic.length() == 0 ? "-" : traffic).append(" |\n");
