@@ -24,8 +24,8 @@ import java.util.regex.Pattern;
  * local, Resilience4j and Guava. Every cell's ratio is to the best peer of the same run and thread
  * count.
  *
- * <p>A fresh node per cell: its warm-up decides on every key many times over (the key tables fill
- * there), so the measured interval is on keys the node knows, each rolling over to a new window once a
+ * <p>A fresh node per cell: where the machine is fast enough, its warm-up decides on every key many
+ * times over (the key tables fill there), so the measured interval is on keys the node knows, each rolling over to a new window once a
  * second (windows of one second), as a service's keys do. Besides the rate, each cell reports the bytes
  * the deciding threads allocated per decision (the JVM's per-thread allocation counter), and for the
  * Redis rows the store calls and Redis commands per 1,000 decisions.
@@ -336,8 +336,9 @@ final class ManyKeyThroughput {
     }
     md.append("\n## ").append(String.format(Locale.ROOT, "%,d", KEYS)).append(" keys, one node\n\n");
     md.append(String.format(Locale.ROOT, "Every decision on a key drawn uniformly from %,d keys the node's threads"
-        + " share (limits far away, windows of 1 s: each key rolls over once a second); %s s warm-up (which decides"
-        + " on every key many times) + %s s measured, a fresh node per cell. Peers in-process, keyed through a"
+        + " share (limits far away, windows of 1 s: each key rolls over once a second); %s s warm-up + %s s measured, a"
+        + " fresh node per cell (keys its warm-up did not reach are new in the measured interval: on a loaded"
+        + " machine, many). Peers in-process, keyed through a"
         + " `ConcurrentHashMap` (get, `computeIfAbsent` on a miss), each reading the system clock per decision;"
         + " *vs best peer* divides by the fastest peer with the same threads in this run. *B/decision*: bytes the"
         + " deciding threads allocated per decision (the flusher's and Lettuce's threads not counted).%n%n",
