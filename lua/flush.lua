@@ -5,6 +5,8 @@
 -- KEYS[n+2]    regional quotas only (ARGV[4] > 0): the limit's demand index, a sorted set of the keys
 --              seen per window (their counter keys), which the region coordinator reads (standalone
 --              Redis only)
+-- KEYS[last]  a batch that carries its node's heartbeat only (ARGV[7] not empty): the node registry
+--              (heartbeat.lua's; standalone Redis only)
 -- ARGV[1]      the batch's sequence number (per node and group, increasing); 0 marks a claim-only batch:
 --              window deltas that ask for claims, without permits or with a take (below), applied
 --              every time (a take's token keeps it from counting twice) and leaving the node's sequence
@@ -15,6 +17,9 @@
 -- ARGV[5]      the node's id: the owner of the claims below
 -- ARGV[6]      numbered batches: the sequence that created the node's sequence key, as the node last
 --              learnt it (0: none yet); see the reply's second element
+-- ARGV[7]      the node's registry name when the batch carries its heartbeat, else empty
+-- ARGV[8]      the heartbeat's time, ms since the epoch (0 without one)
+-- ARGV[9]      how long the heartbeat keeps the node alive, ms (0 without one)
 -- then per delta, in KEYS order:
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
 --        token, settle                                     -- window counts (sliding window)
@@ -60,6 +65,8 @@
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
 --           the node then enforces the static share)
+-- and, last, when the batch carries a heartbeat, the nodes alive in the registry, this one included
+-- (the beat is recorded whether or not the batch is applied).
 -- applied is 0 when the sequence was seen before (a retry or a replay after reconnect): nothing is
 -- applied and the current values are returned, so a retried flush never counts twice. created (0 for a
 -- claim-only batch) is the sequence of the batch that created the node's sequence key: its first
@@ -72,9 +79,18 @@
 -- backlogs bounded by the limit's burst, checked by the caller.
 
 local indexTtl = tonumber(ARGV[4])
+local beatNode = ARGV[7]
 local n = #KEYS - 1
 if indexTtl ~= nil and indexTtl > 0 then
   n = n - 1
+end
+local beatNow, beatTtl
+if beatNode ~= nil and beatNode ~= '' then
+  n = n - 1
+  beatNow, beatTtl = tonumber(ARGV[8]), tonumber(ARGV[9])
+  if beatNow == nil or beatTtl == nil or beatTtl <= 0 then
+    return fail('a heartbeat needs a time and a positive ttl, got ' .. tostring(ARGV[8]) .. ' and ' .. tostring(ARGV[9]))
+  end
 end
 if n < 1 or indexTtl == nil then
   return fail('expected a sequence key, counter keys and a demand index TTL, got '
@@ -83,7 +99,7 @@ end
 -- the layout is checked before anything is written: a script that fails half way keeps its writes.
 -- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
 -- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
-local HEAD = 6
+local HEAD = 9
 local width = {w = 11, f = 11, g = 4, r = 5}
 local cursor = HEAD + 1
 for _ = 1, n do
@@ -443,7 +459,7 @@ for i = 1, n do
       end
       if c == amount then
         -- first write of the window: the coordinator finds the key through the index
-        local index = KEYS[#KEYS]
+        local index = KEYS[n + 2]
         redis.call('ZADD', index, w, key)
         redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. digits(w - 1))
         redis.call('PEXPIRE', index, indexTtl)
@@ -469,4 +485,8 @@ for i = 1, n do
   end
 end
 
+if beatNow then
+  -- the node's heartbeat, answered last: a working node's flushes keep it in the registry
+  out[#out + 1] = beat(KEYS[#KEYS], beatNode, beatNow, beatTtl)
+end
 return out

@@ -16,8 +16,4 @@ local ttl = tonumber(ARGV[3])
 if now == nil or ttl == nil or ttl <= 0 then
   return fail('time and ttl must be numbers, ttl positive')
 end
-redis.call('ZADD', KEYS[1], string.format('%d', now + ttl), ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now))
--- the registry itself goes away when every node has stopped beating
-redis.call('PEXPIRE', KEYS[1], string.format('%d', ttl * 2))
-return redis.call('ZCARD', KEYS[1])
+return beat(KEYS[1], ARGV[1], now, ttl)

@@ -120,3 +120,13 @@ local function dropCountsBefore(key, keep)
     end
   end
 end
+
+-- The node registry (heartbeat.lua, and flush.lua for a batch that carries its node's beat): `node`
+-- alive until now + ttl (ms), those past their deadline dropped, the registry gone once every node
+-- has stopped beating. Returns the nodes alive, `node` included.
+local function beat(registry, node, now, ttl)
+  redis.call('ZADD', registry, digits(now + ttl), node)
+  redis.call('ZREMRANGEBYSCORE', registry, '-inf', digits(now))
+  redis.call('PEXPIRE', registry, digits(ttl * 2))
+  return redis.call('ZCARD', registry)
+end

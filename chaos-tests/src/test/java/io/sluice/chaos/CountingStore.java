@@ -41,6 +41,11 @@ final class CountingStore implements CounterStore {
   }
 
   @Override
+  public boolean beatsInFlush(int group) {
+    return delegate.beatsInFlush(group);
+  }
+
+  @Override
   public long outOfMemoryErrors() {
     return delegate.outOfMemoryErrors();
   }

@@ -11,7 +11,8 @@ import java.util.concurrent.CompletionStage;
  * A test store that passes every call to another one: subclasses change what they test (a delay, a
  * lost answer, a failure) and nothing else. Every method of {@link CounterStore} is passed on, so a
  * store that counts takes, or has a call timeout, is seen as such through the wrapper (a wrapper that
- * forgot {@code countsTakes()} once turned takes off in the very tests written for them).
+ * forgot {@code countsTakes()} once turned takes off in the very tests written for them; one that forgot
+ * {@code beatsInFlush} made every beat a call of its own).
  */
 abstract class ForwardingStore implements CounterStore {
   final CounterStore inner;
@@ -48,6 +49,11 @@ abstract class ForwardingStore implements CounterStore {
   @Override
   public boolean countsTakes() {
     return inner.countsTakes();
+  }
+
+  @Override
+  public boolean beatsInFlush(int group) {
+    return inner.beatsInFlush(group);
   }
 
   @Override

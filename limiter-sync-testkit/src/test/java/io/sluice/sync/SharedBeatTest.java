@@ -75,6 +75,87 @@ class SharedBeatTest {
     assertThat(othersCount(store)).as("n left with its last limiter").isEqualTo(1);
   }
 
+  /**
+   * Quiet nodes stay quiet: once a node has nothing to send and holds nothing, it stops beating (its
+   * registry entry runs out, and the others split what is free between the nodes that work); its next
+   * decision that asks the store makes it beat again.
+   */
+  @Test
+  void anIdleNodeStopsBeatingAndBeatsAgainWhenItWorks() throws Exception {
+    AtomicInteger beats = new AtomicInteger();
+    MemoryStore memory = new MemoryStore();
+    CounterStoreCounting store = new CounterStoreCounting(memory, beats);
+    Duration interval = Duration.ofMillis(50);
+    SyncedLimiter limiter = SyncedLimiter.builder(Limit.fixedWindow("quiet").limit(1_000).window(Duration.ofMinutes(1))
+        .build(), store).nodeId("q").heartbeatInterval(interval).build();
+    try {
+      for (int i = 0; i < 20; i++) {
+        assertThat(limiter.tryAcquire("k" + (i % 3))).isTrue();
+      }
+      // wait until the node has sent what it had and given its claims up: no store call for 500 ms
+      // (ten intervals: a node that kept beating would make about ten calls in it)
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      long quietFor = 0;
+      long before = limiter.storeCalls();
+      while (quietFor < 500 && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+        long now = limiter.storeCalls();
+        quietFor = now == before ? quietFor + 100 : 0;
+        before = now;
+      }
+      assertThat(quietFor).as("an idle node makes no store call for 10 heartbeat intervals").isGreaterThanOrEqualTo(500);
+      assertThat(othersCount(memory)).as("its entry ran out: only the node asking now").isEqualTo(1);
+
+      int beatsBefore = beats.get();
+      assertThat(limiter.tryAcquire("fresh")).isTrue(); // a cold key asks the store
+      deadline = System.nanoTime() + 20_000_000_000L;
+      while (beats.get() == beatsBefore && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertThat(beats.get()).as("a node that works again beats again").isGreaterThan(beatsBefore);
+    } finally {
+      limiter.close();
+    }
+  }
+
+  /**
+   * A working node's heartbeats ride on its store calls (the in-memory store takes them with flushes,
+   * as flush.lua does on a standalone Redis): after its first beat, a node whose decisions ask the
+   * store (here: every request on a key it has not seen) makes (almost) no heartbeat call of its own,
+   * and still learns how many nodes the registry counts.
+   */
+  @Test
+  void aWorkingNodesBeatsRideOnItsFlushes() throws Exception {
+    AtomicInteger beats = new AtomicInteger();
+    MemoryStore memory = new MemoryStore();
+    CounterStoreCounting store = new CounterStoreCounting(memory, beats);
+    memory.heartbeat("other", System.currentTimeMillis(), Duration.ofMinutes(1)).toCompletableFuture().join();
+    Duration interval = Duration.ofMillis(50);
+    SyncedLimiter limiter = SyncedLimiter.builder(Limit.fixedWindow("busy").limit(1_000_000).window(Duration.ofMinutes(1))
+        .build(), store).nodeId("w").heartbeatInterval(interval).syncInterval(Duration.ofMillis(10)).build();
+    try {
+      long end = System.nanoTime() + 1_000_000_000L;
+      int i = 0;
+      long beatsAfterStart = -1;
+      while (System.nanoTime() < end) {
+        assertThat(limiter.tryAcquire("k" + i++)).isTrue();
+        if (beatsAfterStart < 0 && limiter.registeredNodes() == 2) {
+          beatsAfterStart = beats.get();
+        }
+        if (i % 100 == 0) {
+          Thread.sleep(1);
+        }
+      }
+      assertThat(limiter.registeredNodes()).as("the node learnt the registry").isEqualTo(2);
+      // twenty intervals: beating on its own the node would make about twenty calls
+      assertThat(beats.get() - beatsAfterStart).as("heartbeat calls of its own after the first").isLessThanOrEqualTo(3);
+      assertThat(memory.heartbeat("other", System.currentTimeMillis(), Duration.ofMinutes(1)).toCompletableFuture().join())
+          .as("the flushes kept the node in the registry").isEqualTo(2);
+    } finally {
+      limiter.close();
+    }
+  }
+
   private static int othersCount(MemoryStore store) {
     return store.heartbeat("other", System.currentTimeMillis(), Duration.ofMinutes(1)).toCompletableFuture().join();
   }

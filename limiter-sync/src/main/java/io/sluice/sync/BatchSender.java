@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * How a {@link SyncedLimiter}'s flushes reach the store: each store group's deltas in batches of at
@@ -53,9 +54,12 @@ final class BatchSender {
   private final Map<Integer, InFlight> inFlight = new HashMap<>();
   /** Numbered flushes sent (each send, retries too, gets the next number). */
   private final AtomicLong numberedSent = new AtomicLong();
+  /** The node's heartbeat, when one is asked for, on a batch that may carry it (see Flusher#withAskedBeat). */
+  private final UnaryOperator<Batch> beatRider;
 
   BatchSender(CounterStore store, StoreCalls calls, Ticker ticker, String owner, Duration flushTimeout,
-      LongSupplier closeDeadline, Answers answers, Consumer<Pending> requeue) {
+      LongSupplier closeDeadline, Answers answers, Consumer<Pending> requeue, UnaryOperator<Batch> beatRider) {
+    this.beatRider = beatRider;
     this.store = store;
     this.calls = calls;
     this.ticker = ticker;
@@ -79,7 +83,7 @@ final class BatchSender {
     }
     // the store keeps sequences per (node, limit): limits of one node each number their own batches,
     // so one limit's numbers must not make the store take another's batches for replays
-    return new Batch(owner, group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas);
+    return beatRider.apply(new Batch(owner, group, seq, TimeUnit.NANOSECONDS.toMicros(ticker.read()), deltas));
   }
 
   /**

@@ -4,6 +4,7 @@ import io.sluice.node.Limit;
 import io.sluice.node.Ticker;
 import io.sluice.sync.BatchSender.InFlight;
 import io.sluice.sync.BatchSender.Pending;
+import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.Delta;
@@ -45,6 +46,7 @@ final class Flusher {
   private final Counter counter;
   private final ExactStore exact;
   private final long heartbeatIntervalNanos;
+  private final boolean regional;
   private final double hotKeyFactor;
   private final LeaseStore leases;
   /** How long a store call waits (a lease asked for at a sync). */
@@ -87,6 +89,18 @@ final class Flusher {
   /** This node's beat on this store, shared with its other limiters (see SharedBeat). */
   private final SharedBeat beat;
   private long lastSyncStart = Long.MIN_VALUE;
+  /** The flusher thread's: this limiter's store calls other than heartbeats as counted at its last beat. */
+  private long callsAtBeat;
+  /** Heartbeat calls of their own made ({@link #heartbeatNow}). */
+  private final LongAdder beatCalls = new LongAdder();
+  /**
+   * A beat is due and rides on the next store call that can carry it ({@link CounterStore#beatsInFlush}):
+   * this round's flush, or a decision's claim call; the flusher makes it a call of its own when none
+   * did within a sync interval. Set by the flusher thread, taken by whichever call carries it.
+   */
+  private final AtomicBoolean beatAsked = new AtomicBoolean();
+  /** The flusher thread's: when the beat now asked for was (System.nanoTime). */
+  private long beatAskedAt;
   /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
   private double meanKeyRate;
   /** Keys currently detected as hot (heavy hitters). */
@@ -104,6 +118,7 @@ final class Flusher {
     // by default) for cut off (silent: counted at the most it may hold, no writes); a node beating every
     // second, a little more on a busy flusher, fell between two rounds now and then and its region's
     // reallocation stalled (real time: 79-85% of G used, where 96-100% with beats that every round hears)
+    this.regional = l.regional;
     this.heartbeatIntervalNanos = l.regional
         ? Math.min(c.heartbeatInterval().toNanos(), REGIONAL_HEARTBEAT_NANOS) : c.heartbeatInterval().toNanos();
     this.hotKeyFactor = c.hotKeyFactor();
@@ -129,7 +144,7 @@ final class Flusher {
     // the store keeps sequences per (node, limit): limits of one node each number their own batches,
     // so one limit's numbers must not make the store take another's batches for replays
     this.sender = new BatchSender(store, calls, ticker, nodeId + "/" + limit.name(), l.flushTimeout,
-        () -> closeDeadline, this::answered, this::requeue);
+        () -> closeDeadline, this::answered, this::requeue, this::withAskedBeat);
     if (c.autoSync()) {
       this.thread = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
       this.thread.setDaemon(true);
@@ -242,15 +257,25 @@ final class Flusher {
       lastSyncStart = start;
       try {
         long now = System.nanoTime();
-        if (lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) {
+        if (beatAsked.get() && now - beatAskedAt >= syncIntervalNanos && beatAsked.compareAndSet(true, false)) {
+          heartbeatNow(); // no store call carried the beat asked for a round ago
+        }
+        if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) && !quietSinceBeat()) {
+          boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
           lastHeartbeat = now;
           // (another limiter of this node beat into this store within half an interval: its answer stands)
           int shared = beat.recent(heartbeatIntervalNanos / 2);
           if (shared > 0) {
             registeredNodes = shared;
+          } else if (firstBeat) {
+            heartbeatNow(); // (before any claim: a node must be counted before it sizes its claims)
           } else {
-            heartbeatNow();
+            beatAskedAt = now;
+            beatAsked.set(true);
           }
+        }
+        if (lastHeartbeat == now) {
+          callsAtBeat = workCalls(); // (before the sync: what it sends is work)
         }
         sync(false);
         views.sweepSome();
@@ -258,6 +283,25 @@ final class Flusher {
         calls.countFailure(); // kept for the next round; the loop must survive anything
       }
     }
+  }
+
+  /**
+   * Flusher thread: whether this limiter has been quiet since its last beat (no store call, nothing
+   * queued to send), so that it need not beat. An idle node then drops out of the registry when its
+   * last beat runs out, and the others split what is free between the nodes that are working instead
+   * of keeping a part for it: it holds no claim by then (an idle key's claim is given up at the
+   * regular sync, which is a store call, so the beat after it still runs), and its next decision that
+   * asks the store, or its next flush, makes it beat again at the next round. A regional quota's node
+   * always beats: the coordinator takes a region it does not hear from for cut off.
+   */
+  private boolean quietSinceBeat() {
+    return !regional && lastHeartbeat != Long.MIN_VALUE && workCalls() == callsAtBeat && dirty.isEmpty()
+        && orphans.isEmpty();
+  }
+
+  /** This limiter's store calls other than heartbeats of their own (a flush that carries one is work). */
+  private long workCalls() {
+    return calls.calls() - beatCalls.sum();
   }
 
   boolean sync(boolean everything) {
@@ -297,9 +341,12 @@ final class Flusher {
       List<KeyView> wantLeases = new ArrayList<>();
       List<KeyView> later = new ArrayList<>();
       long drainedAt = ticker.read();
+      // a round whose beat may ride on a flush sends what claims would have held back: the call is
+      // made anyway, and the counts it carries keep the other nodes' view of the keys fresh
+      boolean carry = beatAsked.get() && Thread.currentThread() == thread;
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
-          if (!drain(v, drainedAt, everything, byGroup, wantLeases)) {
+          if (!drain(v, drainedAt, everything || carry, byGroup, wantLeases)) {
             later.add(v);
           }
         }
@@ -463,6 +510,9 @@ final class Flusher {
 
   /** Takes a batch's answer into the views it carried. */
   private boolean answered(InFlight f, long index, FlushResult result) {
+    if (f.batch.beats()) {
+      beatCarried(result);
+    }
     long now = ticker.read();
     int group = f.batch.group();
     if (result.storeForgot()) {
@@ -612,10 +662,39 @@ final class Flusher {
     }
   }
 
+  /**
+   * {@code batch} carrying the node's heartbeat when one is asked for and its store takes one in a
+   * flush of its group (any thread: the flusher's batches and decisions' claim calls); else {@code batch}.
+   */
+  Batch withAskedBeat(Batch batch) {
+    if (beatAsked.get() && store.beatsInFlush(batch.group()) && beatAsked.compareAndSet(true, false)) {
+      return batch.beating(nodeId, System.currentTimeMillis(), beatTtl());
+    }
+    return batch;
+  }
+
+  /**
+   * The answer to a call that carried the node's heartbeat, or null when the call failed (the beat is
+   * asked for again); any thread.
+   */
+  void beatCarried(FlushResult result) {
+    if (result == null) {
+      beatAsked.set(true);
+    } else if (result.alive() > 0) {
+      registeredNodes = result.alive();
+      beat.answered(registeredNodes);
+    }
+  }
+
+  /** How long a beat keeps the node in the registry: three intervals, so one late beat does not drop it. */
+  private Duration beatTtl() {
+    return Duration.ofNanos(3 * heartbeatIntervalNanos);
+  }
+
   /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
   int heartbeatNow() {
-    Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(),
-        Duration.ofNanos(3 * heartbeatIntervalNanos)));
+    beatCalls.increment();
+    Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(), beatTtl()));
     if (alive != null) {
       registeredNodes = Math.max(1, alive);
       beat.answered(registeredNodes);

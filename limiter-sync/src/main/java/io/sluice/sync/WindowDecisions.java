@@ -490,12 +490,15 @@ final class WindowDecisions {
     List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
     int at = deltas.size() - 1;
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
-    Batch batch = new Batch(caller, store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
-        deltas);
+    Batch batch = flusher.withAskedBeat(new Batch(caller, store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
+        deltas));
     long askedAt = System.nanoTime();
     v.claimCallSentAt = askedAt;
     FlushResult result = calls.guarded(() -> store.flush(batch), claimTimeout);
     calls.waited(askedAt);
+    if (batch.beats()) {
+      flusher.beatCarried(result);
+    }
     if (result == null) {
       if (taking) {
         v.settleToken = token;

@@ -119,7 +119,7 @@ public final class RegionShareStore implements AutoCloseable {
    * another node's heartbeat removes it; and the nodes that left on purpose lately ({@code <prefix>:left}).
    */
   public Registry nodes() {
-    byte[][] keys = {(prefix + ":nodes").getBytes(StandardCharsets.UTF_8),
+    byte[][] keys = {StoreKeys.registryKey(prefix),
         (prefix + ":left").getBytes(StandardCharsets.UTF_8)};
     List<Object> r = await(store.evalsha(NODES, keys, new byte[0][]));
     List<?> alive = (List<?>) r.get(0);

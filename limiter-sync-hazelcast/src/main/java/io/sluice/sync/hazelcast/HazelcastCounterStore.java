@@ -266,6 +266,24 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
 
   @Override
   public CompletionStage<FlushResult> flush(Batch batch) {
+    CompletionStage<FlushResult> counted = flushCounts(batch);
+    if (!batch.beats()) {
+      return counted;
+    }
+    // the beat goes out with the flush and is answered with it: one call from the node's side, not
+    // atomic with the counts (it need not be); a beat that fails leaves the flush's answer standing
+    CompletionStage<Integer> beat = heartbeat(batch.beatNode(), batch.beatNowMillis(),
+        Duration.ofMillis(batch.beatTtlMillis())).exceptionally(e -> 0);
+    return counted.thenCombine(beat, (result, alive) -> alive > 0 ? result.withAlive(alive) : result);
+  }
+
+  /** A flush may carry the node's heartbeat: both are sent at once and answered together. */
+  @Override
+  public boolean beatsInFlush(int group) {
+    return true;
+  }
+
+  private CompletionStage<FlushResult> flushCounts(Batch batch) {
     batch.requireAtMost(maxBatchSize());
     List<Delta> deltas = batch.deltas();
     Map<ByteBuffer, List<Integer>> byKey = FlushProcessor.byKey(batch, settings.mapPrefix());

@@ -13,18 +13,20 @@ import java.util.List;
 /**
  * {@code flush.lua}'s wire layout, written once: the KEYS and ARGV of a batch, and the answer read
  * back. The head is {@link #HEAD} arguments (sequence, sequence TTL, the node's time, the demand
- * index's TTL, node id, the sequence that created the node's record); then per delta its kind and the
+ * index's TTL, node id, the sequence that created the node's record, and the heartbeat the batch
+ * carries: registry name or empty, time, TTL); then per delta its kind and the
  * kind's arguments, {@link Kind#width} in all, as the script's {@code HEAD} and {@code width} table
  * say ({@code FlushWireTest} reads both from the script). The answer is {@code applied, created}, then
  * per delta {@link Kind#answerWidth} values: its count and the previous window's, for a window limit
  * the node's claim, its split and whether a take was counted, and for a region its shares of that
- * window and the next.
+ * window and the next; last, for a batch that carries a heartbeat, the nodes alive.
  */
 final class FlushWire {
   /** Arguments before the first delta's: flush.lua's {@code HEAD}. */
-  static final int HEAD = 6;
+  static final int HEAD = 9;
 
   private static final byte[] ZERO = {'0'};
+  private static final byte[] EMPTY = {};
 
   /** A delta's kind as the script names it, with its arguments' and answer's widths. */
   enum Kind {
@@ -83,7 +85,7 @@ final class FlushWire {
     for (Delta d : deltas) {
       argCount += Kind.of(d.counter()).width;
     }
-    byte[][] keys = new byte[deltas.size() + (regional != null ? 2 : 1)][];
+    byte[][] keys = new byte[deltas.size() + 1 + (regional != null ? 1 : 0) + (batch.beats() ? 1 : 0)][];
     byte[][] args = new byte[argCount][];
     keys[0] = StoreKeys.sequenceKey(prefix, batch.nodeId(), batch.group(), slotTag);
     args[0] = RedisCounterStore.ascii(batch.sequence());
@@ -91,10 +93,20 @@ final class FlushWire {
     args[2] = RedisCounterStore.ascii(batch.nowMicros());
     args[3] = regional != null ? RedisCounterStore.ascii(regional.windowTtlMillis()) : ZERO;
     if (regional != null) {
-      keys[keys.length - 1] = StoreKeys.demandIndexKey(prefix, regional.limit().name());
+      keys[deltas.size() + 1] = StoreKeys.demandIndexKey(prefix, regional.limit().name());
     }
     args[4] = batch.nodeId().getBytes(StandardCharsets.UTF_8);
     args[5] = batch.claimOnly() ? ZERO : RedisCounterStore.ascii(created);
+    if (batch.beats()) {
+      keys[keys.length - 1] = StoreKeys.registryKey(prefix);
+      args[6] = batch.beatNode().getBytes(StandardCharsets.UTF_8);
+      args[7] = RedisCounterStore.ascii(batch.beatNowMillis());
+      args[8] = RedisCounterStore.ascii(batch.beatTtlMillis());
+    } else {
+      args[6] = EMPTY;
+      args[7] = ZERO;
+      args[8] = ZERO;
+    }
     int a = HEAD;
     for (int i = 0; i < deltas.size(); i++) {
       Delta d = deltas.get(i);
@@ -138,7 +150,13 @@ final class FlushWire {
     args[a] = RedisCounterStore.ascii(d.amount());
   }
 
-  /** The script's answer for {@code deltas} (see the class doc for its layout). */
+  /** The script's answer for {@code batch} (see the class doc for its layout). */
+  static FlushResult decode(List<Object> reply, Batch batch) {
+    FlushResult result = decode(reply, batch.deltas());
+    return batch.beats() ? result.withAlive(((Long) reply.get(reply.size() - 1)).intValue()) : result;
+  }
+
+  /** The script's answer for {@code deltas}, a heartbeat's left out (see the class doc for its layout). */
   static FlushResult decode(List<Object> reply, List<Delta> deltas) {
     long[] values = new long[2 * deltas.size()];
     long[] shares = null;

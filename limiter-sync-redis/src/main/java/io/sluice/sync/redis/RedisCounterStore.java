@@ -342,14 +342,23 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     byte[][] keys = call.keys();
     byte[][] args = call.args();
     if (batch.claimOnly()) {
-      return evalsha(FLUSH, keys, args).thenApply(reply -> FlushWire.decode(reply, deltas));
+      return evalsha(FLUSH, keys, args).thenApply(reply -> FlushWire.decode(reply, batch));
     }
     return evalsha(FLUSH, keys, args).thenApply(reply -> {
-      FlushResult result = FlushWire.decode(reply, deltas);
+      FlushResult result = FlushWire.decode(reply, batch);
       boolean forgot = sequences.lossToTell(batch.nodeId(), batch.group(), batch.sequence(),
           sequences.recreated(batch.nodeId(), batch.group(), (Long) reply.get(1)));
       return forgot ? result.forgetting() : result;
     });
+  }
+
+  /**
+   * Standalone and Sentinel: a flush carries its node's heartbeat (flush.lua records it in the
+   * registry). Not on a cluster: the registry is one key, in a slot of its own.
+   */
+  @Override
+  public boolean beatsInFlush(int group) {
+    return !config.cluster();
   }
 
   /** Standalone and Sentinel: the demand index of a regional quota is one key. */
@@ -374,7 +383,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   @Override
   public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
     CounterStore.checkHeartbeat(nodeId, ttl);
-    byte[][] keys = {(config.keyPrefix() + ":nodes").getBytes(StandardCharsets.UTF_8)};
+    byte[][] keys = {StoreKeys.registryKey(config.keyPrefix())};
     byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(ttl.toMillis())};
     return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);
   }
@@ -383,7 +392,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   @Override
   public CompletionStage<Void> leave(String nodeId, long nowMillis) {
     CounterStore.checkHeartbeat(nodeId, LEFT_MEMORY);
-    byte[][] keys = {(config.keyPrefix() + ":nodes").getBytes(StandardCharsets.UTF_8),
+    byte[][] keys = {StoreKeys.registryKey(config.keyPrefix()),
         (config.keyPrefix() + ":left").getBytes(StandardCharsets.UTF_8)};
     byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(LEFT_MEMORY.toMillis())};
     return this.<Long>evalsha(LEAVE, ScriptOutputType.INTEGER, keys, args).thenApply(one -> null);

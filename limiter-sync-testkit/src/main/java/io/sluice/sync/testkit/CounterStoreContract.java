@@ -556,6 +556,36 @@ public abstract class CounterStoreContract {
     }
   }
 
+  /**
+   * A flush may carry its node's heartbeat where the store takes one ({@link CounterStore#beatsInFlush}):
+   * recorded as a heartbeat call would record it, whether the batch is applied or is a replay, and
+   * answered with the nodes alive; a store that does not take them ignores the beat.
+   */
+  @Test
+  void aFlushMayCarryItsNodesHeartbeat() throws Exception {
+    try (CounterStore store = store(0); CounterStore other = store(1)) {
+      long now = NOW_MICROS / 1000;
+      assertThat(other.heartbeat("b", now, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(1);
+      Batch batch = new Batch("a/api", store.group(window, "k"), 1, NOW_MICROS, List.of(new Delta(window, "k", 100, 2)))
+          .beating("a", now + 100, Duration.ofSeconds(3));
+      FlushResult first = flush(store, batch);
+      FlushResult replay = flush(store, batch);
+      assertThat(first.current(0)).isEqualTo(2);
+      assertThat(replay.applied()).isFalse();
+      assertThat(replay.current(0)).as("a replay counts nothing").isEqualTo(2);
+      if (store.beatsInFlush(batch.group())) {
+        assertThat(first.alive()).as("b and a").isEqualTo(2);
+        assertThat(replay.alive()).isEqualTo(2);
+        // b's deadline passed, a's (carried by the flush) has not
+        assertThat(other.heartbeat("c", now + 3_050, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(2);
+      } else {
+        assertThat(first.alive()).as("the beat ignored").isZero();
+        assertThat(other.heartbeat("c", now + 100, Duration.ofSeconds(3)).toCompletableFuture().get()).isEqualTo(2);
+      }
+      assertThatThrownBy(() -> batch.beating("a", now, Duration.ZERO)).hasMessageStartingWith("ttl:");
+    }
+  }
+
   /** A node that leaves (its limiter closed) stops counting at once, before its deadline. */
   @Test
   void aNodeThatLeavesNoLongerCounts() throws Exception {

@@ -164,7 +164,16 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
       plan.answer(k, out, values, claims, splits, taken);
     }
     FlushResult result = new FlushResult(applied, values, null, claims, splits, taken);
+    if (batch.beats()) {
+      result = result.withAlive(beat(batch.beatNode(), batch.beatNowMillis(), batch.beatTtlMillis()));
+    }
     return CompletableFuture.completedFuture(forgot ? result.forgetting() : result);
+  }
+
+  /** Every batch may carry its node's heartbeat, as flush.lua takes it on a standalone Redis. */
+  @Override
+  public boolean beatsInFlush(int group) {
+    return true;
   }
 
   @Override
@@ -214,9 +223,13 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
   @Override
   public synchronized CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
     CounterStore.checkHeartbeat(nodeId, ttl);
-    registry.put(nodeId, nowMillis + ttl.toMillis());
+    return CompletableFuture.completedFuture(beat(nodeId, nowMillis, ttl.toMillis()));
+  }
+
+  private int beat(String nodeId, long nowMillis, long ttlMillis) {
+    registry.put(nodeId, nowMillis + ttlMillis);
     registry.values().removeIf(deadline -> deadline <= nowMillis);
-    return CompletableFuture.completedFuture(registry.size());
+    return registry.size();
   }
 
   @Override

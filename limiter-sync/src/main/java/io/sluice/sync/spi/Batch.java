@@ -1,5 +1,6 @@
 package io.sluice.sync.spi;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -20,6 +21,10 @@ public final class Batch {
   private final long sequence;
   private final long nowMicros;
   private final List<Delta> deltas;
+  /** The registry heartbeat this batch carries (see {@link #beating}): the node's id, or null for none. */
+  private final String beatNode;
+  private final long beatNowMillis;
+  private final long beatTtlMillis;
 
   public Batch(String nodeId, int group, long sequence, long nowMicros, List<Delta> deltas) {
     if (nodeId == null || nodeId.isEmpty()) {
@@ -49,6 +54,52 @@ public final class Batch {
     this.sequence = sequence;
     this.nowMicros = nowMicros;
     this.deltas = List.copyOf(deltas);
+    this.beatNode = null;
+    this.beatNowMillis = 0;
+    this.beatTtlMillis = 0;
+  }
+
+  private Batch(Batch b, String beatNode, long beatNowMillis, long beatTtlMillis) {
+    this.nodeId = b.nodeId;
+    this.group = b.group;
+    this.sequence = b.sequence;
+    this.nowMicros = b.nowMicros;
+    this.deltas = b.deltas;
+    this.beatNode = beatNode;
+    this.beatNowMillis = beatNowMillis;
+    this.beatTtlMillis = beatTtlMillis;
+  }
+
+  /**
+   * This batch carrying the node's registry heartbeat, for a store that takes one with a flush
+   * ({@link CounterStore#beatsInFlush}): the same as {@link CounterStore#heartbeat} with these
+   * arguments, answered in {@link FlushResult#alive()}, so that a working node's flushes keep it in
+   * the registry without a call of their own. {@code nodeId} is the registry's name for the node (a
+   * batch's own {@link #nodeId()} names its sequence owner, the node and limit).
+   */
+  public Batch beating(String nodeId, long nowMillis, Duration ttl) {
+    CounterStore.checkHeartbeat(nodeId, ttl);
+    return new Batch(this, nodeId, nowMillis, ttl.toMillis());
+  }
+
+  /** Whether this batch carries a heartbeat ({@link #beating}). */
+  public boolean beats() {
+    return beatNode != null;
+  }
+
+  /** The node the heartbeat is for; null when the batch carries none. */
+  public String beatNode() {
+    return beatNode;
+  }
+
+  /** The heartbeat's time, ms since the epoch (0 without one). */
+  public long beatNowMillis() {
+    return beatNowMillis;
+  }
+
+  /** How long the heartbeat keeps the node alive, ms (0 without one). */
+  public long beatTtlMillis() {
+    return beatTtlMillis;
   }
 
   /** Rejects a batch larger than a store takes in one call (a long script blocks Redis for everyone). */

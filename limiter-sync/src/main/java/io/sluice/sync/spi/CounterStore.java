@@ -31,6 +31,16 @@ public interface CounterStore extends AutoCloseable {
    */
   CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl);
 
+  /**
+   * Whether a batch of {@code group} may carry the node's heartbeat ({@link Batch#beating}): the store
+   * then records it with the flush, as {@link #heartbeat} would, and answers
+   * {@link FlushResult#alive()}. A node whose flushes carry its beats makes no heartbeat call of its
+   * own. False by default: the store ignores a batch's beat and answers {@code alive() == 0}.
+   */
+  default boolean beatsInFlush(int group) {
+    return false;
+  }
+
   /** A heartbeat's arguments, as every store checks them before its call. */
   static void checkHeartbeat(String nodeId, Duration ttl) {
     if (nodeId == null || nodeId.isEmpty()) {

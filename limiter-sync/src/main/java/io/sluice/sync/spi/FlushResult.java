@@ -20,6 +20,8 @@ public final class FlushResult {
   private final long[] taken;
   /** The store had lost this node's sequence record, and with it the counts it had acknowledged. */
   private final boolean storeForgot;
+  /** Nodes alive as the heartbeat the batch carried found them; 0 when it carried none. */
+  private final int alive;
 
   public FlushResult(boolean applied, long[] values) {
     this(applied, values, null, null, null);
@@ -39,6 +41,12 @@ public final class FlushResult {
 
   private FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken,
       boolean storeForgot) {
+    this(applied, values, shares, claims, splits, taken, storeForgot, 0);
+  }
+
+  private FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken,
+      boolean storeForgot, int alive) {
+    this.alive = alive;
     this.storeForgot = storeForgot;
     this.applied = applied;
     this.values = values;
@@ -66,7 +74,26 @@ public final class FlushResult {
 
   /** This answer, marked as coming from a store that forgot the node ({@link #storeForgot()}). */
   public FlushResult forgetting() {
-    return new FlushResult(applied, values, shares, claims, splits, taken, true);
+    return new FlushResult(applied, values, shares, claims, splits, taken, true, alive);
+  }
+
+  /**
+   * This answer with the heartbeat's: {@code alive} nodes in the registry, this one included (at
+   * least 1).
+   */
+  public FlushResult withAlive(int alive) {
+    if (alive < 1) {
+      throw new IllegalArgumentException("alive: a heartbeat counts at least its own node, got " + alive);
+    }
+    return new FlushResult(applied, values, shares, claims, splits, taken, storeForgot, alive);
+  }
+
+  /**
+   * The nodes alive, the sender included, as the heartbeat its batch carried ({@link Batch#beating})
+   * found them; 0 when the batch carried none.
+   */
+  public int alive() {
+    return alive;
   }
 
   public int size() {

@@ -155,6 +155,11 @@ public final class StoreKeys {
     return (prefix + ":demand:" + limitName).getBytes(StandardCharsets.UTF_8);
   }
 
+  /** {@code <prefix>:nodes}: the node registry (node id to the deadline it counts as alive until, ms). */
+  public static byte[] registryKey(String prefix) {
+    return (prefix + ":nodes").getBytes(StandardCharsets.UTF_8);
+  }
+
   /** {@code <prefix>:coordinator:epoch}: the highest coordinator epoch a region has accepted shares from. */
   public static byte[] epochKey(String prefix) {
     return (prefix + ":coordinator:epoch").getBytes(StandardCharsets.UTF_8);
