@@ -5,20 +5,23 @@ usage: jmh_to_md.py OUTPUT.md RESULT.json [RESULT.json ...]
 
 Columns: threads, keys, implementation, ops/s (+- error), bytes allocated per op
 (gc.alloc.rate.norm, needs -prof gc), and for the Sluice rows the ratio to the best peer
-(highest ops/s among Bucket4j, Resilience4j and Guava) of the same (threads, keys) case.
+(highest ops/s among the naive map of fixed-window counters, Bucket4j, Resilience4j and Guava) of the same (threads, keys) case.
 Standard library only.
 """
 import json
 import sys
 from collections import defaultdict
 
-SLUICE = ("sluice", "sluiceSystemClock", "sluiceDecision")
-PEERS = ("bucket4j", "resilience4j", "guava")
+SLUICE = ("sluice", "sluiceSystemClock", "sluiceDecision", "sluiceFixedWindow", "sluiceSlidingWindow")
+PEERS = ("naiveWindows", "bucket4j", "resilience4j", "guava")
 ORDER = {name: i for i, name in enumerate(SLUICE + PEERS)}
 NAMES = {
     "sluice": "Sluice tryAcquire",
     "sluiceSystemClock": "Sluice tryAcquire, System.nanoTime() per decision",
     "sluiceDecision": "Sluice acquire (Decision)",
+    "sluiceFixedWindow": "Sluice tryAcquire, fixed window",
+    "sluiceSlidingWindow": "Sluice tryAcquire, sliding window counter",
+    "naiveWindows": "naive CHM of fixed-window counters",
     "bucket4j": "Bucket4j + CHM",
     "resilience4j": "Resilience4j + CHM",
     "guava": "Guava + CHM",

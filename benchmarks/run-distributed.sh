@@ -5,7 +5,7 @@
 # local redis-server that the harness starts on a free loopback port; then the 4-node over-admission
 # run. Writes benchmarks/results/distributed.md and distributed.csv.
 #
-#   benchmarks/run-distributed.sh            # full run: 2 s warm-up + 3 s per cell, 1/2/8 threads (~6 min)
+#   benchmarks/run-distributed.sh            # full run: 2 s warm-up + 3 s per cell, 1/2/8 threads (~8 min with the 100,000-key rows)
 #   QUICK=1 benchmarks/run-distributed.sh    # smoke run: 0.5 s + 1 s per cell, 1/2 threads (~2 min),
 #                                            # written to benchmarks/target/distributed-quick/ unless RESULTS_DIR
 #

@@ -2,8 +2,8 @@
 # Builds the benchmarks, runs KeyedDecisionBenchmark with 1 and 2 threads and IdleKeyFootprint, and
 # writes benchmarks/results/{keyed-decisions.md, keyed-decisions-t*.json, idle-key-footprint.md}.
 #
-#   benchmarks/run.sh             # full run: -f 1 -wi 3 -w 2s -i 5 -r 2s  (~8 min on 2 cores)
-#   QUICK=1 benchmarks/run.sh     # smoke run: -f 1 -wi 1 -w 1s -i 2 -r 1s (~3 min)
+#   benchmarks/run.sh             # full run: -f 1 -wi 3 -w 2s -i 5 -r 2s  (~12 min on 2 cores)
+#   QUICK=1 benchmarks/run.sh     # smoke run: -f 1 -wi 1 -w 1s -i 2 -r 1s (~4 min)
 #
 # Environment overrides:
 #   JMH_OPTS         replaces the iteration/fork options above

@@ -60,7 +60,7 @@ import java.util.regex.Pattern;
  *     [--redis redis://127.0.0.1:6379] [--redis-server redis-server] [--quick]
  *     [--out benchmarks/results/distributed.md] [--csv benchmarks/results/distributed.csv]
  *     [--warmup 2] [--measure 3] [--threads 1,2,8] [--only REGEX] [--interleave]
- *     [--skip-throughput] [--skip-over-admission] [--skip-many-keys]
+ *     [--skip-throughput] [--only-100k-keys] [--skip-over-admission] [--skip-many-keys]
  * </pre>
  */
 public final class DistributedBenchmark {
@@ -151,6 +151,8 @@ public final class DistributedBenchmark {
   private final ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
   private RedisCommands<String, String> admin;
   private int runNumber;
+  /** The throughput cells on 100,000 keys (see {@link ManyKeyThroughput}). */
+  private List<ManyKeyThroughput.Cell> manyKeyCells = List.of();
 
   private DistributedBenchmark(Options o) {
     this.o = o;
@@ -190,7 +192,8 @@ public final class DistributedBenchmark {
     try {
       admin = adminConnection.sync();
       String redisVersion = infoField(admin.info("server"), "redis_version");
-      List<Cell> cells = o.throughput ? throughput(uri) : List.of();
+      List<Cell> cells = o.throughput && !o.manyKeyThroughputOnly ? throughput(uri) : List.of();
+      manyKeyCells = o.throughput ? manyKeyThroughput(uri) : List.of();
       List<OverAdmission> oas = o.overAdmission ? overAdmission(uri) : List.of();
       List<ManyKeys> many = o.manyKeys ? manyKeys(uri) : List.of();
       writeReport(redisVersion, cells, oas, many);
@@ -384,6 +387,28 @@ public final class DistributedBenchmark {
       s += a.sum();
     }
     return s;
+  }
+
+  /** One node on 100,000 keys, Sluice beside the in-process peers: {@link ManyKeyThroughput}. */
+  private List<ManyKeyThroughput.Cell> manyKeyThroughput(String uri) throws InterruptedException {
+    ManyKeyThroughput.Harness harness = new ManyKeyThroughput.Harness() {
+      @Override
+      public void resetStats() {
+        DistributedBenchmark.this.resetStats();
+      }
+
+      @Override
+      public long commands() {
+        return commandStats().values().stream().mapToLong(Long::longValue).sum();
+      }
+
+      @Override
+      public void failure(String message) {
+        failures.add(message);
+      }
+    };
+    return new ManyKeyThroughput(harness, o.warmupSeconds, o.measureSeconds, o.threads)
+        .run(uri, new Spec(THROUGHPUT_LIMIT, THROUGHPUT_WINDOW, false), ManyKeyThroughput.impls(o.only));
   }
 
   // ------------------------------------------------------------------ over-admission
@@ -916,6 +941,8 @@ public final class DistributedBenchmark {
       batchOneNote(md, byImpl);
     }
 
+    ManyKeyThroughput.report(md, manyKeyCells, o.warmupSeconds, o.measureSeconds);
+
     if (!oas.isEmpty()) {
       md.append("\n## Over-admission: ").append(OA_NODES).append(" nodes, one key, demand ")
           .append(String.format(Locale.ROOT, "%.0fx", OA_DEMAND)).append(" the limit\n\n");
@@ -1148,6 +1175,8 @@ public final class DistributedBenchmark {
     Pattern only;
     boolean quick;
     boolean throughput = true;
+    /** Of the throughput runs, only those on 100,000 keys ({@link ManyKeyThroughput}). */
+    boolean manyKeyThroughputOnly;
     boolean overAdmission = true;
     boolean manyKeys = true;
     boolean interleave;
@@ -1183,12 +1212,13 @@ public final class DistributedBenchmark {
           case "--only" -> o.only = Pattern.compile(value(args, ++i, a));
           case "--quick" -> o.quick = true;
           case "--skip-throughput" -> o.throughput = false;
+          case "--only-100k-keys" -> o.manyKeyThroughputOnly = true;
           case "--skip-over-admission" -> o.overAdmission = false;
           case "--skip-many-keys" -> o.manyKeys = false;
           case "--interleave" -> o.interleave = true;
           case "-h", "--help" -> throw new IllegalArgumentException("usage: DistributedBenchmark [--redis URI] "
               + "[--redis-server PATH] [--out FILE.md] [--csv FILE.csv] [--warmup S] [--measure S] [--threads 1,2,8] "
-              + "[--only REGEX] [--quick] [--interleave] [--skip-throughput] [--skip-over-admission] [--skip-many-keys]");
+              + "[--only REGEX] [--quick] [--interleave] [--skip-throughput] [--only-100k-keys] [--skip-over-admission] [--skip-many-keys]");
           default -> throw new IllegalArgumentException("unknown argument " + a + " (try --help)");
         }
       }

@@ -42,6 +42,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *       lock-free local buckets, {@code tryConsume(1)};</li>
  *   <li>{@code resilience4j}: {@code ConcurrentHashMap<String, RateLimiter>} of
  *       {@code AtomicRateLimiter}, {@code acquirePermission()};</li>
+ *   <li>{@code sluiceFixedWindow}, {@code sluiceSlidingWindow}: {@link RateLimiter#tryAcquire(String)}
+ *       on a fixed window and a sliding window counter of {@link Limit#MAX_WINDOW_LIMIT} per second
+ *       (the window kernels beside the bucket's);</li>
+ *   <li>{@code naiveWindows}: {@code ConcurrentHashMap<String, NaiveWindowCounter>}, what a user
+ *       writes without a library: one CAS-updated fixed-window counter per key;</li>
  *   <li>{@code guava}: {@code ConcurrentHashMap<String, RateLimiter>} of
  *       {@code RateLimiter.create(rate)}, {@code tryAcquire()}.</li>
  * </ul>
@@ -180,6 +185,27 @@ public class KeyedDecisionBenchmark {
     }
   }
 
+  /**
+   * Sluice's fixed window on the same keys, with a limit no run reaches ({@link Limit#MAX_WINDOW_LIMIT}
+   * per second): the window kernel beside the bucket's.
+   */
+  @State(Scope.Benchmark)
+  public static class SluiceFixedWindowState extends SluiceState {
+    @Override
+    RateLimiter create() {
+      return newSluiceWindow(Limit.fixedWindow("bench"));
+    }
+  }
+
+  /** Sluice's sliding window counter (the production default) on the same keys, limit as the fixed window's. */
+  @State(Scope.Benchmark)
+  public static class SluiceSlidingWindowState extends SluiceState {
+    @Override
+    RateLimiter create() {
+      return newSluiceWindow(Limit.slidingWindowCounter("bench"));
+    }
+  }
+
   /** Sluice reading {@code System.nanoTime()} on every decision instead of its cached ticker. */
   @State(Scope.Benchmark)
   public static class SluiceSystemClockState extends SluiceState {
@@ -230,6 +256,19 @@ public class KeyedDecisionBenchmark {
     }
   }
 
+  @State(Scope.Benchmark)
+  public static class NaiveWindowState {
+    public final ConcurrentHashMap<String, NaiveWindowCounter> counters = new ConcurrentHashMap<>();
+
+    @Setup(Level.Trial)
+    public void setup(Keys k) {
+      counters.clear();
+      for (String key : k.names) {
+        requireAllowed("naiveWindows", naive(counters, key).tryAcquire());
+      }
+    }
+  }
+
   // ---------------------------------------------------------------- benchmarks
 
   @Benchmark
@@ -243,6 +282,24 @@ public class KeyedDecisionBenchmark {
 
   @Benchmark
   public boolean sluiceSystemClock(SluiceSystemClockState s, Keys k, Cursor c) {
+    boolean ok = s.limiter.tryAcquire(c.next(k.names));
+    if (!ok) {
+      c.denied++;
+    }
+    return ok;
+  }
+
+  @Benchmark
+  public boolean sluiceFixedWindow(SluiceFixedWindowState s, Keys k, Cursor c) {
+    boolean ok = s.limiter.tryAcquire(c.next(k.names));
+    if (!ok) {
+      c.denied++;
+    }
+    return ok;
+  }
+
+  @Benchmark
+  public boolean sluiceSlidingWindow(SluiceSlidingWindowState s, Keys k, Cursor c) {
     boolean ok = s.limiter.tryAcquire(c.next(k.names));
     if (!ok) {
       c.denied++;
@@ -278,6 +335,15 @@ public class KeyedDecisionBenchmark {
   }
 
   @Benchmark
+  public boolean naiveWindows(NaiveWindowState s, Keys k, Cursor c) {
+    boolean ok = naive(s.counters, c.next(k.names)).tryAcquire();
+    if (!ok) {
+      c.denied++;
+    }
+    return ok;
+  }
+
+  @Benchmark
   public boolean guava(GuavaState s, Keys k, Cursor c) {
     boolean ok = guava(s.limiters, c.next(k.names)).tryAcquire();
     if (!ok) {
@@ -292,6 +358,12 @@ public class KeyedDecisionBenchmark {
     Limit limit = Limit.tokenBucket("bench").capacity(CAPACITY)
         .refill(REFILL_PER_SECOND, Duration.ofSeconds(1)).build();
     return RateLimiter.builder(limit).ticker(ticker).maxKeys(SLUICE_MAX_KEYS).build();
+  }
+
+  /** A window limit no run reaches: the most a window may count, per second. */
+  static RateLimiter newSluiceWindow(Limit.Builder window) {
+    Limit limit = window.limit(Limit.MAX_WINDOW_LIMIT).window(Duration.ofSeconds(1)).build();
+    return RateLimiter.builder(limit).maxKeys(SLUICE_MAX_KEYS).build();
   }
 
   static Bucket newBucket(String key) {
@@ -324,6 +396,11 @@ public class KeyedDecisionBenchmark {
       ConcurrentHashMap<String, io.github.resilience4j.ratelimiter.RateLimiter> map, String key) {
     io.github.resilience4j.ratelimiter.RateLimiter r = map.get(key);
     return r != null ? r : map.computeIfAbsent(key, KeyedDecisionBenchmark::newResilience4j);
+  }
+
+  static NaiveWindowCounter naive(ConcurrentHashMap<String, NaiveWindowCounter> map, String key) {
+    NaiveWindowCounter c = map.get(key);
+    return c != null ? c : map.computeIfAbsent(key, k -> new NaiveWindowCounter(Limit.MAX_WINDOW_LIMIT));
   }
 
   static com.google.common.util.concurrent.RateLimiter guava(

@@ -11,10 +11,12 @@ final class FixedWindowKernel extends Kernel {
 
   private final long window;
   private final long limit;
+  private final WindowClock clock;
 
   FixedWindowKernel(Limit limit) {
     this.window = limit.periodNanos();
     this.limit = limit.capacity();
+    this.clock = new WindowClock(window);
   }
 
   static long pack(long windowIndex, long count) {
@@ -41,13 +43,13 @@ final class FixedWindowKernel extends Kernel {
 
   @Override
   KeyState newState(long now) {
-    return new LongCell(pack(Math.floorDiv(now, window) - 1, 0));
+    return new LongCell(pack(clock.index(now) - 1, 0));
   }
 
   @Override
   long tryAcquire(KeyState state, long now, long cost) {
     LongCell cell = (LongCell) state;
-    long index = Math.floorDiv(now, window);
+    long index = clock.index(now);
     for (;;) {
       long v = cell.value;
       if (v == RETIRED_STATE) {
@@ -69,7 +71,7 @@ final class FixedWindowKernel extends Kernel {
     if (v == RETIRED_STATE) {
       return 0;
     }
-    int ahead = ahead(v, Math.floorDiv(now, window));
+    int ahead = ahead(v, clock.index(now));
     return ahead >= 0 ? countOf(v) : 0;
   }
 
@@ -80,7 +82,7 @@ final class FixedWindowKernel extends Kernel {
 
   @Override
   long resetNanos(KeyState state, long now) {
-    return countNow(((LongCell) state).value, now) == 0 ? 0 : (Math.floorDiv(now, window) + 1) * window - now;
+    return countNow(((LongCell) state).value, now) == 0 ? 0 : clock.start(now) + window - now;
   }
 
   @Override

@@ -26,12 +26,14 @@ final class SlidingCounterKernel extends Kernel {
   private final long limit;
   private final long unit;
   private final long windowUnits;
+  private final WindowClock clock;
 
   SlidingCounterKernel(Limit limit) {
     this.window = limit.periodNanos();
     this.limit = limit.capacity();
     this.unit = unitFor(this.limit, window);
     this.windowUnits = window / unit;
+    this.clock = new WindowClock(window);
   }
 
   /** The time unit in which {@code 3 * limit * window} fits in a long. */
@@ -45,7 +47,7 @@ final class SlidingCounterKernel extends Kernel {
 
   @Override
   KeyState newState(long now) {
-    long index = Math.floorDiv(now, window);
+    long index = clock.index(now);
     // two windows that are both over: the state of a key never seen
     return new PairCell(pack(index - 2 - (index & 1), 0), pack(index - 1 - (index & 1), 0));
   }
@@ -53,7 +55,7 @@ final class SlidingCounterKernel extends Kernel {
   @Override
   long tryAcquire(KeyState state, long now, long cost) {
     PairCell pair = (PairCell) state;
-    long index = Math.floorDiv(now, window);
+    long index = clock.index(now);
     for (;;) {
       long even = pair.even;
       long odd = pair.odd;
@@ -89,7 +91,11 @@ final class SlidingCounterKernel extends Kernel {
 
   /** Time elapsed in window w, in units; 0 when counting in a window newer than the clock says. */
   private long elapsedUnits(long now, long index, long w) {
-    return w == index ? (now - index * window) / unit : 0;
+    if (w != index) {
+      return 0;
+    }
+    long elapsed = now - index * window;
+    return unit == 1 ? elapsed : elapsed / unit; // (nanoseconds for most limits: no division)
   }
 
   private static long countIn(long slot, long w) {
@@ -112,7 +118,7 @@ final class SlidingCounterKernel extends Kernel {
   }
 
   private long[] counts(PairCell pair, long now) {
-    long index = Math.floorDiv(now, window);
+    long index = clock.index(now);
     long even = pair.even;
     long odd = pair.odd;
     if (even == RETIRED_STATE || odd == RETIRED_STATE) {
@@ -144,7 +150,7 @@ final class SlidingCounterKernel extends Kernel {
   @Override
   void refund(KeyState state, long now, long cost) {
     PairCell pair = (PairCell) state;
-    long w = Math.floorDiv(now, window);
+    long w = clock.index(now);
     for (;;) {
       long slot = pair.get(w);
       if (slot == RETIRED_STATE || countIn(slot, w) == 0) {
@@ -159,7 +165,7 @@ final class SlidingCounterKernel extends Kernel {
   @Override
   boolean retireIfAtRest(KeyState state, long now) {
     PairCell pair = (PairCell) state;
-    long index = Math.floorDiv(now, window);
+    long index = clock.index(now);
     long even = pair.even;
     long odd = pair.odd;
     if (even == RETIRED_STATE || odd == RETIRED_STATE) {

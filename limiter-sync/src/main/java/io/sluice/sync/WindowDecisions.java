@@ -37,7 +37,8 @@ final class WindowDecisions {
   private final long hotSyncIntervalNanos;
   private final LeaseStore leases;
   private final Limit limit;
-  private final String nodeId;
+  /** The name this node's calls carry, made once: a claim call per key and window would build it anew. */
+  private final String caller;
   private final StoreFailurePolicy onStoreFailure;
   private final KeyView.OrphanSink orphanSink;
   private final LongAdder pendingPermits;
@@ -65,7 +66,7 @@ final class WindowDecisions {
     this.hotSyncIntervalNanos = l.hotSyncIntervalNanos;
     this.leases = l.leases;
     this.limit = l.limit;
-    this.nodeId = l.nodeId;
+    this.caller = l.nodeId + "/" + l.limit.name();
     this.onStoreFailure = l.onStoreFailure;
     this.orphanSink = queue.orphanSink;
     this.pendingPermits = queue.pendingPermits;
@@ -489,8 +490,8 @@ final class WindowDecisions {
     List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
     int at = deltas.size() - 1;
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
-    Batch batch = flusher.withAskedBeat(new Batch(nodeId + "/" + limit.name(), store.group(counter, v.key),
-        Batch.CLAIM_ONLY, nowMicros, deltas));
+    Batch batch = flusher.withAskedBeat(new Batch(caller, store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
+        deltas));
     long askedAt = System.nanoTime();
     v.claimCallSentAt = askedAt;
     FlushResult result = calls.guarded(() -> store.flush(batch), claimTimeout);

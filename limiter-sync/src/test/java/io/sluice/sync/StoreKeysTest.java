@@ -32,6 +32,26 @@ class StoreKeysTest {
     return new String(bytes, StandardCharsets.UTF_8);
   }
 
+  /**
+   * ASCII names and keys (written straight into one array) and the rest (built part by part) give the
+   * documented layout: the byte length of the encoded limit name, in as many digits as it takes.
+   */
+  @Test
+  void asciiAndOtherKeysFollowTheOneLayout() {
+    for (String limit : new String[] {"l", "api", "a".repeat(9), "b".repeat(10), "c".repeat(99), "d".repeat(100),
+        "caf\u00e9", "\u4e2d"}) {
+      for (String user : new String[] {"", "user-000123", "k}{:", "\u00fc", "x\uD83D\uDE00"}) {
+        for (String prefix : new String[] {"sluice", "", "p\u00e9"}) {
+          byte[] name = limit.getBytes(StandardCharsets.UTF_8);
+          String expected = prefix + ":{" + name.length + ":" + limit + ":" + user + "}";
+          assertThat(StoreKeys.counterKey(prefix, limit, user)).as("%s / %s / %s", prefix, limit, user)
+              .isEqualTo(expected.getBytes(StandardCharsets.UTF_8));
+          assertThat(StoreKeys.keyOf(prefix, limit, StoreKeys.counterKey(prefix, limit, user))).isEqualTo(user);
+        }
+      }
+    }
+  }
+
   @Test
   void aLimitAndAKeyThatJoinAlikeAreTwoCounters() {
     // the pair: both were sluice:{a:b:c}

@@ -510,7 +510,19 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
 
   /** A number as Redis takes it in ARGV: its decimal digits in ASCII. */
   public static byte[] ascii(long v) {
-    return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+    if (v < 0) {
+      return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+    }
+    // (every delta of every flush writes about ten of these: one array each, not a String and its bytes)
+    int digits = 1;
+    for (long rest = v / 10; rest > 0; rest /= 10) {
+      digits++;
+    }
+    byte[] out = new byte[digits];
+    for (int i = digits - 1; i >= 0; i--, v /= 10) {
+      out[i] = (byte) ('0' + v % 10);
+    }
+    return out;
   }
 
   private static String rootMessage(Throwable t) {

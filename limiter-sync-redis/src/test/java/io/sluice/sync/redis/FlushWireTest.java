@@ -26,6 +26,20 @@ import org.junit.jupiter.api.Test;
  * argument, and the answer is read back at the places the script writes them.
  */
 class FlushWireTest {
+  /** Every number on the wire is its decimal digits in ASCII, as Long.toString writes them. */
+  @Test
+  void numbersAreTheirDecimalDigits() {
+    for (long v : new long[] {0, 1, 9, 10, 99, 100, 123_456_789, 1_000_000_000_000L, Long.MAX_VALUE, -1, -10,
+        Long.MIN_VALUE}) {
+      assertThat(new String(RedisCounterStore.ascii(v), StandardCharsets.US_ASCII)).isEqualTo(Long.toString(v));
+    }
+    java.util.SplittableRandom random = new java.util.SplittableRandom(5);
+    for (int i = 0; i < 10_000; i++) {
+      long v = random.nextLong() >>> random.nextInt(64);
+      assertThat(new String(RedisCounterStore.ascii(v), StandardCharsets.US_ASCII)).isEqualTo(Long.toString(v));
+    }
+  }
+
   private final Counter sliding = Counter.of(Limit.slidingWindowCounter("s").limit(100).window(Duration.ofSeconds(1)).build());
   private final Counter fixed = Counter.of(Limit.fixedWindow("f").limit(100).window(Duration.ofSeconds(1)).build());
   private final Counter bucket = Counter.of(Limit.tokenBucket("b").capacity(10).refill(1, Duration.ofSeconds(1)).build());
