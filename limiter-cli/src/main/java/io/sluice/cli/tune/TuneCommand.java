@@ -66,7 +66,7 @@ public final class TuneCommand implements Callable<Integer> {
 
   @Option(names = "--nodes", paramLabel = "N", defaultValue = "4",
       description = "Simulated nodes, each a SyncedLimiter with its own store connection and its own thread"
-          + " (1-" + MAX_NODES + "). Default: ${DEFAULT-VALUE}.")
+          + " (1-" + MAX_NODES + "; up to " + MAX_SIMULATED_NODES + " with --simulate). Default: ${DEFAULT-VALUE}.")
   int nodes;
 
   @Option(names = "--limit", paramLabel = "L",

@@ -103,7 +103,9 @@ final class Tuner {
     Measurement reference = sim.model();
     rows.add(Comparison.compare(reference, reference, config.limit(), config.sliding()));
     SimulatedReplay replay = new SimulatedReplay(trace, config.sluiceLimit(), sim, config.simulatedRoundTrip());
-    Progress progress = new Progress(err, terminal, settings.size(), Math.max(1_000, trace.size() / 20));
+    // (for the time left: about what runs of the setting took on 2 cores, per request and per node)
+    long stepMillis = 500 + trace.size() / 10 + 5L * config.nodes();
+    Progress progress = new Progress(err, terminal, settings.size(), stepMillis);
     for (int i = 0; i < settings.size(); i++) {
       if (guard.requested()) {
         return true;

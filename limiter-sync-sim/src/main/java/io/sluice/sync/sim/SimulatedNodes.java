@@ -36,6 +36,12 @@ import java.util.function.IntFunction;
  * on a key whose claim a sync on its way gives up waits for that sync's answer, as the limiter makes it
  * wait: it is decided when the answer is back ({@link #deferredDecisions()}), at that moment.
  *
+ * <p>The node registry of an in-memory store runs on the simulated clock (the limiter beats with the
+ * wall clock's time, which a simulation of many nodes runs far behind); a real store's stays on the
+ * wall clock, as its keys' TTLs do (see {@link LatentStore}). Each node's claims are sized partly from
+ * its flusher's measured cycle and store round trip, both on the wall clock: the simulated syncs do not
+ * feed the cycle, and the round trip a node measures is the wall-clock time its simulated call took.
+ *
  * <p>Not thread-safe: one caller thread drives it ({@link #advanceTo}, {@link #decide}, {@link #close}).
  */
 public final class SimulatedNodes implements AutoCloseable {
