@@ -23,7 +23,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * {@link SimulatedNodes} (what {@code sluice tune --simulate} runs) schedules the nodes' syncs as the
  * accuracy kit does: with no round trip, the same traffic, seed and nodes give the kit's figures to
- * the permit and the store call. With a round trip, the same run again gives the same figures.
+ * the permit and the store call. (Written, and passed, against the kit's own scheduling loop, before
+ * the kit moved onto SimulatedNodes; it now keeps a driver of tune's shape, the requests in a loop of
+ * the caller's with the decision's moment read back, equal to the kit's.) With a round trip, the
+ * same run again gives the same figures.
  */
 class SimulatedNodesKitTest {
 
