@@ -66,7 +66,20 @@ class SluiceBadInputTest {
 
   @Test
   void zeroNodes() {
-    assertUsageError(run("tune", "--nodes", "0"), "sluice tune: --nodes: must be between 1 and 256, got 0");
+    assertUsageError(run("tune", "--nodes", "0"),
+        "sluice tune: --nodes: must be between 1 and 256 (up to 1024 with --simulate), got 0");
+  }
+
+  @Test
+  void simulatedNodesAndRoundTrip() {
+    assertUsageError(run("tune", "--simulate", "--nodes", "1025"),
+        "sluice tune: --nodes: must be between 1 and 1024, got 1025");
+    assertUsageError(run("tune", "--round-trip", "5ms"),
+        "sluice tune: --round-trip: only with --simulate (a real store's round trip is what it is)");
+    assertUsageError(run("tune", "--simulate", "--round-trip", "2s"),
+        "sluice tune: --round-trip: must be between 0s and 1s, got 2s");
+    assertUsageError(run("tune", "--simulate", "--redis", "redis://127.0.0.1:1"),
+        "sluice tune: --simulate: not together with --redis (the simulation has its own in-memory store)");
   }
 
   @Test
@@ -149,7 +162,7 @@ class SluiceBadInputTest {
     assertThat(r.code()).isZero();
     for (String option : new String[] {"--duration", "--nodes", "--limit", "--window", "--profile", "--seed",
         "--batch-sizes", "--sync-intervals", "--redis", "--out", "--max-error", "--algorithm", "--demand", "--keys",
-        "--flat-out", "--max-false-denials"}) {
+        "--flat-out", "--max-false-denials", "--simulate", "--round-trip"}) {
       assertThat(r.out()).contains(option);
     }
     assertThat(r.out()).contains("mixed").contains("steady").contains("bursty").contains("zipf").contains("hot-key").contains("step");

@@ -2,8 +2,8 @@ package io.sluice.sync;
 
 import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
-import io.sluice.node.ManualTicker;
 import io.sluice.node.ReferenceModelAccess;
+import io.sluice.sync.sim.SimulatedNodes;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
@@ -28,7 +28,9 @@ import java.util.function.Supplier;
  *       the request stays within half the limit), which must be none.</li>
  * </ul>
  * Each node syncs on its own timer (a random phase), heartbeats once a simulated second, and a sync
- * a decision asks for runs one simulated millisecond later, as the flusher thread would. Traffic is
+ * a decision asks for runs one simulated millisecond later, as the flusher thread would: the nodes
+ * and their syncs are {@link SimulatedNodes} with no store round trip (what {@code sluice tune
+ * --simulate} runs with one). Traffic is
  * generated from a seed ({@link Traffic}); a failing run prints its seed, which replays it exactly.
  * {@code -Dsluice.kit.debug=true} prints every admission over the bound and every false denial below
  * half the limit with the nodes' views; {@code -Dsluice.kit.debugAll=true} every false denial.
@@ -159,30 +161,20 @@ final class AccuracyKit {
       CounterStore shared) {
     CounterStore store = shared;
     Limit limit = traffic.limit();
-    ManualTicker ticker = new ManualTicker(START_NANOS);
-    List<SyncedLimiter> nodes = new ArrayList<>();
     SplittableRandom random = new SplittableRandom(traffic.seed() * 31 + setup.nodes());
-    // each node's next regular sync and next sync asked for by a decision, on the simulated clock
-    long[] nextSync = new long[setup.nodes()];
-    long[] askedSync = new long[setup.nodes()];
-    long[] nextHeartbeat = new long[setup.nodes()];
-    long interval = setup.syncInterval().toNanos();
-    for (int i = 0; i < setup.nodes(); i++) {
-      SyncedLimiter.Builder b = SyncedLimiter.builder(limit, storeOf.apply(i)).nodeId(nodePrefix + "-" + i).ticker(ticker)
-          .autoSync(false).syncInterval(setup.syncInterval());
-      switch (setup.mode()) {
-        case EXACT -> b.batchSize(1);
-        case RESERVATION -> b.batchSize(setup.batchSize()).reservation();
-        default -> b.batchSize(setup.batchSize());
-      }
-      nodes.add(b.build());
-      nextSync[i] = START_NANOS + random.nextLong(interval);
-      nextHeartbeat[i] = START_NANOS + 1_000_000_000L;
-      askedSync[i] = Long.MAX_VALUE;
-    }
-    for (SyncedLimiter node : nodes) {
-      node.heartbeatNow(); // as each flusher does when it starts: the first nodes see fewer than there are
-    }
+    // the nodes, their syncs on their timers (phases from random), asked-for syncs and heartbeats:
+    // SimulatedNodes with no round trip, which sluice tune --simulate runs too (with one)
+    SimulatedNodes sim = new SimulatedNodes(setup.nodes(), setup.syncInterval(), Duration.ZERO, START_NANOS, random,
+        storeOf, (i, s) -> {
+          SyncedLimiter.Builder b = SyncedLimiter.builder(limit, s).nodeId(nodePrefix + "-" + i);
+          switch (setup.mode()) {
+            case EXACT -> b.batchSize(1);
+            case RESERVATION -> b.batchSize(setup.batchSize()).reservation();
+            default -> b.batchSize(setup.batchSize());
+          }
+          return b;
+        });
+    List<SyncedLimiter> nodes = sim.limiters();
     long window = limit.periodNanos();
     boolean sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
     // a bucket's over-admission: the nodes' admissions replayed through the bucket with debt allowed,
@@ -208,44 +200,14 @@ final class AccuracyKit {
     List<Long> waits = new ArrayList<>();
     try {
       for (Request r : traffic.requests()) {
-        // the syncs due before this request, in time order
-        while (true) {
-          int due = -1;
-          long dueAt = r.atNanos();
-          for (int i = 0; i < nodes.size(); i++) {
-            long at = Math.min(nextSync[i], askedSync[i]);
-            if (at <= dueAt) {
-              due = i;
-              dueAt = at;
-            }
-          }
-          if (due < 0) {
-            break;
-          }
-          advanceTo(ticker, dueAt);
-          SyncedLimiter node = nodes.get(due);
-          if (nextHeartbeat[due] <= dueAt) {
-            node.heartbeatNow();
-            nextHeartbeat[due] = dueAt + 1_000_000_000L;
-          }
-          node.takeSyncRequest();
-          node.syncNow();
-          if (nextSync[due] <= dueAt) {
-            nextSync[due] += interval;
-          }
-          askedSync[due] = Long.MAX_VALUE;
-        }
-        advanceTo(ticker, r.atNanos());
+        sim.advanceTo(r.atNanos());
         int n = random.nextInt(nodes.size());
         SyncedLimiter node = nodes.get(n);
         long waitedBefore = node.waitedDecisions();
         long startedAt = System.nanoTime();
-        boolean nodeAllowed = node.acquire(r.key(), r.cost()).allowed();
+        boolean nodeAllowed = sim.decide(n, r.key(), r.cost()).allowed();
         if (node.waitedDecisions() != waitedBefore) {
           waits.add(System.nanoTime() - startedAt);
-        }
-        if (node.takeSyncRequest()) {
-          askedSync[n] = Math.min(askedSync[n], r.atNanos() + 1_000_000L);
         }
         long now = r.atNanos();
         long w = Math.floorDiv(now, window);
@@ -363,9 +325,7 @@ final class AccuracyKit {
           100.0 * Math.max(0, worstOver) / limit.capacity(), overBound, keyWindows, storeCalls, keyUpdates, waited,
           limit.capacity(), percentile(waits, 0.50) / 1e3, percentile(waits, 0.99) / 1e3);
     } finally {
-      for (SyncedLimiter node : nodes) {
-        node.close();
-      }
+      sim.close();
     }
   }
 
@@ -375,13 +335,6 @@ final class AccuracyKit {
     }
     long[] sorted = values.stream().mapToLong(Long::longValue).sorted().toArray();
     return sorted[Math.min(sorted.length - 1, (int) Math.floor(p * sorted.length))];
-  }
-
-  private static void advanceTo(ManualTicker ticker, long at) {
-    long d = at - ticker.read();
-    if (d > 0) {
-      ticker.advanceNanos(d);
-    }
   }
 
   /** {window, count, previous count} moved to window w. */

@@ -433,9 +433,29 @@ public final class SyncedLimiter implements KeyedLimiter {
   boolean claimsAsked() {
     return claims.asksClaims();
   }
-  /** Whether a decision asked for a sync since the last call (without a flusher: for tests). */
-  boolean takeSyncRequest() {
+  /**
+   * Whether a decision asked for a sync since the last call, clearing the request. Without a flusher
+   * thread ({@code autoSync(false)}) the caller runs that sync ({@link #syncNow()}); public for tools
+   * and tests that drive time themselves, as the flusher thread would be woken.
+   */
+  public boolean takeSyncRequest() {
     return queue.takeSyncRequest();
+  }
+
+  /**
+   * Whether a flush that gives this node's claim on the key up is on its way: a decision on the key
+   * that its claim cannot pay waits for that flush's answer before it asks the store (see
+   * {@code awaitReleases}). Public for tools that run syncs on threads of their own on a simulated
+   * clock, which must not let a decision wait on a sync they hold still.
+   */
+  public boolean awaitsRelease(String key) {
+    KeyView v = views.get(key);
+    if (v == null) {
+      return false;
+    }
+    synchronized (v) {
+      return v.releasesInFlight > 0;
+    }
   }
 
   /**

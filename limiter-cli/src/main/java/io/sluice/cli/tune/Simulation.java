@@ -105,7 +105,7 @@ final class Simulation {
   }
 
   /** Marks a request of the trace that a replay did not decide (it was stopped). */
-  private static final long NOT_DECIDED = Long.MIN_VALUE;
+  static final long NOT_DECIDED = Long.MIN_VALUE;
   private static final int INDEX_BITS = 25;
 
   /**
@@ -128,7 +128,7 @@ final class Simulation {
    * decided before it is decided at its own moment, as the store's scripts and limiter-node's kernels
    * do for a caller whose clock is a little behind.
    */
-  private Measurement exactAt(long[] when, int[] done, int[] cell, Setting setting, String mode) {
+  Measurement exactAt(long[] when, int[] done, int[] cell, Setting setting, String mode) {
     int keys = trace.keys;
     int windows = trace.windows;
     long windowNanos = trace.windowNanos;

@@ -45,6 +45,8 @@ import picocli.CommandLine.Spec;
             + " is still written with the settings measured so far)."})
 public final class TuneCommand implements Callable<Integer> {
   static final int MAX_NODES = 256;
+  /** With --simulate: the simulated clock has no threads to share two cores between. */
+  static final int MAX_SIMULATED_NODES = io.sluice.sync.sim.SimulatedNodes.MAX_NODES;
 
   @Spec
   CommandSpec spec;
@@ -64,7 +66,7 @@ public final class TuneCommand implements Callable<Integer> {
 
   @Option(names = "--nodes", paramLabel = "N", defaultValue = "4",
       description = "Simulated nodes, each a SyncedLimiter with its own store connection and its own thread"
-          + " (1-" + MAX_NODES + "). Default: ${DEFAULT-VALUE}.")
+          + " (1-" + MAX_NODES + "; up to " + MAX_SIMULATED_NODES + " with --simulate). Default: ${DEFAULT-VALUE}.")
   int nodes;
 
   @Option(names = "--limit", paramLabel = "L",
@@ -144,6 +146,18 @@ public final class TuneCommand implements Callable<Integer> {
           + " (0s to skip). Default: ${DEFAULT-VALUE}.")
   Duration flatOut;
 
+  @Option(names = "--simulate",
+      description = "Simulate instead of replaying on the wall clock: the nodes (up to " + MAX_SIMULATED_NODES
+          + ") run the real SyncedLimiter on a simulated clock against an in-memory store that keeps claims as the"
+          + " scripts do, with a store round trip of --round-trip; the same options give the same figures. No"
+          + " latency or decisions/s (n/a); not with --redis or --region-redis.")
+  boolean simulate;
+
+  @Option(names = "--round-trip", paramLabel = "TIME", defaultValue = "1ms", converter = DurationConverter.class,
+      description = "With --simulate: the store's round trip (a sync's call reaches the store after half of it and"
+          + " is answered after all of it; 0s for none, at most 1s). Default: ${DEFAULT-VALUE}.")
+  Duration roundTrip;
+
   @Override
   public Integer call() throws Exception {
     TuneConfig config = validate();
@@ -164,8 +178,10 @@ public final class TuneCommand implements Callable<Integer> {
   }
 
   TuneConfig validate() {
-    if (nodes < 1 || nodes > MAX_NODES) {
-      throw bad("--nodes: must be between 1 and " + MAX_NODES + ", got " + nodes);
+    int maxNodes = simulate ? MAX_SIMULATED_NODES : MAX_NODES;
+    if (nodes < 1 || nodes > maxNodes) {
+      throw bad("--nodes: must be between 1 and " + maxNodes + (simulate ? "" : " (up to " + MAX_SIMULATED_NODES
+          + " with --simulate)") + ", got " + nodes);
     }
     long limit = this.limit == null ? profile.defaultLimit : this.limit;
     double demand = this.demand == null ? profile.defaultDemand : this.demand;
@@ -203,8 +219,28 @@ public final class TuneCommand implements Callable<Integer> {
       throw bad("--flat-out: must be between 0s and 1m, got " + Durations.format(flatOut));
     }
     checkStores(sliding);
+    checkSimulation();
     return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
-        List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis), List.copyOf(regionWeights));
+        List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis),
+        List.copyOf(regionWeights), simulate ? roundTrip : null);
+  }
+
+  /** --simulate and --round-trip. */
+  private void checkSimulation() {
+    if (!simulate) {
+      if (!roundTrip.equals(Duration.ofMillis(1))) {
+        throw bad("--round-trip: only with --simulate (a real store's round trip is what it is)");
+      }
+      return;
+    }
+    if (redis != null || !regionRedis.isEmpty()) {
+      throw bad("--simulate: not together with " + (redis != null ? "--redis" : "--region-redis")
+          + " (the simulation has its own in-memory store)");
+    }
+    if (roundTrip.isNegative() || roundTrip.compareTo(Duration.ofSeconds(1)) > 0) {
+      throw bad("--round-trip: must be between 0s and 1s, got " + Durations.format(roundTrip));
+    }
+
   }
 
   /** --window and --duration. */

@@ -25,14 +25,21 @@ record TuneConfig(
     double maxFalseDenialsPct,
     Duration throughput,
     List<String> regionRedis,
-    List<Double> regionWeights) {
+    List<Double> regionWeights,
+    /** {@code --simulate}: the store's round trip on the simulated clock; null for a real store on the wall clock. */
+    Duration simulatedRoundTrip) {
 
   /** One region (no --region-redis), the default --max-false-denials. */
   TuneConfig(Profile profile, int nodes, long limit, Duration window, Duration duration, boolean sliding, double demand,
       int keys, long seed, List<Long> batchSizes, List<Duration> syncIntervals, String redis, Path out,
       double maxErrorPct, Duration throughput) {
     this(profile, nodes, limit, window, duration, sliding, demand, keys, seed, batchSizes, syncIntervals, redis, out,
-        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of());
+        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of(), null);
+  }
+
+  /** {@code --simulate}: simulated nodes on a simulated clock, no store of their own. */
+  boolean simulated() {
+    return simulatedRoundTrip != null;
   }
 
   /** Regions split the limit (each its own Redis) when two or more are given. */

@@ -49,17 +49,104 @@ final class Tuner {
     List<Row> rows = new ArrayList<>();
     String storeText;
     boolean interrupted = false;
-    if (config.redis() == null && !config.regional()) {
-      err.println("starting an embedded Hazelcast member on 127.0.0.1 (a few seconds)...");
-      err.flush();
+    if (config.simulated()) {
+      storeText = simulatedStoreText();
+      interrupted = runSimulated(trace, settings, rows, notes, storeText);
+    } else {
+      if (config.redis() == null && !config.regional()) {
+        err.println("starting an embedded Hazelcast member on 127.0.0.1 (a few seconds)...");
+        err.flush();
+      }
+      OnStore measured = runOnStore(trace, settings, run, rows, notes);
+      storeText = measured.store();
+      interrupted = measured.interrupted();
     }
+    // the reference first, then the settings from the smallest
+    rows.sort((a, b) -> a.reference() != b.reference() ? (a.reference() ? -1 : 1) : a.setting().compareTo(b.setting()));
+    addNotes(rows, notes);
+    Recommender.Recommendation rec = Recommender.recommend(rows, config.maxErrorPct(), config.maxFalseDenialsPct());
+    TuneResult result = new TuneResult(config, command, started, storeText, trace.size(), List.copyOf(rows), rec,
+        List.copyOf(notes), interrupted, settings.size());
+    print(result);
+    try {
+      List<Path> files = Reports.write(result);
+      out.println();
+      out.println("Wrote " + files.get(0).getParent() + "/: " + Reports.CSV + ", " + Reports.JSON + ", " + Reports.SVG
+          + ", " + Reports.HTML + " (open report.html in a browser)");
+    } catch (IOException e) {
+      throw new UserError("--out " + config.out() + ": cannot write the report: " + e.getMessage());
+    }
+    out.flush();
+    return result;
+  }
+
+  private String simulatedStoreText() {
+    return "simulated (--simulate): one in-memory store keeping claims as the scripts do, round trip "
+        + Durations.format(config.simulatedRoundTrip()) + ", simulated clock";
+  }
+
+  private void printHeader(Trace trace, String storeText) {
+    out.printf(Locale.ROOT, "sluice tune: %s, %,d requests over %d windows of %s, %d nodes, limit %,d per key per"
+            + " window (%s), store: %s%n", config.profile().label, trace.size(), trace.windows,
+        Durations.format(config.window()), config.nodes(), config.limit(), config.algorithm(), storeText);
+    out.flush();
+  }
+
+  /**
+   * {@code --simulate}: every setting on simulated nodes (see {@link SimulatedReplay}); true when
+   * interrupted.
+   */
+  private boolean runSimulated(Trace trace, List<Setting> settings, List<Row> rows, List<String> notes,
+      String storeText) {
+    printHeader(trace, storeText);
+    Simulation sim = new Simulation(trace, config.sluiceLimit(), 0);
+    Measurement reference = sim.model();
+    rows.add(Comparison.compare(reference, reference, config.limit(), config.sliding()));
+    SimulatedReplay replay = new SimulatedReplay(trace, config.sluiceLimit(), sim, config.simulatedRoundTrip());
+    // (for the time left: about what runs of the setting took on 2 cores, per request and per node)
+    long stepMillis = 500 + trace.size() / 10 + 5L * config.nodes();
+    Progress progress = new Progress(err, terminal, settings.size(), stepMillis);
+    for (int i = 0; i < settings.size(); i++) {
+      if (guard.requested()) {
+        return true;
+      }
+      Setting s = settings.get(i);
+      progress.begin(i, s.label());
+      SimulatedReplay.Result r = replay.run(s, config.seed(), guard::requested, progress);
+      if (r == null) {
+        progress.message("interrupted: writing what was measured so far");
+        return true;
+      }
+      Row row = Comparison.compare(r.measurement(), r.measurement().exactAtSameMoments, config.limit(),
+          config.sliding());
+      rows.add(row);
+      SimulatedReplay.Extra x = r.extra();
+      progress.end(String.format(Locale.ROOT, "over %s%%, under %s%% (worst), false denials %s%%, %s store calls/1k,"
+              + " simulated in %.1f s", Reports.number(row.overWorstPct()), Reports.number(row.underWorstPct()),
+          Reports.fine(row.falseDenialsPct()), Reports.number(row.storeCallsPer1000()), x.wallNanos() / 1e9));
+      notes.add(String.format(Locale.ROOT, "%s: %s of decisions asked the store (answered at once in the simulation,"
+              + " each a wait of one round trip in a deployment); %,d decisions waited for a sync's answer on its way"
+              + " (%s ms each on average); simulated in %.1f s of wall-clock time.", s.label(),
+          Reports.fine(100.0 * x.waitedDecisions() / Math.max(1, row.decisions())) + "%", x.deferredDecisions(),
+          Reports.number(x.deferredDecisions() == 0 ? 0 : x.deferredNanos() / 1e6 / x.deferredDecisions()),
+          x.wallNanos() / 1e9));
+    }
+    return false;
+  }
+
+  /** What a replay on a real store ran on, and whether it was interrupted. */
+  private record OnStore(String store, boolean interrupted) {
+  }
+
+  /** The replay on the wall clock against a real store. */
+  private OnStore runOnStore(Trace trace, List<Setting> settings, String run, List<Row> rows, List<String> notes)
+      throws InterruptedException {
+    String storeText;
+    boolean interrupted = false;
     try (Backend backend = config.regional() ? Backend.regions(config.regionRedis(), run)
         : config.redis() != null ? Backend.redis(config.redis(), run) : Backend.hazelcast(run)) {
       storeText = backend.describe();
-      out.printf(Locale.ROOT, "sluice tune: %s, %,d requests over %d windows of %s, %d nodes, limit %,d per key per"
-              + " window (%s), store: %s%n", config.profile().label, trace.size(), trace.windows,
-          Durations.format(config.window()), config.nodes(), config.limit(), config.algorithm(), storeText);
-      out.flush();
+      printHeader(trace, storeText);
       Simulation sim = new Simulation(trace, config.sluiceLimit(), config.throughput().toNanos());
       Measurement reference = sim.model();
       rows.add(Comparison.compare(reference, reference, config.limit(), config.sliding()));
@@ -99,23 +186,7 @@ final class Tuner {
             Reports.number(row.p99Micros())));
       }
     }
-    // the reference first, then the settings from the smallest
-    rows.sort((a, b) -> a.reference() != b.reference() ? (a.reference() ? -1 : 1) : a.setting().compareTo(b.setting()));
-    addNotes(rows, notes);
-    Recommender.Recommendation rec = Recommender.recommend(rows, config.maxErrorPct(), config.maxFalseDenialsPct());
-    TuneResult result = new TuneResult(config, command, started, storeText, trace.size(), List.copyOf(rows), rec,
-        List.copyOf(notes), interrupted, settings.size());
-    print(result);
-    try {
-      List<Path> files = Reports.write(result);
-      out.println();
-      out.println("Wrote " + files.get(0).getParent() + "/: " + Reports.CSV + ", " + Reports.JSON + ", " + Reports.SVG
-          + ", " + Reports.HTML + " (open report.html in a browser)");
-    } catch (IOException e) {
-      throw new UserError("--out " + config.out() + ": cannot write the report: " + e.getMessage());
-    }
-    out.flush();
-    return result;
+    return new OnStore(storeText, interrupted);
   }
 
   private void addNotes(List<Row> rows, List<String> notes) {
@@ -133,6 +204,16 @@ final class Tuner {
       }
     }
     notes.add("Store calls include each node's heartbeat to the node registry (one per second per node).");
+    if (config.simulated()) {
+      notes.add("Simulated (--simulate): the nodes are the real SyncedLimiter on a simulated clock, each node's syncs"
+          + " on the timer and at a decision's request as its flusher thread would run them, each sync's store calls"
+          + " applied half a round trip after they were sent (with the node's own times) and answered a round trip"
+          + " after; the store is one in-memory store running the Hazelcast store's entry processors (flush.lua's"
+          + " arithmetic). Not simulated: a decision that asks the store is answered at once (its round trip is"
+          + " counted above, not waited), the machine's speed (no latency or decisions/s) and store failures. The"
+          + " same options give the same figures.");
+      return;
+    }
     notes.add("The traffic is generated from --seed and replayed unchanged for every setting; the limiters run on"
         + " the real clock, so a repeated run differs by a little scheduling noise. Each setting is compared with the"
         + " exact algorithm deciding the same requests at the moments its nodes decided them, in the order they decided"

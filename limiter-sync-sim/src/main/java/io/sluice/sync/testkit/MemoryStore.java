@@ -32,7 +32,7 @@ import java.util.concurrent.CompletionStage;
  * scripts do: it runs the same updates as the Hazelcast store's entry processors ({@link
  * FlushProcessor}, {@link ExactProcessor}, {@link LeaseProcessor}, {@link TokenClaimProcessor}: the
  * arithmetic of {@code flush.lua}, the exact scripts, {@code lease.lua} and {@code token_claim.lua},
- * which {@link CounterStoreContract} and the test kit's exact, lease and token contracts check against
+ * which {@code CounterStoreContract} (limiter-sync-testkit) and the test kit's exact, lease and token contracts check against
  * both real stores, and against this one in the test kit's own tests) on a plain map, in the caller's thread, on the callers'
  * clocks. Nothing expires: a test drives windows, not TTLs; the time to live the scripts would set is
  * kept ({@link #ttlMillis}). Sequences are recorded per node and group as the Redis script does (one
@@ -44,6 +44,8 @@ import java.util.concurrent.CompletionStage;
  */
 public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   private static final String PREFIX = "mem";
+  /** Most nodes whose sequence one key remembers, as the Hazelcast store's {@code MAX_NODES_PER_KEY}. */
+  static final int MAX_NODES_PER_KEY = 1_024;
   private final Map<ByteBuffer, CounterEntry> counters = new HashMap<>();
   /** The time to live each counter key was last given, ms. */
   private final Map<ByteBuffer, Long> ttls = new HashMap<>();
@@ -156,8 +158,9 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     boolean applied = false;
     // the processor the real store builds, run key by key with that key's deltas in batch order (a
     // key's previous and current windows may come in one batch: one sequence check for both)
+    // (as many nodes' sequences per key as the Hazelcast store remembers: a simulation runs up to 1,024 nodes)
     FlushProcessor.Plan plan = FlushProcessor.plan(batch, FlushProcessor.byKey(batch, PREFIX), mode, 0,
-        Long.MAX_VALUE / 4, 1_000);
+        Long.MAX_VALUE / 4, MAX_NODES_PER_KEY);
     for (int k = 0; k < plan.keys.length; k++) {
       long[] out = run(plan.keys[k], plan.processor::process);
       applied |= out[0] == FlushProcessor.APPLIED;

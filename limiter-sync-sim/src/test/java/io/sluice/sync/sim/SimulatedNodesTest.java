@@ -1,0 +1,79 @@
+package io.sluice.sync.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.testkit.MemoryStore;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class SimulatedNodesTest {
+  static final long START = 1_764_547_200_000_000_000L;
+  static final Duration INTERVAL = Duration.ofMillis(100);
+  static final Limit LIMIT = Limit.fixedWindow("sim").limit(1_000).window(Duration.ofSeconds(1)).build();
+
+  /** A seed whose first draw puts node 0's first sync between 30 and 90 ms after the start. */
+  static long seedWithPhaseInTheMiddle() {
+    for (long seed = 1; ; seed++) {
+      long phase = new SplittableRandom(seed).nextLong(INTERVAL.toNanos());
+      if (phase > 30_000_000L && phase < 90_000_000L) {
+        return seed;
+      }
+    }
+  }
+
+  @Test
+  void aSyncsFlushReachesTheStoreHalfARoundTripAfterItWasSent() {
+    long seed = seedWithPhaseInTheMiddle();
+    long firstSync = START + new SplittableRandom(seed).nextLong(INTERVAL.toNanos());
+    long trip = Duration.ofMillis(20).toNanos();
+    MemoryStore store = new MemoryStore();
+    try (SimulatedNodes nodes = new SimulatedNodes(1, INTERVAL, Duration.ofMillis(20), START,
+        new SplittableRandom(seed), n -> store, (n, s) -> SyncedLimiter.builder(LIMIT, s).nodeId("n" + n))) {
+      SyncedLimiter node = nodes.node(0);
+      for (int i = 0; i < 50; i++) {
+        assertThat(nodes.decide(0, "k", 1).allowed()).isTrue();
+      }
+      nodes.advanceTo(firstSync - 1);
+      long sentBefore = node.storeCalls();
+      long arrivedBefore = store.calls();
+
+      nodes.advanceTo(firstSync + trip / 2 - 1);
+      assertThat(node.storeCalls()).as("sent at the sync").isEqualTo(sentBefore + 1);
+      assertThat(store.calls()).as("not arrived yet").isEqualTo(arrivedBefore);
+
+      nodes.advanceTo(firstSync + trip / 2);
+      assertThat(store.calls()).as("arrived after half the round trip").isEqualTo(arrivedBefore + 1);
+      assertThat(store.count("sim", "k", Math.floorDiv(START, 1_000_000_000L))).isEqualTo(50);
+    }
+  }
+
+  @Test
+  void withoutARoundTripTheFlushArrivesAtTheSync() {
+    long seed = seedWithPhaseInTheMiddle();
+    long firstSync = START + new SplittableRandom(seed).nextLong(INTERVAL.toNanos());
+    MemoryStore store = new MemoryStore();
+    try (SimulatedNodes nodes = new SimulatedNodes(1, INTERVAL, Duration.ZERO, START, new SplittableRandom(seed),
+        n -> store, (n, s) -> SyncedLimiter.builder(LIMIT, s).nodeId("n" + n))) {
+      for (int i = 0; i < 50; i++) {
+        nodes.decide(0, "k", 1);
+      }
+      nodes.advanceTo(firstSync - 1);
+      long arrivedBefore = store.calls();
+      nodes.advanceTo(firstSync);
+      assertThat(store.calls()).isEqualTo(arrivedBefore + 1);
+    }
+  }
+
+  @Test
+  void badSettingsAreRefusedByName() {
+    MemoryStore store = new MemoryStore();
+    assertThatThrownBy(() -> new SimulatedNodes(1_025, INTERVAL, Duration.ZERO, START, new SplittableRandom(1),
+        n -> store, (n, s) -> SyncedLimiter.builder(LIMIT, s))).hasMessage("nodes: must be between 1 and 1024, got 1025");
+    assertThatThrownBy(() -> new SimulatedNodes(2, INTERVAL, Duration.ofMillis(-1), START, new SplittableRandom(1),
+        n -> store, (n, s) -> SyncedLimiter.builder(LIMIT, s))).hasMessageStartingWith("roundTrip: must not be negative");
+  }
+}
