@@ -1,0 +1,127 @@
+package io.sluice.sidecar;
+
+import io.sluice.node.LimitSpec;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Bytes the sidecar allocates per {@code POST /check}, measured in its own JVM: the sum of
+ * {@code ThreadMXBean.getThreadAllocatedBytes} over every thread but this one (the client), before
+ * and after a run of keep-alive checks from one socket, divided by the checks. It counts Jetty's
+ * work (parsing, headers, buffers), the handler's and the limiter's, and the background threads'
+ * (flusher, Lettuce) over the run; not the client's. Allocation is deterministic enough that no
+ * repetition is needed for the figure, unlike time.
+ *
+ * <pre>{@code java -cp limiter-cli/target/sluice.jar:limiter-sidecar/target/test-classes \
+ *     io.sluice.sidecar.CheckAllocationMain redis://127.0.0.1:PORT [CHECKS]}</pre>
+ *
+ * Prints one line per case: allowed over 10,000 keys of {@code open=1000/1m}, denied over 100 spent
+ * keys of {@code tight=10/1h}.
+ */
+public final class CheckAllocationMain {
+  private CheckAllocationMain() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    String redis = args[0];
+    int checks = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
+    ServeConfig config = ServeConfig.builder().limit(LimitSpec.parse("open=1000/1m"))
+        .limit(LimitSpec.parse("tight=10/1h")).redis(redis).port(0).keyPrefix("alloc-" + ProcessHandle.current().pid())
+        .build();
+    try (SluiceServer server = SluiceServer.start(config);
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      socket.setTcpNoDelay(true);
+      Client client = new Client(socket);
+      for (String[] c : new String[][] {{"open", "10000", "allowed (10k keys, open=1000/1m)"},
+          {"tight", "100", "denied (100 keys, tight=10/1h)"}}) {
+        int keys = Integer.parseInt(c[1]);
+        client.run(c[0], keys, checks); // warm-up: compiled code, keys known, tight keys spent
+        long before = allocatedByOthers();
+        int statusSum = client.run(c[0], keys, checks);
+        long after = allocatedByOthers();
+        System.out.printf("%s: %d bytes per check (%d checks, mean status %d)%n", c[2], (after - before) / checks,
+            checks, statusSum / checks);
+      }
+    }
+  }
+
+  private static long allocatedByOthers() {
+    com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long self = Thread.currentThread().getId();
+    long[] ids = Arrays.stream(threads.getAllThreadIds()).filter(id -> id != self).toArray();
+    long sum = 0;
+    for (long bytes : threads.getThreadAllocatedBytes(ids)) {
+      sum += Math.max(0, bytes); // -1: the thread ended meanwhile
+    }
+    return sum;
+  }
+
+  /** HTTP/1.1 over one kept-alive socket, one request at a time, reading each answer by its length. */
+  private static final class Client {
+    private final OutputStream out;
+    private final InputStream in;
+    private final byte[] buffer = new byte[8192];
+
+    Client(Socket socket) throws Exception {
+      this.out = socket.getOutputStream();
+      this.in = socket.getInputStream();
+    }
+
+    /** Sends {@code n} checks over {@code keys} keys of {@code limit}; returns the sum of the statuses. */
+    int run(String limit, int keys, int n) throws Exception {
+      int statuses = 0;
+      for (int i = 0; i < n; i++) {
+        byte[] body = ("{\"key\":\"user-" + (i % keys) + "\",\"limit\":\"" + limit + "\"}")
+            .getBytes(StandardCharsets.UTF_8);
+        out.write(("POST /check HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
+            + body.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+        out.write(body);
+        out.flush();
+        statuses += readAnswer();
+      }
+      return statuses;
+    }
+
+    private int readAnswer() throws Exception {
+      int size = 0;
+      int headerEnd;
+      while ((headerEnd = indexOfBlankLine(size)) < 0) {
+        size = fill(size);
+      }
+      String head = new String(buffer, 0, headerEnd + 2, StandardCharsets.ISO_8859_1); // with the last CRLF
+      int status = Integer.parseInt(head.substring(9, 12));
+      int at = head.toLowerCase().indexOf("content-length:");
+      int length = Integer.parseInt(head.substring(at + 15, head.indexOf('\r', at)).trim());
+      int total = headerEnd + 4 + length;
+      while (size < total) {
+        size = fill(size);
+      }
+      if (size > total) {
+        throw new IllegalStateException("an answer that was not asked for");
+      }
+      return status;
+    }
+
+    private int fill(int size) throws Exception {
+      int n = in.read(buffer, size, buffer.length - size);
+      if (n < 0) {
+        throw new IllegalStateException("connection closed");
+      }
+      return size + n;
+    }
+
+    private int indexOfBlankLine(int size) {
+      for (int i = 0; i + 3 < size; i++) {
+        if (buffer[i] == '\r' && buffer[i + 1] == '\n' && buffer[i + 2] == '\r' && buffer[i + 3] == '\n') {
+          return i;
+        }
+      }
+      return -1;
+    }
+  }
+}
