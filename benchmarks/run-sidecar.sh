@@ -7,6 +7,8 @@
 #   ROUNDS=5 DURATION=20s CONNECTIONS=64 benchmarks/run-sidecar.sh
 #   SERVER_CPUS=1 LOAD_CPUS=0 benchmarks/run-sidecar.sh   # servers on core 1, wrk and redis on core 0
 #   SKIP_BUILD=1 ...                                     # use the sluice.jar and test classes already built
+#   SIDECAR_CLASSES=DIR ...   # the sidecar's classes compiled from another commit, ahead of sluice.jar's
+#                             # (a before/after comparison, each against the empty handler of its own run)
 #
 # Both servers are started once, each in its own JVM with the same flags and CPU set (taskset): the
 # sidecar (`sluice serve`, Redis batched, the default mode, on a redis-server started here) and
@@ -75,7 +77,8 @@ REDIS_PID=$!; pids+=("$REDIS_PID")
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 SIDECAR_PORT="$(free_port)"
-taskset -c "$SERVER_CPUS" java "${JVM_FLAGS[@]}" -jar "$JAR" serve --port "$SIDECAR_PORT" \
+SIDECAR_CP="${SIDECAR_CLASSES:+$SIDECAR_CLASSES:}$JAR"
+taskset -c "$SERVER_CPUS" java "${JVM_FLAGS[@]}" -cp "$SIDECAR_CP" io.sluice.cli.Sluice serve --port "$SIDECAR_PORT" \
   --limit "open=1000/1m" --limit "tight=10/1h" --max-threads "$MAX_THREADS" \
   --redis "redis://127.0.0.1:$REDIS_PORT" --redis-timeout 2s >"$WORK/sidecar.log" 2>&1 &
 SIDECAR_PID=$!; pids+=("$SIDECAR_PID")
@@ -139,13 +142,14 @@ done
 spread() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "median %.2f, range %.2f-%.2f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2), a[1], a[NR]}'; }
 
 echo ">> allocation per check (CheckAllocationMain, its own JVM)"
-java "${JVM_FLAGS[@]}" -cp "$CP" io.sluice.sidecar.CheckAllocationMain "redis://127.0.0.1:$REDIS_PORT" 200000 \
+java "${JVM_FLAGS[@]}" -cp "${SIDECAR_CLASSES:+$SIDECAR_CLASSES:}$CP" io.sluice.sidecar.CheckAllocationMain \
+  "redis://127.0.0.1:$REDIS_PORT" "${ALLOC_REQUESTS:-100000}" \
   >"$WORK/alloc.txt" 2>"$WORK/alloc.err" || { cat "$WORK/alloc.err" >&2; exit 1; }
 
 {
   echo "# The sidecar beside an empty Jetty handler"
   echo
-  echo "\`benchmarks/run-sidecar.sh\` on $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- limiter-sidecar || echo ' (with uncommitted changes)'):"
+  echo "\`benchmarks/run-sidecar.sh\` on $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- limiter-sidecar || echo ' (with uncommitted changes)')${SIDECAR_CLASSES:+, the sidecar classes from \`$SIDECAR_CLASSES\` ahead of sluice.jar (${SIDECAR_LABEL:-another commit})}:"
   echo "$(nproc) cores **shared by the servers, redis-server and wrk** (and by other work on the machine: load average"
   echo "$LOAD_BEFORE before the rounds), $(java -version 2>&1 | head -1), Jetty $(unzip -p "$JAR" META-INF/maven/org.eclipse.jetty/jetty-server/pom.properties 2>/dev/null | sed -n 's/^version=//p')."
   echo "Servers pinned to CPUs $SERVER_CPUS (each its own JVM, \`${JVM_FLAGS[*]}\`, max threads $MAX_THREADS), wrk and redis-server to $LOAD_CPUS."
@@ -163,7 +167,7 @@ java "${JVM_FLAGS[@]}" -cp "$CP" io.sluice.sidecar.CheckAllocationMain "redis://
   echo "Ratio sidecar / empty handler, requests/s in the same round: allowed $(spread "${ratios_allowed[@]}");"
   echo "denied $(spread "${ratios_denied[@]}"). (Denied checks are all 429, counted as errors by wrk, as they should be.)"
   echo
-  echo "Allocation per check on the server (CheckAllocationMain: every thread but the client's, 200,000 keep-alive checks after as many to warm up):"
+  echo "Allocation per request on the server (CheckAllocationMain, its own JVM: every thread but the client's, ${ALLOC_REQUESTS:-100000} keep-alive requests after as many to warm up):"
   echo
   sed 's/^/- /' "$WORK/alloc.txt"
 } >"$OUT"

@@ -20,8 +20,8 @@ import java.util.Arrays;
  * <pre>{@code java -cp limiter-cli/target/sluice.jar:limiter-sidecar/target/test-classes \
  *     io.sluice.sidecar.CheckAllocationMain redis://127.0.0.1:PORT [CHECKS]}</pre>
  *
- * Prints one line per case: allowed over 10,000 keys of {@code open=1000/1m}, denied over 100 spent
- * keys of {@code tight=10/1h}.
+ * Prints one line per case: the empty Jetty handler of {@link EmptyJettyMain} (Jetty's own share), allowed
+ * checks over 10,000 keys of {@code open=1000/1m}, denied checks over 100 spent keys of {@code tight=10/1h}.
  */
 public final class CheckAllocationMain {
   private CheckAllocationMain() {
@@ -33,21 +33,30 @@ public final class CheckAllocationMain {
     ServeConfig config = ServeConfig.builder().limit(LimitSpec.parse("open=1000/1m"))
         .limit(LimitSpec.parse("tight=10/1h")).redis(redis).port(0).keyPrefix("alloc-" + ProcessHandle.current().pid())
         .build();
+    // Jetty's own share, for reference: the empty handler of the load benchmark, same client, same bodies
+    org.eclipse.jetty.server.Server empty = EmptyJettyMain.start(0, ServeConfig.DEFAULT_MAX_THREADS);
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), EmptyJettyMain.port(empty))) {
+      socket.setTcpNoDelay(true);
+      measure(new Client(socket), "open", 10_000, checks, "empty Jetty handler (same requests)");
+    } finally {
+      empty.stop();
+    }
     try (SluiceServer server = SluiceServer.start(config);
         Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
       socket.setTcpNoDelay(true);
       Client client = new Client(socket);
-      for (String[] c : new String[][] {{"open", "10000", "allowed (10k keys, open=1000/1m)"},
-          {"tight", "100", "denied (100 keys, tight=10/1h)"}}) {
-        int keys = Integer.parseInt(c[1]);
-        client.run(c[0], keys, checks); // warm-up: compiled code, keys known, tight keys spent
-        long before = allocatedByOthers();
-        int statusSum = client.run(c[0], keys, checks);
-        long after = allocatedByOthers();
-        System.out.printf("%s: %d bytes per check (%d checks, mean status %d)%n", c[2], (after - before) / checks,
-            checks, statusSum / checks);
-      }
+      measure(client, "open", 10_000, checks, "allowed (10k keys, open=1000/1m)");
+      measure(client, "tight", 100, checks, "denied (100 keys, tight=10/1h)");
     }
+  }
+
+  private static void measure(Client client, String limit, int keys, int checks, String what) throws Exception {
+    client.run(limit, keys, checks); // warm-up: compiled code, keys known, tight keys spent
+    long before = allocatedByOthers();
+    int statusSum = client.run(limit, keys, checks);
+    long after = allocatedByOthers();
+    System.out.printf("%s: %d bytes per request (%d requests, mean status %d)%n", what, (after - before) / checks,
+        checks, statusSum / checks);
   }
 
   private static long allocatedByOthers() {
@@ -78,9 +87,12 @@ public final class CheckAllocationMain {
       for (int i = 0; i < n; i++) {
         byte[] body = ("{\"key\":\"user-" + (i % keys) + "\",\"limit\":\"" + limit + "\"}")
             .getBytes(StandardCharsets.UTF_8);
-        out.write(("POST /check HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
-            + body.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-        out.write(body);
+        // one write, as load generators send a request (the empty handler does not wait for a late body)
+        byte[] head = ("POST /check HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
+            + body.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1);
+        byte[] request = Arrays.copyOf(head, head.length + body.length);
+        System.arraycopy(body, 0, request, head.length, body.length);
+        out.write(request);
         out.flush();
         statuses += readAnswer();
       }
@@ -96,7 +108,7 @@ public final class CheckAllocationMain {
       String head = new String(buffer, 0, headerEnd + 2, StandardCharsets.ISO_8859_1); // with the last CRLF
       int status = Integer.parseInt(head.substring(9, 12));
       int at = head.toLowerCase().indexOf("content-length:");
-      int length = Integer.parseInt(head.substring(at + 15, head.indexOf('\r', at)).trim());
+      int length = at < 0 ? 0 : Integer.parseInt(head.substring(at + 15, head.indexOf('\r', at)).trim());
       int total = headerEnd + 4 + length;
       while (size < total) {
         size = fill(size);

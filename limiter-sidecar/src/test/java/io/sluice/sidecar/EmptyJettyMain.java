@@ -26,6 +26,20 @@ public final class EmptyJettyMain {
   public static void main(String[] args) throws Exception {
     int port = Integer.parseInt(args[0]);
     int maxThreads = args.length > 1 ? Integer.parseInt(args[1]) : ServeConfig.DEFAULT_MAX_THREADS;
+    Server server = start(port, maxThreads);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        server.stop();
+      } catch (Exception ignored) {
+        // on the way out
+      }
+    }));
+    System.out.println("empty jetty: listening on " + port(server));
+    server.join();
+  }
+
+  /** The empty handler's server, started on {@code port} (0: a free one). */
+  static Server start(int port, int maxThreads) throws Exception {
     Server server = SluiceServer.jetty(maxThreads, "127.0.0.1", port);
     server.setHandler(new Handler.Abstract() {
       @Override
@@ -37,14 +51,10 @@ public final class EmptyJettyMain {
     });
     server.setStopTimeout(2_000);
     server.start();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        server.stop();
-      } catch (Exception ignored) {
-        // on the way out
-      }
-    }));
-    System.out.println("empty jetty: listening on " + ((ServerConnector) server.getConnectors()[0]).getLocalPort());
-    server.join();
+    return server;
+  }
+
+  static int port(Server server) {
+    return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
   }
 }
