@@ -54,8 +54,10 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
   echo ">> building sluice.jar and the sidecar's test classes"
   ./mvnw -B -q -o -pl limiter-cli -am package -DskipTests
 fi
-JAR="limiter-cli/target/sluice.jar"
-CP="$JAR:limiter-sidecar/target/test-classes"
+# (both can be copies elsewhere, e.g. to keep measuring while the worktree rebuilds)
+JAR="${JAR:-limiter-cli/target/sluice.jar}"
+TEST_CLASSES="${TEST_CLASSES:-limiter-sidecar/target/test-classes}"
+CP="$JAR:$TEST_CLASSES"
 
 wait_for() {  # wait_for <log> <pid>: until the log says it listens
   for _ in $(seq 1 600); do

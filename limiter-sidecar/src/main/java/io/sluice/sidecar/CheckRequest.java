@@ -16,6 +16,9 @@ import java.util.Map;
  * The body of {@code POST /check}, read strictly: one limit and a key, {@code {"key": "...", "cost": 1,
  * "limit": "api"}}; or a request for the rules, {@code {"identities": {"ip": "...", "api-key": "..."},
  * "plan": "pro", "method": "POST", "path": "/login", "cost": 1}} (any of those four fields makes it one).
+ * The handler reads the common check with {@link FlatCheckReader} first, which leaves to this strict
+ * parser every body it cannot read exactly as this one would: the strict parser is the definition,
+ * and every refusal's message is its own.
  */
 final class CheckRequest {
   private static final JsonFactory JSON = JsonFactory.builder()
