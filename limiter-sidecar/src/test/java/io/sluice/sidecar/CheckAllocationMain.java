@@ -8,11 +8,14 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
- * Bytes the sidecar allocates per {@code POST /check}, measured in its own JVM: the sum of
- * {@code ThreadMXBean.getThreadAllocatedBytes} over every thread but this one (the client), before
- * and after a run of keep-alive checks from one socket, divided by the checks. It counts Jetty's
+ * Bytes the sidecar allocates per {@code POST /check}, measured in its own JVM: what
+ * {@code ThreadMXBean.getThreadAllocatedBytes} counted for every thread but this one (the client)
+ * over a run of keep-alive checks from one socket, thread by thread, divided by the checks (a thread
+ * that ends during the run loses its last bytes from the count, a few at most). It counts Jetty's
  * work (parsing, headers, buffers), the handler's and the limiter's, and the background threads'
  * (flusher, Lettuce) over the run; not the client's. Allocation is deterministic enough that no
  * repetition is needed for the figure, unlike time.
@@ -52,22 +55,31 @@ public final class CheckAllocationMain {
 
   private static void measure(Client client, String limit, int keys, int checks, String what) throws Exception {
     client.run(limit, keys, checks); // warm-up: compiled code, keys known, tight keys spent
-    long before = allocatedByOthers();
+    Map<Long, Long> before = allocatedByOthers();
     int statusSum = client.run(limit, keys, checks);
-    long after = allocatedByOthers();
-    System.out.printf("%s: %d bytes per request (%d requests, mean status %d)%n", what, (after - before) / checks,
+    Map<Long, Long> after = allocatedByOthers();
+    long bytes = 0;
+    for (Map.Entry<Long, Long> t : after.entrySet()) {
+      // per thread: a pool thread that ended meanwhile must not take its whole life's bytes off the sum
+      bytes += t.getValue() - before.getOrDefault(t.getKey(), 0L);
+    }
+    System.out.printf("%s: %d bytes per request (%d requests, mean status %d)%n", what, bytes / checks,
         checks, statusSum / checks);
   }
 
-  private static long allocatedByOthers() {
+  /** Bytes allocated so far by each live thread but this one, by thread id. */
+  private static Map<Long, Long> allocatedByOthers() {
     com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long self = Thread.currentThread().getId();
     long[] ids = Arrays.stream(threads.getAllThreadIds()).filter(id -> id != self).toArray();
-    long sum = 0;
-    for (long bytes : threads.getThreadAllocatedBytes(ids)) {
-      sum += Math.max(0, bytes); // -1: the thread ended meanwhile
+    long[] bytes = threads.getThreadAllocatedBytes(ids);
+    Map<Long, Long> out = new HashMap<>();
+    for (int i = 0; i < ids.length; i++) {
+      if (bytes[i] >= 0) { // -1: the thread ended meanwhile
+        out.put(ids[i], bytes[i]);
+      }
     }
-    return sum;
+    return out;
   }
 
   /** HTTP/1.1 over one kept-alive socket, one request at a time, reading each answer by its length. */
