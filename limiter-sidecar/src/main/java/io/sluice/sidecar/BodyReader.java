@@ -6,10 +6,12 @@ import java.util.concurrent.CompletableFuture;
 import org.eclipse.jetty.io.Content;
 
 /**
- * Reads a request body without a thread waiting on it: chunks are copied as they come, and the
- * reader asks Jetty to call it back when more is there. The result is the body, or a {@link TooLarge}
- * as soon as it passes the cap (the rest is not read). Completing the result from outside (a timeout)
- * stops the reading at its next chunk.
+ * Reads a request body without a thread waiting on it. {@link #readAvailable()} takes what has come
+ * (a small body usually comes with its headers: then that is all, and no callback, future or timer is
+ * needed); {@link #readRest()} goes on as the rest comes, Jetty calling back. Reading ends with the
+ * body, or with a {@link #failure()}: a {@link TooLarge} as soon as it passes the cap (the rest is not
+ * read), or the source's. Completing {@link #readRest()}'s future from outside (a timeout) stops the
+ * reading at its next chunk.
  */
 final class BodyReader {
   /** The body passed the cap. */
@@ -23,39 +25,39 @@ final class BodyReader {
 
   private final Content.Source source;
   private final int max;
-  private final CompletableFuture<byte[]> result = new CompletableFuture<>();
-  private byte[] bytes = new byte[256];
+  private byte[] bytes;
   private int size;
+  private boolean done;
+  private Throwable failure;
+  private CompletableFuture<BodyReader> rest;
 
-  private BodyReader(Content.Source source, int max) {
+  /**
+   * @param declaredLength the request's Content-Length, -1 when it has none: the array is that long
+   *     (at most {@code max}), so that a body read whole needs no second one
+   */
+  BodyReader(Content.Source source, int max, long declaredLength) {
     this.source = source;
     this.max = max;
+    this.bytes = new byte[declaredLength >= 0 ? (int) Math.min(declaredLength, max) : 256];
   }
 
-  /** Starts reading {@code source}, at most {@code max} bytes. */
-  static CompletableFuture<byte[]> read(Content.Source source, int max) {
-    BodyReader reader = new BodyReader(source, max);
-    reader.run();
-    return reader.result;
-  }
-
-  private void run() {
-    while (!result.isDone()) {
+  /** Reads what has come, without waiting: true when reading is over (the body, or a failure). */
+  boolean readAvailable() {
+    while (!done) {
       Content.Chunk chunk = source.read();
       if (chunk == null) {
-        source.demand(this::run);
-        return;
+        return false;
       }
       if (Content.Chunk.isFailure(chunk)) {
-        result.completeExceptionally(chunk.getFailure());
-        return;
+        end(chunk.getFailure());
+        break;
       }
       ByteBuffer buffer = chunk.getByteBuffer();
       int n = buffer.remaining();
       if (size + n > max) {
         chunk.release();
-        result.completeExceptionally(new TooLarge());
-        return;
+        end(new TooLarge());
+        break;
       }
       if (size + n > bytes.length) {
         bytes = Arrays.copyOf(bytes, Math.min(max, Math.max(size + n, 2 * bytes.length)));
@@ -65,9 +67,46 @@ final class BodyReader {
       boolean last = chunk.isLast();
       chunk.release();
       if (last) {
-        result.complete(Arrays.copyOf(bytes, size));
-        return;
+        end(null);
       }
     }
+    return true;
+  }
+
+  /** Reads the rest as it comes; the future completes with this reader when reading is over. */
+  CompletableFuture<BodyReader> readRest() {
+    rest = new CompletableFuture<>();
+    run();
+    return rest;
+  }
+
+  private void run() {
+    if (rest.isDone()) {
+      return; // timed out: stop here
+    }
+    if (readAvailable()) {
+      rest.complete(this);
+    } else {
+      source.demand(this::run);
+    }
+  }
+
+  private void end(Throwable cause) {
+    done = true;
+    failure = cause;
+  }
+
+  /** Why reading ended without the body ({@link TooLarge}, or the source's failure), or null. */
+  Throwable failure() {
+    return failure;
+  }
+
+  /** The body's bytes: the first {@link #size()} of this array. */
+  byte[] bytes() {
+    return bytes;
+  }
+
+  int size() {
+    return size;
   }
 }

@@ -22,8 +22,10 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -41,12 +43,17 @@ import org.slf4j.LoggerFactory;
 final class CheckHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(CheckHandler.class);
   private static final String JSON = "application/json";
+  private static final HttpField JSON_CONTENT_TYPE = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, JSON);
   private static final JsonFactory JSON_FACTORY = new JsonFactory();
   private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
   private final Map<String, SyncedLimiter> limiters;
+  /** Each limit's limiter and response fields, by name. */
+  private final Map<String, Target> targets;
   /** The limit used when a check names none: the only one, or null when there are several. */
-  private final SyncedLimiter soleLimiter;
+  private final Target soleTarget;
+  /** Reads the common check from the body's bytes; the strict parser reads the rest. */
+  private final FlatCheckReader flatReader;
   private final String knownLimits;
   private final int maxBodyBytes;
   private final int maxKeyLength;
@@ -56,6 +63,9 @@ final class CheckHandler extends Handler.Abstract {
   private final String storeName;
   /** One timer per endpoint and status: both sets are small and fixed, so the map stays small. */
   private final Map<Integer, Timer> timers = new ConcurrentHashMap<>();
+  /** The timers of allowed and denied checks, the two of nearly every request, without the map's boxed key. */
+  private volatile Timer allowedChecks;
+  private volatile Timer deniedChecks;
   /** Method tags: the sidecar's own methods, anything else as OTHER (bounded, as every tag here). */
   private static final String[] METHODS = {"POST", "GET", "HEAD", "OTHER"};
 
@@ -70,7 +80,11 @@ final class CheckHandler extends Handler.Abstract {
         : RequestLimiter.builder(rules).limiters(limit -> limiters.get(limit.name())).build();
     this.bodyTimeoutMillis = bodyTimeoutMillis;
     this.limiters = Map.copyOf(limiters);
-    this.soleLimiter = limiters.size() == 1 ? limiters.values().iterator().next() : null;
+    Map<String, Target> byName = new java.util.HashMap<>();
+    limiters.forEach((name, limiter) -> byName.put(name, new Target(limiter)));
+    this.targets = Map.copyOf(byName);
+    this.soleTarget = limiters.size() == 1 ? targets.values().iterator().next() : null;
+    this.flatReader = new FlatCheckReader(limiters.keySet(), maxKeyLength);
     this.knownLimits = String.join(", ", new TreeSet<>(limiters.keySet()));
     this.maxBodyBytes = maxBodyBytes;
     this.maxKeyLength = maxKeyLength;
@@ -131,7 +145,7 @@ final class CheckHandler extends Handler.Abstract {
 
   /**
    * Reads the body without a thread waiting on it, at most the body timeout, then decides
-   * on the thread that delivered its last bytes.
+   * on the thread that delivered its last bytes (the handler's own when the body came with the headers).
    */
   private void check(Request request, Response response, Callback callback, long start) {
     long declared = request.getLength();
@@ -139,39 +153,53 @@ final class CheckHandler extends Handler.Abstract {
       finish(start, error(response, callback, 413, null, "body: " + declared + " bytes, at most " + maxBodyBytes));
       return;
     }
-    java.util.concurrent.CompletableFuture<byte[]> body = BodyReader.read(request, maxBodyBytes);
+    BodyReader body = new BodyReader(request, maxBodyBytes, declared);
+    if (body.readAvailable()) {
+      finish(start, decideSafely(body, response, callback)); // no timer to set: nothing to wait for
+      return;
+    }
+    java.util.concurrent.CompletableFuture<BodyReader> rest = body.readRest();
     org.eclipse.jetty.util.thread.Scheduler.Task deadline = request.getComponents().getScheduler().schedule(
-        () -> body.completeExceptionally(new java.util.concurrent.TimeoutException()), bodyTimeoutMillis,
+        () -> rest.completeExceptionally(new java.util.concurrent.TimeoutException()), bodyTimeoutMillis,
         TimeUnit.MILLISECONDS);
-    body.whenComplete((bytes, failure) -> {
+    rest.whenComplete((read, failure) -> {
       deadline.cancel();
       int status;
-      try {
-        if (failure == null) {
-          status = decide(bytes, response, callback);
-        } else if (unwrap(failure) instanceof java.util.concurrent.TimeoutException) {
-          response.getHeaders().put(HttpHeader.CONNECTION, "close");
-          status = error(response, callback, 408, null, "body: not received within " + bodyTimeoutMillis + " ms");
-        } else if (unwrap(failure) instanceof BodyReader.TooLarge) {
-          status = error(response, callback, 413, null, "body: more than " + maxBodyBytes + " bytes");
-        } else {
-          status = error(response, callback, 400, null, "body: unreadable: " + unwrap(failure).getMessage());
-        }
-      } catch (RuntimeException e) {
-        LOG.warn("sluice serve: POST /check failed", e);
-        if (response.isCommitted()) {
-          callback.failed(e);
-          status = 500;
-        } else {
-          status = error(response, callback, 500, null, "internal error");
-        }
+      if (failure == null) {
+        status = decideSafely(read, response, callback);
+      } else if (unwrap(failure) instanceof java.util.concurrent.TimeoutException) {
+        response.getHeaders().put(HttpHeader.CONNECTION, "close");
+        status = error(response, callback, 408, null, "body: not received within " + bodyTimeoutMillis + " ms");
+      } else {
+        status = error(response, callback, 400, null, "body: unreadable: " + unwrap(failure).getMessage());
       }
-      timer(0, status, 0).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      finish(start, status);
     });
   }
 
+  /** The answer to a body read to its end (or to its failure); a failure of the handler's own is a 500. */
+  private int decideSafely(BodyReader body, Response response, Callback callback) {
+    try {
+      Throwable failure = body.failure();
+      if (failure == null) {
+        return decide(body.bytes(), body.size(), response, callback);
+      } else if (failure instanceof BodyReader.TooLarge) {
+        return error(response, callback, 413, null, "body: more than " + maxBodyBytes + " bytes");
+      } else {
+        return error(response, callback, 400, null, "body: unreadable: " + failure.getMessage());
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("sluice serve: POST /check failed", e);
+      if (response.isCommitted()) {
+        callback.failed(e);
+        return 500;
+      }
+      return error(response, callback, 500, null, "internal error");
+    }
+  }
+
   private void finish(long start, int status) {
-    timer(0, status, 0).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    checkTimer(status).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
   }
 
   private static int methodIndex(String method) {
@@ -190,29 +218,32 @@ final class CheckHandler extends Handler.Abstract {
     return t;
   }
 
-  private int decide(byte[] body, Response response, Callback callback) {
-    CheckRequest check;
-    try {
-      check = CheckRequest.parse(body, maxKeyLength);
-    } catch (BadRequest e) {
-      return error(response, callback, e.status, e.field, e.getMessage());
+  private int decide(byte[] body, int length, Response response, Callback callback) {
+    CheckRequest check = flatReader.read(body, length);
+    if (check == null) {
+      try {
+        check = CheckRequest.parse(body, length, maxKeyLength);
+      } catch (BadRequest e) {
+        return error(response, callback, e.status, e.field, e.getMessage());
+      }
     }
     if (check.forRules) {
       return decideByRules(check, response, callback);
     }
-    SyncedLimiter limiter;
+    Target target;
     if (check.limit == null) {
-      limiter = soleLimiter;
-      if (limiter == null) {
+      target = soleTarget;
+      if (target == null) {
         return error(response, callback, 400, "limit", "limit: required, one of " + knownLimits);
       }
     } else {
-      limiter = limiters.get(check.limit);
-      if (limiter == null) {
+      target = targets.get(check.limit);
+      if (target == null) {
         return error(response, callback, 400, "limit", "limit: unknown limit \"" + check.limit + "\", known: "
             + knownLimits);
       }
     }
+    SyncedLimiter limiter = target.limiter;
     if (check.cost > limiter.limit().capacity()) {
       return error(response, callback, 400, "cost", "cost: at most the limit's capacity "
           + limiter.limit().capacity() + ", got " + check.cost);
@@ -223,6 +254,8 @@ final class CheckHandler extends Handler.Abstract {
     } catch (IllegalStateException closed) {
       return error(response, callback, 503, null, "unavailable: " + closed.getMessage());
     }
+    HttpFields.Mutable headers = response.getHeaders();
+    target.fields.addTo(d, headers);
     return answer(d, false, response, callback);
   }
 
@@ -259,41 +292,23 @@ final class CheckHandler extends Handler.Abstract {
       send(response, callback, 200, JSON, UNLIMITED); // no limit applies to this request
       return 200;
     }
+    HttpFields.Mutable headers = response.getHeaders();
+    for (Map.Entry<String, String> f : RateLimitHeaders.of(d).entrySet()) {
+      headers.add(f.getKey(), f.getValue());
+    }
     return answer(d, true, response, callback);
   }
 
-  /** 200 or 429, the rate limit headers, and the decision as JSON (with each limit's part for rules). */
+  /** 200 or 429 and the decision as JSON (with each limit's part for rules), after its rate limit fields. */
   private int answer(Decision d, boolean withParts, Response response, Callback callback) {
-    HttpFields.Mutable headers = response.getHeaders();
-    for (Map.Entry<String, String> f : RateLimitHeaders.of(d).entrySet()) {
-      headers.put(f.getKey(), f.getValue());
-    }
-    byte[] body = json(withParts ? 320 : 160, g -> {
-      g.writeStartObject();
-      writeDecision(g, d);
-      g.writeNumberField("retryAfterSeconds", d.allowed() ? 0 : Math.max(1, d.retryAfterSeconds()));
-      if (withParts) {
-        g.writeArrayFieldStart("limits");
-        for (Decision part : d.parts()) {
-          g.writeStartObject();
-          writeDecision(g, part);
-          g.writeEndObject();
-        }
-        g.writeEndArray();
-      }
-      g.writeEndObject();
-    });
+    byte[] body = DecisionJson.of(d, withParts);
     int status = d.allowed() ? 200 : 429;
-    send(response, callback, status, JSON, body);
+    response.setStatus(status);
+    HttpFields.Mutable headers = response.getHeaders();
+    headers.add(JSON_CONTENT_TYPE);
+    headers.add(new HttpField.LongValueHttpField(HttpHeader.CONTENT_LENGTH, body.length));
+    response.write(true, ByteBuffer.wrap(body), callback);
     return status;
-  }
-
-  private static void writeDecision(JsonGenerator g, Decision d) throws IOException {
-    g.writeBooleanField("allowed", d.allowed());
-    g.writeStringField("outcome", d.outcome().tag());
-    g.writeStringField("limit", d.limit().name());
-    g.writeNumberField("remaining", d.remaining());
-    g.writeNumberField("resetSeconds", d.resetSeconds());
   }
 
   /** A request no limit applies to: allowed, and no limit named. */
@@ -396,6 +411,22 @@ final class CheckHandler extends Handler.Abstract {
    * exception; Prometheus {@code http_server_requests_seconds}), with a percentile histogram so that
    * dashboards can take a p99 across instances.
    */
+  private Timer checkTimer(int status) {
+    if (status == 200 || status == 429) {
+      Timer t = status == 200 ? allowedChecks : deniedChecks;
+      if (t == null) { // (two threads may both look it up: the registry gives both the same timer)
+        t = timer(0, status, 0);
+        if (status == 200) {
+          allowedChecks = t;
+        } else {
+          deniedChecks = t;
+        }
+      }
+      return t;
+    }
+    return timer(0, status, 0);
+  }
+
   private Timer timer(int endpoint, int status, int method) {
     return timers.computeIfAbsent((endpoint * 1000 + status) * 8 + method, k -> Timer.builder("http.server.requests")
         .description("Requests served by the sidecar")
@@ -410,4 +441,14 @@ final class CheckHandler extends Handler.Abstract {
         .register(registry));
   }
 
+  /** A limit's limiter and its rate limit fields. */
+  private static final class Target {
+    final SyncedLimiter limiter;
+    final LimitFields fields;
+
+    Target(SyncedLimiter limiter) {
+      this.limiter = limiter;
+      this.fields = new LimitFields(limiter.limit());
+    }
+  }
 }

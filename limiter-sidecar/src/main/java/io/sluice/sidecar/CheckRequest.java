@@ -16,6 +16,9 @@ import java.util.Map;
  * The body of {@code POST /check}, read strictly: one limit and a key, {@code {"key": "...", "cost": 1,
  * "limit": "api"}}; or a request for the rules, {@code {"identities": {"ip": "...", "api-key": "..."},
  * "plan": "pro", "method": "POST", "path": "/login", "cost": 1}} (any of those four fields makes it one).
+ * The handler reads the common check with {@link FlatCheckReader} first, which leaves to this strict
+ * parser every body it cannot read exactly as this one would: the strict parser is the definition,
+ * and every refusal's message is its own.
  */
 final class CheckRequest {
   private static final JsonFactory JSON = JsonFactory.builder()
@@ -50,6 +53,11 @@ final class CheckRequest {
     this.identities = identities;
   }
 
+  /** A check of one limit (or the only one, {@code limit} null) that the caller has checked already. */
+  static CheckRequest forLimit(String key, long cost, String limit) {
+    return new CheckRequest(key, cost, limit, false, null, null, null, Map.of());
+  }
+
   /** The request as the rules see it. */
   RequestContext context() {
     RequestContext.Builder b = RequestContext.builder().plan(plan).endpoint(method, path);
@@ -62,11 +70,16 @@ final class CheckRequest {
    * too, so that a misspelt {@code "kye"} is not silently a request without a key.
    */
   static CheckRequest parse(byte[] body, int maxKeyLength) {
-    if (body.length == 0) {
+    return parse(body, body.length, maxKeyLength);
+  }
+
+  /** {@link #parse(byte[], int)} of the first {@code length} bytes of {@code body}. */
+  static CheckRequest parse(byte[] body, int length, int maxKeyLength) {
+    if (length == 0) {
       throw new BadRequest(400, null, "body: empty; expected a JSON object like {\"key\":\"user-1\",\"cost\":1,\"limit\":\"api\"}");
     }
     Fields f = new Fields();
-    try (JsonParser p = JSON.createParser(body)) {
+    try (JsonParser p = JSON.createParser(body, 0, length)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw new BadRequest(400, null, "body: must be a JSON object like {\"key\":\"user-1\",\"cost\":1,\"limit\":\"api\"}");
       }
@@ -180,7 +193,7 @@ final class CheckRequest {
         throw new BadRequest(400, "key", "key: not valid Unicode (a lone surrogate \\u"
             + Integer.toHexString(key.charAt(lone)) + " at character " + lone + ")");
       }
-      return new CheckRequest(key, cost, limit, false, null, null, null, Map.of());
+      return forLimit(key, cost, limit);
     }
   }
 
