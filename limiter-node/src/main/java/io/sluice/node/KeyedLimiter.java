@@ -52,7 +52,7 @@ public interface KeyedLimiter extends AutoCloseable {
 
   /**
    * {@link #acquireAsync(String, long)} with a soft or shadow breach counted but not told yet, as
-   * {@link #acquireUntold} (for {@link RequestLimiter#checkAsync}).
+   * {@link #acquireUntold} (for {@link RequestLimiter#checkIfAnyAppliesAsync}).
    */
   default CompletionStage<Decision> acquireUntoldAsync(String key, long cost) {
     return CompletableFuture.completedFuture(acquireUntold(key, cost));

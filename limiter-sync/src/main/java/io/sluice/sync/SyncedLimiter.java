@@ -299,7 +299,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    *       come after the answer (see the class comment), which a thread that must not block cannot do.
    *       Both stores answer asynchronously; it is the limiter's order of answers per key that needs a
    *       thread here. A decision on a key whose monitor such a call holds is handed over the same
-   *       way rather than enter the monitor. When the pool has {@value WaitingThreads#MAX_QUEUED}
+   *       way rather than enter the monitor. When the pool has 4,096
    *       decisions in hand, the failure policy decides at once instead.</li>
    * </ul>
    * A decision on the caller's thread still enters its key's monitor, which other decisions hold
