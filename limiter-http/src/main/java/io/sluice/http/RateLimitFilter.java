@@ -75,14 +75,13 @@ public final class RateLimitFilter implements Filter {
 
     String apiKey = config.apiKeyHeader() == null ? null : req.getHeader(config.apiKeyHeader());
     if (tooLong(apiKey)) {
-      reject(res, 400, "{\"error\":\"" + config.apiKeyHeader() + ": longer than " + config.maxKeyLength()
-          + " characters\"}");
+      reject(res, 400, RateLimitResponses.tooLong(config.apiKeyHeader(), config.maxKeyLength()));
       return;
     }
     Principal principal = req.getUserPrincipal();
     String user = principal == null ? null : principal.getName();
     if (tooLong(user)) {
-      reject(res, 400, "{\"error\":\"user: name longer than " + config.maxKeyLength() + " characters\"}");
+      reject(res, 400, RateLimitResponses.userNameTooLong(config.maxKeyLength()));
       return;
     }
     String ip = IpAddresses.clientKey(
@@ -99,8 +98,7 @@ public final class RateLimitFilter implements Filter {
     for (Map.Entry<String, Function<HttpServletRequest, String>> e : config.identities().entrySet()) {
       String value = e.getValue().apply(req);
       if (tooLong(value)) {
-        reject(res, 400, "{\"error\":\"" + e.getKey() + ": longer than " + config.maxKeyLength()
-            + " characters\"}");
+        reject(res, 400, RateLimitResponses.tooLong(e.getKey(), config.maxKeyLength()));
         return;
       }
       b.identity(e.getKey(), value);
@@ -122,8 +120,7 @@ public final class RateLimitFilter implements Filter {
       res.setHeader(field.getKey(), field.getValue());
     }
     if (!decision.allowed()) {
-      reject(res, TOO_MANY_REQUESTS, "{\"error\":\"rate limited\",\"limit\":\"" + decision.limit().name()
-          + "\",\"retryAfterSeconds\":" + Math.max(1, decision.retryAfterSeconds()) + "}");
+      reject(res, TOO_MANY_REQUESTS, RateLimitResponses.denied(decision));
       return;
     }
     if (decision.delayNanos() > 0) {

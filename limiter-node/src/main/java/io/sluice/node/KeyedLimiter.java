@@ -1,5 +1,8 @@
 package io.sluice.node;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
 /**
  * A limit enforced per key: the one interface of the in-process {@link RateLimiter} and of the
  * distributed limiters built on it (limiter-sync's {@code SyncedLimiter}, one limit shared by every
@@ -31,6 +34,29 @@ public interface KeyedLimiter extends AutoCloseable {
 
   /** Takes {@code cost} permits for the key if the limit allows it, and tells the whole decision. */
   Decision acquire(String key, long cost);
+
+  /**
+   * {@link #acquire(String, long)} for a caller that must not block, such as an event loop: the
+   * decision as a stage. A decision that needs no store call completes before this returns, on the
+   * caller's thread (the stage is already complete); one that waits for a store completes later, on
+   * another thread, and the caller's thread never waits for it. The stage never completes
+   * exceptionally for a store failure: the limiter's failure policy decides as it does for {@link
+   * #acquire}. The default decides in process at once: it is for limiters that never wait, such as
+   * {@link RateLimiter} (a distributed limiter overrides it).
+   *
+   * @throws IllegalArgumentException as {@link #tryAcquire(String, long)}, before anything is decided
+   */
+  default CompletionStage<Decision> acquireAsync(String key, long cost) {
+    return CompletableFuture.completedFuture(acquire(key, cost));
+  }
+
+  /**
+   * {@link #acquireAsync(String, long)} with a soft or shadow breach counted but not told yet, as
+   * {@link #acquireUntold} (for {@link RequestLimiter#checkIfAnyAppliesAsync}).
+   */
+  default CompletionStage<Decision> acquireUntoldAsync(String key, long cost) {
+    return CompletableFuture.completedFuture(acquireUntold(key, cost));
+  }
 
   /**
    * {@link #acquire(String, long)} for a caller that decides several limits for one request

@@ -5,6 +5,9 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Checks a request against every limit its {@link Rules} apply. All hard limits must allow it; when
@@ -168,6 +171,49 @@ public final class RequestLimiter implements AutoCloseable {
    * KeyedLimiter#release}) and the others are not asked.
    */
   private Decision checkEach(RequestContext request, long cost) {
+    Check check = resolve(request, cost);
+    if (check == null) {
+      return null;
+    }
+    try {
+      for (int i = 0; i < check.apply.size(); i++) {
+        if (check.decided(check.apply.get(i).acquireUntold(check.keys.get(i), cost))) {
+          return check.denial;
+        }
+      }
+    } catch (RuntimeException e) {
+      check.releaseAll(); // (a limiter that failed half way: nothing kept)
+      throw e;
+    }
+    return check.finish();
+  }
+
+  /**
+   * {@link #checkIfAnyApplies} for a caller that must not block (an event loop): the limits decide
+   * in turn through {@link KeyedLimiter#acquireUntoldAsync}, each after the one before answered, so
+   * that a denial still costs the others nothing. When every limit decides without waiting for a
+   * store, the stage is complete when this returns, decided on the caller's thread; otherwise it
+   * completes on the thread that brought the last store answer, and the caller's thread never waits.
+   * The stage's value is null when no limit applies.
+   *
+   * @throws IllegalArgumentException as {@link #checkIfAnyApplies}, before any limit decides
+   */
+  public CompletionStage<Decision> checkIfAnyAppliesAsync(RequestContext request, long cost) {
+    if (request == null) {
+      throw new IllegalArgumentException("request: must not be null");
+    }
+    if (inProcess) {
+      return CompletableFuture.completedFuture(checkIfAnyApplies(request, cost)); // (never waits)
+    }
+    Check check = resolve(request, cost);
+    if (check == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return check.from(0);
+  }
+
+  /** The limits that apply to a request and its key in each, every key and the cost checked; null when none. */
+  private Check resolve(RequestContext request, long cost) {
     List<Rule> applicable = rules.rulesFor(request);
     // every key and the cost checked before anything is taken, as on the in-process path
     List<KeyedLimiter> apply = new ArrayList<>(applicable.size());
@@ -182,38 +228,106 @@ public final class RequestLimiter implements AutoCloseable {
       apply.add(limiter);
       keys.add(key);
     }
-    if (apply.isEmpty()) {
-      return null;
+    return apply.isEmpty() ? null : new Check(apply, keys, cost);
+  }
+
+  /**
+   * One request's decision over any {@link KeyedLimiter}s: each limit decides in turn; when a hard
+   * one denies, the permits the limits before it took are given back ({@link KeyedLimiter#release})
+   * and the others are not asked. Used by one thread at a time (the async form hands it from one
+   * answer's thread to the next, each step after the one before).
+   */
+  private static final class Check {
+    final List<KeyedLimiter> apply;
+    final List<String> keys;
+    final long cost;
+    final List<Decision> parts;
+    Decision deciding;
+    Decision denial;
+
+    Check(List<KeyedLimiter> apply, List<String> keys, long cost) {
+      this.apply = apply;
+      this.keys = keys;
+      this.cost = cost;
+      this.parts = new ArrayList<>(apply.size());
     }
-    List<Decision> parts = new ArrayList<>(apply.size());
-    Decision deciding = null;
-    int taken = 0; // parts[0..taken) allowed or breached; those ALLOWED hold permits
-    try {
-      for (int i = 0; i < apply.size(); i++) {
-        Decision d = apply.get(i).acquireUntold(keys.get(i), cost);
-        parts.add(d);
-        taken = i + 1;
-        if (d.outcome() == Outcome.DENIED) {
-          releaseTaken(apply, keys, parts, i, cost);
-          return d.withParts(parts);
-        }
-        if (deciding == null || moreTelling(d, deciding)) {
-          deciding = d;
+
+    /** Takes in the next limit's decision: true when it denied (then {@link #denial} is the answer). */
+    boolean decided(Decision d) {
+      int i = parts.size();
+      parts.add(d);
+      if (d.outcome() == Outcome.DENIED) {
+        releaseTaken(apply, keys, parts, i, cost);
+        denial = d.withParts(parts);
+        return true;
+      }
+      if (deciding == null || moreTelling(d, deciding)) {
+        deciding = d;
+      }
+      return false;
+    }
+
+    void releaseAll() {
+      releaseTaken(apply, keys, parts, parts.size(), cost);
+    }
+
+    /** Every limit allowed (or breached softly): their breaches are told now, the deciding part answers. */
+    Decision finish() {
+      // the request goes on: its soft and shadow breaches are told now (a denied one told none, as on
+      // the in-process path)
+      for (int i = 0; i < parts.size(); i++) {
+        Outcome o = parts.get(i).outcome();
+        if (o == Outcome.SOFT_EXCEEDED || o == Outcome.SHADOW_DENIED) {
+          apply.get(i).tellBreach(keys.get(i), parts.get(i));
         }
       }
-    } catch (RuntimeException e) {
-      releaseTaken(apply, keys, parts, taken, cost); // (a limiter that failed half way: nothing kept)
-      throw e;
+      return deciding.withParts(parts);
     }
-    // the request goes on: its soft and shadow breaches are told now (a denied one told none, as on
-    // the in-process path)
-    for (int i = 0; i < parts.size(); i++) {
-      Outcome o = parts.get(i).outcome();
-      if (o == Outcome.SOFT_EXCEEDED || o == Outcome.SHADOW_DENIED) {
-        apply.get(i).tellBreach(keys.get(i), parts.get(i));
+
+    /**
+     * The limits from the {@code i}-th on: on this thread while their stages are complete already,
+     * then chained on the first that is not (its answer's thread goes on with the rest).
+     */
+    CompletionStage<Decision> from(int i) {
+      for (; i < apply.size(); i++) {
+        CompletableFuture<Decision> stage;
+        try {
+          stage = apply.get(i).acquireUntoldAsync(keys.get(i), cost).toCompletableFuture();
+        } catch (RuntimeException e) {
+          releaseAll();
+          return CompletableFuture.failedFuture(e);
+        }
+        if (!stage.isDone()) {
+          int next = i + 1;
+          return stage.handle((d, failure) -> {
+            if (failure != null) {
+              releaseAll();
+              return CompletableFuture.<Decision>failedFuture(unwrap(failure));
+            }
+            return decided(d) ? CompletableFuture.completedFuture(denial) : from(next);
+          }).thenCompose(s -> s);
+        }
+        Decision d;
+        try {
+          d = stage.join();
+        } catch (CompletionException e) {
+          releaseAll();
+          return CompletableFuture.failedFuture(unwrap(e));
+        }
+        if (decided(d)) {
+          return CompletableFuture.completedFuture(denial);
+        }
+      }
+      try {
+        return CompletableFuture.completedFuture(finish());
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
       }
     }
-    return deciding.withParts(parts);
+
+    private static Throwable unwrap(Throwable t) {
+      return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
   }
 
   /** Gives back what the allowed parts before {@code end} took, newest first. */

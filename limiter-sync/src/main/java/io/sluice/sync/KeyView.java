@@ -37,6 +37,12 @@ final class KeyView {
   /** A decision that leaves the credit at or below this has filled a batch: it asks for a sync. */
   private volatile long syncAtOrBelow;
   final String key;
+  /**
+   * A decision holds the view's monitor through a store call (a claim or a lease): read without the
+   * monitor by a decision that must not wait (see {@link SyncedLimiter#acquireAsync}), which hands
+   * itself over rather than enter the monitor and wait for that call.
+   */
+  volatile boolean storeCallUnderway;
   long window = Long.MIN_VALUE;
   long globalCur;
   long globalPrev;

@@ -108,6 +108,35 @@ final class StoreCalls {
   }
 
   /**
+   * {@link #guarded(Supplier, Duration)} without waiting: a stage that completes with the answer, or
+   * with null when the breaker refused the call (at once), the call failed, or it took longer than
+   * {@code timeout}. The breaker and the meters hear of the call exactly once, as for {@code guarded}.
+   * The stage never completes exceptionally; it completes on the caller's thread when the store
+   * answered before this returns, else on the store's thread that brought the answer, or, on a
+   * timeout, on {@link CompletableFuture}'s delay thread: what depends on it must not block.
+   */
+  <T> CompletableFuture<T> guardedAsync(Supplier<CompletionStage<T>> call, Duration timeout) {
+    long start = System.nanoTime();
+    CompletableFuture<T> answer = start(call);
+    if (answer == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    // a copy bears the timeout: the store's own future is not completed by us (orTimeout cancels its
+    // timer once the answer comes, so a fast store leaves no timers behind)
+    CompletableFuture<T> timed = answer.isDone() ? answer : answer.copy().orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    return timed.handle((value, failure) -> {
+      long took = System.nanoTime() - start;
+      if (failure == null) {
+        succeeded(took);
+        return value;
+      }
+      failed(took, failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+          ? failure.getCause() : failure);
+      return null;
+    });
+  }
+
+  /**
    * Starts a store call without waiting for it: null when the breaker lets no call through; a call
    * that throws at once is a failed answer. The caller must {@link #await} a started call, so that the
    * breaker hears how it went.
@@ -154,7 +183,7 @@ final class StoreCalls {
     noticeTransition();
   }
 
-  private void failed(long took, Exception e) {
+  private void failed(long took, Throwable e) {
     nanos.add(took);
     breaker.onError(took, TimeUnit.NANOSECONDS, e);
     failures.increment();

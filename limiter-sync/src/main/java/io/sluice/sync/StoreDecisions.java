@@ -7,6 +7,7 @@ import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -35,6 +36,7 @@ final class StoreDecisions {
   private final ViewTable views;
   private final FlushQueue queue;
   private final Ticker ticker;
+  private final java.time.Duration flushTimeout;
   private final Answers answers;
   private final LongAdder fallbackDecisions;
   /** Exact mode: give-backs (release) that failed, leaving their permits spent. */
@@ -52,6 +54,7 @@ final class StoreDecisions {
     this.calls = l.calls;
     this.views = l.views;
     this.ticker = l.ticker;
+    this.flushTimeout = l.flushTimeout;
     this.fallbackDecisions = l.fallbackDecisions;
     this.queue = queue;
     this.answers = answers;
@@ -59,11 +62,27 @@ final class StoreDecisions {
 
   /** A batched bucket's decision by its token claims; null when the store failed it (the policy decides). */
   Decision onTokens(String key, long cost, int answer, long now) {
+    return onTokens(key, cost, answer, now, true);
+  }
+
+  /**
+   * {@link #onTokens(String, long, int, long)} when the holding decides without the store; null when
+   * the decision would ask the store (nothing of the key changed then: it is to be made again where it
+   * may wait). A decision made without a store call cannot have failed, so null means only that.
+   */
+  Decision onTokensWithoutWaiting(String key, long cost, int answer, long now) {
+    return onTokens(key, cost, answer, now, false);
+  }
+
+  private Decision onTokens(String key, long cost, int answer, long now, boolean mayWait) {
     long[] out = TOKEN_ANSWER.get();
     long askedAt = System.nanoTime();
-    int r = tokens.decide(key, cost, now, out);
+    int r = tokens.decide(key, cost, now, out, mayWait);
     if (out[2] != 0) {
       calls.waited(askedAt);
+    }
+    if (r == TokenClaims.WOULD_WAIT) {
+      return null;
     }
     if (r == TokenClaims.FAILED) {
       return null;
@@ -78,6 +97,20 @@ final class StoreDecisions {
     ExactResult r = calls.guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
     calls.waited(askedAt);
     return r == null ? null : exactDecision(key, now, cost, r, answer);
+  }
+
+  /**
+   * {@link #exactly} without waiting: the stage completes with the decision, or with null when the
+   * store failed it (the policy decides), on the thread that brought the answer (see {@link
+   * StoreCalls#guardedAsync}). The same call, timeout, breaker and meters as {@code exactly}.
+   */
+  CompletableFuture<Decision> exactlyAsync(String key, long cost, int answer, long now) {
+    long askedAt = System.nanoTime();
+    return calls.<ExactResult>guardedAsync(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)),
+        flushTimeout).thenApply(r -> {
+          calls.waited(askedAt);
+          return r == null ? null : exactDecision(key, now, cost, r, answer);
+        });
   }
 
   long giveBacksFailed() {

@@ -16,6 +16,7 @@ import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
@@ -276,6 +277,105 @@ public final class SyncedLimiter implements KeyedLimiter {
   @Override
   public void tellBreach(String key, Decision breach) {
     answers.notifyBreach(key, breach);
+  }
+
+  /**
+   * {@link #acquire(String, long)} without blocking the caller's thread (an event loop). What decides
+   * and how is the same as {@code acquire}'s: the same views, claims, store calls, timeouts, circuit
+   * breaker and failure policy, and the same meters ({@link #waitedDecisions()} included).
+   * <ul>
+   *   <li>A decision that needs no store call (a claim or lease that pays, a cached denial, the failure
+   *       policy while the breaker is open) is made on the caller's thread: the stage is complete when
+   *       this returns.</li>
+   *   <li>Exact mode (batch size 1) sends its script and returns: the stage completes when the store
+   *       answers, on the store's thread (Lettuce's event loop, a Hazelcast response thread), or, after
+   *       the flush timeout, on {@link java.util.concurrent.CompletableFuture}'s delay thread, decided
+   *       by the failure policy. Nothing waits for the answer.</li>
+   *   <li>A decision that asks the store for a claim (a cold key, a small limit, a cost above what the
+   *       node holds, the first decision of a window), for a lease (reservation mode) or for a
+   *       batched bucket's tokens is handed to a bounded pool of waiting threads shared by the
+   *       process, not the caller's, and completes there: such a decision holds its key's monitor
+   *       through the store call, so that the key's other decisions and the flusher's answers for it
+   *       come after the answer (see the class comment), which a thread that must not block cannot do.
+   *       Both stores answer asynchronously; it is the limiter's order of answers per key that needs a
+   *       thread here. A decision on a key whose monitor such a call holds is handed over the same
+   *       way rather than enter the monitor. When the pool has 4,096
+   *       decisions in hand, the failure policy decides at once instead.</li>
+   * </ul>
+   * A decision on the caller's thread still enters its key's monitor, which other decisions hold
+   * for a few microseconds (or, in the instant between the check above and the call, through one
+   * store call, the claim timeout at most).
+   *
+   * @throws IllegalArgumentException for a null or empty key or a cost out of range, at once
+   * @throws IllegalStateException if the limiter is closed, at once
+   */
+  @Override
+  public java.util.concurrent.CompletionStage<Decision> acquireAsync(String key, long cost) {
+    return decideAsync(key, cost, Answers.TOLD);
+  }
+
+  /** {@link #acquireAsync}, with a soft or shadow breach counted but not told to the listener yet. */
+  @Override
+  public java.util.concurrent.CompletionStage<Decision> acquireUntoldAsync(String key, long cost) {
+    return decideAsync(key, cost, Answers.UNTOLD);
+  }
+
+  /** {@link #decide(String, long, int)} that never blocks the caller: see {@link #acquireAsync}. */
+  private CompletableFuture<Decision> decideAsync(String key, long cost, int answer) {
+    checkRequest(key, cost);
+    if (flusher.closed()) {
+      throw new IllegalStateException("limiter " + limit.name() + " is closed");
+    }
+    long now = ticker.read();
+    boolean fallback = storeDown();
+    if (tokens != null && !fallback) {
+      Decision d = byStore.onTokensWithoutWaiting(key, cost, answer, now);
+      return d != null ? CompletableFuture.completedFuture(d) : handOver(key, cost, answer, now);
+    }
+    if (exact != null && !fallback) {
+      // (the fallback of a failed exact check makes no store call: decided on the answer's thread)
+      return byStore.exactlyAsync(key, cost, answer, now).thenApply(d -> d != null ? d
+          : windowed ? decideWindow(key, cost, answer, now, true) : byStore.fallbackDecision(key, cost, answer));
+    }
+    if (!windowed) {
+      return CompletableFuture.completedFuture(byStore.fallbackDecision(key, cost, answer));
+    }
+    KeyView view = view(key);
+    if (view.storeCallUnderway) {
+      return handOver(key, cost, answer, now); // (entering its monitor would wait for that call)
+    }
+    Judgement j = WindowDecisions.judgement(cost, now, fallback);
+    j.noWait = true;
+    try {
+      synchronized (view) {
+        windows.judge(view, j);
+      }
+      if (j.wouldWait) {
+        return handOver(key, cost, answer, now);
+      }
+      if (!j.retired) {
+        if (j.urgent) {
+          queue.requestSync();
+        }
+        return CompletableFuture.completedFuture(answers.decision(key, j, answer));
+      }
+    } finally {
+      j.inUse = false;
+    }
+    return decideAsync(key, cost, answer); // (retired meanwhile: decided on its successor)
+  }
+
+  /**
+   * A decision that waits for the store, made by {@link #decide} on a waiting thread; when too many
+   * are in hand already, the failure policy's, at once (see {@link #acquireAsync}).
+   */
+  private CompletableFuture<Decision> handOver(String key, long cost, int answer, long now) {
+    CompletableFuture<Decision> d = WaitingThreads.submit(() -> decide(key, cost, answer));
+    if (d != null) {
+      return d;
+    }
+    return CompletableFuture.completedFuture(windowed ? decideWindow(key, cost, answer, now, true)
+        : byStore.fallbackDecision(key, cost, answer));
   }
 
   /** The decision, answered as {@code answer} says ({@link Answers#Answers.BARE}, {@link Answers#Answers.TOLD}, {@link Answers#Answers.UNTOLD}). */

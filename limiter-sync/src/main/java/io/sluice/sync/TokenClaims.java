@@ -37,6 +37,8 @@ final class TokenClaims {
   static final int DENIED = 1;
   /** The store call failed or the breaker refused it: the failure policy decides. */
   static final int FAILED = 2;
+  /** Told not to wait, the decision would have asked the store: nothing of the key changed. */
+  static final int WOULD_WAIT = 3;
 
   private final Limit limit;
   private final Counter counter;
@@ -91,6 +93,11 @@ final class TokenClaims {
     long deniedNeed;
     /** Whole tokens the store had left at its last answer (for a decision's remaining permits). */
     long level = -1;
+    /**
+     * A decision holds the monitor through a store call: read without the monitor by a decision that
+     * must not wait (see {@link SyncedLimiter#acquireAsync}).
+     */
+    volatile boolean storeCallUnderway;
   }
 
   /**
@@ -100,8 +107,21 @@ final class TokenClaims {
    * decision asked the store (it waited for it), else 0.
    */
   int decide(String key, long cost, long nowNanos, long[] out) {
+    return decide(key, cost, nowNanos, out, true);
+  }
+
+  /**
+   * {@link #decide(String, long, long, long[])}; with {@code mayWait} false, {@link #WOULD_WAIT} where
+   * it would ask the store, before it changes anything but the clock it saw and the decay of the
+   * key's rate (both also done by the decision made again), and without entering a holding whose
+   * monitor a decision holds through a store call.
+   */
+  int decide(String key, long cost, long nowNanos, long[] out, boolean mayWait) {
     out[2] = 0;
     Holding h = holding(key);
+    if (!mayWait && h.storeCallUnderway) {
+      return WOULD_WAIT; // (entering the monitor would wait for that call)
+    }
     synchronized (h) {
       // (a thread that read the clock and then waited for the monitor while another asked the store
       // decides at the latest time seen: its earlier time would count tokens already used as not due)
@@ -128,6 +148,10 @@ final class TokenClaims {
         out[1] = TimeUnit.MICROSECONDS.toNanos(h.deniedUntil - now);
         return DENIED;
       }
+      if (!mayWait) {
+        h.rate -= cost / (2.0 * syncIntervalMicros); // (the demand is noted again by the decision made again)
+        return WOULD_WAIT;
+      }
       // tokens of the last grant still to come cannot pay for this cost: they are dropped, not given
       // back (a give-back lowers the store's backlog under the claims other nodes made since, whose
       // tokens would then look covered after the bucket refilled past them); the store counts them
@@ -140,8 +164,13 @@ final class TokenClaims {
       boolean atLimit = h.level == 0 && h.rate * horizonMicros >= 1;
       long horizon = atLimit ? horizonMicros : 0;
       long want = Math.min(limit.capacity(), need + ahead(h, atLimit));
-      TokenGrant grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, 0, horizon, now),
-          claimTimeout);
+      TokenGrant grant;
+      h.storeCallUnderway = true;
+      try {
+        grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, 0, horizon, now), claimTimeout);
+      } finally {
+        h.storeCallUnderway = false;
+      }
       out[2] = 1;
       if (grant == null) {
         return FAILED;

@@ -138,6 +138,10 @@ final class WindowDecisions {
     long countedWindow;
     /** A decision of this thread is using it. */
     boolean inUse;
+    /** The decision must not wait for the store (asynchronous): it stops where it would ({@link #wouldWait}). */
+    boolean noWait;
+    /** A decision told not to wait stopped before a store call or a wait, having changed nothing it decides on. */
+    boolean wouldWait;
 
     /** Starts a decision: everything from the last one forgotten. */
     Judgement start(long cost, long now, boolean fallback) {
@@ -158,6 +162,8 @@ final class WindowDecisions {
       urgent = false;
       fromLease = false;
       retired = false;
+      noWait = false;
+      wouldWait = false;
       remaining = 0;
       retryAfter = 0;
       reuse = 0;
@@ -194,6 +200,10 @@ final class WindowDecisions {
       int step = verdict(view, j);
       if (step == DECIDED) {
         break;
+      }
+      if (step == WOULD_WAIT) {
+        j.wouldWait = true; // (before any store call of this decision: nothing taken, nothing to record)
+        return;
       }
       j.stepped(step); // (AGAIN: a lease call, already taken in)
     }
@@ -275,6 +285,9 @@ final class WindowDecisions {
     long cost = j.cost;
     long now = j.now;
     if (view.leased < cost && !j.asked && leaseMayHelp(view, now)) {
+      if (j.noWait) {
+        return WOULD_WAIT;
+      }
       // no grant pays for it: the store decides, in one round trip, as for a claim
       j.asked = true;
       if (!leaseNow(view, now, cost - view.leased)) {
@@ -317,7 +330,7 @@ final class WindowDecisions {
         // an old view: only the store knows, ask it now (its answer refreshes the counts) and
         // decide again. (A fresh view over the limit with this node's own permits is at the
         // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-        return claimStep(view, j.now, (long) Math.ceil(j.own + cost), cost, j.awaited);
+        return j.noWait ? WOULD_WAIT : claimStep(view, j.now, (long) Math.ceil(j.own + cost), cost, j.awaited);
       }
     }
     return DECIDED;
@@ -337,7 +350,7 @@ final class WindowDecisions {
       // pays never gets here). Only where the store had less than a decision needed, within the
       // last sync interval, does the node deny without asking (the other nodes give claims they
       // do not use up at their regular syncs).
-      return claimStep(view, now, need, cost, j.awaited);
+      return j.noWait ? WOULD_WAIT : claimStep(view, now, need, cost, j.awaited);
     }
     if (j.own + cost > allowance) {
       j.admit = false;
@@ -494,7 +507,13 @@ final class WindowDecisions {
         deltas));
     long askedAt = System.nanoTime();
     v.claimCallSentAt = askedAt;
-    FlushResult result = calls.guarded(() -> store.flush(batch), claimTimeout);
+    FlushResult result;
+    v.storeCallUnderway = true;
+    try {
+      result = calls.guarded(() -> store.flush(batch), claimTimeout);
+    } finally {
+      v.storeCallUnderway = false;
+    }
     calls.waited(askedAt);
     if (batch.beats()) {
       flusher.beatCarried(result);
@@ -537,7 +556,13 @@ final class WindowDecisions {
   private boolean leaseNow(KeyView v, long now, long need) {
     long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, claims.leaseSize(v)));
     long askedAt = System.nanoTime();
-    LeaseStore.Lease lease = claims.askLease(v.key, v.window, now, want, need, claimTimeout);
+    LeaseStore.Lease lease;
+    v.storeCallUnderway = true;
+    try {
+      lease = claims.askLease(v.key, v.window, now, want, need, claimTimeout);
+    } finally {
+      v.storeCallUnderway = false;
+    }
     calls.waited(askedAt);
     if (lease == null) {
       return false;
@@ -567,6 +592,9 @@ final class WindowDecisions {
 
   /** A lease call made: decide again. */
   private static final int AGAIN = -2;
+
+  /** A decision told not to wait would make a store call or wait for a release: it stops. */
+  private static final int WOULD_WAIT = -3;
 
   /**
    * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at

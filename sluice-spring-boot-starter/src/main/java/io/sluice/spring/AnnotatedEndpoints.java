@@ -50,27 +50,53 @@ public final class AnnotatedEndpoints {
     List<Endpoint> out = new ArrayList<>();
     for (RequestMappingHandlerMapping mapping : mappings) {
       for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
-        HandlerMethod handler = e.getValue();
-        Set<SluiceLimit> limits = new java.util.LinkedHashSet<>(
-            AnnotatedElementUtils.findMergedRepeatableAnnotations(handler.getBeanType(), SluiceLimit.class));
-        limits.addAll(AnnotatedElementUtils.findMergedRepeatableAnnotations(handler.getMethod(), SluiceLimit.class));
-        if (limits.isEmpty()) {
-          continue;
-        }
-        String source = "@SluiceLimit on " + handler.getBeanType().getSimpleName() + "." + handler.getMethod().getName();
-        Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
-        // (a GET rule holds for HEAD as well, which Spring MVC answers with the GET handler: see Rules)
-        List<String> methodNames = methods.isEmpty() ? List.of("*") : methods.stream().map(Enum::name).sorted().toList();
-        for (String pattern : e.getKey().getPatternValues()) {
-          String path = rulePath(servletPrefix + (pattern.startsWith("/") ? "" : "/") + pattern);
-          for (String method : methodNames) {
-            for (SluiceLimit limit : limits) {
-              out.add(new Endpoint(source, method, path, limit.value() + " by " + limit.by()));
-            }
-          }
+        add(out, e.getValue(), e.getKey().getMethodsCondition().getMethods(), e.getKey().getPatternValues(), servletPrefix);
+      }
+    }
+    return sorted(out);
+  }
+
+  /**
+   * The annotated handler methods of WebFlux's mappings, their paths within the application (after
+   * {@code spring.webflux.base-path}), as the WebFilter matches them.
+   */
+  static AnnotatedEndpoints ofReactive(
+      List<org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping> mappings) {
+    List<Endpoint> out = new ArrayList<>();
+    for (org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping mapping : mappings) {
+      for (Map.Entry<org.springframework.web.reactive.result.method.RequestMappingInfo, HandlerMethod> e
+          : mapping.getHandlerMethods().entrySet()) {
+        Set<String> patterns = new java.util.LinkedHashSet<>();
+        e.getKey().getPatternsCondition().getPatterns().forEach(p -> patterns.add(p.getPatternString()));
+        add(out, e.getValue(), e.getKey().getMethodsCondition().getMethods(), patterns, "");
+      }
+    }
+    return sorted(out);
+  }
+
+  /** The endpoint rules of one handler method's {@link SluiceLimit} annotations (and its class's). */
+  private static void add(List<Endpoint> out, HandlerMethod handler, Set<RequestMethod> methods,
+      Set<String> patterns, String prefix) {
+    Set<SluiceLimit> limits = new java.util.LinkedHashSet<>(
+        AnnotatedElementUtils.findMergedRepeatableAnnotations(handler.getBeanType(), SluiceLimit.class));
+    limits.addAll(AnnotatedElementUtils.findMergedRepeatableAnnotations(handler.getMethod(), SluiceLimit.class));
+    if (limits.isEmpty()) {
+      return;
+    }
+    String source = "@SluiceLimit on " + handler.getBeanType().getSimpleName() + "." + handler.getMethod().getName();
+    // (a GET rule holds for HEAD as well, which Spring answers with the GET handler: see Rules)
+    List<String> methodNames = methods.isEmpty() ? List.of("*") : methods.stream().map(Enum::name).sorted().toList();
+    for (String pattern : patterns) {
+      String path = rulePath(prefix + (pattern.startsWith("/") ? "" : "/") + pattern);
+      for (String method : methodNames) {
+        for (SluiceLimit limit : limits) {
+          out.add(new Endpoint(source, method, path, limit.value() + " by " + limit.by()));
         }
       }
     }
+  }
+
+  private static AnnotatedEndpoints sorted(List<Endpoint> out) {
     // (a stable order: the handler map's is not)
     out.sort(java.util.Comparator.comparing(Endpoint::source).thenComparing(Endpoint::path)
         .thenComparing(Endpoint::method).thenComparing(Endpoint::rule));

@@ -79,6 +79,19 @@ public class SluiceAutoConfiguration {
     }
   }
 
+  /** The endpoint rules of {@link SluiceLimit} on WebFlux handler methods. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  @ConditionalOnClass(name = "org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping")
+  static class ReactiveAnnotationConfiguration {
+
+    @Bean
+    AnnotatedEndpoints sluiceAnnotatedEndpoints(
+        ObjectProvider<org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping> mappings) {
+      return AnnotatedEndpoints.ofReactive(mappings.orderedStream().toList());
+    }
+  }
+
   /** {@code sluice.sync.*} over the library's defaults; a value it refuses names its property. */
   @Bean
   @ConditionalOnMissingBean
@@ -353,25 +366,63 @@ public class SluiceAutoConfiguration {
       }
       List<SluiceFilterCustomizer> custom = customizers.orderedStream().toList();
       custom.forEach(c -> c.customize(b));
-      RulesFile file = rulesFile.getIfAvailable();
-      if (file != null && custom.isEmpty()) {
-        // a rule keyed by an identity the filter never reads would never count: said at startup
-        Set<String> known = new LinkedHashSet<>(List.of(RateLimitFilter.API_KEY, RateLimitFilter.USER,
-            RateLimitFilter.IP, RateLimitFilter.CLIENT));
-        known.addAll(filter.getIdentityHeaders().keySet());
-        for (String identity : file.identities()) {
-          if (!known.contains(identity)) {
-            throw new SluiceConfigurationException(properties.getRulesFile() != null ? "sluice.rules-file"
-                : "sluice.rules", "no request has identity \"" + identity + "\": the filter reads " + known
-                + " (more through sluice.filter.identity-headers or a SluiceFilterCustomizer bean)");
-          }
-        }
+      if (custom.isEmpty()) {
+        checkIdentities(properties, rulesFile.getIfAvailable(), " (more through sluice.filter.identity-headers or a"
+            + " SluiceFilterCustomizer bean)");
       }
       FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(new RateLimitFilter(b.build()));
       registration.setName("sluiceRateLimitFilter");
       registration.setOrder(filter.getOrder());
       registration.setUrlPatterns(filter.getUrlPatterns());
       return registration;
+    }
+  }
+
+  /**
+   * The WebFlux filter in front of the application, on reactive web applications: the same rules,
+   * identities and answers as the servlet filter, decided without blocking the event loop.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  @ConditionalOnClass(name = "org.springframework.web.server.WebFilter")
+  @ConditionalOnProperty(prefix = "sluice.filter", name = "enabled", havingValue = "true", matchIfMissing = true)
+  static class ReactiveFilterConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    SluiceWebFilter sluiceWebFilter(SluiceProperties properties, RequestLimiter limiter,
+        ObjectProvider<RulesFile> rulesFile) {
+      SluiceProperties.Filter filter = properties.getFilter();
+      try {
+        io.sluice.http.ClientAddresses.of(filter.getTrustedProxies(), filter.getIpv6PrefixLength());
+      } catch (IllegalArgumentException e) {
+        throw SluiceConfigurationException.naming("sluice.filter", e);
+      }
+      if (filter.getMaxKeyLength() < 1) {
+        throw new SluiceConfigurationException("sluice.filter.max-key-length", "must be positive, got "
+            + filter.getMaxKeyLength());
+      }
+      if (filter.getPlanHeader() != null && filter.getPlanHeader().isBlank()) {
+        throw new SluiceConfigurationException("sluice.filter.plan-header", "must not be blank");
+      }
+      checkIdentities(properties, rulesFile.getIfAvailable(), " (more through sluice.filter.identity-headers)");
+      return new SluiceWebFilter(limiter, filter);
+    }
+  }
+
+  /** A rule keyed by an identity the filter never reads would never count: said at startup. */
+  static void checkIdentities(SluiceProperties properties, RulesFile file, String more) {
+    if (file == null) {
+      return;
+    }
+    Set<String> known = new LinkedHashSet<>(List.of(RateLimitFilter.API_KEY, RateLimitFilter.USER,
+        RateLimitFilter.IP, RateLimitFilter.CLIENT));
+    known.addAll(properties.getFilter().getIdentityHeaders().keySet());
+    for (String identity : file.identities()) {
+      if (!known.contains(identity)) {
+        throw new SluiceConfigurationException(properties.getRulesFile() != null ? "sluice.rules-file"
+            : "sluice.rules", "no request has identity \"" + identity + "\": the filter reads " + known + more);
+      }
     }
   }
 
