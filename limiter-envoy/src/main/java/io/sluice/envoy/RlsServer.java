@@ -558,7 +558,7 @@ public final class RlsServer implements AutoCloseable {
 
       public Settings build() {
         if (configPaths.isEmpty() && rlqsConfig == null) {
-          throw new IllegalArgumentException("config: at least one file or directory is needed (or an rlqsConfig)");
+          throw new IllegalArgumentException("config: at least one file or directory is needed, or an RLQS configuration");
         }
         if (!nodeIdSet) {
           sync.nodeId("envoy-" + UUID.randomUUID().toString().substring(0, 8));

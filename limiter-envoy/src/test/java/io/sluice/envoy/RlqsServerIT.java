@@ -344,7 +344,7 @@ class RlqsServerIT {
         .build())).isInstanceOf(IllegalArgumentException.class).hasMessage(bad + ":5:"
             + " domains[0].buckets[0].rate_limit.unit: must be second, minute, hour or day, got \"fortnight\"");
     assertThatThrownBy(() -> RlsServer.Settings.builder().build()).isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("config: at least one file or directory is needed (or an rlqsConfig)");
+        .hasMessage("config: at least one file or directory is needed, or an RLQS configuration");
   }
 
   @Test
