@@ -40,7 +40,7 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
  *     buckets:
  *       - bucket_id: {name: api, tenant: "*"}     # every key here in the id, with this value ("*": any)
  *         rate_limit: {unit: minute, requests_per_unit: 600}
- *         strategy: token_bucket                   # optional: requests_per_time_unit (default) or token_bucket
+ *         strategy: token_bucket                   # optional: token_bucket (default) or requests_per_time_unit
  *       - bucket_id: {name: health}
  *         rate_limit: {unlimited: true}
  *     default:                                     # optional: a bucket no rule matches
@@ -69,12 +69,16 @@ public final class RlqsConfig {
   private static final Set<String> DEFAULT_FIELDS = Set.of("rate_limit", "strategy");
   private static final Set<String> RATE_LIMIT_FIELDS = Set.of("unit", "requests_per_unit", "unlimited");
 
-  /** How Envoy is told to enforce a share. */
+  /**
+   * How Envoy is told to enforce a share. Envoy's {@code rate_limit_quota} filter enforces
+   * {@code token_bucket} and the blanket rules; it logs {@code requests_per_time_unit} as not yet
+   * supported and lets such a bucket's requests through, hence the default.
+   */
   public enum Strategy {
-    /** {@code requests_per_time_unit}: the share per the limit's unit, the algorithm left to Envoy. */
-    REQUESTS_PER_TIME_UNIT,
-    /** {@code token_bucket}: {@code max_tokens} and {@code tokens_per_fill} the share, filled once per unit. */
-    TOKEN_BUCKET
+    /** {@code token_bucket} (the default): {@code max_tokens} and {@code tokens_per_fill} the share, {@code fill_interval} the unit. */
+    TOKEN_BUCKET,
+    /** {@code requests_per_time_unit}: the share per the limit's unit, the algorithm left to the client. */
+    REQUESTS_PER_TIME_UNIT
   }
 
   /**
@@ -271,7 +275,7 @@ public final class RlqsConfig {
         throw error(node, path + ".rate_limit", "required: {unit, requests_per_unit} or {unlimited: true}");
       }
       RlsLimit limit = rateLimit(rl.getValueNode(), path + ".rate_limit");
-      Strategy strategy = Strategy.REQUESTS_PER_TIME_UNIT;
+      Strategy strategy = Strategy.TOKEN_BUCKET;
       if (f.containsKey("strategy")) {
         String s = string(f.get("strategy").getValueNode(), path + ".strategy");
         try {

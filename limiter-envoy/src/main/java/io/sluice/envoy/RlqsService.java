@@ -35,7 +35,7 @@ import java.util.function.LongSupplier;
  *
  * <ul>
  *   <li>a limited bucket ({@code requests_per_unit} N per unit, {@link RlqsConfig}) gets a share of N:
- *       {@code requests_per_time_unit} (or {@code token_bucket}) of s per unit, with an
+ *       {@code token_bucket} of s tokens filled with s per unit (or {@code requests_per_time_unit} s per unit), with an
  *       {@code assignment_time_to_live} reaching the end of the current assignment period. Shares are
  *       leased from the store one period at a time ({@link RlqsBudget}), so the shares live at any
  *       moment, over every stream of every server on the store, sum to at most N; a share of 0 is

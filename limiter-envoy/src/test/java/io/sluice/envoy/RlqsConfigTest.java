@@ -18,7 +18,7 @@ class RlqsConfigTest {
       "        rate_limit: {unit: minute, requests_per_unit: 600}",
       "      - bucket_id: {name: api}",
       "        rate_limit: {unit: second, requests_per_unit: 5}",
-      "        strategy: token_bucket",
+      "        strategy: requests_per_time_unit",
       "      - bucket_id: {name: health}",
       "        rate_limit: {unlimited: true}",
       "      - bucket_id: {name: blocked}",
@@ -40,10 +40,10 @@ class RlqsConfigTest {
     RlqsConfig.Rule tenant = c.match("edge", Map.of("name", "api", "tenant", "acme", "extra", "x"));
     assertThat(tenant.limit().requestsPerUnit()).isEqualTo(600);
     assertThat(tenant.limit().unit()).isEqualTo(RlsUnit.MINUTE);
-    assertThat(tenant.strategy()).isEqualTo(RlqsConfig.Strategy.REQUESTS_PER_TIME_UNIT);
+    assertThat(tenant.strategy()).isEqualTo(RlqsConfig.Strategy.TOKEN_BUCKET);
     RlqsConfig.Rule plain = c.match("edge", Map.of("name", "api"));
     assertThat(plain.limit().requestsPerUnit()).isEqualTo(5);
-    assertThat(plain.strategy()).isEqualTo(RlqsConfig.Strategy.TOKEN_BUCKET);
+    assertThat(plain.strategy()).isEqualTo(RlqsConfig.Strategy.REQUESTS_PER_TIME_UNIT);
     assertThat(c.match("edge", Map.of("name", "health")).limit().unlimited()).isTrue();
     assertThat(c.match("edge", Map.of("name", "blocked")).limit().requestsPerUnit()).isZero();
     assertThat(c.match("edge", Map.of("name", "else")).limit().requestsPerUnit()).isEqualTo(10);

@@ -165,8 +165,17 @@ class RlqsServerIT {
           continue;
         }
         RateLimitStrategy s = act.getQuotaAssignmentAction().getRateLimitStrategy();
-        long rate = s.hasRequestsPerTimeUnit() ? s.getRequestsPerTimeUnit().getRequestsPerTimeUnit()
-            : s.getBlanketRule() == RateLimitStrategy.BlanketRule.DENY_ALL ? 0 : Long.MAX_VALUE;
+        long rate;
+        if (s.hasTokenBucket()) {
+          // the default strategy, the one Envoy's filter enforces: the share as the bucket's size and
+          // its fill per unit (a second here); any other shape counts as unbounded, failing the sums
+          var tb = s.getTokenBucket();
+          boolean shaped = tb.getTokensPerFill().getValue() == tb.getMaxTokens() && tb.getFillInterval().getSeconds() == 1
+              && tb.getFillInterval().getNanos() == 0;
+          rate = shaped ? tb.getMaxTokens() : Long.MAX_VALUE / 4;
+        } else {
+          rate = s.getBlanketRule() == RateLimitStrategy.BlanketRule.DENY_ALL ? 0 : Long.MAX_VALUE;
+        }
         Duration ttl = act.getQuotaAssignmentAction().getAssignmentTimeToLive();
         // the server's TTL reaches a period's end from when it sent it: from when it arrived, the end
         // seen is later by the trip, so the period's end is found again by rounding down

@@ -32,9 +32,9 @@ class RlqsServiceTest {
       "    buckets:",
       "      - bucket_id: {name: api}",
       "        rate_limit: {unit: minute, requests_per_unit: 100}",
+      "        strategy: requests_per_time_unit",
       "      - bucket_id: {name: tb}",
       "        rate_limit: {unit: second, requests_per_unit: 8}",
-      "        strategy: token_bucket",
       "      - bucket_id: {name: health}",
       "        rate_limit: {unlimited: true}",
       "      - bucket_id: {name: blocked}",
@@ -246,7 +246,7 @@ class RlqsServiceTest {
   }
 
   @Test
-  void unlimitedIsAllowAllAZeroLimitDenyAllAndATokenBucketIsFilledOncePerUnit() {
+  void unlimitedIsAllowAllAZeroLimitDenyAllAndATokenBucketHoldsTheShareFilledPerUnit() {
     RlqsService s = service();
     Client a = new Client().open(s);
     a.report("edge", Map.of("name", "health"), 1, 0, 1000);
