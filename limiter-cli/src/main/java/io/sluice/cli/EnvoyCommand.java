@@ -159,7 +159,8 @@ public final class EnvoyCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     out.println("sluice envoy: gRPC on " + settings.host() + ":" + server.port() + " (" + (settings.redisUri() != null
         ? "redis" : "embedded hazelcast, cluster " + settings.hazelcastCluster()) + "; batch size "
-        + settings.batchSize() + "; domains " + String.join(", ", server.service().config().domains())
+        + settings.batchSize() + "; domains " + (server.service().config().domains().isEmpty() ? "none"
+            : String.join(", ", server.service().config().domains()))
         + (server.quotaService() == null ? "" : "; RLQS domains " + String.join(", ",
             server.quotaService().config().domains()) + ", assignment period "
             + server.quotaService().config().period().toMillis() + " ms") + ")");
