@@ -72,11 +72,15 @@ final class RlqsBudget {
   /**
    * A share of the next period, taken before it begins: the stream's weight is added to that
    * period's demand, and it asks for its part of the limit by the total weight of the period before
-   * it (every stream that took a share of it, or joined it).
+   * it (every stream that took a share of it, or joined it), with its own weight there
+   * ({@code previousWeight}, 0 if it added none) replaced by its weight now: a stream alone asks for
+   * the whole limit even when its demand fell.
    */
-  CompletionStage<Long> renew(String key, long limit, RlsUnit unit, long nextPeriod, long weight) {
+  CompletionStage<Long> renew(String key, long limit, RlsUnit unit, long nextPeriod, long weight,
+      long previousWeight) {
     return store.lease(demand, key, nextPeriod, 0, weight).thenCompose(d ->
-        take(key, limit, unit, nextPeriod, 0, RlqsShares.want(limit, weight, d.previous())));
+        take(key, limit, unit, nextPeriod, 0, RlqsShares.want(limit, weight,
+            Math.max(0, d.previous() - previousWeight) + weight)));
   }
 
   private CompletionStage<Long> take(String key, long limit, RlsUnit unit, long periodIndex, long elapsed, long want) {

@@ -241,6 +241,8 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     long lastActiveMillis;
     /** Shares granted, by period (the current and the next at most). */
     final Map<Long, Long> grants = new HashMap<>();
+    /** The weight this subscription added to each period's demand (the current and the next at most). */
+    final Map<Long, Long> weights = new HashMap<>();
     /** The period and rate of the last assignment sent (-1: none yet). */
     long sentPeriod = Long.MIN_VALUE;
     long sentRate = -1;
@@ -367,7 +369,9 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     private void join(Sub sub, long p, long now) {
       long limit = sub.rule.limit().requestsPerUnit();
       sub.pending = p;
-      budget.join(sub.key, limit, sub.rule.limit().unit(), p, (now - p * periodMillis) * 1_000, sub.weight())
+      long weight = sub.weight();
+      sub.weights.put(p, weight);
+      budget.join(sub.key, limit, sub.rule.limit().unit(), p, (now - p * periodMillis) * 1_000, weight)
           .whenComplete((granted, error) -> {
             synchronized (this) {
               if (sub.pending == p) {
@@ -404,6 +408,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
           continue;
         }
         sub.grants.keySet().removeIf(p -> p < next - 1);
+        sub.weights.keySet().removeIf(p -> p < next - 1);
         if (!sub.shared()) {
           actions.add(blanket(sub, next, now));
           continue;
@@ -412,7 +417,10 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
           continue; // joined it already (a period shorter than the lead)
         }
         sub.pending = next;
-        budget.renew(sub.key, sub.rule.limit().requestsPerUnit(), sub.rule.limit().unit(), next, sub.weight())
+        long weight = sub.weight();
+        long previousWeight = sub.weights.getOrDefault(next - 1, 0L);
+        sub.weights.put(next, weight);
+        budget.renew(sub.key, sub.rule.limit().requestsPerUnit(), sub.rule.limit().unit(), next, weight, previousWeight)
             .whenComplete((granted, error) -> {
               synchronized (this) {
                 if (sub.pending == next) {

@@ -118,7 +118,7 @@ class RlqsSharesTest {
           long w = RlqsShares.weight(demands.get(i), limit);
           long g = r.nextInt(4) == 0
               ? budget.join(key, limit, RlsUnit.MINUTE, period, r.nextInt(1_000_000), w).toCompletableFuture().join()
-              : budget.renew(key, limit, RlsUnit.MINUTE, period, w).toCompletableFuture().join();
+              : budget.renew(key, limit, RlsUnit.MINUTE, period, w, r.nextBoolean() ? w : 0).toCompletableFuture().join();
           sum += g;
         }
         assertThat(sum).as("seed %d round %d period %d: limit %d, demands %s", SEED, round, period, limit, demands)
@@ -141,18 +141,21 @@ class RlqsSharesTest {
     long busy = RlqsShares.weight(75, 100);
     long quiet = RlqsShares.weight(25, 100);
     assertThat(budget.join(key, 100, RlsUnit.SECOND, 7, 500_000, quiet).toCompletableFuture().join()).isZero();
-    // the next period is split by the weights counted in this one (the first stream's counted full)
-    long a = budget.renew(key, 100, RlsUnit.SECOND, 8, busy).toCompletableFuture().join();
-    long b = budget.renew(key, 100, RlsUnit.SECOND, 8, quiet).toCompletableFuture().join();
+    // the next period is split by the weights counted in this one (the first stream's counted full,
+    // now its weight is 750; the second added 250)
+    long a = budget.renew(key, 100, RlsUnit.SECOND, 8, busy, w).toCompletableFuture().join();
+    long b = budget.renew(key, 100, RlsUnit.SECOND, 8, quiet, quiet).toCompletableFuture().join();
     assertThat(a + b).isLessThanOrEqualTo(100);
-    assertThat(a).isEqualTo(100 * busy / (w + quiet));
+    assertThat(a).isEqualTo(100 * busy / (w + quiet - w + busy));
     assertThat(b).isEqualTo(100 * quiet / (w + quiet));
     // and the one after by the weights of the period before: 3 to 1
-    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 9, busy).toCompletableFuture().join()).isEqualTo(75);
-    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 9, quiet).toCompletableFuture().join()).isEqualTo(25);
+    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 9, busy, busy).toCompletableFuture().join()).isEqualTo(75);
+    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 9, quiet, quiet).toCompletableFuture().join()).isEqualTo(25);
     // the quiet one went away: the busy one alone from the period after next
-    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 10, busy).toCompletableFuture().join()).isEqualTo(75);
-    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 11, busy).toCompletableFuture().join()).isEqualTo(100);
+    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 10, busy, busy).toCompletableFuture().join()).isEqualTo(75);
+    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 11, busy, busy).toCompletableFuture().join()).isEqualTo(100);
+    // alone, its demand falling: still the whole limit
+    assertThat(budget.renew(key, 100, RlsUnit.SECOND, 12, quiet, busy).toCompletableFuture().join()).isEqualTo(100);
   }
 
   @Test
