@@ -23,11 +23,23 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "envoy", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Runs Envoy's rate limit service (gRPC RateLimitService/ShouldRateLimit, health, reflection)"
-        + " from envoyproxy/ratelimit configuration files, on Redis (--redis URI) or the embedded Hazelcast store.")
+        + " from envoyproxy/ratelimit configuration files, and with --rlqs-config its quota service"
+        + " (RateLimitQuotaService/StreamRateLimitQuotas), on Redis (--redis URI) or the embedded Hazelcast store.")
 public final class EnvoyCommand implements Callable<Integer> {
-  @Option(names = "--config", paramLabel = "PATH", required = true,
-      description = "A configuration file (YAML: domain, descriptors), or a directory of *.yaml files; repeatable.")
+  @Option(names = "--config", paramLabel = "PATH",
+      description = "A configuration file (YAML: domain, descriptors), or a directory of *.yaml files; repeatable."
+          + " Needed unless --rlqs-config is given.")
   List<Path> config = new ArrayList<>();
+
+  @Option(names = "--rlqs-config", paramLabel = "FILE",
+      description = "Also serve Envoy's quota service (RLQS, RateLimitQuotaService/StreamRateLimitQuotas) on the"
+          + " same port, its buckets and limits from this YAML file (assignment_period, abandon_after, domains);"
+          + " read at start.")
+  Path rlqsConfig;
+
+  @Option(names = "--rlqs-max-streams", paramLabel = "N", defaultValue = "" + io.sluice.envoy.RlqsService.DEFAULT_MAX_STREAMS,
+      description = "RLQS streams (Envoys) open at once; more are refused with RESOURCE_EXHAUSTED (default: ${DEFAULT-VALUE}).")
+  int rlqsMaxStreams;
 
   @Option(names = "--host", paramLabel = "ADDR", defaultValue = RlsServer.Settings.DEFAULT_HOST,
       description = "Address to listen on (default: ${DEFAULT-VALUE}).")
@@ -107,7 +119,8 @@ public final class EnvoyCommand implements Callable<Integer> {
       Map.entry("nodeId", "--node-id"), Map.entry("batchSize", "--batch-size"),
       Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
       Map.entry("threads", "--threads"), Map.entry("queue", "--queue"), Map.entry("maxLimits", "--max-limits"),
-      Map.entry("reloadInterval", "--reload-interval"), Map.entry("claimTimeout", "--claim-timeout"));
+      Map.entry("reloadInterval", "--reload-interval"), Map.entry("claimTimeout", "--claim-timeout"),
+      Map.entry("rlqsConfig", "--rlqs-config"), Map.entry("rlqsMaxStreams", "--rlqs-max-streams"));
 
   /** The settings the options describe; a message naming the option for what they refuse. */
   RlsServer.Settings settings() {
@@ -115,7 +128,11 @@ public final class EnvoyCommand implements Callable<Integer> {
       RlsServer.Settings.Builder b = RlsServer.Settings.builder().host(host).port(grpcPort).redis(redis)
           .redisTimeout(redisTimeout).hazelcastCluster(hazelcastCluster).keyPrefix(keyPrefix).batchSize(batchSize)
           .syncInterval(syncInterval).onStoreFailure(onStoreFailure).threads(threads).queue(queue)
-          .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval).claimTimeout(claimTimeout);
+          .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval).claimTimeout(claimTimeout)
+          .rlqsMaxStreams(rlqsMaxStreams);
+      if (rlqsConfig != null) {
+        b.rlqsConfig(rlqsConfig);
+      }
       if (nodeId != null) {
         b.nodeId(nodeId);
       }
@@ -142,7 +159,11 @@ public final class EnvoyCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     out.println("sluice envoy: gRPC on " + settings.host() + ":" + server.port() + " (" + (settings.redisUri() != null
         ? "redis" : "embedded hazelcast, cluster " + settings.hazelcastCluster()) + "; batch size "
-        + settings.batchSize() + "; domains " + String.join(", ", server.service().config().domains()) + ")");
+        + settings.batchSize() + "; domains " + (server.service().config().domains().isEmpty() ? "none"
+            : String.join(", ", server.service().config().domains()))
+        + (server.quotaService() == null ? "" : "; RLQS domains " + String.join(", ",
+            server.quotaService().config().domains()) + ", assignment period "
+            + server.quotaService().config().period().toMillis() + " ms") + ")");
     out.flush();
     server.awaitTermination();
     return 0;

@@ -40,11 +40,23 @@ class EnvoyCommandTest {
     assertThat(d.redisUri()).isNull();
     assertThat(d.host()).isEqualTo("127.0.0.1");
     assertThat(d.batchSize()).isEqualTo(100);
+    assertThat(d.rlqsConfig()).isNull();
+    RlsServer.Settings q = settings("--rlqs-config", dir.resolve("rlqs.yaml").toString());
+    assertThat(q.rlqsConfig()).isEqualTo(dir.resolve("rlqs.yaml"));
+    assertThat(q.configPaths()).isEmpty();
   }
 
   @Test
   void badOptionsAreNamed(@TempDir Path dir) throws Exception {
-    assertThat(error()).isEqualTo("sluice envoy: Missing required option: '--config=PATH'");
+    assertThat(error()).isEqualTo("sluice envoy: --config: at least one file or directory is needed, or an RLQS"
+        + " configuration");
+    assertThat(error("--rlqs-config", "r.yaml", "--rlqs-max-streams", "0"))
+        .isEqualTo("sluice envoy: --rlqs-max-streams: must be at least 1, got 0");
+    Path badRlqs = dir.resolve("bad-rlqs.yaml");
+    Files.writeString(badRlqs, "assignment_period: 5 minutes\ndomains: []\n");
+    assertThat(error("--rlqs-config", badRlqs.toString(), "--grpc-port", "0"))
+        .isEqualTo("sluice envoy: " + badRlqs + ":1: assignment_period: must be a duration such as 500ms, 5s, 1m or 1h,"
+            + " got \"5 minutes\"");
     assertThat(error("--config", "x.yaml", "--batch-size", "0"))
         .isEqualTo("sluice envoy: --batch-size: must be at least 1, got 0");
     assertThat(error("--config", "x.yaml", "--grpc-port", "70000"))

@@ -5,6 +5,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncConfig;
@@ -13,6 +14,7 @@ import io.sluice.sync.hazelcast.HazelcastCounterStore;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -22,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,8 +32,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Envoy's rate limit service ({@code sluice envoy}): a gRPC server answering
  * {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} ({@link RlsService}) from
- * envoyproxy/ratelimit's configuration files, with the standard health service
- * ({@code grpc.health.v1.Health}, {@code SERVING} for "" and the rate limit service) and server
+ * envoyproxy/ratelimit's configuration files and, when given an RLQS configuration, the quota service
+ * {@code envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas}
+ * ({@link RlqsService}) on the same port and store, with the standard health service
+ * ({@code grpc.health.v1.Health}, {@code SERVING} for "" and each service it runs) and server
  * reflection (v1 and v1alpha, for grpcurl and the like). Decisions go through one
  * {@link SyncedLimiter} per distinct limit over Redis, or an embedded Hazelcast member when no Redis
  * is given, so any number of these servers share their limits through the store.
@@ -51,10 +56,13 @@ public final class RlsServer implements AutoCloseable {
   private final HealthStatusManager health;
   private final Server server;
   private final RlsConfigWatcher watcher;
+  private final RlqsService quotas;
 
   private RlsServer(Settings settings, CounterStore store, RlsLimiters limiters, RlsService service,
-      ThreadPoolExecutor executor, HealthStatusManager health, Server server, RlsConfigWatcher watcher) {
+      ThreadPoolExecutor executor, HealthStatusManager health, Server server, RlsConfigWatcher watcher,
+      RlqsService quotas) {
     this.watcher = watcher;
+    this.quotas = quotas;
     this.settings = settings;
     this.store = store;
     this.limiters = limiters;
@@ -73,8 +81,11 @@ public final class RlsServer implements AutoCloseable {
    * @throws IllegalStateException when the server cannot start (the port is taken)
    */
   public static RlsServer start(Settings settings) {
-    java.util.Map<String, String> texts = RlsConfig.read(settings.configPaths);
+    // no RLS files (an RLQS-only server): no domains, every descriptor OK
+    java.util.Map<String, String> texts = settings.configPaths.isEmpty() ? java.util.Map.of()
+        : RlsConfig.read(settings.configPaths);
     RlsConfig config = RlsConfig.parse(texts);
+    RlqsConfig quotaConfig = settings.rlqsConfig == null ? null : RlqsConfig.load(settings.rlqsConfig);
     String tooMany = tooManyLimits(config, settings.maxLimits);
     if (tooMany != null) {
       throw new IllegalArgumentException(tooMany);
@@ -82,6 +93,7 @@ public final class RlsServer implements AutoCloseable {
     CounterStore store = null;
     RlsLimiters limiters = null;
     ThreadPoolExecutor executor = null;
+    RlqsService quotas = null;
     try {
       if (settings.redisUri != null) {
         store = RedisCounterStore.connect(RedisStoreConfig.builder(settings.redisUri).keyPrefix(settings.keyPrefix)
@@ -101,10 +113,24 @@ public final class RlsServer implements AutoCloseable {
       RlsService service = new RlsService(config, limiters, executor, settings.responseHeaders,
           System::currentTimeMillis);
       HealthStatusManager health = new HealthStatusManager();
-      Server server = NettyServerBuilder.forAddress(new InetSocketAddress(settings.host, settings.port))
-          .directExecutor() // gRPC's callbacks only hand the call to the bounded executor
+      NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(settings.host, settings.port))
+          .directExecutor() // gRPC's callbacks only hand the call to the bounded executor, or (RLQS) start store calls
           .maxInboundMessageSize(settings.maxMessageBytes)
-          .addService(service)
+          .addService(service);
+      if (quotaConfig != null) {
+        if (!(store instanceof LeaseStore)) {
+          throw new IllegalArgumentException("rlqsConfig: the store " + store.getClass().getSimpleName()
+              + " cannot lease budget");
+        }
+        quotas = new RlqsService(quotaConfig, (LeaseStore) store, System::currentTimeMillis, settings.rlqsMaxStreams,
+            RlqsService.DEFAULT_MAX_BUCKETS_PER_STREAM, Executors.newSingleThreadScheduledExecutor(r -> {
+              Thread t = new Thread(r, "sluice-envoy-rlqs");
+              t.setDaemon(true);
+              return t;
+            }));
+        builder.addService(quotas);
+      }
+      Server server = builder
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(legacyReflection())
@@ -112,13 +138,19 @@ public final class RlsServer implements AutoCloseable {
           .start();
       health.setStatus("", ServingStatus.SERVING);
       health.setStatus(RateLimitServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-      RlsConfigWatcher watcher = settings.reloadInterval.isZero() ? null
+      if (quotas != null) {
+        health.setStatus(RateLimitQuotaServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
+      }
+      RlsConfigWatcher watcher = settings.reloadInterval.isZero() || settings.configPaths.isEmpty() ? null
           : new RlsConfigWatcher(settings.configPaths, texts, settings.reloadInterval.toMillis(), service::config,
               next -> tooManyLimits(next, settings.maxLimits));
-      return new RlsServer(settings, store, limiters, service, executor, health, server, watcher);
+      return new RlsServer(settings, store, limiters, service, executor, health, server, watcher, quotas);
     } catch (IOException | RuntimeException | InterruptedException e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
+      }
+      if (quotas != null) {
+        quotas.close();
       }
       closeAll(null, executor, limiters, store);
       if (e instanceof IllegalArgumentException || e instanceof StoreUnavailableException) {
@@ -163,6 +195,11 @@ public final class RlsServer implements AutoCloseable {
     return limiters.all();
   }
 
+  /** The quota service (RLQS), or null when the settings gave it no configuration. */
+  public RlqsService quotaService() {
+    return quotas;
+  }
+
   /** Calls being decided now (for tools and tests). */
   public int activeCalls() {
     return executor.getActiveCount();
@@ -204,6 +241,9 @@ public final class RlsServer implements AutoCloseable {
     health.enterTerminalState();
     if (watcher != null) {
       watcher.close();
+    }
+    if (quotas != null) {
+      quotas.close(); // its streams never end by themselves: end them before the server waits for its calls
     }
     closeAll(server, executor, limiters, store);
   }
@@ -265,8 +305,12 @@ public final class RlsServer implements AutoCloseable {
     final int maxMessageBytes;
     final boolean responseHeaders;
     final Duration reloadInterval;
+    final Path rlqsConfig;
+    final int rlqsMaxStreams;
 
     private Settings(Builder b) {
+      this.rlqsConfig = b.rlqsConfig;
+      this.rlqsMaxStreams = b.rlqsMaxStreams;
       this.reloadInterval = b.reloadInterval;
       this.configPaths = List.copyOf(b.configPaths);
       this.host = b.host;
@@ -289,6 +333,11 @@ public final class RlsServer implements AutoCloseable {
 
     public List<Path> configPaths() {
       return configPaths;
+    }
+
+    /** The quota service's (RLQS) configuration file, or null: no quota service. */
+    public Path rlqsConfig() {
+      return rlqsConfig;
     }
 
     public String redisUri() {
@@ -329,6 +378,29 @@ public final class RlsServer implements AutoCloseable {
       private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
       private boolean responseHeaders = true;
       private Duration reloadInterval = Duration.ofSeconds(1);
+      private Path rlqsConfig;
+      private int rlqsMaxStreams = RlqsService.DEFAULT_MAX_STREAMS;
+
+      /**
+       * The quota service's configuration file ({@link RlqsConfig}): with it, the server also answers
+       * {@code StreamRateLimitQuotas}. Read once at start (not reloaded).
+       */
+      public Builder rlqsConfig(Path file) {
+        if (file == null) {
+          throw new IllegalArgumentException("rlqsConfig: must not be null");
+        }
+        this.rlqsConfig = file;
+        return this;
+      }
+
+      /** RLQS streams (Envoys) open at once; one more is refused with RESOURCE_EXHAUSTED. */
+      public Builder rlqsMaxStreams(int streams) {
+        if (streams < 1) {
+          throw new IllegalArgumentException("rlqsMaxStreams: must be at least 1, got " + streams);
+        }
+        this.rlqsMaxStreams = streams;
+        return this;
+      }
 
       /** A configuration file, or a directory of them (repeatable). */
       public Builder config(Path path) {
@@ -485,8 +557,8 @@ public final class RlsServer implements AutoCloseable {
       }
 
       public Settings build() {
-        if (configPaths.isEmpty()) {
-          throw new IllegalArgumentException("config: at least one file or directory is needed");
+        if (configPaths.isEmpty() && rlqsConfig == null) {
+          throw new IllegalArgumentException("config: at least one file or directory is needed, or an RLQS configuration");
         }
         if (!nodeIdSet) {
           sync.nodeId("envoy-" + UUID.randomUUID().toString().substring(0, 8));

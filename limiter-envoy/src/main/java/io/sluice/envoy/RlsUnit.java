@@ -38,6 +38,11 @@ public enum RlsUnit {
     return proto;
   }
 
+  /** The unit in Envoy's common type ({@code envoy.type.v3.RateLimitUnit}), as RLQS assignments carry it. */
+  public RateLimitUnit rateLimitUnit() {
+    return RateLimitUnit.valueOf(name());
+  }
+
   /** A configuration's {@code unit} (any case), or null if it names none of the four. */
   public static RlsUnit parse(String text) {
     if (text == null) {
