@@ -181,7 +181,10 @@ class ConsumerProjectIT {
 
   private static Set<String> managedSluiceArtifacts(String bom) {
     Set<String> managed = new TreeSet<>();
-    Matcher m = Pattern.compile("<groupId>io\\.sluice</groupId>\\s*<artifactId>([^<]+)</artifactId>").matcher(bom);
+    int from = bom.indexOf("<dependencyManagement>");
+    assertThat(from).as("sluice-bom's dependencyManagement").isNotNegative();
+    Matcher m = Pattern.compile("<groupId>io\\.sluice</groupId>\\s*<artifactId>([^<]+)</artifactId>")
+        .matcher(bom.substring(from));
     while (m.find()) {
       managed.add(m.group(1));
     }
