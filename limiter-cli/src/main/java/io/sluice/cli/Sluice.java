@@ -35,6 +35,7 @@ public final class Sluice implements Runnable {
   }
 
   public static void main(String[] args) {
+    Logging.toSlf4j();
     int code = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
     if (!Shutdown.inProgress()) {
       System.exit(code);

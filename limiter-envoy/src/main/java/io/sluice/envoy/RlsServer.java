@@ -361,6 +361,7 @@ public final class RlsServer implements AutoCloseable {
       return sync;
     }
 
+    /** Builds {@link Settings}; each setter checks its value and names the field when it refuses one. */
     public static final class Builder {
       private final List<Path> configPaths = new ArrayList<>();
       private String host = DEFAULT_HOST;

@@ -96,6 +96,7 @@ public final class RateLimitFilterConfig {
     return identities;
   }
 
+  /** Builds a {@link RateLimitFilterConfig} over one {@link RequestLimiter}; unset values keep their defaults. */
   public static final class Builder {
     private final RequestLimiter limiter;
     private String apiKeyHeader = DEFAULT_API_KEY_HEADER;

@@ -42,6 +42,7 @@ public final class RequestContext {
     return identities.get(dimension);
   }
 
+  /** Builds a {@link RequestContext}. */
   public static final class Builder {
     private String plan;
     private String method = "GET";

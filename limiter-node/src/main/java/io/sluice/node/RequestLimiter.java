@@ -350,6 +350,7 @@ public final class RequestLimiter implements AutoCloseable {
     return a.utilization() > b.utilization();
   }
 
+  /** Builds a {@link RequestLimiter}. */
   public static final class Builder {
     private final Rules rules;
     private Ticker ticker = Ticker.cached();

@@ -101,6 +101,7 @@ public final class Rules {
     }
   }
 
+  /** Builds a {@link Rules}. */
   public static final class Builder {
     private final List<Rule> always = new ArrayList<>();
     private final Map<String, List<Rule>> plans = new LinkedHashMap<>();

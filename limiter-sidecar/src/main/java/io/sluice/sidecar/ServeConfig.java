@@ -176,6 +176,7 @@ public final class ServeConfig {
     return bodyTimeout;
   }
 
+  /** Builds a {@link ServeConfig}; each setter checks its value and names the field when it refuses one. */
   public static final class Builder {
     private String host = DEFAULT_HOST;
     private int port = DEFAULT_PORT;

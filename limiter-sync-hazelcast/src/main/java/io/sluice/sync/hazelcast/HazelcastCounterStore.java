@@ -714,6 +714,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
       return mapPrefix;
     }
 
+    /** Builds {@link Settings}; each setter checks its value and names the field when it refuses one. */
     public static final class Builder {
       private String clusterName = DEFAULT_CLUSTER_NAME;
       private int port = DEFAULT_PORT;

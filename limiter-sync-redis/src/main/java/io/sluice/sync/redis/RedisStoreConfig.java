@@ -107,6 +107,7 @@ public final class RedisStoreConfig {
     return trustedCertificates;
   }
 
+  /** Builds a {@link RedisStoreConfig} for one Redis URI; unset values keep their defaults. */
   public static final class Builder {
     private final String uri;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;

@@ -13,8 +13,12 @@ public final class Counter {
   /** Largest integer a Lua number holds exactly. */
   static final long LUA_MAX_EXACT = 1L << 53;
 
+  /** The shape of the shared state: window counts, or a GCRA backlog. */
   public enum Kind {
-    WINDOW, GCRA
+    /** Counts per window (fixed window, sliding window counter). */
+    WINDOW,
+    /** A GCRA backlog (token and leaky buckets). */
+    GCRA
   }
 
   private final Limit limit;

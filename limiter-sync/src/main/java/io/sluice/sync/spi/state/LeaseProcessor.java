@@ -7,10 +7,10 @@ import java.util.Map;
 /**
  * {@code lease.lua} for the Hazelcast store (reservation mode): grants one node up to {@code want}
  * permits of a window limit, atomically on the key's owner, so that nodes admitting only what they
- * were granted never pass the limit together. The grant is the largest g <= want with
+ * were granted never pass the limit together. The grant is the largest {@code g <= want} with
  * <pre>
- *   fixed:   current + g <= limit
- *   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
+ *   fixed:   current + g &lt;= limit
+ *   sliding: (current + g) * W + previous * (W - elapsed) &lt;= limit * W   (W, elapsed in units)
  * </pre>
  * or none when that is below {@code need}, computed exactly in longs (the script steps back from a double quotient that may round up; a
  * floor division needs no step). A grant is counted in the window at once, in the flush's layout
