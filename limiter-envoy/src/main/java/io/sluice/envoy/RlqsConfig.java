@@ -1,5 +1,6 @@
 package io.sluice.envoy;
 
+import io.sluice.node.Durations;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,15 +14,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.common.ScalarStyle;
 import org.snakeyaml.engine.v2.exceptions.Mark;
-import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
-import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
@@ -166,7 +161,6 @@ public final class RlqsConfig {
 
   /** Reads one file, remembering where each node was for the messages. */
   private static final class Parser {
-    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
     private final String file;
 
     Parser(String file) {
@@ -174,17 +168,7 @@ public final class RlqsConfig {
     }
 
     RlqsConfig parse(String text) {
-      Node doc;
-      try {
-        Compose compose = new Compose(LoadSettings.builder().setLabel(file).setAllowDuplicateKeys(false).build());
-        doc = compose.composeString(text).orElse(null);
-      } catch (MarkedYamlEngineException e) {
-        int line = e.getProblemMark().map(m -> m.getLine() + 1).orElse(1);
-        throw new IllegalArgumentException(file + ":" + line + ": not valid YAML: "
-            + (e.getProblem() == null ? e.getMessage() : e.getProblem()), e);
-      } catch (YamlEngineException e) {
-        throw new IllegalArgumentException(file + ": not valid YAML: " + e.getMessage(), e);
-      }
+      Node doc = YamlDocuments.compose(file, text);
       if (doc == null) {
         throw new IllegalArgumentException(file + ":1: domains: required (the file is empty)");
       }
@@ -336,20 +320,10 @@ public final class RlqsConfig {
 
     private Duration duration(Node node, String path) {
       String text = string(node, path);
-      Matcher m = DURATION.matcher(text == null ? "" : text.trim());
-      if (!m.matches()) {
+      try {
+        return Durations.parse(text);
+      } catch (IllegalArgumentException e) {
         throw error(node, path, "must be a duration such as 500ms, 5s, 1m or 1h, got \"" + text + "\"");
-      }
-      long n = Long.parseLong(m.group(1));
-      switch (m.group(2)) {
-        case "ms":
-          return Duration.ofMillis(n);
-        case "s":
-          return Duration.ofSeconds(n);
-        case "m":
-          return Duration.ofMinutes(n);
-        default:
-          return Duration.ofHours(n);
       }
     }
 

@@ -16,12 +16,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.common.ScalarStyle;
 import org.snakeyaml.engine.v2.exceptions.Mark;
-import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
-import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
@@ -258,17 +254,7 @@ public final class RlsConfig {
     }
 
     String parse(String text) {
-      org.snakeyaml.engine.v2.nodes.Node doc;
-      try {
-        Compose compose = new Compose(LoadSettings.builder().setLabel(file).setAllowDuplicateKeys(false).build());
-        doc = compose.composeString(text).orElse(null);
-      } catch (MarkedYamlEngineException e) {
-        int line = e.getProblemMark().map(m -> m.getLine() + 1).orElse(1);
-        throw new IllegalArgumentException(file + ":" + line + ": not valid YAML: "
-            + (e.getProblem() == null ? e.getMessage() : e.getProblem()), e);
-      } catch (YamlEngineException e) {
-        throw new IllegalArgumentException(file + ": not valid YAML: " + e.getMessage(), e);
-      }
+      org.snakeyaml.engine.v2.nodes.Node doc = YamlDocuments.compose(file, text);
       if (doc == null) {
         throw new IllegalArgumentException(file + ":1: domain: required (the file is empty)");
       }

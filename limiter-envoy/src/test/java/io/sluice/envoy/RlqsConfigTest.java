@@ -64,8 +64,8 @@ class RlqsConfigTest {
   void errorsNameTheFileLineAndField() {
     assertError("domains: []\n", "r.yaml:1: domains: must not be empty");
     assertError("", "r.yaml:1: domains: required (the file is empty)");
-    assertError("assignment_period: 5 s\ndomains: []\n",
-        "r.yaml:1: assignment_period: must be a duration such as 500ms, 5s, 1m or 1h, got \"5 s\"");
+    assertError("assignment_period: soon\ndomains: []\n",
+        "r.yaml:1: assignment_period: must be a duration such as 500ms, 5s, 1m or 1h, got \"soon\"");
     assertError("assignment_period: 100ms\ndomains: []\n", "r.yaml:1: assignment_period: must be from 200ms to 1h, got 100ms");
     assertError("assignment_period: 10s\nabandon_after: 5s\ndomains: []\n",
         "r.yaml:2: abandon_after: must be at least assignment_period (10000ms), got 5000ms");
