@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * <p>Then the checks of that repository as Maven Central would serve it, and the build of {@code src/consumer},
  * a Spring Boot application that imports {@code sluice-bom} and depends on {@code sluice-spring-boot-starter}
  * without a version: Sluice's artifacts come from the scratch repository as a remote ({@code file://}),
- * third-party ones again from this build's local repository, chained read-only behind an empty one.
+ * third-party ones again from this build's local repository (its {@code io/sluice} left out), chained
+ * read-only behind an empty one.
  */
 class ConsumerProjectIT {
 
@@ -55,10 +56,10 @@ class ConsumerProjectIT {
   }
 
   /** {@code ./mvnw} with this local repository in front of this build's, offline when this build is. */
-  private static List<String> maven(Path root, Path localRepository) {
+  private static List<String> maven(Path root, Path localRepository) throws IOException {
     List<String> command = new ArrayList<>(List.of(root.resolve("mvnw").toString(), "-B", "-Dstyle.color=never",
         "-Dmaven.repo.local=" + localRepository,
-        "-Dmaven.repo.local.tail=" + property("sluice.local.repository")));
+        "-Dmaven.repo.local.tail=" + thirdPartyRepository()));
     if (property("sluice.offline").equals("offline:true")) {
       // offline as this build is; the consumer's one remote, the scratch repository, is a file:// one
       command.addAll(List.of("-o", "-Daether.offline.protocols=file"));
@@ -233,6 +234,34 @@ class ConsumerProjectIT {
           throw new UncheckedIOException(e);
         }
       });
+    }
+  }
+
+  /**
+   * This build's local repository without Sluice's own artifacts ({@code io/sluice}), as symbolic links:
+   * a Sluice that a developer installed there (same version) must not stand in for the scratch
+   * repository's, which is what the consumer build is to prove it can use. Nothing is written into it.
+   */
+  private static Path thirdPartyRepository() throws IOException {
+    Path local = Path.of(property("sluice.local.repository"));
+    Path view = Path.of(property("sluice.consumer.target")).resolve("third-party-repository");
+    delete(view);
+    Files.createDirectories(view.resolve("io"));
+    linkAllBut(local, view, "io");
+    if (Files.isDirectory(local.resolve("io"))) {
+      linkAllBut(local.resolve("io"), view.resolve("io"), "sluice");
+    }
+    return view;
+  }
+
+  private static void linkAllBut(Path from, Path to, String leftOut) throws IOException {
+    try (Stream<Path> entries = Files.list(from)) {
+      for (Path e : entries.collect(Collectors.toList())) {
+        String name = e.getFileName().toString();
+        if (!name.equals(leftOut)) {
+          Files.createSymbolicLink(to.resolve(name), e);
+        }
+      }
     }
   }
 
