@@ -295,8 +295,10 @@ final class Flusher {
    * always beats: the coordinator takes a region it does not hear from for cut off.
    */
   private boolean quietSinceBeat() {
+    // (never while the breaker is not closed: a beat is then the call that tries the store again, and
+    // a node that denies everything under FAIL_CLOSED has no other call to make)
     return !regional && lastHeartbeat != Long.MIN_VALUE && workCalls() == callsAtBeat && dirty.isEmpty()
-        && orphans.isEmpty();
+        && orphans.isEmpty() && calls.closed();
   }
 
   /** This limiter's store calls other than heartbeats of their own (a flush that carries one is work). */

@@ -47,6 +47,11 @@ final class StoreCalls {
     return waitedNanos.sum();
   }
 
+  /** Whether the circuit breaker is closed: calls go to the store as usual. */
+  boolean closed() {
+    return breaker.getState() == CircuitBreaker.State.CLOSED;
+  }
+
   /** Whether the circuit breaker keeps the store out (open or forced open): the failure policy decides. */
   boolean open() {
     CircuitBreaker.State state = breaker.getState();
