@@ -266,7 +266,7 @@ final class Flusher {
           // (another limiter of this node beat into this store within half an interval: its answer stands)
           int shared = beat.recent(heartbeatIntervalNanos / 2);
           if (shared > 0) {
-            registeredNodes = shared;
+            nodesCounted(shared);
           } else if (firstBeat) {
             heartbeatNow(); // (before any claim: a node must be counted before it sizes its claims)
           } else {
@@ -683,9 +683,26 @@ final class Flusher {
     if (result == null) {
       beatAsked.set(true);
     } else if (result.alive() > 0) {
-      registeredNodes = result.alive();
-      beat.answered(registeredNodes);
+      beat.answered(nodesCounted(result.alive()));
     }
+  }
+
+  /**
+   * The registry counted {@code alive} nodes: what this node divides by from now on. A smaller count
+   * than the last is believed only once the store has worked for a beat's time to live and an interval
+   * since its last failure. The registry drops a node whose beats stop, and in an outage every node's
+   * do: the first beat through after it finds the others gone, although they are still admitting on
+   * their local shares. A node that divided by that count then took all of what was free while they
+   * spent theirs too (a frozen Redis, thawed: 1,130 admitted in a window of a limit of 600 on three
+   * nodes). A node that really left is counted that much longer: a little under-admission, briefly.
+   */
+  private int nodesCounted(int alive) {
+    int counted = Math.max(1, alive);
+    if (counted < registeredNodes && calls.troubleWithin(4 * heartbeatIntervalNanos)) {
+      counted = registeredNodes;
+    }
+    registeredNodes = counted;
+    return counted;
   }
 
   /** How long a beat keeps the node in the registry: three intervals, so one late beat does not drop it. */
@@ -698,8 +715,7 @@ final class Flusher {
     beatCalls.increment();
     Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(), beatTtl()));
     if (alive != null) {
-      registeredNodes = Math.max(1, alive);
-      beat.answered(registeredNodes);
+      beat.answered(nodesCounted(alive));
     }
     return Math.max(1, registeredNodes);
   }

@@ -32,6 +32,14 @@ final class StoreCalls {
   private final LongAdder waitedNanos = new LongAdder();
   /** Store call duration, nanoseconds: a running mean that jumps up to any slower call (0 before). */
   private volatile long roundTripNanos;
+  /** System.nanoTime of the last call that failed or that the open breaker kept out (Long.MIN_VALUE: none). */
+  private volatile long lastTroubleNanos = Long.MIN_VALUE;
+
+  /** Whether a call failed, or the breaker kept one out, within the last {@code nanos}. */
+  boolean troubleWithin(long nanos) {
+    long at = lastTroubleNanos;
+    return at != Long.MIN_VALUE && System.nanoTime() - at < nanos;
+  }
 
   /** A decision waited for the store from {@code since} (System.nanoTime) until now. */
   void waited(long since) {
@@ -148,6 +156,7 @@ final class StoreCalls {
    */
   <T> CompletableFuture<T> start(Supplier<CompletionStage<T>> call) {
     if (!breaker.tryAcquirePermission()) {
+      lastTroubleNanos = System.nanoTime();
       noticeTransition();
       return null;
     }
@@ -189,6 +198,7 @@ final class StoreCalls {
   }
 
   private void failed(long took, Throwable e) {
+    lastTroubleNanos = System.nanoTime();
     nanos.add(took);
     breaker.onError(took, TimeUnit.NANOSECONDS, e);
     failures.increment();
