@@ -164,14 +164,18 @@ public class SluiceAutoConfiguration {
             .keyPrefix(store.getKeyPrefix())
             .commandTimeout(store.getRedisCommandTimeout())
             .evictionCheck(RedisStoreConfig.EvictionCheck.valueOf(store.getRedisEvictionCheck().name()))
+            .cluster(store.isRedisCluster())
             .build();
       } catch (IllegalArgumentException e) {
         SluiceConfigurationException named = SluiceConfigurationException.naming("sluice.store", e,
-            Map.of("uri", "redis-uri", "commandTimeout", "redis-command-timeout", "evictionCheck", "redis-eviction-check"), "");
+            Map.of("uri", "redis-uri", "commandTimeout", "redis-command-timeout", "evictionCheck", "redis-eviction-check",
+                "cluster", "redis-cluster"), "");
         throw withoutPassword(named, store.getRedisUri());
       }
       try {
-        return RedisCounterStore.connect(config);
+        // (by default an application starts while its Redis is down, as it does with Spring Data Redis:
+        // the failure policy decides until the store has connected, and the health indicator shows it)
+        return store.isRedisFailFast() ? RedisCounterStore.connect(config) : RedisCounterStore.connectInBackground(config);
       } catch (IllegalArgumentException e) {
         throw withoutPassword(new SluiceConfigurationException("sluice.store.redis-uri", e.getMessage(), e),
             store.getRedisUri());
@@ -225,12 +229,13 @@ public class SluiceAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(CounterStore.class)
-    EmbeddedHazelcastMember sluiceEmbeddedHazelcastMember(SluiceProperties properties) {
+    EmbeddedHazelcastMember sluiceEmbeddedHazelcastMember(SluiceProperties properties,
+        org.springframework.core.env.Environment environment) {
       SluiceProperties.Store store = properties.getStore();
       HazelcastCounterStore.Settings settings;
       try {
         settings = HazelcastCounterStore.Settings.builder()
-            .clusterName(store.getHazelcastClusterName())
+            .clusterName(clusterName(store.getHazelcastClusterName(), environment.getProperty("spring.application.name")))
             .port(store.getHazelcastPort())
             .mapPrefix(store.getKeyPrefix())
             .build();
@@ -248,6 +253,18 @@ public class SluiceAutoConfiguration {
     CounterStore sluiceCounterStore(EmbeddedHazelcastMember member) {
       return HazelcastCounterStore.of(member.instance(), member.settings());
     }
+  }
+
+  /**
+   * The embedded member's cluster name: the one set, else one per application (two applications on one
+   * machine, each with a limit named "api", would otherwise join one cluster and spend each other's
+   * budgets), else "sluice".
+   */
+  static String clusterName(String set, String applicationName) {
+    if (set != null) {
+      return set; // (blank: refused by the settings, with the property's name)
+    }
+    return applicationName == null || applicationName.isBlank() ? "sluice" : "sluice-" + applicationName.strip();
   }
 
   /** The embedded Hazelcast member of the store (not a {@code HazelcastInstance} bean: the application's own stay its own). */

@@ -284,8 +284,22 @@ public class SluiceProperties {
     private Duration redisCommandTimeout = Duration.ofMillis(500);
     /** What connecting does when the Redis server may evict Sluice's keys: refuse, warn or off. */
     private EvictionCheck redisEvictionCheck = EvictionCheck.REFUSE;
-    /** The embedded Hazelcast member's cluster name (members of other clusters ignore it). */
-    private String hazelcastClusterName = "sluice";
+    /**
+     * The URI names a node of a Redis Cluster: the store discovers the others, follows slot moves and
+     * sends each flush as one script call per hash slot.
+     */
+    private boolean redisCluster;
+    /**
+     * Refuse to start when Redis cannot be reached. By default the application starts anyway, the limits
+     * decide by the failure policy (sluice.sync.on-store-failure), and the store connects once Redis is up.
+     */
+    private boolean redisFailFast;
+    /**
+     * The embedded Hazelcast member's cluster name (members of other clusters ignore it); default
+     * "sluice-" followed by spring.application.name, or "sluice" when that is not set, so that two
+     * applications on one machine do not share their counters.
+     */
+    private String hazelcastClusterName;
     /** The embedded Hazelcast member's first port on 127.0.0.1 (it takes the next free one of 20). */
     private int hazelcastPort = 5701;
 
@@ -319,6 +333,22 @@ public class SluiceProperties {
 
     public void setRedisEvictionCheck(EvictionCheck redisEvictionCheck) {
       this.redisEvictionCheck = redisEvictionCheck;
+    }
+
+    public boolean isRedisCluster() {
+      return redisCluster;
+    }
+
+    public void setRedisCluster(boolean redisCluster) {
+      this.redisCluster = redisCluster;
+    }
+
+    public boolean isRedisFailFast() {
+      return redisFailFast;
+    }
+
+    public void setRedisFailFast(boolean redisFailFast) {
+      this.redisFailFast = redisFailFast;
     }
 
     public String getHazelcastClusterName() {

@@ -14,6 +14,7 @@ import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.hazelcast.HazelcastCounterStore;
+import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.testkit.MemoryStore;
 import java.io.IOException;
@@ -203,7 +204,24 @@ class SluiceAutoConfigurationTest {
   }
 
   @Test
-  void aRedisUriSelectsTheRedisStoreAndAServerThatIsNotThereFailsNamingTheProperty() throws IOException {
+  void aRedisUriSelectsTheRedisStoreAndAServerThatIsNotThereFailsNamingThePropertyWhenFailFast() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    }
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues(API_5_PER_MINUTE)
+        .withPropertyValues("sluice.store.redis-uri=redis://127.0.0.1:" + port, "sluice.store.redis-fail-fast=true")
+        .run(context -> assertThat(Failures.message(context))
+            .startsWith("sluice.store.redis-uri: cannot connect to redis://127.0.0.1:" + port + ": "));
+  }
+
+  /**
+   * By default an application starts while its Redis is down (as with Spring Data Redis): the limits
+   * decide by the failure policy until the store connects.
+   */
+  @Test
+  void aRedisThatIsNotThereYetDoesNotStopTheApplication() throws IOException {
     int port;
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort(); // closed again: nothing listens there
@@ -211,8 +229,22 @@ class SluiceAutoConfigurationTest {
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
         .withPropertyValues(API_5_PER_MINUTE)
         .withPropertyValues("sluice.store.redis-uri=redis://127.0.0.1:" + port)
-        .run(context -> assertThat(Failures.message(context))
-            .startsWith("sluice.store.redis-uri: cannot connect to redis://127.0.0.1:" + port + ": "));
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          RedisCounterStore store = context.getBean(RedisCounterStore.class);
+          assertThat(store.connected()).isFalse();
+          RequestContext request = RequestContext.builder().identity("api-key", "k1").build();
+          assertThat(context.getBean(RequestLimiter.class).check(request).allowed())
+              .as("decided by LOCAL_SHARE, the default failure policy").isTrue();
+        });
+  }
+
+  @Test
+  void theEmbeddedClusterIsNamedAfterTheApplicationUnlessSet() {
+    assertThat(SluiceAutoConfiguration.clusterName(null, "orders")).isEqualTo("sluice-orders");
+    assertThat(SluiceAutoConfiguration.clusterName(null, null)).isEqualTo("sluice");
+    assertThat(SluiceAutoConfiguration.clusterName(null, " ")).isEqualTo("sluice");
+    assertThat(SluiceAutoConfiguration.clusterName("shared", "orders")).isEqualTo("shared");
   }
 
   @Test
@@ -224,7 +256,8 @@ class SluiceAutoConfigurationTest {
     // the failure analyzer prints this message to the console and the logs: the password must not be in it
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
         .withPropertyValues(API_5_PER_MINUTE)
-        .withPropertyValues("sluice.store.redis-uri=redis://sluice:s3cret-pw@127.0.0.1:" + port)
+        .withPropertyValues("sluice.store.redis-uri=redis://sluice:s3cret-pw@127.0.0.1:" + port,
+            "sluice.store.redis-fail-fast=true")
         .run(context -> assertThat(Failures.message(context))
             .startsWith("sluice.store.redis-uri: cannot connect to redis://sluice:*****@127.0.0.1:" + port + ": ")
             .doesNotContain("s3cret-pw"));

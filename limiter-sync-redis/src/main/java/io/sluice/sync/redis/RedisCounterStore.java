@@ -74,8 +74,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   /** The client's own resources (event loops, reconnect delay): shut down with it. */
   private final io.lettuce.core.resource.ClientResources resources;
   private final AbstractRedisClient client;
-  private final StatefulConnection<byte[], byte[]> connection;
-  private final RedisScriptingAsyncCommands<byte[], byte[]> commands;
+  /**
+   * The connection and its commands: set once, by {@link #connect} before the store is returned or, for a
+   * store from {@link #connectInBackground}, by its connecting thread once the scripts are loaded (null
+   * until then: every call fails fast with {@link StoreUnavailableException}, and the limiters' failure
+   * policy decides).
+   */
+  private volatile StatefulConnection<byte[], byte[]> connection;
+  private volatile RedisScriptingAsyncCommands<byte[], byte[]> commands;
+  /** Set by {@link #close()}: a connecting thread stops, and closes what it opened after all. */
+  private volatile boolean closed;
+  /** Where the store connects, without the password (for messages). */
+  private final String where;
   private final byte[] sequenceTtlSeconds;
   /** Which nodes' sequence keys this store wrote, to tell a key the server lost from one that expired. */
   private final SequenceWitness sequences;
@@ -91,6 +101,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     this.client = client;
     this.connection = connection;
     this.commands = commands;
+    this.where = redacted(RedisURI.create(config.uri()));
     this.sequenceTtlSeconds = ascii(config.sequenceTtl().toSeconds());
     this.sequences = new SequenceWitness(config.sequenceTtl());
   }
@@ -122,39 +133,126 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
    * @throws StoreUnavailableException if Redis cannot be reached or answer within the timeouts
    */
   public static RedisCounterStore connect(RedisStoreConfig config) {
+    RedisURI uri = parse(config);
+    // (before any resource is made: a trusted certificate file gone since the config was built throws here)
+    ClientOptions options = clientOptions(config);
+    io.lettuce.core.resource.ClientResources resources = resources();
+    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
+        : RedisClient.create(resources, uri);
+    StatefulConnection<byte[], byte[]> connection = openRetrying(client, resources, options, config, uri);
+    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, async(connection));
+    try {
+      store.loadScripts(store.commands, store.where);
+      store.checkEviction(connection, store.where);
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
+    return store;
+  }
+
+  /**
+   * A store that connects on a thread of its own, returned at once: a service starts while its Redis is
+   * down or not up yet, and its limiters decide by their failure policy (their breakers open on the calls
+   * that fail fast meanwhile) until the connection is made and the scripts are loaded; the thread tries
+   * again every second and logs why it cannot connect, the first time and every 30 s (as an error where
+   * the server refused: a wrong password, missing rights, or a memory policy that
+   * {@link RedisStoreConfig#evictionCheck()} refuses; tried again too, since it may be fixed on the server).
+   *
+   * @throws IllegalArgumentException if the URI cannot be parsed, or a trusted certificate file cannot be read
+   */
+  public static RedisCounterStore connectInBackground(RedisStoreConfig config) {
+    RedisURI uri = parse(config);
+    ClientOptions options = clientOptions(config);
+    io.lettuce.core.resource.ClientResources resources = resources();
+    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
+        : RedisClient.create(resources, uri);
+    RedisCounterStore store = new RedisCounterStore(config, resources, client, null, null);
+    Thread connecting = new Thread(() -> store.connectUntilDone(options), "sluice-redis-connect");
+    connecting.setDaemon(true);
+    connecting.start();
+    return store;
+  }
+
+  /** Whether the store is connected and its scripts are loaded (always, for a store from {@link #connect}). */
+  public boolean connected() {
+    return commands != null;
+  }
+
+  private void connectUntilDone(ClientOptions options) {
+    long lastLog = Long.MIN_VALUE;
+    int attempts = 0;
+    while (!closed) {
+      attempts++;
+      StatefulConnection<byte[], byte[]> opened = null;
+      try {
+        opened = open(client, options);
+        RedisScriptingAsyncCommands<byte[], byte[]> async = async(opened);
+        loadScripts(async, where);
+        checkEviction(opened, where);
+        synchronized (this) {
+          if (!closed) {
+            connection = opened;
+            commands = async;
+            opened = null;
+            LOG.log(System.Logger.Level.INFO, "sluice: connected to Redis at {0} (attempt {1})", where, attempts);
+            return;
+          }
+        }
+      } catch (RuntimeException e) {
+        if (closed) {
+          return;
+        }
+        boolean refused = answered(e) || e instanceof IllegalStateException;
+        long now = System.nanoTime();
+        if (lastLog == Long.MIN_VALUE || now - lastLog >= 30_000_000_000L) {
+          lastLog = now;
+          LOG.log(refused ? System.Logger.Level.ERROR : System.Logger.Level.WARNING, "sluice: cannot connect to Redis"
+              + " at {0} yet (attempt {1}; trying every second, the failure policy decides meanwhile): {2}", where,
+              attempts, rootMessage(e));
+        }
+      } finally {
+        if (opened != null) {
+          opened.close();
+        }
+      }
+      try {
+        Thread.sleep(1_000);
+      } catch (InterruptedException e) {
+        return; // closed
+      }
+    }
+  }
+
+  private static RedisURI parse(RedisStoreConfig config) {
     RedisURI uri;
     try {
       uri = RedisURI.create(config.uri());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
     }
-    // the URI's timeout is Lettuce's handshake timeout (commands have their own, below): a busy host
-    // may take longer to set a connection up than to answer a command
+    // the URI's timeout is Lettuce's handshake timeout (commands have their own): a busy host may take
+    // longer to set a connection up than to answer a command
     uri.setTimeout(config.connectTimeout().compareTo(config.commandTimeout()) > 0 ? config.connectTimeout()
         : config.commandTimeout());
-    // (before any resource is made: a trusted certificate file gone since the config was built throws here)
-    ClientOptions options = clientOptions(config);
-    // Lettuce doubles its reconnect delay up to 30 s: a node would stay on its fallback policy for
-    // that long after a partition heals. Retry at most a second apart instead.
-    io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
+    return uri;
+  }
+
+  /**
+   * The client's resources. Lettuce doubles its reconnect delay up to 30 s: a node would stay on its
+   * fallback policy for that long after a partition heals. Retry at most a second apart instead.
+   */
+  private static io.lettuce.core.resource.ClientResources resources() {
+    return io.lettuce.core.resource.ClientResources.builder()
         .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
             TimeUnit.MILLISECONDS))
         .build();
-    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
-        : RedisClient.create(resources, uri);
-    StatefulConnection<byte[], byte[]> connection = openRetrying(client, resources, options, config, uri);
-    RedisScriptingAsyncCommands<byte[], byte[]> commands = connection instanceof StatefulRedisClusterConnection
+  }
+
+  private static RedisScriptingAsyncCommands<byte[], byte[]> async(StatefulConnection<byte[], byte[]> connection) {
+    return connection instanceof StatefulRedisClusterConnection
         ? ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async()
         : ((StatefulRedisConnection<byte[], byte[]>) connection).async();
-    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, commands);
-    try {
-      store.loadScripts(redacted(uri));
-      store.checkEviction(redacted(uri));
-    } catch (RuntimeException e) {
-      store.close();
-      throw e;
-    }
-    return store;
   }
 
   /** Command timeouts, a bounded request queue, commands refused while disconnected, TLS trust. */
@@ -201,7 +299,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   }
 
   /** Loads every script into Redis's script cache, so that the first EVALSHA of each finds it. */
-  private void loadScripts(String where) {
+  private void loadScripts(RedisScriptingAsyncCommands<byte[], byte[]> commands, String where) {
     try {
       for (LuaScript script : SCRIPTS) {
         commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
@@ -251,7 +349,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
    * keys (all of them have TTLs, so {@code volatile-*} evicts them too) once {@code maxmemory} is
    * reached. Refused when memory is capped; a warning when it is not (yet).
    */
-  private void checkEviction(String where) {
+  private void checkEviction(StatefulConnection<byte[], byte[]> connection, String where) {
     if (config.evictionCheck() == RedisStoreConfig.EvictionCheck.OFF) {
       return;
     }
@@ -473,6 +571,11 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
    * The answer completes on Lettuce's own future (no other future in between on the way of an answer).
    */
   private <T> CompletionStage<T> evalsha(LuaScript script, ScriptOutputType type, byte[][] keys, byte[][] args) {
+    RedisScriptingAsyncCommands<byte[], byte[]> commands = this.commands;
+    if (commands == null) {
+      return CompletableFuture.failedFuture(new StoreUnavailableException("not connected to Redis at " + where
+          + " yet", null));
+    }
     return commands.<T>evalsha(script.sha1(), type, keys, args).exceptionallyCompose(error -> {
       Throwable cause = unwrap(error);
       if (cause instanceof RedisNoScriptException) {
@@ -543,7 +646,14 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
 
   @Override
   public void close() {
-    connection.close();
+    StatefulConnection<byte[], byte[]> open;
+    synchronized (this) {
+      closed = true;
+      open = connection;
+    }
+    if (open != null) {
+      open.close();
+    }
     client.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
     resources.shutdown(0, config.commandTimeout().toMillis(), TimeUnit.MILLISECONDS);
   }
