@@ -175,7 +175,18 @@ public class SluiceAutoConfiguration {
       try {
         // (by default an application starts while its Redis is down, as it does with Spring Data Redis:
         // the failure policy decides until the store has connected, and the health indicator shows it)
-        return store.isRedisFailFast() ? RedisCounterStore.connect(config) : RedisCounterStore.connectInBackground(config);
+        if (store.isRedisFailFast()) {
+          return RedisCounterStore.connect(config);
+        }
+        RedisCounterStore background = RedisCounterStore.connectInBackground(config);
+        try {
+          // (a Redis that is there is connected before the first request, as with connect: the limits do
+          // not start on their failure policy for the first moments of every start)
+          background.awaitConnected(config.connectTimeout());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt(); // (the context is being stopped: the store closes with it)
+        }
+        return background;
       } catch (IllegalArgumentException e) {
         throw withoutPassword(new SluiceConfigurationException("sluice.store.redis-uri", e.getMessage(), e),
             store.getRedisUri());

@@ -179,6 +179,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return commands != null;
   }
 
+  /**
+   * Waits up to {@code patience} for {@link #connected()}: a service that prefers to start on its store
+   * when Redis is there, and without it when Redis is not, waits a moment for the first attempts.
+   */
+  public boolean awaitConnected(Duration patience) throws InterruptedException {
+    long deadline = System.nanoTime() + patience.toNanos();
+    while (!connected() && !closed && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    return connected();
+  }
+
   private void connectUntilDone(ClientOptions options) {
     long lastLog = Long.MIN_VALUE;
     int attempts = 0;
