@@ -429,7 +429,7 @@ final class Flusher {
         // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
         // stay counted against the other nodes to the window's end)
         long want = idle || closed ? 0 : Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt));
-        d = d.claiming(Math.min(want, counter.limit().capacity()), claims.claimNodes());
+        d = d.claiming(Math.min(want, counter.limit().capacity()), claims.claimSplit(v, drainedAt));
       }
       if (settles && v.settleWindow == v.window) {
         d = settling(v, d);

@@ -490,7 +490,7 @@ final class WindowDecisions {
     long ahead = claims.aheadOfDemand(v, now, claims.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
-    Delta d = new Delta(counter, v.key, v.window, taking ? take : 0).claiming(want, Math.min(need, want), claims.claimNodes());
+    Delta d = new Delta(counter, v.key, v.window, taking ? take : 0).claiming(want, Math.min(need, want), claims.claimSplit(v, now));
     long token = 0;
     if (taking) {
       token = takeTokens.incrementAndGet();

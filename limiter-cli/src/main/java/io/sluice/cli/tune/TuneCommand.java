@@ -125,6 +125,12 @@ public final class TuneCommand implements Callable<Integer> {
       description = "With --region-redis: how demand splits over the regions, e.g. 70,20,10 (default: evenly).")
   List<Double> regionWeights = new ArrayList<>();
 
+  @Option(names = "--node-skew", paramLabel = "S", defaultValue = "0",
+      description = "How requests spread over the nodes: 0 evenly; above 0, node n gets a share in proportion to"
+          + " 1 / (n + 1)^S (Zipf's law: with 1, node 0 gets about a fifth of the demand of 64 nodes), as a load"
+          + " balancer that favours some instances would. Not with --region-weights. Default: ${DEFAULT-VALUE}.")
+  double nodeSkew;
+
   @Option(names = "--out", paramLabel = "DIR", defaultValue = "tune-report",
       description = "Directory for results.csv, results.json, chart.svg and report.html. Default: ${DEFAULT-VALUE}.")
   Path out;
@@ -222,7 +228,7 @@ public final class TuneCommand implements Callable<Integer> {
     checkSimulation();
     return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
         List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis),
-        List.copyOf(regionWeights), simulate ? roundTrip : null);
+        List.copyOf(regionWeights), simulate ? roundTrip : null, nodeSkew);
   }
 
   /** --simulate and --round-trip. */
@@ -318,6 +324,12 @@ public final class TuneCommand implements Callable<Integer> {
           throw bad("--region-redis: give a URI such as redis://127.0.0.1:6379");
         }
       }
+    }
+    if (!(nodeSkew >= 0 && nodeSkew <= 4)) {
+      throw bad("--node-skew: must be between 0 and 4, got " + nodeSkew);
+    }
+    if (nodeSkew > 0 && !regionWeights.isEmpty()) {
+      throw bad("--node-skew: not with --region-weights (each sets how requests spread over the nodes)");
     }
     if (!regionWeights.isEmpty()) {
       if (regionWeights.size() != regionRedis.size()) {

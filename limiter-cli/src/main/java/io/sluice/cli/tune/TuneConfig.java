@@ -27,14 +27,16 @@ record TuneConfig(
     List<String> regionRedis,
     List<Double> regionWeights,
     /** {@code --simulate}: the store's round trip on the simulated clock; null for a real store on the wall clock. */
-    Duration simulatedRoundTrip) {
+    Duration simulatedRoundTrip,
+    /** {@code --node-skew}: 0 spreads requests evenly over the nodes, above 0 by Zipf's law with this exponent. */
+    double nodeSkew) {
 
   /** One region (no --region-redis), the default --max-false-denials. */
   TuneConfig(Profile profile, int nodes, long limit, Duration window, Duration duration, boolean sliding, double demand,
       int keys, long seed, List<Long> batchSizes, List<Duration> syncIntervals, String redis, Path out,
       double maxErrorPct, Duration throughput) {
     this(profile, nodes, limit, window, duration, sliding, demand, keys, seed, batchSizes, syncIntervals, redis, out,
-        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of(), null);
+        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of(), null, 0);
   }
 
   /** {@code --simulate}: simulated nodes on a simulated clock, no store of their own. */
@@ -52,6 +54,15 @@ record TuneConfig(
    * by its nodes; null for an even spread.
    */
   double[] nodeWeights() {
+    if (nodeSkew > 0) {
+      // (node n gets 1 / (n + 1)^s of the demand, normalised: a load balancer that favours some
+      // instances, or clients pinned to a few of them)
+      double[] w = new double[nodes];
+      for (int n = 0; n < nodes; n++) {
+        w[n] = Math.pow(n + 1, -nodeSkew);
+      }
+      return w;
+    }
     if (!regional() || regionWeights.isEmpty()) {
       return null;
     }

@@ -19,7 +19,11 @@ class SimulatedReplayTest {
   static final Setting BATCH_100 = new Setting(100, Duration.ofMillis(100));
 
   static Row simulate(int nodes, int windows, long seed, Duration roundTrip) {
-    Trace trace = Trace.generate(Profile.STEADY, 1_000, 2, 1, nodes, windows, 1_000_000_000L, seed);
+    return simulate(nodes, windows, seed, roundTrip, null);
+  }
+
+  static Row simulate(int nodes, int windows, long seed, Duration roundTrip, double[] nodeWeights) {
+    Trace trace = Trace.generate(Profile.STEADY, 1_000, 2, 1, nodes, windows, 1_000_000_000L, seed, nodeWeights);
     Simulation sim = new Simulation(trace, LIMIT, 0);
     SimulatedReplay.Result r = new SimulatedReplay(trace, LIMIT, sim, roundTrip)
         .run(BATCH_100, seed, () -> false, new Progress(new PrintWriter(new StringWriter()), false, 1, 1_000));
@@ -51,5 +55,25 @@ class SimulatedReplayTest {
     // the key was at its limit: there was something to over-admit
     assertThat(r.contestedWindows()).isPositive();
     assertThat(r.admitted()).isLessThan(r.decisions());
+  }
+
+  /**
+   * A load balancer that sends most requests to a few nodes (--node-skew 1: node n gets 1 / (n + 1) of
+   * the demand): the quiet nodes must not hold parts of a sliding window's fading they do not use. With
+   * every claimant's part an even one, 16 nodes under-admitted 13.9% of the limit in the worst window
+   * (fixed windows, which have no fading, none); split by demand, 3.0%.
+   */
+  @Test
+  void quietNodesDoNotHoldBudgetTheBusyOnesNeed() {
+    int nodes = 16;
+    double[] weights = new double[nodes];
+    for (int n = 0; n < nodes; n++) {
+      weights[n] = 1.0 / (n + 1);
+    }
+    Row r = simulate(nodes, 4, 42, Duration.ofMillis(1), weights);
+
+    assertThat(r.contestedWindows()).isPositive();
+    assertThat(r.overWorstPct()).isLessThanOrEqualTo(0.5);
+    assertThat(r.underWorstPct()).as("worst under-admission, % of the limit").isLessThanOrEqualTo(5.0);
   }
 }
