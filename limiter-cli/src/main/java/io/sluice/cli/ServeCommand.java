@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.node.Durations;
 import io.sluice.node.LimitSpec;
 import io.sluice.node.RulesFile;
 import io.sluice.sidecar.ServeConfig;
@@ -212,7 +213,8 @@ public final class ServeCommand implements Callable<Integer> {
     out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
         ? "redis" : "embedded hazelcast, cluster " + config.hazelcastCluster()) + "; limits "
         + String.join(", ", server.limiters().keySet())
-        + config.otlpEndpoint().map(u -> "; metrics pushed to " + u + " every " + config.otlpStep()).orElse("") + ")");
+        + config.otlpEndpoint().map(u -> "; metrics pushed to " + u + " every " + Durations.format(config.otlpStep()))
+            .orElse("") + ")");
     out.flush();
     server.join();
     return 0;
