@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.node.Durations;
 import io.sluice.node.LimitSpec;
 import io.sluice.node.RulesFile;
 import io.sluice.sidecar.ServeConfig;
@@ -111,6 +112,16 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Keys each limit keeps in memory (default: ${DEFAULT-VALUE}).")
   int maxKeys;
 
+  @Option(names = "--otlp-endpoint", paramLabel = "URL",
+      description = "Also push the metrics over OTLP/HTTP to this OpenTelemetry collector endpoint, e.g."
+          + " http://127.0.0.1:4318/v1/metrics (default: none, Prometheus GET /metrics only).")
+  String otlpEndpoint;
+
+  // (no picocli default: a step given without an endpoint is refused, not ignored)
+  @Option(names = "--otlp-step", paramLabel = "D", converter = DurationConverter.class,
+      description = "How often the OTLP push runs (default: 1m).")
+  Duration otlpStep;
+
   @Spec
   CommandSpec spec;
 
@@ -149,7 +160,8 @@ public final class ServeCommand implements Callable<Integer> {
       Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
       Map.entry("maxBodyBytes", "--max-body"), Map.entry("maxKeyLength", "--max-key-length"),
       Map.entry("maxThreads", "--max-threads"), Map.entry("bodyTimeout", "--body-timeout"),
-      Map.entry("maxKeys", "--max-keys"));
+      Map.entry("maxKeys", "--max-keys"), Map.entry("otlpEndpoint", "--otlp-endpoint"),
+      Map.entry("otlpStep", "--otlp-step"));
 
   /** The config the options describe; a message naming the option for what it refuses. */
   ServeConfig config() {
@@ -158,7 +170,10 @@ public final class ServeCommand implements Callable<Integer> {
           .redisTimeout(redisTimeout).redisEvictionCheck(redisEvictionCheck).hazelcastCluster(hazelcastCluster)
           .keyPrefix(keyPrefix).batchSize(batchSize).syncInterval(syncInterval).onStoreFailure(onStoreFailure)
           .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
-          .maxKeys(maxKeys);
+          .maxKeys(maxKeys).otlpEndpoint(otlpEndpoint);
+      if (otlpStep != null) {
+        b.otlpStep(otlpStep);
+      }
       if (nodeId != null) {
         b.nodeId(nodeId);
       }
@@ -197,7 +212,9 @@ public final class ServeCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     out.println("sluice serve: listening on " + server.uri() + " (" + (config.redisUri() != null
         ? "redis" : "embedded hazelcast, cluster " + config.hazelcastCluster()) + "; limits "
-        + String.join(", ", server.limiters().keySet()) + ")");
+        + String.join(", ", server.limiters().keySet())
+        + config.otlpEndpoint().map(u -> "; metrics pushed to " + u + " every " + Durations.format(config.otlpStep()))
+            .orElse("") + ")");
     out.flush();
     server.join();
     return 0;

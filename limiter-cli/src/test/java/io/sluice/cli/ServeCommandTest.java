@@ -39,7 +39,8 @@ class ServeCommandTest {
         "--port", "0", "--host=::1", "--redis", "redis://127.0.0.1:7000", "--batch-size", "1",
         "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
         "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s",
-        "--body-timeout", "PT3S", "--redis-eviction-check", "warn", "--max-keys", "5000");
+        "--body-timeout", "PT3S", "--redis-eviction-check", "warn", "--max-keys", "5000",
+        "--otlp-endpoint", "http://127.0.0.1:4318/v1/metrics", "--otlp-step", "10s");
     assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
     assertThat(c.port()).isZero();
     assertThat(c.host()).isEqualTo("::1");
@@ -56,6 +57,8 @@ class ServeCommandTest {
     assertThat(c.bodyTimeout()).as("one duration grammar: ISO-8601 too").isEqualTo(Duration.ofSeconds(3));
     assertThat(c.maxKeys()).isEqualTo(5000);
     assertThat(c.redisEvictionCheck()).isEqualTo(RedisStoreConfig.EvictionCheck.WARN);
+    assertThat(c.otlpEndpoint()).contains("http://127.0.0.1:4318/v1/metrics");
+    assertThat(c.otlpStep()).isEqualTo(Duration.ofSeconds(10));
     // the defaults are the config's own
     ServeConfig d = config("--limit", "api=1/1m");
     ServeConfig b = ServeConfig.builder().limit(Limit.slidingWindowCounter("api").limit(1)
@@ -70,6 +73,8 @@ class ServeCommandTest {
     assertThat(d.onStoreFailure()).isEqualTo(b.onStoreFailure());
     assertThat(d.redisEvictionCheck()).isEqualTo(b.redisEvictionCheck());
     assertThat(d.nodeId()).isNull();
+    assertThat(d.otlpEndpoint()).as("no OTLP push unless asked").isEmpty();
+    assertThat(d.otlpStep()).isEqualTo(b.otlpStep());
   }
 
   @Test
@@ -91,6 +96,12 @@ class ServeCommandTest {
     assertThat(error("--limit", "api=1/1m", "--body-timeout", "soon")).contains("--body-timeout").contains("not a duration");
     assertThat(error("--limit", "api=1/1m", "--redis-eviction-check", "maybe")).contains("--redis-eviction-check")
         .contains("expected one of refuse, warn, off");
+    assertThat(error("--limit", "api=1/1m", "--otlp-endpoint", "localhost:4318"))
+        .isEqualTo("sluice serve: --otlp-endpoint: must be an http:// or https:// URL with a host, got localhost:4318");
+    assertThat(error("--limit", "api=1/1m", "--otlp-endpoint", "http://127.0.0.1:4318/v1/metrics", "--otlp-step", "10ms"))
+        .isEqualTo("sluice serve: --otlp-step: must be 1 s to 1 hour, got PT0.01S");
+    assertThat(error("--limit", "api=1/1m", "--otlp-step", "10s"))
+        .isEqualTo("sluice serve: --otlp-step: needs an OTLP endpoint");
     assertThat(error("--limit", "q=5/1s,leaky-bucket-shaper")).contains("--limit").contains("unknown word");
     assertThat(SluiceBadInputTest.run("serve", "--help").out()).contains("--limit=SPEC").contains("--redis=URI")
         .contains("--limits-file=PATH");

@@ -3,6 +3,7 @@ package io.sluice.sidecar;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.node.Decision;
@@ -59,7 +60,10 @@ final class CheckHandler extends Handler.Abstract {
   private final int maxKeyLength;
   /** How long a check's body may take to arrive, from the request's headers on. */
   private final long bodyTimeoutMillis;
+  /** What {@code GET /metrics} scrapes. */
   private final PrometheusMeterRegistry registry;
+  /** Where the request timers are registered: the Prometheus registry, or a composite of it and OTLP's. */
+  private final MeterRegistry meters;
   private final String storeName;
   /** One timer per endpoint and status: both sets are small and fixed, so the map stays small. */
   private final Map<Integer, Timer> timers = new ConcurrentHashMap<>();
@@ -73,7 +77,8 @@ final class CheckHandler extends Handler.Abstract {
   private final RequestLimiter requestLimiter;
 
   CheckHandler(Map<String, SyncedLimiter> limiters, Rules rules, Set<String> identities, int maxBodyBytes,
-      int maxKeyLength, long bodyTimeoutMillis, PrometheusMeterRegistry registry, String storeName) {
+      int maxKeyLength, long bodyTimeoutMillis, PrometheusMeterRegistry registry, MeterRegistry meters,
+      String storeName) {
     this.identities = Set.copyOf(identities);
     // (the limiters are the server's, closed by it: the request limiter only routes to them)
     this.requestLimiter = rules == null ? null
@@ -89,6 +94,7 @@ final class CheckHandler extends Handler.Abstract {
     this.maxBodyBytes = maxBodyBytes;
     this.maxKeyLength = maxKeyLength;
     this.registry = registry;
+    this.meters = meters;
     this.storeName = storeName;
   }
 
@@ -438,7 +444,7 @@ final class CheckHandler extends Handler.Abstract {
             : status >= 200 ? "SUCCESS" : "INFORMATIONAL")
         .tag("exception", "none")
         .publishPercentileHistogram()
-        .register(registry));
+        .register(meters));
   }
 
   /** A limit's limiter and its rate limit fields. */

@@ -31,6 +31,8 @@ public final class ServeConfig {
   public static final int DEFAULT_MAX_KEYS = 1_000_000;
   public static final String DEFAULT_KEY_PREFIX = "sluice";
   public static final String DEFAULT_HAZELCAST_CLUSTER = "sluice";
+  /** How often metrics are pushed over OTLP when an endpoint is set: Micrometer's own default. */
+  public static final Duration DEFAULT_OTLP_STEP = Duration.ofMinutes(1);
   /** Most limits one sidecar serves: each has its own flusher thread. */
   public static final int MAX_LIMITS = 64;
 
@@ -53,6 +55,9 @@ public final class ServeConfig {
   private final int maxThreads;
   private final Duration bodyTimeout;
   private final RedisStoreConfig.EvictionCheck redisEvictionCheck;
+  /** Null: no OTLP push (the Prometheus endpoint only). */
+  private final String otlpEndpoint;
+  private final Duration otlpStep;
 
   private ServeConfig(Builder b) {
     this.host = b.host;
@@ -72,6 +77,8 @@ public final class ServeConfig {
     this.maxThreads = b.maxThreads;
     this.bodyTimeout = b.bodyTimeout;
     this.redisEvictionCheck = b.redisEvictionCheck;
+    this.otlpEndpoint = b.otlpEndpoint;
+    this.otlpStep = b.otlpStep;
   }
 
   public static Builder builder() {
@@ -176,6 +183,19 @@ public final class ServeConfig {
     return bodyTimeout;
   }
 
+  /**
+   * The OTLP/HTTP metrics endpoint the sidecar pushes its meters to (an OpenTelemetry collector's
+   * {@code http://host:4318/v1/metrics}), beside the Prometheus endpoint; empty when it pushes nothing.
+   */
+  public Optional<String> otlpEndpoint() {
+    return Optional.ofNullable(otlpEndpoint);
+  }
+
+  /** How often the meters are pushed over OTLP (each push carries one step's worth). */
+  public Duration otlpStep() {
+    return otlpStep;
+  }
+
   /** Builds a {@link ServeConfig}; each setter checks its value and names the field when it refuses one. */
   public static final class Builder {
     private String host = DEFAULT_HOST;
@@ -199,6 +219,10 @@ public final class ServeConfig {
     private int maxThreads = DEFAULT_MAX_THREADS;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
     private RedisStoreConfig.EvictionCheck redisEvictionCheck = RedisStoreConfig.EvictionCheck.REFUSE;
+    private String otlpEndpoint;
+    private Duration otlpStep = DEFAULT_OTLP_STEP;
+    /** Whether a step was set: one without an endpoint is refused rather than ignored. */
+    private boolean otlpStepSet;
 
     Builder() {
     }
@@ -382,6 +406,37 @@ public final class ServeConfig {
       return this;
     }
 
+    /**
+     * Pushes the meters over OTLP/HTTP (protobuf) to {@code url}, an OpenTelemetry collector's
+     * metrics endpoint such as {@code http://127.0.0.1:4318/v1/metrics}, every {@link #otlpStep};
+     * null for none (the default: Prometheus scrapes {@code GET /metrics} either way).
+     */
+    public Builder otlpEndpoint(String url) {
+      if (url != null) {
+        java.net.URI uri;
+        try {
+          uri = java.net.URI.create(url);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("otlpEndpoint: not a URL, got " + url);
+        }
+        if (uri.getScheme() == null || !uri.getScheme().matches("(?i)https?") || uri.getHost() == null) {
+          throw new IllegalArgumentException("otlpEndpoint: must be an http:// or https:// URL with a host, got " + url);
+        }
+      }
+      this.otlpEndpoint = url;
+      return this;
+    }
+
+    /** How often the meters are pushed over OTLP; 1 s to 1 hour, 1 minute by default. */
+    public Builder otlpStep(Duration step) {
+      if (step == null || step.toMillis() < 1_000 || step.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("otlpStep: must be 1 s to 1 hour, got " + step);
+      }
+      this.otlpStep = step;
+      this.otlpStepSet = true;
+      return this;
+    }
+
     public ServeConfig build() {
       if (limits.isEmpty()) {
         throw new IllegalArgumentException("limits: at least one limit is needed (" + LimitSpec.syntax() + ")");
@@ -414,6 +469,9 @@ public final class ServeConfig {
       }
       if (redisUri == null && redisCluster) {
         throw new IllegalArgumentException("redisCluster: needs a Redis URI");
+      }
+      if (otlpEndpoint == null && otlpStepSet) {
+        throw new IllegalArgumentException("otlpStep: needs an OTLP endpoint");
       }
       return new ServeConfig(this);
     }

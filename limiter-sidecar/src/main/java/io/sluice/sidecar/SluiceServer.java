@@ -1,12 +1,17 @@
 package io.sluice.sidecar;
 
+import io.micrometer.core.instrument.Clock;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.micrometer.registry.otlp.OtlpConfig;
+import io.micrometer.registry.otlp.OtlpMeterRegistry;
 import io.sluice.node.Limit;
 import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
@@ -44,6 +49,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  *   <li>{@code GET /metrics}: Prometheus text ({@code sluice.decisions}, {@code sluice.sync.*},
  *       {@code http.server.requests}, Micrometer's standard name, with a percentile histogram, JVM).</li>
  * </ul>
+ * With an OTLP endpoint ({@link ServeConfig#otlpEndpoint()}) the same meters are also pushed over
+ * OTLP/HTTP to an OpenTelemetry collector every {@link ServeConfig#otlpStep()}.
  * Bad input (malformed JSON, a missing or too long key, an unknown limit or field, a bad cost, a body
  * over the cap, a wrong method or path) is answered 4xx with {@code {"error": "...", "field": ...}};
  * the server keeps serving.
@@ -60,16 +67,20 @@ public final class SluiceServer implements AutoCloseable {
   private final List<CounterStore> stores;
   private final Map<String, SyncedLimiter> limiters;
   private final PrometheusMeterRegistry registry;
+  /** Null without an OTLP endpoint. */
+  private final OtlpMeterRegistry otlp;
   private final JvmGcMetrics gcMetrics;
   private final Server server;
   private final ServerConnector connector;
 
   private SluiceServer(ServeConfig config, List<CounterStore> stores, Map<String, SyncedLimiter> limiters,
-      PrometheusMeterRegistry registry, JvmGcMetrics gcMetrics, Server server, ServerConnector connector) {
+      PrometheusMeterRegistry registry, OtlpMeterRegistry otlp, JvmGcMetrics gcMetrics, Server server,
+      ServerConnector connector) {
     this.config = config;
     this.stores = stores;
     this.limiters = limiters;
     this.registry = registry;
+    this.otlp = otlp;
     this.gcMetrics = gcMetrics;
     this.server = server;
     this.connector = connector;
@@ -83,9 +94,17 @@ public final class SluiceServer implements AutoCloseable {
     List<CounterStore> stores = new ArrayList<>();
     Map<String, SyncedLimiter> limiters = new LinkedHashMap<>();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    OtlpMeterRegistry otlp = null;
     JvmGcMetrics gc = new JvmGcMetrics();
     Server server = null;
     try {
+      // the meters go to Prometheus alone, or to a composite of it and the OTLP registry: one set of
+      // meters, each recorded in both (the composite costs a little per record, only when asked for)
+      MeterRegistry meters = registry;
+      if (config.otlpEndpoint().isPresent()) {
+        otlp = otlp(config.otlpEndpoint().get(), config.otlpStep());
+        meters = new CompositeMeterRegistry(Clock.SYSTEM, List.of(registry, otlp));
+      }
       // one store and one node id for every limit: the store keeps each limit's flush sequence apart
       // (node/limit) and counts this process once in its node registry
       String nodeId = config.nodeId() != null ? config.nodeId()
@@ -107,26 +126,26 @@ public final class SluiceServer implements AutoCloseable {
       for (Limit limit : config.limits()) {
         limiters.put(limit.name(), SyncedLimiter.of(limit, store, shared));
       }
-      new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(registry);
-      new JvmMemoryMetrics().bindTo(registry);
-      new JvmThreadMetrics().bindTo(registry);
-      new ProcessorMetrics().bindTo(registry);
-      new UptimeMetrics().bindTo(registry);
-      gc.bindTo(registry);
+      new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(meters);
+      new JvmMemoryMetrics().bindTo(meters);
+      new JvmThreadMetrics().bindTo(meters);
+      new ProcessorMetrics().bindTo(meters);
+      new UptimeMetrics().bindTo(meters);
+      gc.bindTo(meters);
 
       server = jetty(config.maxThreads(), config.host(), config.port());
       ServerConnector connector = (ServerConnector) server.getConnectors()[0];
       server.setHandler(new CheckHandler(limiters, config.rules().orElse(null), config.identities(), config.maxBodyBytes(), config.maxKeyLength(),
-          config.bodyTimeout().toMillis(), registry, config.redisUri() != null ? "redis" : "hazelcast"));
+          config.bodyTimeout().toMillis(), registry, meters, config.redisUri() != null ? "redis" : "hazelcast"));
       server.setErrorHandler(new JsonErrorHandler());
       server.setStopTimeout(2_000);
       server.start();
-      return new SluiceServer(config, stores, limiters, registry, gc, server, connector);
+      return new SluiceServer(config, stores, limiters, registry, otlp, gc, server, connector);
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
-      closeAll(server, limiters, stores, registry, gc);
+      closeAll(server, limiters, stores, registry, otlp, gc);
       if (e instanceof IllegalArgumentException) {
         throw (IllegalArgumentException) e;
       }
@@ -154,6 +173,23 @@ public final class SluiceServer implements AutoCloseable {
     return server;
   }
 
+  /**
+   * The OTLP registry: Micrometer's, pushing protobuf over HTTP to {@code url} every {@code step} on
+   * a daemon thread of its own. Its other settings are Micrometer's defaults (cumulative temporality,
+   * explicit-bucket histograms), and it reads the OpenTelemetry SDK's environment variables (
+   * {@code OTEL_SERVICE_NAME}, {@code OTEL_RESOURCE_ATTRIBUTES}, {@code OTEL_EXPORTER_OTLP_HEADERS}) as
+   * Micrometer does.
+   */
+  static OtlpMeterRegistry otlp(String url, Duration step) {
+    String stepText = step.toString();
+    OtlpConfig config = key -> switch (key) {
+      case "otlp.url" -> url;
+      case "otlp.step" -> stepText;
+      default -> null;
+    };
+    return new OtlpMeterRegistry(config, Clock.SYSTEM);
+  }
+
   /** How long start-up keeps trying to reach Redis: it often starts alongside its Redis. */
   static final Duration CONNECT_PATIENCE = Duration.ofSeconds(15);
 
@@ -177,6 +213,7 @@ public final class SluiceServer implements AutoCloseable {
     return Map.copyOf(limiters);
   }
 
+  /** The Prometheus registry {@code GET /metrics} scrapes (every meter of the sidecar is there). */
   public PrometheusMeterRegistry registry() {
     return registry;
   }
@@ -189,11 +226,11 @@ public final class SluiceServer implements AutoCloseable {
   /** Stops listening, flushes every limiter's unsent permits to the store, and disconnects. */
   @Override
   public void close() {
-    closeAll(server, limiters, stores, registry, gcMetrics);
+    closeAll(server, limiters, stores, registry, otlp, gcMetrics);
   }
 
   private static void closeAll(Server server, Map<String, SyncedLimiter> limiters, List<CounterStore> stores,
-      PrometheusMeterRegistry registry, JvmGcMetrics gc) {
+      PrometheusMeterRegistry registry, OtlpMeterRegistry otlp, JvmGcMetrics gc) {
     if (server != null) {
       try {
         server.stop();
@@ -212,6 +249,9 @@ public final class SluiceServer implements AutoCloseable {
       }
     }
     gc.close();
+    if (otlp != null) {
+      otlp.close(); // (pushes what the last step gathered: the limiters' final flushes above included)
+    }
     registry.close();
   }
 }

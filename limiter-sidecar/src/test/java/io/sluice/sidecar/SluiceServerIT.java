@@ -180,7 +180,72 @@ class SluiceServerIT {
         .containsPattern("(?m)^http_server_requests_seconds_count\\{exception=\"none\",method=\"POST\",outcome=\"CLIENT_ERROR\",status=\"400\",uri=\"/check\"} [1-9]")
         .containsPattern("(?m)^http_server_requests_seconds_bucket\\{")
         .containsPattern("(?m)^sluice_sync_store_calls_total\\{limit=\"wide\"} ")
+        // the p99's buckets: of the store's calls, and of the decisions that waited for one (a cold key's claim)
+        .containsPattern("(?m)^sluice_sync_store_calls_duration_seconds_bucket\\{limit=\"wide\",le=")
+        .containsPattern("(?m)^sluice_sync_decisions_waited_seconds_bucket\\{limit=\"wide\",le=")
         .contains("jvm_memory_used_bytes");
+  }
+
+  /**
+   * With an OTLP endpoint the sidecar pushes its meters there too, as OTLP/HTTP protobuf: a receiver on
+   * loopback gets a POST whose body names the sluice meters (protobuf keeps strings as UTF-8 bytes), and
+   * the Prometheus endpoint still serves them.
+   */
+  @Test
+  void metricsArePushedOverOtlpWhenAnEndpointIsSet() throws Exception {
+    List<byte[]> bodies = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<String> contentTypes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    com.sun.net.httpserver.HttpServer receiver = com.sun.net.httpserver.HttpServer.create(
+        new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+    receiver.createContext("/v1/metrics", exchange -> {
+      try (exchange) {
+        bodies.add(exchange.getRequestBody().readAllBytes());
+        contentTypes.add(String.valueOf(exchange.getRequestHeaders().getFirst("Content-Type")));
+        exchange.getResponseHeaders().set("Content-Type", "application/x-protobuf");
+        exchange.sendResponseHeaders(200, -1); // an empty ExportMetricsServiceResponse
+      }
+    });
+    receiver.start();
+    String endpoint = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/v1/metrics";
+    try (SluiceServer pushing = SluiceServer.start(ServeConfig.builder().port(0)
+        .hazelcastCluster("sluice-http-otlp-it-" + UUID.randomUUID().toString().substring(0, 8))
+        .limit(LimitSpec.parse("api=100/1h")).otlpEndpoint(endpoint).otlpStep(java.time.Duration.ofSeconds(1))
+        .build())) {
+      assertThat(pushing.config().otlpEndpoint()).contains(endpoint);
+      for (int i = 0; i < 3; i++) {
+        assertThat(Http.post(pushing.uri().resolve("/check"), "{\"key\":\"user-" + i + "\"}").statusCode()).isEqualTo(200);
+      }
+      String wanted = "sluice.sync.decisions.waited";
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      while (bodies.stream().noneMatch(b -> contains(b, wanted)) && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+      }
+      // (booleans: a failed match on the bodies themselves would print every byte)
+      assertThat(bodies.stream().anyMatch(b -> contains(b, wanted))).as(bodies.size() + " OTLP requests, one naming "
+          + wanted).isTrue();
+      assertThat(bodies.stream().anyMatch(b -> contains(b, "sluice.decisions") && contains(b, "sluice.sync.store.calls.duration")
+          && contains(b, "http.server.requests"))).as("the limiter's meters and the request timer pushed together").isTrue();
+      assertThat(contentTypes).contains("application/x-protobuf");
+      assertThat(pushing.registry().scrape()).as("Prometheus keeps every meter")
+          .containsPattern("(?m)^sluice_sync_decisions_waited_seconds_count\\{limit=\"api\"} [1-9]")
+          .containsPattern("(?m)^http_server_requests_seconds_count\\{.*uri=\"/check\"} 3");
+    } finally {
+      receiver.stop(0);
+    }
+  }
+
+  private static boolean contains(byte[] body, String text) {
+    byte[] t = text.getBytes(StandardCharsets.UTF_8);
+    outer:
+    for (int i = 0; i + t.length <= body.length; i++) {
+      for (int j = 0; j < t.length; j++) {
+        if (body[i + j] != t[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   /**

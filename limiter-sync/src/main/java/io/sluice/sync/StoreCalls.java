@@ -2,7 +2,9 @@ package io.sluice.sync;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +36,15 @@ final class StoreCalls {
   private volatile long roundTripNanos;
   /** System.nanoTime of the last call that failed or that the open breaker kept out (Long.MIN_VALUE: none). */
   private volatile long lastTroubleNanos = Long.MIN_VALUE;
+  /**
+   * The histogram timers the metrics binder installed (one per registry it was bound to), of every
+   * store call and of every decision that waited for one: empty until bound, so that a limiter no
+   * one watches pays a volatile read and an empty loop. Arrays, replaced whole when a binder adds one,
+   * so that recording takes no lock and allocates nothing.
+   */
+  private volatile Timer[] callTimers = NO_TIMERS;
+  private volatile Timer[] waitTimers = NO_TIMERS;
+  private static final Timer[] NO_TIMERS = new Timer[0];
 
   /** Whether a call failed, or the breaker kept one out, within the last {@code nanos}. */
   boolean troubleWithin(long nanos) {
@@ -43,8 +54,37 @@ final class StoreCalls {
 
   /** A decision waited for the store from {@code since} (System.nanoTime) until now. */
   void waited(long since) {
+    long took = System.nanoTime() - since;
     waitedDecisions.increment();
-    waitedNanos.add(System.nanoTime() - since);
+    waitedNanos.add(took);
+    record(waitTimers, took);
+  }
+
+  /**
+   * Records every later store call in {@code calls} and every later decision that waits for the store
+   * in {@code waits} (see {@link SyncedLimiterMetrics}); a timer given again (the same registry bound
+   * twice gives back the same one) is not added twice, so that nothing is counted twice.
+   */
+  synchronized void recordTo(Timer calls, Timer waits) {
+    callTimers = with(callTimers, calls);
+    waitTimers = with(waitTimers, waits);
+  }
+
+  private static Timer[] with(Timer[] timers, Timer added) {
+    for (Timer t : timers) {
+      if (t == added) {
+        return timers;
+      }
+    }
+    Timer[] more = Arrays.copyOf(timers, timers.length + 1);
+    more[timers.length] = added;
+    return more;
+  }
+
+  private static void record(Timer[] timers, long nanos) {
+    for (Timer t : timers) {
+      t.record(nanos, TimeUnit.NANOSECONDS);
+    }
   }
 
   long waitedDecisions() {
@@ -191,6 +231,7 @@ final class StoreCalls {
 
   private void succeeded(long took) {
     nanos.add(took);
+    record(callTimers, took);
     // a running mean that follows a slower call at once, so that allowances cover spikes
     roundTripNanos = Math.max(took, (roundTripNanos * 7 + took) / 8);
     breaker.onSuccess(took, TimeUnit.NANOSECONDS);
@@ -200,6 +241,7 @@ final class StoreCalls {
   private void failed(long took, Throwable e) {
     lastTroubleNanos = System.nanoTime();
     nanos.add(took);
+    record(callTimers, took);
     breaker.onError(took, TimeUnit.NANOSECONDS, e);
     failures.increment();
     noticeTransition();

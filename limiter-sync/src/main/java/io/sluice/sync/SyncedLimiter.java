@@ -652,7 +652,8 @@ public final class SyncedLimiter implements KeyedLimiter {
   /**
    * Decisions that waited for a store call: exact checks (batch size 1) and, in the approximate
    * mode, decisions on a key with no claim that pays for them (a cold key, a small limit, a cost
-   * above what the node holds).
+   * above what the node holds). Their durations' histogram is the {@code sluice.sync.decisions.waited}
+   * timer of {@link SyncedLimiterMetrics}, once bound.
    */
   public long waitedDecisions() {
     return calls.waitedDecisions();

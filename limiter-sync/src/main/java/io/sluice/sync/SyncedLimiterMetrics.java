@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code sluice.decisions{limit, result=allowed|denied}}</li>
  *   <li>{@code sluice.sync.store.calls}, {@code sluice.sync.store.failures}, and
  *       {@code sluice.sync.store.latency} (a function timer: calls and total time)</li>
+ *   <li>{@code sluice.sync.store.calls.duration}: a timer with a percentile histogram of every store
+ *       call (Prometheus {@code sluice_sync_store_calls_duration_seconds_bucket}), for the p99 of the
+ *       store's round trip that the function timer's mean hides</li>
+ *   <li>{@code sluice.sync.decisions.waited}: a timer with a percentile histogram of every decision
+ *       that waited for the store (exact checks, claims asked for on the decision path, leases;
+ *       Prometheus {@code sluice_sync_decisions_waited_seconds_bucket}): the p99 a caller feels</li>
  *   <li>{@code sluice.sync.flush.deltas}: keys-and-windows acknowledged (÷ calls = flush size)</li>
  *   <li>{@code sluice.sync.pending}: permits admitted and not yet acknowledged by the store</li>
  *   <li>{@code sluice.sync.breaker.state}: 0 closed, 1 open, 2 half-open, 3 disabled or forced</li>
@@ -24,6 +31,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code sluice.sync.denial.cache.hits}, {@code sluice.sync.fallback.decisions},
  *       {@code sluice.sync.keys}</li>
  * </ul>
+ * The two histogram timers are recorded by the limiter itself from the moment it is bound (one timer
+ * per limit and registry; a limiter bound to several registries records in each); the other meters
+ * read its counters, which run whether it is bound or not.
  */
 public final class SyncedLimiterMetrics implements MeterBinder {
   private final List<SyncedLimiter> limiters;
@@ -58,6 +68,15 @@ public final class SyncedLimiterMetrics implements MeterBinder {
           .description("Admitted permits sent to the store again after it lost its data").register(registry);
       FunctionTimer.builder("sluice.sync.store.latency", l, SyncedLimiter::storeCalls, SyncedLimiter::storeNanos,
           TimeUnit.NANOSECONDS).tag("limit", name).description("Time spent in store calls").register(registry);
+      // histograms beside the counters: a mean (the function timer) hides the slow calls that a p99
+      // across instances shows; recorded by the limiter, which pays nothing for them until bound
+      l.calls.recordTo(
+          Timer.builder("sluice.sync.store.calls.duration").tag("limit", name).publishPercentileHistogram()
+              .description("Store calls (flushes, exact checks, claims, heartbeats), failed ones included")
+              .register(registry),
+          Timer.builder("sluice.sync.decisions.waited").tag("limit", name).publishPercentileHistogram()
+              .description("Time decisions waited for the store (exact checks, claims and leases asked for on the decision path)")
+              .register(registry));
       FunctionCounter.builder("sluice.sync.flush.deltas", l, SyncedLimiter::deltasSent).tag("limit", name)
           .description("Key-window deltas acknowledged by the store").register(registry);
       Gauge.builder("sluice.sync.pending", l, SyncedLimiter::pending).tag("limit", name)
