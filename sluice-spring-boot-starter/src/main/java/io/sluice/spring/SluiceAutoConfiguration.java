@@ -256,6 +256,11 @@ public class SluiceAutoConfiguration {
       }
       com.hazelcast.config.Config config = HazelcastCounterStore.memberConfig(settings);
       config.setProperty("hazelcast.shutdownhook.enabled", "false");
+      if (System.getProperty("hazelcast.logging.type") == null) {
+        // into the application's log through SLF4J, as Spring Boot's own Hazelcast auto-configuration
+        // does (logging.level.com.hazelcast sets how much; Hazelcast does not look for SLF4J itself)
+        config.setProperty("hazelcast.logging.type", "slf4j");
+      }
       return new EmbeddedHazelcastMember(com.hazelcast.core.Hazelcast.newHazelcastInstance(config), settings);
     }
 

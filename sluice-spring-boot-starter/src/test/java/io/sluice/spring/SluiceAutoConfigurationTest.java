@@ -198,6 +198,8 @@ class SluiceAutoConfigurationTest {
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context.getBean(CounterStore.class)).isInstanceOf(HazelcastCounterStore.class);
+          assertThat(context.getBean(SluiceAutoConfiguration.EmbeddedHazelcastMember.class).instance().getConfig()
+              .getProperty("hazelcast.logging.type")).as("Hazelcast logs through SLF4J").isEqualTo("slf4j");
           RequestContext request = RequestContext.builder().identity("api-key", "k1").build();
           assertThat(context.getBean(RequestLimiter.class).check(request).allowed()).isTrue();
         });
