@@ -147,11 +147,30 @@ public final class RlqsConfig {
 
   /** Reads and parses a file. */
   public static RlqsConfig load(Path file) {
+    return parse(read(List.of(file)));
+  }
+
+  /** The text of the file ({@code files} holds one), by its name, as {@link ConfigWatcher} reads it. */
+  static Map<String, String> read(List<Path> files) {
+    Path file = files.get(0);
     try {
-      return parse(file.toString(), Files.readString(file, StandardCharsets.UTF_8));
+      return Map.of(file.toString(), Files.readString(file, StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new IllegalArgumentException(file + ": cannot read the file: " + e, e);
     }
+  }
+
+  /** The configuration of the one file {@link #read} gave. */
+  static RlqsConfig parse(Map<String, String> texts) {
+    Map.Entry<String, String> file = texts.entrySet().iterator().next();
+    return parse(file.getKey(), file.getValue());
+  }
+
+  /** What the log says of a configuration loaded. */
+  @Override
+  public String toString() {
+    return "domains " + domains() + ", period " + Durations.format(period) + ", abandon after "
+        + Durations.format(abandonAfter);
   }
 
   /** One file's text ({@code name} is what messages call it). */

@@ -66,7 +66,8 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   public static final int DEFAULT_MAX_STREAMS = 1024;
   public static final int DEFAULT_MAX_BUCKETS_PER_STREAM = 1024;
 
-  private final RlqsConfig config;
+  /** Replaced whole by a reload ({@link #config(RlqsConfig)}); read once per use. */
+  private volatile RlqsConfig config;
   private final RlqsBudget budget;
   private final LongSupplier wallMillis;
   private final long periodMillis;
@@ -109,6 +110,27 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
 
   public RlqsConfig config() {
     return config;
+  }
+
+  /**
+   * A reloaded configuration: streams opened from now on are checked against its domains, and every
+   * bucket is matched against its rules again when its next period's assignment is made (the current
+   * period's shares, leased under the rule they were leased by, stay as they are). The period cannot
+   * change without a restart: the periods' leases in the store are keyed by it.
+   */
+  void config(RlqsConfig next) {
+    String refused = refusal(next);
+    if (refused != null) {
+      throw new IllegalArgumentException(refused);
+    }
+    this.config = next;
+  }
+
+  /** Why {@code next} cannot replace the configuration in use, or null when it can. */
+  String refusal(RlqsConfig next) {
+    return next.period().equals(config.period()) ? null : "period: cannot change from "
+        + io.sluice.node.Durations.format(config.period()) + " to " + io.sluice.node.Durations.format(next.period())
+        + " without a restart (the leases in the store are kept per period)";
   }
 
   /** Streams open now. */
@@ -235,7 +257,8 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private static final class Sub {
     final BucketId id;
     final String key;
-    final RlqsConfig.Rule rule;
+    /** The rule the bucket matched: again at each renewal, so that a reload reaches it from its next period. */
+    RlqsConfig.Rule rule;
     /** Requests per unit, smoothed over reports; NaN before the first report with a time. */
     double demand = Double.NaN;
     long lastActiveMillis;
@@ -400,12 +423,17 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       }
       long now = wallMillis.getAsLong();
       List<BucketAction> actions = new ArrayList<>();
+      RlqsConfig rules = config;
       for (Iterator<Sub> it = subs.values().iterator(); it.hasNext(); ) {
         Sub sub = it.next();
-        if (now - sub.lastActiveMillis >= config.abandonAfter().toMillis()) {
+        if (now - sub.lastActiveMillis >= rules.abandonAfter().toMillis()) {
           it.remove();
           actions.add(abandon(sub.id));
           continue;
+        }
+        if (rules.hasDomain(domain)) {
+          // (a domain a reload removed keeps its streams' rules until they end: new streams are refused)
+          sub.rule = rules.match(domain, sub.id.getBucketMap());
         }
         sub.grants.keySet().removeIf(p -> p < next - 1);
         sub.weights.keySet().removeIf(p -> p < next - 1);

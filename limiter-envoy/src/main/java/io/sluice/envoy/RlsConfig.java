@@ -87,6 +87,12 @@ public final class RlsConfig {
     return Collections.unmodifiableSet(domains.keySet());
   }
 
+  /** What the log says of a configuration loaded: its domains. */
+  @Override
+  public String toString() {
+    return "domains " + domains();
+  }
+
   /** Every rate limit of every file, unlimited ones included, in file order. */
   public List<RlsLimit> limits() {
     return limits;

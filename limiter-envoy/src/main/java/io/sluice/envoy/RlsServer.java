@@ -55,13 +55,16 @@ public final class RlsServer implements AutoCloseable {
   private final ThreadPoolExecutor executor;
   private final HealthStatusManager health;
   private final Server server;
-  private final RlsConfigWatcher watcher;
+  private final ConfigWatcher<RlsConfig> watcher;
+  /** Reloads the RLQS rules file (null: no RLQS, or reloading off). */
+  private final ConfigWatcher<RlqsConfig> quotaWatcher;
   private final RlqsService quotas;
 
   private RlsServer(Settings settings, CounterStore store, RlsLimiters limiters, RlsService service,
-      ThreadPoolExecutor executor, HealthStatusManager health, Server server, RlsConfigWatcher watcher,
-      RlqsService quotas) {
+      ThreadPoolExecutor executor, HealthStatusManager health, Server server, ConfigWatcher<RlsConfig> watcher,
+      RlqsService quotas, ConfigWatcher<RlqsConfig> quotaWatcher) {
     this.watcher = watcher;
+    this.quotaWatcher = quotaWatcher;
     this.quotas = quotas;
     this.settings = settings;
     this.store = store;
@@ -85,7 +88,9 @@ public final class RlsServer implements AutoCloseable {
     java.util.Map<String, String> texts = settings.configPaths.isEmpty() ? java.util.Map.of()
         : RlsConfig.read(settings.configPaths);
     RlsConfig config = RlsConfig.parse(texts);
-    RlqsConfig quotaConfig = settings.rlqsConfig == null ? null : RlqsConfig.load(settings.rlqsConfig);
+    java.util.Map<String, String> quotaTexts = settings.rlqsConfig == null ? null
+        : RlqsConfig.read(List.of(settings.rlqsConfig));
+    RlqsConfig quotaConfig = quotaTexts == null ? null : RlqsConfig.parse(quotaTexts);
     String tooMany = tooManyLimits(config, settings.maxLimits);
     if (tooMany != null) {
       throw new IllegalArgumentException(tooMany);
@@ -141,10 +146,16 @@ public final class RlsServer implements AutoCloseable {
       if (quotas != null) {
         health.setStatus(RateLimitQuotaServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
       }
-      RlsConfigWatcher watcher = settings.reloadInterval.isZero() || settings.configPaths.isEmpty() ? null
-          : new RlsConfigWatcher(settings.configPaths, texts, settings.reloadInterval.toMillis(), service::config,
-              next -> tooManyLimits(next, settings.maxLimits));
-      return new RlsServer(settings, store, limiters, service, executor, health, server, watcher, quotas);
+      ConfigWatcher<RlsConfig> watcher = settings.reloadInterval.isZero() || settings.configPaths.isEmpty() ? null
+          : new ConfigWatcher<>("configuration", settings.configPaths, texts, settings.reloadInterval.toMillis(),
+              RlsConfig::read, RlsConfig::parse, service::config, next -> tooManyLimits(next, settings.maxLimits));
+      RlqsService quotaService = quotas;
+      ConfigWatcher<RlqsConfig> quotaWatcher = settings.reloadInterval.isZero() || quotas == null ? null
+          : new ConfigWatcher<>("RLQS configuration", List.of(settings.rlqsConfig), quotaTexts,
+              settings.reloadInterval.toMillis(), RlqsConfig::read, RlqsConfig::parse, quotaService::config,
+              quotaService::refusal);
+      return new RlsServer(settings, store, limiters, service, executor, health, server, watcher, quotas,
+          quotaWatcher);
     } catch (IOException | RuntimeException | InterruptedException e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
@@ -210,20 +221,24 @@ public final class RlsServer implements AutoCloseable {
     return executor.getQueue().size();
   }
 
-  /** Configurations reloaded since start (0 when reloading is off). */
+  /** Configurations reloaded since start, of the RLS files and the RLQS file (0 when reloading is off). */
   public long reloads() {
-    return watcher == null ? 0 : watcher.reloads();
+    return (watcher == null ? 0 : watcher.reloads()) + (quotaWatcher == null ? 0 : quotaWatcher.reloads());
   }
 
-  /** The error that keeps the configuration files as they are now from use, or null. */
+  /** The error that keeps the configuration files as they are now from use, or null (the RLS files' first). */
   public String configError() {
-    return watcher == null ? null : watcher.lastError();
+    String error = watcher == null ? null : watcher.lastError();
+    return error != null || quotaWatcher == null ? error : quotaWatcher.lastError();
   }
 
   /** Reads the configuration files now, as the reload timer does (for tools and tests). */
   public void reloadNow() {
     if (watcher != null) {
       watcher.checkNow();
+    }
+    if (quotaWatcher != null) {
+      quotaWatcher.checkNow();
     }
   }
 
@@ -241,6 +256,9 @@ public final class RlsServer implements AutoCloseable {
     health.enterTerminalState();
     if (watcher != null) {
       watcher.close();
+    }
+    if (quotaWatcher != null) {
+      quotaWatcher.close();
     }
     if (quotas != null) {
       quotas.close(); // its streams never end by themselves: end them before the server waits for its calls

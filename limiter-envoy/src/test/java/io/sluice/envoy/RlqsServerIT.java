@@ -356,6 +356,34 @@ class RlqsServerIT {
         .hasMessage("config: at least one file or directory is needed, or an RLQS configuration");
   }
 
+  /** The RLQS file is reloaded as the RLS files are: a good change applied, a bad one refused with its line. */
+  @Test
+  void theRlqsFileIsReloadedAndABadOneKeepsTheLastGood() throws Exception {
+    Path file = dir.resolve("reloaded-rlqs.yaml");
+    Files.writeString(file, "domains:\n  - domain: edge\n    buckets:\n      - bucket_id: {name: a}\n"
+        + "        rate_limit: {unit: minute, requests_per_unit: 3}\n");
+    try (RlsServer server = RlsServer.start(RlsServer.Settings.builder().rlqsConfig(file).port(0).redis(redis.uri())
+        .build())) {
+      Files.writeString(file, "domains:\n  - domain: edge\n    buckets:\n      - bucket_id: {name: a}\n"
+          + "        rate_limit: {unit: minute, requests_per_unit: 3}\n  - domain: more\n    buckets:\n"
+          + "      - bucket_id: {name: b}\n        rate_limit: {unit: second, requests_per_unit: 1}\n");
+      server.reloadNow();
+      assertThat(server.quotaService().config().domains()).containsExactlyInAnyOrder("edge", "more");
+      assertThat(server.reloads()).isEqualTo(1);
+
+      Files.writeString(file, "assignment_period: 9s\ndomains:\n  - domain: edge\n    buckets:\n"
+          + "      - bucket_id: {name: a}\n        rate_limit: {unit: minute, requests_per_unit: 3}\n");
+      server.reloadNow();
+      assertThat(server.configError()).startsWith("period: cannot change from 5s to 9s without a restart");
+      assertThat(server.quotaService().config().domains()).containsExactlyInAnyOrder("edge", "more");
+      Files.writeString(file, "domains:\n  - domain: edge\n    buckets:\n      - bucket_id: {name: a}\n"
+          + "        rate_limit: {unit: fortnight, requests_per_unit: 3}\n");
+      server.reloadNow();
+      assertThat(server.configError()).startsWith(file + ":5: domains[0].buckets[0].rate_limit.unit: must be");
+      assertThat(server.reloads()).isEqualTo(1);
+    }
+  }
+
   @Test
   void bothServicesOnOnePortWithHealthAndReflection() throws Exception {
     // RLS still answers on the replica serving both

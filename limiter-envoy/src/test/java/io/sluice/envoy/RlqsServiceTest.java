@@ -1,6 +1,7 @@
 package io.sluice.envoy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Duration;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
@@ -158,6 +159,38 @@ class RlqsServiceTest {
     assertThat(a.actions).hasSize(2);
     assertThat(rate(a.last())).isEqualTo(100);
     assertThat(ttlMillis(a.last())).isEqualTo(1150);
+  }
+
+  /**
+   * A reloaded file reaches the buckets already subscribed to from their next period (the current
+   * period's share was leased under the old rule and stays), and a domain it adds takes streams at
+   * once; a changed period is refused, naming the field, and the configuration in use stays.
+   */
+  @Test
+  void aReloadedConfigurationReachesSubscribedBucketsFromTheirNextPeriod() {
+    RlqsService s = service();
+    Client a = new Client().open(s);
+    a.report("edge", API, 1, 0, 1000);
+    assertThat(rate(a.last())).isEqualTo(100);
+
+    RlqsConfig reloaded = RlqsConfig.parse("rlqs.yaml", CONFIG.replace("requests_per_unit: 100", "requests_per_unit: 40")
+        + "  - domain: added\n    buckets:\n      - bucket_id: {name: api}\n"
+        + "        rate_limit: {unit: second, requests_per_unit: 3}\n");
+    assertThat(s.refusal(reloaded)).isNull();
+    s.config(reloaded);
+    nextPeriod(s);
+    assertThat(rate(a.last())).as("the next period's assignment, under the new rule").isEqualTo(40);
+    Client b = new Client().open(s);
+    b.report("added", API, 1, 0, 1000);
+    assertThat(b.error).as("a domain the reload added").isNull();
+    assertThat(rate(b.last())).isEqualTo(3);
+
+    RlqsConfig otherPeriod = RlqsConfig.parse("rlqs.yaml", CONFIG.replace("assignment_period: 1s",
+        "assignment_period: 2s"));
+    assertThat(s.refusal(otherPeriod)).startsWith("period: cannot change from 1s to 2s without a restart");
+    assertThatThrownBy(() -> s.config(otherPeriod)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("period: ");
+    assertThat(s.config()).isSameAs(reloaded);
   }
 
   @Test

@@ -8,31 +8,45 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
- * Reloads the configuration when its files change, without a restart: every interval it reads the
- * files again (a directory's listing too, so files added, removed or swapped by a symlink, as
- * Kubernetes does with a ConfigMap, are seen), and when their text differs from what it last read, it
- * parses them and hands the new configuration on. A configuration with an error is not used: the
- * last good one stays, and the error (file, line, field) is logged and kept ({@link #lastError()})
- * until the files change again.
+ * Reloads a configuration ({@code T}: the RLS descriptors, {@link RlsConfig}, or the RLQS rules,
+ * {@link RlqsConfig}) when its files change, without a restart: every interval it reads the files
+ * again (a directory's listing too, so files added, removed or swapped by a symlink, as Kubernetes
+ * does with a ConfigMap, are seen), and when their text differs from what it last read, it parses
+ * them and hands the new configuration on. A configuration with an error is not used: the last good
+ * one stays, and the error (file, line, field) is logged and kept ({@link #lastError()}) until the
+ * files change again.
  */
-final class RlsConfigWatcher implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(RlsConfigWatcher.class.getName());
+final class ConfigWatcher<T> implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());
 
+  private final String what;
   private final List<Path> paths;
-  private final Consumer<RlsConfig> apply;
+  private final Function<List<Path>, Map<String, String>> read;
+  private final Function<Map<String, String>, T> parse;
+  private final Consumer<T> apply;
   /** A check of a parsed configuration before it is applied (the bound on distinct limits); null: it passes. */
-  private final java.util.function.Function<RlsConfig, String> check;
+  private final Function<T, String> check;
   private final ScheduledExecutorService timer;
   private final AtomicLong reloads = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
   private Map<String, String> lastTexts;
   private volatile String lastError;
 
-  RlsConfigWatcher(List<Path> paths, Map<String, String> loadedTexts, long intervalMillis, Consumer<RlsConfig> apply,
-      java.util.function.Function<RlsConfig, String> check) {
+  /**
+   * @param what what the log calls the configuration ("configuration", "RLQS configuration")
+   * @param read the files' texts by name (throws IllegalArgumentException naming a file it cannot read)
+   * @param parse the configuration from the texts (throws IllegalArgumentException naming file, line and field)
+   */
+  ConfigWatcher(String what, List<Path> paths, Map<String, String> loadedTexts, long intervalMillis,
+      Function<List<Path>, Map<String, String>> read, Function<Map<String, String>, T> parse, Consumer<T> apply,
+      Function<T, String> check) {
+    this.what = what;
     this.paths = List.copyOf(paths);
+    this.read = read;
+    this.parse = parse;
     this.apply = apply;
     this.check = check;
     this.lastTexts = loadedTexts;
@@ -49,7 +63,7 @@ final class RlsConfigWatcher implements AutoCloseable {
     try {
       Map<String, String> texts;
       try {
-        texts = RlsConfig.read(paths);
+        texts = read.apply(paths);
       } catch (IllegalArgumentException e) {
         lastTexts = null; // read again and parse once the files can be read
         fail(e.getMessage(), null);
@@ -58,9 +72,9 @@ final class RlsConfigWatcher implements AutoCloseable {
       if (texts.equals(lastTexts)) {
         return;
       }
-      RlsConfig next;
+      T next;
       try {
-        next = RlsConfig.parse(texts);
+        next = parse.apply(texts);
       } catch (IllegalArgumentException e) {
         fail(e.getMessage(), texts);
         return;
@@ -74,7 +88,7 @@ final class RlsConfigWatcher implements AutoCloseable {
       apply.accept(next);
       lastError = null;
       reloads.incrementAndGet();
-      LOG.log(System.Logger.Level.INFO, "sluice envoy: configuration reloaded: domains {0}", next.domains());
+      LOG.log(System.Logger.Level.INFO, "sluice envoy: {0} reloaded: {1}", what, next);
     } catch (RuntimeException e) {
       fail(e.toString(), null);
     }
@@ -85,7 +99,7 @@ final class RlsConfigWatcher implements AutoCloseable {
       lastTexts = texts; // the same broken files are not parsed (and logged) again every interval
     }
     if (!message.equals(lastError)) {
-      LOG.log(System.Logger.Level.WARNING, "sluice envoy: configuration not reloaded, the last good one stays: {0}",
+      LOG.log(System.Logger.Level.WARNING, "sluice envoy: {0} not reloaded, the last good one stays: {1}", what,
           message);
     }
     lastError = message;

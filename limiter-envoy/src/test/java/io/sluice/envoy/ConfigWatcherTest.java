@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Reload on change: a good file is applied, a bad one leaves the last good configuration in use. */
-class RlsConfigWatcherTest {
+class ConfigWatcherTest {
   static String config(String unit, int rpu) {
     return "domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: " + unit + "\n      requests_per_unit: "
         + rpu + "\n";
@@ -26,7 +26,8 @@ class RlsConfigWatcherTest {
     Files.writeString(file, config("second", 5));
     List<Path> paths = List.of(dir);
     AtomicReference<RlsConfig> applied = new AtomicReference<>(RlsConfig.load(paths));
-    try (RlsConfigWatcher w = new RlsConfigWatcher(paths, RlsConfig.read(paths), 3_600_000, applied::set,
+    try (ConfigWatcher<RlsConfig> w = new ConfigWatcher<>("configuration", paths, RlsConfig.read(paths), 3_600_000,
+        RlsConfig::read, RlsConfig::parse, applied::set,
         c -> limitOf(c) > 1000 ? "maxLimits: too many" : null)) {
       w.checkNow();
       assertThat(w.reloads()).as("unchanged files are not applied again").isZero();
