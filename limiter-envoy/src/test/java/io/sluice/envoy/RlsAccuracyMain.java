@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * fixed rate, ShouldRateLimit calls on {@code values} descriptors {@code key=v0..} of a limit per
  * second or minute, counts OK and OVER_LIMIT answers per descriptor per window, then compares each
  * window with the exact fixed window: over = admitted beyond the limit, under = admitted short of
- * min(limit, requests).
+ * min(limit, calls answered). A call that failed (a deadline of 5 s passed, the server refused it) has no
+ * answer to count: failures are reported apart, by gRPC status.
  *
  * <p>Both servers count fixed windows aligned to the epoch. A call is counted in the window it was
  * sent in, and calls are sent only from 10% to 90% into a window, so that one whose answer comes back
@@ -63,7 +64,7 @@ public final class RlsAccuracyMain {
     }
     // per (value, window): {sent, admitted, denied}
     Map<Long, long[]> tally = new ConcurrentHashMap<>();
-    AtomicLong errors = new AtomicLong();
+    Map<String, AtomicLong> errors = new ConcurrentHashMap<>();
     AtomicLong ambiguous = new AtomicLong();
     long total = (long) values * rate * windows;
     CountDownLatch answered = new CountDownLatch((int) total);
@@ -101,7 +102,8 @@ public final class RlsAccuracyMain {
 
             @Override
             public void onError(Throwable t) {
-              errors.incrementAndGet();
+              errors.computeIfAbsent(io.grpc.Status.fromThrowable(t).getCode().name(), c -> new AtomicLong())
+                  .incrementAndGet();
               answered.countDown();
             }
 
@@ -126,7 +128,7 @@ public final class RlsAccuracyMain {
     for (long[] c : tally.values()) {
       sent += c[0];
       admitted += c[1];
-      long due = Math.min(limit, c[0]);
+      long due = Math.min(limit, c[1] + c[2]);
       exact += due;
       if (c[1] > limit) {
         over += c[1] - limit;
@@ -139,6 +141,7 @@ public final class RlsAccuracyMain {
     }
     System.out.println("windows=" + tally.size() + " sent=" + sent + " admitted=" + admitted + " exact=" + exact
         + " over=" + over + " under=" + under + " windows_over=" + windowsOver + " windows_under=" + windowsUnder
-        + " errors=" + errors.get() + " ambiguous=" + ambiguous.get() + " complete=" + all);
+        + " errors=" + errors.values().stream().mapToLong(AtomicLong::get).sum() + " error_codes=" + (errors.isEmpty()
+            ? "-" : errors.toString().replace(" ", "")) + " ambiguous=" + ambiguous.get() + " complete=" + all);
   }
 }
