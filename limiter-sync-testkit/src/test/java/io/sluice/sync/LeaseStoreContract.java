@@ -164,11 +164,16 @@ abstract class LeaseStoreContract {
       }
     }
     long storeCalls = limiters.stream().mapToLong(SyncedLimiter::storeCalls).sum();
+    long fallbacks = limiters.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum();
     limiters.forEach(SyncedLimiter::close);
     stores.forEach(CounterStore::close);
-    System.out.printf("%s: admitted %d of %d (%.1f%%) with %d store calls%n", getClass().getSimpleName(),
-        admitted.sum(), limit.capacity(), admitted.sum() * 100.0 / limit.capacity(), storeCalls);
-    assertThat(admitted.sum()).isLessThanOrEqualTo(limit.capacity());
+    System.out.printf("%s: admitted %d of %d (%.1f%%) with %d store calls, %d decisions by the failure policy%n",
+        getClass().getSimpleName(), admitted.sum(), limit.capacity(), admitted.sum() * 100.0 / limit.capacity(),
+        storeCalls, fallbacks);
+    // (a machine so loaded that a grant's call times out hands the decision to the failure policy,
+    // whose permits are not the store's grants: 2,002 once at a load average of 14 on two cores)
+    assertThat(admitted.sum()).as("admitted (%d decisions by the failure policy)", fallbacks)
+        .isLessThanOrEqualTo(limit.capacity() + fallbacks);
     assertThat(admitted.sum()).isGreaterThanOrEqualTo(limit.capacity() * 97 / 100);
   }
 }

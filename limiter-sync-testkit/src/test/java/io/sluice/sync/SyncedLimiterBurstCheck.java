@@ -246,9 +246,13 @@ abstract class SyncedLimiterBurstCheck {
     // All threads hit every key far above its limit at one frozen instant: the synchronized burst,
     // the approximate mode's worst case. A fixed window's nodes admit within the claims the store
     // granted them, and before their first claim within their part of the error budget (limit x
-    // 0.5% / nodes each): at most 0.5% over. (Shares without claims measured 0.7-4% here.)
-    assertThat(worst).as("worst over-admission of a key").isLessThanOrEqualTo(
-        (long) (limit.capacity() * SyncedLimiter.Builder.DEFAULT_MAX_ERROR));
+    // 0.5% / nodes each): at most 0.5% over. (Shares without claims measured 0.7-4% here.) A machine
+    // so loaded that store calls time out hands decisions to the failure policy (LOCAL_SHARE: a part of
+    // what was free at the last answer, which the nodes still reaching the store spend too): those
+    // permits are the policy's, and the bound grows by them (once 176 over, with the policy deciding,
+    // at a load average of 14 on two cores)
+    assertThat(worst).as("worst over-admission of a key (%d decisions by the failure policy)", fallbacks)
+        .isLessThanOrEqualTo((long) (limit.capacity() * SyncedLimiter.Builder.DEFAULT_MAX_ERROR) + fallbacks);
   }
 
   /** Batch size 1: every decision is one atomic store call, so the nodes together never pass the limit. */
