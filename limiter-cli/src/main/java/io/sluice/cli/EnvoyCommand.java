@@ -1,8 +1,6 @@
 package io.sluice.cli;
 
 import io.sluice.envoy.RlsServer;
-import io.sluice.sync.StoreFailurePolicy;
-import io.sluice.sync.SyncConfig;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -12,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -34,7 +33,7 @@ public final class EnvoyCommand implements Callable<Integer> {
   @Option(names = "--rlqs-config", paramLabel = "FILE",
       description = "Also serve Envoy's quota service (RLQS, RateLimitQuotaService/StreamRateLimitQuotas) on the"
           + " same port, its buckets and limits from this YAML file (assignment_period, abandon_after, domains);"
-          + " read at start.")
+          + " read again every --reload-interval.")
   Path rlqsConfig;
 
   @Option(names = "--rlqs-max-streams", paramLabel = "N", defaultValue = "" + io.sluice.envoy.RlqsService.DEFAULT_MAX_STREAMS,
@@ -49,37 +48,9 @@ public final class EnvoyCommand implements Callable<Integer> {
       description = "gRPC port, 0 for any free one (default: ${DEFAULT-VALUE}).")
   int grpcPort;
 
-  @Option(names = "--redis", paramLabel = "URI",
-      description = "Redis store (redis://host:port, rediss://, redis-sentinel://); without it an embedded"
-          + " Hazelcast member.")
-  String redis;
-
-  @Option(names = "--redis-timeout", paramLabel = "D", defaultValue = "500ms", converter = DurationConverter.class,
-      description = "Redis command and handshake timeout (default: ${DEFAULT-VALUE}).")
-  Duration redisTimeout;
-
-  @Option(names = "--hazelcast-cluster", paramLabel = "N", defaultValue = RlsServer.Settings.DEFAULT_HAZELCAST_CLUSTER,
-      description = "The embedded member's cluster name (default: ${DEFAULT-VALUE}).")
-  String hazelcastCluster;
-
-  @Option(names = "--key-prefix", paramLabel = "P", defaultValue = RlsServer.Settings.DEFAULT_KEY_PREFIX,
-      description = "Prefix of the store's keys (default: ${DEFAULT-VALUE}).")
-  String keyPrefix;
-
-  @Option(names = "--node-id", paramLabel = "ID", description = "This process's id in the store (default: random).")
-  String nodeId;
-
-  @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + SyncConfig.DEFAULT_BATCH_SIZE,
-      description = "Permits per key between flushes; 1 = exact, one store call per decision (default: ${DEFAULT-VALUE}).")
-  long batchSize;
-
-  @Option(names = "--sync-interval", paramLabel = "D", defaultValue = "100ms", converter = DurationConverter.class,
-      description = "Flush interval (default: ${DEFAULT-VALUE}).")
-  Duration syncInterval;
-
-  @Option(names = "--on-store-failure", paramLabel = "P", defaultValue = "LOCAL_SHARE", converter = ServeCommand.Policy.class,
-      description = "LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED (default: ${DEFAULT-VALUE}).")
-  StoreFailurePolicy onStoreFailure;
+  /** Where the counts live and how they are batched: the options shared with {@code serve}. */
+  @Mixin
+  StoreOptions store = new StoreOptions();
 
   @Option(names = "--claim-timeout", paramLabel = "D", defaultValue = "200ms", converter = DurationConverter.class,
       description = "Longest a decision waits for the store before --on-store-failure decides; keep it under"
@@ -112,29 +83,26 @@ public final class EnvoyCommand implements Callable<Integer> {
   CommandSpec spec;
 
   /** The settings' fields as the options that set them: its messages start with the field. */
-  private static final Map<String, String> OPTIONS = Map.ofEntries(
+  private static final Map<String, String> OPTIONS = ServeCommand.withStoreOptions(Map.ofEntries(
       Map.entry("config", "--config"), Map.entry("host", "--host"), Map.entry("port", "--grpc-port"),
-      Map.entry("redis", "--redis"), Map.entry("redisTimeout", "--redis-timeout"),
-      Map.entry("hazelcastCluster", "--hazelcast-cluster"), Map.entry("keyPrefix", "--key-prefix"),
-      Map.entry("nodeId", "--node-id"), Map.entry("batchSize", "--batch-size"),
-      Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
       Map.entry("threads", "--threads"), Map.entry("queue", "--queue"), Map.entry("maxLimits", "--max-limits"),
       Map.entry("reloadInterval", "--reload-interval"), Map.entry("claimTimeout", "--claim-timeout"),
-      Map.entry("rlqsConfig", "--rlqs-config"), Map.entry("rlqsMaxStreams", "--rlqs-max-streams"));
+      Map.entry("rlqsConfig", "--rlqs-config"), Map.entry("rlqsMaxStreams", "--rlqs-max-streams")));
 
   /** The settings the options describe; a message naming the option for what they refuse. */
   RlsServer.Settings settings() {
     try {
-      RlsServer.Settings.Builder b = RlsServer.Settings.builder().host(host).port(grpcPort).redis(redis)
-          .redisTimeout(redisTimeout).hazelcastCluster(hazelcastCluster).keyPrefix(keyPrefix).batchSize(batchSize)
-          .syncInterval(syncInterval).onStoreFailure(onStoreFailure).threads(threads).queue(queue)
+      RlsServer.Settings.Builder b = RlsServer.Settings.builder().host(host).port(grpcPort).redis(store.redis)
+          .redisTimeout(store.redisTimeout).hazelcastCluster(store.hazelcastCluster).keyPrefix(store.keyPrefix)
+          .batchSize(store.batchSize).syncInterval(store.syncInterval).onStoreFailure(store.onStoreFailure)
+          .threads(threads).queue(queue)
           .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval).claimTimeout(claimTimeout)
           .rlqsMaxStreams(rlqsMaxStreams);
       if (rlqsConfig != null) {
         b.rlqsConfig(rlqsConfig);
       }
-      if (nodeId != null) {
-        b.nodeId(nodeId);
+      if (store.nodeId != null) {
+        b.nodeId(store.nodeId);
       }
       config.forEach(b::config);
       return b.build();

@@ -6,7 +6,6 @@ import io.sluice.node.RulesFile;
 import io.sluice.sidecar.ServeConfig;
 import io.sluice.sidecar.SluiceServer;
 import io.sluice.sync.StoreFailurePolicy;
-import io.sluice.sync.SyncConfig;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.io.PrintWriter;
@@ -21,6 +20,7 @@ import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -52,45 +52,17 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Port, 0 for any free one (default: ${DEFAULT-VALUE}).")
   int port;
 
-  @Option(names = "--redis", paramLabel = "URI",
-      description = "Redis store (redis://host:port, rediss://, redis-sentinel://); without it an embedded"
-          + " Hazelcast member.")
-  String redis;
+  /** Where the counts live and how they are batched: the options shared with {@code envoy}. */
+  @Mixin
+  StoreOptions store = new StoreOptions();
 
   @Option(names = "--redis-cluster", arity = "0..1", fallbackValue = "true",
       description = "The Redis URI names a Redis Cluster node (--redis-cluster=false spelt out too).")
   boolean redisCluster;
 
-  @Option(names = "--redis-timeout", paramLabel = "D", defaultValue = "500ms", converter = DurationConverter.class,
-      description = "Redis command and handshake timeout (default: ${DEFAULT-VALUE}).")
-  Duration redisTimeout;
-
   @Option(names = "--redis-eviction-check", paramLabel = "C", defaultValue = "refuse", converter = EvictionCheck.class,
       description = "refuse, warn or off: a Redis that may evict keys (maxmemory-policy) (default: ${DEFAULT-VALUE}).")
   RedisStoreConfig.EvictionCheck redisEvictionCheck;
-
-  @Option(names = "--hazelcast-cluster", paramLabel = "N", defaultValue = ServeConfig.DEFAULT_HAZELCAST_CLUSTER,
-      description = "The embedded member's cluster name (default: ${DEFAULT-VALUE}).")
-  String hazelcastCluster;
-
-  @Option(names = "--key-prefix", paramLabel = "P", defaultValue = ServeConfig.DEFAULT_KEY_PREFIX,
-      description = "Prefix of the store's keys, shared with library nodes of the same limits (default: ${DEFAULT-VALUE}).")
-  String keyPrefix;
-
-  @Option(names = "--node-id", paramLabel = "ID", description = "This process's id in the store (default: random).")
-  String nodeId;
-
-  @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + SyncConfig.DEFAULT_BATCH_SIZE,
-      description = "Permits per key between flushes of window limits; 1 = exact (default: ${DEFAULT-VALUE}).")
-  long batchSize;
-
-  @Option(names = "--sync-interval", paramLabel = "D", defaultValue = "100ms", converter = DurationConverter.class,
-      description = "Flush interval (default: ${DEFAULT-VALUE}).")
-  Duration syncInterval;
-
-  @Option(names = "--on-store-failure", paramLabel = "P", defaultValue = "LOCAL_SHARE", converter = Policy.class,
-      description = "LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED (default: ${DEFAULT-VALUE}).")
-  StoreFailurePolicy onStoreFailure;
 
   @Option(names = "--max-body", paramLabel = "BYTES", defaultValue = "" + ServeConfig.DEFAULT_MAX_BODY_BYTES,
       description = "Largest /check body (default: ${DEFAULT-VALUE}).")
@@ -151,31 +123,36 @@ public final class ServeCommand implements Callable<Integer> {
   }
 
   /** The config's fields as the options that set them: its messages start with the field. */
-  private static final Map<String, String> OPTIONS = Map.ofEntries(
+  private static final Map<String, String> OPTIONS = withStoreOptions(Map.ofEntries(
       Map.entry("limits", "--limit"), Map.entry("limit", "--limit"), Map.entry("limitsFile", "--limits-file"),
-      Map.entry("host", "--host"), Map.entry("port", "--port"), Map.entry("redis", "--redis"),
-      Map.entry("redisCluster", "--redis-cluster"), Map.entry("redisTimeout", "--redis-timeout"),
-      Map.entry("redisEvictionCheck", "--redis-eviction-check"), Map.entry("hazelcastCluster", "--hazelcast-cluster"),
-      Map.entry("keyPrefix", "--key-prefix"), Map.entry("nodeId", "--node-id"), Map.entry("batchSize", "--batch-size"),
-      Map.entry("syncInterval", "--sync-interval"), Map.entry("onStoreFailure", "--on-store-failure"),
+      Map.entry("host", "--host"), Map.entry("port", "--port"),
+      Map.entry("redisCluster", "--redis-cluster"), Map.entry("redisEvictionCheck", "--redis-eviction-check"),
       Map.entry("maxBodyBytes", "--max-body"), Map.entry("maxKeyLength", "--max-key-length"),
       Map.entry("maxThreads", "--max-threads"), Map.entry("bodyTimeout", "--body-timeout"),
       Map.entry("maxKeys", "--max-keys"), Map.entry("otlpEndpoint", "--otlp-endpoint"),
-      Map.entry("otlpStep", "--otlp-step"));
+      Map.entry("otlpStep", "--otlp-step")));
+
+  /** A command's own options' fields with the shared store options' ({@link StoreOptions#OPTIONS}). */
+  static Map<String, String> withStoreOptions(Map<String, String> own) {
+    Map<String, String> all = new java.util.HashMap<>(own);
+    all.putAll(StoreOptions.OPTIONS);
+    return Map.copyOf(all);
+  }
 
   /** The config the options describe; a message naming the option for what it refuses. */
   ServeConfig config() {
     try {
-      ServeConfig.Builder b = ServeConfig.builder().host(host).port(port).redis(redis).redisCluster(redisCluster)
-          .redisTimeout(redisTimeout).redisEvictionCheck(redisEvictionCheck).hazelcastCluster(hazelcastCluster)
-          .keyPrefix(keyPrefix).batchSize(batchSize).syncInterval(syncInterval).onStoreFailure(onStoreFailure)
+      ServeConfig.Builder b = ServeConfig.builder().host(host).port(port).redis(store.redis).redisCluster(redisCluster)
+          .redisTimeout(store.redisTimeout).redisEvictionCheck(redisEvictionCheck)
+          .hazelcastCluster(store.hazelcastCluster).keyPrefix(store.keyPrefix).batchSize(store.batchSize)
+          .syncInterval(store.syncInterval).onStoreFailure(store.onStoreFailure)
           .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
           .maxKeys(maxKeys).otlpEndpoint(otlpEndpoint);
       if (otlpStep != null) {
         b.otlpStep(otlpStep);
       }
-      if (nodeId != null) {
-        b.nodeId(nodeId);
+      if (store.nodeId != null) {
+        b.nodeId(store.nodeId);
       }
       for (String spec : limits) {
         b.limit(LimitSpec.parse(spec));
