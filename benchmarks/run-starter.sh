@@ -18,8 +18,9 @@
 # Resilience4j) and without Bucket4j.
 #
 # Startup: STARTS starts of each variant, the variants in a different order every time (rotated): the
-# empty app; the starter's jars on the classpath but sluice.enabled=false (what the jars alone cost); the starter on Redis (sluice.store.redis-uri); the starter on its default store, an embedded
-# Hazelcast member (on a free port and a cluster name of its own). Figure: the JVM's uptime when
+# empty app; the starter's jars on the classpath but sluice.enabled=false (what the jars alone cost); the
+# starter on Redis (sluice.store.redis-uri); the starter on its default store, an embedded Hazelcast member
+# (on a free port and a cluster name of its own). Figure: the JVM's uptime when
 # ApplicationReadyEvent fires (RuntimeMXBean, from the JVM's start), printed by the app, which then halts.
 #
 # Throughput: per stack, four servers started once: none (the empty app: the ceiling), sluice (the
@@ -124,7 +125,9 @@ for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && bre
 REDIS_URI="redis://127.0.0.1:$REDIS_PORT"
 REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
 JAVA_VERSION="$(java -version 2>&1 | head -1)"
-COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- benchmarks sluice-spring-boot-starter || echo ' (with uncommitted changes)')"
+COMMIT="$(git rev-parse --short HEAD)"
+[[ -z "$(git status --porcelain -- benchmarks ':!benchmarks/results' sluice-spring-boot-starter limiter-http limiter-node \
+  limiter-sync limiter-sync-redis limiter-sync-hazelcast)" ]] || COMMIT+=" (with uncommitted changes)"
 
 # the starter's settings in every Sluice variant (as arguments, as an application.yml would set them)
 sluice_args() {  # sluice_args <key-prefix>
@@ -226,7 +229,7 @@ for stack in ('servlet', 'reactive'):
             continue
         ups = [u for u, _, _ in xs]
         med = statistics.median(ups)
-        added = '—' if kind == 'empty' else f'+{med - base:,.0f} ({(med - base) / base * 100:+.0f}%)'
+        added = '—' if kind == 'empty' else f'{med - base:+,.0f} ({(med - base) / base * 100:+.0f}%)'
         print(f'| {stack} | {label[kind]} | {med:,.0f} | {min(ups):,}–{max(ups):,} | {added} | '
               f'{statistics.median(s for _, s, _ in xs):.2f} | {statistics.median(w for _, _, w in xs):,.0f} |')
 print()
@@ -255,7 +258,7 @@ if [[ ",$PARTS," == *,throughput,* ]]; then
   LOAD_BEFORE="$(loadavg)"
   START_TIME="$(date -u '+%Y-%m-%d %H:%M')"
   servers=(none sluice sluice-exact bucket4j)
-  : >"$WORK/throughput.tsv"
+  : >"$WORK/throughput.tsv"; : >"$WORK/warnings.txt"
   for stack in servlet reactive; do
     redis-cli -p "$REDIS_PORT" flushall >/dev/null
     declare -A port=()
@@ -298,6 +301,8 @@ if [[ ",$PARTS," == *,throughput,* ]]; then
     for p in "${started_pids[@]}"; do wait "$p" 2>/dev/null || true; done
     for s in "${servers[@]}"; do
       echo "   $s: $(grep -c -E ' (WARN|ERROR) ' "$LOGS/$stack-$s.log" || true) WARN/ERROR lines in $LOGS/$stack-$s.log"
+      grep -E ' (WARN|ERROR) ' "$LOGS/$stack-$s.log" | sed "s/^[^ ]* *\(WARN\|ERROR\) .* : /- $stack $s: \1 /" \
+        >>"$WORK/warnings.txt" || true
     done
     unset port
   done
@@ -368,6 +373,15 @@ for stack, r, server, case, s in rows:
     print(f'| {stack} | {r} | {server} | {case} | {s["requests"]:,.0f} | {s["rps"]:,.0f} | {s["p50_us"] / 1000:.2f} | '
           f'{s["p99_us"] / 1000:.2f} | {s["max_us"] / 1000:.1f} | {s["non2xx"]:,.0f} | {s["socket_errors"]:,.0f} |')
 EOF
+    echo
+    if [[ -s "$WORK/warnings.txt" ]]; then
+      echo "WARN and ERROR lines in the servers' logs (a Sluice circuit breaker that opened means some decisions"
+      echo "were made by the failure policy, local-share, while the store's calls were too slow or failed):"
+      echo
+      cat "$WORK/warnings.txt"
+    else
+      echo "No WARN or ERROR lines in the servers' logs."
+    fi
   } >"$OUT"
   echo ">> wrote $OUT"
 fi
