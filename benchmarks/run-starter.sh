@@ -63,15 +63,8 @@ for tool in wrk redis-server redis-cli java python3; do
   command -v "$tool" >/dev/null || { echo "run-starter: $tool not found" >&2; exit 1; }
 done
 
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# (pids, cleanup on exit, free_port)
+source "$ROOT/benchmarks/common.sh"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then

@@ -5,10 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
-import io.sluice.sync.spi.Batch;
-import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.FlushResult;
-import io.sluice.sync.spi.StoreUnavailableException;
 import io.sluice.sync.testkit.MemoryStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -18,8 +14,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -52,7 +46,7 @@ class LocalShareTest {
     long[] back = java.util.Arrays.stream(backAt.split(";")).mapToLong(Long::parseLong).toArray();
     Limit limit = Limit.fixedWindow("share").limit(LIMIT).window(WINDOW).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    List<CutStore> stores = new ArrayList<>();
+    List<CutLink> stores = new ArrayList<>();
     // (the default flush timeout: the time a node holds its share after its last use depends on it)
     List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT, stores);
     SplittableRandom random = new SplittableRandom(cutAt);
@@ -94,7 +88,7 @@ class LocalShareTest {
   void aSmallLimitStaysWithinItWhenEveryNodeIsCutOff() {
     Limit limit = Limit.fixedWindow("small-share").limit(10).window(WINDOW).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    List<CutStore> stores = new ArrayList<>();
+    List<CutLink> stores = new ArrayList<>();
     // (a short flush timeout: closing nodes still cut off does not wait long)
     List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofSeconds(60), Duration.ofMillis(100), stores);
     int admitted = 0;
@@ -123,11 +117,11 @@ class LocalShareTest {
    * on the test's clock, and the flush timeout {@code flush}.
    */
   private static List<SyncedLimiter> threeNodes(Limit limit, ManualTicker ticker, Duration open, Duration flush,
-      List<CutStore> links) {
+      List<CutLink> links) {
     MemoryStore memory = new MemoryStore();
     List<SyncedLimiter> nodes = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      CutStore link = new CutStore(memory);
+      CutLink link = new CutLink(memory);
       links.add(link);
       nodes.add(SyncedLimiter.builder(limit, link).nodeId("n" + i).ticker(ticker).autoSync(false)
           .flushTimeout(flush).activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
@@ -164,26 +158,6 @@ class LocalShareTest {
     @Override
     public Instant instant() {
       return Instant.ofEpochSecond(0, ticker.read());
-    }
-  }
-
-  /** A node's link to the store: while cut, every call fails at once (the breaker opens after two). */
-  private static final class CutStore extends ForwardingStore {
-    volatile boolean cut;
-
-    CutStore(CounterStore inner) {
-      super(inner);
-    }
-
-    @Override
-    public CompletionStage<FlushResult> flush(Batch batch) {
-      return cut ? CompletableFuture.failedFuture(new StoreUnavailableException("cut", null)) : inner.flush(batch);
-    }
-
-    @Override
-    public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-      return cut ? CompletableFuture.failedFuture(new StoreUnavailableException("cut", null))
-          : inner.heartbeat(nodeId, nowMillis, ttl);
     }
   }
 }

@@ -4,14 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Limit;
-import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.FlushResult;
-import io.sluice.sync.spi.StoreUnavailableException;
 import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,7 +22,7 @@ class NodeCountAfterFaultTest {
   @Test
   void aSmallerCountRightAfterAnOutageIsNotBelieved() throws Exception {
     MemoryStore memory = new MemoryStore();
-    CutStore link = new CutStore(memory);
+    CutLink link = new CutLink(memory);
     try (SyncedLimiter node = limiter(link)) {
       // another node, whose entry will run out while the store is unreachable
       memory.heartbeat("other", System.currentTimeMillis(), Duration.ofMillis(200)).toCompletableFuture().join();
@@ -51,7 +46,7 @@ class NodeCountAfterFaultTest {
   @Test
   void aSmallerCountWithoutAFaultIsBelievedAtOnce() throws Exception {
     MemoryStore memory = new MemoryStore();
-    try (SyncedLimiter node = limiter(new CutStore(memory))) {
+    try (SyncedLimiter node = limiter(new CutLink(memory))) {
       memory.heartbeat("other", System.currentTimeMillis(), Duration.ofMillis(200)).toCompletableFuture().join();
       node.heartbeatNow();
       assertThat(node.registeredNodes()).isEqualTo(2);
@@ -64,7 +59,7 @@ class NodeCountAfterFaultTest {
   @Test
   void aLargerCountIsBelievedAtOnceEvenRightAfterAnOutage() {
     MemoryStore memory = new MemoryStore();
-    CutStore link = new CutStore(memory);
+    CutLink link = new CutLink(memory);
     try (SyncedLimiter node = limiter(link)) {
       node.heartbeatNow();
       assertThat(node.registeredNodes()).isEqualTo(1);
@@ -82,24 +77,5 @@ class NodeCountAfterFaultTest {
         .nodeId("n").autoSync(false).heartbeatInterval(INTERVAL)
         .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(100).minimumNumberOfCalls(100).build())
         .build();
-  }
-
-  private static final class CutStore extends ForwardingStore {
-    volatile boolean cut;
-
-    CutStore(CounterStore inner) {
-      super(inner);
-    }
-
-    @Override
-    public CompletionStage<FlushResult> flush(Batch batch) {
-      return cut ? CompletableFuture.failedFuture(new StoreUnavailableException("cut", null)) : inner.flush(batch);
-    }
-
-    @Override
-    public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
-      return cut ? CompletableFuture.failedFuture(new StoreUnavailableException("cut", null))
-          : inner.heartbeat(nodeId, nowMillis, ttl);
-    }
   }
 }

@@ -137,8 +137,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     // (before any resource is made: a trusted certificate file gone since the config was built throws here)
     ClientOptions options = clientOptions(config);
     io.lettuce.core.resource.ClientResources resources = resources();
-    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
-        : RedisClient.create(resources, uri);
+    AbstractRedisClient client = client(config, uri, resources);
     StatefulConnection<byte[], byte[]> connection = openRetrying(client, resources, options, config, uri);
     RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, async(connection));
     try {
@@ -165,9 +164,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     RedisURI uri = parse(config);
     ClientOptions options = clientOptions(config);
     io.lettuce.core.resource.ClientResources resources = resources();
-    AbstractRedisClient client = config.cluster() ? RedisClusterClient.create(resources, uri)
-        : RedisClient.create(resources, uri);
-    RedisCounterStore store = new RedisCounterStore(config, resources, client, null, null);
+    RedisCounterStore store = new RedisCounterStore(config, resources, client(config, uri, resources), null, null);
     Thread connecting = new Thread(() -> store.connectUntilDone(options), "sluice-redis-connect");
     connecting.setDaemon(true);
     connecting.start();
@@ -259,6 +256,12 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
             TimeUnit.MILLISECONDS))
         .build();
+  }
+
+  /** A cluster client when the URI names a Redis Cluster node, otherwise a standalone or Sentinel one. */
+  private static AbstractRedisClient client(RedisStoreConfig config, RedisURI uri,
+      io.lettuce.core.resource.ClientResources resources) {
+    return config.cluster() ? RedisClusterClient.create(resources, uri) : RedisClient.create(resources, uri);
   }
 
   private static RedisScriptingAsyncCommands<byte[], byte[]> async(StatefulConnection<byte[], byte[]> connection) {
