@@ -88,7 +88,10 @@ class SluiceWebFilterTest {
     for (HttpResponse<String> denied : responses.subList(3, 5)) {
       assertThat(denied.statusCode()).isEqualTo(429);
       long retryAfter = Long.parseLong(denied.headers().firstValue("Retry-After").orElseThrow());
-      assertThat(retryAfter).isBetween(1L, 72L);
+      // a sliding window counter of 3 a minute, spent at x seconds into a window, admits again once the
+      // next window's weighted count has faded below 2: (60 - x) + 20 s, at most 80 (CI once saw 78
+      // against an old bound of 72)
+      assertThat(retryAfter).isBetween(1L, 80L);
       assertThat(denied.headers().firstValue("RateLimit-Policy").orElseThrow()).contains("\"api\"").contains("q=3")
           .contains("w=60");
       assertThat(denied.headers().firstValue("RateLimit").orElseThrow()).contains("\"api\"").contains("r=0");
