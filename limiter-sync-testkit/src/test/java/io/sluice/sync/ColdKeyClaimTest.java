@@ -1,0 +1,54 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.sync.testkit.MemoryStore;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A key asked a few times a second, far below a limit per minute, holds a claim that lasts its
+ * window once the node has seen it through a window: its decisions stop asking the store. Every
+ * decision of such a key used to be a take (a claim counting the decision's permit), so the flusher
+ * never synced the key, never measured its rate, and a claim sized by a rate of 0 covered nothing
+ * ahead: one store call per decision, minute after minute (the RLS server on 1,000 descriptors sent one
+ * script per decision where envoyproxy/ratelimit sends two commands).
+ */
+class ColdKeyClaimTest {
+
+  @Test
+  void aKeyFarBelowItsLimitStopsAskingTheStoreAfterItsFirstWindow() {
+    Limit limit = Limit.fixedWindow("cold").limit(1_000).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, new MemoryStore()).nodeId("n").ticker(ticker)
+        .autoSync(false).build()) {
+      node.heartbeatNow();
+      long decisionsBefore = 0;
+      long callsBefore = 0;
+      long admitted = 0;
+      long decisions = 0;
+      // 50 keys, each asked every 250 ms (4 a second, 240 a minute: under a quarter of the limit), for
+      // three minutes on the test's clock, a sync every 100 ms
+      for (int step = 0; step < 3 * 60 * 40; step++) {
+        ticker.advance(Duration.ofMillis(25));
+        for (int k = step % 10; k < 50; k += 10) {
+          admitted += node.tryAcquire("k" + k) ? 1 : 0;
+          decisions++;
+        }
+        if (step % 4 == 0) {
+          node.syncNow();
+        }
+        if (step == 60 * 40 - 1) {
+          decisionsBefore = decisions;
+          callsBefore = node.storeCalls();
+        }
+      }
+      assertThat(admitted).as("far below the limit: every request admitted").isEqualTo(decisions);
+      double perThousand = (node.storeCalls() - callsBefore) * 1000.0 / (decisions - decisionsBefore);
+      // (a claim for the rest of the window per key and window, and its refills: 8.5 calls per 1,000)
+      assertThat(perThousand).as("store calls per 1,000 decisions after the first minute").isLessThan(50);
+    }
+  }
+}
