@@ -22,7 +22,6 @@ import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.reflection.v1.ServerReflectionGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.grpc.reflection.v1.ServiceResponse;
@@ -397,38 +396,13 @@ class RlqsServerIT {
           .build()).getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
       assertThat(health.check(HealthCheckRequest.newBuilder().build()).getStatus())
           .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
-      ServerReflectionResponse list = reflect(ch, ServerReflectionRequest.newBuilder().setListServices("").build());
+      ServerReflectionResponse list = RlsServerIT.reflect(ch, ServerReflectionRequest.newBuilder().setListServices("").build());
       assertThat(list.getListServicesResponse().getServiceList().stream().map(ServiceResponse::getName)
           .collect(Collectors.toList())).contains("envoy.service.rate_limit_quota.v3.RateLimitQuotaService",
               "envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health");
-      ServerReflectionResponse file = reflect(ch, ServerReflectionRequest.newBuilder()
+      ServerReflectionResponse file = RlsServerIT.reflect(ch, ServerReflectionRequest.newBuilder()
           .setFileContainingSymbol("envoy.service.rate_limit_quota.v3.RateLimitQuotaService").build());
       assertThat(file.getFileDescriptorResponse().getFileDescriptorProtoCount()).isPositive();
     }
-  }
-
-  static ServerReflectionResponse reflect(ManagedChannel ch, ServerReflectionRequest request) throws Exception {
-    CompletableFuture<ServerReflectionResponse> answer = new CompletableFuture<>();
-    StreamObserver<ServerReflectionRequest> out = ServerReflectionGrpc.newStub(ch)
-        .withDeadlineAfter(5, TimeUnit.SECONDS)
-        .serverReflectionInfo(new StreamObserver<>() {
-          @Override
-          public void onNext(ServerReflectionResponse value) {
-            answer.complete(value);
-          }
-
-          @Override
-          public void onError(Throwable t) {
-            answer.completeExceptionally(t);
-          }
-
-          @Override
-          public void onCompleted() {
-          }
-        });
-    out.onNext(request);
-    ServerReflectionResponse r = answer.get(5, TimeUnit.SECONDS);
-    out.onCompleted();
-    return r;
   }
 }

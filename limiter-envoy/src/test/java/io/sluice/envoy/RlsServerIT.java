@@ -294,18 +294,19 @@ class RlsServerIT {
     assertThat(health.check(HealthCheckRequest.newBuilder().setService(RateLimitServiceGrpc.SERVICE_NAME).build())
         .getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
 
-    ServerReflectionResponse list = reflect(ServerReflectionRequest.newBuilder().setListServices("").build());
+    ServerReflectionResponse list = reflect(channel, ServerReflectionRequest.newBuilder().setListServices("").build());
     assertThat(list.getListServicesResponse().getServiceList().stream().map(ServiceResponse::getName)
         .collect(Collectors.toList()))
         .contains("envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health");
-    ServerReflectionResponse file = reflect(ServerReflectionRequest.newBuilder()
+    ServerReflectionResponse file = reflect(channel, ServerReflectionRequest.newBuilder()
         .setFileContainingSymbol("envoy.service.ratelimit.v3.RateLimitService").build());
     assertThat(file.getFileDescriptorResponse().getFileDescriptorProtoCount()).isPositive();
   }
 
-  static ServerReflectionResponse reflect(ServerReflectionRequest request) throws Exception {
+  /** One server reflection request on {@code ch} and its answer (RlqsServerIT asks through it too). */
+  static ServerReflectionResponse reflect(ManagedChannel ch, ServerReflectionRequest request) throws Exception {
     CompletableFuture<ServerReflectionResponse> answer = new CompletableFuture<>();
-    StreamObserver<ServerReflectionRequest> out = ServerReflectionGrpc.newStub(channel)
+    StreamObserver<ServerReflectionRequest> out = ServerReflectionGrpc.newStub(ch)
         .withDeadlineAfter(5, TimeUnit.SECONDS)
         .serverReflectionInfo(new StreamObserver<>() {
           @Override
