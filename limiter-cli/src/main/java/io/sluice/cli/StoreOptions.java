@@ -38,7 +38,7 @@ final class StoreOptions {
       description = "Prefix of the store's keys, shared with library nodes of the same limits (default: ${DEFAULT-VALUE}).")
   String keyPrefix;
 
-  @Option(names = "--node-id", paramLabel = "ID", description = "This process's id in the store (default: random).")
+  @Option(names = "--node-id", paramLabel = "ID", description = "This process's id in the store's node registry (default: $SLUICE_NODE_ID, $POD_NAME or $HOSTNAME if set, else random).")
   String nodeId;
 
   @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + SyncConfig.DEFAULT_BATCH_SIZE,

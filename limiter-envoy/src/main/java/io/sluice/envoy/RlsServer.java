@@ -22,7 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -390,7 +389,6 @@ public final class RlsServer implements AutoCloseable {
       private String keyPrefix = DEFAULT_KEY_PREFIX;
       /** Node id, batch size, sync interval, failure policy and claim timeout: SyncConfig's own checks. */
       private final SyncConfig.Builder sync = SyncConfig.custom().batchSize(SyncConfig.DEFAULT_BATCH_SIZE);
-      private boolean nodeIdSet;
       private int threads = DEFAULT_THREADS;
       private int queue = DEFAULT_QUEUE;
       private int maxLimits = DEFAULT_MAX_LIMITS;
@@ -482,7 +480,6 @@ public final class RlsServer implements AutoCloseable {
 
       public Builder nodeId(String nodeId) {
         sync.nodeId(nodeId);
-        nodeIdSet = true;
         return this;
       }
 
@@ -578,9 +575,6 @@ public final class RlsServer implements AutoCloseable {
       public Settings build() {
         if (configPaths.isEmpty() && rlqsConfig == null) {
           throw new IllegalArgumentException("config: at least one file or directory is needed, or an RLQS configuration");
-        }
-        if (!nodeIdSet) {
-          sync.nodeId("envoy-" + UUID.randomUUID().toString().substring(0, 8));
         }
         return new Settings(this);
       }

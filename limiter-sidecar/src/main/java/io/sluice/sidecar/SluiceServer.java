@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -107,8 +106,8 @@ public final class SluiceServer implements AutoCloseable {
       }
       // one store and one node id for every limit: the store keeps each limit's flush sequence apart
       // (node/limit) and counts this process once in its node registry
-      String nodeId = config.nodeId() != null ? config.nodeId()
-          : "serve-" + UUID.randomUUID().toString().substring(0, 8);
+      // (unset: the deployment's name for the process, else random; see SyncConfig.Builder#nodeId)
+      String nodeId = config.nodeId() != null ? config.nodeId() : config.sync().nodeId();
       CounterStore store;
       if (config.redisUri() != null) {
         store = RedisCounterStore.connect(RedisStoreConfig.builder(config.redisUri())

@@ -34,6 +34,7 @@ final class ProbeSim implements AutoCloseable {
   private final List<SyncedLimiter> nodes = new ArrayList<>();
   private final List<long[]> timers = new ArrayList<>(); // {next regular sync, asked sync, next heartbeat}
   private final List<Boolean> closed = new ArrayList<>();
+  private final List<SyncedLimiter> crashed = new ArrayList<>();
   /** Node decisions and the exact algorithm's, one letter each (A, D), in order. */
   final StringBuilder nodeLetters = new StringBuilder();
   final StringBuilder exactLetters = new StringBuilder();
@@ -53,7 +54,12 @@ final class ProbeSim implements AutoCloseable {
 
   /** Starts a node now (it heartbeats at once, as its flusher does when it starts); its index. */
   int startNode() {
-    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).nodeId("node-" + nodes.size()).ticker(ticker)
+    return startNode("node-" + nodes.size());
+  }
+
+  /** {@link #startNode()} with the node id {@code nodeId} (a node restarted in another's place may reuse one). */
+  int startNode(String nodeId) {
+    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).nodeId(nodeId).ticker(ticker)
         .autoSync(false).syncInterval(sync);
     if (batchSize > 0) {
       b.batchSize(batchSize);
@@ -144,6 +150,15 @@ final class ProbeSim implements AutoCloseable {
     closed.set(i, true);
   }
 
+  /**
+   * Node i stops as a killed process does: no closing flush, nothing given up; what it admitted since
+   * its last flush never reaches the store. (Its limiter stays open, unsynced, until the simulation closes.)
+   */
+  void crash(int i) {
+    closed.set(i, true);
+    crashed.add(nodes.get(i));
+  }
+
   /** The window index of the clock now. */
   long window() {
     return Math.floorDiv(ticker.read(), limit.periodNanos());
@@ -155,6 +170,9 @@ final class ProbeSim implements AutoCloseable {
       if (!closed.get(i)) {
         close(i);
       }
+    }
+    for (SyncedLimiter node : crashed) {
+      node.close(); // (its flusher thread; the store's counts are no longer looked at)
     }
   }
 

@@ -48,7 +48,7 @@ final class BatchSender {
   /** Where a delta that did not go (out of time, or behind a failed batch of its group) goes back. */
   private final Consumer<Pending> requeue;
   private final Map<Integer, Long> sequences = new HashMap<>();
-  /** Wall-clock microseconds at start: a restarted node with the same id starts above its old numbers. */
+  /** Wall-clock microseconds at start: numbers stay above an earlier instance's, should two ever share an owner. */
   private final long firstSequence = System.currentTimeMillis() * 1_000L;
   /** Per group, the batch kept from a failed send, sent again first. */
   private final Map<Integer, InFlight> inFlight = new HashMap<>();

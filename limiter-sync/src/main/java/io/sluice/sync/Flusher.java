@@ -141,9 +141,9 @@ final class Flusher {
     this.orphans = queue.orphans;
     this.syncRequested = queue.syncRequested;
     this.pendingPermits = queue.pendingPermits;
-    // the store keeps sequences per (node, limit): limits of one node each number their own batches,
-    // so one limit's numbers must not make the store take another's batches for replays
-    this.sender = new BatchSender(store, calls, ticker, nodeId + "/" + limit.name(), l.flushTimeout,
+    // the store keeps sequences per owner (node, limit, incarnation): limits of one node each number
+    // their own batches, so one limit's numbers must not make the store take another's for replays
+    this.sender = new BatchSender(store, calls, ticker, l.owner, l.flushTimeout,
         () -> closeDeadline, this::answered, this::requeue, this::withAskedBeat);
     if (c.autoSync()) {
       this.thread = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());

@@ -5,7 +5,6 @@ import io.sluice.node.LimitListener;
 import io.sluice.node.Ticker;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.function.IntSupplier;
 
 /**
@@ -212,7 +211,7 @@ public final class SyncConfig {
     private LimitListener listener = LimitListener.NONE;
 
     private Builder() {
-      this.nodeId = "node-" + UUID.randomUUID().toString().substring(0, 8);
+      this.nodeId = DeploymentNodeId.of(System.getenv());
     }
 
     private Builder(SyncConfig c) {
@@ -238,7 +237,13 @@ public final class SyncConfig {
       this.listener = c.listener;
     }
 
-    /** Unique per process (default: random): the store tracks each node's sequence numbers by it. */
+    /**
+     * Unique per process; the store's node registry counts nodes by it. Default: what the deployment
+     * names the process ({@code SLUICE_NODE_ID}, {@code POD_NAME} or an exported {@code HOSTNAME}, so
+     * that a process restarted in place is the same node), else random. Flushes and claims are kept per
+     * limiter instance whatever the id, so a process restarted under its old id never spends what its
+     * predecessor left.
+     */
     public Builder nodeId(String nodeId) {
       if (nodeId == null || !nodeId.matches("[A-Za-z0-9_.:-]{1,64}")) {
         throw new IllegalArgumentException("nodeId: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + nodeId);

@@ -17,6 +17,7 @@ import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
@@ -140,6 +141,14 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** The store's leases in reservation mode, else null. */
   final LeaseStore leases;
   final String nodeId;
+  /**
+   * Who the store knows this limiter's batches and claims by: node id, limit, and an incarnation of
+   * this instance. A process killed and started again under the same node id (a fixed id, a pod name)
+   * must not take over the claims its predecessor left in the store: the dead process may have admitted
+   * permits under them that it never flushed, and the claim is what keeps those from being spent twice
+   * (RestartedNodeClaimTest). The registry still knows the node by its id alone.
+   */
+  final String owner;
   final Ticker ticker;
   final long windowNanos;
   final boolean sliding;
@@ -188,6 +197,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.credited = windowed && exact == null && leases == null;
     this.claimsKept = credited && !regional; // (credited: a fixed or sliding window, so its counter counts windows)
     this.nodeId = c.nodeId();
+    this.owner = nodeId + "/" + limit.name() + "/" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 24, 36);
     this.ticker = c.ticker();
     this.windowNanos = limit.periodNanos();
     this.sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;

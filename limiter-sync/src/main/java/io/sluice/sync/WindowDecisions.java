@@ -66,7 +66,7 @@ final class WindowDecisions {
     this.hotSyncIntervalNanos = l.hotSyncIntervalNanos;
     this.leases = l.leases;
     this.limit = l.limit;
-    this.caller = l.nodeId + "/" + l.limit.name();
+    this.caller = l.owner;
     this.onStoreFailure = l.onStoreFailure;
     this.orphanSink = queue.orphanSink;
     this.pendingPermits = queue.pendingPermits;

@@ -370,7 +370,7 @@ public class SluiceProperties {
 
   /** io.sluice.sync.SyncConfig: left unset, each takes the library's default. */
   public static class Sync {
-    /** Unique per process (the store tracks each node's flushes by it); default: random. */
+    /** Unique per process (the store's node registry counts nodes by it); default: SLUICE_NODE_ID, POD_NAME or HOSTNAME from the environment, else random. */
     private String nodeId;
     /** Permits a key gathers before a flush (default 100); 1 is exact mode, one store call per decision. */
     private Long batchSize;
