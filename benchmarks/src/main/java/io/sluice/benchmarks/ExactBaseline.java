@@ -4,11 +4,11 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.sluice.benchmarks.DistributedBenchmark.Case;
-import io.sluice.benchmarks.DistributedBenchmark.Cell;
 import io.sluice.benchmarks.DistributedNodes.Impl;
 import io.sluice.benchmarks.DistributedNodes.Node;
 import io.sluice.benchmarks.DistributedNodes.SluiceNode;
+import io.sluice.benchmarks.ThroughputRuns.Case;
+import io.sluice.benchmarks.ThroughputRuns.Cell;
 import io.sluice.node.Limit;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisCounterStore;
@@ -190,7 +190,7 @@ final class ExactBaseline {
         md.append("Decisions per second of Sluice's `SyncedLimiter` with `batchSize(1)` over `RedisCounterStore` "
             + "divided by those of a minimal Lettuce EVALSHA script on the same algorithm (`ExactBaseline`), same "
             + "cell, same run; in brackets, Redis commands per 1,000 decisions, Sluice / hand-written.\n\n");
-        DistributedBenchmark.header(md, "algorithm", cases);
+        DistributedReport.header(md, "algorithm", cases);
         headed = true;
       }
       md.append("| ").append(pair[2]).append(" |");

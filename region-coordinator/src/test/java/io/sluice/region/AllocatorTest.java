@@ -222,15 +222,15 @@ class AllocatorTest {
   void aShortObservationMovesTheRateByItsShareOfARound() {
     long round = 1_000_000_000L;
     double rate = 100e-9; // 100 a second
-    double afterShort = RegionCoordinator.smoothed(rate, 0, 10_000_000L, 0.8, round); // 10 ms, nothing seen
+    double afterShort = ShareArithmetic.smoothed(rate, 0, 10_000_000L, 0.8, round); // 10 ms, nothing seen
     assertThat(afterShort).isCloseTo(rate * (1 - 0.8 * 0.01), org.assertj.core.data.Offset.offset(1e-15));
-    double afterRound = RegionCoordinator.smoothed(rate, 300, round, 0.8, round); // 300 in a second
+    double afterRound = ShareArithmetic.smoothed(rate, 300, round, 0.8, round); // 300 in a second
     assertThat(afterRound).isCloseTo(0.8 * 300e-9 + 0.2 * rate, org.assertj.core.data.Offset.offset(1e-15));
-    assertThat(RegionCoordinator.smoothed(-1, 50, round / 2, 0.8, round)).as("the first observation").isEqualTo(100e-9);
-    assertThat(RegionCoordinator.floor(200, 0, 10_000_000_000L)).as("a quiet region's floor").isEqualTo(20);
-    assertThat(RegionCoordinator.floor(5, 0, 10_000_000_000L)).isEqualTo(1);
-    assertThat(RegionCoordinator.floor(0, 0, 10_000_000_000L)).isZero();
-    assertThat(RegionCoordinator.floor(200, 1e-9, 10_000_000_000L)).as("a region with demand").isEqualTo(200);
+    assertThat(ShareArithmetic.smoothed(-1, 50, round / 2, 0.8, round)).as("the first observation").isEqualTo(100e-9);
+    assertThat(ShareArithmetic.floor(200, 0, 10_000_000_000L)).as("a quiet region's floor").isEqualTo(20);
+    assertThat(ShareArithmetic.floor(5, 0, 10_000_000_000L)).isEqualTo(1);
+    assertThat(ShareArithmetic.floor(0, 0, 10_000_000_000L)).isZero();
+    assertThat(ShareArithmetic.floor(200, 1e-9, 10_000_000_000L)).as("a region with demand").isEqualTo(200);
   }
 
   /**
@@ -271,16 +271,16 @@ class AllocatorTest {
     long w = 1_764_633_600L;
     long start = w * second;
     // the last round: 5 ms into window w - 1, 30 attempts there; now 5 ms into w: 6,000 in w - 1, 30 in w
-    long[] seen = RegionCoordinator.seenSince(w - 1, 30, start - second + 5_000_000L, w, 30, 6_000, second,
+    long[] seen = ShareArithmetic.seenSince(w - 1, 30, start - second + 5_000_000L, w, 30, 6_000, second,
         start + 5_000_000L);
     assertThat(seen).containsExactly(5_970 + 30, second);
     // the same window as the last round: what was added since
-    assertThat(RegionCoordinator.seenSince(w, 30, start + 5_000_000L, w, 3_000, 6_000, second, start + 505_000_000L))
+    assertThat(ShareArithmetic.seenSince(w, 30, start + 5_000_000L, w, 3_000, 6_000, second, start + 505_000_000L))
         .containsExactly(2_970, 500_000_000L);
     // a window skipped (no round in it): from the window's start only
-    assertThat(RegionCoordinator.seenSince(w - 3, 30, start - 3 * second, w, 60, 6_000, second, start + 10_000_000L))
+    assertThat(ShareArithmetic.seenSince(w - 3, 30, start - 3 * second, w, 60, 6_000, second, start + 10_000_000L))
         .containsExactly(60, 10_000_000L);
     // nothing to measure at the window's very start
-    assertThat(RegionCoordinator.seenSince(w - 3, 30, start - 3 * second, w, 0, 0, second, start)).isNull();
+    assertThat(ShareArithmetic.seenSince(w - 3, 30, start - 3 * second, w, 0, 0, second, start)).isNull();
   }
 }

@@ -1,0 +1,139 @@
+package io.sluice.region;
+
+/**
+ * The arithmetic of a key's record, the {@code long[]} in which a replica keeps, per region, the
+ * share it knows of and the region's demand (see {@link #FIELDS}): reading the share a window gets,
+ * recording a write, measuring and smoothing demand, and the floors. Pure functions on the arrays
+ * they are given; no state of its own.
+ */
+final class ShareArithmetic {
+  /** Per region in a state entry: share window, share, later share, lease end, attempts, window, time, rate. */
+  static final int FIELDS = 8;
+
+  private ShareArithmetic() {
+  }
+
+  /**
+   * A region's floor for a key this round: the quota's, or for a region whose demand has faded to
+   * under one request a window (no demand for a few rounds: the rate is smoothed) a tenth of it, at
+   * least one permit. The rest goes to the regions that have demand, so floors do not cap utilisation
+   * (three regions with floors of a tenth of G / 3 topped out at 93% of G with all demand in one),
+   * while a region that wakes up is still admitted at once within its small floor; the next round
+   * splits what is left of the window by the new demand, and the next windows split whole (a busy
+   * region that used its share already keeps what it counted: with long windows the waking region
+   * may have little until the window ends). A region right at one request a window may switch
+   * between the two floors from round to round (no hysteresis yet).
+   */
+  static long floor(long floor, double ratePerNano, long windowNanos) {
+    return ratePerNano * windowNanos < 1 ? Math.min(floor, Math.max(1, floor / 10)) : floor;
+  }
+
+  /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */
+  static void observeDemand(long[] m, int b, long attempts, long attemptsBefore, long w, long windowNanos,
+      long now, double smoothing, long roundNanos) {
+    long[] seen = seenSince(m[b + 5], m[b + 4], m[b + 6], w, attempts, attemptsBefore, windowNanos, now);
+    if (seen == null) {
+      return;
+    }
+    double rate = smoothed(Double.longBitsToDouble(m[b + 7]), seen[0], seen[1], smoothing, roundNanos);
+    m[b + 4] = attempts;
+    m[b + 5] = w;
+    m[b + 6] = now;
+    m[b + 7] = Double.doubleToLongBits(rate);
+  }
+
+  /**
+   * What a region asked for since the last round: {attempts, over nanoseconds}, or null when there is
+   * no time to measure. The last round saw {@code lastAttempts} in window {@code lastWindow} at
+   * {@code lastAt}; now window {@code w} holds {@code attempts} and window w - 1 {@code attemptsBefore}.
+   * A round in the window after the last one's counts the rest of that window too (rounds on the
+   * clock's grid fall just after window starts: without the previous window's end they saw a few
+   * milliseconds of each window, and the estimate froze); a round further on measures from the
+   * window's start.
+   */
+  static long[] seenSince(long lastWindow, long lastAttempts, long lastAt, long w, long attempts, long attemptsBefore,
+      long windowNanos, long now) {
+    if (lastWindow == w && now > lastAt) {
+      return new long[] {Math.max(0, attempts - lastAttempts), now - lastAt};
+    }
+    if (lastWindow == w - 1 && now > lastAt) {
+      return new long[] {Math.max(0, attemptsBefore - lastAttempts) + attempts, now - lastAt};
+    }
+    long span = now - w * windowNanos;
+    return span <= 0 ? null : new long[] {attempts, span};
+  }
+
+  /**
+   * The demand rate after observing {@code seen} attempts over {@code spanNanos}: the newest round
+   * weighs {@code alpha}, scaled down by how much shorter than a round its span is. A round that
+   * falls just after a window starts sees the new window for a few milliseconds, whose handful of
+   * attempts once moved the rate as much as a whole round's (shares swung between equal regions when
+   * rounds drifted in real time); now it moves it by its share of a round. {@code rate} below 0: none yet.
+   */
+  static double smoothed(double rate, long seen, long spanNanos, double alpha, long roundNanos) {
+    double observed = (double) seen / spanNanos;
+    if (rate < 0) {
+      return observed;
+    }
+    double weight = alpha * Math.min(1.0, (double) spanNanos / roundNanos);
+    return weight * observed + (1 - weight) * rate;
+  }
+
+  static long[] fresh(int n) {
+    long[] m = new long[n * FIELDS];
+    for (int r = 0; r < n; r++) {
+      m[r * FIELDS] = -1;
+      m[r * FIELDS + 3] = -1;
+      m[r * FIELDS + 5] = Long.MIN_VALUE;
+      m[r * FIELDS + 7] = Double.doubleToLongBits(-1);
+    }
+    return m;
+  }
+
+  static void record(long[] m, int r, long w, long share, long later, long leaseEnd) {
+    int b = r * FIELDS;
+    m[b] = w;
+    m[b + 1] = share;
+    m[b + 2] = later;
+    m[b + 3] = leaseEnd;
+  }
+
+  /** The share region r enforces in window x as far as this replica knows: its record, else G / R. */
+  static long shareFor(long[] m, int b, long x, long staticShare) {
+    long share = RegionShareStore.shareFor(m[b], m[b + 1], m[b + 2], m[b + 3], x);
+    return share >= 0 ? share : staticShare;
+  }
+
+  /**
+   * A region this replica has not reached since it took over, and of which it has no record (the old
+   * leader's last ones may not have been replicated), may hold any share the old leader gave it. The
+   * old leader kept the shares held at most G, so it holds at most G less what the regions known
+   * here hold: count it at that (at least G / R) until it is reached.
+   */
+  static void assumeTheMostOfUnknownRegions(long quota, long[] m, boolean[] reachable,
+      boolean[] reachedSinceTakeOver, long[] now, long[] later) {
+    int n = now.length;
+    long knownNow = 0;
+    long knownLater = 0;
+    boolean any = false;
+    boolean[] unknown = new boolean[n];
+    for (int r = 0; r < n; r++) {
+      unknown[r] = !reachable[r] && !reachedSinceTakeOver[r] && m[r * FIELDS] < 0;
+      if (unknown[r]) {
+        any = true;
+      } else {
+        knownNow += now[r];
+        knownLater += later[r];
+      }
+    }
+    if (!any) {
+      return;
+    }
+    for (int r = 0; r < n; r++) {
+      if (unknown[r]) {
+        now[r] = Math.max(now[r], quota - knownNow);
+        later[r] = Math.max(later[r], quota - knownLater);
+      }
+    }
+  }
+}
