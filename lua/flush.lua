@@ -22,7 +22,7 @@
 -- ARGV[9]      how long the heartbeat keeps the node alive, ms (0 without one)
 -- then per delta, in KEYS order:
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
---        token, settle                                     -- window counts (sliding window)
+--        token, settle, ahead, ahead want                  -- window counts (sliding window)
 --   'f', the same                                          -- window counts (fixed window)
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
 --   'r', window index, counter TTL in ms, amount, denied   -- a region's count of a global quota
@@ -46,6 +46,15 @@
 -- parts never add up to more than the whole: a node that counted fewer nodes than there are
 -- claimants gets the part that is left, and learns its split from the answer.
 --
+-- Claims ahead (fixed windows; ahead > 0 with want > 0): the node also asks for a claim of `ahead want`
+-- permits on each of the `ahead` windows after the delta's ('c<window>:<node>', 'C<window>', as
+-- above), granted where every one of them has room for it (all nodes' claims ahead within an eighth
+-- of the capacity, an even part per node): the same on each, never lowering what the node holds
+-- there. The node admits within it in those windows without asking, and need not flush what it
+-- admits there: the claim counts against the limit whatever the node used of it. 'P' keeps the last
+-- window claimed ahead, so that a later first write of a window does not shorten the key's TTL below
+-- it.
+--
 -- Takes: in a claim-only batch a window delta's amount, if any, is a take with a token (the node's,
 -- above every one it used before): it is counted, and taken out of the claim, only if the claim
 -- granted covers `need` (which includes it), and only if the key has not recorded this node's token
@@ -59,8 +68,8 @@
 -- Returns {applied, created, ...} with, per delta:
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
 --           previous count never weighs), the node's claim on the window after this flush, for
---           'w' the nodes its part of the fading is split by (0: none; 'f': 0), and 1 if a take
---           was counted (else 0)
+--           'w' the nodes its part of the fading is split by (0: none; 'f': 0), 1 if a take
+--           was counted (else 0), and the claim granted on each window ahead (0: none)
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -100,7 +109,7 @@ end
 -- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
 -- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
 local HEAD = 9
-local width = {w = 11, f = 11, g = 4, r = 5}
+local width = {w = 13, f = 13, g = 4, r = 5}
 local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -221,6 +230,57 @@ local function firstWindowWrite(key, w, keep, dropped)
   return w
 end
 
+-- a claim of up to `want` permits on each of the `ahead` windows after w (fixed windows), the same
+-- on each, where all of them have room for it: all nodes' claims ahead hold at most an eighth of the
+-- capacity (an even part per node of what the others left of it, less any count), since a key that
+-- warms up finds its claims ahead spread over nodes whether or not its requests go there; what the
+-- node holds there already is never lowered. The key then lives through the last of them (`ttl` from now: never shortened).
+-- Returns the claim granted (0: none).
+local function claimAhead(key, node, w, ahead, want, capacity, nodes, ttl, claimedAhead)
+  local names = {}
+  for i = 1, ahead do
+    local fw = digits(w + i)
+    names[#names + 1] = fw
+    names[#names + 1] = 'c' .. fw .. ':' .. node
+    names[#names + 1] = 'C' .. fw
+  end
+  local v = redis.call('HMGET', key, unpack(names))
+  local grant = want
+  for i = 1, ahead do
+    local counted = tonumber(v[3 * i - 2] or '0')
+    local others = tonumber(v[3 * i] or '0') - tonumber(v[3 * i - 1] or '0')
+    local room = math.floor((math.floor(capacity / 8) - counted - others) / nodes)
+    if room < grant then
+      grant = room
+    end
+  end
+  if grant < 1 then
+    return 0
+  end
+  local fields = {}
+  for i = 1, ahead do
+    local mine = tonumber(v[3 * i - 1] or '0')
+    if grant > mine then
+      local others = tonumber(v[3 * i] or '0') - mine
+      fields[#fields + 1] = names[3 * i - 1]
+      fields[#fields + 1] = digits(grant)
+      fields[#fields + 1] = names[3 * i]
+      fields[#fields + 1] = digits(others + grant)
+    end
+  end
+  if claimedAhead == nil or claimedAhead < w + ahead then
+    fields[#fields + 1] = 'P'
+    fields[#fields + 1] = digits(w + ahead)
+  end
+  if #fields > 0 then
+    redis.call('HSET', key, unpack(fields))
+  end
+  if redis.call('PTTL', key) < ttl then
+    redis.call('PEXPIRE', key, ttl)
+  end
+  return grant
+end
+
 -- adds amount to the key's count of window w and returns the new count (regional counters)
 local function count(key, w, amount, ttl)
   local c = redis.call('HINCRBY', key, tostring(w), amount)
@@ -259,6 +319,8 @@ for i = 1, n do
     local need = tonumber(ARGV[cursor + 8])
     local token = tonumber(ARGV[cursor + 9])
     local settle = tonumber(ARGV[cursor + 10])
+    local ahead = tonumber(ARGV[cursor + 11])
+    local aheadWant = tonumber(ARGV[cursor + 12])
     cursor = cursor + width[kind]
     -- a claim-only batch's amount is a take: counted below only if the claim covers the need
     local take = 0
@@ -276,11 +338,14 @@ for i = 1, n do
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
           pps, 'T' .. ps, 'K' .. ps, 'h', tokenField)
     else
-      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField)
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P')
     end
     local dropped = tonumber(v[sliding and 12 or 4] or 'x')
+    -- the last window claimed ahead: the key lives through it already
+    local claimedAhead = not sliding and tonumber(v[6] or 'x') or nil
     local seenToken = tonumber(v[sliding and 13 or 5] or '0')
     local taken = 0
+    local aheadGranted = 0
     local cur = tonumber(v[1] or '0')
     local held = tonumber(v[2] or '0')
     local claims = tonumber(v[3] or '0')
@@ -429,16 +494,21 @@ for i = 1, n do
       end
       fields[2] = digits(cur)
       redis.call('HSET', key, unpack(fields))
-      if v[1] == false then
+      if v[1] == false and not (claimedAhead and claimedAhead > w + 1) then
         redis.call('PEXPIRE', key, ttl)
       end
       held = claim
+      if not sliding and ahead > 0 and aheadWant > 0 and want > 0 then
+        aheadGranted = claimAhead(key, node, w, ahead, aheadWant, capacity, nodes,
+            tonumber(ttl) + ahead * math.floor(windowMicros / 1000), claimedAhead)
+      end
     end
     out[#out + 1] = cur
     out[#out + 1] = prev
     out[#out + 1] = held
     out[#out + 1] = sliding and grantSplit or 0
     out[#out + 1] = taken
+    out[#out + 1] = aheadGranted
   elseif kind == 'r' then
     local w = tonumber(ARGV[cursor + 1])
     local ttl = ARGV[cursor + 2]

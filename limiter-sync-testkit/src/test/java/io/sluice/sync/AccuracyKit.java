@@ -481,9 +481,12 @@ final class AccuracyKit {
         TrafficBuilder t = new TrafficBuilder(label(a), window(a, "zipf1k", 100, Duration.ofSeconds(1)), seed);
         double[] cdf = zipf(1_000);
         double rate = 200 * cdf[cdf.length - 1]; // the hottest key's share is 1 / sum: 200 per second, twice its limit
+        // (-Dsluice.kit.zipf1kSeconds=N runs it longer: a measurement of steady state, where keys
+        // have been seen for a while, beside the kit's ten seconds from a cold start)
+        long end = Long.getLong("sluice.kit.zipf1kSeconds", 10) * 1_000_000_000L;
         for (long time = 0; ; ) {
           time += (long) (-Math.log(1 - t.random().nextDouble()) / rate * 1e9);
-          if (time >= 10_000_000_000L) {
+          if (time >= end) {
             break;
           }
           t.add(time, "y" + draw(cdf, t.random()), 1);

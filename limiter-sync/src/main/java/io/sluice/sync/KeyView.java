@@ -138,6 +138,13 @@ final class KeyView {
    */
   long claimAt;
   int claimNodes;
+  /**
+   * Fixed windows: the claim the store granted this node on each window after the one it was asked in,
+   * up to {@link #aheadThrough} (see {@link Delta#claimingAhead}): a window the view rolls into within
+   * that range starts with it as its claim, and no store call. 0 and Long.MIN_VALUE: none.
+   */
+  long aheadClaim;
+  long aheadThrough = Long.MIN_VALUE;
   /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
   boolean prevClaimHeld;
   /**
@@ -176,9 +183,10 @@ final class KeyView {
 
   /**
    * Moves the view to window {@code w} (never backwards). Unsent permits of windows that fall out of
-   * the view are handed to {@code orphans} so that they still reach the store.
+   * the view are handed to {@code orphans} so that they still reach the store. {@code sliding}: the
+   * window gone by still weighs, and so does a claim held on it until a flush gives it up.
    */
-  void roll(long w, OrphanSink orphans) {
+  void roll(long w, OrphanSink orphans, boolean sliding) {
     if (w <= window) {
       return;
     }
@@ -218,10 +226,14 @@ final class KeyView {
     nextShare = -1;
     deniedUnsent = 0;
     // (a sliding window's claimant holds a part of the fading even with a claim of 0: it weighs in
-    // the next window until given up)
-    prevClaimHeld = w == window + 1 && (claim > 0 || (claim >= 0 && claimNodes > 0));
+    // the next window until given up; a fixed window's claim weighs nowhere once its window is over,
+    // and a flush to give it up was a key read and write for nothing)
+    prevClaimHeld = sliding && w == window + 1 && (claim > 0 || (claim >= 0 && claimNodes > 0));
     claim = -1; // a claim is on one window
     claimNodes = 0;
+    if (w <= aheadThrough && aheadClaim > 0) {
+      claim = aheadClaim; // granted ahead (fixed windows): this node's in this window too
+    }
     noneFree = false;
     nothingFreeUntil = Long.MIN_VALUE;
     fruitlessAsks = 0;

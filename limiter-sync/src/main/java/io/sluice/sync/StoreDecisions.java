@@ -27,6 +27,7 @@ final class StoreDecisions {
   private final Limit limit;
   private final boolean windowed;
   private final long windowNanos;
+  private final boolean sliding;
   private final long syncIntervalNanos;
   private final ExactStore exact;
   private final TokenClaims tokens;
@@ -46,6 +47,7 @@ final class StoreDecisions {
     this.limit = l.limit;
     this.windowed = l.windowed;
     this.windowNanos = l.windowNanos;
+    this.sliding = l.sliding;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.exact = l.exact;
     this.tokens = l.tokens;
@@ -158,7 +160,7 @@ final class StoreDecisions {
     if (r.allowed() && windowed) {
       KeyView view = views.viewFor(key);
       synchronized (view) {
-        view.roll(Math.floorDiv(now, windowNanos), queue.orphanSink);
+        view.roll(Math.floorDiv(now, windowNanos), queue.orphanSink, sliding);
         view.ownCur += cost;
       }
     }

@@ -189,7 +189,11 @@ final class WindowDecisions {
       return;
     }
     queue.settle(view);
-    view.roll(Math.floorDiv(j.now, windowNanos), orphanSink);
+    long w = Math.floorDiv(j.now, windowNanos);
+    if (w > view.window) {
+      claims.absorbUnsent(view, (view.window + 1) * windowNanos);
+    }
+    view.roll(w, orphanSink, sliding);
     while (true) {
       if (view.retired && !j.took && !j.takeUnsettled) {
         j.retired = true; // dropped while this decision waited for a release, before it took anything
@@ -375,7 +379,9 @@ final class WindowDecisions {
     long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
     // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
     boolean claimed = claims.asksClaims() && view.claim >= 0;
-    j.urgent = (!j.fresh && !(claimed && claims.claimHorizonNanos(view, now) > 2 * syncIntervalNanos))
+    // (nor does one granted ahead, in a window of the range it was granted for)
+    j.urgent = (!j.fresh && !(claimed && (view.window <= view.aheadThrough
+        || claims.claimHorizonNanos(view, now) > 2 * syncIntervalNanos)))
         || view.unsentCur + cost >= trigger;
     if (j.fresh && credited) {
       grantCredit(view, j, allowance, trigger);
@@ -490,7 +496,8 @@ final class WindowDecisions {
     long ahead = claims.aheadOfDemand(v, now, claims.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
-    Delta d = new Delta(counter, v.key, v.window, taking ? take : 0).claiming(want, Math.min(need, want), claims.claimSplit(v, now));
+    Delta d = claims.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
+        .claiming(want, Math.min(need, want), claims.claimSplit(v, now)), v, now);
     long token = 0;
     if (taking) {
       token = takeTokens.incrementAndGet();

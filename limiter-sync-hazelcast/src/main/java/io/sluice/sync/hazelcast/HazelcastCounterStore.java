@@ -293,16 +293,17 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     long[] claims = new long[deltas.size()];
     long[] splits = new long[deltas.size()];
     long[] taken = new long[deltas.size()];
+    long[] ahead = new long[deltas.size()];
     try {
       if (batch.claimOnly()) {
         // no permits to count twice: applied on every key, the node's sequences left alone
-        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits, taken)
-            .thenApply(round -> new FlushResult(true, values, null, claims, splits, taken));
+        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits, taken, ahead)
+            .thenApply(round -> new FlushResult(true, values, null, claims, splits, taken).withAhead(ahead));
       }
       // set when step 2 finds no record of the node although this store saw one written within the TTL
       boolean[] forgot = {false};
       // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
-      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits, taken).thenComposeAsync(first -> {
+      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits, taken, ahead).thenComposeAsync(first -> {
         if (first.unknown.isEmpty()) {
           return CompletableFuture.completedFuture(first.applied);
         }
@@ -312,7 +313,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
           Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
           first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
-          return submit(batch, rest, mode, wallMillis, values, claims, splits, taken).thenApplyAsync(second -> first.applied | second.applied,
+          return submit(batch, rest, mode, wallMillis, values, claims, splits, taken, ahead).thenApplyAsync(second -> first.applied | second.applied,
               callbacks);
         });
       }, callbacks).thenApply(applied -> {
@@ -324,7 +325,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
         } catch (RuntimeException shutDown) {
           // the deltas are applied: the answer stands
         }
-        FlushResult result = new FlushResult(applied, values, null, claims, splits, taken);
+        FlushResult result = new FlushResult(applied, values, null, claims, splits, taken).withAhead(ahead);
         return witness.lossToTell(batch.nodeId(), batch.group(), batch.sequence(), forgot[0]) ? result.forgetting()
             : result;
       });
@@ -349,7 +350,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
    * key on the keys' partitions), and writes the answers into {@code values} at the deltas' places.
    */
   private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
-      long wallMillis, long[] values, long[] claims, long[] splits, long[] taken) {
+      long wallMillis, long[] values, long[] claims, long[] splits, long[] taken, long[] ahead) {
     FlushProcessor.Plan plan = FlushProcessor.plan(batch, byKey, mode, wallMillis, sequenceTtlMillis, MAX_NODES_PER_KEY);
     FlushProcessor processor = plan.processor;
     byte[][] keys = plan.keys;
@@ -380,7 +381,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
           unknown.add(key);
         }
         applied |= out[0] == FlushProcessor.APPLIED;
-        plan.answer(j, out, values, claims, splits, taken);
+        plan.answer(j, out, values, claims, splits, taken, ahead);
       }
       return new Round(applied, unknown);
     });

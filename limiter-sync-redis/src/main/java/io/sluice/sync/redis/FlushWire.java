@@ -18,7 +18,8 @@ import java.util.List;
  * kind's arguments, {@link Kind#width} in all, as the script's {@code HEAD} and {@code width} table
  * say ({@code FlushWireTest} reads both from the script). The answer is {@code applied, created}, then
  * per delta {@link Kind#answerWidth} values: its count and the previous window's, for a window limit
- * the node's claim, its split and whether a take was counted, and for a region its shares of that
+ * the node's claim, its split, whether a take was counted and the claim granted on the windows ahead
+ * of it, and for a region its shares of that
  * window and the next; last, for a batch that carries a heartbeat, the nodes alive.
  */
 final class FlushWire {
@@ -30,10 +31,13 @@ final class FlushWire {
 
   /** A delta's kind as the script names it, with its arguments' and answer's widths. */
   enum Kind {
-    /** A sliding window's counts and claims: kind, window, TTL, amount, want, capacity, nodes, window us, need, token, settle. */
-    SLIDING('w', 11, 5),
+    /**
+     * A sliding window's counts and claims: kind, window, TTL, amount, want, capacity, nodes, window us,
+     * need, token, settle, windows ahead, claim wanted ahead.
+     */
+    SLIDING('w', 13, 6),
     /** A fixed window's: the same arguments as {@link #SLIDING}. */
-    FIXED('f', 11, 5),
+    FIXED('f', 13, 6),
     /** A GCRA backlog (token and leaky buckets): kind, scale, interval, amount. */
     GCRA('g', 4, 2),
     /** A region's count of a global quota: kind, window, TTL, amount, denied. */
@@ -134,7 +138,9 @@ final class FlushWire {
     args[a++] = RedisCounterStore.ascii(c.windowNanos() / 1_000);
     args[a++] = RedisCounterStore.ascii(d.need());
     args[a++] = RedisCounterStore.ascii(d.token());
-    args[a] = RedisCounterStore.ascii(d.settle());
+    args[a++] = RedisCounterStore.ascii(d.settle());
+    args[a++] = RedisCounterStore.ascii(d.aheadWindows());
+    args[a] = RedisCounterStore.ascii(d.aheadWant());
   }
 
   private static void region(byte[][] args, int a, Counter c, Delta d) {
@@ -163,6 +169,7 @@ final class FlushWire {
     long[] claims = new long[deltas.size()];
     long[] splits = new long[deltas.size()];
     long[] taken = new long[deltas.size()];
+    long[] ahead = new long[deltas.size()];
     int at = 2; // (applied, created)
     for (int i = 0; i < deltas.size(); i++) {
       Kind kind = Kind.of(deltas.get(i).counter());
@@ -174,6 +181,7 @@ final class FlushWire {
           claims[i] = (Long) reply.get(at + 2);
           splits[i] = (Long) reply.get(at + 3);
           taken[i] = (Long) reply.get(at + 4);
+          ahead[i] = (Long) reply.get(at + 5);
         }
         case REGION -> {
           if (shares == null) {
@@ -189,6 +197,6 @@ final class FlushWire {
       }
       at += kind.answerWidth;
     }
-    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits, taken);
+    return new FlushResult(((Long) reply.get(0)) == 1L, values, shares, claims, splits, taken).withAhead(ahead);
   }
 }

@@ -126,9 +126,10 @@ class FlushWireTest {
   void theAnswerIsReadWhereTheScriptWritesIt() {
     List<Delta> deltas = List.of(new Delta(sliding, "a", 7, 1), new Delta(bucket, "b", 0, 2), new Delta(region, "d", 7, 4),
         new Delta(fixed, "c", 7, 3));
-    // applied, created; window: count, previous, claim, split, taken; gcra: backlog, 0; region: count,
-    // previous, share, next share; fixed window: count, 0, claim, 0, taken
-    List<Object> reply = List.<Object>of(1L, 41L, 10L, 9L, 5L, 3L, 1L, 700L, 0L, 20L, 19L, 100L, 110L, 30L, 0L, 6L, 0L, 0L);
+    // applied, created; window: count, previous, claim, split, taken, claim ahead; gcra: backlog, 0;
+    // region: count, previous, share, next share; fixed window: count, 0, claim, 0, taken, claim ahead
+    List<Object> reply = List.<Object>of(1L, 41L, 10L, 9L, 5L, 3L, 1L, 0L, 700L, 0L, 20L, 19L, 100L, 110L, 30L, 0L, 6L,
+        0L, 0L, 4L);
     int answered = 2;
     for (Delta d : deltas) {
       answered += Kind.of(d.counter()).answerWidth;
@@ -150,5 +151,7 @@ class FlushWireTest {
     assertThat(r.current(3)).isEqualTo(30);
     assertThat(r.claim(3)).isEqualTo(6);
     assertThat(r.taken(3)).isFalse();
+    assertThat(r.ahead(3)).isEqualTo(4);
+    assertThat(r.ahead(0)).isZero();
   }
 }

@@ -155,6 +155,7 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     long[] claims = new long[n];
     long[] splits = new long[n];
     long[] taken = new long[n];
+    long[] ahead = new long[n];
     boolean applied = false;
     // the processor the real store builds, run key by key with that key's deltas in batch order (a
     // key's previous and current windows may come in one batch: one sequence check for both)
@@ -164,9 +165,9 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     for (int k = 0; k < plan.keys.length; k++) {
       long[] out = run(plan.keys[k], plan.processor::process);
       applied |= out[0] == FlushProcessor.APPLIED;
-      plan.answer(k, out, values, claims, splits, taken);
+      plan.answer(k, out, values, claims, splits, taken, ahead);
     }
-    FlushResult result = new FlushResult(applied, values, null, claims, splits, taken);
+    FlushResult result = new FlushResult(applied, values, null, claims, splits, taken).withAhead(ahead);
     if (batch.beats()) {
       result = result.withAlive(beat(batch.beatNode(), batch.beatNowMillis(), batch.beatTtlMillis()));
     }

@@ -26,6 +26,12 @@ public final class Delta {
   private final long token;
   /** With a token in a numbered batch: +permits to count unless that take was counted, -permits to un-count if it was. */
   private final long settle;
+  /**
+   * Fixed windows: the windows after this one the claim also asks for (0: none), and the permits per
+   * window it asks for in each; see {@link #claimingAhead}.
+   */
+  private final int aheadWindows;
+  private final long aheadWant;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -58,9 +64,15 @@ public final class Delta {
     this.need = 0;
     this.token = 0;
     this.settle = 0;
+    this.aheadWindows = 0;
+    this.aheadWant = 0;
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
+    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant);
+  }
+
+  private Delta(Delta d, long want, long need, int nodes, long token, long settle, int aheadWindows, long aheadWant) {
     this.counter = d.counter;
     this.key = d.key;
     this.window = d.window;
@@ -71,6 +83,8 @@ public final class Delta {
     this.need = need;
     this.token = token;
     this.settle = settle;
+    this.aheadWindows = aheadWindows;
+    this.aheadWant = aheadWant;
   }
 
   /**
@@ -139,6 +153,44 @@ public final class Delta {
       throw new IllegalArgumentException("permits: must be between 1 and 2^53, got " + permits);
     }
     return new Delta(this, want, need, nodes, token, admitted ? permits : -permits);
+  }
+
+  /**
+   * Fixed windows, with a claim asked for ({@link #claiming}): this delta also asks for a claim of
+   * {@code perWindow} permits on each of the {@code windows} windows after its own, granted out of what
+   * claims ahead of demand may hold there (half of the budget, an even part per node), the same for
+   * each, never less than the node already holds there; see {@link FlushResult#ahead(int)}. A node
+   * admits within it in those windows without asking the store, and need not flush what it admits
+   * there: the store counts the claim against the limit whatever the node uses of it. For keys far
+   * below their limits, which would otherwise ask the store in every window they are seen in.
+   *
+   * @throws IllegalArgumentException for windows outside 0..{@link #MAX_AHEAD}, perWindow outside
+   *     0..2^53, or a delta that asks for no claim
+   */
+  public Delta claimingAhead(int windows, long perWindow) {
+    if (windows < 0 || windows > MAX_AHEAD) {
+      throw new IllegalArgumentException("windows: must be between 0 and " + MAX_AHEAD + ", got " + windows);
+    }
+    if (perWindow < 0 || perWindow >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("perWindow: must be between 0 and 2^53, got " + perWindow);
+    }
+    if (windows > 0 && want == 0) {
+      throw new IllegalArgumentException("claimingAhead: a delta that asks for no claim (want 0) asks for none ahead");
+    }
+    return new Delta(this, want, need, nodes, token, settle, windows, perWindow);
+  }
+
+  /** The most windows a claim asks for ahead of its own. */
+  public static final int MAX_AHEAD = 16;
+
+  /** The windows after this delta's that its claim also asks for (0: none). */
+  public int aheadWindows() {
+    return aheadWindows;
+  }
+
+  /** The permits per window asked for in each of {@link #aheadWindows()}. */
+  public long aheadWant() {
+    return aheadWant;
   }
 
   public Counter counter() {

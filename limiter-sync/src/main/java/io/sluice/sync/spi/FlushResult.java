@@ -22,6 +22,8 @@ public final class FlushResult {
   private final boolean storeForgot;
   /** Nodes alive as the heartbeat the batch carried found them; 0 when it carried none. */
   private final int alive;
+  /** Per delta, the claim the node holds on each window it asked for ahead of the delta's; or null. */
+  private final long[] ahead;
 
   public FlushResult(boolean applied, long[] values) {
     this(applied, values, null, null, null);
@@ -41,11 +43,12 @@ public final class FlushResult {
 
   private FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken,
       boolean storeForgot) {
-    this(applied, values, shares, claims, splits, taken, storeForgot, 0);
+    this(applied, values, shares, claims, splits, taken, storeForgot, 0, null);
   }
 
   private FlushResult(boolean applied, long[] values, long[] shares, long[] claims, long[] splits, long[] taken,
-      boolean storeForgot, int alive) {
+      boolean storeForgot, int alive, long[] ahead) {
+    this.ahead = ahead;
     this.alive = alive;
     this.storeForgot = storeForgot;
     this.applied = applied;
@@ -74,7 +77,7 @@ public final class FlushResult {
 
   /** This answer, marked as coming from a store that forgot the node ({@link #storeForgot()}). */
   public FlushResult forgetting() {
-    return new FlushResult(applied, values, shares, claims, splits, taken, true, alive);
+    return new FlushResult(applied, values, shares, claims, splits, taken, true, alive, ahead);
   }
 
   /**
@@ -85,7 +88,24 @@ public final class FlushResult {
     if (alive < 1) {
       throw new IllegalArgumentException("alive: a heartbeat counts at least its own node, got " + alive);
     }
-    return new FlushResult(applied, values, shares, claims, splits, taken, storeForgot, alive);
+    return new FlushResult(applied, values, shares, claims, splits, taken, storeForgot, alive, ahead);
+  }
+
+  /**
+   * This answer with, per delta, the claim the node holds on each of the windows its delta asked for
+   * ahead ({@link Delta#claimingAhead}); 0 where it asked for none or none was granted.
+   */
+  public FlushResult withAhead(long[] ahead) {
+    return new FlushResult(applied, values, shares, claims, splits, taken, storeForgot, alive, ahead);
+  }
+
+  /**
+   * The claim the node holds on each of the {@link Delta#aheadWindows()} windows after delta i's, as
+   * asked for by {@link Delta#claimingAhead} (the same on each: granted where all of them had room, and
+   * never below what the node held there before); 0 where it asked for none, or none was granted.
+   */
+  public long ahead(int i) {
+    return ahead == null ? 0 : ahead[i];
   }
 
   /**

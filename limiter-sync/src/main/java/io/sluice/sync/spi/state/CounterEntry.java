@@ -283,6 +283,15 @@ public final class CounterEntry implements Serializable {
     return (int) Math.max(1, packed % SPLITS);
   }
 
+  /** The last window any node holds a claim on (claims ahead included); Long.MIN_VALUE when none. */
+  long lastClaimWindow() {
+    long last = Long.MIN_VALUE;
+    for (long cw : claimWindows) {
+      last = Math.max(last, cw);
+    }
+    return last;
+  }
+
   /** The sum of the claims on a window. */
   public long claimsOn(long window) {
     long sum = 0;

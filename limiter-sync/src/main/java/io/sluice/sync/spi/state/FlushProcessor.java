@@ -28,9 +28,9 @@ import java.util.Map;
  * {@link #CLAIM} (a claim-only batch, no permits) always applies and records no sequence.
  *
  * <p>Returns {@code [status, v1, v2, ...]}: status {@link #APPLIED}, {@link #SEEN} (not applied: a
- * retry or a replay) or {@link #UNKNOWN}; then five values per delta, as in {@link FlushResult}: the
+ * retry or a replay) or {@link #UNKNOWN}; then six values per delta, as in {@link FlushResult}: the
  * count (or backlog), the previous window's count, the node's claim (-1 for GCRA), the split of a
- * sliding window's claimant, and 1 if a take was counted. It
+ * sliding window's claimant, 1 if a take was counted, and the claim granted on the windows ahead. It
  * carries everything it needs (including the flushing process's clock, for forgetting silent nodes),
  * so it is deterministic and Hazelcast can run the very same processor on the backup replicas.
  */
@@ -45,6 +45,8 @@ public final class FlushProcessor implements EntryUpdate {
   /** A claim-only batch ({@link Batch#CLAIM_ONLY}): applied every time, the node's sequence left alone. */
   public static final byte CLAIM = 3;
   static final long SEEN = 0;
+  /** Values per delta in the answer. */
+  static final int OUT = 6;
   public static final long APPLIED = 1;
   public static final long UNKNOWN = 2;
 
@@ -72,12 +74,16 @@ public final class FlushProcessor implements EntryUpdate {
   private final long[] needs;
   private final long[] tokens;
   private final long[] settles;
+  /** Per fixed window delta: the windows after it the claim asks for too, and the claim wanted on each (flush.lua's). */
+  private final int[] aheadWindows;
+  private final long[] aheadWants;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
   FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
       byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts, long[] wants,
-      long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs, long[] tokens, long[] settles) {
+      long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs, long[] tokens, long[] settles,
+      int[] aheadWindows, long[] aheadWants) {
     this.nodeId = nodeId;
     this.sequence = sequence;
     this.nowMicros = nowMicros;
@@ -98,6 +104,8 @@ public final class FlushProcessor implements EntryUpdate {
     this.needs = needs;
     this.tokens = tokens;
     this.settles = settles;
+    this.aheadWindows = aheadWindows;
+    this.aheadWants = aheadWants;
   }
 
   /** The deltas of each counter key of a batch (keys under {@code prefix}), in batch order. */
@@ -128,14 +136,15 @@ public final class FlushProcessor implements EntryUpdate {
       this.place = place;
     }
 
-    /** Copies the processor's answer for key k into the batch's values, claims, splits and takes counted. */
-    public void answer(int k, long[] out, long[] values, long[] claims, long[] splits, long[] taken) {
-      for (int x = from[k], o = 1; x < from[k + 1]; x++, o += 5) {
+    /** Copies the processor's answer for key k into the batch's values, claims, splits, takes counted and claims ahead. */
+    public void answer(int k, long[] out, long[] values, long[] claims, long[] splits, long[] taken, long[] ahead) {
+      for (int x = from[k], o = 1; x < from[k + 1]; x++, o += OUT) {
         values[2 * place[x]] = out[o];
         values[2 * place[x] + 1] = out[o + 1];
         claims[place[x]] = out[o + 2];
         splits[place[x]] = out[o + 3];
         taken[place[x]] = out[o + 4];
+        ahead[place[x]] = out[o + 5];
       }
     }
   }
@@ -162,6 +171,8 @@ public final class FlushProcessor implements EntryUpdate {
     long[] needs = new long[n];
     long[] tokens = new long[n];
     long[] settles = new long[n];
+    int[] aheadWindows = new int[n];
+    long[] aheadWants = new long[n];
     int k = 0;
     int i = 0;
     for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
@@ -182,6 +193,8 @@ public final class FlushProcessor implements EntryUpdate {
           needs[i] = delta.need();
           tokens[i] = delta.token();
           settles[i] = delta.settle();
+          aheadWindows[i] = delta.aheadWindows();
+          aheadWants[i] = delta.aheadWant();
         } else {
           kinds[i] = GCRA;
           first[i] = c.scale();
@@ -194,7 +207,7 @@ public final class FlushProcessor implements EntryUpdate {
     from[k] = i;
     FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
         retainMillis, maxNodes, mode, keys, from, kinds, first, second, amounts, wants, capacities, nodeCounts,
-        windowMicros, needs, tokens, settles);
+        windowMicros, needs, tokens, settles, aheadWindows, aheadWants);
     return new Plan(processor, keys, from, place);
   }
 
@@ -205,15 +218,16 @@ public final class FlushProcessor implements EntryUpdate {
     boolean unknown = mode == IF_KNOWN && last < 0;
     boolean apply = mode == CLAIM || (mode != READ && !unknown && sequence > last);
     int k = indexOf(entry.getKey());
-    long[] out = new long[1 + 5 * (from[k + 1] - from[k])];
+    long[] out = new long[1 + OUT * (from[k + 1] - from[k])];
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
     long ttlMillis = 0; // 0: keep the entry's expiry
-    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += 5) {
+    for (int i = from[k], o = 1; i < from[k + 1]; i++, o += OUT) {
       if (kinds[i] == WINDOW || kinds[i] == FIXED) {
         long w = first[i];
         long held = state.claimOf(nodeId, w);
         int split = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
         long taken = 0;
+        long ahead = 0;
         if (apply) {
           boolean firstWrite = !state.hasWindow(w);
           // a claim-only batch's amount is a take: counted only if the claim covers the need (flush.lua)
@@ -250,15 +264,31 @@ public final class FlushProcessor implements EntryUpdate {
             // next window (the TTL covers this window and the one after it, where this count still weighs)
             // (a sliding window keeps the one before the previous: its claimants' parts weigh, see claim)
             state = kinds[i] == WINDOW ? state.dropOlderThan(w - 2) : state.dropBefore(w);
-            ttlMillis = second[i];
+            // (never below the claims ahead: the entry lives through them already)
+            if (state.lastClaimWindow() <= w + 1) {
+              ttlMillis = Math.max(ttlMillis, second[i]);
+            }
           }
           held = claim;
+          if (kinds[i] == FIXED && aheadWindows != null && aheadWindows[i] > 0 && aheadWants[i] > 0 && wants[i] > 0) {
+            ahead = claimAhead(state, i, w);
+            if (ahead > 0) {
+              for (int x = 1; x <= aheadWindows[i]; x++) {
+                if (ahead > state.claimOf(nodeId, w + x)) {
+                  state = state.withClaim(nodeId, w + x, ahead, -1, 0);
+                }
+              }
+              long through = Math.max(state.lastClaimWindow(), w + aheadWindows[i]);
+              ttlMillis = Math.max(ttlMillis, second[i] + (through - w) * (windowMicros[i] / 1_000));
+            }
+          }
         }
         out[o] = state.count(w);
         out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
         out[o + 2] = held;
         out[o + 3] = split;
         out[o + 4] = taken;
+        out[o + 5] = ahead;
       } else if (kinds[i] == GCRA) {
         long scale = first[i];
         long interval = second[i];
@@ -275,6 +305,7 @@ public final class FlushProcessor implements EntryUpdate {
         out[o + 2] = -1;
         out[o + 3] = 0;
         out[o + 4] = 0;
+        out[o + 5] = 0;
       } else {
         throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
       }
@@ -331,6 +362,21 @@ public final class FlushProcessor implements EntryUpdate {
       extra = (long) Math.min(needs[i] - committed, free);
     }
     return committed + Math.max(0, Math.min(extra, wants[i] - committed));
+  }
+
+  /**
+   * flush.lua's claimAhead: the claim wanted on each window after w, where every one of them has room
+   * for it (all nodes' claims ahead within an eighth of the capacity, an even part per node of what the
+   * others left of it, less any count); 0 when one has less than a permit.
+   */
+  private long claimAhead(CounterEntry state, int i, long w) {
+    long grant = aheadWants[i];
+    for (int x = 1; x <= aheadWindows[i]; x++) {
+      long others = state.claimsOn(w + x) - state.claimOf(nodeId, w + x);
+      long room = Math.floorDiv(capacities[i] / 8 - state.count(w + x) - others, nodeCounts[i]);
+      grant = Math.min(grant, room);
+    }
+    return Math.max(0, grant);
   }
 
   /**
