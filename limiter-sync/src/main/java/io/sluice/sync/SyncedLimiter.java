@@ -7,19 +7,15 @@ import io.sluice.node.Decision;
 import io.sluice.node.KeyedLimiter;
 import io.sluice.node.Limit;
 import io.sluice.node.LimitListener;
-import io.sluice.node.Outcome;
 import io.sluice.node.Ticker;
-import io.sluice.sync.WindowDecisions.Judgement;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntSupplier;
 
 /**
@@ -103,13 +99,13 @@ import java.util.function.IntSupplier;
  * The parts, each made once in the constructor for this limit's algorithm and mode: {@link
  * WindowDecisions} (a window limit's decisions under its views' monitors), {@link WindowClaims} (the
  * claim, share and lease arithmetic and the store's answers into a view), {@link Flusher} (the sync),
- * {@link TokenClaims} (batched buckets); this class answers, and decides exact-mode, bucket and log
- * limits itself.
+ * {@link TokenClaims} (batched buckets), {@link StoreDecisions} (exact mode, and buckets and logs while
+ * the store fails), {@link DecisionRouter} (which of them decides), {@link AsyncDecisions} (decisions
+ * that never block), {@link PermitReleases} ({@link #release}) and {@link CloseSequence} ({@link #close}).
  * A decision that asks the store holds its view's monitor through that one call, never the sync
  * lock; a sync takes views' monitors one at a time, never while waiting for the store.
  */
 public final class SyncedLimiter implements KeyedLimiter {
-  private static final System.Logger LOG = System.getLogger(SyncedLimiter.class.getName());
   // (package-private: the settings its parts take at construction, see WindowClaims, WindowDecisions, Flusher)
   final Limit limit;
   final SyncConfig config;
@@ -122,8 +118,6 @@ public final class SyncedLimiter implements KeyedLimiter {
    * decided by the store's exact scripts alone, and by a local share of the limit while it fails.
    */
   final boolean windowed;
-  /** Buckets and logs while the store fails, under LOCAL_SHARE: this node's even part of the limit. */
-  private final LocalShares localShares;
   /** The store's exact scripts when the batch size is 1, else null. */
   final ExactStore exact;
   /**
@@ -172,6 +166,12 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final Answers answers;
   /** The decisions one store call makes: exact mode, batched buckets, the failure policy's for buckets and logs. */
   private final StoreDecisions byStore;
+  /** Which part makes a decision, on the caller's thread. */
+  private final DecisionRouter decisions;
+  /** The decisions that never block the caller (acquireAsync). */
+  private final AsyncDecisions asyncDecisions;
+  /** The permits release gives back. */
+  private final PermitReleases releases;
 
   /** What this node has to send, and the flusher's wake-up. */
   private final FlushQueue queue;
@@ -179,8 +179,6 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final WindowClaims claims;
   /** The sync: batches to the store and their answers into the views; the registry's heartbeat. */
   private final Flusher flusher;
-  /** A window limit's decisions under its views' monitors. */
-  private final WindowDecisions windows;
 
   private SyncedLimiter(Limit limit, CounterStore store, SyncConfig c, long batchSize) {
     this.config = c;
@@ -208,7 +206,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.activeNodes = c.activeNodes().orElse(this::nodesInRegistry);
     this.queue = new FlushQueue(counter, ticker);
     this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle);
-    this.localShares = new LocalShares(limit, ticker, c.maxKeys(), activeNodes);
     this.flushTimeout = c.flushTimeout();
     this.claimTimeout = c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout();
     this.onStoreFailure = c.onStoreFailure();
@@ -227,8 +224,13 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.answers = new Answers(limit, c.listener(), sliding);
     this.claims = new WindowClaims(this, c, queue);
     this.flusher = new Flusher(this, c, claims, queue);
-    this.windows = new WindowDecisions(this, claims, queue, flusher);
+    WindowDecisions windows = new WindowDecisions(this, claims, queue, flusher);
+    // buckets and logs while the store fails, under LOCAL_SHARE: this node's even part of the limit
+    LocalShares localShares = new LocalShares(limit, ticker, c.maxKeys(), activeNodes);
     this.byStore = new StoreDecisions(this, localShares, queue, answers);
+    this.decisions = new DecisionRouter(this, queue, answers, byStore, windows, flusher);
+    this.asyncDecisions = new AsyncDecisions(this, queue, answers, byStore, windows, decisions);
+    this.releases = new PermitReleases(this, queue, byStore, decisions);
     flusher.start();
   }
 
@@ -254,12 +256,12 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Whether one permit of the key is admitted; allocation-free for a known key in the approximate mode. */
   public boolean tryAcquire(String key) {
-    return decide(key, 1, Answers.BARE).allowed();
+    return decisions.decide(key, 1, Answers.BARE).allowed();
   }
 
   @Override
   public boolean tryAcquire(String key, long cost) {
-    return decide(key, cost, Answers.BARE).allowed();
+    return decisions.decide(key, cost, Answers.BARE).allowed();
   }
 
   public Decision acquire(String key) {
@@ -275,13 +277,13 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public Decision acquire(String key, long cost) {
-    return decide(key, cost, Answers.TOLD);
+    return decisions.decide(key, cost, Answers.TOLD);
   }
 
   /** {@link #acquire(String, long)}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public Decision acquireUntold(String key, long cost) {
-    return decide(key, cost, Answers.UNTOLD);
+    return decisions.decide(key, cost, Answers.UNTOLD);
   }
 
   @Override
@@ -321,162 +323,18 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public java.util.concurrent.CompletionStage<Decision> acquireAsync(String key, long cost) {
-    return decideAsync(key, cost, Answers.TOLD);
+    return asyncDecisions.decideAsync(key, cost, Answers.TOLD);
   }
 
   /** {@link #acquireAsync}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public java.util.concurrent.CompletionStage<Decision> acquireUntoldAsync(String key, long cost) {
-    return decideAsync(key, cost, Answers.UNTOLD);
-  }
-
-  /** {@link #decide(String, long, int)} that never blocks the caller: see {@link #acquireAsync}. */
-  private CompletableFuture<Decision> decideAsync(String key, long cost, int answer) {
-    checkRequest(key, cost);
-    if (flusher.closed()) {
-      throw new IllegalStateException("limiter " + limit.name() + " is closed");
-    }
-    long now = ticker.read();
-    boolean fallback = storeDown();
-    if (tokens != null && !fallback) {
-      Decision d = byStore.onTokensWithoutWaiting(key, cost, answer, now);
-      return d != null ? CompletableFuture.completedFuture(d) : handOver(key, cost, answer, now);
-    }
-    if (exact != null && !fallback) {
-      // (the fallback of a failed exact check makes no store call: decided on the answer's thread)
-      return byStore.exactlyAsync(key, cost, answer, now).thenApply(d -> d != null ? d
-          : windowed ? decideWindow(key, cost, answer, now, true) : byStore.fallbackDecision(key, cost, answer));
-    }
-    if (!windowed) {
-      return CompletableFuture.completedFuture(byStore.fallbackDecision(key, cost, answer));
-    }
-    KeyView view = view(key);
-    if (view.storeCallUnderway) {
-      return handOver(key, cost, answer, now); // (entering its monitor would wait for that call)
-    }
-    Judgement j = WindowDecisions.judgement(cost, now, fallback);
-    j.noWait = true;
-    try {
-      synchronized (view) {
-        windows.judge(view, j);
-      }
-      if (j.wouldWait) {
-        return handOver(key, cost, answer, now);
-      }
-      if (!j.retired) {
-        if (j.urgent) {
-          queue.requestSync();
-        }
-        return CompletableFuture.completedFuture(answers.decision(key, j, answer));
-      }
-    } finally {
-      j.inUse = false;
-    }
-    return decideAsync(key, cost, answer); // (retired meanwhile: decided on its successor)
-  }
-
-  /**
-   * A decision that waits for the store, made by {@link #decide} on a waiting thread; when too many
-   * are in hand already, the failure policy's, at once (see {@link #acquireAsync}).
-   */
-  private CompletableFuture<Decision> handOver(String key, long cost, int answer, long now) {
-    CompletableFuture<Decision> d = WaitingThreads.submit(() -> decide(key, cost, answer));
-    if (d != null) {
-      return d;
-    }
-    return CompletableFuture.completedFuture(windowed ? decideWindow(key, cost, answer, now, true)
-        : byStore.fallbackDecision(key, cost, answer));
-  }
-
-  /** The decision, answered as {@code answer} says ({@link Answers#Answers.BARE}, {@link Answers#Answers.TOLD}, {@link Answers#Answers.UNTOLD}). */
-  private Decision decide(String key, long cost, int answer) {
-    return decide(key, cost, answer, false);
-  }
-
-  /** {@code exactTried}: an exact check failed already (a retry on a retired view must not repeat it). */
-  private Decision decide(String key, long cost, int answer, boolean exactTried) {
-    checkRequest(key, cost);
-    if (flusher.closed()) {
-      throw new IllegalStateException("limiter " + limit.name() + " is closed");
-    }
-    long now = ticker.read();
-    if (answer == Answers.BARE && credited) {
-      KeyView known = views.get(key);
-      int paid = known != null && !storeDown() ? known.takeCredit(now, cost) : KeyView.UNPAID;
-      if (paid != KeyView.UNPAID) {
-        if (paid == KeyView.PAID_SYNC) {
-          queue.requestSync();
-        }
-        return answers.allowedBare();
-      }
-    }
-    boolean fallback = storeDown();
-    if (tokens != null && !fallback) {
-      Decision d = byStore.onTokens(key, cost, answer, now);
-      if (d != null) {
-        return d;
-      }
-      fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
-    }
-    if (exact != null && !fallback && !exactTried) {
-      Decision d = byStore.exactly(key, cost, answer, now);
-      if (d != null) {
-        return d;
-      }
-      fallback = true; // the store failed this decision: the policy decides it, the breaker counts it
-    }
-    if (!windowed) {
-      return byStore.fallbackDecision(key, cost, answer);
-    }
-    return decideWindow(key, cost, answer, now, fallback || exactTried);
-  }
-
-  /**
-   * A window limit's decision, under the key's monitor ({@link WindowDecisions#judge}); a view retired from the
-   * table meanwhile is decided on its successor.
-   */
-  private Decision decideWindow(String key, long cost, int answer, long now, boolean fallback) {
-    KeyView view = view(key);
-    Judgement j = WindowDecisions.judgement(cost, now, fallback);
-    try {
-      synchronized (view) {
-        windows.judge(view, j);
-      }
-      if (!j.retired) {
-        if (j.urgent) {
-          queue.requestSync();
-        }
-        return answers.decision(key, j, answer);
-      }
-    } finally {
-      j.inUse = false;
-    }
-    return decide(key, cost, answer, exact != null);
-  }
-
-  /** Whether the circuit breaker keeps the store out: the fallback policy decides. */
-  private boolean storeDown() {
-    return calls.open();
-  }
-
-  private KeyView view(String key) {
-    return views.viewFor(key);
+    return asyncDecisions.decideAsync(key, cost, Answers.UNTOLD);
   }
 
   /** The flusher's sweep of idle views (see {@link ViewTable#sweepSome}); for tests that drive it. */
   void sweepSome() {
     views.sweepSome();
-  }
-
-  /** A key and cost a decision (or a release) of this limit can take. */
-  private void checkRequest(String key, long cost) {
-    if (key == null || key.isEmpty()) {
-      throw new IllegalArgumentException("key: must not be null or empty");
-    }
-    if (cost < 1 || cost > limit.capacity()) {
-      throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
-          + " of limit " + limit.name() + ", got " + cost);
-    }
   }
 
   /**
@@ -490,48 +348,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public void release(String key, long cost, Decision acquired) {
-    checkRequest(key, cost);
-    if (acquired == null || acquired.outcome() != Outcome.ALLOWED || acquired.limit() != limit) {
-      throw new IllegalArgumentException("acquired: must be an allowed decision of this limiter (" + limit.name()
-          + "), got " + acquired);
-    }
-    if (exact != null) {
-      byStore.giveBackExact(key, cost, acquired);
-      return;
-    }
-    if (tokens != null) {
-      // token claims: the permits stay spent. Put back into a holding they would be covered by a grant
-      // that did not pay for them, and given back to the store they would lower its backlog under other
-      // nodes' claims (see TokenClaims#decide): under-admission, never over
-      return;
-    }
-    KeyView v = views.get(key);
-    if (v == null) {
-      // a key not in the table was decided on the overflow view, while the table was full (or its
-      // view has been dropped since, with its windows over: the window check below refuses those)
-      v = views.get(ViewTable.OVERFLOW_KEY);
-      if (v == null) {
-        return;
-      }
-    }
-    synchronized (v) {
-      queue.settle(v);
-      long back = Math.min(cost, v.ownCur);
-      // (only into the window the permits were counted in: after a roll they are that window's, gone by)
-      if (v.window != acquired.window() || v.retired || back <= 0) {
-        return;
-      }
-      v.ownCur -= back;
-      if (leases != null) {
-        v.leased += back; // (reservation: the permit came out of the node's lease)
-        return;
-      }
-      long unsent = Math.min(back, v.unsentCur);
-      v.unsentCur -= unsent;
-      v.pendingCur -= unsent;
-      queue.pendingPermits.add(-unsent);
-      v.releasedCur += back - unsent;
-    }
+    releases.release(key, cost, acquired);
   }
 
   /** The view of a key, or null (for tests that look inside). */
@@ -635,26 +452,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public void close() {
-    if (flusher.closed()) {
-      return;
-    }
-    long deadline = System.nanoTime() + flushTimeout.toNanos();
-    flusher.stop(deadline);
-    while (!flusher.sync(true, deadline) && System.nanoTime() < deadline) {
-      LockSupport.parkNanos(10_000_000L);
-    }
-    if (flusher.lastOfNode() && !storeDown()) {
-      // out of the registry on purpose: a region coordinator tells this from a node cut off (which may
-      // still be admitting) and does not hold the region's shares for it. Only with the node's last
-      // limiter on this store: while another still runs, the node is still admitting
-      calls.guarded(() -> store.leave(nodeId, System.currentTimeMillis()));
-    }
-    long left = pending();
-    if (left > 0) {
-      LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}) closed with {2} admitted permits not"
-          + " flushed to the store within the flush timeout ({3} ms): the store does not count them", limit.name(),
-          nodeId, left, flushTimeout.toMillis());
-    }
+    CloseSequence.close(this, flusher);
   }
 
   // ------------------------------------------------------------------ numbers
@@ -799,17 +597,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     private long bucketBatchSize = 1;
 
     Builder(Limit limit, CounterStore store) {
-      if (limit == null) {
-        throw new IllegalArgumentException("limit: must not be null");
-      }
-      if (store == null) {
-        throw new IllegalArgumentException("store: must not be null");
-      }
-      if (limit.algorithm() == Algorithm.LEAKY_BUCKET_SHAPER) {
-        throw new IllegalArgumentException("limit: " + limit.name() + " is a leaky bucket shaper, which delays"
-            + " requests in one local queue and is not shared across nodes (use LEAKY_BUCKET, the meter, or"
-            + " TOKEN_BUCKET)");
-      }
+      BuilderChecks.checkLimitAndStore(limit, store);
       this.limit = limit;
       this.store = store;
     }
@@ -848,27 +636,15 @@ public final class SyncedLimiter implements KeyedLimiter {
       if (claimsTokens(limit)) {
         bucketBatchSize = batchSize;
       }
-      if (batchSize > 1 && !batches(limit) && !claimsTokens(limit)) {
-        throw new IllegalArgumentException("batchSize: " + limit.name() + " is a " + limit.algorithm()
-            + ", shared in exact mode only (batch size 1, one store script per decision); batches and claims"
-            + " count windows (FIXED_WINDOW, SLIDING_WINDOW_COUNTER) and buckets (TOKEN_BUCKET, LEAKY_BUCKET),"
-            + " got " + batchSize);
-      }
+      BuilderChecks.checkBatchSize(limit, batchSize);
       return this;
     }
 
     /** See {@link SyncConfig.Builder#syncInterval}: at most half the window. */
     public Builder syncInterval(Duration interval) {
       config.syncInterval(interval);
-      checkSyncInterval(interval);
+      BuilderChecks.checkSyncInterval(limit, interval);
       return this;
-    }
-
-    private void checkSyncInterval(Duration interval) {
-      if (batches(limit) && interval.toNanos() * 2 > limit.periodNanos()) {
-        throw new IllegalArgumentException("syncInterval: at most half the window "
-            + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + interval);
-      }
     }
 
     /** See {@link SyncConfig.Builder#maxError}. */
@@ -964,53 +740,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
 
     private SyncedLimiter build(SyncConfig c) {
-      boolean reservation = c.reservation();
-      // buckets batch only when this builder was given a batch size (their default is exact mode), or in
-      // reservation mode: a bucket's reservations are its token claims (every token taken from the
-      // store's bucket before it is used, so the nodes never pass the bucket together)
-      long batchSize = batches(limit) ? c.batchSize().orElse(DEFAULT_BATCH_SIZE)
-          : !claimsTokens(limit) ? 1
-          : reservation && bucketBatchSize == 1 ? c.batchSize().orElse(DEFAULT_BATCH_SIZE) : bucketBatchSize;
-      if (batchSize > 1 && claimsTokens(limit) && !(store instanceof TokenStore)) {
-        throw new IllegalArgumentException("batchSize: a batched " + limit.algorithm() + " needs a store that"
-            + " grants token claims (a TokenStore such as RedisCounterStore or HazelcastCounterStore); "
-            + store.getClass().getSimpleName() + " is not one");
-      }
-      if (reservation && batches(limit) && !(store instanceof LeaseStore)) {
-        throw new IllegalArgumentException("reservation: needs a store that grants leases (a LeaseStore such as"
-            + " RedisCounterStore); " + store.getClass().getSimpleName() + " is not one");
-      }
-      if (!batches(limit) && !(store instanceof ExactStore)) {
-        throw new IllegalArgumentException("limit: " + limit.name() + " is a " + limit.algorithm() + ", shared by"
-            + " the store's exact scripts only (an ExactStore such as RedisCounterStore or HazelcastCounterStore); "
-            + store.getClass().getSimpleName() + " is not one");
-      }
-      if (batchSize == 1 && !(reservation && batches(limit)) && !(store instanceof ExactStore)) {
-        throw new IllegalArgumentException("batchSize: 1 means exact checking, one store call per decision,"
-            + " which needs a store with exact scripts (an ExactStore such as RedisCounterStore); "
-            + store.getClass().getSimpleName() + " is not one");
-      }
-      checkSyncInterval(c.syncInterval());
-      if (!batches(limit)) {
-        if (reservation && !claimsTokens(limit)) {
-          throw new IllegalArgumentException("reservation: a " + limit.algorithm() + " is shared in exact mode only"
-              + " (batch size 1: one store script per decision); " + limit.name() + " is one");
-        }
-        if (limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
-          Counter.of(limit); // a refill period in whole microseconds, a burst the store can hold: or a message
-        }
-      }
-      if (c.regions() > 0) {
-        Counter.regional(limit, c.regions()); // a fixed window with room for every region, or a message
-        if (reservation || batchSize == 1) {
-          throw new IllegalArgumentException("regionalQuota: shares are enforced in the approximate mode; not with "
-              + (reservation ? "reservation" : "batchSize 1 (exact mode)"));
-        }
-        if (!store.sharesRegionalQuotas()) {
-          throw new IllegalArgumentException("regionalQuota: needs a store that keeps regional quotas (a standalone"
-              + " RedisCounterStore); " + store.getClass().getSimpleName() + " does not");
-        }
-      }
+      long batchSize = BuilderChecks.batchSize(limit, store, c, bucketBatchSize);
       return new SyncedLimiter(limit, store, c, batchSize);
     }
   }
