@@ -27,8 +27,9 @@ import java.util.function.Supplier;
  *       requests, and among them those on a key below half its limit (the exact run's estimate with
  *       the request stays within half the limit), which must be none.</li>
  * </ul>
- * Each node syncs on its own timer (a random phase), heartbeats once a simulated second, and a sync
- * a decision asks for runs one simulated millisecond later, as the flusher thread would: the nodes
+ * Each node syncs on its own timer (a random phase), beats as its flusher does (the beat rides on its
+ * flushes and claim calls), and a sync a decision asks for runs one simulated millisecond later, as the
+ * flusher thread would: the nodes
  * and their syncs are {@link SimulatedNodes} with no store round trip (what {@code sluice tune
  * --simulate} runs with one). Traffic is
  * generated from a seed ({@link Traffic}); a failing run prints its seed, which replays it exactly.

@@ -256,32 +256,40 @@ final class Flusher {
       }
       lastSyncStart = start;
       try {
-        long now = System.nanoTime();
-        if (beatAsked.get() && now - beatAskedAt >= syncIntervalNanos && beatAsked.compareAndSet(true, false)) {
-          heartbeatNow(); // no store call carried the beat asked for a round ago
-        }
-        if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) && !quietSinceBeat()) {
-          boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
-          lastHeartbeat = now;
-          // (another limiter of this node beat into this store within half an interval: its answer stands)
-          int shared = beat.recent(heartbeatIntervalNanos / 2);
-          if (shared > 0) {
-            nodesCounted(shared);
-          } else if (firstBeat) {
-            heartbeatNow(); // (before any claim: a node must be counted before it sizes its claims)
-          } else {
-            beatAskedAt = now;
-            beatAsked.set(true);
-          }
-        }
-        if (lastHeartbeat == now) {
-          callsAtBeat = workCalls(); // (before the sync: what it sends is work)
-        }
+        beatRound(System.nanoTime());
         sync(false);
         views.sweepSome();
       } catch (RuntimeException e) {
         calls.countFailure(); // kept for the next round; the loop must survive anything
       }
+    }
+  }
+
+  /**
+   * The heartbeat of a round, before its sync, at {@code now}: System.nanoTime on the flusher thread;
+   * without one ({@code autoSync(false)}), the limiter's clock, on the thread that runs the syncs in its
+   * stead ({@link SyncedLimiter#heartbeatIfDue()}).
+   */
+  void beatRound(long now) {
+    if (beatAsked.get() && now - beatAskedAt >= syncIntervalNanos && beatAsked.compareAndSet(true, false)) {
+      heartbeatNow(); // no store call carried the beat asked for a round ago
+    }
+    if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) && !quietSinceBeat()) {
+      boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
+      lastHeartbeat = now;
+      // (another limiter of this node beat into this store within half an interval: its answer stands)
+      int shared = beat.recent(heartbeatIntervalNanos / 2, now);
+      if (shared > 0) {
+        nodesCounted(shared);
+      } else if (firstBeat) {
+        heartbeatNow(); // (before any claim: a node must be counted before it sizes its claims)
+      } else {
+        beatAskedAt = now;
+        beatAsked.set(true);
+      }
+    }
+    if (lastHeartbeat == now) {
+      callsAtBeat = workCalls(); // (before the sync: what it sends is work)
     }
   }
 
@@ -344,8 +352,8 @@ final class Flusher {
       List<KeyView> later = new ArrayList<>();
       long drainedAt = ticker.read();
       // (a round whose beat rides on a flush once sent what claims hold back too, since the call was
-      // made anyway: every key, node and second then cost a key read and write, a third of the store's
-      // commands on Zipf traffic over 1,000 keys, to refresh counts no decision far below its limit needs)
+      // made anyway: a key read and write for each such key, every second, to refresh counts that no
+      // decision far below its limit needs)
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
           if (!drain(v, drainedAt, everything, byGroup, wantLeases)) {
@@ -692,7 +700,7 @@ final class Flusher {
     if (result == null) {
       beatAsked.set(true);
     } else if (result.alive() > 0) {
-      beat.answered(nodesCounted(result.alive()));
+      beat.answered(nodesCounted(result.alive()), beatClock());
     }
   }
 
@@ -719,12 +727,17 @@ final class Flusher {
     return Duration.ofNanos(3 * heartbeatIntervalNanos);
   }
 
+  /** The clock of the beat rounds ({@link #beatRound}): the flusher thread's, else the limiter's. */
+  private long beatClock() {
+    return thread != null ? System.nanoTime() : ticker.read();
+  }
+
   /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
   int heartbeatNow() {
     beatCalls.increment();
     Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(), beatTtl()));
     if (alive != null) {
-      beat.answered(nodesCounted(alive));
+      beat.answered(nodesCounted(alive), beatClock());
     }
     return Math.max(1, registeredNodes);
   }

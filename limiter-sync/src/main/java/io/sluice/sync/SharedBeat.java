@@ -21,7 +21,7 @@ final class SharedBeat {
   private static final Map<CounterStore, Map<String, SharedBeat>> BY_STORE =
       Collections.synchronizedMap(new WeakHashMap<>());
 
-  /** System.nanoTime of the last answered beat; Long.MIN_VALUE before the first. */
+  /** When the last beat was answered (see {@link #recent(long, long)}); Long.MIN_VALUE before the first. */
   private volatile long beatAt = Long.MIN_VALUE;
   /** Nodes alive as that beat's answer said. */
   private volatile int alive;
@@ -39,8 +39,17 @@ final class SharedBeat {
 
   /** The nodes alive as a beat at most {@code maxAgeNanos} old answered, or -1 when there is none that recent. */
   int recent(long maxAgeNanos) {
+    return recent(maxAgeNanos, System.nanoTime());
+  }
+
+  /**
+   * {@link #recent(long)} at {@code now}, on the clock the node's beats are answered on (System.nanoTime;
+   * a limiter without a flusher thread, its own clock: see Flusher#beatRound). A beat answered on the
+   * other clock, far from {@code now} either way, is not recent.
+   */
+  int recent(long maxAgeNanos, long now) {
     long at = beatAt;
-    return at != Long.MIN_VALUE && System.nanoTime() - at < maxAgeNanos ? alive : -1;
+    return at != Long.MIN_VALUE && Math.abs(now - at) < maxAgeNanos ? alive : -1;
   }
 
   /** One more limiter of the node on the store. */
@@ -59,7 +68,12 @@ final class SharedBeat {
 
   /** A beat of this node was answered: {@code alive} nodes. */
   void answered(int alive) {
+    answered(alive, System.nanoTime());
+  }
+
+  /** {@link #answered(int)} at {@code at} (see {@link #recent(long, long)}). */
+  void answered(int alive, long at) {
     this.alive = alive;
-    this.beatAt = System.nanoTime();
+    this.beatAt = at;
   }
 }

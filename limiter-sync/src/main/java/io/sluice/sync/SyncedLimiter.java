@@ -409,6 +409,25 @@ public final class SyncedLimiter implements KeyedLimiter {
     return flusher.heartbeatNow();
   }
 
+  /**
+   * Without a flusher thread ({@code autoSync(false)}): what the flusher thread does about the
+   * registry's heartbeat before each of its syncs, on this limiter's clock. The first beat is a call of
+   * its own; after that, once a heartbeat interval has gone by, the beat is asked of the next store
+   * call that can carry it (the next flush or a decision's claim call, costing no call of its own), and
+   * becomes a call of its own at the first sync a sync interval later if none did; a limiter that made
+   * no store call since its last beat and has nothing to send does not beat. Public for tools that
+   * drive time themselves: call it before each regular or asked {@link #syncNow()}, as the flusher
+   * thread would ({@link #heartbeatNow()} always calls the store).
+   *
+   * @throws IllegalStateException when the limiter's own flusher thread runs ({@code autoSync(true)})
+   */
+  public void heartbeatIfDue() {
+    if (config.autoSync()) {
+      throw new IllegalStateException("heartbeatIfDue: the limiter's flusher thread beats (autoSync is on)");
+    }
+    flusher.beatRound(ticker.read());
+  }
+
   /** The circuit breaker around this node's store calls (for metrics and tests). */
   public CircuitBreaker circuitBreaker() {
     return calls.breaker();

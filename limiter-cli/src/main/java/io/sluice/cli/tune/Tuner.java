@@ -203,7 +203,9 @@ final class Tuner {
             + " LOCAL_SHARE, decided meanwhile).", r.setting().label(), r.storeFailures()));
       }
     }
-    notes.add("Store calls include each node's heartbeat to the node registry (one per second per node).");
+    notes.add("Store calls include each node's heartbeats to the node registry that were calls of their own (at most"
+        + " one per second per node: a working node's beat rides on its next flush or claim call, an idle node"
+        + " stops beating).");
     if (config.simulated()) {
       notes.add("Simulated (--simulate): the nodes are the real SyncedLimiter on a simulated clock, each node's syncs"
           + " on the timer and at a decision's request as its flusher thread would run them, each sync's store calls"

@@ -84,7 +84,16 @@ final class LatentStore implements CounterStore, ExactStore, LeaseStore, TokenSt
 
   @Override
   public CompletionStage<FlushResult> flush(Batch batch) {
-    return travel(() -> store.flush(batch));
+    // a beat the flush carries is stamped on the registry's time, as a heartbeat call is (see registryMillis)
+    Batch sent = batch.beats() ? batch.beating(batch.beatNode(), registryMillis(batch.beatNowMillis()),
+        Duration.ofMillis(batch.beatTtlMillis())) : batch;
+    return travel(() -> store.flush(sent));
+  }
+
+  /** As the store underneath: a flush carries the node's beat where it takes one (MemoryStore: always). */
+  @Override
+  public boolean beatsInFlush(int group) {
+    return store.beatsInFlush(group);
   }
 
   /**

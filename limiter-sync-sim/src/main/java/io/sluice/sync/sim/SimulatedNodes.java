@@ -15,9 +15,12 @@ import java.util.function.IntFunction;
 /**
  * N nodes of the real {@link SyncedLimiter} on one simulated clock ({@link ManualTicker}), their syncs
  * and heartbeats driven as each node's flusher thread would drive them, in simulated time: each node
- * syncs on its own timer (every sync interval from a random phase), beats into the node registry once
- * a simulated second, and runs a sync a decision asked for one simulated millisecond later (the
- * flusher's wake-up). Same inputs, same decisions: nothing here reads the wall clock.
+ * syncs on its own timer (every sync interval from a random phase) and runs a sync a decision asked for
+ * one simulated millisecond later (the flusher's wake-up); before each sync it runs the flusher's own
+ * heartbeat step ({@link SyncedLimiter#heartbeatIfDue()}): once its heartbeat interval (a second) has
+ * gone by, the beat rides on the node's next flush or claim call, is a call of its own only when none
+ * carried it within a sync interval, and a node quiet since its last beat does not beat. Same inputs,
+ * same decisions: nothing here reads the wall clock.
  *
  * <h2>The store's round trip</h2>
  * With a round trip of 0, syncs run on the caller's thread and every store call is answered at once
@@ -47,8 +50,6 @@ import java.util.function.IntFunction;
 public final class SimulatedNodes implements AutoCloseable {
   /** Most nodes one simulation runs. */
   public static final int MAX_NODES = 1_024;
-  /** The flusher beats into the registry once a second. */
-  static final long HEARTBEAT_NANOS = 1_000_000_000L;
   /** A sync a decision asks for runs this long after it: the flusher thread's wake-up. */
   static final long ASKED_SYNC_DELAY_NANOS = 1_000_000L;
   /** A sync thread needs little stack: the limiter's sync and a store call. */
@@ -101,12 +102,12 @@ public final class SimulatedNodes implements AutoCloseable {
         CounterStore store = storeOf.apply(i);
         node.limiter = builder.builder(i, new LatentStore(store, node, this)).ticker(clock).autoSync(false).syncInterval(syncInterval).build();
         limiters.add(node.limiter);
-        node.nextHeartbeat = startNanos + HEARTBEAT_NANOS;
         schedule(startNanos + phases.nextLong(intervalNanos), Event.SYNC, i);
       }
-      // as each flusher does when it starts: the first nodes see fewer nodes than there are
+      // as each flusher does when it starts (its first beat is a call of its own): the first nodes see
+      // fewer nodes than there are
       for (SyncedLimiter l : limiters) {
-        l.heartbeatNow();
+        l.heartbeatIfDue();
       }
     } catch (RuntimeException e) {
       close();
@@ -342,7 +343,6 @@ public final class SimulatedNodes implements AutoCloseable {
   final class Node {
     final int index;
     SyncedLimiter limiter;
-    long nextHeartbeat;
     /** When the sync a decision asked for runs, MAX_VALUE when none is asked for. */
     long askedAt = Long.MAX_VALUE;
     /** A sync runs (on its thread: between the hand-over and its end). */
@@ -363,13 +363,9 @@ public final class SimulatedNodes implements AutoCloseable {
       return Thread.currentThread() == thread;
     }
 
-    /** What the flusher thread does when it wakes: a heartbeat when one is due, then the sync. */
+    /** What the flusher thread does when it wakes: its heartbeat step (the flusher's own code), then the sync. */
     void sync() {
-      long now = clock.read();
-      if (nextHeartbeat <= now) {
-        limiter.heartbeatNow();
-        nextHeartbeat = now + HEARTBEAT_NANOS;
-      }
+      limiter.heartbeatIfDue();
       limiter.takeSyncRequest();
       limiter.syncNow();
     }

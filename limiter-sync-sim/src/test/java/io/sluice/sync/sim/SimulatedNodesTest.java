@@ -68,6 +68,35 @@ class SimulatedNodesTest {
     }
   }
 
+  /**
+   * Heartbeats are the flusher's own ({@link SyncedLimiter#heartbeatIfDue()}): a working node's beat rides
+   * on its flushes and claim calls, an idle node does not beat, as in a deployment. The simulation used to
+   * beat once a simulated second per node as a call of its own: 2 x 6 = 12 heartbeat calls here, and the
+   * idle node stayed in the registry.
+   */
+  @Test
+  void aWorkingNodesBeatsRideOnItsFlushesAndAnIdleNodeStopsBeating() {
+    MemoryStore store = new MemoryStore();
+    try (SimulatedNodes nodes = new SimulatedNodes(2, INTERVAL, Duration.ofMillis(1), START, new SplittableRandom(7),
+        n -> store, (n, s) -> SyncedLimiter.builder(LIMIT, s).nodeId("n" + n))) {
+      SyncedLimiter working = nodes.node(0);
+      SyncedLimiter idle = nodes.node(1);
+      assertThat(working.registeredNodes()).as("the second node's first beat came after the first's").isEqualTo(1);
+      assertThat(idle.registeredNodes()).isEqualTo(2);
+      // node 0 decides 100 times a second for 6 simulated seconds; node 1 never does
+      for (int i = 0; i < 600; i++) {
+        nodes.advanceTo(START + i * 10_000_000L);
+        nodes.decide(0, "k" + (i % 3), 1);
+      }
+      nodes.advanceTo(START + 6_000_000_000L);
+      // (the store counts every call but heartbeats of their own; no round trip is on its way now)
+      assertThat(nodes.storeCalls() - store.calls()).as("heartbeat calls of their own: each node's first").isEqualTo(2);
+      assertThat(idle.storeCalls()).as("the idle node, quiet since its first beat").isEqualTo(1);
+      assertThat(working.registeredNodes()).as("the working node's carried beats count it, and the idle one ran out")
+          .isEqualTo(1);
+    }
+  }
+
   @Test
   void badSettingsAreRefusedByName() {
     MemoryStore store = new MemoryStore();
