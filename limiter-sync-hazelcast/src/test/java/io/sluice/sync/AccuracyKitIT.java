@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class AccuracyKitIT {
   /** Redis commands per 1,000 decisions reached on Zipf over 1,000 keys, 4 nodes (target: 1,000). */
-  static final double REDIS_COMMANDS_REACHED = 5_000;
+  static final double REDIS_COMMANDS_REACHED = 3_600;
   @RegisterExtension
   static final RedisFixture redis = new RedisFixture();
   @RegisterExtension
@@ -89,10 +89,11 @@ class AccuracyKitIT {
         System.out.println("accuracy kit on " + storeName + ": " + r + commands);
         if (profile == Profile.ZIPF_1K && mode == Mode.APPROXIMATE && algorithm != Algorithm.TOKEN_BUCKET) {
           // The target is at most 1,000 (half of what a minimal exact script per request costs); not
-          // reached: most of these decisions are on keys too cold to hold a claim, and each asks the
-          // store (a claim-only call, then its permit in the next flush: 4-5 commands). The test
-          // holds what is reached (4,300-4,700; this store's own exact mode: 3,650), so that it
-          // cannot grow unseen; the README's gap table says the same.
+          // reached on the kit's ten seconds from a cold start: most of these decisions are on keys too
+          // cold to hold a claim on any node, and each asks the store. The test holds what is reached
+          // (2026-12-02: 2,990 fixed, 3,300 sliding; this store's own exact mode 2,825; 2,787 fixed in
+          // steady state, -Dsluice.kit.zipf1kSeconds=60), so that it cannot grow unseen; the README's
+          // gap table says the same.
           assertThat(1000.0 * calls / r.requests()).as("Redis commands per 1,000 decisions: %s", r)
               .isLessThanOrEqualTo(REDIS_COMMANDS_REACHED);
         }

@@ -83,10 +83,14 @@ class SimulatedNodesTest {
       SyncedLimiter idle = nodes.node(1);
       assertThat(working.registeredNodes()).as("the second node's first beat came after the first's").isEqualTo(1);
       assertThat(idle.registeredNodes()).isEqualTo(2);
-      // node 0 decides 100 times a second for 6 simulated seconds; node 1 never does
+      // node 0 decides 700 times a second on one key for 6 simulated seconds, past half its limit, so
+      // that it flushes at its syncs (a key far below its limit holds its permits in a claim and sends
+      // nothing, and its node's beat is then a call of its own); node 1 never decides
       for (int i = 0; i < 600; i++) {
         nodes.advanceTo(START + i * 10_000_000L);
-        nodes.decide(0, "k" + (i % 3), 1);
+        for (int d = 0; d < 7; d++) {
+          nodes.decide(0, "k", 1);
+        }
       }
       nodes.advanceTo(START + 6_000_000_000L);
       // (the store counts every call but heartbeats of their own; no round trip is on its way now)
