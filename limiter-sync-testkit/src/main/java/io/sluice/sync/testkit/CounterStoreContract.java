@@ -228,10 +228,10 @@ public abstract class CounterStoreContract {
 
   /**
    * Claims ahead (fixed windows): a node asking for its claim on a window may also ask for a claim on
-   * each of the windows after it, granted by the rule for claims ahead of demand in every one of them
-   * (half of what no count holds, less the other nodes' claims, an even part per node), the same on
-   * each, never lowering what the node holds there; counts and claims still never pass the capacity,
-   * and the key lives through the last of them.
+   * each of the windows after it, granted where every one of them has room for it (all nodes' claims
+   * ahead within an eighth of the capacity, an even part per node of what the others left of it), the
+   * same on each, never lowering what the node holds there; counts and claims still never pass the
+   * capacity, and the key lives through the last of them.
    */
   @Test
   void claimsAheadHoldBudgetInTheWindowsAfterAndNeverPassTheCapacity() {
@@ -240,29 +240,29 @@ public abstract class CounterStoreContract {
       FlushResult a = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k", 100, 0).claiming(10, 2).claimingAhead(4, 5))));
       assertThat(a.claim(0)).isEqualTo(10);
-      assertThat(a.ahead(0)).as("5 asked; 25 would fit in each window after").isEqualTo(5);
-      // n2 asks for 30 on each: 100 - 2 x 5 (n1's) halved, split in two: 22
+      assertThat(a.ahead(0)).as("5 asked; 12 / 2 = 6 would fit in each window after").isEqualTo(5);
+      // n2 asks for 30 on each: an eighth of 100 less n1's 5, split in two: 3
       FlushResult b = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k", 100, 0).claiming(1, 2).claimingAhead(4, 30))));
-      assertThat(b.ahead(0)).isEqualTo(22);
+      assertThat(b.ahead(0)).isEqualTo(3);
       // asked again for less, in window 101: granted 1 (window 105 gets it), and what n1 holds on
       // windows 102-104 stays 5 (seen below)
       FlushResult f = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k", 101, 0).claiming(1, 2).claimingAhead(4, 1))));
       assertThat(f.ahead(0)).isEqualTo(1);
-      // in window 102, n3 finds 27 claimed ahead: 73 free, 46 not claimed, halved, split: 11
+      // in window 102, n3 finds 8 claimed ahead: 92 free, 84 not claimed, halved, split: 21
       FlushResult c = flush(store, new Batch("n3", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 102, 0).claiming(100, 2))));
-      assertThat(c.claim(0)).isEqualTo(11);
+      assertThat(c.claim(0)).isEqualTo(21);
       // n1 reports 3 permits admitted within its claim ahead: counted, 2 of it still its own
       FlushResult d = flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(fixed, "k", 102, 3).claiming(2, 2))));
       assertThat(d.current(0)).isEqualTo(3);
       assertThat(d.claim(0)).isEqualTo(2);
-      // n2 holds its 22 there without having asked in window 102: 62 are free, and counts and claims
+      // n2 holds its 3 there without having asked in window 102: 71 are free, and counts and claims
       // then fill the capacity exactly
       FlushResult e = flush(store, new Batch("n4", 0, Batch.CLAIM_ONLY, NOW_MICROS,
-          List.of(new Delta(fixed, "k", 102, 0).claiming(62, 62, 1))));
-      assertThat(e.claim(0)).isEqualTo(62);
-      assertThat(e.current(0) + 2 + 22 + 11 + e.claim(0)).isEqualTo(100);
+          List.of(new Delta(fixed, "k", 102, 0).claiming(71, 71, 1))));
+      assertThat(e.claim(0)).isEqualTo(71);
+      assertThat(e.current(0) + 2 + 3 + 21 + e.claim(0)).isEqualTo(100);
       // none where a window after has no room: window 102 is full
       FlushResult h = flush(store, new Batch("n5", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k", 101, 0).claiming(1, 2).claimingAhead(2, 1))));
