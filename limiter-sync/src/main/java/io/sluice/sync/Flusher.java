@@ -351,12 +351,12 @@ final class Flusher {
       List<KeyView> wantLeases = new ArrayList<>();
       List<KeyView> later = new ArrayList<>();
       long drainedAt = ticker.read();
-      // (a round whose beat rides on a flush once sent what claims hold back too, since the call was
-      // made anyway: a key read and write for each such key, every second, to refresh counts that no
-      // decision far below its limit needs)
+      // a round whose beat may ride on a flush sends what claims would have held back: the call is
+      // made anyway, and the counts it carries keep the other nodes' view of the keys fresh
+      boolean carry = beatAsked.get() && (thread == null || Thread.currentThread() == thread);
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
-          if (!drain(v, drainedAt, everything, byGroup, wantLeases)) {
+          if (!drain(v, drainedAt, everything || carry, byGroup, wantLeases)) {
             later.add(v);
           }
         }
