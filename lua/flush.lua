@@ -234,8 +234,8 @@ end
 -- on each, where all of them have room for it: all nodes' claims ahead hold at most an eighth of the
 -- capacity (an even part per node of what the others left of it, less any count), since a key that
 -- warms up finds its claims ahead spread over nodes whether or not its requests go there; what the
--- node holds there already is never lowered. The key then lives through the last of them (`ttl` from now: never shortened).
--- Returns the claim granted (0: none).
+-- node holds there already is never lowered. The key then lives through the last of them (`ttl`
+-- from now; a longer TTL is never shortened). Returns the claim granted (0: none).
 local function claimAhead(key, node, w, ahead, want, capacity, nodes, ttl, claimedAhead)
   local names = {}
   for i = 1, ahead do

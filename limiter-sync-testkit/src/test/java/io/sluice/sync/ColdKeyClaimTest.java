@@ -104,4 +104,37 @@ class ColdKeyClaimTest {
       nodes.forEach(SyncedLimiter::close);
     }
   }
+
+  /**
+   * A fixed window's permits that its claim covers are not flushed once the window is over: the store
+   * holds them in the claim. They count as acknowledged then ({@link SyncedLimiter#pending()} back to 0),
+   * and the store's count and claims still cover every permit admitted.
+   */
+  @Test
+  void permitsAClaimCoversAreTakenAsCountedWhenTheirWindowEnds() {
+    Limit limit = Limit.fixedWindow("absorbed").limit(100).window(Duration.ofSeconds(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore store = new MemoryStore();
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false).build()) {
+      node.heartbeatNow();
+      long[] admitted = new long[3];
+      long first = Math.floorDiv(ticker.read(), 1_000_000_000L);
+      for (int ms = 0; ms < 3_000; ms += 50) {
+        ticker.advance(Duration.ofMillis(50));
+        long w = Math.floorDiv(ticker.read(), 1_000_000_000L) - first;
+        if (w < 2 && ms % 150 == 0) {
+          admitted[(int) w] += node.tryAcquire("k") ? 1 : 0;
+        }
+        if (ms % 100 == 0) {
+          node.syncNow();
+        }
+      }
+      assertThat(node.pending()).as("permits not acknowledged, two windows later").isZero();
+      for (int w = 0; w < 2; w++) {
+        long window = first + w;
+        assertThat(store.count("absorbed", "k", window) + store.claims("absorbed", "k", window))
+            .as("window %d: counted and claimed, of %d admitted", w, admitted[w]).isGreaterThanOrEqualTo(admitted[w]);
+      }
+    }
+  }
 }

@@ -111,13 +111,14 @@ final class WindowClaims {
   }
 
   /**
-   * The most windows a claim asks for ahead of its own: eight, or as many as fit in ten minutes (one
-   * for windows of five minutes and longer), so that a key does not live in the store for hours after
-   * its last request.
+   * The most windows a claim asks for ahead of its own: eight, or as many as fit in ten minutes, so
+   * that a key does not live in the store for long after its last request; none for windows of more
+   * than five minutes, where a key far below its limit holds a claim for the rest of its window
+   * anyway and a claim ahead would spare one store call an hour.
    */
   int aheadWindows() {
     long fit = TimeUnit.MINUTES.toNanos(10) / windowNanos;
-    return (int) Math.max(1, Math.min(Math.min(8, Delta.MAX_AHEAD), fit));
+    return fit < 2 ? 0 : (int) Math.min(Math.min(8, Delta.MAX_AHEAD), fit);
   }
 
   /**
@@ -129,13 +130,14 @@ final class WindowClaims {
    * Each window's claim is twice this node's demand a window (at least one permit). A key that warms
    * up finds them spread over the nodes whether or not its requests go there: held to an eighth of the
    * limit (a quarter let 8 nodes hold 240 of a limit of 500 on the accuracy kit's ramp, and false
-   * denials at the limit went from 0.09% to 1.06% of requests). Such a key, asked a few times a minute or a second on each node, otherwise made one
-   * store call per key, node and window (its first decision there asks for a claim): on Zipf traffic
-   * over 1,000 keys, most of the store's calls. {@code d} as it is otherwise.
+   * denials at the limit went from 0.09% to 1.06% of requests). Such a key, asked a few times a minute
+   * or a second on each node, otherwise makes one store call per key, node and window (its first
+   * decision there asks for a claim). {@code d} as it is otherwise.
    */
   Delta withClaimsAhead(Delta d, KeyView v, long now) {
     int ahead = aheadWindows();
-    if (sliding || !asksClaims() || d.want() == 0 || d.window() != v.window || v.aheadThrough >= v.window + (ahead + 1) / 2) {
+    if (ahead == 0 || sliding || !asksClaims() || d.want() == 0 || d.window() != v.window
+        || v.aheadThrough >= v.window + (ahead + 1) / 2) {
       return d;
     }
     double ownRate = demandRate(v, now);
@@ -514,12 +516,12 @@ final class WindowClaims {
    * is its claim, and the store counts the claim against the limit, in its window and, for a sliding
    * window, as the previous window while it fades, exactly as it would count the permits; a claim that
    * is never given up stays held to the key's end. So a flush of them would only move permits from
-   * the claim to the count: a key read and write per key, node and window, most of the store's
-   * commands on many cold keys. Only without anything in flight (a flush on its way converts its own
-   * part of the claim) and without a take to settle; and only for fixed windows: a sliding window's
-   * claimants take their parts of what the previous window frees as its count fades, and permits
-   * left in a claim fade into what is free instead, which a node then has to ask for (false denials
-   * on one node from 0.4% to 1.1-6.4% of requests in the accuracy kit). True when it took them.
+   * the claim to the count: a key read and write per key, node and window. Only without anything in
+   * flight (a flush on its way converts its own part of the claim) and without a take to settle;
+   * and only for fixed windows: a sliding window's claimants take their parts of what the previous
+   * window frees as its count fades, and permits left in a claim fade into what is free instead,
+   * which a node then has to ask for (false denials on one node from 0.4% to 1.1-6.4% of requests in
+   * the accuracy kit). True when it took them.
    */
   boolean absorbUnsent(KeyView v, long windowEnd) {
     if (sliding || !asksClaims() || v.claim < 0 || v.unsentCur <= 0 || v.pendingCur != v.unsentCur || v.settleToken != 0
@@ -527,6 +529,7 @@ final class WindowClaims {
       return false;
     }
     v.globalCur += v.unsentCur;
+    queue.pendingPermits.add(-v.unsentCur); // (acknowledged, as far as this node need know)
     v.pendingCur = 0;
     v.unsentCur = 0;
     // (and the claim is not given up, as it is at a window's end otherwise: it now holds these permits)

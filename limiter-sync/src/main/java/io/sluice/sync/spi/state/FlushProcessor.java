@@ -74,7 +74,7 @@ public final class FlushProcessor implements EntryUpdate {
   private final long[] needs;
   private final long[] tokens;
   private final long[] settles;
-  /** Per fixed window delta: the windows after it the claim asks for too, and the claim wanted on each (flush.lua's). */
+  /** Per fixed window delta: the windows after it the claim asks for too, and the claim wanted on each. */
   private final int[] aheadWindows;
   private final long[] aheadWants;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
@@ -136,7 +136,7 @@ public final class FlushProcessor implements EntryUpdate {
       this.place = place;
     }
 
-    /** Copies the processor's answer for key k into the batch's values, claims, splits, takes counted and claims ahead. */
+    /** Copies the processor's answer for key k into the batch's values, claims, splits, takes and claims ahead. */
     public void answer(int k, long[] out, long[] values, long[] claims, long[] splits, long[] taken, long[] ahead) {
       for (int x = from[k], o = 1; x < from[k + 1]; x++, o += OUT) {
         values[2 * place[x]] = out[o];
@@ -270,7 +270,9 @@ public final class FlushProcessor implements EntryUpdate {
             }
           }
           held = claim;
-          if (kinds[i] == FIXED && aheadWindows != null && aheadWindows[i] > 0 && aheadWants[i] > 0 && wants[i] > 0) {
+          // (null: a processor sent by a member from before claims ahead, during a rolling upgrade)
+          if (kinds[i] == FIXED && aheadWindows != null && aheadWindows[i] > 0 && aheadWants[i] > 0
+              && wants[i] > 0) {
             ahead = claimAhead(state, i, w);
             if (ahead > 0) {
               for (int x = 1; x <= aheadWindows[i]; x++) {
