@@ -2,6 +2,7 @@ package io.sluice.sync;
 
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * The node id a process gets when it names none: the one its deployment gives it, so that a process
@@ -19,6 +20,9 @@ import java.util.UUID;
 final class DeploymentNodeId {
   static final String[] VARIABLES = {"SLUICE_NODE_ID", "POD_NAME", "HOSTNAME"};
   private static final int MAX_LENGTH = 64;
+  /** A node id SyncConfig takes: 1 to 64 of these characters. */
+  static final Pattern VALID = Pattern.compile("[A-Za-z0-9_.:-]{1," + MAX_LENGTH + "}");
+  private static final Pattern INVALID_CHAR = Pattern.compile("[^A-Za-z0-9_.:-]");
 
   private DeploymentNodeId() {
   }
@@ -30,7 +34,7 @@ final class DeploymentNodeId {
       if (value == null) {
         continue;
       }
-      String id = value.strip().replaceAll("[^A-Za-z0-9_.:-]", "-");
+      String id = INVALID_CHAR.matcher(value.strip()).replaceAll("-");
       if (id.length() > MAX_LENGTH) {
         id = id.substring(0, MAX_LENGTH);
       }

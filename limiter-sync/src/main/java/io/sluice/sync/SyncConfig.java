@@ -245,7 +245,7 @@ public final class SyncConfig {
      * predecessor left.
      */
     public Builder nodeId(String nodeId) {
-      if (nodeId == null || !nodeId.matches("[A-Za-z0-9_.:-]{1,64}")) {
+      if (nodeId == null || !DeploymentNodeId.VALID.matcher(nodeId).matches()) {
         throw new IllegalArgumentException("nodeId: must be 1 to 64 characters of [A-Za-z0-9_.:-], got " + nodeId);
       }
       this.nodeId = nodeId;

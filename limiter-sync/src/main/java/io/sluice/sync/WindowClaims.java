@@ -144,12 +144,7 @@ final class WindowClaims {
     if (!(ownRate > 0)) {
       return d;
     }
-    double elapsedSeconds = Math.max(now - v.window * windowNanos, syncIntervalNanos) / 1e9;
-    double rate = Math.max(ownRate * claimNodes(), v.globalCur / elapsedSeconds);
-    if (v.lastWindowTotal >= 0) {
-      rate = Math.max(rate, v.lastWindowTotal * 1e9 / windowNanos);
-    }
-    double perWindow = rate * windowNanos / 1e9;
+    double perWindow = keyRate(v, now, ownRate) * windowNanos / 1e9;
     if (perWindow > capacity(v) / 16.0) {
       return d;
     }
@@ -248,6 +243,18 @@ final class WindowClaims {
     return expected < 1 ? 0 : (long) Math.ceil(expected);
   }
 
+  /**
+   * Under the view's monitor: the key's rate over all nodes, permits a second, from this node's
+   * ({@code ownRate}) times the nodes, what the store counted so far in the window, or the window
+   * before's count where the view saw it, whichever is most (the registry may count fewer nodes than
+   * there are).
+   */
+  private double keyRate(KeyView v, long now, double ownRate) {
+    double elapsedSeconds = Math.max(now - v.window * windowNanos, syncIntervalNanos) / 1e9;
+    double rate = Math.max(ownRate * claimNodes(), v.globalCur / elapsedSeconds);
+    return v.lastWindowTotal >= 0 ? Math.max(rate, v.lastWindowTotal * 1e9 / windowNanos) : rate;
+  }
+
   long claimHorizonNanos(KeyView v, long now) {
     long near = 2 * syncIntervalNanos;
     long windowStart = v.window * windowNanos;
@@ -262,9 +269,7 @@ final class WindowClaims {
     if (v.lastWindowTotal < 0) {
       return near;
     }
-    double elapsedSeconds = Math.max(now - windowStart, syncIntervalNanos) / 1e9;
-    double rate = Math.max(Math.max(demandRate(v, now) * claimNodes(), v.globalCur / elapsedSeconds),
-        v.lastWindowTotal * 1e9 / windowNanos);
+    double rate = keyRate(v, now, demandRate(v, now));
     double prevWeight = prevWeight(v.window, now);
     double projected = weighted(v.globalPrev, v.globalCur, prevWeight) + v.pendingCur + v.pendingPrev * prevWeight
         + rate * rest / 1e9;

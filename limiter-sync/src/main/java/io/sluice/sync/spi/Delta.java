@@ -157,9 +157,9 @@ public final class Delta {
 
   /**
    * Fixed windows, with a claim asked for ({@link #claiming}): this delta also asks for a claim of
-   * {@code perWindow} permits on each of the {@code windows} windows after its own, granted out of what
-   * claims ahead of demand may hold there (half of the budget, an even part per node), the same for
-   * each, never less than the node already holds there; see {@link FlushResult#ahead(int)}. A node
+   * {@code perWindow} permits on each of the {@code windows} windows after its own, granted where every
+   * one of them has room (all nodes' claims ahead within an eighth of the capacity, an even part per
+   * node), the same for each, never less than the node already holds there; see {@link FlushResult#ahead(int)}. A node
    * admits within it in those windows without asking the store, and need not flush what it admits
    * there: the store counts the claim against the limit whatever the node uses of it. For keys far
    * below their limits, which would otherwise ask the store in every window they are seen in.
