@@ -26,7 +26,7 @@
 --
 -- Every value is an integer below 2^53 (the caller checks time below 2^52 and window below 2^51);
 -- numbers written to Redis are formatted with %d.
--- fail, int, windowArgs, dropCountsBefore, digits, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
+-- fail, int, windowArgs, dropCountsBefore, keptTtl, digits, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -50,13 +50,15 @@ local count = redis.call('HINCRBY', key, field, cost)
 if count == cost then
   -- this window's first admission; or a caller behind in a window gone by, dropped when a caller
   -- ahead opened the next one
-  if dropCountsBefore(key, index, index + 1) then
+  local opened, marked = dropCountsBefore(key, index, index + 1)
+  if opened then
     redis.call('HDEL', key, field) -- (it held 0 or nothing)
     w = index + 1
     field = digits(w)
     count = redis.call('HINCRBY', key, field, cost)
   else
-    redis.call('PEXPIRE', key, digits(ceildiv((index + 1) * window - now, 1000) + TTL_MARGIN_MS))
+    redis.call('PEXPIRE', key, digits(keptTtl(key, marked, ceildiv((index + 1) * window - now, 1000) + TTL_MARGIN_MS,
+        now, window)))
   end
 end
 local untilEnd = (w + 1) * window - now

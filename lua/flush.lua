@@ -51,9 +51,13 @@
 -- above), granted where every one of them has room for it (all nodes' claims ahead within an eighth
 -- of the capacity, an even part per node): the same on each, never lowering what the node holds
 -- there. The node admits within it in those windows without asking, and need not flush what it
--- admits there: the claim counts against the limit whatever the node used of it. 'P' keeps the last
--- window claimed ahead, so that a later first write of a window does not shorten the key's TTL below
--- it.
+-- admits there: the claim counts against the limit whatever the node used of it.
+--
+-- Expiry: 'P' is the window P + 1 through which the key lives (its TTL was set for it by the write
+-- that set 'P'): a write that needs the key to live through its window's next one (or the last
+-- window it claimed ahead) sets the TTL only when 'P' falls short, and then a few windows further
+-- (expirySlack), so that a key written window after window sets it every third window; the exact
+-- scripts and leases on the same key never shorten it (prelude.lua's keptTtl).
 --
 -- Takes: in a claim-only batch a window delta's amount, if any, is a take with a token (the node's,
 -- above every one it used before): it is counted, and taken out of the claim, only if the claim
@@ -230,13 +234,9 @@ local function firstWindowWrite(key, w, keep, dropped)
   return w
 end
 
--- a claim of up to `want` permits on each of the `ahead` windows after w (fixed windows), the same
--- on each, where all of them have room for it: all nodes' claims ahead hold at most an eighth of the
--- capacity (an even part per node of what the others left of it, less any count), since a key that
--- warms up finds its claims ahead spread over nodes whether or not its requests go there; what the
--- node holds there already is never lowered. The key then lives through the last of them (`ttl`
--- from now; a longer TTL is never shortened). Returns the claim granted (0: none).
-local function claimAhead(key, node, w, ahead, want, capacity, nodes, ttl, claimedAhead)
+-- the fields of the claims ahead of window w (fixed windows): per window ahead, its count, this
+-- node's claim on it and the sum of the claims on it, read with the key's other fields
+local function aheadNames(node, w, ahead)
   local names = {}
   for i = 1, ahead do
     local fw = digits(w + i)
@@ -244,11 +244,20 @@ local function claimAhead(key, node, w, ahead, want, capacity, nodes, ttl, claim
     names[#names + 1] = 'c' .. fw .. ':' .. node
     names[#names + 1] = 'C' .. fw
   end
-  local v = redis.call('HMGET', key, unpack(names))
+  return names
+end
+
+-- a claim of up to `want` permits on each of the `ahead` windows after w (fixed windows), the same
+-- on each, where all of them have room for it: all nodes' claims ahead hold at most an eighth of the
+-- capacity (an even part per node of what the others left of it, less any count), since a key that
+-- warms up finds its claims ahead spread over nodes whether or not its requests go there; what the
+-- node holds there already is never lowered. `v` holds aheadNames' values from `at` on; the fields
+-- to write go in `fields`. Returns the claim granted (0: none).
+local function claimAhead(names, v, at, ahead, want, capacity, nodes, fields)
   local grant = want
   for i = 1, ahead do
-    local counted = tonumber(v[3 * i - 2] or '0')
-    local others = tonumber(v[3 * i] or '0') - tonumber(v[3 * i - 1] or '0')
+    local counted = tonumber(v[at + 3 * i - 3] or '0')
+    local others = tonumber(v[at + 3 * i - 1] or '0') - tonumber(v[at + 3 * i - 2] or '0')
     local room = math.floor((math.floor(capacity / 8) - counted - others) / nodes)
     if room < grant then
       grant = room
@@ -257,28 +266,24 @@ local function claimAhead(key, node, w, ahead, want, capacity, nodes, ttl, claim
   if grant < 1 then
     return 0
   end
-  local fields = {}
   for i = 1, ahead do
-    local mine = tonumber(v[3 * i - 1] or '0')
+    local mine = tonumber(v[at + 3 * i - 2] or '0')
     if grant > mine then
-      local others = tonumber(v[3 * i] or '0') - mine
+      local others = tonumber(v[at + 3 * i - 1] or '0') - mine
       fields[#fields + 1] = names[3 * i - 1]
       fields[#fields + 1] = digits(grant)
       fields[#fields + 1] = names[3 * i]
       fields[#fields + 1] = digits(others + grant)
     end
   end
-  if claimedAhead == nil or claimedAhead < w + ahead then
-    fields[#fields + 1] = 'P'
-    fields[#fields + 1] = digits(w + ahead)
-  end
-  if #fields > 0 then
-    redis.call('HSET', key, unpack(fields))
-  end
-  if redis.call('PTTL', key) < ttl then
-    redis.call('PEXPIRE', key, ttl)
-  end
   return grant
+end
+
+-- windows a key's TTL reaches beyond the one it must (see the 'P' field below): a key written window
+-- after window then sets its TTL every third window, not at each (a few windows of at most 20 s
+-- more of life for a key seen once)
+local function expirySlack(windowMicros)
+  return math.min(2, math.floor(20000000 / windowMicros))
 end
 
 -- adds amount to the key's count of window w and returns the new count (regional counters)
@@ -332,17 +337,22 @@ for i = 1, n do
     local claimField, sumField, tokenField = 'c' .. ws .. ':' .. node, 'C' .. ws, 'x' .. ws .. ':' .. node
     local sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
     -- one read and at most one write per key
+    -- claims ahead asked for (fixed windows): their windows' fields are read with the others
+    local aheadAsked = apply and not sliding and ahead > 0 and aheadWant > 0 and want > 0
+    local names = aheadAsked and aheadNames(node, w, ahead) or nil
     local v
     if sliding then
       local pps = digits(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
-          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField)
+          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P')
+    elseif names then
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', unpack(names))
     else
       v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P')
     end
     local dropped = tonumber(v[sliding and 12 or 4] or 'x')
-    -- the last window claimed ahead: the key lives through it already
-    local claimedAhead = not sliding and tonumber(v[6] or 'x') or nil
+    -- 'P': the key lives through window P + 1 (its TTL was set for that, with the write that set 'P')
+    local livesThrough = tonumber(v[sliding and 14 or 6] or 'x')
     local seenToken = tonumber(v[sliding and 13 or 5] or '0')
     local taken = 0
     local aheadGranted = 0
@@ -493,15 +503,23 @@ for i = 1, n do
         end
       end
       fields[2] = digits(cur)
-      redis.call('HSET', key, unpack(fields))
-      if v[1] == false and not (claimedAhead and claimedAhead > w + 1) then
-        redis.call('PEXPIRE', key, ttl)
+      if names then
+        aheadGranted = claimAhead(names, v, 7, ahead, aheadWant, capacity, nodes, fields)
+      end
+      -- the key must live through the window after w (where a sliding window's count still weighs),
+      -- or after the last one claimed ahead; a TTL set for that reaches a few windows further, and
+      -- 'P' records how far, so that later writes need not set it again (nor shorten it)
+      local through = aheadGranted > 0 and w + ahead or w
+      if livesThrough == nil or livesThrough < through then
+        local mark = through + expirySlack(windowMicros)
+        fields[#fields + 1] = 'P'
+        fields[#fields + 1] = digits(mark)
+        redis.call('HSET', key, unpack(fields))
+        redis.call('PEXPIRE', key, tonumber(ttl) + (mark - w) * math.floor(windowMicros / 1000))
+      else
+        redis.call('HSET', key, unpack(fields))
       end
       held = claim
-      if not sliding and ahead > 0 and aheadWant > 0 and want > 0 then
-        aheadGranted = claimAhead(key, node, w, ahead, aheadWant, capacity, nodes,
-            tonumber(ttl) + ahead * math.floor(windowMicros / 1000), claimedAhead)
-      end
     end
     out[#out + 1] = cur
     out[#out + 1] = prev

@@ -18,7 +18,7 @@
 --   sliding: (current + g) * W + previous * (W - elapsed) <= limit * W   (W, elapsed in units)
 -- or 0 when that is below need (a request that does not fit leaves what is free to the others). A
 -- grant that the node never receives (a timeout) is lost budget, never extra budget.
--- fail, floordiv and dropCountsBefore come from prelude.lua.
+-- fail, floordiv, digits, dropCountsBefore and keptTtl come from prelude.lua.
 
 
 if #KEYS ~= 1 or #ARGV ~= 8 then
@@ -61,8 +61,8 @@ if granted > 0 then
   if cur == granted then
     -- the window's first grant: drop the windows before the previous one and live through the next
     -- window (later grants in the window find this done: one command each, not four)
-    dropCountsBefore(key, w - 1)
-    redis.call('PEXPIRE', key, ARGV[7])
+    local _, marked = dropCountsBefore(key, w - 1)
+    redis.call('PEXPIRE', key, digits(keptTtl(key, marked, tonumber(ARGV[7]), w * window + elapsed, window)))
   end
 end
 return {granted, cur, prev}

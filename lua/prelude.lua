@@ -112,9 +112,10 @@ end
 -- an exact admission's or a lease's first write of a window (fixed_window.lua,
 -- sliding_window_counter.lua, lease.lua): drops the key's window counts (its fields named by a window
 -- index alone) before window `keep`, in one HDEL per 500 (unpack has a stack limit); answers whether
--- the key holds a count of window `probe` (nil: none looked for)
+-- the key holds a count of window `probe` (nil: none looked for), and whether it holds batched
+-- flushes' TTL mark (flush.lua's 'P': see keptTtl)
 local function dropCountsBefore(key, keep, probe)
-  local old, found = {}, false
+  local old, found, marked = {}, false, false
   for _, f in ipairs(redis.call('HKEYS', key)) do
     local fw = tonumber(f)
     if fw ~= nil then
@@ -123,12 +124,26 @@ local function dropCountsBefore(key, keep, probe)
       elseif fw == probe then
         found = true
       end
+    elseif f == 'P' then
+      marked = true
     end
   end
   for from = 1, #old, 500 do
     redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
   end
-  return found
+  return found, marked
+end
+
+-- the TTL (ms) an exact admission's or a lease's first write of a window sets on a key that batched
+-- flushes write too: `ms`, or longer where flush.lua made the key live through window P + 1 ('P':
+-- claims ahead and counts of windows to come, which its later writes trust to be there), so that
+-- the TTL is never shortened; `now` and `window` in microseconds. One command more, only on such keys.
+local function keptTtl(key, marked, ms, now, window)
+  local through = marked and tonumber(redis.call('HGET', key, 'P') or 'x') or nil
+  if through == nil then
+    return ms
+  end
+  return math.max(ms, ceildiv((through + 2) * window - now, 1000) + TTL_MARGIN_MS)
 end
 
 -- The node registry (heartbeat.lua, and flush.lua for a batch that carries its node's beat): `node`

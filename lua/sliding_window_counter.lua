@@ -19,7 +19,7 @@
 -- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
 -- then with elapsed 0, as the kernel does); windows further ahead are ignored. Windows older than the
 -- previous one are dropped on a window's first admission. A denial writes nothing.
--- fail, int, windowArgs, dropCountsBefore, digits, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from
+-- fail, int, windowArgs, dropCountsBefore, keptTtl, digits, floordiv, ceildiv, MAX_EXACT and TTL_MARGIN_MS come from
 -- prelude.lua.
 
 if #KEYS ~= 1 then
@@ -106,7 +106,7 @@ if redis.call('HINCRBY', key, digits(w), cost) == cost then
   -- the window's first admission: drop the windows before the previous one, and live until this
   -- window's count stops weighing, the next window's end (later admissions in the window find this
   -- done: two commands each, not four)
-  dropCountsBefore(key, w - 1)
-  redis.call('PEXPIRE', key, digits(ceildiv(reset, 1000) + TTL_MARGIN_MS))
+  local _, marked = dropCountsBefore(key, w - 1)
+  redis.call('PEXPIRE', key, digits(keptTtl(key, marked, ceildiv(reset, 1000) + TTL_MARGIN_MS, now, window)))
 end
 return {1, floordiv(budget - used, units), 0, reset, 0, w}

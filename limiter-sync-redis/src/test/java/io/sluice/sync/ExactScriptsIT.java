@@ -9,7 +9,11 @@ import io.sluice.node.Limit;
 import io.sluice.sync.redis.LuaScript;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.testkit.CounterStoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -96,6 +100,23 @@ class ExactScriptsIT extends ExactStoreContract {
 
   private static Object eval(String script, String[] keys, String... args) {
     return redis.cli().eval(LuaScript.load(script).body(), ScriptOutputType.MULTI, keys, args);
+  }
+
+  /**
+   * An exact admission on a key that batched flushes write too never shortens the TTL they set for
+   * their claims ahead (a node switching modes, or two nodes configured apart): the claims must stay
+   * counted through the last window they were granted for.
+   */
+  @Test
+  void exactAdmissionsKeepTheTtlOfBatchedClaimsAhead() {
+    Limit limit = Limit.fixedWindow("mixed").limit(1_000).window(Duration.ofSeconds(1)).build();
+    long w = EPOCH_2026_MICROS / 1_000_000;
+    CounterStoreContract.flush(stores.get(0), new Batch("ttl-n1", 0, 1, EPOCH_2026_MICROS,
+        List.of(new Delta(Counter.of(limit), "k", w, 1).claiming(10, 1).claimingAhead(8, 3))));
+    assertThat(redis.cli().pttl(key("mixed", "k"))).isGreaterThan(10_000L);
+    // the next window's first exact admission, whose own TTL reaches that window's end and a margin
+    assertThat(acquire(limit, "k", 1, EPOCH_2026_MICROS + 1_000_000).allowed()).isTrue();
+    assertThat(redis.cli().pttl(key("mixed", "k"))).isGreaterThan(10_000L);
   }
 
   @Test
