@@ -72,7 +72,7 @@ final class ViewTable {
       if (now - last >= FULL_SWEEP_NANOS && LAST_FULL_SWEEP.compareAndSet(this, last, now)) {
         long at = ticker.read();
         for (KeyView view : views.values()) {
-          dropIfOver(view, at);
+          dropIfOver(view, at, false);
         }
       }
     }
@@ -98,19 +98,25 @@ final class ViewTable {
           break;
         }
       }
-      dropIfOver(it.next(), now);
+      dropIfOver(it.next(), now, true);
     }
     sweep = it;
   }
 
-  /** Under no monitor: drops the view if nothing of it is pending and its windows no longer weigh. */
-  private void dropIfOver(KeyView v, long now) {
+  /**
+   * Under no monitor: drops the view if nothing of it is pending and its windows no longer weigh; with
+   * {@code keepAhead}, not while it holds claims ahead of a window to come (the store counts them
+   * against the limit whether or not this node uses them, and only the view knows it holds them; a
+   * full table drops it all the same: its claims then lapse unused, which costs under-admission only).
+   */
+  private void dropIfOver(KeyView v, long now, boolean keepAhead) {
     synchronized (v) {
       if (v.retired) {
         return; // (a weakly consistent iterator may show a view another sweep already dropped)
       }
       settle.accept(v);
-      boolean over = v.window < Math.floorDiv(now, windowNanos) - 1;
+      long current = Math.floorDiv(now, windowNanos);
+      boolean over = v.window < current - 1 && !(keepAhead && v.aheadClaim > 0 && v.aheadThrough >= current);
       // remove(key, value): the iterator's remove would drop whatever view the key has now
       if (v.quiet() && !v.queued && over && views.remove(v.key, v)) {
         v.retired = true;

@@ -141,6 +141,12 @@ final class WindowClaims {
       return d;
     }
     double ownRate = demandRate(v, now);
+    if (!(ownRate > 0) && v.rateSince != Long.MIN_VALUE) {
+      // a key this node has seen once before (most keys of many-key traffic, at first): one request
+      // in the time since (a first request tells nothing: a hot key's first on a node would hold
+      // claims ahead it outgrows at once, and they keep its claims from being given up when idle)
+      ownRate = 1e9 / Math.max(now - v.rateSince, syncIntervalNanos);
+    }
     if (!(ownRate > 0)) {
       return d;
     }
@@ -500,11 +506,15 @@ final class WindowClaims {
         || v.settleToken != 0 || v.window != Math.floorDiv(now, windowNanos)) {
       return false;
     }
-    if (v.window <= v.aheadThrough) {
+    if (v.window <= v.aheadThrough && claimHeld(v, now) - v.pendingCur >= expectedUntilSync(v)) {
       // a key this node holds claims ahead on (far below its limit when they were granted): its
       // claim stays, idle or not, and so do the permits it paid for (the store counts the claim;
       // they are taken as counted when the window ends): a flush would move them from the claim to
-      // the count, a key read and write for nothing, and a decision the claim cannot pay asks anyway
+      // the count, a key read and write for nothing, and a decision the claim cannot pay asks anyway;
+      // unless the key has warmed past it (its claim short of what it should ask before the next
+      // sync): then the regular sync refills it, as any claim, instead of each decision asking (the
+      // accuracy kit's shapes profile, store calls per 1,000 decisions and false denials without this
+      // and with it: 3 nodes 129 and 0.019%, 92 and 0.083%; 8 nodes 186 and 0.149%, 174 and 0.112%)
       return true;
     }
     if (v.demandAt == Long.MIN_VALUE

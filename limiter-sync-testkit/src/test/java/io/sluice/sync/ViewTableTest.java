@@ -1,0 +1,46 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.ManualTicker;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The view table's sweeps: the flusher's regular sweep drops views whose windows are over, but not one
+ * that holds claims ahead of a window to come (the store counts them against the limit whether or not
+ * this node uses them, and only the view knows it holds them: a key asked every few seconds lost them
+ * at every sweep and asked the store at its next request); a full table drops it all the same.
+ */
+class ViewTableTest {
+  private static final long WINDOW = Duration.ofSeconds(1).toNanos();
+
+  @Test
+  void theRegularSweepKeepsAViewHoldingClaimsAheadAndAFullTableDropsIt() {
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    long w = Math.floorDiv(ticker.read(), WINDOW);
+    ViewTable table = new ViewTable(2, WINDOW, ticker, v -> { });
+    KeyView ahead = table.viewFor("ahead");
+    ahead.window = w;
+    ahead.aheadClaim = 1;
+    ahead.aheadThrough = w + 8;
+    KeyView plain = table.viewFor("plain");
+    plain.window = w;
+    ticker.advance(Duration.ofSeconds(3));
+    table.sweepSome();
+    assertThat(table.get("plain")).as("its windows are over").isNull();
+    assertThat(table.get("ahead")).as("it holds claims through window %d", w + 8).isSameAs(ahead);
+    ticker.advance(Duration.ofSeconds(6));
+    table.sweepSome();
+    assertThat(table.get("ahead")).as("past the last window claimed ahead").isNull();
+
+    ViewTable full = new ViewTable(1, WINDOW, ticker, v -> { });
+    KeyView held = full.viewFor("ahead");
+    held.window = Math.floorDiv(ticker.read(), WINDOW);
+    held.aheadClaim = 1;
+    held.aheadThrough = held.window + 8;
+    ticker.advance(Duration.ofSeconds(3));
+    assertThat(full.viewFor("new").key).as("a full table sweeps it for a new key").isEqualTo("new");
+    assertThat(full.get("ahead")).isNull();
+  }
+}
