@@ -245,7 +245,14 @@ final class WindowClaims {
    * second.
    */
   long expectedDemand(KeyView v, long now) {
-    double expected = demandRate(v, now) * claimHorizonNanos(v, now) / 1e9;
+    long horizon = claimHorizonNanos(v, now);
+    double rate = demandRate(v, now);
+    if (horizon > 2 * syncIntervalNanos) {
+      // the rest of the window: at least the rate of this node's whole window before, which the
+      // rate measured over the last sync intervals (a few requests at most) swings far below
+      rate = Math.max(rate, v.ownPrev * 1e9 / windowNanos);
+    }
+    double expected = rate * horizon / 1e9;
     return expected < 1 ? 0 : (long) Math.ceil(expected);
   }
 
@@ -272,14 +279,25 @@ final class WindowClaims {
     // key's rate over all nodes: this node's times the nodes, what the store counted so far in the
     // window, or the window before's count, whichever is most (the registry may count fewer nodes
     // than there are)
+    return farBelowLimit(v, now) ? rest : near;
+  }
+
+  /**
+   * Under the view's monitor: whether the key stays within half its limit to its window's end, as
+   * far as this view can tell: what the store counted, this node's pending permits and every node
+   * asking at this node's rate until then, judged only for a key the view saw through the window
+   * before (a new key's rate is a guess).
+   */
+  boolean farBelowLimit(KeyView v, long now) {
     if (v.lastWindowTotal < 0) {
-      return near;
+      return false;
     }
+    long rest = Math.max(0, v.window * windowNanos + windowNanos - now);
     double rate = keyRate(v, now, demandRate(v, now));
     double prevWeight = prevWeight(v.window, now);
     double projected = weighted(v.globalPrev, v.globalCur, prevWeight) + v.pendingCur + v.pendingPrev * prevWeight
         + rate * rest / 1e9;
-    return projected <= capacity(v) / 2.0 ? rest : near;
+    return projected <= capacity(v) / 2.0;
   }
 
   /**
@@ -288,6 +306,12 @@ final class WindowClaims {
    * window twice its mean gap between requests (within that window).
    */
   long idleAfterNanos(KeyView v, long now) {
+    if (asksClaims() && farBelowLimit(v, now)) {
+      // a claim on a key far below its limit blocks nobody: it is kept through the window, however
+      // long the key's gaps (twice a mean gap measured over a few sync intervals gave claims up
+      // between requests of a key asked every 200 ms, and its next request asked the store)
+      return windowNanos;
+    }
     long horizon = claimHorizonNanos(v, now);
     if (horizon <= 2 * syncIntervalNanos || v.rate <= 0) {
       return syncIntervalNanos;
@@ -517,6 +541,12 @@ final class WindowClaims {
       // and with it: 3 nodes 129 and 0.019%, 92 and 0.083%; 8 nodes 186 and 0.149%, 174 and 0.112%)
       return true;
     }
+    if (v.demandAt != Long.MIN_VALUE && farBelowLimit(v, now) && now - v.demandAt <= idleAfterNanos(v, now)) {
+      // a key far below its limit, in its window's last sync intervals too: its claim lasts while it
+      // covers what the key should ask before the next sync (a key asked less often than that asks
+      // the store when its claim runs out, rather than a flush at every sync on the chance)
+      return claimHeld(v, now) - v.pendingCur >= expectedUntilSync(v);
+    }
     if (v.demandAt == Long.MIN_VALUE
         || now - v.demandAt > idleAfterNanos(v, now) || claimHorizonNanos(v, now) <= 2 * syncIntervalNanos) {
       return false;
@@ -536,9 +566,17 @@ final class WindowClaims {
    * and only for fixed windows: a sliding window's claimants take their parts of what the previous
    * window frees as its count fades, and permits left in a claim fade into what is free instead,
    * which a node then has to ask for (false denials on one node from 0.4% to 1.1-6.4% of requests in
-   * the accuracy kit). True when it took them.
+   * the accuracy kit). True when it took them, or when a fixed window's view has nothing left to send
+   * at all (its claim, if any, is over with its window).
    */
   boolean absorbUnsent(KeyView v, long windowEnd) {
+    if (!sliding && asksClaims() && v.unsentCur == 0 && v.pendingCur == 0 && v.settleToken == 0 && v.deniedUnsent == 0) {
+      // nothing to absorb, nothing on its way: the claim weighs nowhere now (a flush giving it up,
+      // a key read and write per key, node and window, was most of a warm key's store traffic)
+      v.claim = -1;
+      v.claimNodes = 0;
+      return true;
+    }
     if (sliding || !asksClaims() || v.claim < 0 || v.unsentCur <= 0 || v.pendingCur != v.unsentCur || v.settleToken != 0
         || v.deniedUnsent != 0 || v.unsentCur > claimHeld(v, windowEnd)) {
       return false;

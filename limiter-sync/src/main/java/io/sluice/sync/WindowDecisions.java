@@ -380,9 +380,11 @@ final class WindowDecisions {
     // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
     boolean claimed = claims.asksClaims() && view.claim >= 0;
     // (nor does one granted ahead, in a window of the range it was granted for)
-    j.urgent = (!j.fresh && !(claimed && (view.window <= view.aheadThrough
-        || claims.claimHorizonNanos(view, now) > 2 * syncIntervalNanos)))
-        || view.unsentCur + cost >= trigger;
+    boolean lasting = claimed && (view.window <= view.aheadThrough
+        || claims.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
+    // (and a claim that lasts pays for the permits: they wait for a full batch, not half the
+    // allowance, which on a small claim was a flush per request or two)
+    j.urgent = (!j.fresh && !lasting) || view.unsentCur + cost >= (lasting ? batch : trigger);
     if (j.fresh && credited) {
       grantCredit(view, j, allowance, trigger);
     }
