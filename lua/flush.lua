@@ -217,21 +217,24 @@ local function firstWrite(key, ttl, keep)
 end
 
 -- the first write of window w of a window count ('w', 'f'), before the write (which then makes the
--- key live through the next window): windows before `keep` are dropped at most every fourth window
+-- key live through the next window): windows before `keep` are dropped at every fourth window written
 -- (every field is named by its window, so an older one is never read; 'h' keeps the window of the
--- last drop, read with the key's other fields): a key written window after window costs one command
--- here, not four, and holds the fields of at most six windows. A key without 'h' is new (or was
--- written only by the exact scripts, which drop their own): it has nothing to drop. Returns the
--- window to record in 'h', or nil.
-local function firstWindowWrite(key, w, keep, dropped)
-  if dropped == nil then
-    return w
+-- last drop and the windows written since, '<window>:<written>', read with the key's other fields):
+-- a key written window after window costs one command here, not four, and holds the fields of at most
+-- six windows; a key written now and then drops as seldom, not at each write. A key without 'h' is new
+-- (or was written only by the exact scripts, which drop their own): it has nothing to drop. Returns
+-- the value to record in 'h'.
+local function firstWindowWrite(key, w, keep, mark)
+  if mark == nil then
+    return digits(w) .. ':0'
   end
-  if w - dropped < 4 then
-    return nil
+  local dropped, written = string.match(mark, '^(%-?%d+):?(%d*)$')
+  written = (tonumber(written) or 0) + 1
+  if dropped == nil or written < 4 then
+    return (dropped or digits(w)) .. ':' .. digits(written)
   end
   dropWindowsBefore(key, keep)
-  return w
+  return digits(w) .. ':0'
 end
 
 -- the fields of the claims ahead of window w (fixed windows): per window ahead, its count, this
@@ -350,7 +353,7 @@ for i = 1, n do
     else
       v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P')
     end
-    local dropped = tonumber(v[sliding and 12 or 4] or 'x')
+    local dropMark = v[sliding and 12 or 4] or nil
     -- 'P': the key lives through window P + 1 (its TTL was set for that, with the write that set 'P')
     local livesThrough = tonumber(v[sliding and 14 or 6] or 'x')
     local seenToken = tonumber(v[sliding and 13 or 5] or '0')
@@ -496,11 +499,8 @@ for i = 1, n do
         fields[#fields + 1] = string.format('%.17g', newShares)
       end
       if v[1] == false then
-        local mark = firstWindowWrite(key, w, sliding and w - 2 or w - 1, dropped)
-        if mark ~= nil then
-          fields[#fields + 1] = 'h'
-          fields[#fields + 1] = digits(mark)
-        end
+        fields[#fields + 1] = 'h'
+        fields[#fields + 1] = firstWindowWrite(key, w, sliding and w - 2 or w - 1, dropMark)
       end
       fields[2] = digits(cur)
       if names then

@@ -58,13 +58,14 @@ class RedisCounterStoreIT extends CounterStoreContract {
       // (a sliding window keeps the window before the previous one too: see aSlidingWindowKeepsTheWindowBeforeThePrevious)
       String alice = RedisFixture.counterKey("api", "alice");
       assertThat(alice).isEqualTo("sluice:{3:api:alice}");
-      // older windows are dropped every fourth window ('h': the window they were last dropped in, or
-      // the key's first), so that a key written window after window costs no HKEYS at each one
+      // older windows are dropped at every fourth window written ('h': the window they were last
+      // dropped in, or the key's first, and the windows written since), so that a key written window
+      // after window costs no HKEYS at each one
       // ('P': the window after which the key's TTL reaches, see everyThirdWindowSetsTheTtl)
       assertThat(redis.cli().hkeys(alice)).containsExactlyInAnyOrder("100", "101", "102", "103", "h", "P");
       flush(store, new Batch("n1", 0, 5, NOW_MICROS, List.of(new Delta(window, "alice", 104, 1))));
       assertThat(redis.cli().hkeys(alice)).containsExactlyInAnyOrder("102", "103", "104", "h", "P");
-      assertThat(redis.cli().hget(alice, "h")).isEqualTo("104");
+      assertThat(redis.cli().hget(alice, "h")).isEqualTo("104:0");
       assertThat(redis.cli().pttl(alice)).isBetween(1L, 121_000L);
       assertThat(redis.cli().ttl("sluice:seq:n1:0")).isBetween(1L, 86_400L);
     }
@@ -95,8 +96,30 @@ class RedisCounterStoreIT extends CounterStoreContract {
       flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(fixed, "alice", 102, 1))));
       assertThat(redis.cli().info("commandstats")).contains("cmdstat_pexpire:calls=1,").doesNotContain("cmdstat_hkeys:")
           .doesNotContain("cmdstat_pttl:");
-      flush(store, new Batch("n1", 0, 5, NOW_MICROS, List.of(new Delta(fixed, "alice", 104, 1))));
-      assertThat(redis.cli().hgetall(alice)).containsOnlyKeys("104", "h", "P");
+      flush(store, new Batch("n1", 0, 5, NOW_MICROS, List.of(new Delta(fixed, "alice", 103, 1))));
+      flush(store, new Batch("n1", 0, 6, NOW_MICROS, List.of(new Delta(fixed, "alice", 104, 1))));
+      assertThat(redis.cli().hgetall(alice)).containsOnlyKeys("103", "104", "h", "P");
+    }
+  }
+
+  /**
+   * A key written now and then drops its older windows at every fourth window written, not at every
+   * write once four windows have passed (an HKEYS and an HDEL per write of a cold key).
+   */
+  @Test
+  void aKeyWrittenNowAndThenDropsOlderWindowsAtEveryFourthWindowWritten() {
+    Counter fixed = Counter.of(Limit.fixedWindow("fw").limit(1_000).window(Duration.ofMinutes(1)).build());
+    String key = RedisFixture.counterKey("fw", "cold");
+    try (RedisCounterStore store = store()) {
+      redis.cli().configResetstat();
+      for (long w = 100; w <= 130; w += 10) {
+        flush(store, new Batch("n1", 0, w, NOW_MICROS, List.of(new Delta(fixed, "cold", w, 1))));
+      }
+      assertThat(redis.cli().info("commandstats")).doesNotContain("cmdstat_hkeys:").doesNotContain("cmdstat_hdel:");
+      assertThat(redis.cli().hget(key, "h")).isEqualTo("100:3");
+      flush(store, new Batch("n1", 0, 140, NOW_MICROS, List.of(new Delta(fixed, "cold", 140, 1))));
+      assertThat(redis.cli().info("commandstats")).contains("cmdstat_hkeys:calls=1,");
+      assertThat(redis.cli().hgetall(key)).containsOnlyKeys("140", "h", "P");
     }
   }
 

@@ -444,7 +444,7 @@ final class Flusher {
         // stay counted against the other nodes to the window's end)
         // (a key far below its limit keeps a claim, of one permit at least, while not idle: an expected
         // demand that rounds to nothing at a quiet moment gave it up, and its next request asked)
-        long want = idle || closed ? 0 : Math.max(claims.farBelowLimit(v, drainedAt) ? 1 : 0,
+        long want = idle || closed ? 0 : Math.max(claims.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
             Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt)));
         d = claims.withClaimsAhead(d.claiming(Math.min(want, counter.limit().capacity()), claims.claimSplit(v, drainedAt)),
             v, drainedAt);
