@@ -141,11 +141,12 @@ final class WindowClaims {
       return d;
     }
     double ownRate = demandRate(v, now);
-    if (!(ownRate > 0) && v.rateSince != Long.MIN_VALUE) {
-      // a key this node has seen once before (most keys of many-key traffic, at first): one request
-      // in the time since (a first request tells nothing: a hot key's first on a node would hold
-      // claims ahead it outgrows at once, and they keep its claims from being given up when idle)
-      ownRate = 1e9 / Math.max(now - v.rateSince, syncIntervalNanos);
+    if (!(ownRate > 0) && v.rateSince != Long.MIN_VALUE && v.hits <= 0 && now - v.rateSince >= syncIntervalNanos) {
+      // a key this node has seen once before, a sync interval or more ago (most keys of many-key
+      // traffic, at first): one request in the time since (a first request tells nothing: a hot key's
+      // first on a node would hold claims ahead it outgrows at once, and they keep its claims from
+      // being given up when idle; nor does a burst's second request, at the same moment)
+      ownRate = 1e9 / (now - v.rateSince);
     }
     if (!(ownRate > 0)) {
       return d;
