@@ -67,13 +67,8 @@ class ColdKeyClaimTest {
     Limit limit = Limit.fixedWindow("ahead").limit(100).window(Duration.ofSeconds(1)).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
     MemoryStore store = new MemoryStore();
-    List<SyncedLimiter> nodes = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + i).ticker(ticker).autoSync(false).build());
-    }
+    List<SyncedLimiter> nodes = nodesCountingEachOther(limit, store, ticker, 3);
     try {
-      nodes.forEach(SyncedLimiter::heartbeatNow);
-      nodes.forEach(SyncedLimiter::heartbeatNow); // (each now counts the three)
       long admitted = 0;
       long decisions = 0;
       long callsBefore = 0;
@@ -118,13 +113,8 @@ class ColdKeyClaimTest {
     Limit limit = Limit.fixedWindow("warm").limit(100).window(Duration.ofSeconds(1)).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
     MemoryStore store = new MemoryStore();
-    List<SyncedLimiter> nodes = new ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + i).ticker(ticker).autoSync(false).build());
-    }
+    List<SyncedLimiter> nodes = nodesCountingEachOther(limit, store, ticker, 4);
     try {
-      nodes.forEach(SyncedLimiter::heartbeatNow);
-      nodes.forEach(SyncedLimiter::heartbeatNow);
       Random random = new Random(7);
       double perSecond = 20;
       long next = 0;
@@ -191,5 +181,16 @@ class ColdKeyClaimTest {
             .as("window %d: counted and claimed, of %d admitted", w, admitted[w]).isGreaterThanOrEqualTo(admitted[w]);
       }
     }
+  }
+
+  /** {@code count} nodes on one store and clock, syncing only when told, each having heard the others beat. */
+  private static List<SyncedLimiter> nodesCountingEachOther(Limit limit, MemoryStore store, ManualTicker ticker, int count) {
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + i).ticker(ticker).autoSync(false).build());
+    }
+    nodes.forEach(SyncedLimiter::heartbeatNow);
+    nodes.forEach(SyncedLimiter::heartbeatNow); // (each now counts them all)
+    return nodes;
   }
 }
