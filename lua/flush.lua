@@ -354,8 +354,13 @@ for i = 1, n do
       v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P')
     end
     local dropMark = v[sliding and 12 or 4] or nil
-    -- 'P': the key lives through window P + 1 (its TTL was set for that, with the write that set 'P')
+    -- 'P': the key lives through window P + 1 (its TTL was set for that, with the write that set 'P');
+    -- a 'P' further ahead than any write sets it was written in windows of another length (the limit's
+    -- window changed under its name) and says nothing about these
     local livesThrough = tonumber(v[sliding and 14 or 6] or 'x')
+    if livesThrough ~= nil and livesThrough - w > MAX_MARK_AHEAD then
+      livesThrough = nil
+    end
     local seenToken = tonumber(v[sliding and 13 or 5] or '0')
     local taken = 0
     local aheadGranted = 0

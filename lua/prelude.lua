@@ -4,6 +4,9 @@
 -- Lua numbers are doubles: integers are exact below 2^53, and Lua 5.1 prints numbers above 10^14 in
 -- exponent form, so every large number written to Redis goes through string.format('%d', x).
 
+-- the furthest flush.lua's 'P' (the window through which a counter key lives, less one) reaches past
+-- the window that writes it: claims ahead (Delta.MAX_AHEAD, 16 windows) and its expiry slack, with room
+local MAX_MARK_AHEAD = 64
 local TTL_MARGIN_MS = 5000 -- past the moment a key is at rest: node clocks a few seconds apart, a stalled caller
 local MAX_EXACT = 9007199254740992 -- 2^53
 
@@ -140,7 +143,8 @@ end
 -- the TTL is never shortened; `now` and `window` in microseconds. One command more, only on such keys.
 local function keptTtl(key, marked, ms, now, window)
   local through = marked and tonumber(redis.call('HGET', key, 'P') or 'x') or nil
-  if through == nil then
+  -- (a 'P' further ahead than flush.lua sets it was written in windows of another length)
+  if through == nil or through - math.floor(now / window) > MAX_MARK_AHEAD then
     return ms
   end
   return math.max(ms, ceildiv((through + 2) * window - now, 1000) + TTL_MARGIN_MS)

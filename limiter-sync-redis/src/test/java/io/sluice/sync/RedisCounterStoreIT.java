@@ -103,6 +103,26 @@ class RedisCounterStoreIT extends CounterStoreContract {
   }
 
   /**
+   * A limit whose window changes under its name (1 s, then 1 h) sets its key's TTL for the new window:
+   * the 'P' left by the 1-second windows, millions of windows past any 1-hour window, says nothing
+   * about them (trusted, it kept the key's TTL at seconds while a window of an hour counted in it).
+   */
+  @Test
+  void aWindowThatChangesUnderItsNameSetsTheKeysTtlForTheNewWindow() {
+    Counter second = Counter.of(Limit.fixedWindow("re").limit(1_000).window(Duration.ofSeconds(1)).build());
+    Counter hour = Counter.of(Limit.fixedWindow("re").limit(1_000).window(Duration.ofHours(1)).build());
+    String key = RedisFixture.counterKey("re", "k");
+    try (RedisCounterStore store = store()) {
+      long s = NOW_MICROS / 1_000_000;
+      flush(store, new Batch("n1", 0, 1, NOW_MICROS, List.of(new Delta(second, "k", s, 1).claiming(10, 1)
+          .claimingAhead(8, 3))));
+      assertThat(redis.cli().pttl(key)).isLessThan(60_000L);
+      flush(store, new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(hour, "k", NOW_MICROS / 3_600_000_000L, 1))));
+      assertThat(redis.cli().pttl(key)).as("through the hour window and the next").isGreaterThan(3_600_000L);
+    }
+  }
+
+  /**
    * A key written now and then drops its older windows at every fourth window written, not at every
    * write once four windows have passed (an HKEYS and an HDEL per write of a cold key).
    */
