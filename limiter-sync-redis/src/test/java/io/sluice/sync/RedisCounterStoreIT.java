@@ -91,7 +91,8 @@ class RedisCounterStoreIT extends CounterStoreContract {
           .contains("cmdstat_set:calls=1,").doesNotContain("cmdstat_hget:").doesNotContain("cmdstat_hincrby:");
       String alice = RedisFixture.counterKey("fw", "alice");
       assertThat(redis.cli().hgetall(alice)).containsOnlyKeys("100", "c100:n1", "C100", "101", "c101:n1", "C101", "h", "P");
-      // a window's first write: one PEXPIRE more, no HKEYS or PTTL until the fourth window after the last drop
+      // a window's first write: one PEXPIRE more (windows of a minute: 'P' reaches no further than the
+      // window after), no HKEYS or PTTL until the fourth window written after the last drop
       redis.cli().configResetstat();
       flush(store, new Batch("n1", 0, 4, NOW_MICROS, List.of(new Delta(fixed, "alice", 102, 1))));
       assertThat(redis.cli().info("commandstats")).contains("cmdstat_pexpire:calls=1,").doesNotContain("cmdstat_hkeys:")

@@ -106,7 +106,8 @@ class ColdKeyClaimTest {
    * each node's claim lasts its window. It used to cost about one store call per decision (898 per
    * 1,000): a mean gap measured over a few sync intervals swung far below the key's rate, so the
    * regular sync gave the claim up between requests, sized the next one to a permit, flushed half of
-   * every small claim, and gave up the window's claim at its end with a flush of its own.
+   * every small claim, and gave up the window's claim at its end with a flush of its own (now a
+   * flush at a window's end only sends the permits not sent yet, where there are any).
    */
   @Test
   void aWarmKeyFarBelowItsLimitKeepsItsClaimsThroughTheWindow() {
@@ -142,22 +143,25 @@ class ColdKeyClaimTest {
       }
       assertThat(admitted).as("far below the limit: every request admitted").isEqualTo(decisions);
       double perThousand = (store.calls() - callsBefore) * 1000.0 / (decisions - decisionsBefore);
-      // (373 on the build that fixed it: a claim call at each node's first request in a window, and
-      // a refill where a claim sized by demand ran out)
-      assertThat(perThousand).as("store calls per 1,000 decisions after the first ten windows").isLessThan(500);
+      // (511 on the build that fixed it: a claim call at each node's first request in a window, a
+      // refill where a claim sized by demand ran out, and the flush of the window's unsent permits
+      // after it ends)
+      assertThat(perThousand).as("store calls per 1,000 decisions after the first ten windows").isLessThan(600);
     } finally {
       nodes.forEach(SyncedLimiter::close);
     }
   }
 
   /**
-   * A fixed window's permits that its claim covers are not flushed once the window is over: the store
-   * holds them in the claim. They count as acknowledged then ({@link SyncedLimiter#pending()} back to 0),
-   * and the store's count and claims still cover every permit admitted.
+   * A fixed window's permits that its claim covered and the node had not sent reach the store once the
+   * window is over (DESIGN: every admitted hit reaches the store exactly once): the store's count of each
+   * window equals what the node admitted there, and {@link SyncedLimiter#pending()} is back to 0. (The
+   * round before took them as counted in the claim, never sent: ChaosIT's ledger lost hits when its run
+   * crossed its window's end.)
    */
   @Test
-  void permitsAClaimCoversAreTakenAsCountedWhenTheirWindowEnds() {
-    Limit limit = Limit.fixedWindow("absorbed").limit(100).window(Duration.ofSeconds(1)).build();
+  void permitsAClaimCoveredReachTheStoreWhenTheirWindowEnds() {
+    Limit limit = Limit.fixedWindow("covered").limit(100).window(Duration.ofSeconds(1)).build();
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
     MemoryStore store = new MemoryStore();
     try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false).build()) {
@@ -176,9 +180,7 @@ class ColdKeyClaimTest {
       }
       assertThat(node.pending()).as("permits not acknowledged, two windows later").isZero();
       for (int w = 0; w < 2; w++) {
-        long window = first + w;
-        assertThat(store.count("absorbed", "k", window) + store.claims("absorbed", "k", window))
-            .as("window %d: counted and claimed, of %d admitted", w, admitted[w]).isGreaterThanOrEqualTo(admitted[w]);
+        assertThat(store.count("covered", "k", first + w)).as("window %d", w).isEqualTo(admitted[w]);
       }
     }
   }

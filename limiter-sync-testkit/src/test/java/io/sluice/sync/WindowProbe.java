@@ -546,16 +546,13 @@ final class WindowProbe {
             continue; // (the store keeps a key's last two windows)
           }
           long kept = kw.getValue()[0];
-          // (a fixed window's permits a claim paid for may stay in the claim, never flushed: the store
-          // counts the claim against the limit as it would count them; see WindowClaims.absorbUnsent)
           long counted = store.count("probe", h.getKey(), w);
-          long held = c.sliding() ? 0 : store.claims("probe", h.getKey(), w);
           long releasable = releasedBy.getOrDefault(h.getKey(), Map.of()).getOrDefault(w, Map.of()).values().stream()
               .mapToLong(Long::longValue).sum();
           long relW = w - Math.floorDiv(START, window);
-          if (counted + held < kept) {
+          if (counted < kept) {
             note(violations, counts, "store counts less than admitted", h.getKey(), relW,
-                "store " + counted + " and claims " + held + ", nodes kept " + kept);
+                "store " + counted + ", nodes kept " + kept);
           } else if (counted > kept + releasable) {
             note(violations, counts, "store counts more than admitted", h.getKey(), relW,
                 "store " + counted + ", nodes kept " + kept + ", largest releases per node sum to " + releasable);

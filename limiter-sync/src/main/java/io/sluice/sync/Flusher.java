@@ -386,9 +386,9 @@ final class Flusher {
   private boolean drain(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
       List<KeyView> wantLeases) {
     queue.settle(v);
-    if (v.window < Math.floorDiv(drainedAt, windowNanos) && claims.absorbUnsent(v, (v.window + 1) * windowNanos)
+    if (v.window < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
         && v.unsentPrev == 0 && !v.prevClaimHeld && !v.syncWanted && v.settleToken == 0 && !v.leaseWanted) {
-      // its window is over and its claim holds what it had not sent: nothing left to say
+      // its window is over with nothing left to send: nothing left to say
       v.queued = false;
       return true;
     }

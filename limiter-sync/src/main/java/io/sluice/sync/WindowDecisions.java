@@ -191,7 +191,7 @@ final class WindowDecisions {
     queue.settle(view);
     long w = Math.floorDiv(j.now, windowNanos);
     if (w > view.window) {
-      claims.absorbUnsent(view, (view.window + 1) * windowNanos);
+      claims.windowDone(view);
     }
     view.roll(w, orphanSink, sliding);
     while (true) {

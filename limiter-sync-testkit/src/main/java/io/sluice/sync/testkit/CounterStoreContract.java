@@ -129,7 +129,8 @@ public abstract class CounterStoreContract {
         assertThat(r.current(0)).isEqualTo(1);
       }
       // windows before the one that is now previous are dropped when a newer one is counted (the
-      // Redis store does it every fourth window: an older window is never read by a newer one)
+      // Redis store does it at every fourth window a key is written in: an older window is never read
+      // by a newer one)
       FlushResult read = flush(store, new Batch("n1", 0, 10, NOW_MICROS, List.of(new Delta(fixed, "alice", 100, 0))));
       assertThat(read.current(0)).as("window 100, dropped").isZero();
       // a late delta for an old window does not drop the newer ones
