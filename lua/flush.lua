@@ -50,8 +50,8 @@
 -- permits on each of the `ahead` windows after the delta's ('c<window>:<node>', 'C<window>', as
 -- above), granted where every one of them has room for it (all nodes' claims ahead within an eighth
 -- of the capacity, an even part per node): the same on each, never lowering what the node holds
--- there. The node admits within it in those windows without asking, and need not flush what it
--- admits there: the claim counts against the limit whatever the node used of it.
+-- there. The node admits within it in those windows without asking, and flushes what it admitted
+-- there once each window is over: the claim counts against the limit whatever the node used of it.
 --
 -- Expiry: 'P' is the window P + 1 through which the key lives (its TTL was set for it by the write
 -- that set 'P'): a write that needs the key to live through its window's next one (or the last

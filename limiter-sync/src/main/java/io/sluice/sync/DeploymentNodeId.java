@@ -20,9 +20,10 @@ import java.util.regex.Pattern;
 final class DeploymentNodeId {
   static final String[] VARIABLES = {"SLUICE_NODE_ID", "POD_NAME", "HOSTNAME"};
   private static final int MAX_LENGTH = 64;
+  private static final String CHARACTERS = "A-Za-z0-9_.:-";
   /** A node id SyncConfig takes: 1 to 64 of these characters. */
-  static final Pattern VALID = Pattern.compile("[A-Za-z0-9_.:-]{1," + MAX_LENGTH + "}");
-  private static final Pattern INVALID_CHAR = Pattern.compile("[^A-Za-z0-9_.:-]");
+  static final Pattern VALID = Pattern.compile("[" + CHARACTERS + "]{1," + MAX_LENGTH + "}");
+  private static final Pattern INVALID_CHAR = Pattern.compile("[^" + CHARACTERS + "]");
 
   private DeploymentNodeId() {
   }

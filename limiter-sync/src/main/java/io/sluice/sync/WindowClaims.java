@@ -276,10 +276,6 @@ final class WindowClaims {
     if (!asksClaims() || rest <= near) {
       return near;
     }
-    // only for a key this view saw through the window before (a new key's rate is a guess), at the
-    // key's rate over all nodes: this node's times the nodes, what the store counted so far in the
-    // window, or the window before's count, whichever is most (the registry may count fewer nodes
-    // than there are)
     return farBelowLimit(v, now) ? rest : near;
   }
 
@@ -542,21 +538,18 @@ final class WindowClaims {
         || v.settleToken != 0 || v.window != Math.floorDiv(now, windowNanos)) {
       return false;
     }
-    if (v.window <= v.aheadThrough && claimHeld(v, now) - v.pendingCur >= expectedUntilSync(v)) {
-      // a key this node holds claims ahead on (far below its limit when they were granted): its
-      // claim stays, idle or not, and so do the permits it paid for (the store counts the claim;
-      // they are taken as counted when the window ends): a flush would move them from the claim to
-      // the count, a key read and write for nothing, and a decision the claim cannot pay asks anyway;
-      // unless the key has warmed past it (its claim short of what it should ask before the next
-      // sync): then the regular sync refills it, as any claim, instead of each decision asking (the
-      // accuracy kit's shapes profile, store calls per 1,000 decisions and false denials without this
-      // and with it: 3 nodes 129 and 0.019%, 92 and 0.083%; 8 nodes 186 and 0.149%, 174 and 0.112%)
-      return true;
-    }
-    if (v.demandAt != Long.MIN_VALUE && keepsClaimToWindowEnd(v, now) && now - v.demandAt <= idleAfterNanos(v, now)) {
-      // a key far below its limit, in its window's last sync intervals too: its claim lasts while it
-      // covers what the key should ask before the next sync (a key asked less often than that asks
-      // the store when its claim runs out, rather than a flush at every sync on the chance)
+    if (v.window <= v.aheadThrough
+        || (v.demandAt != Long.MIN_VALUE && keepsClaimToWindowEnd(v, now) && now - v.demandAt <= idleAfterNanos(v, now))) {
+      // a key this node holds claims ahead on (far below its limit when they were granted), or a
+      // fixed window's key far below its limit, in its window's last sync intervals too: its claim
+      // stays, idle or not, and so do the permits it paid for (the store counts the claim; they go
+      // once the window is over, one flush, not one per sync), while it covers what the key should
+      // ask before the next sync (a key asked less often than that asks the store when its claim runs
+      // out, rather than a flush at every sync on the chance); one the key has warmed past is
+      // refilled by the regular sync, as any claim, instead of each decision asking (the accuracy
+      // kit's shapes profile, store calls per 1,000 decisions and false denials, claims ahead kept
+      // whatever they cover / refilled once short: 3 nodes 129 and 0.019% / 92 and 0.083%; 8 nodes
+      // 186 and 0.149% / 174 and 0.112%)
       return claimHeld(v, now) - v.pendingCur >= expectedUntilSync(v);
     }
     if (v.demandAt == Long.MIN_VALUE

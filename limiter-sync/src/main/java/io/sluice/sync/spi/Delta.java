@@ -160,8 +160,9 @@ public final class Delta {
    * {@code perWindow} permits on each of the {@code windows} windows after its own, granted where every
    * one of them has room (all nodes' claims ahead within an eighth of the capacity, an even part per
    * node), the same for each, never less than the node already holds there; see {@link FlushResult#ahead(int)}. A node
-   * admits within it in those windows without asking the store, and need not flush what it admits
-   * there: the store counts the claim against the limit whatever the node uses of it. For keys far
+   * admits within it in those windows without asking the store, and flushes what it admitted there
+   * once each window is over (the store counts the claim against the limit whatever the node uses of
+   * it; the flush makes the window's count what the nodes admitted). For keys far
    * below their limits, which would otherwise ask the store in every window they are seen in.
    *
    * @throws IllegalArgumentException for windows outside 0..{@link #MAX_AHEAD}, perWindow outside
