@@ -69,6 +69,13 @@
 -- the take, should it still arrive, is ignored. A take counted on a delta that asks for no more than
 -- its need (want = need) also holds no part of a sliding window's fading.
 --
+-- Demand met: a take's need less the take is what the node has admitted under its claim and not
+-- counted yet; the key keeps it ('u<window>:<node>', at most the claim, less what the node's later
+-- flushes count; their sum in 'U<window>'). Claims are sized as if it were counted: all claims less
+-- what their nodes met hold at most half of what no count or met demand holds. (Counted as claims
+-- ahead of demand, a hot key's used claims left nothing to grant near its limit until the next
+-- regular sync, and every request there was a take of its own.)
+--
 -- Returns {applied, created, ...} with, per delta:
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
 --           previous count never weighs), the node's claim on the window after this flush, for
@@ -177,10 +184,10 @@ local function windowOf(field)
   local w = tonumber(field)
   if w == nil then
     local first = string.sub(field, 1, 1)
-    if first == 'd' or first == 'C' or first == 'T' or first == 'K' then
+    if first == 'd' or first == 'C' or first == 'T' or first == 'K' or first == 'U' then
       w = tonumber(string.sub(field, 2))
-    elseif first == 'c' or first == 't' or first == 'x' then
-      w = tonumber(string.match(field, '^[ctx](%-?%d+):'))
+    elseif first == 'c' or first == 't' or first == 'x' or first == 'u' then
+      w = tonumber(string.match(field, '^[ctxu](%-?%d+):'))
     end
   end
   return w
@@ -339,6 +346,7 @@ for i = 1, n do
     local ws, ps = digits(w), digits(w - 1)
     local claimField, sumField, tokenField = 'c' .. ws .. ':' .. node, 'C' .. ws, 'x' .. ws .. ':' .. node
     local sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
+    local metField, metSum = 'u' .. ws .. ':' .. node, 'U' .. ws
     -- one read and at most one write per key
     -- claims ahead asked for (fixed windows): their windows' fields are read with the others
     local aheadAsked = apply and not sliding and ahead > 0 and aheadWant > 0 and want > 0
@@ -347,12 +355,15 @@ for i = 1, n do
     if sliding then
       local pps = digits(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
-          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P')
+          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P', metField, metSum)
     elseif names then
-      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', unpack(names))
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, unpack(names))
     else
-      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P')
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum)
     end
+    -- what of its claim the node has admitted and not counted, as it last said, and all nodes' sum
+    local heldMet = tonumber(v[sliding and 15 or 7] or '0')
+    local metAll = tonumber(v[sliding and 16 or 8] or '0')
     local dropMark = v[sliding and 12 or 4] or nil
     -- 'P': the key lives through window P + 1 (its TTL was set for that, with the write that set 'P');
     -- a 'P' further ahead than any write sets it was written in windows of another length (the limit's
@@ -401,6 +412,15 @@ for i = 1, n do
           fields[#fields + 1] = digits(token)
         end
       end
+      -- what of its claim the node has admitted and not counted: a take says it anew (its need less
+      -- the take), a flush counts some of it
+      local met = heldMet - amount
+      if take > 0 then
+        met = need - take
+      end
+      if met < 0 then
+        met = 0
+      end
       if want > 0 then
         grantSplit = nodes
         -- a sliding window's previous count fades at prev / window per us: each claimant also holds
@@ -448,7 +468,10 @@ for i = 1, n do
           -- part of it), so that unused claims of other nodes never deny a key below half its limit
           -- (rounded down: near the limit nodes hold nothing ahead, and each permit goes to the node
           -- that has a request for it)
-          local spare = math.floor((free - (claims - held) - committed) / 2)
+          -- (what the nodes said they met of their claims is demand, not held ahead of it, and weighs
+          -- as counted)
+          local spare = math.floor((free - (claims - held) - committed + metAll - heldMet
+              + math.min(met, committed)) / 2)
           if spare > 0 then
             extra = math.floor(spare / nodes)
           end
@@ -488,6 +511,15 @@ for i = 1, n do
         fields[#fields + 1] = sumField
         fields[#fields + 1] = digits(claims - held + claim)
       end
+      if met > claim then
+        met = claim
+      end
+      if met ~= heldMet then
+        fields[#fields + 1] = metField
+        fields[#fields + 1] = digits(met)
+        fields[#fields + 1] = metSum
+        fields[#fields + 1] = digits(metAll - heldMet + met)
+      end
       if sliding and (want > 0 or since ~= nil) then
         -- a claimant from now on (its part of the fading restarts with this claim), or none
         if want == 0 then
@@ -509,7 +541,7 @@ for i = 1, n do
       end
       fields[2] = digits(cur)
       if names then
-        aheadGranted = claimAhead(names, v, 7, ahead, aheadWant, capacity, nodes, fields)
+        aheadGranted = claimAhead(names, v, 9, ahead, aheadWant, capacity, nodes, fields)
       end
       -- the key must live through the window after w (where a sliding window's count still weighs),
       -- or after the last one claimed ahead; a TTL set for that reaches a few windows further, and

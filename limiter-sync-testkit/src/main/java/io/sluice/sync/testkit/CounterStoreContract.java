@@ -347,6 +347,51 @@ public abstract class CounterStoreContract {
   }
 
   /**
+   * What a node says it admitted under its claim and has not counted (a take's need less the take:
+   * demand met) sizes the claims granted as if it were counted, its own and, until their flushes count
+   * it, the other nodes'. Counted as claims held ahead of demand, a hot key's used claims left nothing to
+   * grant near its limit, and every request there became a take of its own until the next regular sync.
+   * (A sliding window's first window, where nothing fades yet, answers as a fixed one.)
+   */
+  @Test
+  void demandMetUnderClaimsSizesClaimsAsIfCounted() {
+    Counter fixed = Counter.of(Limit.fixedWindow("met").limit(100).window(Duration.ofMinutes(1)).build());
+    Counter sliding = Counter.of(Limit.slidingWindowCounter("metsw").limit(100).window(Duration.ofMinutes(1)).build());
+    try (CounterStore store = store(0)) {
+      for (Counter counter : List.of(fixed, sliding)) {
+        long w = NOW_MICROS / 60_000_000L;
+        String algorithm = counter.limit().algorithm().toString();
+        String n1 = "n1" + algorithm;
+        String n2 = "n2" + algorithm; // (a node's batch sequence is its own across keys)
+        assertThat(flush(store, new Batch(n1, 0, 1, NOW_MICROS, List.of(new Delta(counter, "k", w, 0).claiming(100, 2))))
+            .claim(0)).as(algorithm).isEqualTo(25);
+        assertThat(flush(store, new Batch(n2, 0, 1, NOW_MICROS, List.of(new Delta(counter, "k", w, 0).claiming(100, 2))))
+            .claim(0)).as(algorithm).isEqualTo(12);
+        // n1 admitted its 25 and takes 1 more: 63 free, 12 of them n2's claim, n1's 25 met: half of
+        // 51, split in two: 12 more (6 if its 25 were held ahead of demand), the take out of it
+        FlushResult a = flush(store, new Batch(n1, 0, Batch.CLAIM_ONLY, NOW_MICROS,
+            List.of(new Delta(counter, "k", w, 1).claiming(126, 26, 2).taking(1))));
+        assertThat(a.taken(0)).isTrue();
+        assertThat(a.current(0)).isEqualTo(1);
+        assertThat(a.claim(0)).as(algorithm).isEqualTo(36);
+        // n2 admitted its 12: 51 free, n1's 36 claimed of which 25 met, n2's 12 met: half of 40, split
+        // in two (3 with only its own met demand, 1 with none)
+        FlushResult b = flush(store, new Batch(n2, 0, Batch.CLAIM_ONLY, NOW_MICROS,
+            List.of(new Delta(counter, "k", w, 1).claiming(113, 13, 2).taking(1))));
+        assertThat(b.taken(0)).isTrue();
+        assertThat(b.current(0)).isEqualTo(2);
+        assertThat(b.claim(0)).as(algorithm).isEqualTo(21);
+        // n1 counts 20: 5 of its met demand are left uncounted, 16 of its claim committed; 41 free,
+        // 21 of n2's claim of which 12 met: half of 21, split in two, on top of what it committed
+        FlushResult c = flush(store, new Batch(n1, 0, 2, NOW_MICROS, List.of(new Delta(counter, "k", w, 20).claiming(100, 2))));
+        assertThat(c.current(0)).isEqualTo(22);
+        assertThat(c.claim(0)).as(algorithm).isEqualTo(21);
+        assertThat(c.current(0) + c.claim(0) + b.claim(0)).isLessThanOrEqualTo(100);
+      }
+    }
+  }
+
+  /**
    * A take whose answer never reached the node is settled by a numbered flush: counted if the
    * failure policy admitted the request and the take was not counted, taken back if it denied it and
    * the take was counted, and the take, arriving after its settle, is ignored. The settle is applied

@@ -20,7 +20,7 @@ public final class CounterEntry implements Serializable {
   private static final String[] NO_NODES = {};
 
   public static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
-      NONE, NONE, NONE, PermitLog.EMPTY);
+      NONE, NONE, NONE, NONE, PermitLog.EMPTY);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -48,6 +48,12 @@ public final class CounterEntry implements Serializable {
    */
   private final long[] claimTokens;
   /**
+   * Per claim entry: how much of the claim its node has said it admitted and has not counted yet
+   * ({@code flush.lua}'s {@code u<window>:<node>}): demand met, which sizes the claims granted as if it
+   * were counted. Never more than the claim. Null in an entry written before it was kept: read as 0.
+   */
+  private final long[] claimMet;
+  /**
    * A sliding window log's permits (exact mode only). Null in an entry written before logs were kept
    * here: Java serialization leaves a field the stream does not have null; {@link #log()} reads it as
    * empty.
@@ -56,7 +62,7 @@ public final class CounterEntry implements Serializable {
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
       long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues,
-      long[] claimSince, long[] claimTokens, PermitLog log) {
+      long[] claimSince, long[] claimTokens, long[] claimMet, PermitLog log) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -70,6 +76,7 @@ public final class CounterEntry implements Serializable {
     this.claimValues = claimValues;
     this.claimSince = claimSince;
     this.claimTokens = claimTokens;
+    this.claimMet = claimMet;
     this.log = log;
   }
 
@@ -94,7 +101,7 @@ public final class CounterEntry implements Serializable {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
       return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-          claimValues, claimSince, claimTokens, log);
+          claimValues, claimSince, claimTokens, claimMet, log);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -106,7 +113,7 @@ public final class CounterEntry implements Serializable {
     System.arraycopy(windows, at, w, at + 1, windows.length - at);
     System.arraycopy(counts, at, c, at + 1, windows.length - at);
     return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, log);
+        claimValues, claimSince, claimTokens, claimMet, log);
   }
 
   /**
@@ -135,17 +142,19 @@ public final class CounterEntry implements Serializable {
     long[] cv = new long[claims];
     long[] cs = new long[claims];
     long[] ct = new long[claims];
+    long[] cm = new long[claims];
     for (int i = 0, j = 0; i < claimWindows.length; i++) {
       if (claimWindows[i] >= window) {
         cw[j] = claimWindows[i];
         cn[j] = claimNodes[i];
         cv[j] = claimValues[i];
         ct[j] = tokenAt(i);
+        cm[j] = metAt(i);
         cs[j++] = claimSince[i];
       }
     }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
-        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, log);
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log);
   }
 
   boolean hasBucket() {
@@ -177,7 +186,7 @@ public final class CounterEntry implements Serializable {
 
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, log);
+        claimValues, claimSince, claimTokens, claimMet, log);
   }
 
   /** The sliding window log; empty when this key has none. */
@@ -187,7 +196,7 @@ public final class CounterEntry implements Serializable {
 
   public CounterEntry withLog(PermitLog log) {
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, log);
+        claimValues, claimSince, claimTokens, claimMet, log);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -240,10 +249,10 @@ public final class CounterEntry implements Serializable {
         kt[i] = tt[order[i - 1]];
       }
       return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues,
-          claimSince, claimTokens, log);
+          claimSince, claimTokens, claimMet, log);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, log);
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, claimMet, log);
   }
 
   private int claimIndex(String nodeId, long window) {
@@ -325,11 +334,36 @@ public final class CounterEntry implements Serializable {
 
   /** Sets {@code nodeId}'s claim on a window (0 and since -1: none); a claimant split the fading by {@code split}. */
   CounterEntry withClaim(String nodeId, long window, long value, long since, int split) {
+    int found = claimIndex(nodeId, window);
+    return withClaim(nodeId, window, value, since, split, found >= 0 ? metAt(found) : 0);
+  }
+
+  /** {@link #withClaim}, and what of it {@code nodeId} has met (see {@link #metOf}), at most the claim. */
+  CounterEntry withClaim(String nodeId, long window, long value, long since, int split, long met) {
     if (since >= 0) {
       since = since * SPLITS + Math.min(SPLITS - 1, Math.max(1, split));
     }
     int found = claimIndex(nodeId, window);
-    return withEntry(found, nodeId, window, value, since, found >= 0 ? tokenAt(found) : 0);
+    return withEntry(found, nodeId, window, value, since, found >= 0 ? tokenAt(found) : 0,
+        Math.max(0, Math.min(met, value)));
+  }
+
+  /**
+   * What of its claim on a window {@code nodeId} said it had admitted and not counted (flush.lua's
+   * {@code u<window>:<node>}); 0 if none.
+   */
+  long metOf(String nodeId, long window) {
+    int i = claimIndex(nodeId, window);
+    return i >= 0 ? metAt(i) : 0;
+  }
+
+  /** The sum of what the nodes met of their claims on a window ({@code U<window>}). */
+  long metOn(long window) {
+    long sum = 0;
+    for (int i = 0; i < claimWindows.length; i++) {
+      sum += claimWindows[i] == window ? metAt(i) : 0;
+    }
+    return sum;
   }
 
   /** The highest take token of {@code nodeId} counted or settled on a window; 0 if none. */
@@ -342,16 +376,20 @@ public final class CounterEntry implements Serializable {
   CounterEntry withTakeToken(String nodeId, long window, long token) {
     int found = claimIndex(nodeId, window);
     return withEntry(found, nodeId, window, found >= 0 ? claimValues[found] : 0, found >= 0 ? claimSince[found] : -1,
-        token);
+        token, found >= 0 ? metAt(found) : 0);
   }
 
   private long tokenAt(int i) {
     return claimTokens == null ? 0 : claimTokens[i];
   }
 
+  private long metAt(int i) {
+    return claimMet == null ? 0 : claimMet[i];
+  }
+
   /** Replaces claim entry {@code found} (-1: none yet) with the given one, or drops it when it holds nothing. */
-  private CounterEntry withEntry(int found, String nodeId, long window, long value, long since, long token) {
-    boolean none = value == 0 && since < 0 && token == 0;
+  private CounterEntry withEntry(int found, String nodeId, long window, long value, long since, long token, long met) {
+    boolean none = value == 0 && since < 0 && token == 0 && met == 0;
     if (found < 0 && none) {
       return this;
     }
@@ -361,6 +399,7 @@ public final class CounterEntry implements Serializable {
     long[] cv = new long[n];
     long[] cs = new long[n];
     long[] ct = new long[n];
+    long[] cm = new long[n];
     int j = 0;
     for (int i = 0; i < claimWindows.length; i++) {
       if (i != found) {
@@ -368,6 +407,7 @@ public final class CounterEntry implements Serializable {
         cn[j] = claimNodes[i];
         cv[j] = claimValues[i];
         ct[j] = tokenAt(i);
+        cm[j] = metAt(i);
         cs[j++] = claimSince[i];
       }
     }
@@ -377,8 +417,9 @@ public final class CounterEntry implements Serializable {
       cv[j] = value;
       cs[j] = since;
       ct[j] = token;
+      cm[j] = met;
     }
-    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, log);
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log);
   }
 
   /** Nodes whose sequence this key remembers. */

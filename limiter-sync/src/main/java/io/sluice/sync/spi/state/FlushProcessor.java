@@ -245,7 +245,10 @@ public final class FlushProcessor implements EntryUpdate {
             }
             recordToken = !counted;
           }
-          long claim = wants[i] > 0 ? claim(state, i, w, held, amount) : 0;
+          // what of its claim the node has admitted and not counted, as it last said (a take says it
+          // anew: its need less the take; a flush counts some of it)
+          long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - amount);
+          long claim = wants[i] > 0 ? claim(state, i, w, held, amount, met) : 0;
           if (take > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
             amount += take;
             claim -= take;
@@ -255,7 +258,7 @@ public final class FlushProcessor implements EntryUpdate {
           // (a take counted that asked for nothing beyond it holds no part of the fading: flush.lua)
           split = kinds[i] == WINDOW && wants[i] > 0 && !(taken == 1 && wants[i] == needs[i]) ? grantSplit(state, i, w) : 0;
           long since = split > 0 ? sinceWindowStart(i, w) : -1;
-          state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split);
+          state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
           if (recordToken) {
             state = state.withTakeToken(nodeId, w, token);
           }
@@ -329,7 +332,7 @@ public final class FlushProcessor implements EntryUpdate {
    * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
    * claimant holds an even part of what fades from the time of its claim (rate prev / window / nodes).
    */
-  private long claim(CounterEntry state, int i, long w, long held, long amount) {
+  private long claim(CounterEntry state, int i, long w, long held, long amount, long met) {
     long at = sinceWindowStart(i, w);
     long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
     double fade = (double) prev / windowMicros[i];
@@ -352,8 +355,10 @@ public final class FlushProcessor implements EntryUpdate {
     }
     double free = Math.floor(capacities[i] - used);
     // claims held ahead of demand take at most half of what no count holds (each node an even part
-    // of it), so that unused claims of other nodes never deny a key below half its limit
-    double spare = Math.floor((free - (state.claimsOn(w) - held) - committed) / 2);
+    // of it), so that unused claims of other nodes never deny a key below half its limit; what the
+    // nodes said they met of their claims is demand, not held ahead of it, and weighs as counted
+    long metAll = state.metOn(w) - state.metOf(nodeId, w) + Math.min(met, committed);
+    double spare = Math.floor((free - (state.claimsOn(w) - held) - committed + metAll) / 2);
     // (rounded down: near the limit nodes hold nothing ahead, and each permit goes to the node that
     // has a request for it)
     long extra = free > 0 && spare > 0 ? (long) Math.floor(spare / nodeCounts[i]) : 0;
