@@ -244,6 +244,14 @@ local function firstWindowWrite(key, w, keep, mark)
   return digits(w) .. ':0'
 end
 
+-- a node's field set to `value` and the key's sum of those fields to `sum`, in the fields to write
+local function setWithSum(fields, field, value, sumField, sum)
+  fields[#fields + 1] = field
+  fields[#fields + 1] = digits(value)
+  fields[#fields + 1] = sumField
+  fields[#fields + 1] = digits(sum)
+end
+
 -- the fields of the claims ahead of window w (fixed windows): per window ahead, its count, this
 -- node's claim on it and the sum of the claims on it, read with the key's other fields
 local function aheadNames(node, w, ahead)
@@ -280,10 +288,7 @@ local function claimAhead(names, v, at, ahead, want, capacity, nodes, fields)
     local mine = tonumber(v[at + 3 * i - 2] or '0')
     if grant > mine then
       local others = tonumber(v[at + 3 * i - 1] or '0') - mine
-      fields[#fields + 1] = names[3 * i - 1]
-      fields[#fields + 1] = digits(grant)
-      fields[#fields + 1] = names[3 * i]
-      fields[#fields + 1] = digits(others + grant)
+      setWithSum(fields, names[3 * i - 1], grant, names[3 * i], others + grant)
     end
   end
   return grant
@@ -506,19 +511,13 @@ for i = 1, n do
         end
       end
       if claim ~= held then
-        fields[#fields + 1] = claimField
-        fields[#fields + 1] = digits(claim)
-        fields[#fields + 1] = sumField
-        fields[#fields + 1] = digits(claims - held + claim)
+        setWithSum(fields, claimField, claim, sumField, claims - held + claim)
       end
       if met > claim then
         met = claim
       end
       if met ~= heldMet then
-        fields[#fields + 1] = metField
-        fields[#fields + 1] = digits(met)
-        fields[#fields + 1] = metSum
-        fields[#fields + 1] = digits(metAll - heldMet + met)
+        setWithSum(fields, metField, met, metSum, metAll - heldMet + met)
       end
       if sliding and (want > 0 or since ~= nil) then
         -- a claimant from now on (its part of the fading restarts with this claim), or none
