@@ -418,7 +418,9 @@ for i = 1, n do
         end
       end
       -- what of its claim the node has admitted and not counted: a take says it anew (its need less
-      -- the take), a flush counts some of it
+      -- the take), a flush counts some of it (a take's need may also hold permits a flush on its way
+      -- has counted, and on a sliding window the previous window's at their weight: never more than
+      -- the claim, so a grant stays within what is free, only a little larger)
       local met = heldMet - amount
       if take > 0 then
         met = need - take

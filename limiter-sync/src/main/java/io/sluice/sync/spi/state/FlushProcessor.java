@@ -246,7 +246,10 @@ public final class FlushProcessor implements EntryUpdate {
             recordToken = !counted;
           }
           // what of its claim the node has admitted and not counted, as it last said (a take says it
-          // anew: its need less the take; a flush counts some of it)
+          // anew: its need less the take; a flush counts some of it). A take's need may also hold
+          // permits a flush on its way has counted, and on a sliding window the previous window's
+          // uncounted permits at their weight: never more than the claim, so a grant stays within
+          // what is free, only a little larger
           long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - amount);
           long claim = wants[i] > 0 ? claim(state, i, w, held, amount, met) : 0;
           if (take > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
