@@ -22,7 +22,7 @@
 -- ARGV[9]      how long the heartbeat keeps the node alive, ms (0 without one)
 -- then per delta, in KEYS order:
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
---        token, settle, ahead, ahead want                  -- window counts (sliding window)
+--        token, settle, ahead, ahead want, keep            -- window counts (sliding window)
 --   'f', the same                                          -- window counts (fixed window)
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
 --   'r', window index, counter TTL in ms, amount, denied   -- a region's count of a global quota
@@ -31,7 +31,10 @@
 -- what the store has counted from it; the key keeps each node's claim ('c<window>:<node>') and their
 -- sum ('C<window>'). A flush that asks for a claim (want > 0) is granted what is free, the capacity
 -- less the count, the other nodes' claims and what this node may still admit under its old claim
--- while this flush was on its way (old claim - amount: committed, so kept); all claims together hold
+-- while this flush was on its way (old claim - amount: committed, so kept; at most `keep` when that is
+-- 0 or more: the node admits no more than that under its old claim until the answer comes, and the rest
+-- is granted anew like what is free, so that a claim granted far from the limit does not stay whole with
+-- one node near it while the others' requests are denied); all claims together hold
 -- at most half of what no count holds, each node an even part of that (at most want); want 0 gives
 -- the claim up. A node deciding a request it holds no claim for asks
 -- for a claim of at least `need`: it gets that much whenever that much is free, even where the even
@@ -120,7 +123,7 @@ end
 -- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
 -- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
 local HEAD = 9
-local width = {w = 13, f = 13, g = 4, r = 5}
+local width = {w = 14, f = 14, g = 4, r = 5}
 local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -341,6 +344,7 @@ for i = 1, n do
     local settle = tonumber(ARGV[cursor + 10])
     local ahead = tonumber(ARGV[cursor + 11])
     local aheadWant = tonumber(ARGV[cursor + 12])
+    local keep = tonumber(ARGV[cursor + 13])
     cursor = cursor + width[kind]
     -- a claim-only batch's amount is a take: counted below only if the claim covers the need
     local take = 0
@@ -435,6 +439,9 @@ for i = 1, n do
         -- 'since'); the nodes take it without a flush, so it is counted as claimed here
         local fade = prev / windowMicros
         local committed = held - amount
+        if keep >= 0 and committed > keep then
+          committed = keep
+        end
         if since ~= nil then
           committed = committed + math.floor(fade / split * math.max(0, at - since))
         end

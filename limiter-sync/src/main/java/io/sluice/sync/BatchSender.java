@@ -236,7 +236,10 @@ final class BatchSender {
   static final class Pending {
     final KeyView view;
     final Delta delta;
-    /** A delta of the view's current window that gives the node's claim up (see {@link KeyView#releasesInFlight}). */
+    /**
+     * A delta of the view's current window that gives the node's claim up, or a part of it (see {@link
+     * KeyView#releasesInFlight}).
+     */
     final boolean release;
 
     Pending(KeyView view, Delta delta) {

@@ -386,6 +386,7 @@ final class Flusher {
   private boolean drain(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
       List<KeyView> wantLeases) {
     queue.settle(v);
+    int out = v.deltasOut; // (before this drain's own deltas)
     if (v.window < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
         && v.unsentPrev == 0 && !v.prevClaimHeld && !v.syncWanted && v.settleToken == 0 && !v.leaseWanted) {
       // its window is over with nothing left to send: nothing left to say
@@ -424,11 +425,13 @@ final class Flusher {
       // (a delta asks for no claim: it also gives up the one held on the window gone by)
       Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev);
       list.add(new Pending(v, settles && v.settleWindow == v.window - 1 ? settling(v, prev) : prev));
+      v.deltasOut++;
       v.unsentPrev = 0;
       v.prevClaimHeld = false;
     }
     if (settles && v.settleWindow < v.window - 1) {
       list.add(new Pending(v, settling(v, new Delta(counter, v.key, v.settleWindow, 0))));
+      v.deltasOut++;
     }
     // always send the current window, even with nothing new: the answer refreshes the view
     // (in reservation mode the lease answer does that, so only real deltas go)
@@ -452,11 +455,23 @@ final class Flusher {
       if (settles && v.settleWindow == v.window) {
         d = settling(v, d);
       }
-      boolean release = claimsKept && d.want() == 0;
+      boolean trims = claimsKept && d.want() > 0 && out == 0 && !settles && claims.trimsClaim(v, d.want());
+      if (trims) {
+        // little is free and this node holds more than it will admit before the answer: it keeps that
+        // much and the store grants the rest anew, an even part per node, so that the claim it was
+        // granted far from the limit does not hold the last permits while the other nodes' requests
+        // are denied. Only with nothing else of the view on its way, whose answer could raise the
+        // claim this flush trims.
+        long keep = claims.keepWhileFlushing(v, d.want());
+        d = d.keeping(keep);
+        v.claim = v.pendingCur + keep;
+      }
+      boolean release = claimsKept && (d.want() == 0 || trims);
       if (release) {
         v.releasesInFlight++; // decisions do not ask for claims until it is answered
       }
       list.add(new Pending(v, d, release));
+      v.deltasOut++;
       v.unsentCur = 0;
       v.deniedUnsent = 0;
     }
@@ -501,6 +516,7 @@ final class Flusher {
     }
     synchronized (p.view) {
       queue.settle(p.view);
+      p.view.deltasOut--;
       released(p);
       if (p.delta.settle() != 0 && p.view.settleToken == p.delta.token()) {
         p.view.settleInFlight = false; // the next drain sends it again
@@ -563,6 +579,7 @@ final class Flusher {
       KeyView v = p.view;
       synchronized (v) {
         queue.settle(v); // the credit was sized on the counts this answer replaces
+        v.deltasOut--;
         released(p);
         if (p.delta.settle() != 0 && v.settleToken == p.delta.token()) {
           // the take is settled: a permit the failure policy admitted is counted now, one way or the other

@@ -126,11 +126,18 @@ final class KeyView {
   long lastClaimAsked = Long.MIN_VALUE;
   long claimAhead;
   /**
-   * Flushes on their way that give this node's claim on the window up (want 0): until they are
+   * Flushes on their way that give this node's claim on the window up (want 0) or trim it
+   * (Delta#keeping): until they are
    * answered, a decision does not ask for a claim (one granted before such a flush arrives would be
    * given up with it); it waits for the answer (see SyncedLimiter.awaitReleases).
    */
   int releasesInFlight;
+  /**
+   * Deltas of this view sent to the store and neither answered nor back among the unsent: a flush
+   * trims the claim (Delta#keeping) only when none is, since the answer of another could raise the
+   * claim it trims.
+   */
+  int deltasOut;
   /**
    * Sliding window: when the claim was granted (ticker time of the flush that asked) and the nodes its
    * part of what the previous window frees is split by, as the store answered (0: it holds no part);

@@ -33,11 +33,11 @@ final class FlushWire {
   enum Kind {
     /**
      * A sliding window's counts and claims: kind, window, TTL, amount, want, capacity, nodes, window us,
-     * need, token, settle, windows ahead, claim wanted ahead.
+     * need, token, settle, windows ahead, claim wanted ahead, keep.
      */
-    SLIDING('w', 13, 6),
+    SLIDING('w', 14, 6),
     /** A fixed window's: the same arguments as {@link #SLIDING}. */
-    FIXED('f', 13, 6),
+    FIXED('f', 14, 6),
     /** A GCRA backlog (token and leaky buckets): kind, scale, interval, amount. */
     GCRA('g', 4, 2),
     /** A region's count of a global quota: kind, window, TTL, amount, denied. */
@@ -140,7 +140,8 @@ final class FlushWire {
     args[a++] = RedisCounterStore.ascii(d.token());
     args[a++] = RedisCounterStore.ascii(d.settle());
     args[a++] = RedisCounterStore.ascii(d.aheadWindows());
-    args[a] = RedisCounterStore.ascii(d.aheadWant());
+    args[a++] = RedisCounterStore.ascii(d.aheadWant());
+    args[a] = RedisCounterStore.ascii(d.keep());
   }
 
   private static void region(byte[][] args, int a, Counter c, Delta d) {

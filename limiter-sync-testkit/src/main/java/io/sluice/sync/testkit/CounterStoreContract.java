@@ -392,6 +392,39 @@ public abstract class CounterStoreContract {
   }
 
   /**
+   * A flush that keeps only part of its node's claim (Delta#keeping) has the rest granted anew as what
+   * is free is: near the limit an even part per node, so that a claim granted far from the limit does
+   * not stay whole with one node while the others' requests are denied. Without it, or keeping more
+   * than the node left unused, the store keeps all of the claim the flush's amount did not use.
+   */
+  @Test
+  void aFlushKeepingPartOfItsClaimHasTheRestGrantedAnew() {
+    Counter fixed = Counter.of(Limit.fixedWindow("keep").limit(100).window(Duration.ofMinutes(1)).build());
+    long w = NOW_MICROS / 60_000_000L;
+    try (CounterStore store = store(0)) {
+      long[] claims = new long[3];
+      long[] keeps = {-1, 2, 30};
+      for (int i = 0; i < keeps.length; i++) {
+        String key = "k" + i;
+        String a = "a" + i;
+        // a holds a claim of 25 (an even part of half of all), b then counts 60
+        assertThat(flush(store, new Batch(a, 0, 1, NOW_MICROS, List.of(new Delta(fixed, key, w, 0).claiming(40, 2))))
+            .claim(0)).isEqualTo(25);
+        flush(store, new Batch("b" + i, 0, 1, NOW_MICROS, List.of(new Delta(fixed, key, w, 60))));
+        // a counts 5 of its claim: 20 unused
+        Delta d = new Delta(fixed, key, w, 5).claiming(40, 2);
+        FlushResult r = flush(store, new Batch(a, 0, 2, NOW_MICROS, List.of(keeps[i] < 0 ? d : d.keeping(keeps[i]))));
+        assertThat(r.current(0)).isEqualTo(65);
+        assertThat(r.current(0) + r.claim(0)).isLessThanOrEqualTo(100);
+        claims[i] = r.claim(0);
+      }
+      // all kept: 15 free, less its 20 committed: nothing more. Two kept: 33 free, half of 31 split in
+      // two on top of them. Thirty kept: more than the 20 unused, so all 20 kept, as without keeping
+      assertThat(claims).containsExactly(20, 9, 20);
+    }
+  }
+
+  /**
    * A take whose answer never reached the node is settled by a numbered flush: counted if the
    * failure policy admitted the request and the take was not counted, taken back if it denied it and
    * the take was counted, and the take, arriving after its settle, is ignored. The settle is applied

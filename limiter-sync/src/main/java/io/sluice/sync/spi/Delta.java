@@ -32,6 +32,8 @@ public final class Delta {
    */
   private final int aheadWindows;
   private final long aheadWant;
+  /** Window counters: of its claim held, the most the node may still admit while this delta travels (-1: all); see {@link #keeping}. */
+  private final long keep;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -66,13 +68,15 @@ public final class Delta {
     this.settle = 0;
     this.aheadWindows = 0;
     this.aheadWant = 0;
+    this.keep = -1;
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
-    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant);
+    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant, d.keep);
   }
 
-  private Delta(Delta d, long want, long need, int nodes, long token, long settle, int aheadWindows, long aheadWant) {
+  private Delta(Delta d, long want, long need, int nodes, long token, long settle, int aheadWindows, long aheadWant,
+      long keep) {
     this.counter = d.counter;
     this.key = d.key;
     this.window = d.window;
@@ -85,6 +89,7 @@ public final class Delta {
     this.settle = settle;
     this.aheadWindows = aheadWindows;
     this.aheadWant = aheadWant;
+    this.keep = keep;
   }
 
   /**
@@ -178,7 +183,35 @@ public final class Delta {
     if (windows > 0 && want == 0) {
       throw new IllegalArgumentException("claimingAhead: a delta that asks for no claim (want 0) asks for none ahead");
     }
-    return new Delta(this, want, need, nodes, token, settle, windows, perWindow);
+    return new Delta(this, want, need, nodes, token, settle, windows, perWindow, keep);
+  }
+
+  /**
+   * With a claim asked for ({@link #claiming}): of the claim the node holds on the window, the store
+   * keeps at most {@code permits} beyond this delta's amount as the node's own (what the node may still
+   * admit while this delta travels) and grants the rest anew, as it grants what is free: an even part
+   * per node near the limit, all that was asked far from it. Without it the store keeps all of the
+   * claim the delta's amount did not use, and a claim granted far from the limit stays with its node
+   * until that node has used it, however many requests the other nodes are denied meanwhile. The node
+   * must not admit more than {@code permits} under its claim beyond this delta's amount until the
+   * answer comes (and asks for no claim meanwhile: one granted before this delta arrives would be
+   * trimmed with it).
+   *
+   * @throws IllegalArgumentException for permits outside 0..2^53, or a delta that asks for no claim
+   */
+  public Delta keeping(long permits) {
+    if (permits < 0 || permits >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("permits: must be between 0 and 2^53, got " + permits);
+    }
+    if (want == 0) {
+      throw new IllegalArgumentException("keeping: a delta that asks for no claim (want 0) gives all of it up");
+    }
+    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, permits);
+  }
+
+  /** Of the claim held, the most the node may still admit while this delta travels; -1: all of it. */
+  public long keep() {
+    return keep;
   }
 
   /** The most windows a claim asks for ahead of its own. */

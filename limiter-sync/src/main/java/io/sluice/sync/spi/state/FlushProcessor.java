@@ -77,13 +77,15 @@ public final class FlushProcessor implements EntryUpdate {
   /** Per fixed window delta: the windows after it the claim asks for too, and the claim wanted on each. */
   private final int[] aheadWindows;
   private final long[] aheadWants;
+  /** Per window delta: of the claim held, the most the node keeps beyond the amount (-1: all; see Delta#keeping). */
+  private final long[] keeps;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
   FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
       byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts, long[] wants,
       long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs, long[] tokens, long[] settles,
-      int[] aheadWindows, long[] aheadWants) {
+      int[] aheadWindows, long[] aheadWants, long[] keeps) {
     this.nodeId = nodeId;
     this.sequence = sequence;
     this.nowMicros = nowMicros;
@@ -106,6 +108,7 @@ public final class FlushProcessor implements EntryUpdate {
     this.settles = settles;
     this.aheadWindows = aheadWindows;
     this.aheadWants = aheadWants;
+    this.keeps = keeps;
   }
 
   /** The deltas of each counter key of a batch (keys under {@code prefix}), in batch order. */
@@ -173,6 +176,7 @@ public final class FlushProcessor implements EntryUpdate {
     long[] settles = new long[n];
     int[] aheadWindows = new int[n];
     long[] aheadWants = new long[n];
+    long[] keeps = new long[n];
     int k = 0;
     int i = 0;
     for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
@@ -195,6 +199,7 @@ public final class FlushProcessor implements EntryUpdate {
           settles[i] = delta.settle();
           aheadWindows[i] = delta.aheadWindows();
           aheadWants[i] = delta.aheadWant();
+          keeps[i] = delta.keep();
         } else {
           kinds[i] = GCRA;
           first[i] = c.scale();
@@ -207,7 +212,7 @@ public final class FlushProcessor implements EntryUpdate {
     from[k] = i;
     FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
         retainMillis, maxNodes, mode, keys, from, kinds, first, second, amounts, wants, capacities, nodeCounts,
-        windowMicros, needs, tokens, settles, aheadWindows, aheadWants);
+        windowMicros, needs, tokens, settles, aheadWindows, aheadWants, keeps);
     return new Plan(processor, keys, from, place);
   }
 
@@ -329,7 +334,7 @@ public final class FlushProcessor implements EntryUpdate {
 
   /**
    * flush.lua's grant: what the node may still admit under its old claim while this flush came
-   * (committed, kept), and an even part between the nodes of half of what no count holds, less the
+   * (committed, kept; at most what the delta keeps, see Delta#keeping), and an even part between the nodes of half of what no count holds, less the
    * claims (or what the node needs now, when that is more and all of it is free, or to a node alone on
    * a sliding window what is free), at most what it
    * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
@@ -340,6 +345,13 @@ public final class FlushProcessor implements EntryUpdate {
     long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
     double fade = (double) prev / windowMicros[i];
     long committed = held - amount;
+    // (null: a processor sent by a member from before keeps, during a rolling upgrade: it keeps all)
+    if (keeps != null && keeps[i] >= 0 && committed > keeps[i]) {
+      // the node admits no more than that under its old claim while this flush travels: the rest is
+      // granted anew below, as what is free is, so that a claim granted far from the limit does not
+      // stay whole with a node near it while the others' requests are denied
+      committed = keeps[i];
+    }
     long since = state.claimSinceOf(nodeId, w);
     if (kinds[i] == WINDOW && since >= 0) {
       committed += (long) Math.floor(fade / state.claimSplitOf(nodeId, w) * Math.max(0, at - since));
