@@ -86,8 +86,9 @@ class AccuracyKitTest {
    * show. 0 where every profile keeps the bound. The gaps are all at a limit, where which request gets
    * through depends on timing: the nodes admit 94-100% of what the exact algorithm admits there.
    * <ul>
-   *   <li>approximate, fixed window, 2+ nodes: 0.30% (a hot key's last permits are claimed by the node
-   *       a request did not go to, until it uses or gives them up);</li>
+   *   <li>approximate, fixed window, 2+ nodes: 0.18% at 8 nodes, 0.10% at 3 (a hot key's last permits
+   *       are claimed by the node a request did not go to, until it uses or gives them up; 0.21% before
+   *       flushes near the limit kept only what their node admits before the answer);</li>
    *   <li>approximate, sliding window: 1 node 0.4% (a large limit at costs up to 2,000; 3.6% on small
    *       limits before a cold key's claim call counted its permit), 2+ nodes 12.9%: the budget a
    *       sliding window frees as the previous one fades is split between the claimants evenly, and a
@@ -107,7 +108,7 @@ class AccuracyKitTest {
     }
     switch (mode) {
       case APPROXIMATE:
-        return sliding ? (nodes == 1 ? 0.6 : 14.0) : (nodes == 1 ? 0 : 0.4);
+        return sliding ? (nodes == 1 ? 0.6 : 14.0) : (nodes == 1 ? 0 : 0.25);
       case RESERVATION:
         return sliding ? 10.0 : (nodes == 1 ? 0 : 2.5);
       default:
