@@ -481,10 +481,10 @@ final class WindowClaims {
    * nodes, so the key is near its limit as this node sees it. Far from the limit a claim stays whole:
    * the store would grant it all again, and a warm key's claim that lasts its window saves store calls.
    * (Trimming also wherever the store's last answer had little free, KeyView#noneFree, cut the kit's
-   * false denials further, 0.15% from 0.18% at 8 nodes, but raised them from 0.55% to 0.94% where
-   * demand moved from one node to the others mid-window: the trimmed claims then went to every node
-   * evenly, whatever its demand.) A sliding window's claim holds a part of the fading too, which a
-   * flush does not trim.
+   * false denials further, 0.15% from 0.18% at 8 nodes, but raised them from 0.20-0.43% to 0.46-0.69%
+   * where demand moved from one node to the others mid-window: the trimmed claims then went to every
+   * node evenly, whatever its demand.) A sliding window's claim holds a part of the fading too, which
+   * a flush does not trim.
    */
   boolean trimsClaim(KeyView v, long want) {
     long unused = v.claim - v.pendingCur;
