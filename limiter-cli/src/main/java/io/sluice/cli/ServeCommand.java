@@ -64,6 +64,11 @@ public final class ServeCommand implements Callable<Integer> {
       description = "refuse, warn or off: a Redis that may evict keys (maxmemory-policy) (default: ${DEFAULT-VALUE}).")
   RedisStoreConfig.EvictionCheck redisEvictionCheck;
 
+  @Option(names = "--bucket-batch-size", paramLabel = "N", defaultValue = "1",
+      description = "Tokens a node claims ahead at once for token and leaky buckets; 1 = exact, one store call"
+          + " per decision (default: ${DEFAULT-VALUE}).")
+  long bucketBatchSize;
+
   @Option(names = "--max-body", paramLabel = "BYTES", defaultValue = "" + ServeConfig.DEFAULT_MAX_BODY_BYTES,
       description = "Largest /check body (default: ${DEFAULT-VALUE}).")
   int maxBody;
@@ -130,7 +135,7 @@ public final class ServeCommand implements Callable<Integer> {
       Map.entry("maxBodyBytes", "--max-body"), Map.entry("maxKeyLength", "--max-key-length"),
       Map.entry("maxThreads", "--max-threads"), Map.entry("bodyTimeout", "--body-timeout"),
       Map.entry("maxKeys", "--max-keys"), Map.entry("otlpEndpoint", "--otlp-endpoint"),
-      Map.entry("otlpStep", "--otlp-step")));
+      Map.entry("otlpStep", "--otlp-step"), Map.entry("bucketBatchSize", "--bucket-batch-size")));
 
   /** A command's own options' fields with the shared store options' ({@link StoreOptions#OPTIONS}). */
   static Map<String, String> withStoreOptions(Map<String, String> own) {
@@ -145,7 +150,7 @@ public final class ServeCommand implements Callable<Integer> {
       ServeConfig.Builder b = ServeConfig.builder().host(host).port(port).redis(store.redis).redisCluster(redisCluster)
           .redisTimeout(store.redisTimeout).redisEvictionCheck(redisEvictionCheck)
           .hazelcastCluster(store.hazelcastCluster).keyPrefix(store.keyPrefix).batchSize(store.batchSize)
-          .syncInterval(store.syncInterval).onStoreFailure(store.onStoreFailure)
+          .bucketBatchSize(bucketBatchSize).syncInterval(store.syncInterval).onStoreFailure(store.onStoreFailure)
           .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
           .maxKeys(maxKeys).otlpEndpoint(otlpEndpoint);
       if (otlpStep != null) {

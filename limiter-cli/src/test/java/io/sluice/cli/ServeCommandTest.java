@@ -40,12 +40,14 @@ class ServeCommandTest {
         "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
         "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s",
         "--body-timeout", "PT3S", "--redis-eviction-check", "warn", "--max-keys", "5000",
-        "--otlp-endpoint", "http://127.0.0.1:4318/v1/metrics", "--otlp-step", "10s");
+        "--otlp-endpoint", "http://127.0.0.1:4318/v1/metrics", "--otlp-step", "10s", "--bucket-batch-size", "25");
     assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
     assertThat(c.port()).isZero();
     assertThat(c.host()).isEqualTo("::1");
     assertThat(c.redisUri()).isEqualTo("redis://127.0.0.1:7000");
     assertThat(c.batchSize()).isEqualTo(1);
+    assertThat(c.bucketBatchSize()).isEqualTo(25);
+    assertThat(config("--limit", "api=100/1m").bucketBatchSize()).as("buckets exact by default").isEqualTo(1);
     assertThat(c.syncInterval()).isEqualTo(Duration.ofMillis(50));
     assertThat(c.onStoreFailure()).isEqualTo(StoreFailurePolicy.FAIL_OPEN);
     assertThat(c.maxBodyBytes()).isEqualTo(1024);
@@ -88,6 +90,8 @@ class ServeCommandTest {
     assertThat(error("--limit", "api=1/1m", "8080")).startsWith("sluice serve: Unmatched argument");
     assertThat(error("--limit")).startsWith("sluice serve: Missing required parameter for option '--limit'");
     assertThat(error("--limit", "api=1/1m", "--batch-size", "0")).startsWith("sluice serve: --batch-size: must be at least 1");
+    assertThat(error("--limit", "api=1/1m", "--bucket-batch-size", "0"))
+        .isEqualTo("sluice serve: --bucket-batch-size: must be at least 1, got 0");
     assertThat(error("--limit", "api=1/1m", "--limit", "api=2/1m")).isEqualTo("sluice serve: --limit: \"api\" is defined twice");
     assertThat(error("--limit", "api=1/1m", "--redis", "http://x")).startsWith("sluice serve: --redis: must be a redis://");
     assertThat(error("--limit", "api=1/1m", "--on-store-failure", "panic")).contains("--on-store-failure")

@@ -140,6 +140,11 @@ public final class ServeConfig {
     return sync.batchSize().orElse(SyncConfig.DEFAULT_BATCH_SIZE);
   }
 
+  /** Tokens a node claims ahead at once for token and leaky buckets; 1: exact mode. */
+  public long bucketBatchSize() {
+    return sync.bucketBatchSize();
+  }
+
   public Duration syncInterval() {
     return sync.syncInterval();
   }
@@ -245,8 +250,9 @@ public final class ServeConfig {
     }
 
     /**
-     * Adds a limit. Window limits are batched; token and leaky buckets and sliding logs are decided
-     * by one store script per check (see {@code SyncedLimiter}); the leaky bucket shaper is refused.
+     * Adds a limit. Window limits are batched; token and leaky buckets are decided by one store script
+     * per check unless {@link #bucketBatchSize} is above 1, sliding logs always (see {@code
+     * SyncedLimiter}); the leaky bucket shaper is refused.
      */
     public Builder limit(Limit limit) {
       if (limit == null) {
@@ -332,6 +338,15 @@ public final class ServeConfig {
     /** Permits a key may gather before a flush; 1 is exact checking (one store call per decision). */
     public Builder batchSize(long batchSize) {
       sync.batchSize(batchSize);
+      return this;
+    }
+
+    /**
+     * Tokens a node claims ahead at once for token buckets and leaky-bucket meters; 1 (the default)
+     * keeps them exact, one store call per decision (see {@link SyncConfig.Builder#bucketBatchSize}).
+     */
+    public Builder bucketBatchSize(long bucketBatchSize) {
+      sync.bucketBatchSize(bucketBatchSize);
       return this;
     }
 

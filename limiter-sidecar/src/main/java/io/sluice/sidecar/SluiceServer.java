@@ -119,8 +119,8 @@ public final class SluiceServer implements AutoCloseable {
             .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
       }
       stores.add(store);
-      // one config for every limit: its batch size applies to the window limits (buckets and logs are
-      // exact, one store script per check)
+      // one config for every limit: its batch size applies to the window limits, its bucket batch size
+      // to the buckets (1 by default: exact, one store script per check; logs always are)
       SyncConfig shared = config.sync().toBuilder().nodeId(nodeId).build();
       for (Limit limit : config.limits()) {
         limiters.put(limit.name(), SyncedLimiter.of(limit, store, shared));

@@ -17,6 +17,7 @@ class SyncConfigTest {
   void defaultsAreTheDocumentedOnes() {
     SyncConfig c = SyncConfig.ofDefaults();
     assertThat(c.batchSize()).isEmpty();
+    assertThat(c.bucketBatchSize()).as("buckets in exact mode").isEqualTo(1);
     assertThat(c.syncInterval()).isEqualTo(Duration.ofMillis(100));
     assertThat(c.maxError()).isEqualTo(0.005);
     assertThat(c.onStoreFailure()).isEqualTo(StoreFailurePolicy.LOCAL_SHARE);
@@ -34,7 +35,7 @@ class SyncConfigTest {
     SyncConfig base = SyncConfig.custom().nodeId("n1").batchSize(50).syncInterval(Duration.ofMillis(40))
         .maxError(0.01).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).maxKeys(1_000).reservation(true)
         .claimTimeout(Duration.ofMillis(70)).flushTimeout(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(300))
-        .hotKeys(5, 10, 2).autoSync(false).build();
+        .hotKeys(5, 10, 2).autoSync(false).bucketBatchSize(30).build();
     SyncConfig copy = SyncConfig.from(base).syncInterval(Duration.ofMillis(20)).build();
     assertThat(copy.syncInterval()).isEqualTo(Duration.ofMillis(20));
     assertThat(base.syncInterval()).as("the base is immutable").isEqualTo(Duration.ofMillis(40));
@@ -51,6 +52,7 @@ class SyncConfigTest {
     assertThat(copy.minHotRate()).isEqualTo(10);
     assertThat(copy.hotBatchMultiplier()).isEqualTo(2);
     assertThat(copy.autoSync()).isFalse();
+    assertThat(copy.bucketBatchSize()).isEqualTo(30);
     assertThat(base.toBuilder().build().toString()).isEqualTo(base.toString());
   }
 
@@ -58,6 +60,7 @@ class SyncConfigTest {
   void everySetterNamesItsFieldWhenItRefusesAValue() {
     SyncConfig.Builder b = SyncConfig.custom();
     assertThatThrownBy(() -> b.batchSize(0)).hasMessage("batchSize: must be at least 1, got 0");
+    assertThatThrownBy(() -> b.bucketBatchSize(0)).hasMessage("bucketBatchSize: must be at least 1, got 0");
     assertThatThrownBy(() -> b.syncInterval(Duration.ZERO)).hasMessageStartingWith("syncInterval: must be positive");
     assertThatThrownBy(() -> b.maxError(0)).hasMessageStartingWith("maxError: must be in (0, 1]");
     assertThatThrownBy(() -> b.nodeId("a b")).hasMessageStartingWith("nodeId: ");
@@ -87,6 +90,32 @@ class SyncConfigTest {
         assertThat(b.tryAcquire("k")).isTrue();
       }
       assertThat(b.tryAcquire("k")).as("the bucket's eleventh token").isFalse();
+    }
+  }
+
+  /**
+   * A shared config's bucket batch size batches the buckets built with it (token claims: far fewer
+   * store calls than decisions), the window limits keep their own batch size, and a bucket's own
+   * builder still decides for itself, exact mode included.
+   */
+  @Test
+  void aConfigsBucketBatchSizeBatchesTheBucketsBuiltWithIt() {
+    SyncConfig shared = SyncConfig.custom().batchSize(20).bucketBatchSize(50).ticker(ticker).autoSync(false)
+        .nodeId("a").build();
+    Limit window = Limit.fixedWindow("w").limit(100).window(Duration.ofSeconds(1)).build();
+    Limit bucket = Limit.tokenBucket("b").capacity(1_000).refill(100, Duration.ofSeconds(1)).build();
+    try (MemoryStore store = new MemoryStore();
+        SyncedLimiter w = SyncedLimiter.of(window, store, shared);
+        SyncedLimiter b = SyncedLimiter.of(bucket, store, shared);
+        SyncedLimiter exact = SyncedLimiter.builder(bucket, store).config(shared).batchSize(1).build()) {
+      assertThat(w.batchSize()).isEqualTo(20);
+      assertThat(b.batchSize()).isEqualTo(50);
+      assertThat(exact.batchSize()).as("the bucket's own builder says exact").isEqualTo(1);
+      long before = store.calls();
+      for (int i = 0; i < 200; i++) {
+        assertThat(b.tryAcquire("k")).isTrue();
+      }
+      assertThat(store.calls() - before).as("store calls for 200 decisions on claimed tokens").isLessThan(20);
     }
   }
 

@@ -32,6 +32,7 @@ public final class SyncConfig {
   private final Ticker ticker;
   private final long batchSize;
   private final boolean batchSizeSet;
+  private final long bucketBatchSize;
   private final Duration syncInterval;
   private final double maxError;
   private final IntSupplier activeNodes;
@@ -54,6 +55,7 @@ public final class SyncConfig {
     this.ticker = b.ticker;
     this.batchSize = b.batchSize;
     this.batchSizeSet = b.batchSizeSet;
+    this.bucketBatchSize = b.bucketBatchSize;
     this.syncInterval = b.syncInterval;
     this.maxError = b.maxError;
     this.activeNodes = b.activeNodes;
@@ -109,6 +111,14 @@ public final class SyncConfig {
    */
   public Optional<Long> batchSize() {
     return batchSizeSet ? Optional.of(batchSize) : Optional.empty();
+  }
+
+  /**
+   * For token buckets and leaky-bucket meters: the most tokens a node claims ahead at once; 1 (the
+   * default) shares them in exact mode. See {@link Builder#bucketBatchSize}.
+   */
+  public long bucketBatchSize() {
+    return bucketBatchSize;
   }
 
   public Duration syncInterval() {
@@ -182,6 +192,7 @@ public final class SyncConfig {
   @Override
   public String toString() {
     return "SyncConfig{nodeId=" + nodeId + ", batchSize=" + (batchSizeSet ? batchSize : "default")
+        + (bucketBatchSize > 1 ? ", bucketBatchSize=" + bucketBatchSize : "")
         + ", syncInterval=" + syncInterval + ", maxError=" + maxError + ", onStoreFailure=" + onStoreFailure
         + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", flushTimeout=" + flushTimeout
         + ", claimTimeout=" + claimTimeout + (regions > 0 ? ", regions=" + regions : "") + "}";
@@ -193,6 +204,7 @@ public final class SyncConfig {
     private Ticker ticker = Ticker.cached();
     private long batchSize = DEFAULT_BATCH_SIZE;
     private boolean batchSizeSet;
+    private long bucketBatchSize = 1;
     private Duration syncInterval = DEFAULT_SYNC_INTERVAL;
     private double maxError = DEFAULT_MAX_ERROR;
     private IntSupplier activeNodes;
@@ -219,6 +231,7 @@ public final class SyncConfig {
       this.ticker = c.ticker;
       this.batchSize = c.batchSize;
       this.batchSizeSet = c.batchSizeSet;
+      this.bucketBatchSize = c.bucketBatchSize;
       this.syncInterval = c.syncInterval;
       this.maxError = c.maxError;
       this.activeNodes = c.activeNodes;
@@ -265,8 +278,9 @@ public final class SyncConfig {
      * {@link SyncedLimiter}); default 100. 1 means exact checking: every decision is one atomic script
      * call on the store (an {@link io.sluice.sync.spi.ExactStore}), waiting at most the flush timeout.
      * Token buckets, leaky buckets (meters) and sliding logs take 1 whatever is set here: a bucket
-     * claims tokens ahead only when its own {@link SyncedLimiter.Builder#batchSize} is set (opt-in,
-     * see the README's accuracy kit figures), and a sliding log is shared in exact mode only.
+     * claims tokens ahead only with a {@link #bucketBatchSize} (or its own {@link
+     * SyncedLimiter.Builder#batchSize}) above 1 (opt-in, see the README's accuracy kit figures), and a
+     * sliding log is shared in exact mode only.
      */
     public Builder batchSize(long batchSize) {
       if (batchSize < 1) {
@@ -274,6 +288,23 @@ public final class SyncConfig {
       }
       this.batchSize = batchSize;
       this.batchSizeSet = true;
+      return this;
+    }
+
+    /**
+     * Token buckets and leaky-bucket meters built with this config: above 1, each node claims up to
+     * that many of the store's tokens ahead in one call and decides from them (token claims, {@code
+     * TokenClaims}; needs a {@link io.sluice.sync.spi.TokenStore}); 1 (the default) keeps them in exact
+     * mode, one store script per decision. Opt-in, apart from the window limits' batch size: near a
+     * bucket's limit the nodes together never pass it, but which request gets a refilled token differs
+     * from the exact bucket (the README's accuracy kit figures). A bucket's own {@link
+     * SyncedLimiter.Builder#batchSize} takes precedence.
+     */
+    public Builder bucketBatchSize(long bucketBatchSize) {
+      if (bucketBatchSize < 1) {
+        throw new IllegalArgumentException("bucketBatchSize: must be at least 1, got " + bucketBatchSize);
+      }
+      this.bucketBatchSize = bucketBatchSize;
       return this;
     }
 

@@ -572,8 +572,9 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /**
    * A limiter for {@code limit} on {@code store}, shared as {@code config} says. One config may serve
-   * every limit of a process: its batch size applies to the limits that batch (window limits); token
-   * buckets, leaky buckets and sliding logs are shared in exact mode (batch size 1) whatever it says.
+   * every limit of a process: its batch size applies to the limits that batch (window limits), its
+   * bucket batch size to token buckets and leaky-bucket meters (1 by default: exact mode); a sliding
+   * log is shared in exact mode (batch size 1) whatever it says.
    *
    * @throws IllegalArgumentException naming the field, for a config the limit or the store cannot
    *     take (a sync interval above half the window, reservation mode without a lease store, ...)
@@ -610,10 +611,10 @@ public final class SyncedLimiter implements KeyedLimiter {
     private final CounterStore store;
     private SyncConfig.Builder config = SyncConfig.custom();
     /**
-     * A bucket's batch size, set on this builder only: a config shared by several limits leaves
-     * buckets in exact mode (their token claims are opt-in, see {@link TokenClaims}).
+     * A bucket's batch size set on this builder; -1 when none is: the config's bucket batch size (by
+     * default 1, exact: token claims are opt-in, see {@link TokenClaims}).
      */
-    private long bucketBatchSize = 1;
+    private long bucketBatchSize = -1;
 
     Builder(Limit limit, CounterStore store) {
       BuilderChecks.checkLimitAndStore(limit, store);
@@ -630,7 +631,7 @@ public final class SyncedLimiter implements KeyedLimiter {
         throw new IllegalArgumentException("config: must not be null");
       }
       this.config = config.toBuilder();
-      this.bucketBatchSize = 1;
+      this.bucketBatchSize = -1;
       return this;
     }
 
@@ -759,7 +760,9 @@ public final class SyncedLimiter implements KeyedLimiter {
     }
 
     private SyncedLimiter build(SyncConfig c) {
-      long batchSize = BuilderChecks.batchSize(limit, store, c, bucketBatchSize);
+      // (a bucket's own batch size, set on this builder, over the shared config's bucket batch size)
+      long bucket = bucketBatchSize > 0 ? bucketBatchSize : c.bucketBatchSize();
+      long batchSize = BuilderChecks.batchSize(limit, store, c, bucket);
       return new SyncedLimiter(limit, store, c, batchSize);
     }
   }

@@ -105,6 +105,9 @@ public class SluiceAutoConfiguration {
       if (sync.getBatchSize() != null) {
         b.batchSize(sync.getBatchSize());
       }
+      if (sync.getBucketBatchSize() != null) {
+        b.bucketBatchSize(sync.getBucketBatchSize());
+      }
       if (sync.getSyncInterval() != null) {
         b.syncInterval(sync.getSyncInterval());
       }

@@ -374,6 +374,8 @@ public class SluiceProperties {
     private String nodeId;
     /** Permits a key gathers before a flush (default 100); 1 is exact mode, one store call per decision. */
     private Long batchSize;
+    /** Tokens a node claims ahead at once for token and leaky buckets (default 1: exact mode, one store call per decision). */
+    private Long bucketBatchSize;
     /** How often unflushed permits are sent even below the batch size (default 100ms); at most half a window. */
     private Duration syncInterval;
     /** What decides while the store fails: local-share (the default), fail-open or fail-closed. */
@@ -399,6 +401,14 @@ public class SluiceProperties {
 
     public void setBatchSize(Long batchSize) {
       this.batchSize = batchSize;
+    }
+
+    public Long getBucketBatchSize() {
+      return bucketBatchSize;
+    }
+
+    public void setBucketBatchSize(Long bucketBatchSize) {
+      this.bucketBatchSize = bucketBatchSize;
     }
 
     public Duration getSyncInterval() {

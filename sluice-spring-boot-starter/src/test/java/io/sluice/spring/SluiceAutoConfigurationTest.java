@@ -122,7 +122,8 @@ class SluiceAutoConfigurationTest {
   void syncPropertiesMapOntoSyncConfig() {
     runner.withPropertyValues(API_5_PER_MINUTE).withPropertyValues("sluice.sync.node-id=web-1",
         "sluice.sync.batch-size=50", "sluice.sync.sync-interval=250ms", "sluice.sync.on-store-failure=fail-closed",
-        "sluice.sync.max-keys=1000", "sluice.sync.claim-timeout=300ms", "sluice.sync.flush-timeout=3s").run(context -> {
+        "sluice.sync.max-keys=1000", "sluice.sync.claim-timeout=300ms", "sluice.sync.flush-timeout=3s",
+        "sluice.sync.bucket-batch-size=40").run(context -> {
           SyncConfig config = context.getBean(SyncConfig.class);
           assertThat(config.nodeId()).isEqualTo("web-1");
           assertThat(config.batchSize()).contains(50L);
@@ -131,6 +132,7 @@ class SluiceAutoConfigurationTest {
           assertThat(config.maxKeys()).isEqualTo(1000);
           assertThat(config.claimTimeout()).isEqualTo(Duration.ofMillis(300));
           assertThat(config.flushTimeout()).isEqualTo(Duration.ofSeconds(3));
+          assertThat(config.bucketBatchSize()).isEqualTo(40);
           SyncedLimiter api = (SyncedLimiter) context.getBean(RequestLimiter.class).limiters().iterator().next();
           assertThat(api.nodeId()).isEqualTo("web-1");
           assertThat(api.config()).isSameAs(config);
@@ -146,6 +148,7 @@ class SluiceAutoConfigurationTest {
       assertThat(config.syncInterval()).isEqualTo(defaults.syncInterval());
       assertThat(config.onStoreFailure()).isEqualTo(defaults.onStoreFailure());
       assertThat(config.maxKeys()).isEqualTo(defaults.maxKeys());
+      assertThat(config.bucketBatchSize()).as("buckets exact").isEqualTo(1);
     });
   }
 
