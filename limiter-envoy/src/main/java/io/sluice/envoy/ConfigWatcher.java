@@ -18,6 +18,11 @@ import java.util.function.Function;
  * them and hands the new configuration on. A configuration with an error is not used: the last good
  * one stays, and the error (file, line, field) is logged and kept ({@link #lastError()}) until the
  * files change again.
+ *
+ * <p>Concurrency: {@link #checkNow} runs on the watcher's own timer thread and, in tests, on the
+ * caller's; it is {@code synchronized}, which guards {@code lastTexts} (read and written only there).
+ * {@code lastError} is volatile and the counters atomic, read by any thread; {@code apply} is called
+ * under the monitor, so configurations are handed on one at a time and in order.
  */
 final class ConfigWatcher<T> implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());

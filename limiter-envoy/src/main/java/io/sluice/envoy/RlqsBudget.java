@@ -30,6 +30,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Nothing is returned to a counter: a share a stream did not use is lost until the period ends
  * (under-admission, never over). Keys expire two periods after their last grant.
+ *
+ * <p>Concurrency: the streams' threads call it at once. Its only mutable state is the counters of
+ * the rates seen, in a concurrent map ({@code computeIfAbsent}: one counter per rate); the shares
+ * themselves are the store's, taken atomically by its lease script.
  */
 final class RlqsBudget {
   private final LeaseStore store;

@@ -21,6 +21,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * then one counter per domain, descriptor path and limit, and no two of them can be read the same
  * way. Shadow mode is applied by the service on the decision, so a shadow and an enforced limit of
  * the same rate share a limiter (never a counter: their descriptor paths differ).
+ *
+ * <p>Concurrency: gRPC's executor threads call {@link #get} at once. A limiter that exists is read
+ * from the concurrent map without a lock; building one, and {@code closed}, are guarded by this
+ * object's monitor, so a rate gets one limiter however many requests ask for it first, and none is
+ * built after {@link #close} (which closes the limiters outside the monitor: a close flushes).
  */
 final class RlsLimiters implements AutoCloseable {
   private final CounterStore store;

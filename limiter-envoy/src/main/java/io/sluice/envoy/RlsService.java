@@ -55,6 +55,11 @@ import java.util.function.LongSupplier;
  * waited is dropped without counting anything. Bad requests (an empty domain, no descriptors, an
  * entry without a key, an override in an unknown unit) fail with {@code INVALID_ARGUMENT} naming the
  * field.
+ *
+ * <p>Concurrency: calls are decided on the executor's threads at once. The configuration is one
+ * immutable {@link RlsConfig} in a volatile field, replaced whole by a reload ({@link ConfigWatcher}'s
+ * thread), so a call reads it once and decides every descriptor on the same one; the limiters are
+ * {@link RlsLimiters}' (thread-safe) and the counters atomic.
  */
 public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   /** {@code limit_remaining} of an unlimited descriptor, as the reference server answers. */

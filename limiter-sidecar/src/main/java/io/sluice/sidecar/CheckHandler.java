@@ -40,6 +40,11 @@ import org.slf4j.LoggerFactory;
  * every refusal names what is wrong. A check's body is read without holding a thread (a client that
  * sends it slowly costs a connection, not a worker) and within the body timeout, then 408;
  * the decision itself may block (an exact-mode decision waits for Redis).
+ *
+ * <p>Concurrency: Jetty's threads handle requests at once. Everything the handler holds is final and
+ * immutable or thread-safe (the limiters, the rules, the registries); the timers of the other statuses
+ * are made once each in a concurrent map, and the two most used ones are cached in volatile fields (a
+ * race registers the same timer twice with Micrometer, which returns the one it has).
  */
 final class CheckHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(CheckHandler.class);

@@ -14,6 +14,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link HazelcastCounterStore#memberConfig}): the oldest member leads (Hazelcast lists members
  * oldest first, and every member agrees on that list), and the allocation state lives in a
  * replicated map, so a new leader starts from what the old one last wrote.
+ *
+ * <p>Concurrency: Hazelcast's event threads call the membership listener, which only counts changes
+ * (an atomic counter the rounds read); everything else is called from the coordinator's rounds, under
+ * its monitor, on Hazelcast's thread-safe cluster view and replicated map.
  */
 final class Leadership implements AutoCloseable {
   private final HazelcastInstance hz;

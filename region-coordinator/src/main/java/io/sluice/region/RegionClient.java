@@ -8,6 +8,8 @@ import java.util.List;
 /**
  * The coordinator's link to one region's Redis. Connects on first use and again after a failed
  * connect, so that a region down at start does not stop the coordinator from serving the others.
+ * Concurrency: the connection is made and closed under the client's monitor (a round and a close may
+ * meet); the calls themselves go through Lettuce's thread-safe connection.
  */
 interface RegionClient extends AutoCloseable {
   long epoch();

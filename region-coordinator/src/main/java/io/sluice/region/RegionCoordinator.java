@@ -33,6 +33,15 @@ import java.util.logging.Logger;
  * {@link QuotaRound} (its arithmetic in {@link ShareArithmetic}), what the leader remembers between
  * rounds is {@link ShareMemory}, which regions are silent is {@link NodeHeartbeats}, and the regions'
  * Redis connections are {@link RegionLinks}.
+ *
+ * <h2>Concurrency</h2>
+ * Rounds run on the scheduler's one thread, or on a tool's or test's thread through {@link #round()};
+ * {@code round} is {@code synchronized}, which guards the leader's state ({@code fenced}, {@code
+ * fencedAtMembership}, {@code epochUnverified}, {@code reachedSinceTakeOver}) and the parts it drives
+ * ({@link ShareMemory}, {@link NodeHeartbeats}, {@link QuotaRound}). {@code epoch} and {@code
+ * summaries} are volatile, written by rounds and read by any thread (the status of {@code sluice
+ * coordinator}, tests); the counters are atomic. Hazelcast's own threads only count membership
+ * changes ({@link Leadership}).
  */
 public final class RegionCoordinator implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(RegionCoordinator.class.getName());

@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * What every exact call ({@code ExactStore.acquire}) of one limit sends alike, encoded once: the
  * script, the counter key's bytes before the user key, and the arguments the limit decides (its
  * capacity, window and unit, or a bucket's mode and rates). A call then encodes only its key, its
- * time and its cost. Immutable.
+ * time and its cost. Immutable, so shared by every deciding thread; its {@link Cache} is an atomic
+ * array whose slots are replaced whole (a race encodes the same call twice, harmlessly).
  */
 final class ExactCall {
   private static final byte[] METER = "meter".getBytes(StandardCharsets.US_ASCII);

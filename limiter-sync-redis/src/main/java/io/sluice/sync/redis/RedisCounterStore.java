@@ -56,6 +56,13 @@ import java.util.concurrent.TimeoutException;
  * {@code sliding_window_counter}, {@code sliding_window_log}) on the same key as the flush of that
  * limit and key; bucket and window counters keep the flush script's layout. As a {@link TokenStore}
  * each claim is one {@code token_claim} call on that same key.
+ *
+ * <p>Concurrency: every limiter of a process, its flushers and its deciding threads call the store at
+ * once; each call is a command on the one Lettuce connection (thread-safe, commands pipelined in the
+ * order they are sent) and its answer completes on Lettuce's event loop. The connection and its
+ * commands are volatile, set once (at {@link #connect}, or by the connecting thread of {@link
+ * #connectInBackground}); {@code closed} is volatile; the counters are adders; the sequence records
+ * are {@link SequenceWitness}'s concurrent maps. Nothing else changes after construction.
  */
 public final class RedisCounterStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   private static final LuaScript FLUSH = LuaScript.load("flush");

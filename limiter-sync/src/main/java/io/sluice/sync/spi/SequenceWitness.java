@@ -11,6 +11,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * the counts it had acknowledged from the node. The answer then says so ({@link FlushResult#storeForgot()})
  * and the node sends those counts again. A record that merely expired (a node idle for longer than the
  * TTL) is not a loss: nothing it vouched for still weighs.
+ *
+ * <p>Concurrency: the answers of a store's calls arrive on its I/O threads, several at once. Both
+ * tables are concurrent maps and every record is replaced whole (an immutable {@code Record}), so a
+ * reader sees one answer's record or the next one's, never half of each; a node's flusher numbers its
+ * batches one at a time, so the records of one node and group are written in order.
  */
 public final class SequenceWitness {
   /** Records kept at most; beyond that, those older than the TTL go (limiters come and go with node ids). */
