@@ -61,6 +61,8 @@ final class Flusher {
   private final ViewTable views;
   private final long windowNanos;
   private final WindowClaims claims;
+  /** Reservation mode's leases (stateless: each part that asks holds one). */
+  private final WindowLeases leaseOps;
   private final FlushQueue queue;
   private final ConcurrentLinkedQueue<KeyView> dirty;
   private final ConcurrentLinkedQueue<Delta> orphans;
@@ -134,6 +136,7 @@ final class Flusher {
     this.views = l.views;
     this.windowNanos = l.windowNanos;
     this.claims = claims;
+    this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
     this.beat = SharedBeat.of(store, nodeId);
     beat.opened();
@@ -489,9 +492,9 @@ final class Flusher {
     long want;
     synchronized (v) {
       w = v.window;
-      want = claims.leaseSize(v);
+      want = leaseOps.leaseSize(v);
     }
-    LeaseStore.Lease lease = claims.askLease(v.key, w, ticker.read(), want, 1, flushTimeout);
+    LeaseStore.Lease lease = leaseOps.askLease(v.key, w, ticker.read(), want, 1, flushTimeout);
     synchronized (v) {
       v.leaseWanted = false;
       if (lease == null) {
@@ -505,7 +508,7 @@ final class Flusher {
       if (v.window != w) {
         return; // the window ended while we asked: the grant is given up (under-admission only)
       }
-      claims.takeLeaseAnswer(v, lease, want, 1, ticker.read());
+      leaseOps.takeLeaseAnswer(v, lease, want, 1, ticker.read());
     }
   }
 

@@ -72,7 +72,7 @@ final class KeyView {
   /**
    * LOCAL_SHARE, fixed windows: the window in which this node last decided on its local share with the
    * breaker open (Long.MIN_VALUE: none), and the most it may admit in that window, its own admissions
-   * counted (SyncedLimiter.fallbackAdmits): held after the store is back, to the window's end or
+   * counted (WindowFallback#admits): held after the store is back, to the window's end or
    * {@link #shareCapUntil} (ticker time), whichever comes first.
    */
   long shareCapWindow = Long.MIN_VALUE;

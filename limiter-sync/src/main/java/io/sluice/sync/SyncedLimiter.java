@@ -149,7 +149,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   final long batchSize;
   final long syncIntervalNanos;
   final long staleAfterNanos;
-  /** How long a node keeps within its local share after its last decision on it (see fallbackAdmits). */
+  /** How long a node keeps within its local share after its last decision on it (see WindowFallback#admits). */
   final long shareHoldNanos;
   final IntSupplier activeNodes;
   final Duration flushTimeout;

@@ -4,17 +4,16 @@ import io.sluice.node.Limit;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
-import io.sluice.sync.spi.LeaseStore;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 /**
- * The arithmetic of a window limit's claims, shares and leases for one {@link SyncedLimiter}: what a
- * node may admit beyond what the store counted from it (its claim, or a share where the store keeps
- * none), what it asks the store for and for how long ahead, when a denial may be retried, what the
- * failure policy lets it admit while the store is out of reach; and the store's answers taken into a
- * view. Every method that takes a view runs under the view's monitor.
+ * The arithmetic of a window limit's claims and shares for one {@link SyncedLimiter}: what a node
+ * may admit beyond what the store counted from it (its claim, or a share where the store keeps none),
+ * what it asks the store for and for how long ahead, when a denial may be retried; and the store's
+ * answers taken into a view. Every method that takes a view runs under the view's monitor.
+ * Reservation mode's leases are {@link WindowLeases}', and what the failure policy lets a node admit
+ * while the store is out of reach is {@link WindowFallback}'s.
  *
  * <p>Concurrency: immutable settings, and two volatiles: {@code storeKeepsClaims} (cleared once by
  * the first answer that shows a store without claims) and {@code flushCycleNanos} (the flusher's).
@@ -28,15 +27,11 @@ final class WindowClaims {
   private final long hotBatchMultiplier;
   private final Limit limit;
   private final double maxError;
-  private final StoreFailurePolicy onStoreFailure;
   private final boolean regional;
-  private final long shareHoldNanos;
   private final boolean sliding;
   private final long syncIntervalNanos;
   private final long windowNanos;
   private final FlushQueue queue;
-  /** The store's leases in reservation mode, else null. */
-  private final LeaseStore leases;
   /**
    * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
    * cannot pay asks the store for one, and waits for it, instead of denying.
@@ -59,23 +54,11 @@ final class WindowClaims {
     this.hotBatchMultiplier = c.hotBatchMultiplier();
     this.limit = l.limit;
     this.maxError = c.maxError();
-    this.onStoreFailure = c.onStoreFailure();
     this.regional = l.regional;
-    this.shareHoldNanos = l.shareHoldNanos;
     this.sliding = l.sliding;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.windowNanos = l.windowNanos;
     this.queue = queue;
-    this.leases = l.leases;
-  }
-
-  /**
-   * Reservation mode: asks the store for up to {@code want} permits of the key's window {@code w} at
-   * ticker time {@code at}, waiting at most {@code timeout}; null when it did not answer.
-   */
-  LeaseStore.Lease askLease(String key, long w, long at, long want, long need, Duration timeout) {
-    long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(at - w * windowNanos);
-    return calls.guarded(() -> leases.lease(counter, key, w, elapsedMicros, want, need), timeout);
   }
 
   /** The nodes a claim is split between: as the registry counts them (1 before it answers). */
@@ -162,19 +145,6 @@ final class WindowClaims {
   /** Whether a decision the view cannot pay for asks the store for a claim (and waits for it). */
   boolean asksClaims() {
     return claimsKept && storeKeepsClaims;
-  }
-
-  /** Under the view's monitor: a grant of the view's window, asked for {@code want}, into the view. */
-  void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long need, long now) {
-    v.leased += lease.granted();
-    v.globalCur = lease.current();
-    v.globalPrev = lease.previous();
-    // none granted for a need above 1: less than that was free, and a smaller request may still fit (a
-    // hint that the next one asks, as for a claim: see WindowDecisions#leaseMayHelp; the store decides)
-    v.lastRemaining = lease.granted() == 0 && need > 1
-        ? Math.min(need - 1, Math.max(0, limit.capacity() - lease.current()))
-        : lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
-    v.syncedAt = now;
   }
 
   /**
@@ -325,71 +295,6 @@ final class WindowClaims {
       return syncIntervalNanos;
     }
     return Math.max(syncIntervalNanos, Math.min(horizon, (long) (2e9 / v.rate)));
-  }
-
-  /**
-   * The failure policy's decision. LOCAL_SHARE: what was free when the store last answered (the whole
-   * limit in a window it never answered for) is split evenly between the nodes, and this node admits
-   * within its part what the store has not acknowledged from it, and within an even split of the whole
-   * limit what it admitted in all; the nodes' parts add up to what was free, so nodes cut off together
-   * stay within the limit in the window the fault began too, whatever each had admitted before it (the
-   * even split of the whole limit alone let the nodes that had admitted less add up to more). With the
-   * breaker open ({@code breakerOpen}) on a fixed window, the node also fixes its part for the rest of
-   * the window: once the store is back, other nodes may still be on theirs, and it must not spend
-   * budget the store does not show yet (see the share cap in decide). It holds the part for at most
-   * {@link #shareHoldNanos} after its last decision on the share: the time nodes cut off together take
-   * to come back (a breaker's wait in the open state and a flush, twice); a node cut off for longer than
-   * the others is a partial cut, where LOCAL_SHARE passes the limit by the cut nodes' shares anyway.
-   */
-  boolean fallbackAdmits(KeyView view, double prevWeight, long cost, boolean breakerOpen, long now) {
-    switch (onStoreFailure) {
-      case FAIL_OPEN:
-        return true;
-      case FAIL_CLOSED:
-        return false;
-      default:
-        if (regional && view.share < 0) {
-          // a region's node that cannot reach its store and holds no share for this window admits
-          // nothing: the coordinator, which sees it stop beating, counts the region at the shares its
-          // leases gave only until they run out, and G / R now could push the regions' sum over G (a
-          // node that never read a share, restarted while cut off, included)
-          return false;
-        }
-        int nodes = Math.max(1, activeNodes.getAsInt());
-        double free = Math.max(0, capacity(view) - weighted(view.globalPrev, view.globalCur, prevWeight));
-        // parts rounded down: rounded up, each node's part and whole split gained up to a permit, and
-        // three nodes cut off together admitted 12 of a limit of 10 (a limit below the node count
-        // admits nothing while every node is cut off: no node can tell which of them may)
-        long part = (long) Math.floor(free / nodes + 1e-9);
-        // and never more than an even split of the whole limit, its own admissions counted: that
-        // bound is exact where the nodes had admitted evenly, while the parts of what was free rest on
-        // the counts of each node's last answer, up to a sync interval apart (and behind each other)
-        long whole = capacity(view) / nodes;
-        if (breakerOpen && !sliding) {
-          if (view.shareCapWindow != view.window || now >= view.shareCapUntil) {
-            view.shareCapWindow = view.window;
-            view.shareCap = Math.min(view.ownCur - view.pendingCur + part, Math.max(view.ownCur, whole));
-          }
-          view.shareCapUntil = now + shareHoldNanos;
-        }
-        double unacknowledged = weighted(view.pendingPrev, view.pendingCur, prevWeight);
-        double own = weighted(view.ownPrev, view.ownCur, prevWeight);
-        return unacknowledged + cost <= part && own + cost <= whole;
-    }
-  }
-
-  /**
-   * Reservation mode: how much to ask for at once. Half of a node's share of what is left (so that
-   * grants shrink as the budget does and one node cannot take it all), at most the batch size.
-   */
-  long leaseSize(KeyView view) {
-    long left = view.lastRemaining >= 0 ? view.lastRemaining : limit.capacity();
-    long nodes = Math.max(1, activeNodes.getAsInt());
-    // (nor more than the key is likely to ask until the next regular sync: what a node holds unused
-    // at the window's end is budget the others could not have)
-    long size = Math.min(batchFor(view), (left + 2 * nodes - 1) / (2 * nodes));
-    long expected = expectedUntilSync(view);
-    return Math.max(1, expected > 0 ? Math.min(size, expected) : size);
   }
 
   /** The batch size of a key: larger for a hot key, so that it reaches the store less often. */

@@ -51,8 +51,11 @@ final class WindowDecisions {
   private final AtomicLong takeTokens = new AtomicLong(System.currentTimeMillis() * 1_000L);
   private final long windowNanos;
   private final WindowClaims claims;
+  /** Reservation mode's leases (stateless: each part that asks holds one). */
+  private final WindowLeases leaseOps;
   private final FlushQueue queue;
   private final Flusher flusher;
+  private final WindowFallback fallback;
 
   WindowDecisions(SyncedLimiter l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
     this.cachedDenials = l.cachedDenials;
@@ -77,8 +80,10 @@ final class WindowDecisions {
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.windowNanos = l.windowNanos;
     this.claims = claims;
+    this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
     this.flusher = flusher;
+    this.fallback = new WindowFallback(l, claims);
   }
 
   /**
@@ -246,7 +251,7 @@ final class WindowDecisions {
       // this node decided on its local share in this window while its breaker was open, and the
       // other nodes cut off with it may still be doing so: their admissions are not in the store
       // yet, so it keeps within its share (to the window's end, or until the others have had time to
-      // come back too) rather than spend theirs (see fallbackAdmits)
+      // come back too) rather than spend theirs (see WindowFallback#admits)
       j.admit = false;
       j.remaining = 0;
       j.retryAfter = Math.min(view.shareCapUntil, (view.window + 1) * windowNanos) - j.at;
@@ -260,7 +265,7 @@ final class WindowDecisions {
       j.remaining = Math.max(0, j.remaining - cost);
     } else if (j.fallback) {
       fallbackDecisions.increment();
-      j.admit = claims.fallbackAdmits(view, j.prevWeight, cost, calls.open(), j.now)
+      j.admit = fallback.admits(view, j.prevWeight, cost, calls.open(), j.now)
           && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
           // a local share never passes what the node last saw of the limit: a key seen at its limit
           // stays denied however little this node admitted itself
@@ -312,7 +317,7 @@ final class WindowDecisions {
     // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
     // frees budget as the previous window fades, so with none left it asks again now and then
     boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
-    if (!view.leaseWanted && claims.expectedUntilSync(view) > 0 && view.leased < claims.leaseSize(view) / 2 + cost && budgetLeft) {
+    if (!view.leaseWanted && claims.expectedUntilSync(view) > 0 && view.leased < leaseOps.leaseSize(view) / 2 + cost && budgetLeft) {
       view.leaseWanted = true;
       j.urgent = true;
     }
@@ -563,12 +568,12 @@ final class WindowDecisions {
    * the store did not answer.
    */
   private boolean leaseNow(KeyView v, long now, long need) {
-    long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, claims.leaseSize(v)));
+    long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, leaseOps.leaseSize(v)));
     long askedAt = System.nanoTime();
     LeaseStore.Lease lease;
     v.storeCallUnderway = true;
     try {
-      lease = claims.askLease(v.key, v.window, now, want, need, claimTimeout);
+      lease = leaseOps.askLease(v.key, v.window, now, want, need, claimTimeout);
     } finally {
       v.storeCallUnderway = false;
     }
@@ -576,7 +581,7 @@ final class WindowDecisions {
     if (lease == null) {
       return false;
     }
-    claims.takeLeaseAnswer(v, lease, want, need, now);
+    leaseOps.takeLeaseAnswer(v, lease, want, need, now);
     return true;
   }
 
