@@ -27,15 +27,15 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The flusher of one {@link SyncedLimiter}: the sync that drains the queued views into batches (their
  * windows' deltas, the claims they want, the settling of takes whose answer never came), sends them
- * through the {@link BatchSender}, and takes the store's answers into the views; the registry's
- * heartbeat, hot-key detection, and the refill of a store that lost its data.
+ * through the {@link BatchSender}, and takes the store's answers into the views; hot-key detection,
+ * and the refill of a store that lost its data. The registry's heartbeat is {@link NodeBeat}'s.
  *
- * <p>Concurrency: its own state ({@code lostGroups}, {@code syncRound}, the hot-key mean, the times of
- * the last heartbeat and sync) is the flusher's: guarded by {@code syncLock}, which every sync holds
- * (the flusher thread, or a caller of {@code syncNow}, {@code flushAll} or {@code close}); a view is
- * read and written only under its own monitor, taken one at a time and never while waiting for the
- * store. {@code registeredNodes}, {@code closed} and {@code closeDeadline} are volatile: read by
- * deciding threads.
+ * <p>Concurrency: its own state ({@code lostGroups}, {@code syncRound}, the hot-key mean, the time of
+ * the last sync) is the flusher's: guarded by {@code syncLock}, which every sync holds (the flusher
+ * thread, or a caller of {@code syncNow}, {@code flushAll} or {@code close}); a view is read and
+ * written only under its own monitor, taken one at a time and never while waiting for the store.
+ * {@code closed} and {@code closeDeadline} are volatile: read by deciding threads. The heartbeat is
+ * {@link NodeBeat}'s.
  */
 final class Flusher {
   private static final System.Logger LOG = System.getLogger(SyncedLimiter.class.getName());
@@ -45,8 +45,6 @@ final class Flusher {
   private final boolean claimsKept;
   private final Counter counter;
   private final ExactStore exact;
-  private final long heartbeatIntervalNanos;
-  private final boolean regional;
   private final double hotKeyFactor;
   private final LeaseStore leases;
   /** How long a store call waits (a lease asked for at a sync). */
@@ -72,8 +70,6 @@ final class Flusher {
   private final BatchSender sender;
   private final Thread thread;
   private final ReentrantLock syncLock = new ReentrantLock();
-  /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
-  private volatile int registeredNodes;
   private volatile boolean closed;
   /** System.nanoTime after which a closing limiter starts no new batch (MAX_VALUE while open). */
   private volatile long closeDeadline = Long.MAX_VALUE;
@@ -86,23 +82,10 @@ final class Flusher {
   private long syncRound;
   /** Per group, the highest number of a numbered flush answered (see BatchSender#numberedSent). */
   private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
-  /** The flusher thread's: when it last beat and last started a sync. */
-  private long lastHeartbeat = Long.MIN_VALUE;
-  /** This node's beat on this store, shared with its other limiters (see SharedBeat). */
-  private final SharedBeat beat;
+  /** The flusher thread's: when it last started a sync. */
   private long lastSyncStart = Long.MIN_VALUE;
-  /** The flusher thread's: this limiter's store calls other than heartbeats as counted at its last beat. */
-  private long callsAtBeat;
-  /** Heartbeat calls of their own made ({@link #heartbeatNow}). */
-  private final LongAdder beatCalls = new LongAdder();
-  /**
-   * A beat is due and rides on the next store call that can carry it ({@link CounterStore#beatsInFlush}):
-   * this round's flush, or a decision's claim call; the flusher makes it a call of its own when none
-   * did within a sync interval. Set by the flusher thread, taken by whichever call carries it.
-   */
-  private final AtomicBoolean beatAsked = new AtomicBoolean();
-  /** The flusher thread's: when the beat now asked for was (System.nanoTime). */
-  private long beatAskedAt;
+  /** The node's heartbeat into the registry, and the node count it learns. */
+  private final NodeBeat beats;
   /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
   private double meanKeyRate;
   /** Keys currently detected as hot (heavy hitters). */
@@ -116,13 +99,6 @@ final class Flusher {
     this.claimsKept = l.claimsKept;
     this.counter = l.counter;
     this.exact = l.exact;
-    // a regional quota's coordinator takes a region whose node it did not hear since its last round (1 s
-    // by default) for cut off (silent: counted at the most it may hold, no writes); a node beating every
-    // second, a little more on a busy flusher, fell between two rounds now and then and its region's
-    // reallocation stalled (real time: 79-85% of G used, where 96-100% with beats that every round hears)
-    this.regional = l.regional;
-    this.heartbeatIntervalNanos = l.regional
-        ? Math.min(c.heartbeatInterval().toNanos(), REGIONAL_HEARTBEAT_NANOS) : c.heartbeatInterval().toNanos();
     this.hotKeyFactor = c.hotKeyFactor();
     this.minHotRate = c.minHotRate();
     this.leases = l.leases;
@@ -138,8 +114,7 @@ final class Flusher {
     this.claims = claims;
     this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
-    this.beat = SharedBeat.of(store, nodeId);
-    beat.opened();
+    this.beats = new NodeBeat(l, c, queue, c.autoSync());
     this.dirty = queue.dirty;
     this.orphans = queue.orphans;
     this.syncRequested = queue.syncRequested;
@@ -187,12 +162,12 @@ final class Flusher {
 
   /** Whether this limiter was the last open one of its node on its store (see SharedBeat#closedLast). */
   boolean lastOfNode() {
-    return beat.closedLast();
+    return beats.closedLast();
   }
 
   /** Nodes alive as the registry last answered (0 until it has). */
   int registeredNodes() {
-    return registeredNodes;
+    return beats.registeredNodes();
   }
 
   long hotKeys() {
@@ -268,55 +243,6 @@ final class Flusher {
     }
   }
 
-  /**
-   * The heartbeat of a round, before its sync, at {@code now}: System.nanoTime on the flusher thread;
-   * without one ({@code autoSync(false)}), the limiter's clock, on the thread that runs the syncs in its
-   * stead ({@link SyncedLimiter#heartbeatIfDue()}).
-   */
-  void beatRound(long now) {
-    if (beatAsked.get() && now - beatAskedAt >= syncIntervalNanos && beatAsked.compareAndSet(true, false)) {
-      heartbeatNow(); // no store call carried the beat asked for a round ago
-    }
-    if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= heartbeatIntervalNanos) && !quietSinceBeat()) {
-      boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
-      lastHeartbeat = now;
-      // (another limiter of this node beat into this store within half an interval: its answer stands)
-      int shared = beat.recent(heartbeatIntervalNanos / 2, now);
-      if (shared > 0) {
-        nodesCounted(shared);
-      } else if (firstBeat) {
-        heartbeatNow(); // (before any claim: a node must be counted before it sizes its claims)
-      } else {
-        beatAskedAt = now;
-        beatAsked.set(true);
-      }
-    }
-    if (lastHeartbeat == now) {
-      callsAtBeat = workCalls(); // (before the sync: what it sends is work)
-    }
-  }
-
-  /**
-   * Flusher thread: whether this limiter has been quiet since its last beat (no store call, nothing
-   * queued to send), so that it need not beat. An idle node then drops out of the registry when its
-   * last beat runs out, and the others split what is free between the nodes that are working instead
-   * of keeping a part for it: it holds no claim by then (an idle key's claim is given up at the
-   * regular sync, which is a store call, so the beat after it still runs), and its next decision that
-   * asks the store, or its next flush, makes it beat again at the next round. A regional quota's node
-   * always beats: the coordinator takes a region it does not hear from for cut off.
-   */
-  private boolean quietSinceBeat() {
-    // (never while the breaker is not closed: a beat is then the call that tries the store again, and
-    // a node that denies everything under FAIL_CLOSED has no other call to make)
-    return !regional && lastHeartbeat != Long.MIN_VALUE && workCalls() == callsAtBeat && dirty.isEmpty()
-        && orphans.isEmpty() && calls.closed();
-  }
-
-  /** This limiter's store calls other than heartbeats of their own (a flush that carries one is work). */
-  private long workCalls() {
-    return calls.calls() - beatCalls.sum();
-  }
-
   boolean sync(boolean everything) {
     return sync(everything, Long.MAX_VALUE);
   }
@@ -356,7 +282,7 @@ final class Flusher {
       long drainedAt = ticker.read();
       // a round whose beat may ride on a flush sends what claims would have held back: the call is
       // made anyway, and the counts it carries keep the other nodes' view of the keys fresh
-      boolean carry = beatAsked.get() && (thread == null || Thread.currentThread() == thread);
+      boolean carry = beats.asked() && (thread == null || Thread.currentThread() == thread);
       for (KeyView v; (v = dirty.poll()) != null; ) {
         synchronized (v) {
           if (!drain(v, drainedAt, everything || carry, byGroup, wantLeases)) {
@@ -704,64 +630,23 @@ final class Flusher {
     }
   }
 
-  /**
-   * {@code batch} carrying the node's heartbeat when one is asked for and its store takes one in a
-   * flush of its group (any thread: the flusher's batches and decisions' claim calls); else {@code batch}.
-   */
+  /** See {@link NodeBeat#round}. */
+  void beatRound(long now) {
+    beats.round(now);
+  }
+
+  /** See {@link NodeBeat#withAsked}: a decision's claim call may carry the beat too. */
   Batch withAskedBeat(Batch batch) {
-    if (beatAsked.get() && store.beatsInFlush(batch.group()) && beatAsked.compareAndSet(true, false)) {
-      return batch.beating(nodeId, System.currentTimeMillis(), beatTtl());
-    }
-    return batch;
+    return beats.withAsked(batch);
   }
 
-  /**
-   * The answer to a call that carried the node's heartbeat, or null when the call failed (the beat is
-   * asked for again); any thread.
-   */
+  /** See {@link NodeBeat#carried}. */
   void beatCarried(FlushResult result) {
-    if (result == null) {
-      beatAsked.set(true);
-    } else if (result.alive() > 0) {
-      beat.answered(nodesCounted(result.alive()), beatClock());
-    }
-  }
-
-  /**
-   * The registry counted {@code alive} nodes: what this node divides by from now on. A smaller count
-   * than the last is believed only once the store has worked for a beat's time to live and an interval
-   * since its last failure. The registry drops a node whose beats stop, and in an outage every node's
-   * do: the first beat through after it finds the others gone, although they are still admitting on
-   * their local shares. A node that divided by that count then took all of what was free while they
-   * spent theirs too (a frozen Redis, thawed: 1,130 admitted in a window of a limit of 600 on three
-   * nodes). A node that really left is counted that much longer: a little under-admission, briefly.
-   */
-  private int nodesCounted(int alive) {
-    int counted = Math.max(1, alive);
-    if (counted < registeredNodes && calls.troubleWithin(4 * heartbeatIntervalNanos)) {
-      counted = registeredNodes;
-    }
-    registeredNodes = counted;
-    return counted;
-  }
-
-  /** How long a beat keeps the node in the registry: three intervals, so one late beat does not drop it. */
-  private Duration beatTtl() {
-    return Duration.ofNanos(3 * heartbeatIntervalNanos);
-  }
-
-  /** The clock of the beat rounds ({@link #beatRound}): the flusher thread's, else the limiter's. */
-  private long beatClock() {
-    return thread != null ? System.nanoTime() : ticker.read();
+    beats.carried(result);
   }
 
   /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
   int heartbeatNow() {
-    beatCalls.increment();
-    Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(), beatTtl()));
-    if (alive != null) {
-      beat.answered(nodesCounted(alive), beatClock());
-    }
-    return Math.max(1, registeredNodes);
+    return beats.beatNow();
   }
 }

@@ -1,0 +1,199 @@
+package io.sluice.sync;
+
+import io.sluice.node.Ticker;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * One limiter's heartbeat into the store's node registry, and the node count it learns from it: a
+ * beat every interval while the limiter works (none while it is quiet), riding on a flush or a
+ * decision's claim call where the store takes it there, a call of its own otherwise; shared with the
+ * node's other limiters on the same store ({@link SharedBeat}).
+ *
+ * <p>Concurrency: the times of the last beat and of the beat asked for, and the calls counted at the
+ * last beat, are the flusher thread's (or the thread that runs the syncs in its stead); {@code asked}
+ * is taken by whichever call carries the beat (a compare-and-set); {@code registeredNodes} is volatile,
+ * read by deciding threads; the beat calls are counted in an adder.
+ */
+final class NodeBeat {
+  private final StoreCalls calls;
+  private final CounterStore store;
+  private final String nodeId;
+  private final boolean regional;
+  private final long intervalNanos;
+  private final long syncIntervalNanos;
+  private final Ticker ticker;
+  private final ConcurrentLinkedQueue<KeyView> dirty;
+  private final ConcurrentLinkedQueue<Delta> orphans;
+  /** Whether the limiter has a flusher thread of its own: the beats' clock is then System.nanoTime. */
+  private final boolean ownThread;
+  /** This node's beat on this store, shared with its other limiters (see SharedBeat). */
+  private final SharedBeat shared;
+  /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
+  private volatile int registeredNodes;
+  /** The flusher thread's: when it last beat. */
+  private long lastHeartbeat = Long.MIN_VALUE;
+  /** The flusher thread's: this limiter's store calls other than heartbeats as counted at its last beat. */
+  private long callsAtBeat;
+  /** Heartbeat calls of their own made ({@link #beatNow}). */
+  private final LongAdder beatCalls = new LongAdder();
+  /**
+   * A beat is due and rides on the next store call that can carry it ({@link CounterStore#beatsInFlush}):
+   * this round's flush, or a decision's claim call; the flusher makes it a call of its own when none
+   * did within a sync interval. Set by the flusher thread, taken by whichever call carries it.
+   */
+  private final AtomicBoolean beatAsked = new AtomicBoolean();
+  /** The flusher thread's: when the beat now asked for was (System.nanoTime). */
+  private long beatAskedAt;
+
+  NodeBeat(SyncedLimiter l, SyncConfig c, FlushQueue queue, boolean ownThread) {
+    this.calls = l.calls;
+    this.store = l.store;
+    this.nodeId = l.nodeId;
+    this.regional = l.regional;
+    // a regional quota's coordinator takes a region whose node it did not hear since its last round (1 s
+    // by default) for cut off (silent: counted at the most it may hold, no writes); a node beating every
+    // second, a little more on a busy flusher, fell between two rounds now and then and its region's
+    // reallocation stalled (real time: 79-85% of G used, where 96-100% with beats that every round hears)
+    this.intervalNanos = l.regional
+        ? Math.min(c.heartbeatInterval().toNanos(), Flusher.REGIONAL_HEARTBEAT_NANOS) : c.heartbeatInterval().toNanos();
+    this.syncIntervalNanos = l.syncIntervalNanos;
+    this.ticker = l.ticker;
+    this.dirty = queue.dirty;
+    this.orphans = queue.orphans;
+    this.ownThread = ownThread;
+    this.shared = SharedBeat.of(store, nodeId);
+    shared.opened();
+  }
+
+  /** Nodes alive as the registry last answered (0 until it has). */
+  int registeredNodes() {
+    return registeredNodes;
+  }
+
+  /** Whether a beat is asked for and waits for a call to carry it. */
+  boolean asked() {
+    return beatAsked.get();
+  }
+
+  /** Whether this limiter was the last open one of its node on its store (see SharedBeat#closedLast). */
+  boolean closedLast() {
+    return shared.closedLast();
+  }
+
+  /**
+   * The heartbeat of a round, before its sync, at {@code now}: System.nanoTime on the flusher thread;
+   * without one ({@code autoSync(false)}), the limiter's clock, on the thread that runs the syncs in its
+   * stead ({@link SyncedLimiter#heartbeatIfDue()}).
+   */
+  void round(long now) {
+    if (beatAsked.get() && now - beatAskedAt >= syncIntervalNanos && beatAsked.compareAndSet(true, false)) {
+      beatNow(); // no store call carried the beat asked for a round ago
+    }
+    if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= intervalNanos) && !quietSinceBeat()) {
+      boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
+      lastHeartbeat = now;
+      // (another limiter of this node beat into this store within half an interval: its answer stands)
+      int recent = shared.recent(intervalNanos / 2, now);
+      if (recent > 0) {
+        nodesCounted(recent);
+      } else if (firstBeat) {
+        beatNow(); // (before any claim: a node must be counted before it sizes its claims)
+      } else {
+        beatAskedAt = now;
+        beatAsked.set(true);
+      }
+    }
+    if (lastHeartbeat == now) {
+      callsAtBeat = workCalls(); // (before the sync: what it sends is work)
+    }
+  }
+
+  /**
+   * Flusher thread: whether this limiter has been quiet since its last beat (no store call, nothing
+   * queued to send), so that it need not beat. An idle node then drops out of the registry when its
+   * last beat runs out, and the others split what is free between the nodes that are working instead
+   * of keeping a part for it: it holds no claim by then (an idle key's claim is given up at the
+   * regular sync, which is a store call, so the beat after it still runs), and its next decision that
+   * asks the store, or its next flush, makes it beat again at the next round. A regional quota's node
+   * always beats: the coordinator takes a region it does not hear from for cut off.
+   */
+  private boolean quietSinceBeat() {
+    // (never while the breaker is not closed: a beat is then the call that tries the store again, and
+    // a node that denies everything under FAIL_CLOSED has no other call to make)
+    return !regional && lastHeartbeat != Long.MIN_VALUE && workCalls() == callsAtBeat && dirty.isEmpty()
+        && orphans.isEmpty() && calls.closed();
+  }
+
+  /** This limiter's store calls other than heartbeats of their own (a flush that carries one is work). */
+  private long workCalls() {
+    return calls.calls() - beatCalls.sum();
+  }
+
+  /**
+   * {@code batch} carrying the node's heartbeat when one is asked for and its store takes one in a
+   * flush of its group (any thread: the flusher's batches and decisions' claim calls); else {@code batch}.
+   */
+  Batch withAsked(Batch batch) {
+    if (beatAsked.get() && store.beatsInFlush(batch.group()) && beatAsked.compareAndSet(true, false)) {
+      return batch.beating(nodeId, System.currentTimeMillis(), ttl());
+    }
+    return batch;
+  }
+
+  /**
+   * The answer to a call that carried the node's heartbeat, or null when the call failed (the beat is
+   * asked for again); any thread.
+   */
+  void carried(FlushResult result) {
+    if (result == null) {
+      beatAsked.set(true);
+    } else if (result.alive() > 0) {
+      shared.answered(nodesCounted(result.alive()), clock());
+    }
+  }
+
+  /**
+   * The registry counted {@code alive} nodes: what this node divides by from now on. A smaller count
+   * than the last is believed only once the store has worked for a beat's time to live and an interval
+   * since its last failure. The registry drops a node whose beats stop, and in an outage every node's
+   * do: the first beat through after it finds the others gone, although they are still admitting on
+   * their local shares. A node that divided by that count then took all of what was free while they
+   * spent theirs too (a frozen Redis, thawed: 1,130 admitted in a window of a limit of 600 on three
+   * nodes). A node that really left is counted that much longer: a little under-admission, briefly.
+   */
+  private int nodesCounted(int alive) {
+    int counted = Math.max(1, alive);
+    if (counted < registeredNodes && calls.troubleWithin(4 * intervalNanos)) {
+      counted = registeredNodes;
+    }
+    registeredNodes = counted;
+    return counted;
+  }
+
+  /** How long a beat keeps the node in the registry: three intervals, so one late beat does not drop it. */
+  private Duration ttl() {
+    return Duration.ofNanos(3 * intervalNanos);
+  }
+
+  /** The clock of the beat rounds ({@link #round}): the flusher thread's, else the limiter's. */
+  private long clock() {
+    return ownThread ? System.nanoTime() : ticker.read();
+  }
+
+  /** A beat call of its own: tells the registry this node is alive and learns how many are. */
+  int beatNow() {
+    beatCalls.increment();
+    Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(), ttl()));
+    if (alive != null) {
+      shared.answered(nodesCounted(alive), clock());
+    }
+    return Math.max(1, registeredNodes);
+  }
+}
