@@ -8,7 +8,6 @@ import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.Delta;
-import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
@@ -16,7 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -27,24 +25,23 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The flusher of one {@link SyncedLimiter}: the sync that drains the queued views into batches (their
  * windows' deltas, the claims they want, the settling of takes whose answer never came), sends them
- * through the {@link BatchSender}, and takes the store's answers into the views; hot-key detection,
- * and the refill of a store that lost its data. The registry's heartbeat is {@link NodeBeat}'s.
+ * through the {@link BatchSender}, and takes the store's answers into the views; and hot-key
+ * detection. The registry's heartbeat is {@link NodeBeat}'s, the refill of a store that lost its data
+ * {@link StoreLossRefill}'s.
  *
- * <p>Concurrency: its own state ({@code lostGroups}, {@code syncRound}, the hot-key mean, the time of
- * the last sync) is the flusher's: guarded by {@code syncLock}, which every sync holds (the flusher
+ * <p>Concurrency: its own state (the hot-key mean, the time of the last sync, {@link StoreLossRefill}'s
+ * groups found lost) is the flusher's: guarded by {@code syncLock}, which every sync holds (the flusher
  * thread, or a caller of {@code syncNow}, {@code flushAll} or {@code close}); a view is read and
  * written only under its own monitor, taken one at a time and never while waiting for the store.
  * {@code closed} and {@code closeDeadline} are volatile: read by deciding threads. The heartbeat is
  * {@link NodeBeat}'s.
  */
 final class Flusher {
-  private static final System.Logger LOG = System.getLogger(SyncedLimiter.class.getName());
   /** The longest a regional quota's node goes between heartbeats: under half a coordinator round of 1 s. */
   static final long REGIONAL_HEARTBEAT_NANOS = 400_000_000L;
   private final StoreCalls calls;
   private final boolean claimsKept;
   private final Counter counter;
-  private final ExactStore exact;
   private final double hotKeyFactor;
   private final LeaseStore leases;
   /** How long a store call waits (a lease asked for at a sync). */
@@ -73,15 +70,8 @@ final class Flusher {
   private volatile boolean closed;
   /** System.nanoTime after which a closing limiter starts no new batch (MAX_VALUE while open). */
   private volatile long closeDeadline = Long.MAX_VALUE;
-  /**
-   * Flusher thread, under the sync lock: the groups whose store was found to have lost its data during
-   * the current sync, each with the number of the last numbered flush answered there before (see
-   * refill), and the sync's number, which a view records when it is refilled (once per sync).
-   */
-  private final Map<Integer, Long> lostGroups = new HashMap<>();
-  private long syncRound;
-  /** Per group, the highest number of a numbered flush answered (see BatchSender#numberedSent). */
-  private final ConcurrentHashMap<Integer, Long> numberedDone = new ConcurrentHashMap<>();
+  /** What the flusher does when the store turns out to have lost its data. */
+  private final StoreLossRefill lossRefill;
   /** The flusher thread's: when it last started a sync. */
   private long lastSyncStart = Long.MIN_VALUE;
   /** The node's heartbeat into the registry, and the node count it learns. */
@@ -90,15 +80,12 @@ final class Flusher {
   private double meanKeyRate;
   /** Keys currently detected as hot (heavy hitters). */
   private final LongAdder hotKeys = new LongAdder();
-  private final LongAdder storeLosses = new LongAdder();
-  private final LongAdder refilledPermits = new LongAdder();
   private final LongAdder deltasSent = new LongAdder();
 
   Flusher(SyncedLimiter l, SyncConfig c, WindowClaims claims, FlushQueue queue) {
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
     this.counter = l.counter;
-    this.exact = l.exact;
     this.hotKeyFactor = c.hotKeyFactor();
     this.minHotRate = c.minHotRate();
     this.leases = l.leases;
@@ -115,6 +102,7 @@ final class Flusher {
     this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
     this.beats = new NodeBeat(l, c, queue, c.autoSync());
+    this.lossRefill = new StoreLossRefill(l, queue);
     this.dirty = queue.dirty;
     this.orphans = queue.orphans;
     this.syncRequested = queue.syncRequested;
@@ -175,11 +163,11 @@ final class Flusher {
   }
 
   long storeLosses() {
-    return storeLosses.sum();
+    return lossRefill.storeLosses();
   }
 
   long refilledPermits() {
-    return refilledPermits.sum();
+    return lossRefill.refilledPermits();
   }
 
   long deltasSent() {
@@ -265,7 +253,7 @@ final class Flusher {
         return false;
       }
     }
-    syncRound++;
+    lossRefill.syncStarts();
     try {
       if (tokens != null) {
         tokens.sweep(ticker.read());
@@ -298,9 +286,8 @@ final class Flusher {
       return sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
     } finally {
       try {
-        refillLostGroups();
+        lossRefill.syncEnds();
       } finally {
-        lostGroups.clear();
         syncLock.unlock();
       }
     }
@@ -479,25 +466,7 @@ final class Flusher {
       beatCarried(result);
     }
     long now = ticker.read();
-    int group = f.batch.group();
-    if (result.storeForgot()) {
-      storeLosses.increment();
-      lostGroups.putIfAbsent(group, numberedDone.getOrDefault(group, 0L));
-    }
-    Long doneBeforeLoss = lostGroups.get(group);
-    if (doneBeforeLoss != null) {
-      // this answer came from the store that lost its data: what this node had admitted before goes
-      // again before the answer's own permits are taken off the views' pending (they are in the new store)
-      for (Pending p : f.parts) {
-        if (p.view != null) {
-          refilledPermits.add(refill(p.view, doneBeforeLoss));
-        }
-      }
-    }
-    if (doneBeforeLoss == null) {
-      // (an answer from a store found to have lost its data proves nothing about the old one: see refill)
-      numberedDone.merge(group, index, Math::max);
-    }
+    lossRefill.answered(f, index, result);
     deltasSent.add(f.parts.size());
     for (int i = 0; i < f.parts.size(); i++) {
       Pending p = f.parts.get(i);
@@ -547,87 +516,7 @@ final class Flusher {
 
   /** The number of the last numbered flush answered on the key's group (0: none yet). */
   long numberedDone(String key) {
-    return numberedDone.getOrDefault(store.group(counter, key), 0L);
-  }
-
-  /**
-   * The store lost its data on a group (a numbered flush's answer said so, {@link
-   * FlushResult#storeForgot()}): every view of the group sends again what this node admitted in the
-   * windows that still weigh and the store had acknowledged, so that the counts are whole again instead
-   * of starting over (the other nodes do the same for theirs, each when its own flush finds the store
-   * changed). The views of the batches answered by the new store do so as their answers come (see
-   * send); the others here, in one pass over the table at the end of the sync, whatever the number of
-   * groups that lost their data (a Redis Cluster restarted whole: one per slot).
-   */
-  private void refillLostGroups() {
-    if (lostGroups.isEmpty()) {
-      return;
-    }
-    long permits = 0;
-    int keys = 0;
-    for (KeyView v : views.all()) {
-      Long doneBeforeLoss = lostGroups.get(store.group(counter, v.key));
-      if (doneBeforeLoss != null) {
-        long sent = refill(v, doneBeforeLoss);
-        permits += sent;
-        keys += sent > 0 ? 1 : 0;
-      } else {
-        // another group (a slot of a Redis Cluster) may have lost its data too, unseen until a numbered
-        // flush reaches it: every view goes with the next sync, which finds out
-        synchronized (v) {
-          v.syncWanted = true;
-          queue.enqueue(v);
-        }
-      }
-    }
-    refilledPermits.add(permits);
-    LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}): the store lost its data on {2} group(s) (no"
-        + " record of this node''s batches it had acknowledged); sending again {3} admitted permits of {4} keys and"
-        + " more as their flushes are answered", limit.name(), nodeId, lostGroups.size(), permits, keys);
-  }
-
-  /**
-   * One view of a group whose store lost its data, once per sync: its admitted permits the old store
-   * had acknowledged go back among its unsent ones, and its claims are gone (it holds none until it
-   * asks again). Permits of takes answered after the last numbered flush that reached the old store was
-   * sent ({@code doneBeforeLoss}) are left out: they may be in the new store already (a take is not
-   * numbered), and sending them again could count them twice; those that reached the old one stay lost
-   * (at most a sync interval's takes). Returns the permits it sends again.
-   */
-  private long refill(KeyView v, long doneBeforeLoss) {
-    if (leases != null || exact != null) {
-      return 0; // (reservation and exact modes: the store counts when it grants or decides, not by flushes)
-    }
-    synchronized (v) {
-      if (v.refilledRound == syncRound || v.window == Long.MIN_VALUE) {
-        return 0;
-      }
-      v.refilledRound = syncRound;
-      queue.settle(v);
-      boolean takesUnproven = doneBeforeLoss <= v.takenMark;
-      long cur = Math.max(0, v.ownCur - v.pendingCur - (takesUnproven ? v.takenCur : 0));
-      long prev = Math.max(0, v.ownPrev - v.pendingPrev - (takesUnproven ? v.takenPrev : 0));
-      v.takenCur = 0; // (accounted for: sent again, or left in the new store)
-      v.takenPrev = 0;
-      v.unsentCur += cur;
-      v.pendingCur += cur;
-      v.unsentPrev += prev;
-      v.pendingPrev += prev;
-      pendingPermits.add(cur + prev);
-      v.claim = -1;
-      v.claimNodes = 0;
-      v.aheadClaim = 0; // (and those it held ahead)
-      v.aheadThrough = Long.MIN_VALUE;
-      v.prevClaimHeld = false;
-      v.noneFree = false;
-      v.nothingFreeUntil = Long.MIN_VALUE;
-      v.releasedCur = 0; // (given back after the old store counted them: the new one never did)
-      if (cur + prev > 0) {
-        v.syncWanted = true;
-        queue.enqueue(v);
-      }
-      return cur + prev;
-    }
+    return lossRefill.numberedDone(key);
   }
 
   /** See {@link NodeBeat#round}. */
