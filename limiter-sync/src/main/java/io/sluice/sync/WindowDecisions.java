@@ -293,13 +293,13 @@ final class WindowDecisions {
   private int verdictOnLease(KeyView view, Judgement j) {
     long cost = j.cost;
     long now = j.now;
-    if (view.leased < cost && !j.asked && leaseMayHelp(view, now)) {
+    if (view.leased < cost && !j.asked && leaseOps.mayHelp(view, now)) {
       if (j.noWait) {
         return WOULD_WAIT;
       }
       // no grant pays for it: the store decides, in one round trip, as for a claim
       j.asked = true;
-      if (!leaseNow(view, now, cost - view.leased)) {
+      if (!leaseOps.leaseNow(view, now, cost - view.leased, claimTimeout)) {
         j.fallback = true;
       }
       return AGAIN;
@@ -548,41 +548,6 @@ final class WindowDecisions {
       v.prevClaimHeld = false;
     }
     return result.taken(at) ? TAKEN : ASKED;
-  }
-
-  /**
-   * Reservation mode: whether a lease asked for now may grant something: not when the store's last
-   * answer in this fixed window left nothing, nor, in a sliding window, before a permit can have
-   * faded since that answer.
-   */
-  private boolean leaseMayHelp(KeyView v, long now) {
-    if (v.lastRemaining != 0 || v.syncedAt == Long.MIN_VALUE) {
-      return true;
-    }
-    return sliding && now - v.syncedAt >= windowNanos / Math.max(1, v.globalPrev);
-  }
-
-  /**
-   * Reservation mode, under the view's monitor: takes a grant of at least {@code need} permits, if
-   * the store has them, and what the key is likely to ask before the next regular sync; false when
-   * the store did not answer.
-   */
-  private boolean leaseNow(KeyView v, long now, long need) {
-    long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, leaseOps.leaseSize(v)));
-    long askedAt = System.nanoTime();
-    LeaseStore.Lease lease;
-    v.storeCallUnderway = true;
-    try {
-      lease = leaseOps.askLease(v.key, v.window, now, want, need, claimTimeout);
-    } finally {
-      v.storeCallUnderway = false;
-    }
-    calls.waited(askedAt);
-    if (lease == null) {
-      return false;
-    }
-    leaseOps.takeLeaseAnswer(v, lease, want, need, now);
-    return true;
   }
 
   /**

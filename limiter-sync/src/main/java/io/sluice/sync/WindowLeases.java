@@ -9,7 +9,7 @@ import java.util.function.IntSupplier;
 
 /**
  * Reservation mode's arithmetic for a window limit: how much a node asks the store to grant it at
- * once, the call that asks, and the grant taken into the key's view. Every method that takes a view
+ * once, whether asking may help, the call that asks, and the grant taken into the key's view. Every method that takes a view
  * runs under the view's monitor; the settings are immutable.
  */
 final class WindowLeases {
@@ -20,6 +20,7 @@ final class WindowLeases {
   private final Limit limit;
   private final LeaseStore store;
   private final long windowNanos;
+  private final boolean sliding;
 
   WindowLeases(SyncedLimiter l, WindowClaims claims) {
     this.activeNodes = l.activeNodes;
@@ -29,6 +30,7 @@ final class WindowLeases {
     this.limit = l.limit;
     this.store = l.leases;
     this.windowNanos = l.windowNanos;
+    this.sliding = l.sliding;
   }
 
   /**
@@ -65,5 +67,40 @@ final class WindowLeases {
         ? Math.min(need - 1, Math.max(0, limit.capacity() - lease.current()))
         : lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
     v.syncedAt = now;
+  }
+
+  /**
+   * Reservation mode: whether a lease asked for now may grant something: not when the store's last
+   * answer in this fixed window left nothing, nor, in a sliding window, before a permit can have
+   * faded since that answer.
+   */
+  boolean mayHelp(KeyView v, long now) {
+    if (v.lastRemaining != 0 || v.syncedAt == Long.MIN_VALUE) {
+      return true;
+    }
+    return sliding && now - v.syncedAt >= windowNanos / Math.max(1, v.globalPrev);
+  }
+
+  /**
+   * Reservation mode, under the view's monitor: takes a grant of at least {@code need} permits, if
+   * the store has them, and what the key is likely to ask before the next regular sync; false when
+   * the store did not answer.
+   */
+  boolean leaseNow(KeyView v, long now, long need, Duration claimTimeout) {
+    long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, leaseSize(v)));
+    long askedAt = System.nanoTime();
+    LeaseStore.Lease lease;
+    v.storeCallUnderway = true;
+    try {
+      lease = askLease(v.key, v.window, now, want, need, claimTimeout);
+    } finally {
+      v.storeCallUnderway = false;
+    }
+    calls.waited(askedAt);
+    if (lease == null) {
+      return false;
+    }
+    takeLeaseAnswer(v, lease, want, need, now);
+    return true;
   }
 }
