@@ -1,17 +1,11 @@
 package io.sluice.sync;
 
 import io.sluice.node.Limit;
-import io.sluice.sync.spi.Batch;
-import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.ExactStore;
-import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -30,7 +24,6 @@ final class WindowDecisions {
   private final StoreCalls calls;
   private final Duration claimTimeout;
   private final boolean claimsKept;
-  private final Counter counter;
   private final boolean credited;
   private final ExactStore exact;
   private final LongAdder fallbackDecisions;
@@ -38,7 +31,6 @@ final class WindowDecisions {
   private final LeaseStore leases;
   private final Limit limit;
   /** The name this node's calls carry, made once: a claim call per key and window would build it anew. */
-  private final String caller;
   private final StoreFailurePolicy onStoreFailure;
   private final KeyView.OrphanSink orphanSink;
   private final LongAdder pendingPermits;
@@ -47,8 +39,6 @@ final class WindowDecisions {
   private final long staleAfterNanos;
   private final CounterStore store;
   private final long syncIntervalNanos;
-  /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
-  private final AtomicLong takeTokens = new AtomicLong(System.currentTimeMillis() * 1_000L);
   private final long windowNanos;
   private final WindowClaims claims;
   /** Reservation mode's leases (stateless: each part that asks holds one). */
@@ -56,20 +46,20 @@ final class WindowDecisions {
   private final FlushQueue queue;
   private final Flusher flusher;
   private final WindowFallback fallback;
+  /** The claim calls a decision makes. */
+  private final ClaimCalls claimCalls;
 
   WindowDecisions(SyncedLimiter l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
     this.cachedDenials = l.cachedDenials;
     this.calls = l.calls;
     this.claimTimeout = l.claimTimeout;
     this.claimsKept = l.claimsKept;
-    this.counter = l.counter;
     this.credited = l.credited;
     this.exact = l.exact;
     this.fallbackDecisions = l.fallbackDecisions;
     this.hotSyncIntervalNanos = l.hotSyncIntervalNanos;
     this.leases = l.leases;
     this.limit = l.limit;
-    this.caller = l.owner;
     this.onStoreFailure = l.onStoreFailure;
     this.orphanSink = queue.orphanSink;
     this.pendingPermits = queue.pendingPermits;
@@ -84,6 +74,7 @@ final class WindowDecisions {
     this.queue = queue;
     this.flusher = flusher;
     this.fallback = new WindowFallback(l, claims);
+    this.claimCalls = new ClaimCalls(l, claims, queue, flusher);
   }
 
   /**
@@ -483,88 +474,20 @@ final class WindowDecisions {
   }
 
   /**
-   * Under the view's monitor: asks the store for a claim of at least {@code need} on the view's
-   * window, in one claim-only call (no permits, so no sequence: it may cross the flusher's batches),
-   * and takes the answer into the view. The monitor is held through the call: the key's other
-   * decisions would wait for this answer anyway, and the flusher's answers for the key, which may
-   * be older, land after it (an older claim is never the larger one, so a late answer only makes
-   * the node use less).
-   *
-   * <p>The call also carries the decision's permits as a take ({@link Delta#taking}): counted with
-   * the claim when it covers the need, so that a cold key's decision costs one store update, not a
-   * claim and then a flush. A take whose answer never comes is settled by the key's next flush (see
-   * {@link KeyView#settleToken}); while one is unsettled, calls carry no take.
-   *
-   * @return {@link #TAKEN}, {@link #ASKED} (answered, the take not counted), {@link #TAKE_FAILED} or
-   *     {@link #ASK_FAILED} (no answer: the failure policy decides)
-   */
-  private int askClaim(KeyView v, long now, long need, long take) {
-    long capacity = limit.capacity();
-    long ahead = claims.aheadOfDemand(v, now, claims.untilNextAnswer(v));
-    long want = Math.max(need, Math.min(capacity, need + ahead));
-    boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
-    Delta d = claims.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
-        .claiming(want, Math.min(need, want), claims.claimSplit(v, now)), v, now);
-    long token = 0;
-    if (taking) {
-      token = takeTokens.incrementAndGet();
-      d = d.taking(token);
-    }
-    // a claim left on the window gone by still weighs in a sliding window (and blocks a fixed one's
-    // claimants no more, but costs a flush): given up here when nothing of it is uncounted
-    boolean givesUpPrevious = v.prevClaimHeld && v.unsentPrev == 0 && v.pendingPrev == 0;
-    // (first: a sliding window's claimant part of the window gone by no longer weighs on this claim)
-    List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
-    int at = deltas.size() - 1;
-    long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
-    Batch batch = flusher.withAskedBeat(new Batch(caller, store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
-        deltas));
-    long askedAt = System.nanoTime();
-    v.claimCallSentAt = askedAt;
-    FlushResult result;
-    v.storeCallUnderway = true;
-    try {
-      result = calls.guarded(() -> store.flush(batch), claimTimeout);
-    } finally {
-      v.storeCallUnderway = false;
-    }
-    calls.waited(askedAt);
-    if (batch.beats()) {
-      flusher.beatCarried(result);
-    }
-    if (result == null) {
-      if (taking) {
-        v.settleToken = token;
-        v.settleWindow = v.window;
-        v.settlePermits = take;
-        v.settleInFlight = false;
-        return TAKE_FAILED;
-      }
-      return ASK_FAILED;
-    }
-    queue.settle(v);
-    claims.takeAnswer(v, d, result, at, now, now);
-    if (givesUpPrevious) {
-      v.prevClaimHeld = false;
-    }
-    return result.taken(at) ? TAKEN : ASKED;
-  }
-
-  /**
    * What {@link #claimStep} did: asked the store for a claim (and the store counted the decision's
    * take with it, or not), or waited for a release; each may fail.
    */
-  private static final int ASKED = 0;
+  private static final int ASKED = ClaimCalls.ASKED;
 
-  private static final int ASK_FAILED = 1;
+  private static final int ASK_FAILED = ClaimCalls.ASK_FAILED;
 
   private static final int WAITED = 2;
 
   private static final int WAIT_FAILED = 3;
 
-  private static final int TAKEN = 4;
+  private static final int TAKEN = ClaimCalls.TAKEN;
 
-  private static final int TAKE_FAILED = 5;
+  private static final int TAKE_FAILED = ClaimCalls.TAKE_FAILED;
 
   /** A verdict made: no store call to make first. */
   private static final int DECIDED = -1;
@@ -585,7 +508,7 @@ final class WindowDecisions {
     if (view.releasesInFlight > 0) {
       return !awaited && awaitReleases(view) ? WAITED : WAIT_FAILED;
     }
-    return askClaim(view, now, need, cost);
+    return claimCalls.ask(view, now, need, cost);
   }
 
   /**

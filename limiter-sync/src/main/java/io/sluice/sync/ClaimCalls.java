@@ -1,0 +1,122 @@
+package io.sluice.sync;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The store call a window limit's decision makes when its claim cannot pay for it: a claim-only call
+ * that asks for a claim and carries the decision's permits as a take.
+ *
+ * <p>Concurrency: called under the key's view's monitor, by any deciding thread; its take tokens come
+ * from an atomic counter, the rest is immutable.
+ */
+final class ClaimCalls {
+  /** What {@link #ask} did: answered, the take not counted. */
+  static final int ASKED = 0;
+  /** No answer: the failure policy decides. */
+  static final int ASK_FAILED = 1;
+  /** Answered, and the store counted the take with the claim. */
+  static final int TAKEN = 4;
+  /** No answer to a call that carried a take: the key's next flush settles it. */
+  static final int TAKE_FAILED = 5;
+
+  private final StoreCalls calls;
+  private final Duration claimTimeout;
+  private final Counter counter;
+  private final Limit limit;
+  private final String caller;
+  private final CounterStore store;
+  private final WindowClaims claims;
+  private final FlushQueue queue;
+  private final Flusher flusher;
+  /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
+  private final AtomicLong takeTokens = new AtomicLong(System.currentTimeMillis() * 1_000L);
+
+  ClaimCalls(SyncedLimiter l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
+    this.calls = l.calls;
+    this.claimTimeout = l.claimTimeout;
+    this.counter = l.counter;
+    this.limit = l.limit;
+    this.caller = l.owner;
+    this.store = l.store;
+    this.claims = claims;
+    this.queue = queue;
+    this.flusher = flusher;
+  }
+
+  /**
+   * Under the view's monitor: asks the store for a claim of at least {@code need} on the view's
+   * window, in one claim-only call (no permits, so no sequence: it may cross the flusher's batches),
+   * and takes the answer into the view. The monitor is held through the call: the key's other
+   * decisions would wait for this answer anyway, and the flusher's answers for the key, which may
+   * be older, land after it (an older claim is never the larger one, so a late answer only makes
+   * the node use less).
+   *
+   * <p>The call also carries the decision's permits as a take ({@link Delta#taking}): counted with
+   * the claim when it covers the need, so that a cold key's decision costs one store update, not a
+   * claim and then a flush. A take whose answer never comes is settled by the key's next flush (see
+   * {@link KeyView#settleToken}); while one is unsettled, calls carry no take.
+   *
+   * @return {@link #TAKEN}, {@link #ASKED} (answered, the take not counted), {@link #TAKE_FAILED} or
+   *     {@link #ASK_FAILED} (no answer: the failure policy decides)
+   */
+  int ask(KeyView v, long now, long need, long take) {
+    long capacity = limit.capacity();
+    long ahead = claims.aheadOfDemand(v, now, claims.untilNextAnswer(v));
+    long want = Math.max(need, Math.min(capacity, need + ahead));
+    boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
+    Delta d = claims.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
+        .claiming(want, Math.min(need, want), claims.claimSplit(v, now)), v, now);
+    long token = 0;
+    if (taking) {
+      token = takeTokens.incrementAndGet();
+      d = d.taking(token);
+    }
+    // a claim left on the window gone by still weighs in a sliding window (and blocks a fixed one's
+    // claimants no more, but costs a flush): given up here when nothing of it is uncounted
+    boolean givesUpPrevious = v.prevClaimHeld && v.unsentPrev == 0 && v.pendingPrev == 0;
+    // (first: a sliding window's claimant part of the window gone by no longer weighs on this claim)
+    List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
+    int at = deltas.size() - 1;
+    long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
+    Batch batch = flusher.withAskedBeat(new Batch(caller, store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
+        deltas));
+    long askedAt = System.nanoTime();
+    v.claimCallSentAt = askedAt;
+    FlushResult result;
+    v.storeCallUnderway = true;
+    try {
+      result = calls.guarded(() -> store.flush(batch), claimTimeout);
+    } finally {
+      v.storeCallUnderway = false;
+    }
+    calls.waited(askedAt);
+    if (batch.beats()) {
+      flusher.beatCarried(result);
+    }
+    if (result == null) {
+      if (taking) {
+        v.settleToken = token;
+        v.settleWindow = v.window;
+        v.settlePermits = take;
+        v.settleInFlight = false;
+        return TAKE_FAILED;
+      }
+      return ASK_FAILED;
+    }
+    queue.settle(v);
+    claims.takeAnswer(v, d, result, at, now, now);
+    if (givesUpPrevious) {
+      v.prevClaimHeld = false;
+    }
+    return result.taken(at) ? TAKEN : ASKED;
+  }
+}
