@@ -54,7 +54,7 @@ final class BatchSender {
   private final Map<Integer, InFlight> inFlight = new HashMap<>();
   /** Numbered flushes sent (each send, retries too, gets the next number). */
   private final AtomicLong numberedSent = new AtomicLong();
-  /** The node's heartbeat, when one is asked for, on a batch that may carry it (see Flusher#withAskedBeat). */
+  /** The node's heartbeat, when one is asked for, on a batch that may carry it (see NodeBeat#withAsked). */
   private final UnaryOperator<Batch> beatRider;
 
   BatchSender(CounterStore store, StoreCalls calls, Ticker ticker, String owner, Duration flushTimeout,

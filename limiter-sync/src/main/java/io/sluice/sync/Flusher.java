@@ -373,11 +373,11 @@ final class Flusher {
       }
       boolean trims = claimsKept && d.want() > 0 && out == 0 && !settles && claims.trimsClaim(v, d.want());
       if (trims) {
-        // little is free and this node holds more than it will admit before the answer: it keeps that
-        // much and the store grants the rest anew, an even part per node, so that the claim it was
-        // granted far from the limit does not hold the last permits while the other nodes' requests
-        // are denied. Only with nothing else of the view on its way, whose answer could raise the
-        // claim this flush trims.
+        // near the limit (its unused claim more than an even part of what it leaves the others), this
+        // node keeps what it will admit before the answer and the store grants the rest anew, an even
+        // part per node, so that a claim granted far from the limit does not hold the last permits
+        // while the other nodes' requests are denied. Only with nothing else of the view on its way,
+        // whose answer could raise the claim this flush trims.
         long keep = claims.keepWhileFlushing(v, d.want());
         d = d.keeping(keep);
         v.claim = v.pendingCur + keep;

@@ -56,7 +56,7 @@ final class KeyView {
   /**
    * Of those, the permits takes counted ({@link Delta#taking}) since a numbered flush sent after them
    * was answered, and the number of the last numbered flush sent when the last of them was answered
-   * (see SyncedLimiter.refill): should the store turn out to have lost its data, these may be in the
+   * (see StoreLossRefill#refill): should the store turn out to have lost its data, these may be in the
    * new store already, so they are not sent again.
    */
   long takenCur;

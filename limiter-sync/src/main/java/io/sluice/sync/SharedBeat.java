@@ -44,7 +44,7 @@ final class SharedBeat {
 
   /**
    * {@link #recent(long)} at {@code now}, on the clock the node's beats are answered on (System.nanoTime;
-   * a limiter without a flusher thread, its own clock: see Flusher#beatRound). A beat answered on the
+   * a limiter without a flusher thread, its own clock: see NodeBeat#round). A beat answered on the
    * other clock, far from {@code now} either way, is not recent.
    */
   int recent(long maxAgeNanos, long now) {

@@ -31,7 +31,7 @@ final class StoreLossRefill {
   private final String nodeId;
   private final FlushQueue queue;
   private final LongAdder pendingPermits;
-  /** Whether the store counts by flushes (approximate mode): reservation and exact modes count as they grant or decide. */
+  /** Whether the store counts by flushes (approximate mode; reservation and exact modes count as they decide). */
   private final boolean countsByFlushes;
   /**
    * Under the sync lock: the groups whose store was found to have lost its data during the current

@@ -62,7 +62,7 @@ final class WindowLeases {
     v.globalCur = lease.current();
     v.globalPrev = lease.previous();
     // none granted for a need above 1: less than that was free, and a smaller request may still fit (a
-    // hint that the next one asks, as for a claim: see WindowDecisions#leaseMayHelp; the store decides)
+    // hint that the next one asks, as for a claim: see #mayHelp; the store decides)
     v.lastRemaining = lease.granted() == 0 && need > 1
         ? Math.min(need - 1, Math.max(0, limit.capacity() - lease.current()))
         : lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());

@@ -334,11 +334,12 @@ public final class FlushProcessor implements EntryUpdate {
 
   /**
    * flush.lua's grant: what the node may still admit under its old claim while this flush came
-   * (committed, kept; at most what the delta keeps, see Delta#keeping), and an even part between the nodes of half of what no count holds, less the
-   * claims (or what the node needs now, when that is more and all of it is free, or to a node alone on
-   * a sliding window what is free), at most what it
-   * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and each
-   * claimant holds an even part of what fades from the time of its claim (rate prev / window / nodes).
+   * (committed, kept; at most what the delta keeps, see Delta#keeping), and an even part between the
+   * nodes of half of what no count holds, less the claims (or what the node needs now, when that is
+   * more and all of it is free, or to a node alone on a sliding window what is free), at most what it
+   * asked for. A sliding window's previous count and claims weigh as they fade at the node's time, and
+   * each claimant holds an even part of what fades from the time of its claim (rate prev / window /
+   * nodes).
    */
   private long claim(CounterEntry state, int i, long w, long held, long amount, long met) {
     long at = sinceWindowStart(i, w);
