@@ -1,8 +1,14 @@
 package io.sluice.cli.tune;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
 import io.sluice.node.Durations;
-
 import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -280,107 +286,106 @@ final class Reports {
     j.close('}');
   }
 
-  /** A small JSON writer: enough for flat objects, arrays and numbers (NaN written as null). */
+  /**
+   * The JSON report's writer: Jackson's generator, indented two spaces, behind the few calls the report
+   * makes (a field, then its value; {@link #item} before an array's element, which the generator needs
+   * not); numbers in {@link #plain} form, NaN as null.
+   */
   private static final class Json {
-    private final StringBuilder sb = new StringBuilder();
-    private boolean first = true;
-    private int depth;
+    private final StringWriter out = new StringWriter();
+    private final JsonGenerator gen;
+
+    Json() {
+      try {
+        gen = new JsonFactory().createGenerator(out);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      gen.setPrettyPrinter(new DefaultPrettyPrinter()
+          .withObjectIndenter(new DefaultIndenter("  ", "\n"))
+          .withArrayIndenter(new DefaultIndenter("  ", "\n"))
+          .withSeparators(Separators.createDefaultInstance().withObjectFieldValueSpacing(Separators.Spacing.AFTER)));
+    }
 
     Json open(char c) {
-      sb.append(c);
-      depth++;
-      first = true;
-      return this;
+      return write(() -> {
+        if (c == '{') {
+          gen.writeStartObject();
+        } else {
+          gen.writeStartArray();
+        }
+      });
     }
 
     Json close(char c) {
-      depth--;
-      if (!first) {
-        newline();
-      }
-      sb.append(c);
-      first = false;
-      return this;
+      return write(() -> {
+        if (c == '}') {
+          gen.writeEndObject();
+        } else {
+          gen.writeEndArray();
+        }
+      });
     }
 
     Json field(String name) {
-      item();
-      quote(name);
-      sb.append(": ");
-      return this;
+      return write(() -> gen.writeFieldName(name));
     }
 
+    /** Before an array's element (the generator places the commas itself). */
     Json item() {
-      if (!first) {
-        sb.append(',');
-      }
-      newline();
-      first = false;
       return this;
-    }
-
-    private void newline() {
-      sb.append('\n').append("  ".repeat(depth));
     }
 
     Json string(String s) {
-      if (s == null) {
-        return nul();
-      }
-      quote(s);
-      return this;
+      return write(() -> {
+        if (s == null) {
+          gen.writeNull();
+        } else {
+          gen.writeString(s);
+        }
+      });
     }
 
     Json number(double v) {
       String p = plain(v);
-      sb.append(p.isEmpty() ? "null" : p);
-      return this;
+      return write(() -> {
+        if (p.isEmpty()) {
+          gen.writeNull();
+        } else {
+          gen.writeNumber(p);
+        }
+      });
     }
 
     Json bool(boolean b) {
-      sb.append(b);
-      return this;
+      return write(() -> gen.writeBoolean(b));
     }
 
     Json nul() {
-      sb.append("null");
+      return write(gen::writeNull);
+    }
+
+    private Json write(Step step) {
+      try {
+        step.run();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e); // (a StringWriter does not fail)
+      }
       return this;
     }
 
-    private void quote(String s) {
-      sb.append('"');
-      for (int i = 0; i < s.length(); i++) {
-        char ch = s.charAt(i);
-        switch (ch) {
-          case '"':
-            sb.append("\\\"");
-            break;
-          case '\\':
-            sb.append("\\\\");
-            break;
-          case '\n':
-            sb.append("\\n");
-            break;
-          case '\r':
-            sb.append("\\r");
-            break;
-          case '\t':
-            sb.append("\\t");
-            break;
-          default:
-            if (ch < 0x20) {
-              sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
-            } else {
-              sb.append(ch);
-            }
-        }
-      }
-      sb.append('"');
+    private interface Step {
+      void run() throws IOException;
     }
 
     @Override
     public String toString() {
-      return sb.toString();
+      try {
+        gen.flush();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      return out.toString();
     }
   }
 
