@@ -371,18 +371,17 @@ final class Flusher {
       if (settles && v.settleWindow == v.window) {
         d = settling(v, d);
       }
-      boolean trims = claimsKept && d.want() > 0 && out == 0 && !settles && claims.trimsClaim(v, d.want());
-      if (trims) {
-        // near the limit (its unused claim more than an even part of what it leaves the others), this
-        // node keeps what it will admit before the answer and the store grants the rest anew, an even
-        // part per node, so that a claim granted far from the limit does not hold the last permits
-        // while the other nodes' requests are denied. Only with nothing else of the view on its way,
-        // whose answer could raise the claim this flush trims.
-        long keep = claims.keepWhileFlushing(v, d.want());
+      // near the limit (its unused claim more than an even part of what it leaves the others), this
+      // node keeps what it will admit before the answer and the store grants the rest anew, an even
+      // part per node, so that a claim granted far from the limit does not hold the last permits
+      // while the other nodes' requests are denied. Only with nothing else of the view on its way,
+      // whose answer could raise the claim this flush trims.
+      long keep = claimsKept && d.want() > 0 && out == 0 && !settles ? claims.claimToKeep(v, d.want()) : -1;
+      if (keep >= 0) {
         d = d.keeping(keep);
         v.claim = v.pendingCur + keep;
       }
-      boolean release = claimsKept && (d.want() == 0 || trims);
+      boolean release = claimsKept && (d.want() == 0 || keep >= 0);
       if (release) {
         v.releasesInFlight++; // decisions do not ask for claims until it is answered
       }

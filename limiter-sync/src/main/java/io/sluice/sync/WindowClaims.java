@@ -381,32 +381,28 @@ final class WindowClaims {
   }
 
   /**
-   * Whether a flush of a fixed window's view trims its claim (Delta#keeping): the node holds more of
-   * its claim unused than it would keep, and more than an even part of what that claim leaves the other
-   * nodes, so the key is near its limit as this node sees it. Far from the limit a claim stays whole:
-   * the store would grant it all again, and a warm key's claim that lasts its window saves store calls.
-   * (Trimming also wherever the store's last answer had little free, KeyView#noneFree, cut the kit's
-   * false denials further, 0.15% from 0.18% at 8 nodes, but raised them from 0.20-0.43% to 0.46-0.69%
-   * where demand moved from one node to the others mid-window: the trimmed claims then went to every
-   * node evenly, whatever its demand.) A sliding window's claim holds a part of the fading too, which
-   * a flush does not trim.
+   * What a flush of a fixed window's view keeps of its claim (Delta#keeping), or -1 when it keeps all
+   * of it. It trims when the node holds more of its claim unused than it would keep, and more than an
+   * even part of what that claim leaves the other nodes, so the key is near its limit as this node sees
+   * it. It keeps what the node may admit before the answer comes: four times the key's demand over a
+   * store round trip or an eighth of the claim asked for, whichever is more, at least a permit; a
+   * decision beyond it waits for the answer. Far from the limit a claim stays whole: the store would
+   * grant it all again, and a warm key's claim that lasts its window saves store calls. (Trimming also
+   * wherever the store's last answer had little free, KeyView#noneFree, cut the kit's false denials
+   * further, 0.15% from 0.18% at 8 nodes, but raised them from 0.20-0.43% to 0.46-0.69% where demand
+   * moved from one node to the others mid-window: the trimmed claims then went to every node evenly,
+   * whatever its demand.) A sliding window's claim holds a part of the fading too, which a flush does
+   * not trim.
    */
-  boolean trimsClaim(KeyView v, long want) {
-    long unused = v.claim - v.pendingCur;
-    if (sliding || v.claim < 0 || unused <= keepWhileFlushing(v, want)) {
-      return false;
+  long claimToKeep(KeyView v, long want) {
+    if (sliding || v.claim < 0) {
+      return -1;
     }
-    return unused * Math.max(1, activeNodes.getAsInt()) > capacity(v) - v.globalCur - v.claim;
-  }
-
-  /**
-   * What a flush that trims the claim keeps of it: what the node may admit before the answer comes,
-   * four times the key's demand over a store round trip or an eighth of the claim asked for, whichever
-   * is more, at least a permit. A decision beyond it waits for the answer.
-   */
-  long keepWhileFlushing(KeyView v, long want) {
+    long unused = v.claim - v.pendingCur;
     long inFlight = (long) Math.ceil(v.rate * 4 * calls.roundTripNanos() / 1e9);
-    return Math.max(1, Math.max(inFlight, (want + 7) / 8));
+    long keep = Math.max(1, Math.max(inFlight, (want + 7) / 8));
+    boolean nearLimit = unused * Math.max(1, activeNodes.getAsInt()) > capacity(v) - v.globalCur - v.claim;
+    return unused > keep && nearLimit ? keep : -1;
   }
 
   /**
