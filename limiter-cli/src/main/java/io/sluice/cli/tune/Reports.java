@@ -176,7 +176,7 @@ final class Reports {
     j.close(']');
     j.field("notes").open('[');
     for (String n : t.notes()) {
-      j.item().string(n);
+      j.string(n);
     }
     j.close(']');
     j.close('}');
@@ -220,7 +220,7 @@ final class Reports {
     j.field("verdict").string(t.recommendation().verdict());
     j.field("rejected").open('[');
     for (String line : t.recommendation().rejected()) {
-      j.item().string(line);
+      j.string(line);
     }
     j.close(']');
     j.field("apply").open('{');
@@ -234,7 +234,7 @@ final class Reports {
     }
     j.field("text").open('[');
     for (String line : Apply.lines(t.recommendation(), c)) {
-      j.item().string(line);
+      j.string(line);
     }
     j.close(']');
     j.close('}');
@@ -244,7 +244,7 @@ final class Reports {
 
   /** One setting's row: its figures and its per-window errors. */
   private static void row(Json j, Row r, Row rec, TuneConfig c) {
-    j.item().open('{');
+    j.open('{');
     j.field("batch_size").number(r.setting().batchSize());
     j.field("sync_interval_ms").number(r.setting().syncInterval().toMillis());
     j.field("mode").string(r.mode());
@@ -275,12 +275,12 @@ final class Reports {
     j.field("store_failures").number(r.storeFailures());
     j.field("over_by_window_pct").open('[');
     for (double v : r.overByWindowPct()) {
-      j.item().number(v);
+      j.number(v);
     }
     j.close(']');
     j.field("under_by_window_pct").open('[');
     for (double v : r.underByWindowPct()) {
-      j.item().number(v);
+      j.number(v);
     }
     j.close(']');
     j.close('}');
@@ -288,8 +288,8 @@ final class Reports {
 
   /**
    * The JSON report's writer: Jackson's generator, indented two spaces, behind the few calls the report
-   * makes (a field, then its value; {@link #item} before an array's element, which the generator needs
-   * not); numbers in {@link #plain} form, NaN as null.
+   * makes (a field, then its value; an array's elements one after another: the generator places the
+   * commas); numbers in {@link #plain} form, NaN as null.
    */
   private static final class Json {
     private final StringWriter out = new StringWriter();
@@ -329,11 +329,6 @@ final class Reports {
 
     Json field(String name) {
       return write(() -> gen.writeFieldName(name));
-    }
-
-    /** Before an array's element (the generator places the commas itself). */
-    Json item() {
-      return this;
     }
 
     Json string(String s) {
