@@ -337,6 +337,20 @@ final class Flusher {
     if (settles) {
       v.settleInFlight = true;
     }
+    addEarlierWindows(v, list, settles);
+    // always send the current window, even with nothing new: the answer refreshes the view
+    // (in reservation mode the lease answer does that, so only real deltas go)
+    if (leases == null || v.unsentCur > 0) {
+      addCurrentWindow(v, drainedAt, list, settles, out);
+    }
+    return true;
+  }
+
+  /**
+   * Under the view's monitor: the deltas of the windows before the view's, the window gone by's
+   * permits and claim, and a take of an older window to settle.
+   */
+  private void addEarlierWindows(KeyView v, List<Pending> list, boolean settles) {
     if (v.unsentPrev > 0 || v.prevClaimHeld || (settles && v.settleWindow == v.window - 1)) {
       // (a delta asks for no claim: it also gives up the one held on the window gone by)
       Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev);
@@ -349,48 +363,55 @@ final class Flusher {
       list.add(new Pending(v, settling(v, new Delta(counter, v.key, v.settleWindow, 0))));
       v.deltasOut++;
     }
-    // always send the current window, even with nothing new: the answer refreshes the view
-    // (in reservation mode the lease answer does that, so only real deltas go)
-    if (leases == null || v.unsentCur > 0) {
-      Delta d = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
-      if (claimsKept) {
-        // a claim for what the node will admit until its next answer; none once the key has
-        // been idle for a sync interval (a claim held blocks the other nodes)
-        // (a key asked less than about once a sync interval holds none either: its next request
-        // asks the store, which costs less than a claim held and refreshed at every sync)
-        boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.idleAfterNanos(v, drainedAt);
-        // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
-        // stay counted against the other nodes to the window's end)
-        // (a key far below its limit keeps a claim, of one permit at least, while not idle: an expected
-        // demand that rounds to nothing at a quiet moment gave it up, and its next request asked)
-        long want = idle || closed ? 0 : Math.max(claims.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
-            Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt)));
-        d = claims.withClaimsAhead(d.claiming(Math.min(want, counter.limit().capacity()), claims.claimSplit(v, drainedAt)),
-            v, drainedAt);
-      }
-      if (settles && v.settleWindow == v.window) {
-        d = settling(v, d);
-      }
-      // near the limit (its unused claim more than an even part of what it leaves the others), this
-      // node keeps what it will admit before the answer and the store grants the rest anew, an even
-      // part per node, so that a claim granted far from the limit does not hold the last permits
-      // while the other nodes' requests are denied. Only with nothing else of the view on its way,
-      // whose answer could raise the claim this flush trims.
-      long keep = claimsKept && d.want() > 0 && out == 0 && !settles ? claims.claimToKeep(v, d.want()) : -1;
-      if (keep >= 0) {
-        d = d.keeping(keep);
-        v.claim = v.pendingCur + keep;
-      }
-      boolean release = claimsKept && (d.want() == 0 || keep >= 0);
-      if (release) {
-        v.releasesInFlight++; // decisions do not ask for claims until it is answered
-      }
-      list.add(new Pending(v, d, release));
-      v.deltasOut++;
-      v.unsentCur = 0;
-      v.deniedUnsent = 0;
+  }
+
+  /**
+   * Under the view's monitor: the current window's delta, with the claim the view asks for (and
+   * keeps of the one it holds); {@code out}: the view's deltas on their way before this drain's.
+   */
+  private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, boolean settles, int out) {
+    Delta d = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
+    if (claimsKept) {
+      d = claims.withClaimsAhead(d.claiming(claimWanted(v, drainedAt), claims.claimSplit(v, drainedAt)), v, drainedAt);
     }
-    return true;
+    if (settles && v.settleWindow == v.window) {
+      d = settling(v, d);
+    }
+    // near the limit (its unused claim more than an even part of what it leaves the others), this
+    // node keeps what it will admit before the answer and the store grants the rest anew, an even
+    // part per node, so that a claim granted far from the limit does not hold the last permits
+    // while the other nodes' requests are denied. Only with nothing else of the view on its way,
+    // whose answer could raise the claim this flush trims.
+    long keep = claimsKept && d.want() > 0 && out == 0 && !settles ? claims.claimToKeep(v, d.want()) : -1;
+    if (keep >= 0) {
+      d = d.keeping(keep);
+      v.claim = v.pendingCur + keep;
+    }
+    boolean release = claimsKept && (d.want() == 0 || keep >= 0);
+    if (release) {
+      v.releasesInFlight++; // decisions do not ask for claims until it is answered
+    }
+    list.add(new Pending(v, d, release));
+    v.deltasOut++;
+    v.unsentCur = 0;
+    v.deniedUnsent = 0;
+  }
+
+  /**
+   * Under the view's monitor: the claim a flush asks for, what the node will admit until its next
+   * answer; none once the key has been idle for a sync interval (a claim held blocks the other nodes).
+   */
+  private long claimWanted(KeyView v, long drainedAt) {
+    // (a key asked less than about once a sync interval holds none either: its next request
+    // asks the store, which costs less than a claim held and refreshed at every sync)
+    boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.idleAfterNanos(v, drainedAt);
+    // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
+    // stay counted against the other nodes to the window's end)
+    // (a key far below its limit keeps a claim, of one permit at least, while not idle: an expected
+    // demand that rounds to nothing at a quiet moment gave it up, and its next request asked)
+    long want = idle || closed ? 0 : Math.max(claims.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
+        Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt)));
+    return Math.min(want, counter.limit().capacity());
   }
 
   /** Under the view's monitor: {@code d} settling the view's take whose answer never came. */

@@ -152,61 +152,75 @@ final class TokenClaims {
         h.rate -= cost / (2.0 * syncIntervalMicros); // (the demand is noted again by the decision made again)
         return WOULD_WAIT;
       }
-      // tokens of the last grant still to come cannot pay for this cost: they are dropped, not given
-      // back (a give-back lowers the store's backlog under the claims other nodes made since, whose
-      // tokens would then look covered after the bucket refilled past them); the store counts them
-      // until they drain, under-admission only
-      h.granted -= toCome;
-      long need = cost - usable;
-      // a key at its limit (the bucket was empty at the last answer) claims of the refill to come,
-      // paced by due times; any other key only of what the bucket holds now, so that no node holds
-      // tokens in debt that another node's request below the limit would need
-      boolean atLimit = h.level == 0 && h.rate * horizonMicros >= 1;
-      long horizon = atLimit ? horizonMicros : 0;
-      long want = Math.min(limit.capacity(), need + ahead(h, atLimit));
-      TokenGrant grant;
-      h.storeCallUnderway = true;
-      try {
-        grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, 0, horizon, now), claimTimeout);
-      } finally {
-        h.storeCallUnderway = false;
-      }
-      out[2] = 1;
-      if (grant == null) {
-        return FAILED;
-      }
-      h.level = grant.level();
-      if (grant.granted() == 0) {
-        h.deniedUntil = now + Math.max(1, grant.retryAfterMicros());
-        h.deniedNeed = need;
-        out[0] = 0;
-        out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, grant.retryAfterMicros()));
-        return DENIED;
-      }
-      // the tokens of the old grant left unused (all due) join extra, covered as they were
-      keepAsExtra(h, h.granted - h.used, now);
-      // dated where the store counted it: another node's claim may have moved the key's time past
-      // this thread's clock reading, and from the older time the tokens would look due too early
-      long counted = Math.max(now, grant.countedAtMicros());
-      h.seen = Math.max(h.seen, counted);
-      h.grantedAt = counted;
-      h.backlogBefore = grant.backlogBefore();
-      h.granted = grant.granted();
-      h.backlogAfter = grant.backlogBefore() + grant.granted() * counter.interval();
-      h.used = 0;
-      long nowUsable = usable(h, now);
-      if (nowUsable >= cost) {
-        take(h, cost, now);
-        out[0] = remaining(h, nowUsable - cost);
-        out[1] = 0;
-        return ALLOWED;
-      }
-      // granted, but due later (the bucket is empty now): this node holds them for its next requests,
-      // as the exact algorithm would deny this one now
-      out[0] = remaining(h, nowUsable);
-      out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, dueOfNth(h, cost - nowUsable) - now));
+      return askStore(h, key, cost, now, usable, toCome, out);
+    }
+  }
+
+  /**
+   * Under the holding's monitor: a decision its holding cannot pay, asking the store for what it needs
+   * now ({@code cost} less what is {@code usable}) and what the key is expected to ask; decides it
+   * as {@link #decide} does.
+   */
+  private int askStore(Holding h, String key, long cost, long now, long usable, long toCome, long[] out) {
+    // tokens of the last grant still to come cannot pay for this cost: they are dropped, not given
+    // back (a give-back lowers the store's backlog under the claims other nodes made since, whose
+    // tokens would then look covered after the bucket refilled past them); the store counts them
+    // until they drain, under-admission only
+    h.granted -= toCome;
+    long need = cost - usable;
+    // a key at its limit (the bucket was empty at the last answer) claims of the refill to come,
+    // paced by due times; any other key only of what the bucket holds now, so that no node holds
+    // tokens in debt that another node's request below the limit would need
+    boolean atLimit = h.level == 0 && h.rate * horizonMicros >= 1;
+    long horizon = atLimit ? horizonMicros : 0;
+    long want = Math.min(limit.capacity(), need + ahead(h, atLimit));
+    TokenGrant grant;
+    h.storeCallUnderway = true;
+    try {
+      grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, 0, horizon, now), claimTimeout);
+    } finally {
+      h.storeCallUnderway = false;
+    }
+    out[2] = 1;
+    if (grant == null) {
+      return FAILED;
+    }
+    h.level = grant.level();
+    if (grant.granted() == 0) {
+      h.deniedUntil = now + Math.max(1, grant.retryAfterMicros());
+      h.deniedNeed = need;
+      out[0] = 0;
+      out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, grant.retryAfterMicros()));
       return DENIED;
     }
+    hold(h, grant, now);
+    long nowUsable = usable(h, now);
+    if (nowUsable >= cost) {
+      take(h, cost, now);
+      out[0] = remaining(h, nowUsable - cost);
+      out[1] = 0;
+      return ALLOWED;
+    }
+    // granted, but due later (the bucket is empty now): this node holds them for its next requests,
+    // as the exact algorithm would deny this one now
+    out[0] = remaining(h, nowUsable);
+    out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, dueOfNth(h, cost - nowUsable) - now));
+    return DENIED;
+  }
+
+  /** Under the holding's monitor: a grant of the store becomes the holding's last grant. */
+  private void hold(Holding h, TokenGrant grant, long now) {
+    // the tokens of the old grant left unused (all due) join extra, covered as they were
+    keepAsExtra(h, h.granted - h.used, now);
+    // dated where the store counted it: another node's claim may have moved the key's time past
+    // this thread's clock reading, and from the older time the tokens would look due too early
+    long counted = Math.max(now, grant.countedAtMicros());
+    h.seen = Math.max(h.seen, counted);
+    h.grantedAt = counted;
+    h.backlogBefore = grant.backlogBefore();
+    h.granted = grant.granted();
+    h.backlogAfter = grant.backlogBefore() + grant.granted() * counter.interval();
+    h.used = 0;
   }
 
   /**

@@ -423,29 +423,7 @@ final class WindowDecisions {
       view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
     }
     if (j.admit) {
-      // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
-      j.countedWindow = exact == null ? view.window : Long.MIN_VALUE;
-      if (j.took) {
-        // (the take counted the cost less what released permits paid)
-        view.ownCur += cost;
-        view.releasedCur -= j.reuse;
-        if (flusher.numberedDone(view.key) > view.takenMark) {
-          // a numbered flush sent after the earlier takes was answered: they reached that store
-          view.takenCur = 0;
-          view.takenPrev = 0;
-        }
-        view.takenCur += cost - j.reuse;
-        view.takenMark = flusher.numberedSent();
-      } else if (j.takeUnsettled) {
-        // counted by the flush that settles the take (unless the take counted it), not as unsent
-        // (what released permits paid is this node's already: not pending)
-        view.releasedCur -= j.reuse;
-        view.pendingCur += cost - j.reuse;
-        view.ownCur += cost;
-        pendingPermits.add(cost - j.reuse);
-      } else if (!j.fromLease) {
-        queue.countAdmitted(view, cost);
-      }
+      countAdmitted(view, j, cost);
     }
     if (j.takeUnsettled) {
       view.settleAdmitted = j.admit;
@@ -472,6 +450,33 @@ final class WindowDecisions {
       queue.enqueue(view);
     }
   }
+  /** Under the view's monitor: an admitted decision's permits, where the view keeps them until counted. */
+  private void countAdmitted(KeyView view, Judgement j, long cost) {
+    // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
+    j.countedWindow = exact == null ? view.window : Long.MIN_VALUE;
+    if (j.took) {
+      // (the take counted the cost less what released permits paid)
+      view.ownCur += cost;
+      view.releasedCur -= j.reuse;
+      if (flusher.numberedDone(view.key) > view.takenMark) {
+        // a numbered flush sent after the earlier takes was answered: they reached that store
+        view.takenCur = 0;
+        view.takenPrev = 0;
+      }
+      view.takenCur += cost - j.reuse;
+      view.takenMark = flusher.numberedSent();
+    } else if (j.takeUnsettled) {
+      // counted by the flush that settles the take (unless the take counted it), not as unsent
+      // (what released permits paid is this node's already: not pending)
+      view.releasedCur -= j.reuse;
+      view.pendingCur += cost - j.reuse;
+      view.ownCur += cost;
+      pendingPermits.add(cost - j.reuse);
+    } else if (!j.fromLease) {
+      queue.countAdmitted(view, cost);
+    }
+  }
+
 
   /**
    * What {@link #claimStep} did: asked the store for a claim (and the store counted the decision's

@@ -82,10 +82,9 @@ public final class FlushProcessor implements EntryUpdate {
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
-  FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
-      byte mode, byte[][] keys, int[] from, byte[] kinds, long[] first, long[] second, long[] amounts, long[] wants,
-      long[] capacities, int[] nodeCounts, long[] windowMicros, long[] needs, long[] tokens, long[] settles,
-      int[] aheadWindows, long[] aheadWants, long[] keeps) {
+  /** A processor for {@code n} deltas under {@code keys}, each filled in by {@link #put}. */
+  private FlushProcessor(String nodeId, long sequence, long nowMicros, long wallMillis, long retainMillis, int maxNodes,
+      byte mode, byte[][] keys, int[] from, int n) {
     this.nodeId = nodeId;
     this.sequence = sequence;
     this.nowMicros = nowMicros;
@@ -95,20 +94,45 @@ public final class FlushProcessor implements EntryUpdate {
     this.mode = mode;
     this.keys = keys;
     this.from = from;
-    this.kinds = kinds;
-    this.first = first;
-    this.second = second;
-    this.amounts = amounts;
-    this.wants = wants;
-    this.capacities = capacities;
-    this.nodeCounts = nodeCounts;
-    this.windowMicros = windowMicros;
-    this.needs = needs;
-    this.tokens = tokens;
-    this.settles = settles;
-    this.aheadWindows = aheadWindows;
-    this.aheadWants = aheadWants;
-    this.keeps = keeps;
+    this.kinds = new byte[n];
+    this.first = new long[n];
+    this.second = new long[n];
+    this.amounts = new long[n];
+    this.wants = new long[n];
+    this.capacities = new long[n];
+    this.nodeCounts = new int[n];
+    this.windowMicros = new long[n];
+    this.needs = new long[n];
+    this.tokens = new long[n];
+    this.settles = new long[n];
+    this.aheadWindows = new int[n];
+    this.aheadWants = new long[n];
+    this.keeps = new long[n];
+  }
+
+  /** Delta i of this processor, as flush.lua takes its arguments. */
+  private void put(int i, Delta delta) {
+    Counter c = delta.counter();
+    if (c.kind() == Counter.Kind.WINDOW) {
+      kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : WINDOW;
+      first[i] = delta.window();
+      second[i] = c.windowTtlMillis();
+      wants[i] = delta.want();
+      capacities[i] = c.limit().capacity();
+      nodeCounts[i] = delta.nodes();
+      windowMicros[i] = c.windowNanos() / 1_000;
+      needs[i] = delta.need();
+      tokens[i] = delta.token();
+      settles[i] = delta.settle();
+      aheadWindows[i] = delta.aheadWindows();
+      aheadWants[i] = delta.aheadWant();
+      keeps[i] = delta.keep();
+    } else {
+      kinds[i] = GCRA;
+      first[i] = c.scale();
+      second[i] = c.interval();
+    }
+    amounts[i] = delta.amount();
   }
 
   /** The deltas of each counter key of a batch (keys under {@code prefix}), in batch order. */
@@ -155,7 +179,6 @@ public final class FlushProcessor implements EntryUpdate {
   /** The processor for the keys of {@code byKey} (see {@link #byKey}), in {@code mode}. */
   public static Plan plan(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode, long wallMillis, long retainMillis,
       int maxNodes) {
-    List<Delta> deltas = batch.deltas();
     int n = 0;
     for (List<Integer> idx : byKey.values()) {
       n += idx.size();
@@ -163,56 +186,21 @@ public final class FlushProcessor implements EntryUpdate {
     byte[][] keys = new byte[byKey.size()][];
     int[] from = new int[byKey.size() + 1];
     int[] place = new int[n];
-    byte[] kinds = new byte[n];
-    long[] first = new long[n];
-    long[] second = new long[n];
-    long[] amounts = new long[n];
-    long[] wants = new long[n];
-    long[] capacities = new long[n];
-    int[] nodeCounts = new int[n];
-    long[] windowMicros = new long[n];
-    long[] needs = new long[n];
-    long[] tokens = new long[n];
-    long[] settles = new long[n];
-    int[] aheadWindows = new int[n];
-    long[] aheadWants = new long[n];
-    long[] keeps = new long[n];
     int k = 0;
     int i = 0;
     for (Map.Entry<ByteBuffer, List<Integer>> e : byKey.entrySet()) {
-      keys[k] = e.getKey().array();
-      from[k] = i;
+      keys[k++] = e.getKey().array();
+      from[k - 1] = i;
       for (int d : e.getValue()) {
-        Delta delta = deltas.get(d);
-        Counter c = delta.counter();
-        place[i] = d;
-        if (c.kind() == Counter.Kind.WINDOW) {
-          kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : WINDOW;
-          first[i] = delta.window();
-          second[i] = c.windowTtlMillis();
-          wants[i] = delta.want();
-          capacities[i] = c.limit().capacity();
-          nodeCounts[i] = delta.nodes();
-          windowMicros[i] = c.windowNanos() / 1_000;
-          needs[i] = delta.need();
-          tokens[i] = delta.token();
-          settles[i] = delta.settle();
-          aheadWindows[i] = delta.aheadWindows();
-          aheadWants[i] = delta.aheadWant();
-          keeps[i] = delta.keep();
-        } else {
-          kinds[i] = GCRA;
-          first[i] = c.scale();
-          second[i] = c.interval();
-        }
-        amounts[i++] = delta.amount();
+        place[i++] = d;
       }
-      k++;
     }
     from[k] = i;
     FlushProcessor processor = new FlushProcessor(batch.nodeId(), batch.sequence(), batch.nowMicros(), wallMillis,
-        retainMillis, maxNodes, mode, keys, from, kinds, first, second, amounts, wants, capacities, nodeCounts,
-        windowMicros, needs, tokens, settles, aheadWindows, aheadWants, keeps);
+        retainMillis, maxNodes, mode, keys, from, n);
+    for (int x = 0; x < n; x++) {
+      processor.put(x, batch.deltas().get(place[x]));
+    }
     return new Plan(processor, keys, from, place);
   }
 
@@ -229,47 +217,12 @@ public final class FlushProcessor implements EntryUpdate {
     for (int i = from[k], o = 1; i < from[k + 1]; i++, o += OUT) {
       if (kinds[i] == WINDOW || kinds[i] == FIXED) {
         long w = first[i];
-        long held = state.claimOf(nodeId, w);
-        int split = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
-        long taken = 0;
-        long ahead = 0;
+        // the node's claim and split as the entry holds them: the answer when nothing is applied
+        out[o + 2] = state.claimOf(nodeId, w);
+        out[o + 3] = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
         if (apply) {
           boolean firstWrite = !state.hasWindow(w);
-          // a claim-only batch's amount is a take: counted only if the claim covers the need (flush.lua)
-          long amount = mode == CLAIM ? 0 : amounts[i];
-          long take = mode == CLAIM ? amounts[i] : 0;
-          long seenToken = state.takeTokenOf(nodeId, w);
-          // (null: a processor sent by a member from before takes, during a rolling upgrade)
-          long token = tokens == null ? 0 : tokens[i];
-          long settle = settles == null ? 0 : settles[i];
-          boolean recordToken = false;
-          if (settle != 0) {
-            boolean counted = seenToken >= token;
-            if ((settle > 0 && !counted) || (settle < 0 && counted)) {
-              state = state.addToWindow(w, settle);
-            }
-            recordToken = !counted;
-          }
-          // what of its claim the node has admitted and not counted, as it last said (a take says it
-          // anew: its need less the take; a flush counts some of it). A take's need may also hold
-          // permits a flush on its way has counted, and on a sliding window the previous window's
-          // uncounted permits at their weight: never more than the claim, so a grant stays within
-          // what is free, only a little larger
-          long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - amount);
-          long claim = wants[i] > 0 ? claim(state, i, w, held, amount, met) : 0;
-          if (take > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
-            amount += take;
-            claim -= take;
-            taken = 1;
-            recordToken = true;
-          }
-          // (a take counted that asked for nothing beyond it holds no part of the fading: flush.lua)
-          split = kinds[i] == WINDOW && wants[i] > 0 && !(taken == 1 && wants[i] == needs[i]) ? grantSplit(state, i, w) : 0;
-          long since = split > 0 ? sinceWindowStart(i, w) : -1;
-          state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
-          if (recordToken) {
-            state = state.withTakeToken(nodeId, w, token);
-          }
+          state = countAndClaim(state, i, w, out, o);
           if (firstWrite) {
             // the window's first write: drop windows before the previous one, and live through the
             // next window (the TTL covers this window and the one after it, where this count still weighs)
@@ -280,45 +233,20 @@ public final class FlushProcessor implements EntryUpdate {
               ttlMillis = Math.max(ttlMillis, second[i]);
             }
           }
-          held = claim;
-          // (null: a processor sent by a member from before claims ahead, during a rolling upgrade)
-          if (kinds[i] == FIXED && aheadWindows != null && aheadWindows[i] > 0 && aheadWants[i] > 0
-              && wants[i] > 0) {
-            ahead = claimAhead(state, i, w);
-            if (ahead > 0) {
-              for (int x = 1; x <= aheadWindows[i]; x++) {
-                if (ahead > state.claimOf(nodeId, w + x)) {
-                  state = state.withClaim(nodeId, w + x, ahead, -1, 0);
-                }
-              }
-              long through = Math.max(state.lastClaimWindow(), w + aheadWindows[i]);
-              ttlMillis = Math.max(ttlMillis, second[i] + (through - w) * (windowMicros[i] / 1_000));
-            }
+          state = claimsAhead(state, i, w, out, o);
+          if (out[o + 5] > 0) {
+            long through = Math.max(state.lastClaimWindow(), w + aheadWindows[i]);
+            ttlMillis = Math.max(ttlMillis, second[i] + (through - w) * (windowMicros[i] / 1_000));
           }
         }
         out[o] = state.count(w);
         out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
-        out[o + 2] = held;
-        out[o + 3] = split;
-        out[o + 4] = taken;
-        out[o + 5] = ahead;
       } else if (kinds[i] == GCRA) {
-        long scale = first[i];
-        long interval = second[i];
-        long at = state.bucketTime(nowMicros);
-        long backlog = state.backlogAt(at, scale);
+        state = bucket(state, i, apply, out, o);
         if (apply) {
-          backlog = CounterEntry.saturatedAdd(backlog, CounterEntry.saturatedMultiply(amounts[i], interval));
-          state = state.withBucket(at, backlog);
           // the state is at rest (equal to a fresh one) once the backlog has drained
-          ttlMillis = backlog / scale / 1_000 + 1_000;
+          ttlMillis = out[o] / first[i] / 1_000 + 1_000;
         }
-        out[o] = backlog;
-        out[o + 1] = 0;
-        out[o + 2] = -1;
-        out[o + 3] = 0;
-        out[o + 4] = 0;
-        out[o + 5] = 0;
       } else {
         throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
       }
@@ -330,6 +258,91 @@ public final class FlushProcessor implements EntryUpdate {
       ExpiringEntry.write(entry, state, ttlMillis);
     }
     return out;
+  }
+
+  /**
+   * Window delta i applied to the key's entry: its amount counted (or a take counted when the claim
+   * covers its need, or a lost take settled), and the node's claim granted anew. Writes the node's
+   * claim, its split and whether a take was counted to the delta's answer at {@code o}.
+   */
+  private CounterEntry countAndClaim(CounterEntry state, int i, long w, long[] out, int o) {
+    long held = state.claimOf(nodeId, w);
+    // a claim-only batch's amount is a take: counted only if the claim covers the need (flush.lua)
+    long amount = mode == CLAIM ? 0 : amounts[i];
+    long take = mode == CLAIM ? amounts[i] : 0;
+    long seenToken = state.takeTokenOf(nodeId, w);
+    // (null: a processor sent by a member from before takes, during a rolling upgrade)
+    long token = tokens == null ? 0 : tokens[i];
+    long settle = settles == null ? 0 : settles[i];
+    boolean recordToken = false;
+    if (settle != 0) {
+      boolean counted = seenToken >= token;
+      if ((settle > 0 && !counted) || (settle < 0 && counted)) {
+        state = state.addToWindow(w, settle);
+      }
+      recordToken = !counted;
+    }
+    // what of its claim the node has admitted and not counted, as it last said (a take says it
+    // anew: its need less the take; a flush counts some of it). A take's need may also hold
+    // permits a flush on its way has counted, and on a sliding window the previous window's
+    // uncounted permits at their weight: never more than the claim, so a grant stays within
+    // what is free, only a little larger
+    long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - amount);
+    long claim = wants[i] > 0 ? claim(state, i, w, held, amount, met) : 0;
+    boolean taken = false;
+    if (take > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
+      amount += take;
+      claim -= take;
+      taken = true;
+      recordToken = true;
+    }
+    // (a take counted that asked for nothing beyond it holds no part of the fading: flush.lua)
+    int split = kinds[i] == WINDOW && wants[i] > 0 && !(taken && wants[i] == needs[i]) ? grantSplit(state, i, w) : 0;
+    long since = split > 0 ? sinceWindowStart(i, w) : -1;
+    state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
+    if (recordToken) {
+      state = state.withTakeToken(nodeId, w, token);
+    }
+    out[o + 2] = claim;
+    out[o + 3] = split;
+    out[o + 4] = taken ? 1 : 0;
+    return state;
+  }
+
+  /**
+   * Window delta i's claims ahead (fixed windows), once its own window is applied: the claim granted
+   * on each window ahead, written to the delta's answer at {@code o} (0: none), and held there.
+   */
+  private CounterEntry claimsAhead(CounterEntry state, int i, long w, long[] out, int o) {
+    // (null: a processor sent by a member from before claims ahead, during a rolling upgrade)
+    if (kinds[i] != FIXED || aheadWindows == null || aheadWindows[i] <= 0 || aheadWants[i] <= 0 || wants[i] <= 0) {
+      return state;
+    }
+    long ahead = claimAhead(state, i, w);
+    if (ahead > 0) {
+      for (int x = 1; x <= aheadWindows[i]; x++) {
+        if (ahead > state.claimOf(nodeId, w + x)) {
+          state = state.withClaim(nodeId, w + x, ahead, -1, 0);
+        }
+      }
+    }
+    out[o + 5] = ahead;
+    return state;
+  }
+
+  /** GCRA delta i: its amount added to the backlog (when applied); the backlog is the delta's answer at {@code o}. */
+  private CounterEntry bucket(CounterEntry state, int i, boolean apply, long[] out, int o) {
+    long scale = first[i];
+    long interval = second[i];
+    long at = state.bucketTime(nowMicros);
+    long backlog = state.backlogAt(at, scale);
+    if (apply) {
+      backlog = CounterEntry.saturatedAdd(backlog, CounterEntry.saturatedMultiply(amounts[i], interval));
+      state = state.withBucket(at, backlog);
+    }
+    out[o] = backlog;
+    out[o + 2] = -1;
+    return state;
   }
 
   /**
