@@ -217,36 +217,40 @@ public final class RlqsConfig {
         throw error(ds.getValueNode(), "domains", "must not be empty");
       }
       for (int i = 0; i < items.size(); i++) {
-        String at = "domains[" + i + "]";
-        Map<String, NodeTuple> d = mapping(items.get(i), at, DOMAIN_FIELDS);
-        NodeTuple nameField = d.get("domain");
-        String name = nameField == null ? null : string(nameField.getValueNode(), at + ".domain");
-        if (name == null || name.isEmpty()) {
-          throw error(nameField == null ? items.get(i) : nameField.getValueNode(), at + ".domain",
-              "required, must not be empty");
-        }
-        if (domains.containsKey(name)) {
-          throw error(nameField.getValueNode(), at + ".domain", "\"" + name + "\" is configured above already");
-        }
-        List<Rule> rules = new ArrayList<>();
-        NodeTuple bs = d.get("buckets");
-        if (bs != null && !isNull(bs.getValueNode())) {
-          if (!(bs.getValueNode() instanceof SequenceNode)) {
-            throw error(bs.getValueNode(), at + ".buckets", "must be a list of {bucket_id, rate_limit}");
-          }
-          List<Node> rs = ((SequenceNode) bs.getValueNode()).getValue();
-          for (int j = 0; j < rs.size(); j++) {
-            rules.add(rule(rs.get(j), at + ".buckets[" + j + "]", RULE_FIELDS));
-          }
-        }
-        Rule fallback = d.containsKey("default") ? rule(d.get("default").getValueNode(), at + ".default", DEFAULT_FIELDS)
-            : null;
-        if (rules.isEmpty() && fallback == null) {
-          throw error(items.get(i), at, "needs buckets, a default or both");
-        }
-        domains.put(name, new Domain(List.copyOf(rules), fallback));
+        domain(items.get(i), "domains[" + i + "]", domains);
       }
       return new RlqsConfig(period, abandon, domains);
+    }
+
+    /** Reads one item of {@code domains} into {@code domains}, refusing a name given above it. */
+    private void domain(Node item, String at, Map<String, Domain> domains) {
+      Map<String, NodeTuple> d = mapping(item, at, DOMAIN_FIELDS);
+      NodeTuple nameField = d.get("domain");
+      String name = nameField == null ? null : string(nameField.getValueNode(), at + ".domain");
+      if (name == null || name.isEmpty()) {
+        throw error(nameField == null ? item : nameField.getValueNode(), at + ".domain",
+            "required, must not be empty");
+      }
+      if (domains.containsKey(name)) {
+        throw error(nameField.getValueNode(), at + ".domain", "\"" + name + "\" is configured above already");
+      }
+      List<Rule> rules = new ArrayList<>();
+      NodeTuple bs = d.get("buckets");
+      if (bs != null && !isNull(bs.getValueNode())) {
+        if (!(bs.getValueNode() instanceof SequenceNode)) {
+          throw error(bs.getValueNode(), at + ".buckets", "must be a list of {bucket_id, rate_limit}");
+        }
+        List<Node> rs = ((SequenceNode) bs.getValueNode()).getValue();
+        for (int j = 0; j < rs.size(); j++) {
+          rules.add(rule(rs.get(j), at + ".buckets[" + j + "]", RULE_FIELDS));
+        }
+      }
+      Rule fallback = d.containsKey("default") ? rule(d.get("default").getValueNode(), at + ".default", DEFAULT_FIELDS)
+          : null;
+      if (rules.isEmpty() && fallback == null) {
+        throw error(item, at, "needs buckets, a default or both");
+      }
+      domains.put(name, new Domain(List.copyOf(rules), fallback));
     }
 
     private Rule rule(Node node, String path, Set<String> fields) {

@@ -1,15 +1,10 @@
 package io.sluice.envoy;
 
-import com.google.protobuf.UInt32Value;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction;
-import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction.AbandonAction;
-import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction.QuotaAssignmentAction;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
-import io.envoyproxy.envoy.type.v3.RateLimitStrategy;
-import io.envoyproxy.envoy.type.v3.TokenBucket;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -23,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -106,6 +102,15 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     if (ticker != null) {
       scheduleTick();
     }
+  }
+
+  /** The single daemon thread a service's renewals run on (see the constructor's {@code ticker}). */
+  static ScheduledExecutorService newTicker() {
+    return Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "sluice-envoy-rlqs");
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   public RlqsConfig config() {
@@ -320,7 +325,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
           if (subs.size() >= maxBuckets) {
             LOG.log(System.Logger.Level.WARNING, "sluice envoy: RLQS stream has {0} buckets (the most), abandoning {1}",
                 subs.size(), u.getBucketId().getBucketMap());
-            actions.add(abandon(u.getBucketId()));
+            actions.add(RlqsActions.abandon(u.getBucketId()));
             continue;
           }
           sub = new Sub(u.getBucketId(), key, config.match(domain, u.getBucketId().getBucketMap()), now);
@@ -428,7 +433,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
         Sub sub = it.next();
         if (now - sub.lastActiveMillis >= rules.abandonAfter().toMillis()) {
           it.remove();
-          actions.add(abandon(sub.id));
+          actions.add(RlqsActions.abandon(sub.id));
           continue;
         }
         if (rules.hasDomain(domain)) {
@@ -444,35 +449,43 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
         if (sub.grants.containsKey(next) || sub.pending == next) {
           continue; // joined it already (a period shorter than the lead)
         }
-        sub.pending = next;
-        long weight = sub.weight();
-        long previousWeight = sub.weights.getOrDefault(next - 1, 0L);
-        sub.weights.put(next, weight);
-        budget.renew(sub.key, sub.rule.limit().requestsPerUnit(), sub.rule.limit().unit(), next, weight, previousWeight)
-            .whenComplete((granted, error) -> {
-              synchronized (this) {
-                if (sub.pending == next) {
-                  sub.pending = Long.MIN_VALUE;
-                }
-                if (error != null) {
-                  LOG.log(System.Logger.Level.WARNING, "sluice envoy: RLQS share of {0} not renewed: {1}", sub.key,
-                      error.toString());
-                  return;
-                }
-                if (ended || subs.get(sub.key) != sub) {
-                  return;
-                }
-                sub.grants.put(next, granted);
-                Long current = sub.grants.get(next - 1);
-                long t = wallMillis.getAsLong();
-                if (current != null && period(t) == next - 1) {
-                  // live in both periods: only the smaller share is within both budgets
-                  send(List.of(assignment(sub, RlqsShares.spanning(current, granted), next, t)));
-                }
-              }
-            });
+        renewShare(sub, next);
       }
       send(actions);
+    }
+
+    /**
+     * Leases the subscription's share of {@code next}; once granted, while the period before it lasts,
+     * sends the smaller of its two shares live to the end of {@code next}.
+     */
+    private void renewShare(Sub sub, long next) {
+      sub.pending = next;
+      long weight = sub.weight();
+      long previousWeight = sub.weights.getOrDefault(next - 1, 0L);
+      sub.weights.put(next, weight);
+      budget.renew(sub.key, sub.rule.limit().requestsPerUnit(), sub.rule.limit().unit(), next, weight, previousWeight)
+          .whenComplete((granted, error) -> {
+            synchronized (this) {
+              if (sub.pending == next) {
+                sub.pending = Long.MIN_VALUE;
+              }
+              if (error != null) {
+                LOG.log(System.Logger.Level.WARNING, "sluice envoy: RLQS share of {0} not renewed: {1}", sub.key,
+                    error.toString());
+                return;
+              }
+              if (ended || subs.get(sub.key) != sub) {
+                return;
+              }
+              sub.grants.put(next, granted);
+              Long current = sub.grants.get(next - 1);
+              long t = wallMillis.getAsLong();
+              if (current != null && period(t) == next - 1) {
+                // live in both periods: only the smaller share is within both budgets
+                send(List.of(assignment(sub, RlqsShares.spanning(current, granted), next, t)));
+              }
+            }
+          });
     }
 
     synchronized void raise(long current) {
@@ -501,40 +514,12 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     private BucketAction assignment(Sub sub, long rate, long period, long now) {
       sub.sentPeriod = period;
       sub.sentRate = rate;
-      RlsLimit limit = sub.rule.limit();
-      RateLimitStrategy.Builder strategy = RateLimitStrategy.newBuilder();
-      if (rate == 0) {
-        strategy.setBlanketRule(RateLimitStrategy.BlanketRule.DENY_ALL);
-      } else if (sub.rule.strategy() == RlqsConfig.Strategy.TOKEN_BUCKET) {
-        java.time.Duration unit = limit.unit().window();
-        strategy.setTokenBucket(TokenBucket.newBuilder().setMaxTokens((int) rate)
-            .setTokensPerFill(UInt32Value.of((int) rate))
-            .setFillInterval(com.google.protobuf.Duration.newBuilder().setSeconds(unit.getSeconds())));
-      } else {
-        strategy.setRequestsPerTimeUnit(RateLimitStrategy.RequestsPerTimeUnit.newBuilder()
-            .setRequestsPerTimeUnit(rate).setTimeUnit(limit.unit().rateLimitUnit()));
-      }
-      return action(sub.id, strategy.build(), periodEnd(period) - now);
+      return RlqsActions.assignment(sub.id, RlqsActions.share(sub.rule, rate), periodEnd(period) - now);
     }
 
     /** {@code allow_all} (unlimited, or no limit) or {@code deny_all} (a limit of 0), live to the end of {@code period}. */
     private BucketAction blanket(Sub sub, long period, long now) {
-      boolean deny = sub.rule != null && !sub.rule.limit().unlimited() && sub.rule.limit().requestsPerUnit() == 0;
-      return action(sub.id, RateLimitStrategy.newBuilder().setBlanketRule(deny
-          ? RateLimitStrategy.BlanketRule.DENY_ALL : RateLimitStrategy.BlanketRule.ALLOW_ALL).build(),
-          periodEnd(period) - now);
-    }
-
-    private BucketAction action(BucketId id, RateLimitStrategy strategy, long ttlMillis) {
-      long ttl = Math.max(0, ttlMillis);
-      return BucketAction.newBuilder().setBucketId(id).setQuotaAssignmentAction(QuotaAssignmentAction.newBuilder()
-          .setAssignmentTimeToLive(com.google.protobuf.Duration.newBuilder().setSeconds(ttl / 1_000)
-              .setNanos((int) (ttl % 1_000) * 1_000_000))
-          .setRateLimitStrategy(strategy)).build();
-    }
-
-    private BucketAction abandon(BucketId id) {
-      return BucketAction.newBuilder().setBucketId(id).setAbandonAction(AbandonAction.getDefaultInstance()).build();
+      return RlqsActions.assignment(sub.id, RlqsActions.blanket(sub.rule), periodEnd(period) - now);
     }
 
     /** Sends the actions in one response (none: nothing; the protocol wants at least one). */

@@ -338,6 +338,22 @@ public final class RlsConfig {
     private RlsLimit rateLimit(org.snakeyaml.engine.v2.nodes.Node node, String path, boolean shadow) {
       Map<String, NodeTuple> f = mapping(node, path, RATE_LIMIT_FIELDS);
       boolean unlimited = f.containsKey("unlimited") && bool(f.get("unlimited").getValueNode(), path + ".unlimited");
+      RlsUnit unit = unit(f, node, path, unlimited);
+      long rpu = requestsPerUnit(f, node, path, unlimited);
+      String name = null;
+      if (f.containsKey("name")) {
+        name = string(f.get("name").getValueNode(), path + ".name");
+        if (name != null && name.isEmpty()) {
+          name = null;
+        }
+      }
+      List<String> replaces = replaces(f.get("replaces"), path, name);
+      return new RlsLimit(unlimited ? 0 : rpu, unit, unlimited, shadow, name, replaces);
+    }
+
+    /** A rate limit's {@code unit}: null for an unlimited one, which must not have one. */
+    private RlsUnit unit(Map<String, NodeTuple> f, org.snakeyaml.engine.v2.nodes.Node node, String path,
+        boolean unlimited) {
       NodeTuple unitField = f.get("unit");
       String unitText = unitField == null ? null : string(unitField.getValueNode(), path + ".unit");
       RlsUnit unit = null;
@@ -355,6 +371,12 @@ public final class RlsConfig {
               + unitText + "\"");
         }
       }
+      return unit;
+    }
+
+    /** A rate limit's {@code requests_per_unit}, checked; 0 when it has none (only an unlimited one may). */
+    private long requestsPerUnit(Map<String, NodeTuple> f, org.snakeyaml.engine.v2.nodes.Node node, String path,
+        boolean unlimited) {
       long rpu = 0;
       NodeTuple rpuField = f.get("requests_per_unit");
       if (rpuField != null) {
@@ -372,15 +394,12 @@ public final class RlsConfig {
         // the reference server reads a missing count as 0 (every request over the limit); we ask for it
         throw error(node, path + ".requests_per_unit", "required (0 refuses every request)");
       }
-      String name = null;
-      if (f.containsKey("name")) {
-        name = string(f.get("name").getValueNode(), path + ".name");
-        if (name != null && name.isEmpty()) {
-          name = null;
-        }
-      }
+      return rpu;
+    }
+
+    /** The names in a rate limit's {@code replaces} ({@code rep} null: none), none of them its own {@code name}. */
+    private List<String> replaces(NodeTuple rep, String path, String name) {
       List<String> replaces = new ArrayList<>();
-      NodeTuple rep = f.get("replaces");
       if (rep != null && !isNull(rep.getValueNode())) {
         if (!(rep.getValueNode() instanceof SequenceNode)) {
           throw error(rep.getValueNode(), path + ".replaces", "must be a list of {name: ...}");
@@ -399,7 +418,7 @@ public final class RlsConfig {
           replaces.add(replaced);
         }
       }
-      return new RlsLimit(unlimited ? 0 : rpu, unit, unlimited, shadow, name, replaces);
+      return replaces;
     }
 
     /** The fields of a mapping by name, refusing unknown ones, duplicates and non-string keys. */

@@ -22,11 +22,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Envoy's rate limit service ({@code sluice envoy}): a gRPC server answering
@@ -99,21 +96,9 @@ public final class RlsServer implements AutoCloseable {
     ThreadPoolExecutor executor = null;
     RlqsService quotas = null;
     try {
-      if (settings.redisUri != null) {
-        store = RedisCounterStore.connect(RedisStoreConfig.builder(settings.redisUri).keyPrefix(settings.keyPrefix)
-            .commandTimeout(settings.redisTimeout).build(), CONNECT_PATIENCE);
-      } else {
-        store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
-            .clusterName(settings.hazelcastCluster).mapPrefix(settings.keyPrefix).build());
-      }
+      store = connect(settings);
       limiters = new RlsLimiters(store, settings.sync, settings.maxLimits);
-      AtomicInteger threadNo = new AtomicInteger();
-      executor = new ThreadPoolExecutor(settings.threads, settings.threads, 60, TimeUnit.SECONDS,
-          new ArrayBlockingQueue<>(settings.queue), r -> {
-            Thread t = new Thread(r, "sluice-envoy-" + threadNo.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-          }, new ThreadPoolExecutor.AbortPolicy());
+      executor = RlsService.boundedExecutor(settings.threads, settings.queue);
       RlsService service = new RlsService(config, limiters, executor, settings.responseHeaders,
           System::currentTimeMillis);
       HealthStatusManager health = new HealthStatusManager();
@@ -122,16 +107,7 @@ public final class RlsServer implements AutoCloseable {
           .maxInboundMessageSize(settings.maxMessageBytes)
           .addService(service);
       if (quotaConfig != null) {
-        if (!(store instanceof LeaseStore)) {
-          throw new IllegalArgumentException("rlqsConfig: the store " + store.getClass().getSimpleName()
-              + " cannot lease budget");
-        }
-        quotas = new RlqsService(quotaConfig, (LeaseStore) store, System::currentTimeMillis, settings.rlqsMaxStreams,
-            RlqsService.DEFAULT_MAX_BUCKETS_PER_STREAM, Executors.newSingleThreadScheduledExecutor(r -> {
-              Thread t = new Thread(r, "sluice-envoy-rlqs");
-              t.setDaemon(true);
-              return t;
-            }));
+        quotas = quotaService(settings, quotaConfig, store);
         builder.addService(quotas);
       }
       Server server = builder
@@ -140,21 +116,9 @@ public final class RlsServer implements AutoCloseable {
           .addService(legacyReflection())
           .build()
           .start();
-      health.setStatus("", ServingStatus.SERVING);
-      health.setStatus(RateLimitServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-      if (quotas != null) {
-        health.setStatus(RateLimitQuotaServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-      }
-      ConfigWatcher<RlsConfig> watcher = settings.reloadInterval.isZero() || settings.configPaths.isEmpty() ? null
-          : new ConfigWatcher<>("configuration", settings.configPaths, texts, settings.reloadInterval.toMillis(),
-              RlsConfig::read, RlsConfig::parse, service::config, next -> tooManyLimits(next, settings.maxLimits));
-      RlqsService quotaService = quotas;
-      ConfigWatcher<RlqsConfig> quotaWatcher = settings.reloadInterval.isZero() || quotas == null ? null
-          : new ConfigWatcher<>("RLQS configuration", List.of(settings.rlqsConfig), quotaTexts,
-              settings.reloadInterval.toMillis(), RlqsConfig::read, RlqsConfig::parse, quotaService::config,
-              quotaService::refusal);
-      return new RlsServer(settings, store, limiters, service, executor, health, server, watcher, quotas,
-          quotaWatcher);
+      serving(health, quotas != null);
+      return new RlsServer(settings, store, limiters, service, executor, health, server,
+          watcher(settings, texts, service), quotas, quotaWatcher(settings, quotaTexts, quotas));
     } catch (IOException | RuntimeException | InterruptedException e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
@@ -168,6 +132,52 @@ public final class RlsServer implements AutoCloseable {
       }
       throw new IllegalStateException("cannot start on " + settings.host + ":" + settings.port + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The store: Redis when the settings name one, else an embedded Hazelcast member. */
+  private static CounterStore connect(Settings settings) throws InterruptedException {
+    if (settings.redisUri != null) {
+      return RedisCounterStore.connect(RedisStoreConfig.builder(settings.redisUri).keyPrefix(settings.keyPrefix)
+          .commandTimeout(settings.redisTimeout).build(), CONNECT_PATIENCE);
+    }
+    return HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
+        .clusterName(settings.hazelcastCluster).mapPrefix(settings.keyPrefix).build());
+  }
+
+  /** The quota service (RLQS) over the store, which must lease budget. */
+  private static RlqsService quotaService(Settings settings, RlqsConfig quotaConfig, CounterStore store) {
+    if (!(store instanceof LeaseStore)) {
+      throw new IllegalArgumentException("rlqsConfig: the store " + store.getClass().getSimpleName()
+          + " cannot lease budget");
+    }
+    return new RlqsService(quotaConfig, (LeaseStore) store, System::currentTimeMillis, settings.rlqsMaxStreams,
+        RlqsService.DEFAULT_MAX_BUCKETS_PER_STREAM, RlqsService.newTicker());
+  }
+
+  /** Says SERVING for "" and each service the server runs. */
+  private static void serving(HealthStatusManager health, boolean withQuotas) {
+    health.setStatus("", ServingStatus.SERVING);
+    health.setStatus(RateLimitServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
+    if (withQuotas) {
+      health.setStatus(RateLimitQuotaServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
+    }
+  }
+
+  /** Reloads the RLS files into the service (null: reloading off, or no RLS files). */
+  private static ConfigWatcher<RlsConfig> watcher(Settings settings, java.util.Map<String, String> texts,
+      RlsService service) {
+    return settings.reloadInterval.isZero() || settings.configPaths.isEmpty() ? null
+        : new ConfigWatcher<>("configuration", settings.configPaths, texts, settings.reloadInterval.toMillis(),
+            RlsConfig::read, RlsConfig::parse, service::config, next -> tooManyLimits(next, settings.maxLimits));
+  }
+
+  /** Reloads the RLQS file into the quota service (null: reloading off, or no RLQS). */
+  private static ConfigWatcher<RlqsConfig> quotaWatcher(Settings settings, java.util.Map<String, String> quotaTexts,
+      RlqsService quotas) {
+    return settings.reloadInterval.isZero() || quotas == null ? null
+        : new ConfigWatcher<>("RLQS configuration", List.of(settings.rlqsConfig), quotaTexts,
+            settings.reloadInterval.toMillis(), RlqsConfig::read, RlqsConfig::parse, quotas::config,
+            quotas::refusal);
   }
 
   /** A message when the configuration's own distinct limits do not fit the bound, else null. */

@@ -23,8 +23,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -86,6 +90,19 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     this.wallClockMillis = wallClockMillis;
   }
 
+  /**
+   * The bounded executor calls are decided on: {@code threads} at once, {@code queue} more waiting,
+   * the next one refused.
+   */
+  static ThreadPoolExecutor boundedExecutor(int threads, int queue) {
+    AtomicInteger threadNo = new AtomicInteger();
+    return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queue), r -> {
+      Thread t = new Thread(r, "sluice-envoy-" + threadNo.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    }, new ThreadPoolExecutor.AbortPolicy());
+  }
+
   /** The configuration in use. */
   public RlsConfig config() {
     return config;
@@ -145,8 +162,17 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
   /** One request's answer (the gRPC method's body, on the caller's thread). */
   RateLimitResponse decide(RateLimitRequest request) {
     RlsConfig cfg = this.config;
-    String domain = request.getDomain();
-    if (domain.isEmpty()) {
+    int n = descriptorCount(request);
+    RlsLimit[] limits = new RlsLimit[n];
+    boolean[] unlimited = new boolean[n];
+    matchLimits(cfg, request, limits, unlimited);
+    SyncedLimiter[] limiter = limitersFor(cfg, request, limits);
+    return answer(request, limits, unlimited, limiter);
+  }
+
+  /** How many descriptors the request has, refusing an empty domain and no descriptors or too many. */
+  private static int descriptorCount(RateLimitRequest request) {
+    if (request.getDomain().isEmpty()) {
       throw invalid("domain: must not be empty");
     }
     int n = request.getDescriptorsCount();
@@ -156,38 +182,26 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     if (n > MAX_DESCRIPTORS) {
       throw invalid("descriptors: at most " + MAX_DESCRIPTORS + ", got " + n);
     }
+    return n;
+  }
+
+  /**
+   * Checks each descriptor's entries and finds the limit it is held to: {@code limits[i]} null for
+   * none, an unlimited one or one another matched limit replaces; {@code unlimited[i]} for an
+   * unlimited one.
+   */
+  private static void matchLimits(RlsConfig cfg, RateLimitRequest request, RlsLimit[] limits, boolean[] unlimited) {
+    String domain = request.getDomain();
     boolean knownDomain = cfg.hasDomain(domain);
-    RlsLimit[] limits = new RlsLimit[n];
-    boolean[] unlimited = new boolean[n];
     Set<String> replaced = new HashSet<>();
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < limits.length; i++) {
       RateLimitDescriptor d = request.getDescriptors(i);
-      if (d.getEntriesCount() == 0) {
-        throw invalid("descriptors[" + i + "].entries: must not be empty");
-      }
-      if (d.getEntriesCount() > MAX_ENTRIES) {
-        throw invalid("descriptors[" + i + "].entries: at most " + MAX_ENTRIES + ", got " + d.getEntriesCount());
-      }
-      for (int j = 0; j < d.getEntriesCount(); j++) {
-        if (d.getEntries(j).getKey().isEmpty()) {
-          throw invalid("descriptors[" + i + "].entries[" + j + "].key: must not be empty");
-        }
-      }
+      checkEntries(d, i);
       RlsLimit limit;
       if (!knownDomain) {
         limit = null; // as the reference server: an unknown domain has no limits, overrides included
       } else if (d.hasLimit()) {
-        RlsUnit unit = RlsUnit.of(d.getLimit().getUnit());
-        if (unit == null) {
-          throw invalid("descriptors[" + i + "].limit.unit: must be SECOND, MINUTE, HOUR or DAY, got "
-              + d.getLimit().getUnit());
-        }
-        long rpu = Integer.toUnsignedLong(d.getLimit().getRequestsPerUnit());
-        if (rpu > RlsLimit.MAX_REQUESTS_PER_UNIT) {
-          throw invalid("descriptors[" + i + "].limit.requests_per_unit: at most " + RlsLimit.MAX_REQUESTS_PER_UNIT
-              + ", got " + rpu);
-        }
-        limit = RlsLimit.override(rpu, unit);
+        limit = override(d, i);
       } else {
         limit = cfg.match(domain, d.getEntriesList());
       }
@@ -200,16 +214,49 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
       }
       limits[i] = limit;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < limits.length; i++) {
       if (limits[i] != null && limits[i].name() != null && replaced.contains(limits[i].name())) {
         limits[i] = null; // replaced by another matched limit: not evaluated, not counted
       }
     }
+  }
+
+  private static void checkEntries(RateLimitDescriptor d, int i) {
+    if (d.getEntriesCount() == 0) {
+      throw invalid("descriptors[" + i + "].entries: must not be empty");
+    }
+    if (d.getEntriesCount() > MAX_ENTRIES) {
+      throw invalid("descriptors[" + i + "].entries: at most " + MAX_ENTRIES + ", got " + d.getEntriesCount());
+    }
+    for (int j = 0; j < d.getEntriesCount(); j++) {
+      if (d.getEntries(j).getKey().isEmpty()) {
+        throw invalid("descriptors[" + i + "].entries[" + j + "].key: must not be empty");
+      }
+    }
+  }
+
+  /** The descriptor's own {@code limit}, checked. */
+  private static RlsLimit override(RateLimitDescriptor d, int i) {
+    RlsUnit unit = RlsUnit.of(d.getLimit().getUnit());
+    if (unit == null) {
+      throw invalid("descriptors[" + i + "].limit.unit: must be SECOND, MINUTE, HOUR or DAY, got "
+          + d.getLimit().getUnit());
+    }
+    long rpu = Integer.toUnsignedLong(d.getLimit().getRequestsPerUnit());
+    if (rpu > RlsLimit.MAX_REQUESTS_PER_UNIT) {
+      throw invalid("descriptors[" + i + "].limit.requests_per_unit: at most " + RlsLimit.MAX_REQUESTS_PER_UNIT
+          + ", got " + rpu);
+    }
+    return RlsLimit.override(rpu, unit);
+  }
+
+  /** The limiter of each limit that counts (null where nothing is counted). */
+  private SyncedLimiter[] limitersFor(RlsConfig cfg, RateLimitRequest request, RlsLimit[] limits) {
     // every limiter first, so that a request refused for too many limits has counted nothing; only a
     // rate the configuration does not have (an override's) is held to the bound, so that overrides (or
     // the limiters an earlier configuration left) never lock the configured limits out
-    SyncedLimiter[] limiter = new SyncedLimiter[n];
-    for (int i = 0; i < n; i++) {
+    SyncedLimiter[] limiter = new SyncedLimiter[limits.length];
+    for (int i = 0; i < limits.length; i++) {
       RlsLimit l = limits[i];
       if (l != null && l.requestsPerUnit() > 0 && !checkOnly(request.getDescriptors(i))) {
         try {
@@ -220,11 +267,21 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         }
       }
     }
+    return limiter;
+  }
+
+  /**
+   * The answer: each descriptor's status in the request's order (counting the hits of those that
+   * count), the overall code and the headers.
+   */
+  private RateLimitResponse answer(RateLimitRequest request, RlsLimit[] limits, boolean[] unlimited,
+      SyncedLimiter[] limiter) {
+    String domain = request.getDomain();
     long requestHits = Integer.toUnsignedLong(request.getHitsAddend());
     RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
     RateLimitResponse.Code overall = RateLimitResponse.Code.OK;
     List<Decision> visible = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < limits.length; i++) {
       RateLimitDescriptor d = request.getDescriptors(i);
       RateLimitResponse.DescriptorStatus.Builder status = RateLimitResponse.DescriptorStatus.newBuilder();
       RlsLimit l = limits[i];
@@ -239,38 +296,9 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         response.addStatuses(status.setCode(RateLimitResponse.Code.OK));
         continue;
       }
-      long cost = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
-      if (cost == 0) {
-        cost = 1;
-      }
-      RateLimitResponse.RateLimit.Builder current = RateLimitResponse.RateLimit.newBuilder()
-          .setRequestsPerUnit((int) l.requestsPerUnit()).setUnit(l.unit().proto());
-      if (l.name() != null) {
-        current.setName(l.name());
-      }
-      status.setCurrentLimit(current);
-      boolean over;
-      long remaining;
-      long resetNanos;
-      Decision decision;
-      if (cost < 0 || cost > l.requestsPerUnit()) {
-        // more than the whole limit (or a limit of 0): over without counting, as no window admits it
-        over = true;
-        remaining = 0;
-        resetNanos = untilWindowEnd(l.unit());
-        decision = l.requestsPerUnit() == 0 ? null : Decision.of(Outcome.DENIED,
-            RlsLimiters.limit(l.requestsPerUnit(), l.unit()), 0, resetNanos, resetNanos);
-      } else {
-        decision = limiter[i].acquire(RlsLimiters.key(domain, d.getEntriesList()), cost);
-        over = !decision.allowed();
-        remaining = over ? 0 : decision.remaining();
-        resetNanos = decision.resetNanos();
-      }
-      status.setCode(over ? RateLimitResponse.Code.OVER_LIMIT : RateLimitResponse.Code.OK)
-          .setLimitRemaining((int) Math.min(remaining, RlsLimit.MAX_REQUESTS_PER_UNIT))
-          .setDurationUntilReset(duration(resetNanos));
+      Decision decision = countHits(domain, d, l, limiter[i], requestHits, status);
       if (!l.shadowMode()) {
-        if (over) {
+        if (status.getCode() == RateLimitResponse.Code.OVER_LIMIT) {
           overall = RateLimitResponse.Code.OVER_LIMIT;
         }
         if (decision != null) {
@@ -285,6 +313,50 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
           response.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(name).setValue(value)));
     }
     return response.build();
+  }
+
+  /**
+   * Counts one descriptor's hits against its limit into its status; the decision, or null for a limit
+   * of 0 (which denies without one).
+   */
+  private Decision countHits(String domain, RateLimitDescriptor d, RlsLimit l, SyncedLimiter limiter, long requestHits,
+      RateLimitResponse.DescriptorStatus.Builder status) {
+    long cost = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
+    if (cost == 0) {
+      cost = 1;
+    }
+    status.setCurrentLimit(currentLimit(l));
+    boolean over;
+    long remaining;
+    long resetNanos;
+    Decision decision;
+    if (cost < 0 || cost > l.requestsPerUnit()) {
+      // more than the whole limit (or a limit of 0): over without counting, as no window admits it
+      over = true;
+      remaining = 0;
+      resetNanos = untilWindowEnd(l.unit());
+      decision = l.requestsPerUnit() == 0 ? null : Decision.of(Outcome.DENIED,
+          RlsLimiters.limit(l.requestsPerUnit(), l.unit()), 0, resetNanos, resetNanos);
+    } else {
+      decision = limiter.acquire(RlsLimiters.key(domain, d.getEntriesList()), cost);
+      over = !decision.allowed();
+      remaining = over ? 0 : decision.remaining();
+      resetNanos = decision.resetNanos();
+    }
+    status.setCode(over ? RateLimitResponse.Code.OVER_LIMIT : RateLimitResponse.Code.OK)
+        .setLimitRemaining((int) Math.min(remaining, RlsLimit.MAX_REQUESTS_PER_UNIT))
+        .setDurationUntilReset(duration(resetNanos));
+    return decision;
+  }
+
+  /** The status's {@code current_limit}: the limit as the request sees it. */
+  private static RateLimitResponse.RateLimit.Builder currentLimit(RlsLimit l) {
+    RateLimitResponse.RateLimit.Builder current = RateLimitResponse.RateLimit.newBuilder()
+        .setRequestsPerUnit((int) l.requestsPerUnit()).setUnit(l.unit().proto());
+    if (l.name() != null) {
+      current.setName(l.name());
+    }
+    return current;
   }
 
   /**
