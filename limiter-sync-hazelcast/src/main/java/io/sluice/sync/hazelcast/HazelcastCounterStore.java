@@ -13,13 +13,11 @@ import io.sluice.node.Limit;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.ExactArgs;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
-import io.sluice.sync.spi.SequenceWitness;
 import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.TokenGrant;
 import io.sluice.sync.spi.TokenStore;
@@ -27,27 +25,14 @@ import io.sluice.sync.spi.state.CounterEntry;
 import io.sluice.sync.spi.state.EntryUpdate;
 import io.sluice.sync.spi.state.ExactProcessor;
 import io.sluice.sync.spi.state.ExpiringEntry;
-import io.sluice.sync.spi.state.FlushProcessor;
 import io.sluice.sync.spi.state.LeaseProcessor;
 import io.sluice.sync.spi.state.TokenClaimProcessor;
-import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -107,8 +92,9 @@ import java.util.logging.Logger;
  * at WARNING. Other members started the same way in other JVMs on this machine join it.
  * {@link #close()} shuts down only a member the store started.
  *
- * <p>The entry processors and the entry classes ({@code OnMember} and the other nested processors here;
- * {@code FlushProcessor}, {@code ExactProcessor}, {@code LeaseProcessor}, {@code CounterEntry} and
+ * <p>The entry processors and the entry classes ({@code OnMember} here, the processors nested in
+ * {@code FlushRounds} and {@code NodeRegistry}; {@code FlushProcessor}, {@code ExactProcessor},
+ * {@code LeaseProcessor}, {@code CounterEntry} and
  * {@code PermitLog} of limiter-sync's {@code io.sluice.sync.spi.state}) are plain {@link
  * java.io.Serializable} classes: every member must have limiter-sync-hazelcast, limiter-sync and
  * limiter-node on its classpath, in the same version as the clients; a client alone is not enough.
@@ -118,54 +104,26 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   static final int MAX_NODES_PER_KEY = 1_024;
   /** Holds the level set on Hazelcast's JDK logger: java.util.logging keeps loggers only weakly. */
   private static final Logger HAZELCAST_JUL = Logger.getLogger("com.hazelcast");
-  private static final AtomicInteger THREADS = new AtomicInteger();
-  /**
-   * Most exact and lease calls one store makes at once: each holds a thread for a round trip, so this
-   * many callers deciding at the same moment never wait for each other.
-   */
-  static final int KEY_CALL_THREADS = 32;
 
   private final HazelcastInstance instance;
   private final boolean owned;
   private final Settings settings;
-  private final IMap<byte[], CounterEntry> counters;
-  private final IMap<byte[], Long> sequences;
-  private final IMap<String, HashMap<String, Long>> registry;
-  private final long sequenceTtlMillis;
-  /** Which nodes' sequence records this store saw written, to tell a record lost from one that expired. */
-  private final SequenceWitness witness;
-  /** One thread, started when needed and stopped after idling: see {@link #onCompletion}. */
-  private final ThreadPoolExecutor callbackThread;
-  /**
-   * The exact and lease calls ({@link #callKey}): a new thread per call until there are
-   * {@link #KEY_CALL_THREADS}, each stopped after 10 s without work; calls beyond them wait in line.
-   */
-  private final ThreadPoolExecutor keyCalls;
-  private final Executor callbacks = this::runCallback;
-  private static final Executor DIRECT = Runnable::run;
+  /** The call threads (exact, lease and claim calls) and the callback thread. */
+  private final KeyCalls calls;
+  /** The counts of a flush, and the node's sequence records. */
+  private final FlushRounds flushes;
+  private final NodeRegistry registry;
 
   private HazelcastCounterStore(HazelcastInstance instance, boolean owned, Settings settings) {
     this.instance = instance;
     this.owned = owned;
     this.settings = settings;
-    this.counters = instance.getMap(settings.mapPrefix() + ".counters");
-    this.sequences = instance.getMap(settings.mapPrefix() + ".sequences");
-    this.registry = instance.getMap(settings.mapPrefix() + ".nodes");
-    this.sequenceTtlMillis = settings.sequenceTtl().toMillis();
-    this.witness = new SequenceWitness(settings.sequenceTtl());
-    this.callbackThread = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-      Thread t = new Thread(r, "sluice-hazelcast-" + settings.mapPrefix() + "-" + THREADS.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
-    this.callbackThread.allowCoreThreadTimeOut(true);
-    this.keyCalls = new ThreadPoolExecutor(KEY_CALL_THREADS, KEY_CALL_THREADS, 10, TimeUnit.SECONDS,
-        new LinkedBlockingQueue<>(), r -> {
-          Thread t = new Thread(r, "sluice-hazelcast-" + settings.mapPrefix() + "-call-" + THREADS.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
-    this.keyCalls.allowCoreThreadTimeOut(true);
+    IMap<byte[], CounterEntry> counters = instance.getMap(settings.mapPrefix() + ".counters");
+    IMap<byte[], Long> sequences = instance.getMap(settings.mapPrefix() + ".sequences");
+    IMap<String, HashMap<String, Long>> nodes = instance.getMap(settings.mapPrefix() + ".nodes");
+    this.calls = new KeyCalls(counters, settings.mapPrefix());
+    this.flushes = new FlushRounds(counters, sequences, settings, calls);
+    this.registry = new NodeRegistry(nodes, calls.callbacks);
   }
 
   /** Starts an embedded member of cluster {@code sluice} on loopback, with the default settings. */
@@ -266,7 +224,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
 
   @Override
   public CompletionStage<FlushResult> flush(Batch batch) {
-    CompletionStage<FlushResult> counted = flushCounts(batch);
+    CompletionStage<FlushResult> counted = flushes.flushCounts(batch);
     if (!batch.beats()) {
       return counted;
     }
@@ -281,140 +239,6 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   @Override
   public boolean beatsInFlush(int group) {
     return true;
-  }
-
-  private CompletionStage<FlushResult> flushCounts(Batch batch) {
-    batch.requireAtMost(maxBatchSize());
-    List<Delta> deltas = batch.deltas();
-    Map<ByteBuffer, List<Integer>> byKey = FlushProcessor.byKey(batch, settings.mapPrefix());
-    byte[] sequenceKey = StoreKeys.sequenceKey(settings.mapPrefix(), batch.nodeId(), batch.group(), null);
-    long wallMillis = System.currentTimeMillis();
-    long[] values = new long[2 * deltas.size()];
-    long[] claims = new long[deltas.size()];
-    long[] splits = new long[deltas.size()];
-    long[] taken = new long[deltas.size()];
-    long[] ahead = new long[deltas.size()];
-    try {
-      if (batch.claimOnly()) {
-        // no permits to count twice: applied on every key, the node's sequences left alone
-        return submit(batch, byKey, FlushProcessor.CLAIM, wallMillis, values, claims, splits, taken, ahead)
-            .thenApply(round -> new FlushResult(true, values, null, claims, splits, taken).withAhead(ahead));
-      }
-      // set when step 2 finds no record of the node although this store saw one written within the TTL
-      boolean[] forgot = {false};
-      // 1. every key that knows this node decides on its own, atomically; the others wait for step 2
-      return submit(batch, byKey, FlushProcessor.IF_KNOWN, wallMillis, values, claims, splits, taken, ahead).thenComposeAsync(first -> {
-        if (first.unknown.isEmpty()) {
-          return CompletableFuture.completedFuture(first.applied);
-        }
-        // 2. keys new to this node (or expired): applied unless the node's record has the batch already
-        return onCompletion(sequences.getAsync(sequenceKey), callbacks).thenCompose(recorded -> {
-          forgot[0] = recorded == null && witness.forgot(batch.nodeId(), batch.group());
-          byte mode = recorded != null && recorded >= batch.sequence() ? FlushProcessor.READ : FlushProcessor.IF_NEWER;
-          Map<ByteBuffer, List<Integer>> rest = new LinkedHashMap<>();
-          first.unknown.forEach(k -> rest.put(k, byKey.get(k)));
-          return submit(batch, rest, mode, wallMillis, values, claims, splits, taken, ahead).thenApplyAsync(second -> first.applied | second.applied,
-              callbacks);
-        });
-      }, callbacks).thenApply(applied -> {
-        // 3. the record, for replays that come after the keys expired; the answer does not wait for it,
-        // and a record lost now only weakens that guard for this batch
-        try {
-          sequences.submitToKey(sequenceKey, new RaiseSequence(batch.sequence(), sequenceTtlMillis))
-              .thenRun(() -> witness.recorded(batch.nodeId(), batch.group()));
-        } catch (RuntimeException shutDown) {
-          // the deltas are applied: the answer stands
-        }
-        FlushResult result = new FlushResult(applied, values, null, claims, splits, taken).withAhead(ahead);
-        return witness.lossToTell(batch.nodeId(), batch.group(), batch.sequence(), forgot[0]) ? result.forgetting()
-            : result;
-      });
-    } catch (RuntimeException e) { // a member that is shut down refuses at once
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /** What one round of processors answered: whether any applied, and the keys that did not know the node. */
-  private static final class Round {
-    final boolean applied;
-    final List<ByteBuffer> unknown;
-
-    Round(boolean applied, List<ByteBuffer> unknown) {
-      this.applied = applied;
-      this.unknown = unknown;
-    }
-  }
-
-  /**
-   * Runs the processor on every key, in one call (Hazelcast sends it once per member and runs it per
-   * key on the keys' partitions), and writes the answers into {@code values} at the deltas' places.
-   */
-  private CompletableFuture<Round> submit(Batch batch, Map<ByteBuffer, List<Integer>> byKey, byte mode,
-      long wallMillis, long[] values, long[] claims, long[] splits, long[] taken, long[] ahead) {
-    FlushProcessor.Plan plan = FlushProcessor.plan(batch, byKey, mode, wallMillis, sequenceTtlMillis, MAX_NODES_PER_KEY);
-    FlushProcessor processor = plan.processor;
-    byte[][] keys = plan.keys;
-    Map<ByteBuffer, Integer> keyIndex = new HashMap<>(keys.length * 2);
-    Set<byte[]> keySet = new HashSet<>(keys.length * 2); // byte[] hashes by identity: one array per key
-    for (int k = 0; k < keys.length; k++) {
-      keySet.add(keys[k]);
-      keyIndex.put(ByteBuffer.wrap(keys[k]), k);
-    }
-    // one key (a decision's claim-only call, a flush of one key): a blocking executeOnKey on this
-    // store's call threads, as exact decisions do, not submitToKeys, whose future costs a thread per
-    // call on small machines (see callKey); the answers are only gathered: may run on the thread
-    // that has them
-    CompletableFuture<Map<byte[], long[]>> call = keys.length == 1
-        ? onKey(keys[0], processor).thenApply(out -> Map.of(keys[0], out))
-        : onCompletion(counters.submitToKeys(keySet, new OnMember(processor)), DIRECT);
-    return call.thenApply(answers -> {
-      if (answers.size() != keys.length) {
-        throw new IllegalStateException("flush: " + answers.size() + " answers for " + keys.length + " keys");
-      }
-      boolean applied = false;
-      List<ByteBuffer> unknown = new ArrayList<>();
-      for (Map.Entry<byte[], long[]> a : answers.entrySet()) {
-        ByteBuffer key = ByteBuffer.wrap(a.getKey());
-        int j = keyIndex.get(key);
-        long[] out = a.getValue();
-        if (out[0] == FlushProcessor.UNKNOWN) {
-          unknown.add(key);
-        }
-        applied |= out[0] == FlushProcessor.APPLIED;
-        plan.answer(j, out, values, claims, splits, taken, ahead);
-      }
-      return new Round(applied, unknown);
-    });
-  }
-
-  /**
-   * A plain future completed through {@code executor} when Hazelcast's completes. Hazelcast runs even
-   * the non-async callbacks of its futures on its default executor: the common fork-join pool or,
-   * where that has fewer than 2 threads (machines with 2 cores or fewer), a new thread per callback.
-   * And a Hazelcast partition thread may not invoke a remote member ({@code IllegalThreadStateException}).
-   * So continuations that call Hazelcast again, and the futures handed to callers, complete on this
-   * store's callback thread ({@link #callbacks}, which never blocks); a future that only gathers
-   * answers completes {@link #DIRECT}ly, on the Hazelcast thread that has the answer.
-   */
-  private static <T> CompletableFuture<T> onCompletion(CompletionStage<T> stage, Executor executor) {
-    CompletableFuture<T> f = new CompletableFuture<>();
-    stage.whenCompleteAsync((value, error) -> {
-      if (error == null) {
-        f.complete(value);
-      } else {
-        f.completeExceptionally(error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
-      }
-    }, executor);
-    return f;
-  }
-
-  /** Runs callbacks on the store's thread; after {@link #close()}, where they are (only failures are left then). */
-  private void runCallback(Runnable task) {
-    try {
-      callbackThread.execute(task);
-    } catch (RejectedExecutionException closed) {
-      task.run();
-    }
   }
 
   /** One entry processor on the key's owner: {@link ExactProcessor}. */
@@ -454,58 +278,22 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     return callKey(limit, key, processor).thenApply(TokenClaimProcessor::grant);
   }
 
-  /**
-   * Runs a processor on one counter key: a blocking {@code executeOnKey} on one of this store's call
-   * threads ({@link #keyCalls}), which completes the answer. Not {@code submitToKey}: Hazelcast wraps
-   * the future it returns in one that completes through Hazelcast's default executor, which on a
-   * machine with 2 cores or fewer starts a new thread per call; for a call per decision that cost 10
-   * to 20 times the call itself (2 cores, embedded member, one caller: 170-550 us a decision against
-   * 20-30 us). The answer completes on a thread of this store, never a Hazelcast one, so a caller's
-   * continuation may call Hazelcast again. After {@link #close()} the call runs on the caller's thread.
-   */
-  private CompletableFuture<long[]> callKey(Limit limit, String key,
-      EntryUpdate update) {
-    return onKey(StoreKeys.counterKey(settings.mapPrefix(), limit, key), update);
-  }
-
-  /** {@link #callKey} on a counter key. */
-  private CompletableFuture<long[]> onKey(byte[] counterKey, EntryUpdate update) {
-    OnMember processor = new OnMember(update);
-    CompletableFuture<long[]> answer = new CompletableFuture<>();
-    Runnable call = () -> {
-      try {
-        answer.complete(counters.executeOnKey(counterKey, processor));
-      } catch (RuntimeException e) { // the store's error, a timeout, or a member shut down
-        answer.completeExceptionally(e);
-      }
-    };
-    try {
-      keyCalls.execute(call);
-    } catch (RejectedExecutionException closed) {
-      call.run();
-    }
-    return answer;
+  /** Runs a processor on one counter key: {@link KeyCalls#onKey}, on a call thread of this store. */
+  private CompletableFuture<long[]> callKey(Limit limit, String key, EntryUpdate update) {
+    return calls.onKey(StoreKeys.counterKey(settings.mapPrefix(), limit, key), update);
   }
 
   @Override
   public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
     CounterStore.checkHeartbeat(nodeId, ttl);
-    try {
-      return onCompletion(registry.submitToKey("nodes", new Heartbeat(nodeId, nowMillis, ttl.toMillis())), callbacks);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+    return registry.heartbeat(nodeId, nowMillis, ttl);
   }
 
   /** Out of the registry at once (the coordinator's regions are Redis: no record of the departure here). */
   @Override
   public CompletionStage<Void> leave(String nodeId, long nowMillis) {
     CounterStore.checkHeartbeat(nodeId, LEFT_MEMORY);
-    try {
-      return onCompletion(registry.submitToKey("nodes", new Leave(nodeId)), callbacks).thenApply(left -> null);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+    return registry.leave(nodeId);
   }
 
   /**
@@ -514,74 +302,9 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
    */
   @Override
   public void close() {
-    callbackThread.shutdown();
-    keyCalls.shutdown();
+    calls.shutdown();
     if (owned && instance.getLifecycleService().isRunning()) {
       instance.shutdown();
-    }
-  }
-
-  /** {@code heartbeat.lua}: records a node's deadline, forgets nodes past theirs, answers how many are left. */
-  static final class Heartbeat implements EntryProcessor<String, HashMap<String, Long>, Integer> {
-    private static final long serialVersionUID = 1L;
-    private final String nodeId;
-    private final long nowMillis;
-    private final long ttlMillis;
-
-    Heartbeat(String nodeId, long nowMillis, long ttlMillis) {
-      this.nodeId = nodeId;
-      this.nowMillis = nowMillis;
-      this.ttlMillis = ttlMillis;
-    }
-
-    @Override
-    public Integer process(Map.Entry<String, HashMap<String, Long>> entry) {
-      HashMap<String, Long> alive = entry.getValue() == null ? new HashMap<>() : new HashMap<>(entry.getValue());
-      alive.put(nodeId, nowMillis + ttlMillis);
-      alive.values().removeIf(deadline -> deadline <= nowMillis);
-      // the registry itself goes away when every node has stopped beating
-      setWithTtl(entry, alive, 2 * ttlMillis);
-      return alive.size();
-    }
-  }
-
-  /** {@code leave.lua}'s registry half: the node is no longer alive. */
-  static final class Leave implements EntryProcessor<String, HashMap<String, Long>, Integer> {
-    private static final long serialVersionUID = 1L;
-    private final String nodeId;
-
-    Leave(String nodeId) {
-      this.nodeId = nodeId;
-    }
-
-    @Override
-    public Integer process(Map.Entry<String, HashMap<String, Long>> entry) {
-      if (entry.getValue() == null || !entry.getValue().containsKey(nodeId)) {
-        return 0;
-      }
-      HashMap<String, Long> alive = new HashMap<>(entry.getValue());
-      alive.remove(nodeId);
-      entry.setValue(alive);
-      return alive.size();
-    }
-  }
-
-  /** Records that a node's batch was applied in full: the highest sequence wins, kept for the sequence TTL. */
-  static final class RaiseSequence implements EntryProcessor<byte[], Long, Long> {
-    private static final long serialVersionUID = 1L;
-    private final long sequence;
-    private final long ttlMillis;
-
-    RaiseSequence(long sequence, long ttlMillis) {
-      this.sequence = sequence;
-      this.ttlMillis = ttlMillis;
-    }
-
-    @Override
-    public Long process(Map.Entry<byte[], Long> entry) {
-      long value = entry.getValue() == null ? sequence : Math.max(entry.getValue(), sequence);
-      setWithTtl(entry, value, ttlMillis);
-      return value;
     }
   }
 

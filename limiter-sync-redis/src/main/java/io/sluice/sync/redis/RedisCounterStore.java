@@ -2,23 +2,13 @@ package io.sluice.sync.redis;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
@@ -42,7 +32,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A {@link CounterStore} on Redis (standalone, or Sentinel through the URI) over one Lettuce
@@ -108,7 +97,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     this.client = client;
     this.connection = connection;
     this.commands = commands;
-    this.where = redacted(RedisURI.create(config.uri()));
+    this.where = RedisConnector.redacted(RedisURI.create(config.uri()));
     this.sequenceTtlSeconds = ascii(config.sequenceTtl().toSeconds());
     this.sequences = new SequenceWitness(config.sequenceTtl());
   }
@@ -140,16 +129,18 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
    * @throws StoreUnavailableException if Redis cannot be reached or answer within the timeouts
    */
   public static RedisCounterStore connect(RedisStoreConfig config) {
-    RedisURI uri = parse(config);
+    RedisURI uri = RedisConnector.parse(config);
     // (before any resource is made: a trusted certificate file gone since the config was built throws here)
-    ClientOptions options = clientOptions(config);
-    io.lettuce.core.resource.ClientResources resources = resources();
-    AbstractRedisClient client = client(config, uri, resources);
-    StatefulConnection<byte[], byte[]> connection = openRetrying(client, resources, options, config, uri);
-    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection, async(connection));
+    ClientOptions options = RedisConnector.clientOptions(config);
+    io.lettuce.core.resource.ClientResources resources = RedisConnector.resources();
+    AbstractRedisClient client = RedisConnector.client(config, uri, resources);
+    StatefulConnection<byte[], byte[]> connection = RedisConnector.openRetrying(client, resources, options, config,
+        uri);
+    RedisCounterStore store = new RedisCounterStore(config, resources, client, connection,
+        RedisConnector.async(connection));
     try {
-      store.loadScripts(store.commands, store.where);
-      store.checkEviction(connection, store.where);
+      RedisConnector.loadScripts(SCRIPTS, config, store.commands, store.where);
+      RedisConnector.checkEviction(config, connection, store.where);
     } catch (RuntimeException e) {
       store.close();
       throw e;
@@ -168,10 +159,11 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
    * @throws IllegalArgumentException if the URI cannot be parsed, or a trusted certificate file cannot be read
    */
   public static RedisCounterStore connectInBackground(RedisStoreConfig config) {
-    RedisURI uri = parse(config);
-    ClientOptions options = clientOptions(config);
-    io.lettuce.core.resource.ClientResources resources = resources();
-    RedisCounterStore store = new RedisCounterStore(config, resources, client(config, uri, resources), null, null);
+    RedisURI uri = RedisConnector.parse(config);
+    ClientOptions options = RedisConnector.clientOptions(config);
+    io.lettuce.core.resource.ClientResources resources = RedisConnector.resources();
+    RedisCounterStore store = new RedisCounterStore(config, resources,
+        RedisConnector.client(config, uri, resources), null, null);
     Thread connecting = new Thread(() -> store.connectUntilDone(options), "sluice-redis-connect");
     connecting.setDaemon(true);
     connecting.start();
@@ -202,10 +194,10 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       attempts++;
       StatefulConnection<byte[], byte[]> opened = null;
       try {
-        opened = open(client, options);
-        RedisScriptingAsyncCommands<byte[], byte[]> async = async(opened);
-        loadScripts(async, where);
-        checkEviction(opened, where);
+        opened = RedisConnector.open(client, options);
+        RedisScriptingAsyncCommands<byte[], byte[]> async = RedisConnector.async(opened);
+        RedisConnector.loadScripts(SCRIPTS, config, async, where);
+        RedisConnector.checkEviction(config, opened, where);
         synchronized (this) {
           if (!closed) {
             connection = opened;
@@ -219,13 +211,13 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         if (closed) {
           return;
         }
-        boolean refused = answered(e) || e instanceof IllegalStateException;
+        boolean refused = RedisConnector.answered(e) || e instanceof IllegalStateException;
         long now = System.nanoTime();
         if (lastLog == Long.MIN_VALUE || now - lastLog >= 30_000_000_000L) {
           lastLog = now;
           LOG.log(refused ? System.Logger.Level.ERROR : System.Logger.Level.WARNING, "sluice: cannot connect to Redis"
               + " at {0} yet (attempt {1}; trying every second, the failure policy decides meanwhile): {2}", where,
-              attempts, rootMessage(e));
+              attempts, RedisConnector.rootMessage(e));
         }
       } finally {
         if (opened != null) {
@@ -238,177 +230,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         return; // closed
       }
     }
-  }
-
-  private static RedisURI parse(RedisStoreConfig config) {
-    RedisURI uri;
-    try {
-      uri = RedisURI.create(config.uri());
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("uri: cannot parse " + config.uri() + ": " + e.getMessage(), e);
-    }
-    // the URI's timeout is Lettuce's handshake timeout (commands have their own): a busy host may take
-    // longer to set a connection up than to answer a command
-    uri.setTimeout(config.connectTimeout().compareTo(config.commandTimeout()) > 0 ? config.connectTimeout()
-        : config.commandTimeout());
-    return uri;
-  }
-
-  /**
-   * The client's resources. Lettuce doubles its reconnect delay up to 30 s: a node would stay on its
-   * fallback policy for that long after a partition heals. Retry at most a second apart instead.
-   */
-  private static io.lettuce.core.resource.ClientResources resources() {
-    return io.lettuce.core.resource.ClientResources.builder()
-        .reconnectDelay(io.lettuce.core.resource.Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
-            TimeUnit.MILLISECONDS))
-        .build();
-  }
-
-  /** A cluster client when the URI names a Redis Cluster node, otherwise a standalone or Sentinel one. */
-  private static AbstractRedisClient client(RedisStoreConfig config, RedisURI uri,
-      io.lettuce.core.resource.ClientResources resources) {
-    return config.cluster() ? RedisClusterClient.create(resources, uri) : RedisClient.create(resources, uri);
-  }
-
-  private static RedisScriptingAsyncCommands<byte[], byte[]> async(StatefulConnection<byte[], byte[]> connection) {
-    return connection instanceof StatefulRedisClusterConnection
-        ? ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async()
-        : ((StatefulRedisConnection<byte[], byte[]>) connection).async();
-  }
-
-  /** Command timeouts, a bounded request queue, commands refused while disconnected, TLS trust. */
-  private static ClientOptions clientOptions(RedisStoreConfig config) {
-    ClientOptions.Builder optionsBuilder = ClientOptions.builder()
-        .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
-        .requestQueueSize(config.requestQueueSize())
-        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-        .socketOptions(SocketOptions.builder().connectTimeout(config.connectTimeout()).keepAlive(true).build());
-    if (config.trustedCertificates() != null) {
-      optionsBuilder.sslOptions(io.lettuce.core.SslOptions.builder().jdkSslProvider()
-          .trustManager(config.trustedCertificates().toFile()).build());
-    }
-    return optionsBuilder.build();
-  }
-
-  /**
-   * Connects, retrying for up to the connect timeout: a server that is starting (or a host busy
-   * starting several JVMs) refuses or stalls the first attempts; unless the server answered and said
-   * no. A failure shuts the client down and throws.
-   */
-  private static StatefulConnection<byte[], byte[]> openRetrying(AbstractRedisClient client,
-      io.lettuce.core.resource.ClientResources resources, ClientOptions options, RedisStoreConfig config,
-      RedisURI uri) {
-    long deadline = System.nanoTime() + config.connectTimeout().toNanos();
-    while (true) {
-      try {
-        return open(client, options);
-      } catch (RedisConnectionException e) {
-        boolean retry = !answered(e) && System.nanoTime() + CONNECT_RETRY_NANOS <= deadline;
-        if (retry) {
-          try {
-            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(CONNECT_RETRY_NANOS));
-            continue;
-          } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-          }
-        }
-        client.shutdown(0, 0, TimeUnit.MILLISECONDS);
-        resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
-        throw new StoreUnavailableException("cannot connect to Redis at " + redacted(uri) + ": " + rootMessage(e), e);
-      }
-    }
-  }
-
-  /** Loads every script into Redis's script cache, so that the first EVALSHA of each finds it. */
-  private void loadScripts(RedisScriptingAsyncCommands<byte[], byte[]> commands, String where) {
-    try {
-      for (LuaScript script : SCRIPTS) {
-        commands.scriptLoad(script.body().getBytes(StandardCharsets.UTF_8))
-            .get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StoreUnavailableException("interrupted while loading scripts into Redis at " + where, e);
-    } catch (ExecutionException | TimeoutException e) {
-      throw new StoreUnavailableException("cannot load scripts into Redis at " + where + ": " + rootMessage(e), e);
-    }
-  }
-
-  private static final long CONNECT_RETRY_NANOS = 100_000_000L;
-
-  /** One connection attempt, standalone/Sentinel or cluster. */
-  private static StatefulConnection<byte[], byte[]> open(AbstractRedisClient client, ClientOptions options) {
-    if (client instanceof RedisClusterClient) {
-      RedisClusterClient cluster = (RedisClusterClient) client;
-      cluster.setOptions(ClusterClientOptions.builder(options)
-          // follow slot moves (MOVED/ASK answers, failovers) without waiting for a fixed period
-          .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().enableAllAdaptiveRefreshTriggers().build())
-          .build());
-      return cluster.connect(ByteArrayCodec.INSTANCE);
-    }
-    RedisClient single = (RedisClient) client;
-    single.setOptions(options);
-    return single.connect(ByteArrayCodec.INSTANCE);
-  }
-
-  /**
-   * Whether a failed connection attempt got an answer from the server (a wrong password, missing
-   * rights, a protocol error): retrying would only repeat it.
-   */
-  private static boolean answered(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof io.lettuce.core.RedisCommandExecutionException) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * Reads the server's {@code maxmemory} and {@code maxmemory-policy} and acts on
-   * {@link RedisStoreConfig#evictionCheck()}: a policy other than {@code noeviction} may evict Sluice's
-   * keys (all of them have TTLs, so {@code volatile-*} evicts them too) once {@code maxmemory} is
-   * reached. Refused when memory is capped; a warning when it is not (yet).
-   */
-  private void checkEviction(StatefulConnection<byte[], byte[]> connection, String where) {
-    if (config.evictionCheck() == RedisStoreConfig.EvictionCheck.OFF) {
-      return;
-    }
-    java.util.Map<String, String> settings;
-    try {
-      io.lettuce.core.RedisFuture<java.util.Map<String, String>> answer = connection instanceof StatefulRedisConnection
-          ? ((StatefulRedisConnection<byte[], byte[]>) connection).async().configGet("maxmemory", "maxmemory-policy")
-          : ((StatefulRedisClusterConnection<byte[], byte[]>) connection).async().configGet("maxmemory", "maxmemory-policy");
-      settings = answer.get(config.commandTimeout().toMillis() * 4, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StoreUnavailableException("interrupted while reading the configuration of Redis at " + where, e);
-    } catch (ExecutionException | TimeoutException e) {
-      LOG.log(System.Logger.Level.WARNING, "sluice: cannot read maxmemory-policy from Redis at {0} ({1}); Sluice needs"
-          + " noeviction (an evicted key loses its counts)", where, rootMessage(e));
-      return;
-    }
-    String policy = settings.getOrDefault("maxmemory-policy", "noeviction");
-    if (policy.equals("noeviction")) {
-      return;
-    }
-    long maxmemory;
-    try {
-      maxmemory = Long.parseLong(settings.getOrDefault("maxmemory", "0"));
-    } catch (NumberFormatException e) {
-      maxmemory = -1;
-    }
-    String message = "Redis at " + where + " may evict Sluice's keys: maxmemory-policy " + policy + " (maxmemory "
-        + (maxmemory == 0 ? "not set yet" : maxmemory + " bytes") + "); every Sluice key has a TTL, so volatile-*"
-        + " policies evict them too, and an evicted counter starts its window over, an evicted node sequence lets a"
-        + " retried flush count twice. Set maxmemory-policy noeviction (scripts then fail with OOM when memory is"
-        + " full, which the nodes count and survive), or RedisStoreConfig.evictionCheck(WARN) to connect anyway";
-    if (config.evictionCheck() == RedisStoreConfig.EvictionCheck.REFUSE && maxmemory != 0) {
-      // a setting to change, not an outage to wait out: callers that retry connecting must not
-      throw new IllegalStateException("evictionCheck: " + message);
-    }
-    LOG.log(System.Logger.Level.WARNING, "sluice: " + message);
   }
 
   /** Script calls Redis refused with OOM (maxmemory reached under noeviction), since connecting. */
@@ -648,22 +469,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       out[i] = (byte) ('0' + v % 10);
     }
     return out;
-  }
-
-  private static String rootMessage(Throwable t) {
-    Throwable root = t;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
-  }
-
-  /** Where we tried to connect, without the password. */
-  private static String redacted(RedisURI uri) {
-    if (!uri.getSentinels().isEmpty()) {
-      return "sentinel master " + uri.getSentinelMasterId();
-    }
-    return uri.getHost() + ":" + uri.getPort();
   }
 
   @Override
