@@ -98,6 +98,12 @@ import java.util.logging.Logger;
  * {@code PermitLog} of limiter-sync's {@code io.sluice.sync.spi.state}) are plain {@link
  * java.io.Serializable} classes: every member must have limiter-sync-hazelcast, limiter-sync and
  * limiter-node on its classpath, in the same version as the clients; a client alone is not enough.
+ *
+ * <p>Concurrency: every limiter sharing the store calls it at once (flushers, deciding threads, beats).
+ * Its fields are final and its parts hold no state that calls share but Hazelcast's own maps, which
+ * are thread-safe, the key-call and callback threads ({@code KeyCalls}) and the sequence witness
+ * ({@code FlushRounds}, thread-safe on its own); each key's state changes only inside an entry
+ * processor, which Hazelcast runs one at a time per key on the key's owner.
  */
 public final class HazelcastCounterStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   /** Most nodes whose sequence one counter key remembers; the least recently seen are forgotten first. */

@@ -2,7 +2,6 @@ package io.sluice.sync.redis;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -65,7 +64,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript GIVE_BACK = LuaScript.load("give_back");
   private static final LuaScript TOKEN_CLAIM = LuaScript.load("token_claim");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
-      SLIDING_WINDOW_LOG, HEARTBEAT, LEASE, GIVE_BACK, TOKEN_CLAIM);
+      SLIDING_WINDOW_LOG, HEARTBEAT, LEAVE, LEASE, GIVE_BACK, TOKEN_CLAIM);
   private final RedisStoreConfig config;
   /** The client's own resources (event loops, reconnect delay): shut down with it. */
   private final io.lettuce.core.resource.ClientResources resources;
@@ -448,10 +447,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       t = t.getCause();
     }
     return t;
-  }
-
-  static boolean isTimeout(Throwable t) {
-    return unwrap(t) instanceof RedisCommandTimeoutException;
   }
 
   /** A number as Redis takes it in ARGV: its decimal digits in ASCII. */
