@@ -170,6 +170,22 @@ final class ManyKeyThroughput {
     long t1 = System.nanoTime();
     long[] after = snapshot(workers, started, node);
     long commands = impl.usesRedis() ? harness.commands() : 0;
+    stop(where, node, workers, started);
+    long allowed = after[0] - before[0];
+    long denied = after[1] - before[1];
+    if (allowed == 0 || denied > 0) {
+      harness.failure(where + ": " + allowed + " allowed and " + denied + " denied with the limits far away");
+    }
+    long decisions = allowed + denied;
+    double bytes = before[2] < 0 || after[2] < 0 || decisions == 0 ? Double.NaN
+        : (double) (after[2] - before[2]) / decisions;
+    long storeCalls = before[3] < 0 ? -1 : after[3] - before[3];
+    return new Cell(impl, n, (t1 - t0) / 1e9, allowed, denied, commands, storeCalls, bytes, after[4] - before[4],
+        after[5] - before[5]);
+  }
+
+  /** Stops the workers and closes the node, reporting what went wrong in the cell. */
+  private void stop(String where, Node node, Worker[] workers, Thread[] started) throws InterruptedException {
     for (Worker w : workers) {
       w.running = false;
     }
@@ -193,17 +209,6 @@ final class ManyKeyThroughput {
     if (swallowed > 0) {
       harness.failure(where + ": " + swallowed + " store failures inside the implementation");
     }
-    long allowed = after[0] - before[0];
-    long denied = after[1] - before[1];
-    if (allowed == 0 || denied > 0) {
-      harness.failure(where + ": " + allowed + " allowed and " + denied + " denied with the limits far away");
-    }
-    long decisions = allowed + denied;
-    double bytes = before[2] < 0 || after[2] < 0 || decisions == 0 ? Double.NaN
-        : (double) (after[2] - before[2]) / decisions;
-    long storeCalls = before[3] < 0 ? -1 : after[3] - before[3];
-    return new Cell(impl, n, (t1 - t0) / 1e9, allowed, denied, commands, storeCalls, bytes, after[4] - before[4],
-        after[5] - before[5]);
   }
 
   /**
@@ -334,6 +339,13 @@ final class ManyKeyThroughput {
         best.put(c.threads(), c);
       }
     }
+    header(md, counts, warmupSeconds, measureSeconds);
+    for (Map.Entry<String, Map<Integer, Cell>> e : byImpl.entrySet()) {
+      row(md, e.getKey(), e.getValue(), counts, best);
+    }
+  }
+
+  private static void header(StringBuilder md, List<Integer> counts, double warmupSeconds, double measureSeconds) {
     md.append("\n## ").append(String.format(Locale.ROOT, "%,d", KEYS)).append(" keys, one node\n\n");
     md.append(String.format(Locale.ROOT, "Every decision on a key drawn uniformly from %,d keys the node's threads"
         + " share (limits far away, windows of 1 s: each key rolls over once a second); %s s warm-up + %s s measured, a"
@@ -352,34 +364,37 @@ final class ManyKeyThroughput {
     }
     md.append(" per 1,000 decisions: store calls / Redis commands, decisions that waited for the store |\n|---|");
     md.append("---:|".repeat(counts.size() * 3)).append("---|\n");
-    for (Map.Entry<String, Map<Integer, Cell>> e : byImpl.entrySet()) {
-      md.append("| ").append(e.getKey()).append(" |");
-      for (int t : counts) {
-        Cell c = e.getValue().get(t);
-        Cell b = best.get(t);
-        if (c == null) {
-          md.append(" n/a | |");
-          continue;
-        }
-        md.append(String.format(Locale.ROOT, c.perSecond() >= 1e5 ? " %,.2f M |" : " %,.0f |",
-            c.perSecond() >= 1e5 ? c.perSecond() / 1e6 : c.perSecond()));
-        md.append(b == null ? " |" : c == b ? " best peer |"
-            : String.format(Locale.ROOT, " %s%.2fx%s |", isPeer(c.impl()) ? "" : "**", c.perSecond() / b.perSecond(),
-                isPeer(c.impl()) ? "" : "**"));
+  }
+
+  /** One implementation's row: its cells by thread count, against the best peer's. */
+  private static void row(StringBuilder md, String label, Map<Integer, Cell> byThreads, List<Integer> counts,
+      Map<Integer, Cell> best) {
+    md.append("| ").append(label).append(" |");
+    for (int t : counts) {
+      Cell c = byThreads.get(t);
+      Cell b = best.get(t);
+      if (c == null) {
+        md.append(" n/a | |");
+        continue;
       }
-      StringBuilder traffic = new StringBuilder();
-      for (int t : counts) {
-        Cell c = e.getValue().get(t);
-        md.append(c == null || Double.isNaN(c.bytesPerDecision()) ? " n/a |"
-            : String.format(Locale.ROOT, " %.1f |", c.bytesPerDecision()));
-        if (c != null && c.impl().usesRedis()) {
-          traffic.append(traffic.length() == 0 ? "" : "; ").append(String.format(Locale.ROOT,
-              "%dt %.2f / %.1f, %.2f waited (mean %.0f µs)", t, c.per1000(c.storeCalls()), c.per1000(c.commands()),
-              c.per1000(c.waited()), c.meanWaitMicros()));
-        }
-      }
-      md.append(' ').append(traffic.length() == 0 ? "-" : traffic).append(" |\n");
+      md.append(String.format(Locale.ROOT, c.perSecond() >= 1e5 ? " %,.2f M |" : " %,.0f |",
+          c.perSecond() >= 1e5 ? c.perSecond() / 1e6 : c.perSecond()));
+      md.append(b == null ? " |" : c == b ? " best peer |"
+          : String.format(Locale.ROOT, " %s%.2fx%s |", isPeer(c.impl()) ? "" : "**", c.perSecond() / b.perSecond(),
+              isPeer(c.impl()) ? "" : "**"));
     }
+    StringBuilder traffic = new StringBuilder();
+    for (int t : counts) {
+      Cell c = byThreads.get(t);
+      md.append(c == null || Double.isNaN(c.bytesPerDecision()) ? " n/a |"
+          : String.format(Locale.ROOT, " %.1f |", c.bytesPerDecision()));
+      if (c != null && c.impl().usesRedis()) {
+        traffic.append(traffic.length() == 0 ? "" : "; ").append(String.format(Locale.ROOT,
+            "%dt %.2f / %.1f, %.2f waited (mean %.0f µs)", t, c.per1000(c.storeCalls()), c.per1000(c.commands()),
+            c.per1000(c.waited()), c.meanWaitMicros()));
+      }
+    }
+    md.append(' ').append(traffic.length() == 0 ? "-" : traffic).append(" |\n");
   }
 
   private static String trim(double seconds) {

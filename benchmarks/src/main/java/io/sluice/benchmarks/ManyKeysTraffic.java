@@ -120,17 +120,7 @@ final class ManyKeysTraffic {
         exactTotal++;
       }
     }
-    long falseDenials = 0;
-    long belowHalf = 0;
-    for (int i = 0; i < requests.size(); i++) {
-      if (exactAllowed[i] && !allowed[i]) {
-        falseDenials++;
-        Request r = requests.get(i);
-        if (2 * demand[r.key()][Math.max(0, Math.min(slots - 1, decidedIn[i]))] <= profile.limit()) {
-          belowHalf++;
-        }
-      }
-    }
+    FalseDenials denials = falseDenials(allowed, exactAllowed, decidedIn, demand);
     long worst = 0;
     long over = 0;
     long keyWindows = 0;
@@ -146,7 +136,8 @@ final class ManyKeysTraffic {
         }
       }
     }
-    return new Score(requests.size(), admittedTotal, exactTotal, falseDenials, belowHalf, worst, over, keyWindows);
+    return new Score(requests.size(), admittedTotal, exactTotal, denials.all(), denials.belowHalf(), worst, over,
+        keyWindows);
   }
 
   /**
@@ -164,11 +155,7 @@ final class ManyKeysTraffic {
     // one token every `interval` ns; a full bucket holds `limit` of them (GCRA: theoretical arrival times)
     double interval = (double) windowNanos / limit;
     double tolerance = interval * limit;
-    Integer[] order = new Integer[requests.size()];
-    for (int i = 0; i < order.length; i++) {
-      order[i] = i;
-    }
-    Arrays.sort(order, Comparator.comparingLong((Integer i) -> decidedAtNanos[i]).thenComparingInt(i -> i));
+    Integer[] order = decisionOrder(decidedAtNanos);
     double[] exactTat = new double[profile.keys()];
     double[] replayTat = new double[profile.keys()];
     Arrays.fill(exactTat, Double.NEGATIVE_INFINITY);
@@ -201,17 +188,7 @@ final class ManyKeysTraffic {
         }
       }
     }
-    long falseDenials = 0;
-    long belowHalf = 0;
-    for (int i = 0; i < requests.size(); i++) {
-      if (exactAllowed[i] && !allowed[i]) {
-        falseDenials++;
-        Request r = requests.get(i);
-        if (2 * demand[r.key()][Math.max(0, Math.min(slots - 1, decidedIn[i]))] <= limit) {
-          belowHalf++;
-        }
-      }
-    }
+    FalseDenials denials = falseDenials(allowed, exactAllowed, decidedIn, demand);
     long worst = 0;
     long over = 0;
     long keyWindows = 0;
@@ -222,7 +199,38 @@ final class ManyKeysTraffic {
         over += overIn[k][w] ? 1 : 0;
       }
     }
-    return new Score(requests.size(), admittedTotal, exactTotal, falseDenials, belowHalf, worst, over, keyWindows);
+    return new Score(requests.size(), admittedTotal, exactTotal, denials.all(), denials.belowHalf(), worst, over,
+        keyWindows);
+  }
+
+  /** The indexes of the requests in the order the nodes decided them (schedule order on a tie). */
+  private Integer[] decisionOrder(long[] decidedAtNanos) {
+    Integer[] order = new Integer[requests.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, Comparator.comparingLong((Integer i) -> decidedAtNanos[i]).thenComparingInt(i -> i));
+    return order;
+  }
+
+  /** False denials, and of those the ones on a key-window whose demand stays within half the limit. */
+  private record FalseDenials(long all, long belowHalf) {
+  }
+
+  private FalseDenials falseDenials(boolean[] allowed, boolean[] exactAllowed, int[] decidedIn, long[][] demand) {
+    int slots = windows + 2;
+    long falseDenials = 0;
+    long belowHalf = 0;
+    for (int i = 0; i < requests.size(); i++) {
+      if (exactAllowed[i] && !allowed[i]) {
+        falseDenials++;
+        Request r = requests.get(i);
+        if (2 * demand[r.key()][Math.max(0, Math.min(slots - 1, decidedIn[i]))] <= profile.limit()) {
+          belowHalf++;
+        }
+      }
+    }
+    return new FalseDenials(falseDenials, belowHalf);
   }
 
   /** The indexes of node {@code n}'s requests, in schedule order. */

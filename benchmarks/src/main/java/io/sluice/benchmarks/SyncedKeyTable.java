@@ -61,42 +61,52 @@ public final class SyncedKeyTable {
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version")));
     try (RedisLauncher redis = RedisLauncher.start(redisServer);
         RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(redis.uri()).build())) {
-      Limit hourly = Limit.fixedWindow("table").limit(1_000).window(Duration.ofHours(1)).build();
-      try (SyncedLimiter limiter = SyncedLimiter.builder(hourly, store).maxKeys(maxKeys).build()) {
-        warmUp(limiter);
-        Phase filling = run(limiter, "fill-", maxKeys - 1_000);
-        Phase full = run(limiter, "more-", maxKeys);
-        md.append("| key table (max ").append(String.format(Locale.ROOT, "%,d", maxKeys))
-            .append(" keys) | new keys | decisions/s | p50 (µs) | p99 (µs) | max (ms) |\n|---|---:|---:|---:|---:|---:|\n");
-        md.append(filling.row("filling up (each new key asks the store)"))
-            .append(full.row("full, new keys keep coming (charged to the shared overflow view)"));
-        md.append(String.format(Locale.ROOT, "%nOn the full table %,d decisions went to the overflow view: the table"
-            + " had no idle view to drop (hour-long windows), and a sweep runs at most every 100 ms, so a new key"
-            + " costs no scan of the table; the overflow view is one budget that all of them share.%n%n",
-            limiter.overflowed()));
-      }
-      Limit shortWindows = Limit.fixedWindow("idle").limit(1_000).window(Duration.ofSeconds(10)).build();
-      long before = usedHeap();
-      try (SyncedLimiter limiter = SyncedLimiter.builder(shortWindows, store).maxKeys(Math.max(keys, 1)).build()) {
-        Phase fill = run(limiter, "idle-", keys);
-        int held = limiter.keys();
-        long heldHeap = usedHeap() - before;
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (limiter.keys() > 0 && System.nanoTime() < deadline) {
-          Thread.sleep(500);
-        }
-        int left = limiter.keys();
-        long leftHeap = usedHeap() - before;
-        md.append(String.format(Locale.ROOT, "Idle keys given back (%,d new keys on 10 s windows, %,.0f decisions/s):%n%n"
-            + "| | views held | heap above the reading before (MB) | per view held (bytes) |%n|---|---:|---:|---:|%n"
-            + "| after the last new key | %,d | %.1f | %s |%n| once their windows were over | %,d | %.1f | – |%n",
-            keys, fill.perSecond(), held, heldHeap / 1e6, held > 0 ? Long.toString(heldHeap / held) : "–", left,
-            leftHeap / 1e6));
-      }
+      fullTable(md, store, maxKeys);
+      idleKeys(md, store, keys);
     }
     Files.createDirectories(out.toAbsolutePath().getParent());
     Files.writeString(out, md.toString(), StandardCharsets.UTF_8);
     System.out.print(md);
+  }
+
+  /** The key table filling up, then full while new keys keep coming. */
+  private static void fullTable(StringBuilder md, RedisCounterStore store, int maxKeys) {
+    Limit hourly = Limit.fixedWindow("table").limit(1_000).window(Duration.ofHours(1)).build();
+    try (SyncedLimiter limiter = SyncedLimiter.builder(hourly, store).maxKeys(maxKeys).build()) {
+      warmUp(limiter);
+      Phase filling = run(limiter, "fill-", maxKeys - 1_000);
+      Phase full = run(limiter, "more-", maxKeys);
+      md.append("| key table (max ").append(String.format(Locale.ROOT, "%,d", maxKeys))
+          .append(" keys) | new keys | decisions/s | p50 (µs) | p99 (µs) | max (ms) |\n|---|---:|---:|---:|---:|---:|\n");
+      md.append(filling.row("filling up (each new key asks the store)"))
+          .append(full.row("full, new keys keep coming (charged to the shared overflow view)"));
+      md.append(String.format(Locale.ROOT, "%nOn the full table %,d decisions went to the overflow view: the table"
+          + " had no idle view to drop (hour-long windows), and a sweep runs at most every 100 ms, so a new key"
+          + " costs no scan of the table; the overflow view is one budget that all of them share.%n%n",
+          limiter.overflowed()));
+    }
+  }
+
+  /** New keys on short windows: the views and heap they hold, then what is left once their windows are over. */
+  private static void idleKeys(StringBuilder md, RedisCounterStore store, int keys) throws InterruptedException {
+    Limit shortWindows = Limit.fixedWindow("idle").limit(1_000).window(Duration.ofSeconds(10)).build();
+    long before = usedHeap();
+    try (SyncedLimiter limiter = SyncedLimiter.builder(shortWindows, store).maxKeys(Math.max(keys, 1)).build()) {
+      Phase fill = run(limiter, "idle-", keys);
+      int held = limiter.keys();
+      long heldHeap = usedHeap() - before;
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (limiter.keys() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(500);
+      }
+      int left = limiter.keys();
+      long leftHeap = usedHeap() - before;
+      md.append(String.format(Locale.ROOT, "Idle keys given back (%,d new keys on 10 s windows, %,.0f decisions/s):%n%n"
+          + "| | views held | heap above the reading before (MB) | per view held (bytes) |%n|---|---:|---:|---:|%n"
+          + "| after the last new key | %,d | %.1f | %s |%n| once their windows were over | %,d | %.1f | – |%n",
+          keys, fill.perSecond(), held, heldHeap / 1e6, held > 0 ? Long.toString(heldHeap / held) : "–", left,
+          leftHeap / 1e6));
+    }
   }
 
   private static int positive(String name, String value) {

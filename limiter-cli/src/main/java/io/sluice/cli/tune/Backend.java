@@ -193,17 +193,7 @@ interface Backend extends AutoCloseable {
    * (at least 50 ms), leases of two windows.
    */
   static Backend regions(List<String> uris, String run) {
-    for (String uri : uris) {
-      try {
-        RedisCounterStore.connect(config(uri, run + "-probe")).close();
-      } catch (StoreUnavailableException e) {
-        throw new UserError("--region-redis " + redact(uri) + ": " + e.getMessage());
-      } catch (IllegalArgumentException e) {
-        throw new UserError("--region-redis: " + e.getMessage().replace(uri, redact(uri)), io.sluice.cli.Sluice.EXIT_USAGE);
-      } catch (RuntimeException e) {
-        throw new UserError("--region-redis " + redact(uri) + ": cannot use it: " + e);
-      }
-    }
+    probeRegions(uris, run);
     // tune has its own shutdown hook (Ctrl-C writes the report): Hazelcast must not stop the
     // coordinator's member under it; each coordinator is closed when its setting ends
     if (System.getProperty("hazelcast.shutdownhook.enabled") == null) {
@@ -213,12 +203,7 @@ interface Backend extends AutoCloseable {
     return new Backend() {
       @Override
       public String describe() {
-        StringBuilder sb = new StringBuilder(regions + " regions, each its own Redis (");
-        for (int r = 0; r < regions; r++) {
-          sb.append(r == 0 ? "" : ", ").append(regionName(r)).append(' ').append(redact(uris.get(r)));
-        }
-        return sb.append("; node n in region n mod ").append(regions)
-            .append("), split by a region coordinator in this JVM").toString();
+        return describeRegions(uris);
       }
 
       @Override
@@ -248,16 +233,7 @@ interface Backend extends AutoCloseable {
 
       @Override
       public AutoCloseable coordinate(String prefix, Limit limit) {
-        Duration window = Duration.ofNanos(limit.periodNanos());
-        Duration round = window.dividedBy(10).compareTo(Duration.ofMillis(50)) < 0 ? Duration.ofMillis(50)
-            : window.dividedBy(10);
-        CoordinatorConfig.Builder b = CoordinatorConfig.builder()
-            .quota(GlobalQuota.builder(limit.name()).quota(limit.capacity()).window(window).build())
-            .roundInterval(round).lease(window.multipliedBy(2)).cluster(prefix, freePort("the region coordinator"), 1);
-        for (int r = 0; r < regions; r++) {
-          b.region(Region.of(regionName(r), config(uris.get(r), prefix)));
-        }
-        return RegionCoordinator.start(b.build());
+        return startCoordinator(uris, prefix, limit);
       }
 
       @Override
@@ -269,6 +245,44 @@ interface Backend extends AutoCloseable {
       public void close() {
       }
     };
+  }
+
+  /** Connects to each region's Redis once now, so that an unreachable one is one clear error before anything runs. */
+  private static void probeRegions(List<String> uris, String run) {
+    for (String uri : uris) {
+      try {
+        RedisCounterStore.connect(config(uri, run + "-probe")).close();
+      } catch (StoreUnavailableException e) {
+        throw new UserError("--region-redis " + redact(uri) + ": " + e.getMessage());
+      } catch (IllegalArgumentException e) {
+        throw new UserError("--region-redis: " + e.getMessage().replace(uri, redact(uri)), io.sluice.cli.Sluice.EXIT_USAGE);
+      } catch (RuntimeException e) {
+        throw new UserError("--region-redis " + redact(uri) + ": cannot use it: " + e);
+      }
+    }
+  }
+
+  private static String describeRegions(List<String> uris) {
+    int regions = uris.size();
+    StringBuilder sb = new StringBuilder(regions + " regions, each its own Redis (");
+    for (int r = 0; r < regions; r++) {
+      sb.append(r == 0 ? "" : ", ").append(regionName(r)).append(' ').append(redact(uris.get(r)));
+    }
+    return sb.append("; node n in region n mod ").append(regions)
+        .append("), split by a region coordinator in this JVM").toString();
+  }
+
+  private static AutoCloseable startCoordinator(List<String> uris, String prefix, Limit limit) {
+    Duration window = Duration.ofNanos(limit.periodNanos());
+    Duration round = window.dividedBy(10).compareTo(Duration.ofMillis(50)) < 0 ? Duration.ofMillis(50)
+        : window.dividedBy(10);
+    CoordinatorConfig.Builder b = CoordinatorConfig.builder()
+        .quota(GlobalQuota.builder(limit.name()).quota(limit.capacity()).window(window).build())
+        .roundInterval(round).lease(window.multipliedBy(2)).cluster(prefix, freePort("the region coordinator"), 1);
+    for (int r = 0; r < uris.size(); r++) {
+      b.region(Region.of(regionName(r), config(uris.get(r), prefix)));
+    }
+    return RegionCoordinator.start(b.build());
   }
 
   private static String regionName(int r) {

@@ -35,6 +35,18 @@ final class Comparison {
   }
 
   static Row compare(Measurement m, Measurement exact, long limit, boolean sliding) {
+    checkSameRequests(m, exact);
+    WindowErrors windows = WindowErrors.of(m, exact, limit, sliding);
+    RequestErrors requests = RequestErrors.of(m, exact, limit, sliding);
+    long decisions = m.decisions();
+    if (requests.decided != decisions) {
+      throw new IllegalStateException("the replay decided " + requests.decided + " requests one by one and counted "
+          + decisions);
+    }
+    return row(m, windows, requests);
+  }
+
+  private static void checkSameRequests(Measurement m, Measurement exact) {
     if (m.keys != exact.keys || m.windows != exact.windows) {
       throw new IllegalArgumentException("measurements of different traces");
     }
@@ -46,113 +58,151 @@ final class Comparison {
     if (m.outcome.length != exact.outcome.length || (m.cell != exact.cell && !Arrays.equals(m.cell, exact.cell))) {
       throw new IllegalStateException("the exact run did not count the same requests in the same windows");
     }
-    int windows = m.windows;
-    double[] overByWindow = new double[windows];
-    double[] underByWindow = new double[windows];
-    double overWorst = 0;
-    double underWorst = 0;
-    double overSum = 0;
-    double underSum = 0;
-    int contested = 0;
-    long keyWindowsBelowHalf = 0;
-    for (int c = 0; c < m.attempts.length; c++) {
-      if (m.attempts[c] > 0 && belowHalf(m.attempts, c, windows, limit, sliding)) {
-        keyWindowsBelowHalf++;
-      }
-      boolean exactDenied = exact.attempts[c] > exact.admitted[c];
-      boolean denied = m.attempts[c] > m.admitted[c];
-      if (!exactDenied && !denied) {
-        continue;
-      }
-      contested++;
-      long d = m.admitted[c] - exact.admitted[c];
-      double over = Math.max(0, d) * 100.0 / limit;
-      double under = Math.max(0, -d) * 100.0 / limit;
-      int w = c % windows;
-      overByWindow[w] = Math.max(overByWindow[w], over);
-      underByWindow[w] = Math.max(underByWindow[w], under);
-      overWorst = Math.max(overWorst, over);
-      underWorst = Math.max(underWorst, under);
-      overSum += over;
-      underSum += under;
-    }
-    // request by request, every key and window (late requests included: both runs decided them): the
-    // requests that only one of the runs admitted, per key-window (late ones per key, after the cells)
-    int cells = m.attempts.length;
-    long[] onlyExact = new long[cells + m.keys];
-    long[] onlyMine = new long[cells + m.keys];
-    long decided = 0;
-    long admitted = 0;
-    long exactAdmitted = 0;
-    for (int i = 0; i < m.outcome.length; i++) {
-      byte mine = m.outcome[i];
-      if (mine == Measurement.NOT_DECIDED) {
-        continue;
-      }
-      byte theirs = exact.outcome[i];
-      if (theirs == Measurement.NOT_DECIDED) {
-        throw new IllegalStateException("the exact run did not decide request " + i + " of the trace");
-      }
-      decided++;
-      if (mine == Measurement.ADMITTED) {
-        admitted++;
-      }
-      if (theirs == Measurement.ADMITTED) {
-        exactAdmitted++;
-      }
-      if (mine != theirs) {
-        int c = m.cell[i] >= 0 ? m.cell[i] : cells + Measurement.lateKey(m.cell[i]);
-        if (theirs == Measurement.ADMITTED) {
-          onlyExact[c]++;
-        } else {
-          onlyMine[c]++;
-        }
-      }
-    }
-    long falseDenials = 0;
-    long swapped = 0;
-    long falseDenialsBelowHalf = 0;
-    for (int c = 0; c < onlyExact.length; c++) {
-      long net = Math.max(0, onlyExact[c] - onlyMine[c]);
-      falseDenials += net;
-      swapped += Math.min(onlyExact[c], onlyMine[c]);
-      if (c < cells && net > 0 && belowHalf(m.attempts, c, windows, limit, sliding)) {
-        falseDenialsBelowHalf += net;
-      }
-    }
+  }
+
+  private static Row row(Measurement m, WindowErrors w, RequestErrors r) {
     long decisions = m.decisions();
-    if (decided != decisions) {
-      throw new IllegalStateException("the replay decided " + decided + " requests one by one and counted "
-          + decisions);
-    }
     boolean noStore = m.storeCalls < 0;
     return new Row(
         m.setting,
         m.mode,
         m.exactAtSameMoments == null,
         decisions,
-        admitted,
-        exactAdmitted,
-        exactAdmitted == 0 ? Double.NaN : 100.0 * admitted / exactAdmitted,
-        overWorst,
-        contested == 0 ? 0 : overSum / contested,
-        underWorst,
-        contested == 0 ? 0 : underSum / contested,
-        contested,
-        falseDenials,
-        decisions == 0 ? 0 : 100.0 * falseDenials / decisions,
-        swapped,
-        decisions == 0 ? 0 : 100.0 * swapped / decisions,
-        falseDenialsBelowHalf,
-        keyWindowsBelowHalf,
+        r.admitted,
+        r.exactAdmitted,
+        r.exactAdmitted == 0 ? Double.NaN : 100.0 * r.admitted / r.exactAdmitted,
+        w.overWorst,
+        w.contested == 0 ? 0 : w.overSum / w.contested,
+        w.underWorst,
+        w.contested == 0 ? 0 : w.underSum / w.contested,
+        w.contested,
+        r.falseDenials,
+        decisions == 0 ? 0 : 100.0 * r.falseDenials / decisions,
+        r.swapped,
+        decisions == 0 ? 0 : 100.0 * r.swapped / decisions,
+        r.falseDenialsBelowHalf,
+        w.keyWindowsBelowHalf,
         noStore || decisions == 0 ? Double.NaN : m.storeCalls * 1000.0 / decisions,
         m.latency.getTotalCount() == 0 ? Double.NaN : m.latency.getValueAtPercentile(50) / 1e3,
         m.latency.getTotalCount() == 0 ? Double.NaN : m.latency.getValueAtPercentile(99) / 1e3,
         m.decisionsPerSecond,
         m.lag.getTotalCount() == 0 ? Double.NaN : m.lag.getValueAtPercentile(99) / 1e6,
         m.storeFailures,
-        overByWindow,
-        underByWindow);
+        w.overByWindow,
+        w.underByWindow);
+  }
+
+  /**
+   * Per key and window, over the windows where the limit was reached: over- and under-admission, worst
+   * per window and overall, and their sums for the means; and how many key-windows stayed below half
+   * the limit.
+   */
+  private static final class WindowErrors {
+    final double[] overByWindow;
+    final double[] underByWindow;
+    double overWorst;
+    double underWorst;
+    double overSum;
+    double underSum;
+    int contested;
+    long keyWindowsBelowHalf;
+
+    private WindowErrors(int windows) {
+      overByWindow = new double[windows];
+      underByWindow = new double[windows];
+    }
+
+    static WindowErrors of(Measurement m, Measurement exact, long limit, boolean sliding) {
+      int windows = m.windows;
+      WindowErrors e = new WindowErrors(windows);
+      for (int c = 0; c < m.attempts.length; c++) {
+        if (m.attempts[c] > 0 && belowHalf(m.attempts, c, windows, limit, sliding)) {
+          e.keyWindowsBelowHalf++;
+        }
+        boolean exactDenied = exact.attempts[c] > exact.admitted[c];
+        boolean denied = m.attempts[c] > m.admitted[c];
+        if (!exactDenied && !denied) {
+          continue;
+        }
+        e.contested++;
+        long d = m.admitted[c] - exact.admitted[c];
+        double over = Math.max(0, d) * 100.0 / limit;
+        double under = Math.max(0, -d) * 100.0 / limit;
+        int w = c % windows;
+        e.overByWindow[w] = Math.max(e.overByWindow[w], over);
+        e.underByWindow[w] = Math.max(e.underByWindow[w], under);
+        e.overWorst = Math.max(e.overWorst, over);
+        e.underWorst = Math.max(e.underWorst, under);
+        e.overSum += over;
+        e.underSum += under;
+      }
+      return e;
+    }
+  }
+
+  /**
+   * Request by request, every key and window (late requests included: both runs decided them): what
+   * each run admitted, and of the requests only one of them admitted, the false denials and the swaps.
+   */
+  private static final class RequestErrors {
+    long decided;
+    long admitted;
+    long exactAdmitted;
+    long falseDenials;
+    long swapped;
+    long falseDenialsBelowHalf;
+
+    static RequestErrors of(Measurement m, Measurement exact, long limit, boolean sliding) {
+      // the requests that only one of the runs admitted, per key-window (late ones per key, after the cells)
+      int cells = m.attempts.length;
+      long[] onlyExact = new long[cells + m.keys];
+      long[] onlyMine = new long[cells + m.keys];
+      RequestErrors r = new RequestErrors();
+      r.tally(m, exact, onlyExact, onlyMine);
+      r.net(m, onlyExact, onlyMine, limit, sliding);
+      return r;
+    }
+
+    private void tally(Measurement m, Measurement exact, long[] onlyExact, long[] onlyMine) {
+      int cells = m.attempts.length;
+      for (int i = 0; i < m.outcome.length; i++) {
+        byte mine = m.outcome[i];
+        if (mine == Measurement.NOT_DECIDED) {
+          continue;
+        }
+        byte theirs = exact.outcome[i];
+        if (theirs == Measurement.NOT_DECIDED) {
+          throw new IllegalStateException("the exact run did not decide request " + i + " of the trace");
+        }
+        decided++;
+        if (mine == Measurement.ADMITTED) {
+          admitted++;
+        }
+        if (theirs == Measurement.ADMITTED) {
+          exactAdmitted++;
+        }
+        if (mine != theirs) {
+          int c = m.cell[i] >= 0 ? m.cell[i] : cells + Measurement.lateKey(m.cell[i]);
+          if (theirs == Measurement.ADMITTED) {
+            onlyExact[c]++;
+          } else {
+            onlyMine[c]++;
+          }
+        }
+      }
+    }
+
+    private void net(Measurement m, long[] onlyExact, long[] onlyMine, long limit, boolean sliding) {
+      int cells = m.attempts.length;
+      for (int c = 0; c < onlyExact.length; c++) {
+        long net = Math.max(0, onlyExact[c] - onlyMine[c]);
+        falseDenials += net;
+        swapped += Math.min(onlyExact[c], onlyMine[c]);
+        if (c < cells && net > 0 && belowHalf(m.attempts, c, m.windows, limit, sliding)) {
+          falseDenialsBelowHalf += net;
+        }
+      }
+    }
   }
 
   /**

@@ -71,17 +71,7 @@ final class SimulatedReplay {
     int[] done = new int[trace.size()];
     int[] cellOf = new int[trace.size()];
     long late = 0;
-    MemoryStore store = new MemoryStore();
-    // the phases of the nodes' sync timers, from the seed and the setting: every setting its own, the
-    // same for the same options
-    SplittableRandom phases = new SplittableRandom(seed * 31 + trace.nodes * 7919L + setting.batchSize());
-    SimulatedNodes nodes = new SimulatedNodes(trace.nodes, setting.syncInterval(), roundTrip, start, phases,
-        n -> store, (n, s) -> SyncedLimiter.builder(limit, s)
-            .nodeId(NODE_PREFIX + n)
-            .batchSize(setting.batchSize())
-            .onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
-            .flushTimeout(FLUSH_TIMEOUT)
-            .maxKeys(2 * Trace.MAX_KEYS + 16));
+    SimulatedNodes nodes = nodes(setting, seed, start);
     long waited;
     long deferred;
     long deferredNanos;
@@ -101,16 +91,7 @@ final class SimulatedReplay {
         when[i] = moment;
         done[i] = i;
         outcome[i] = ok ? Measurement.ADMITTED : Measurement.DENIED;
-        long w = Math.floorDiv(moment, trace.windowNanos);
-        if (w >= 0 && w < windows) {
-          int cell = trace.key[i] * windows + (int) w;
-          cellOf[i] = cell;
-          attempts[cell]++;
-          if (ok) {
-            admitted[cell]++;
-          }
-        } else {
-          cellOf[i] = Measurement.late(trace.key[i]);
+        if (!count(i, moment, ok, cellOf, attempts, admitted)) {
           late++;
         }
       }
@@ -129,6 +110,40 @@ final class SimulatedReplay {
     Measurement m = new Measurement(setting, mode(setting), keys, windows, attempts, admitted, late, storeCalls,
         storeFailures, new Histogram(3), new Histogram(3), Double.NaN, sameMoments, outcome, cellOf);
     return new Result(m, new Extra(waited, deferred, deferredNanos, System.nanoTime() - wallStart));
+  }
+
+  /** N real limiters on a simulated clock, sharing one in-memory store. */
+  private SimulatedNodes nodes(Setting setting, long seed, long start) {
+    MemoryStore store = new MemoryStore();
+    // the phases of the nodes' sync timers, from the seed and the setting: every setting its own, the
+    // same for the same options
+    SplittableRandom phases = new SplittableRandom(seed * 31 + trace.nodes * 7919L + setting.batchSize());
+    return new SimulatedNodes(trace.nodes, setting.syncInterval(), roundTrip, start, phases,
+        n -> store, (n, s) -> SyncedLimiter.builder(limit, s)
+            .nodeId(NODE_PREFIX + n)
+            .batchSize(setting.batchSize())
+            .onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+            .flushTimeout(FLUSH_TIMEOUT)
+            .maxKeys(2 * Trace.MAX_KEYS + 16));
+  }
+
+  /**
+   * Counts request i, decided at {@code moment} (after the start), in its (key, window) cell; false
+   * when it was decided outside the run's windows (its cell is then {@link Measurement#late}).
+   */
+  private boolean count(int i, long moment, boolean ok, int[] cellOf, long[] attempts, long[] admitted) {
+    long w = Math.floorDiv(moment, trace.windowNanos);
+    if (w >= 0 && w < trace.windows) {
+      int cell = trace.key[i] * trace.windows + (int) w;
+      cellOf[i] = cell;
+      attempts[cell]++;
+      if (ok) {
+        admitted[cell]++;
+      }
+      return true;
+    }
+    cellOf[i] = Measurement.late(trace.key[i]);
+    return false;
   }
 
   private String mode(Setting setting) {

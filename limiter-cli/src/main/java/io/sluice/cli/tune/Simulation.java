@@ -250,69 +250,17 @@ final class Simulation {
 
   private Measurement replay(Setting setting, String mode, List<Node> nodes, BooleanSupplier stop, Progress progress)
       throws InterruptedException {
-    int keys = trace.keys;
-    int windows = trace.windows;
-    long windowNanos = trace.windowNanos;
     long now = Ticker.system().read();
-    long start = (Math.floorDiv(now + START_MARGIN_NANOS, windowNanos) + 1) * windowNanos;
-    int n = nodes.size();
-    long[][] attempts = new long[n][keys * windows];
-    long[][] admitted = new long[n][keys * windows];
-    long[] late = new long[n];
-    long[] when = new long[trace.size()];
-    java.util.Arrays.fill(when, NOT_DECIDED);
-    // per request: the node's decision, the cell it was counted in, and the order in which the decisions were
-    // finished over all nodes (each node writes only its own requests)
-    byte[] outcome = new byte[trace.size()];
-    int[] done = new int[trace.size()];
-    java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
-    int[] cellOf = new int[trace.size()];
-    Histogram[] latency = new Histogram[n];
-    Histogram[] lag = new Histogram[n];
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread[] threads = new Thread[n];
-    for (int i = 0; i < n; i++) {
+    long start = (Math.floorDiv(now + START_MARGIN_NANOS, trace.windowNanos) + 1) * trace.windowNanos;
+    Replayed r = new Replayed(nodes.size(), trace.size(), trace.keys * trace.windows);
+    Thread[] threads = new Thread[nodes.size()];
+    for (int i = 0; i < threads.length; i++) {
       int node = i;
-      latency[i] = new Histogram(3);
-      lag[i] = new Histogram(3);
       threads[i] = new Thread(() -> {
         try {
-          Node d = nodes.get(node);
-          long[] att = attempts[node];
-          long[] adm = admitted[node];
-          Histogram lat = latency[node];
-          Histogram behind = lag[node];
-          int count = 0;
-          for (int e : eventsOfNode[node]) {
-            if ((++count & 63) == 0 && stop.getAsBoolean()) {
-              return;
-            }
-            long due = start + trace.at[e];
-            waitUntil(due);
-            behind.recordValue(Math.max(0, Ticker.system().read() - due));
-            long moment = Ticker.cached().read() - start;
-            when[e] = moment;
-            long w = Math.floorDiv(moment, windowNanos);
-            String key = keyNames[trace.key[e]];
-            long t0 = System.nanoTime();
-            boolean ok = d.tryAcquire(key);
-            lat.recordValue(System.nanoTime() - t0);
-            done[e] = finished.getAndIncrement();
-            outcome[e] = ok ? Measurement.ADMITTED : Measurement.DENIED;
-            if (w >= 0 && w < windows) {
-              int cell = trace.key[e] * windows + (int) w;
-              cellOf[e] = cell;
-              att[cell]++;
-              if (ok) {
-                adm[cell]++;
-              }
-            } else {
-              cellOf[e] = Measurement.late(trace.key[e]);
-              late[node]++;
-            }
-          }
+          replayNode(node, nodes.get(node), start, r, stop);
         } catch (Throwable t) {
-          failure.compareAndSet(null, t);
+          r.failure.compareAndSet(null, t);
         }
       }, "tune-node-" + i);
       threads[i].setDaemon(true);
@@ -320,20 +268,9 @@ final class Simulation {
     for (Thread t : threads) {
       t.start();
     }
-    long end = start + trace.durationNanos();
-    while (true) {
-      boolean alive = false;
-      for (Thread t : threads) {
-        t.join(200);
-        alive |= t.isAlive();
-      }
-      progress.replay(Math.min(1.0, Math.max(0.0, (double) (Ticker.system().read() - start) / (end - start))));
-      if (!alive) {
-        break;
-      }
-    }
-    if (failure.get() != null) {
-      throw new IllegalStateException("a simulated node failed: " + failure.get(), failure.get());
+    awaitReplay(threads, start, progress);
+    if (r.failure.get() != null) {
+      throw new IllegalStateException("a simulated node failed: " + r.failure.get(), r.failure.get());
     }
     if (stop.getAsBoolean()) {
       return null;
@@ -348,24 +285,127 @@ final class Simulation {
     if (stop.getAsBoolean()) {
       return null;
     }
-    long[] att = new long[keys * windows];
-    long[] adm = new long[keys * windows];
-    Histogram lat = new Histogram(3);
-    Histogram behind = new Histogram(3);
-    long lateSum = 0;
-    for (int i = 0; i < n; i++) {
-      for (int c = 0; c < att.length; c++) {
-        att[c] += attempts[i][c];
-        adm[c] += admitted[i][c];
+    return r.measurement(setting, mode, storeCalls, storeFailures, rate);
+  }
+
+  /** Node {@code node} deciding its requests of the trace, each at its time; returns early on {@code stop}. */
+  private void replayNode(int node, Node d, long start, Replayed r, BooleanSupplier stop) {
+    int windows = trace.windows;
+    long windowNanos = trace.windowNanos;
+    long[] att = r.attempts[node];
+    long[] adm = r.admitted[node];
+    Histogram lat = r.latency[node];
+    Histogram behind = r.lag[node];
+    long[] when = r.when;
+    byte[] outcome = r.outcome;
+    int[] done = r.done;
+    int[] cellOf = r.cellOf;
+    long[] late = r.late;
+    java.util.concurrent.atomic.AtomicInteger finished = r.finished;
+    int count = 0;
+    for (int e : eventsOfNode[node]) {
+      if ((++count & 63) == 0 && stop.getAsBoolean()) {
+        return;
       }
-      lat.add(latency[i]);
-      behind.add(lag[i]);
-      lateSum += late[i];
+      long due = start + trace.at[e];
+      waitUntil(due);
+      behind.recordValue(Math.max(0, Ticker.system().read() - due));
+      long moment = Ticker.cached().read() - start;
+      when[e] = moment;
+      long w = Math.floorDiv(moment, windowNanos);
+      String key = keyNames[trace.key[e]];
+      long t0 = System.nanoTime();
+      boolean ok = d.tryAcquire(key);
+      lat.recordValue(System.nanoTime() - t0);
+      done[e] = finished.getAndIncrement();
+      outcome[e] = ok ? Measurement.ADMITTED : Measurement.DENIED;
+      if (w >= 0 && w < windows) {
+        int cell = trace.key[e] * windows + (int) w;
+        cellOf[e] = cell;
+        att[cell]++;
+        if (ok) {
+          adm[cell]++;
+        }
+      } else {
+        cellOf[e] = Measurement.late(trace.key[e]);
+        late[node]++;
+      }
     }
-    // the threads were joined: their writes to outcome, cellOf and when are visible here
-    Measurement sameMoments = exactAt(when, done, cellOf, setting, "exact algorithm at this replay's moments");
-    return new Measurement(setting, mode, keys, windows, att, adm, lateSum, storeCalls, storeFailures, lat, behind,
-        rate, sameMoments, outcome, cellOf);
+  }
+
+  /** Waits for the node threads to end, reporting the replay's progress meanwhile. */
+  private void awaitReplay(Thread[] threads, long start, Progress progress) throws InterruptedException {
+    long end = start + trace.durationNanos();
+    while (true) {
+      boolean alive = false;
+      for (Thread t : threads) {
+        t.join(200);
+        alive |= t.isAlive();
+      }
+      progress.replay(Math.min(1.0, Math.max(0.0, (double) (Ticker.system().read() - start) / (end - start))));
+      if (!alive) {
+        break;
+      }
+    }
+  }
+
+  /**
+   * What one replay recorded: per node, its counts per (key, window) cell, requests decided after the
+   * last window, latency and lag (each node writes only its own); per request, the node's decision, the
+   * cell it was counted in, and the order in which the decisions were finished over all nodes (each
+   * node writes only its own requests).
+   */
+  private final class Replayed {
+    final long[][] attempts;
+    final long[][] admitted;
+    final long[] late;
+    final Histogram[] latency;
+    final Histogram[] lag;
+    final long[] when;
+    final byte[] outcome;
+    final int[] done;
+    final java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+    final int[] cellOf;
+    final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+    Replayed(int nodes, int requests, int cells) {
+      attempts = new long[nodes][cells];
+      admitted = new long[nodes][cells];
+      late = new long[nodes];
+      when = new long[requests];
+      java.util.Arrays.fill(when, NOT_DECIDED);
+      outcome = new byte[requests];
+      done = new int[requests];
+      cellOf = new int[requests];
+      latency = new Histogram[nodes];
+      lag = new Histogram[nodes];
+      for (int i = 0; i < nodes; i++) {
+        latency[i] = new Histogram(3);
+        lag[i] = new Histogram(3);
+      }
+    }
+
+    /** The nodes' counts added up, with the exact algorithm at this replay's moments. */
+    Measurement measurement(Setting setting, String mode, long storeCalls, long storeFailures, double rate) {
+      long[] att = new long[trace.keys * trace.windows];
+      long[] adm = new long[trace.keys * trace.windows];
+      Histogram lat = new Histogram(3);
+      Histogram behind = new Histogram(3);
+      long lateSum = 0;
+      for (int i = 0; i < attempts.length; i++) {
+        for (int c = 0; c < att.length; c++) {
+          att[c] += attempts[i][c];
+          adm[c] += admitted[i][c];
+        }
+        lat.add(latency[i]);
+        behind.add(lag[i]);
+        lateSum += late[i];
+      }
+      // the threads were joined: their writes to outcome, cellOf and when are visible here
+      Measurement sameMoments = exactAt(when, done, cellOf, setting, "exact algorithm at this replay's moments");
+      return new Measurement(setting, mode, trace.keys, trace.windows, att, adm, lateSum, storeCalls, storeFailures,
+          lat, behind, rate, sameMoments, outcome, cellOf);
+    }
   }
 
   /**

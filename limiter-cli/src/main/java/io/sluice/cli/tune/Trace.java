@@ -91,33 +91,26 @@ final class Trace {
     }
     SplittableRandom rnd = new SplittableRandom(seed);
     Builder b = new Builder((int) Math.min(Integer.MAX_VALUE - 8, (long) (expected * 1.1) + 1_024));
+    arrivals(b, rnd, p, limit, demand, keys, windows, windowNanos);
+    return b.build(rnd, nodes, p.manyKeys() ? keys : 1, windows, windowNanos, nodeWeights);
+  }
+
+  /** The profile's requests, their times and keys, into {@code b}. */
+  private static void arrivals(Builder b, SplittableRandom rnd, Profile p, long limit, double demand, int keys,
+      int windows, long windowNanos) {
     double perWindow = windowNanos;
     long end = windows * windowNanos;
     switch (p) {
       case STEADY:
         poisson(b, rnd, 0, end, demand * limit / perWindow, r -> 0);
         break;
-      case BURSTY: {
+      case BURSTY:
         poisson(b, rnd, 0, end, 0.25 * limit / perWindow, r -> 0);
-        long burst = Math.round(demand * limit);
-        long width = windowNanos / 10;
-        for (int w = 0; w < windows; w++) {
-          long from = w * windowNanos + (long) (rnd.nextDouble() * (windowNanos - width));
-          for (long i = 0; i < burst; i++) {
-            b.add(from + (long) (rnd.nextDouble() * width), 0);
-          }
-        }
+        bursts(b, rnd, Math.round(demand * limit), windows, windowNanos);
         break;
-      }
       case ZIPF: {
-        double[] cumulative = new double[keys];
         double h = harmonic(keys);
-        double sum = 0;
-        for (int k = 0; k < keys; k++) {
-          sum += 1.0 / (k + 1) / h;
-          cumulative[k] = sum;
-        }
-        cumulative[keys - 1] = 1.0;
+        double[] cumulative = zipfCumulative(keys, h);
         poisson(b, rnd, 0, end, demand * limit * h / perWindow, r -> pick(cumulative, r.nextDouble()));
         break;
       }
@@ -145,7 +138,29 @@ final class Trace {
       default:
         throw new AssertionError(p);
     }
-    return b.build(rnd, nodes, p.manyKeys() ? keys : 1, windows, windowNanos, nodeWeights);
+  }
+
+  /** The bursty profile's bursts: {@code burst} requests in a tenth of each window, at a random place in it. */
+  private static void bursts(Builder b, SplittableRandom rnd, long burst, int windows, long windowNanos) {
+    long width = windowNanos / 10;
+    for (int w = 0; w < windows; w++) {
+      long from = w * windowNanos + (long) (rnd.nextDouble() * (windowNanos - width));
+      for (long i = 0; i < burst; i++) {
+        b.add(from + (long) (rnd.nextDouble() * width), 0);
+      }
+    }
+  }
+
+  /** Zipf's law over the keys (key k at 1 / (k + 1)), cumulative, for {@link #pick}. */
+  private static double[] zipfCumulative(int keys, double h) {
+    double[] cumulative = new double[keys];
+    double sum = 0;
+    for (int k = 0; k < keys; k++) {
+      sum += 1.0 / (k + 1) / h;
+      cumulative[k] = sum;
+    }
+    cumulative[keys - 1] = 1.0;
+    return cumulative;
   }
 
   /** The mixed profile's hot keys (at D x L): 1 per 50 keys, at least 1 and at most 3. */
