@@ -196,31 +196,40 @@ final class BatchSender {
     /** Null when the breaker let no call through. */
     final CompletableFuture<FlushResult> answer;
     final long startedAt;
-    /** When the answer arrived (System.nanoTime), 0 before: the call's time, not when it was read. */
-    volatile long answeredAt;
+    /** When it was sent and when the answer arrived on the calls' clock (StoreCalls#callClock; MIN_VALUE before). */
+    private final StoreCalls calls;
+    private final long sentTick;
+    private volatile long answeredTick = Long.MIN_VALUE;
 
-    Sending(InFlight flight, long index, CompletableFuture<FlushResult> answer, long startedAt) {
+    Sending(InFlight flight, long index, CompletableFuture<FlushResult> answer, long startedAt, StoreCalls calls,
+        long sentTick) {
       this.flight = flight;
+      this.calls = calls;
       this.index = index;
       this.answer = answer;
       this.startedAt = startedAt;
+      this.sentTick = sentTick;
       if (answer != null) {
-        answer.whenComplete((result, failure) -> answeredAt = System.nanoTime());
+        answer.whenComplete((result, failure) -> answeredTick = calls.callClock());
       }
     }
 
-    /** How long the call took: to its answer, or until now for one not answered yet (a timeout). */
+    /**
+     * How long the call took: to its answer (the call's time, not when the wave got to reading it), or
+     * until now for one not answered yet (a timeout).
+     */
     long took() {
-      long at = answeredAt;
-      return (at != 0 ? at : System.nanoTime()) - startedAt;
+      long at = answeredTick;
+      return (at != Long.MIN_VALUE ? at : calls.callClock()) - sentTick;
     }
   }
 
   /** Sends one batch through the breaker, without waiting for the answer. */
   private Sending start(InFlight f) {
     f.sentAt = System.nanoTime();
+    long sentTick = calls.callClock();
     long index = numberedSent.incrementAndGet();
-    return new Sending(f, index, calls.start(() -> store.flush(f.batch)), f.sentAt);
+    return new Sending(f, index, calls.start(() -> store.flush(f.batch)), f.sentAt, calls, sentTick);
   }
 
   /** Waits for a batch's answer (at most the flush timeout from its start) and takes it in. */

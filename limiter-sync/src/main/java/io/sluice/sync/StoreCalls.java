@@ -26,6 +26,14 @@ import java.util.function.Supplier;
 final class StoreCalls {
   private final CircuitBreaker breaker;
   private final Duration defaultTimeout;
+  /**
+   * What a call's duration is measured on (the round trip, the breaker's slow calls): System.nanoTime
+   * for a limiter with its own flusher thread; without one ({@code autoSync(false)}), the limiter's
+   * ticker, the clock its caller drives (a simulation's: a real clock there timed the simulation's
+   * own work, microseconds that varied run to run, and the claims sized by it made the simulated
+   * figures vary too). Waiting for an answer is always bounded in real time.
+   */
+  private final LongSupplier callClock;
   private final LongAdder calls = new LongAdder();
   private final LongAdder failures = new LongAdder();
   private final LongAdder nanos = new LongAdder();
@@ -109,7 +117,8 @@ final class StoreCalls {
     return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
   }
 
-  StoreCalls(CircuitBreaker breaker, Duration defaultTimeout) {
+  StoreCalls(CircuitBreaker breaker, Duration defaultTimeout, LongSupplier callClock) {
+    this.callClock = callClock;
     this.breaker = breaker;
     this.defaultTimeout = defaultTimeout;
     this.seenState = new AtomicReference<>(breaker.getState());
@@ -156,8 +165,9 @@ final class StoreCalls {
   /** {@link #guarded(Supplier)} waiting at most {@code timeout}. */
   <T> T guarded(Supplier<CompletionStage<T>> call, Duration timeout) {
     long start = System.nanoTime();
+    long tick = callClock.getAsLong();
     CompletableFuture<T> answer = start(call);
-    return answer == null ? null : await(answer, start, timeout.toNanos(), () -> System.nanoTime() - start);
+    return answer == null ? null : await(answer, start, timeout.toNanos(), () -> callClock.getAsLong() - tick);
   }
 
   /**
@@ -169,7 +179,7 @@ final class StoreCalls {
    * timeout, on {@link CompletableFuture}'s delay thread: what depends on it must not block.
    */
   <T> CompletableFuture<T> guardedAsync(Supplier<CompletionStage<T>> call, Duration timeout) {
-    long start = System.nanoTime();
+    long tick = callClock.getAsLong();
     CompletableFuture<T> answer = start(call);
     if (answer == null) {
       return CompletableFuture.completedFuture(null);
@@ -178,7 +188,7 @@ final class StoreCalls {
     // timer once the answer comes, so a fast store leaves no timers behind)
     CompletableFuture<T> timed = answer.isDone() ? answer : answer.copy().orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
     return timed.handle((value, failure) -> {
-      long took = System.nanoTime() - start;
+      long took = callClock.getAsLong() - tick;
       if (failure == null) {
         succeeded(took);
         return value;
@@ -250,6 +260,11 @@ final class StoreCalls {
   /** A failure outside any call (the flusher survived an unexpected error): counted with the failed calls. */
   void countFailure() {
     failures.increment();
+  }
+
+  /** The clock a call's duration is measured on (see {@code callClock}), nanoseconds. */
+  long callClock() {
+    return callClock.getAsLong();
   }
 
   CircuitBreaker breaker() {

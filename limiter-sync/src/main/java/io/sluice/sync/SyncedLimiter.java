@@ -211,7 +211,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.onStoreFailure = c.onStoreFailure();
     this.calls = new StoreCalls(CircuitBreaker.of("sluice-" + limit.name() + "-" + c.nodeId(),
         c.circuitBreaker().orElseGet(() -> StoreCalls.defaultBreakerConfig(c.flushTimeout(), store.callTimeout()))),
-        c.flushTimeout());
+        c.flushTimeout(), c.autoSync() ? System::nanoTime : ticker::read);
     // nodes cut off together come back within a breaker's wait in the open state and a flush of each
     // other (twice, for the probe that fails first): a local share is held that long after its last use
     this.shareHoldNanos = 2 * (calls.breaker().getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
