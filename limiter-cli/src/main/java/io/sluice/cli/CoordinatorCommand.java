@@ -30,7 +30,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
           + " e.g. api=6000/10s:tenant-*. Repeat per quota.")
   List<String> quotas;
 
-  @Option(names = "--round", paramLabel = "TIME", defaultValue = "1s", converter = DurationConverter.class,
+  @Option(names = "--round", paramLabel = "TIME", defaultValue = "250ms", converter = DurationConverter.class,
       description = "How often the leader reallocates (default: ${DEFAULT-VALUE}).")
   Duration round;
 

@@ -37,8 +37,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link NodeBeat}'s.
  */
 final class Flusher {
-  /** The longest a regional quota's node goes between heartbeats: under half a coordinator round of 1 s. */
-  static final long REGIONAL_HEARTBEAT_NANOS = 400_000_000L;
   private final StoreCalls calls;
   private final boolean claimsKept;
   private final Counter counter;
@@ -309,7 +307,8 @@ final class Flusher {
       v.queued = false;
       return true;
     }
-    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && !v.leaseWanted
+    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && v.deniedUnsentPrev == 0
+        && !v.leaseWanted
         && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
       // nothing to send and answered within the sync interval: it waits for the regular sync
       // (a claim it holds is given up there if the key went idle), not for every sync another
@@ -351,12 +350,13 @@ final class Flusher {
    * permits and claim, and a take of an older window to settle.
    */
   private void addEarlierWindows(KeyView v, List<Pending> list, boolean settles) {
-    if (v.unsentPrev > 0 || v.prevClaimHeld || (settles && v.settleWindow == v.window - 1)) {
+    if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev > 0 || (settles && v.settleWindow == v.window - 1)) {
       // (a delta asks for no claim: it also gives up the one held on the window gone by)
-      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev);
+      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev, v.deniedUnsentPrev);
       list.add(new Pending(v, settles && v.settleWindow == v.window - 1 ? settling(v, prev) : prev));
       v.deltasOut++;
       v.unsentPrev = 0;
+      v.deniedUnsentPrev = 0;
       v.prevClaimHeld = false;
     }
     if (settles && v.settleWindow < v.window - 1) {
@@ -463,6 +463,7 @@ final class Flusher {
         p.view.deniedUnsent += p.delta.denied();
       } else if (p.delta.window() == p.view.window - 1) {
         p.view.unsentPrev += p.delta.amount();
+        p.view.deniedUnsentPrev += p.delta.denied();
       } else if (p.delta.amount() > 0) {
         // (its permits only: a settle stays with the view, which sends it again; an orphaned copy as
         // well would settle twice)

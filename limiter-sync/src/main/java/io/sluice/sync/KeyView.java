@@ -183,6 +183,13 @@ final class KeyView {
   long share = -1;
   long nextShare = -1;
   long deniedUnsent;
+  /**
+   * Regional quota: the permits denied in the window before {@link #window} and not sent yet, sent with
+   * that window's delta. (Dropped at the window's end, the last sync interval's denials of a region
+   * at its share never reached the coordinator: the smallest region's demand read about a sixth low,
+   * and it got 500 of the 600 its max-min fair share was.)
+   */
+  long deniedUnsentPrev;
 
   KeyView(String key) {
     this.key = key;
@@ -231,6 +238,7 @@ final class KeyView {
     releasedCur = 0;
     share = w == window + 1 ? nextShare : -1;
     nextShare = -1;
+    deniedUnsentPrev = w == window + 1 ? deniedUnsent : 0;
     deniedUnsent = 0;
     // (a sliding window's claimant holds a part of the fading even with a claim of 0: it weighs in
     // the next window until given up; a fixed window's claim weighs nowhere once its window is over,

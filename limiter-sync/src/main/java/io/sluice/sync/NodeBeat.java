@@ -22,11 +22,19 @@ import java.util.concurrent.atomic.LongAdder;
  * read by deciding threads; the beat calls are counted in an adder.
  */
 final class NodeBeat {
+  /** A regional quota's node: the beat interval its registry entry's time to live is three of (see ttlNanos). */
+  private static final long REGIONAL_TTL_BEAT_NANOS = 400_000_000L;
   private final StoreCalls calls;
   private final CounterStore store;
   private final String nodeId;
   private final boolean regional;
   private final long intervalNanos;
+  /**
+   * How long a beat keeps the node in the registry: three intervals, so one late beat does not drop
+   * it; for a regional quota's node, three of the 400 ms it beat at before it beat at every sync, so
+   * that a flusher a few syncs late does not drop out of its region's count.
+   */
+  private final long ttlNanos;
   private final long syncIntervalNanos;
   private final Ticker ticker;
   private final ConcurrentLinkedQueue<KeyView> dirty;
@@ -57,12 +65,16 @@ final class NodeBeat {
     this.store = l.store;
     this.nodeId = l.nodeId;
     this.regional = l.regional;
-    // a regional quota's coordinator takes a region whose node it did not hear since its last round (1 s
-    // by default) for cut off (silent: counted at the most it may hold, no writes); a node beating every
-    // second, a little more on a busy flusher, fell between two rounds now and then and its region's
-    // reallocation stalled (real time: 79-85% of G used, where 96-100% with beats that every round hears)
+    // a regional quota's coordinator takes a region whose node it did not hear since its last round for
+    // cut off (silent: counted at the most it may hold, no writes), so such a node beats at every sync
+    // (on its flush, no call of its own while it flushes). Beating every 400 ms, a region's nodes fell
+    // between two rounds of 250 ms most of the time, and between rounds of 1 s now and then on a busy
+    // machine: its shares froze (real time, rounds every 250 ms: 88-94% of G used, the regions falling
+    // back to G / R as their leases ran out; 99.7% beating at every sync)
     this.intervalNanos = l.regional
-        ? Math.min(c.heartbeatInterval().toNanos(), Flusher.REGIONAL_HEARTBEAT_NANOS) : c.heartbeatInterval().toNanos();
+        ? Math.min(c.heartbeatInterval().toNanos(), l.syncIntervalNanos) : c.heartbeatInterval().toNanos();
+    this.ttlNanos = 3 * (l.regional ? Math.max(intervalNanos, Math.min(c.heartbeatInterval().toNanos(),
+        REGIONAL_TTL_BEAT_NANOS)) : intervalNanos);
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.ticker = l.ticker;
     this.dirty = queue.dirty;
@@ -170,16 +182,16 @@ final class NodeBeat {
    */
   private int nodesCounted(int alive) {
     int counted = Math.max(1, alive);
-    if (counted < registeredNodes && calls.troubleWithin(4 * intervalNanos)) {
+    if (counted < registeredNodes && calls.troubleWithin(ttlNanos + intervalNanos)) {
       counted = registeredNodes;
     }
     registeredNodes = counted;
     return counted;
   }
 
-  /** How long a beat keeps the node in the registry: three intervals, so one late beat does not drop it. */
+  /** How long a beat keeps the node in the registry (see {@link #ttlNanos}). */
   private Duration ttl() {
-    return Duration.ofNanos(3 * intervalNanos);
+    return Duration.ofNanos(ttlNanos);
   }
 
   /** The clock of the beat rounds ({@link #round}): the flusher thread's, else the limiter's. */

@@ -30,6 +30,17 @@ final class Allocator {
    * unreachable region may use in any of them, by demand over a whole window.
    */
   static Target target(long quota, long remainingNanos, long windowNanos, RegionView[] regions) {
+    return target(quota, remainingNanos, windowNanos, regions, 0);
+  }
+
+  /**
+   * {@link #target(long, long, long, RegionView[])}, where a region's nodes may take up to
+   * {@code readLagNanos} to read a share written now (their syncs): in the current window a region
+   * keeps at least what it is expected to ask for over that time, up to what it holds. A share cut
+   * below that is passed by what its nodes admit before they read it, while the other regions are
+   * given the difference at once (rounds within a window, on a region whose demand just fell).
+   */
+  static Target target(long quota, long remainingNanos, long windowNanos, RegionView[] regions, long readLagNanos) {
     int n = regions.length;
     long budgetNow = quota;
     long budgetLater = quota;
@@ -50,7 +61,9 @@ final class Allocator {
     for (int i = 0, j = 0; i < n; i++) {
       RegionView r = regions[i];
       if (r.reachable()) {
-        floorsNow[j] = Math.max(0, r.floor() - r.admitted());
+        long unread = (long) Math.ceil(Math.max(0, r.demandPerNano()) * Math.min(readLagNanos, remainingNanos));
+        floorsNow[j] = Math.max(Math.max(0, r.floor() - r.admitted()),
+            Math.min(Math.max(0, r.heldNow() - r.admitted()), unread));
         floorsLater[j] = r.floor();
         demandNow[j] = r.demandPerNano() * remainingNanos;
         demandLater[j] = r.demandPerNano() * windowNanos;

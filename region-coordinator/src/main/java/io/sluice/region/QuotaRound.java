@@ -27,6 +27,11 @@ import java.util.function.LongSupplier;
  * <p>Concurrency: used by the round thread only (rounds are serialized by {@link RegionCoordinator#round()}).
  */
 final class QuotaRound {
+  /**
+   * How long a region's nodes may take to read a share written now: two of their syncs (100 ms by
+   * default; each flush reads the shares) and a round trip (see {@link Allocator#target}).
+   */
+  static final long READ_LAG_NANOS = 250_000_000L;
   private final CoordinatorConfig config;
   private final RegionLinks links;
   private final ShareMemory memory;
@@ -219,7 +224,8 @@ final class QuotaRound {
           ShareArithmetic.floor(q.floor(links.name(r), n), rates[r], windowNanos), heldNow[i][r], heldLaterMin[i][r],
           heldLaterMax[i][r]);
     }
-    Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views);
+    Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views, READ_LAG_NANOS);
+
     targetNow[i] = t.now();
     targetLater[i] = t.later();
     return t;

@@ -7,8 +7,11 @@ package io.sluice.region;
  * they are given; no state of its own.
  */
 final class ShareArithmetic {
-  /** Per region in a state entry: share window, share, later share, lease end, attempts, window, time, rate. */
-  static final int FIELDS = 8;
+  /**
+   * Per region in a state entry: share window, share, later share, lease end, attempts, window, time,
+   * rate, and the attempts of the window before as the last round read them.
+   */
+  static final int FIELDS = 9;
 
   private ShareArithmetic() {
   }
@@ -31,7 +34,7 @@ final class ShareArithmetic {
   /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */
   static void observeDemand(long[] m, int b, long attempts, long attemptsBefore, long w, long windowNanos,
       long now, double smoothing, long roundNanos) {
-    long[] seen = seenSince(m[b + 5], m[b + 4], m[b + 6], w, attempts, attemptsBefore, windowNanos, now);
+    long[] seen = seenSince(m[b + 5], m[b + 4], m[b + 8], m[b + 6], w, attempts, attemptsBefore, windowNanos, now);
     if (seen == null) {
       return;
     }
@@ -40,6 +43,7 @@ final class ShareArithmetic {
     m[b + 5] = w;
     m[b + 6] = now;
     m[b + 7] = Double.doubleToLongBits(rate);
+    m[b + 8] = attemptsBefore;
   }
 
   /**
@@ -49,12 +53,15 @@ final class ShareArithmetic {
    * A round in the window after the last one's counts the rest of that window too (rounds on the
    * clock's grid fall just after window starts: without the previous window's end they saw a few
    * milliseconds of each window, and the estimate froze); a round further on measures from the
-   * window's start.
+   * window's start. A round in the same window as the last one also counts what reached window w - 1
+   * since ({@code lastAttemptsBefore}: w - 1's attempts as that round read them): the nodes' last
+   * flush of a window comes after it ends, and a round just after the window's start missed it.
    */
-  static long[] seenSince(long lastWindow, long lastAttempts, long lastAt, long w, long attempts, long attemptsBefore,
-      long windowNanos, long now) {
+  static long[] seenSince(long lastWindow, long lastAttempts, long lastAttemptsBefore, long lastAt, long w,
+      long attempts, long attemptsBefore, long windowNanos, long now) {
     if (lastWindow == w && now > lastAt) {
-      return new long[] {Math.max(0, attempts - lastAttempts), now - lastAt};
+      return new long[] {Math.max(0, attempts - lastAttempts) + Math.max(0, attemptsBefore - lastAttemptsBefore),
+          now - lastAt};
     }
     if (lastWindow == w - 1 && now > lastAt) {
       return new long[] {Math.max(0, attemptsBefore - lastAttempts) + attempts, now - lastAt};

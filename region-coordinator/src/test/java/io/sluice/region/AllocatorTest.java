@@ -271,16 +271,19 @@ class AllocatorTest {
     long w = 1_764_633_600L;
     long start = w * second;
     // the last round: 5 ms into window w - 1, 30 attempts there; now 5 ms into w: 6,000 in w - 1, 30 in w
-    long[] seen = ShareArithmetic.seenSince(w - 1, 30, start - second + 5_000_000L, w, 30, 6_000, second,
+    long[] seen = ShareArithmetic.seenSince(w - 1, 30, 0, start - second + 5_000_000L, w, 30, 6_000, second,
         start + 5_000_000L);
     assertThat(seen).containsExactly(5_970 + 30, second);
     // the same window as the last round: what was added since
-    assertThat(ShareArithmetic.seenSince(w, 30, start + 5_000_000L, w, 3_000, 6_000, second, start + 505_000_000L))
-        .containsExactly(2_970, 500_000_000L);
+    assertThat(ShareArithmetic.seenSince(w, 30, 6_000, start + 5_000_000L, w, 3_000, 6_000, second,
+        start + 505_000_000L)).containsExactly(2_970, 500_000_000L);
+    // ... and what reached the window before since: its last flush, which came after that round
+    assertThat(ShareArithmetic.seenSince(w, 30, 5_940, start + 5_000_000L, w, 3_000, 6_000, second,
+        start + 505_000_000L)).containsExactly(2_970 + 60, 500_000_000L);
     // a window skipped (no round in it): from the window's start only
-    assertThat(ShareArithmetic.seenSince(w - 3, 30, start - 3 * second, w, 60, 6_000, second, start + 10_000_000L))
+    assertThat(ShareArithmetic.seenSince(w - 3, 30, 0, start - 3 * second, w, 60, 6_000, second, start + 10_000_000L))
         .containsExactly(60, 10_000_000L);
     // nothing to measure at the window's very start
-    assertThat(ShareArithmetic.seenSince(w - 3, 30, start - 3 * second, w, 0, 0, second, start)).isNull();
+    assertThat(ShareArithmetic.seenSince(w - 3, 30, 0, start - 3 * second, w, 0, 0, second, start)).isNull();
   }
 }

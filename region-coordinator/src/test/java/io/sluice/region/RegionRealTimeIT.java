@@ -45,11 +45,13 @@ class RegionRealTimeIT {
   private static final int NODES = 2;
   private static final double[][] ROTATION = {{0.6, 0.3, 0.1}, {0.1, 0.6, 0.3}, {0.3, 0.1, 0.6}, {0.0, 0.5, 0.5}};
   private static final int PHASE_WINDOWS = 5;
-  /** The coordinator's round interval, ms ({@code -Dsluice.realtime.round}, default 1,000 as a deployment's). */
-  private static final long ROUND_MS = Long.getLong("sluice.realtime.round", 1_000);
+  /** The coordinator's round interval, ms ({@code -Dsluice.realtime.round}, default 250, the coordinator's). */
+  private static final long ROUND_MS = Long.getLong("sluice.realtime.round", 250);
 
   /** Per window (absolute index), per key, per region: permits admitted. */
   private final Map<Long, AtomicLongArray> admitted = new ConcurrentHashMap<>();
+  /** Per window: the demand split the drivers last saw in it. */
+  private final Map<Long, double[]> splits = new ConcurrentHashMap<>();
   private volatile double[] split = ROTATION[0];
   private volatile boolean driving = true;
 
@@ -149,18 +151,26 @@ class RegionRealTimeIT {
       row(md, String.format(Locale.ROOT, "leader killed with SIGKILL (the other led %.2f s later)", takeoverSeconds),
           killWindow, killTo, false);
       row(md, "region b's Redis down 5 s, restarted empty", downWindow, downTo, false);
-      md.append("\nPer window (sum over regions / G, per key; the split of the demand in force):\n\n```\n");
+      md.append("\nPer window (sum over regions / G, per key; then the first key's permits per region and the split of"
+          + " the demand in force):\n\n```\n");
       for (long w = staticFrom; w < downTo; w++) {
         md.append(String.format(Locale.ROOT, "w%-3d", w - staticFrom));
         for (int k = 0; k < KEYS.length; k++) {
           md.append(String.format(Locale.ROOT, "  %6.1f%%", 100.0 * total(w, k) / G));
+        }
+        // (the first key's permits per region, and the demand split in force: which region fell short)
+        AtomicLongArray counts = admitted.get(w);
+        double[] in = splits.get(w);
+        if (counts != null && in != null) {
+          md.append(String.format(Locale.ROOT, "   %s: %5d %5d %5d   demand %2.0f/%2.0f/%2.0f", KEYS[0], counts.get(0),
+              counts.get(1), counts.get(2), 100 * in[0], 100 * in[1], 100 * in[2]));
         }
         md.append('\n');
       }
       md.append("```\n");
       Path dir = Path.of(System.getProperty("sluice.report.dir", "target"));
       Files.createDirectories(dir);
-      Files.writeString(dir.resolve(ROUND_MS == 1_000 ? "regions-realtime.md" : "regions-realtime-" + ROUND_MS + "ms.md"),
+      Files.writeString(dir.resolve(ROUND_MS == 250 ? "regions-realtime.md" : "regions-realtime-" + ROUND_MS + "ms.md"),
           md.toString());
       System.out.println(md);
       assertThat(total(coordinatedFrom, 0)).as("the coordinated run admitted something").isPositive();
@@ -201,6 +211,7 @@ class RegionRealTimeIT {
       last = now;
       long w = Math.floorDiv(now, WINDOW_NANOS);
       AtomicLongArray counts = admitted.computeIfAbsent(w, x -> new AtomicLongArray(KEYS.length * REGIONS));
+      splits.put(w, split);
       for (int k = 0; k < KEYS.length; k++) {
         carry[k] += 2.0 * G * split[r] * seconds;
         while (carry[k] >= 1) {
