@@ -72,38 +72,10 @@ public final class RateLimitFilter implements Filter {
     }
     HttpServletRequest req = (HttpServletRequest) request;
     HttpServletResponse res = (HttpServletResponse) response;
-
-    String apiKey = config.apiKeyHeader() == null ? null : req.getHeader(config.apiKeyHeader());
-    if (tooLong(apiKey)) {
-      reject(res, 400, RateLimitResponses.tooLong(config.apiKeyHeader(), config.maxKeyLength()));
-      return;
+    RequestContext context = contextOf(req, res);
+    if (context == null) {
+      return; // answered 400: an identity longer than the maximum
     }
-    Principal principal = req.getUserPrincipal();
-    String user = principal == null ? null : principal.getName();
-    if (tooLong(user)) {
-      reject(res, 400, RateLimitResponses.userNameTooLong(config.maxKeyLength()));
-      return;
-    }
-    String ip = IpAddresses.clientKey(
-        config.proxies().clientAddress(req.getRemoteAddr(), req.getHeaders(config.forwardedForHeader())),
-        config.ipv6PrefixLength());
-
-    RequestContext.Builder b = RequestContext.builder()
-        .plan(config.planResolver().plan(req))
-        .endpoint(req.getMethod(), pathOf(req))
-        .identity(API_KEY, apiKey)
-        .identity(USER, user)
-        .identity(IP, ip)
-        .identity(CLIENT, firstOf(apiKey, user, ip));
-    for (Map.Entry<String, Function<HttpServletRequest, String>> e : config.identities().entrySet()) {
-      String value = e.getValue().apply(req);
-      if (tooLong(value)) {
-        reject(res, 400, RateLimitResponses.tooLong(e.getKey(), config.maxKeyLength()));
-        return;
-      }
-      b.identity(e.getKey(), value);
-    }
-    RequestContext context = b.build();
     Decision decision;
     try {
       decision = config.limiter().checkIfAnyApplies(context, 1);
@@ -127,6 +99,44 @@ public final class RateLimitFilter implements Filter {
       LockSupport.parkNanos(decision.delayNanos()); // a shaper: hold the request to keep the rate
     }
     chain.doFilter(request, response);
+  }
+
+  /**
+   * The request's plan, endpoint and identities; null when an identity is longer than the configured
+   * maximum, after answering 400.
+   */
+  private RequestContext contextOf(HttpServletRequest req, HttpServletResponse res) throws IOException {
+    String apiKey = config.apiKeyHeader() == null ? null : req.getHeader(config.apiKeyHeader());
+    if (tooLong(apiKey)) {
+      reject(res, 400, RateLimitResponses.tooLong(config.apiKeyHeader(), config.maxKeyLength()));
+      return null;
+    }
+    Principal principal = req.getUserPrincipal();
+    String user = principal == null ? null : principal.getName();
+    if (tooLong(user)) {
+      reject(res, 400, RateLimitResponses.userNameTooLong(config.maxKeyLength()));
+      return null;
+    }
+    String ip = IpAddresses.clientKey(
+        config.proxies().clientAddress(req.getRemoteAddr(), req.getHeaders(config.forwardedForHeader())),
+        config.ipv6PrefixLength());
+
+    RequestContext.Builder b = RequestContext.builder()
+        .plan(config.planResolver().plan(req))
+        .endpoint(req.getMethod(), pathOf(req))
+        .identity(API_KEY, apiKey)
+        .identity(USER, user)
+        .identity(IP, ip)
+        .identity(CLIENT, firstOf(apiKey, user, ip));
+    for (Map.Entry<String, Function<HttpServletRequest, String>> e : config.identities().entrySet()) {
+      String value = e.getValue().apply(req);
+      if (tooLong(value)) {
+        reject(res, 400, RateLimitResponses.tooLong(e.getKey(), config.maxKeyLength()));
+        return null;
+      }
+      b.identity(e.getKey(), value);
+    }
+    return b.build();
   }
 
   /** The path within the application, decoded and normalised by the container. */

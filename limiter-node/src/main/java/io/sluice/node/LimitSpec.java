@@ -45,14 +45,55 @@ public final class LimitSpec {
     String name = m.group(1);
     long count = Long.parseLong(m.group(2));
     Duration period = duration(m.group(3), spec);
-    String algorithm = null;
-    Mode mode = null;
-    long burst = -1;
-    for (String raw : m.group(4).split(",")) {
-      String word = raw.trim().toLowerCase(Locale.ROOT);
-      if (word.isEmpty()) {
-        continue;
+    Words words = Words.read(m.group(4), spec);
+    String algorithm = words.algorithm == null ? "sliding-window-counter" : words.algorithm;
+    boolean bucket = algorithm.endsWith("-bucket");
+    if (words.burst >= 0 && !bucket) {
+      throw new IllegalArgumentException("limit: burst is a bucket's capacity; " + algorithm + " has none, in \""
+          + spec + "\"");
+    }
+    try {
+      Mode mode = words.mode == null ? Mode.HARD : words.mode;
+      return builder(algorithm, name, count, period, words.burst).mode(mode).build();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("limit \"" + spec + "\": " + e.getMessage(), e);
+    }
+  }
+
+  /** The builder of {@code algorithm}'s limit; a bucket holds {@code burst}, or {@code count} when it is negative. */
+  private static Limit.Builder builder(String algorithm, String name, long count, Duration period, long burst) {
+    switch (algorithm) {
+      case "token-bucket":
+        return Limit.tokenBucket(name).capacity(burst >= 0 ? burst : count).refill(count, period);
+      case "leaky-bucket":
+        return Limit.leakyBucket(name).capacity(burst >= 0 ? burst : count).leakRate(count, period);
+      case "fixed-window":
+        return Limit.fixedWindow(name).limit(count).window(period);
+      case "sliding-window-log":
+        return Limit.slidingWindowLog(name).limit(count).window(period);
+      default:
+        return Limit.slidingWindowCounter(name).limit(count).window(period);
+    }
+  }
+
+  /** The words after the period: an algorithm, a mode and a burst, each at most once (null, or -1, when not given). */
+  private static final class Words {
+    private String algorithm;
+    private Mode mode;
+    private long burst = -1;
+
+    static Words read(String text, String spec) {
+      Words words = new Words();
+      for (String raw : text.split(",")) {
+        String word = raw.trim().toLowerCase(Locale.ROOT);
+        if (!word.isEmpty()) {
+          words.add(word, raw, spec);
+        }
       }
+      return words;
+    }
+
+    private void add(String word, String raw, String spec) {
       Matcher burstWord = BURST.matcher(word);
       if (ALGORITHMS.contains(word)) {
         if (algorithm != null) {
@@ -73,34 +114,6 @@ public final class LimitSpec {
         throw new IllegalArgumentException("limit: unknown word \"" + raw.trim() + "\" in \"" + spec
             + "\" (algorithms: " + String.join(", ", ALGORITHMS) + "; modes: hard, soft, shadow; burst=N)");
       }
-    }
-    algorithm = algorithm == null ? "sliding-window-counter" : algorithm;
-    boolean bucket = algorithm.endsWith("-bucket");
-    if (burst >= 0 && !bucket) {
-      throw new IllegalArgumentException("limit: burst is a bucket's capacity; " + algorithm + " has none, in \""
-          + spec + "\"");
-    }
-    try {
-      Limit.Builder b;
-      switch (algorithm) {
-        case "token-bucket":
-          b = Limit.tokenBucket(name).capacity(burst >= 0 ? burst : count).refill(count, period);
-          break;
-        case "leaky-bucket":
-          b = Limit.leakyBucket(name).capacity(burst >= 0 ? burst : count).leakRate(count, period);
-          break;
-        case "fixed-window":
-          b = Limit.fixedWindow(name).limit(count).window(period);
-          break;
-        case "sliding-window-log":
-          b = Limit.slidingWindowLog(name).limit(count).window(period);
-          break;
-        default:
-          b = Limit.slidingWindowCounter(name).limit(count).window(period);
-      }
-      return b.mode(mode == null ? Mode.HARD : mode).build();
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("limit \"" + spec + "\": " + e.getMessage(), e);
     }
   }
 

@@ -39,84 +39,111 @@ final class FlatCheckReader {
     String limit = null;
     long cost = 1;
     boolean sawCost = false;
-    int i = skipSpace(body, 0, length);
-    if (i == length || body[i] != '{') {
+    int i = firstField(body, length);
+    if (i < 0) {
       return null;
-    }
-    i = skipSpace(body, i + 1, length);
-    if (i < length && body[i] == '}') {
-      return null; // {}: "key: required", the strict parser's to say
     }
     while (true) {
       // a field name: one of three, each at most once
-      if (i == length || body[i] != '"') {
+      int field = i < length && body[i] == '"' ? fieldName(body, i + 1, length) : -1;
+      int at = field < 0 ? -1 : valueStart(body, i + 1 + FIELD_LENGTHS[field] + 1, length);
+      if (at < 0) {
         return null;
       }
-      int field = fieldName(body, i + 1, length);
-      if (field < 0) {
-        return null;
-      }
-      i = skipSpace(body, i + 1 + FIELD_LENGTHS[field] + 1, length);
-      if (i == length || body[i] != ':') {
-        return null;
-      }
-      i = skipSpace(body, i + 1, length);
       if (field == COST) {
-        if (sawCost) {
+        i = costEnd(body, at, length);
+        if (sawCost || i < 0) {
           return null;
         }
-        int start = i;
-        if (i == length || body[i] < '1' || body[i] > '9') {
-          return null; // 0, a sign, a leading zero, not a number: the strict parser's message
-        }
-        long value = 0;
-        while (i < length && body[i] >= '0' && body[i] <= '9') {
-          value = value * 10 + (body[i] - '0');
-          i++;
-        }
-        if (i - start > MAX_COST_DIGITS || (i < length && (body[i] == '.' || body[i] == 'e' || body[i] == 'E'))) {
-          return null;
-        }
-        cost = value;
+        cost = digits(body, at, i);
         sawCost = true;
       } else {
-        if (i == length || body[i] != '"') {
-          return null;
-        }
-        int start = i + 1;
-        int end = plainStringEnd(body, start, length);
+        int end = stringEnd(body, at, length);
         if (end < 0) {
           return null;
         }
         if (field == KEY) {
-          if (key != null || end == start || end - start > maxKeyLength) {
+          if (key != null || end == at + 1 || end - at - 1 > maxKeyLength) {
             return null;
           }
-          key = new String(body, start, end - start, java.nio.charset.StandardCharsets.ISO_8859_1);
+          key = new String(body, at + 1, end - at - 1, java.nio.charset.StandardCharsets.ISO_8859_1);
         } else {
           if (limit != null) {
             return null;
           }
-          limit = limitName(body, start, end);
+          limit = limitName(body, at + 1, end);
         }
         i = end + 1;
       }
       i = skipSpace(body, i, length);
-      if (i == length) {
-        return null;
-      }
-      if (body[i] == '}') {
+      if (i == length || body[i] != ',') {
         break;
-      }
-      if (body[i] != ',') {
-        return null;
       }
       i = skipSpace(body, i + 1, length);
     }
-    if (skipSpace(body, i + 1, length) != length || key == null) {
+    if (!closesAt(body, i, length) || key == null) {
       return null;
     }
     return CheckRequest.forLimit(key, cost, limit);
+  }
+
+  /** Where the first field's name should start, after the object's brace; -1 for no object or {@code {}}. */
+  private static int firstField(byte[] b, int length) {
+    int i = skipSpace(b, 0, length);
+    if (i == length || b[i] != '{') {
+      return -1;
+    }
+    i = skipSpace(b, i + 1, length);
+    if (i < length && b[i] == '}') {
+      return -1; // {}: "key: required", the strict parser's to say
+    }
+    return i;
+  }
+
+  /** Where the value starts after the colon expected at {@code i} (after whitespace), or -1 without one. */
+  private static int valueStart(byte[] b, int i, int length) {
+    i = skipSpace(b, i, length);
+    if (i == length || b[i] != ':') {
+      return -1;
+    }
+    return skipSpace(b, i + 1, length);
+  }
+
+  /**
+   * The end of a cost starting at {@code at}, or -1 when it is not a plain positive integer of at most
+   * {@link #MAX_COST_DIGITS} digits.
+   */
+  private static int costEnd(byte[] b, int at, int length) {
+    if (at == length || b[at] < '1' || b[at] > '9') {
+      return -1; // 0, a sign, a leading zero, not a number: the strict parser's message
+    }
+    int i = at;
+    while (i < length && b[i] >= '0' && b[i] <= '9') {
+      i++;
+    }
+    if (i - at > MAX_COST_DIGITS || (i < length && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'))) {
+      return -1;
+    }
+    return i;
+  }
+
+  /** The number the digits {@code b[start, end)} spell (at most {@link #MAX_COST_DIGITS} of them). */
+  private static long digits(byte[] b, int start, int end) {
+    long value = 0;
+    for (int i = start; i < end; i++) {
+      value = value * 10 + (b[i] - '0');
+    }
+    return value;
+  }
+
+  /** The index of the quote that closes a plain string opened by a quote at {@code at}, or -1. */
+  private static int stringEnd(byte[] b, int at, int length) {
+    return at < length && b[at] == '"' ? plainStringEnd(b, at + 1, length) : -1;
+  }
+
+  /** Whether the object closes at {@code i} with nothing but whitespace after it. */
+  private static boolean closesAt(byte[] b, int i, int length) {
+    return i < length && b[i] == '}' && skipSpace(b, i + 1, length) == length;
   }
 
   private static final int KEY = 0;

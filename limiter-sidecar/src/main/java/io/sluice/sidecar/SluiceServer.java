@@ -108,16 +108,7 @@ public final class SluiceServer implements AutoCloseable {
       // (node/limit) and counts this process once in its node registry
       // (unset: the deployment's name for the process, else random; see SyncConfig.Builder#nodeId)
       String nodeId = config.nodeId() != null ? config.nodeId() : config.sync().nodeId();
-      CounterStore store;
-      if (config.redisUri() != null) {
-        store = RedisCounterStore.connect(RedisStoreConfig.builder(config.redisUri())
-            .keyPrefix(config.keyPrefix()).cluster(config.redisCluster())
-            .commandTimeout(config.redisTimeout()).evictionCheck(config.redisEvictionCheck()).build(),
-            CONNECT_PATIENCE);
-      } else {
-        store = HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
-            .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
-      }
+      CounterStore store = connect(config);
       stores.add(store);
       // one config for every limit: its batch size applies to the window limits, its bucket batch size
       // to the buckets (1 by default: exact, one store script per check; logs always are)
@@ -125,17 +116,11 @@ public final class SluiceServer implements AutoCloseable {
       for (Limit limit : config.limits()) {
         limiters.put(limit.name(), SyncedLimiter.of(limit, store, shared));
       }
-      new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(meters);
-      new JvmMemoryMetrics().bindTo(meters);
-      new JvmThreadMetrics().bindTo(meters);
-      new ProcessorMetrics().bindTo(meters);
-      new UptimeMetrics().bindTo(meters);
-      gc.bindTo(meters);
+      bindMeters(limiters, gc, meters);
 
       server = jetty(config.maxThreads(), config.host(), config.port());
       ServerConnector connector = (ServerConnector) server.getConnectors()[0];
-      server.setHandler(new CheckHandler(limiters, config.rules().orElse(null), config.identities(), config.maxBodyBytes(), config.maxKeyLength(),
-          config.bodyTimeout().toMillis(), registry, meters, config.redisUri() != null ? "redis" : "hazelcast"));
+      server.setHandler(handler(config, limiters, registry, meters));
       server.setErrorHandler(new JsonErrorHandler());
       server.setStopTimeout(2_000);
       server.start();
@@ -151,6 +136,36 @@ public final class SluiceServer implements AutoCloseable {
       throw new IllegalStateException("cannot start on " + config.host() + ":" + config.port()
           + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The one store of every limit: Redis when the config names one, else an embedded Hazelcast member. */
+  private static CounterStore connect(ServeConfig config) throws InterruptedException {
+    if (config.redisUri() != null) {
+      return RedisCounterStore.connect(RedisStoreConfig.builder(config.redisUri())
+          .keyPrefix(config.keyPrefix()).cluster(config.redisCluster())
+          .commandTimeout(config.redisTimeout()).evictionCheck(config.redisEvictionCheck()).build(),
+          CONNECT_PATIENCE);
+    }
+    return HazelcastCounterStore.embedded(HazelcastCounterStore.Settings.builder()
+        .clusterName(config.hazelcastCluster()).mapPrefix(config.keyPrefix()).build());
+  }
+
+  /** The limiters' meters and the JVM's, in {@code meters}. */
+  private static void bindMeters(Map<String, SyncedLimiter> limiters, JvmGcMetrics gc, MeterRegistry meters) {
+    new SyncedLimiterMetrics(new ArrayList<>(limiters.values())).bindTo(meters);
+    new JvmMemoryMetrics().bindTo(meters);
+    new JvmThreadMetrics().bindTo(meters);
+    new ProcessorMetrics().bindTo(meters);
+    new UptimeMetrics().bindTo(meters);
+    gc.bindTo(meters);
+  }
+
+  /** The handler of {@code /check}, {@code /health} and {@code /metrics}. */
+  private static CheckHandler handler(ServeConfig config, Map<String, SyncedLimiter> limiters,
+      PrometheusMeterRegistry registry, MeterRegistry meters) {
+    return new CheckHandler(limiters, config.rules().orElse(null), config.identities(), config.maxBodyBytes(),
+        config.maxKeyLength(), config.bodyTimeout().toMillis(), registry, meters,
+        config.redisUri() != null ? "redis" : "hazelcast");
   }
 
   /**

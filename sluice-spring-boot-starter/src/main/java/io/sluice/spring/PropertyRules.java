@@ -56,17 +56,27 @@ final class PropertyRules {
       throw new SluiceConfigurationException("sluice.limits", "no limits: set sluice.limits.<name>.limit and"
           + " .window and sluice.rules, or sluice.rules-file (sluice.enabled=false turns Sluice off)");
     }
-    List<String> lines = new ArrayList<>();
-    List<String> sources = new ArrayList<>();
-    List<LimitProperties> limitOfLine = new ArrayList<>();
+    Lines lines = new Lines();
     for (Map.Entry<String, LimitProperties> e : properties.getLimits().entrySet()) {
       String path = "sluice.limits." + e.getKey();
-      lines.add(limitLine(e.getKey(), e.getValue(), path));
-      sources.add(path);
-      limitOfLine.add(e.getValue());
+      lines.addLimit(path, limitLine(e.getKey(), e.getValue(), path), e.getValue());
     }
+    addRuleLines(lines, rules);
+    for (AnnotatedEndpoints.Endpoint endpoint : annotated.endpoints()) {
+      lines.add(endpoint.source(), endpoint.line());
+    }
+    if (!anyRule && annotated.endpoints().isEmpty()) {
+      throw new SluiceConfigurationException("sluice.rules", "no rules, so no limit applies to any request: say which"
+          + " limits a request meets, each keyed by an identity (e.g. sluice.rules.always: "
+          + properties.getLimits().keySet().iterator().next() + " by ip)");
+    }
+    return lines.parse();
+  }
+
+  /** The lines of {@code sluice.rules}: always, then each plan, then each endpoint. */
+  private static void addRuleLines(Lines lines, SluiceProperties.RulesProperties rules) {
     if (!rules.getAlways().isEmpty()) {
-      add(lines, sources, limitOfLine, "sluice.rules.always", "always " + ruleText("sluice.rules.always", rules.getAlways()));
+      lines.add("sluice.rules.always", "always " + ruleText("sluice.rules.always", rules.getAlways()));
     }
     String defaultPlan = rules.getDefaultPlan();
     if (defaultPlan != null && !rules.getPlans().containsKey(defaultPlan)) {
@@ -76,7 +86,7 @@ final class PropertyRules {
     for (Map.Entry<String, List<String>> plan : rules.getPlans().entrySet()) {
       String path = "sluice.rules.plans." + plan.getKey();
       word(path, plan.getKey());
-      add(lines, sources, limitOfLine, path, "plan " + plan.getKey() + (plan.getKey().equals(defaultPlan) ? " default " : " ")
+      lines.add(path, "plan " + plan.getKey() + (plan.getKey().equals(defaultPlan) ? " default " : " ")
           + ruleText(path, plan.getValue()));
     }
     for (int i = 0; i < rules.getEndpoints().size(); i++) {
@@ -87,48 +97,64 @@ final class PropertyRules {
       }
       word(path + ".method", endpoint.getMethod());
       word(path + ".path", endpoint.getPath());
-      add(lines, sources, limitOfLine, path, "endpoint " + endpoint.getMethod() + " " + endpoint.getPath() + " "
+      lines.add(path, "endpoint " + endpoint.getMethod() + " " + endpoint.getPath() + " "
           + ruleText(path + ".rules", endpoint.getRules()));
     }
-    for (AnnotatedEndpoints.Endpoint endpoint : annotated.endpoints()) {
-      add(lines, sources, limitOfLine, endpoint.source(), endpoint.line());
+  }
+
+  /**
+   * The rules text the properties make, a line at a time, each line with the property it came from (and
+   * a limit's line with the limit's properties), so that an error the parser reports for a line is
+   * reported for its property.
+   */
+  private static final class Lines {
+    private final List<String> lines = new ArrayList<>();
+    private final List<String> sources = new ArrayList<>();
+    private final List<LimitProperties> limitOfLine = new ArrayList<>();
+
+    /** A rule line. */
+    void add(String source, String line) {
+      addLimit(source, line, null);
     }
-    if (!anyRule && annotated.endpoints().isEmpty()) {
-      throw new SluiceConfigurationException("sluice.rules", "no rules, so no limit applies to any request: say which"
-          + " limits a request meets, each keyed by an identity (e.g. sluice.rules.always: "
-          + properties.getLimits().keySet().iterator().next() + " by ip)");
+
+    /** A limit's line, with the properties it came from ({@code limit}). */
+    void addLimit(String source, String line, LimitProperties limit) {
+      lines.add(line);
+      sources.add(source);
+      limitOfLine.add(limit);
     }
-    try {
-      return RulesFile.parse(String.join("\n", lines), "sluice");
-    } catch (IllegalArgumentException e) {
+
+    RulesFile parse() {
+      try {
+        return RulesFile.parse(String.join("\n", lines), "sluice");
+      } catch (IllegalArgumentException e) {
+        throw error(e);
+      }
+    }
+
+    /** The parser's error {@code e}, for the property its line came from. */
+    private SluiceConfigurationException error(IllegalArgumentException e) {
       Matcher m = LINE_ERROR.matcher(String.valueOf(e.getMessage()));
       if (!m.matches()) {
-        throw new SluiceConfigurationException("sluice.rules", String.valueOf(e.getMessage()), e);
+        return new SluiceConfigurationException("sluice.rules", String.valueOf(e.getMessage()), e);
       }
       int line = Integer.parseInt(m.group(1)) - 1;
       String source = sources.get(line);
       String message = m.group(2);
       LimitProperties limit = limitOfLine.get(line);
       if (limit != null) {
-        throw limitError(source, limit, lines.get(line), message, e);
+        return limitError(source, limit, lines.get(line), message, e);
       }
       Matcher field = FIELD.matcher(message);
       if (field.matches() && field.group(1).equals("pathPattern")) {
-        throw new SluiceConfigurationException(source.startsWith("@") ? source : source + ".path", field.group(2), e);
+        return new SluiceConfigurationException(source.startsWith("@") ? source : source + ".path", field.group(2), e);
       }
       if (field.matches() && field.group(1).equals("rule")) {
-        throw new SluiceConfigurationException(source.startsWith("sluice.rules.endpoints") ? source + ".rules" : source,
+        return new SluiceConfigurationException(source.startsWith("sluice.rules.endpoints") ? source + ".rules" : source,
             field.group(2), e);
       }
-      throw new SluiceConfigurationException(source, message, e);
+      return new SluiceConfigurationException(source, message, e);
     }
-  }
-
-  private static void add(List<String> lines, List<String> sources, List<LimitProperties> limits, String source,
-      String line) {
-    lines.add(line);
-    sources.add(source);
-    limits.add(null);
   }
 
   /** {@code NAME = LIMIT/WINDOW, ALGORITHM, MODE[, burst=N]}, after the checks the text cannot carry. */
