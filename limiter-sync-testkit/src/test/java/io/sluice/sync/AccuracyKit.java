@@ -63,6 +63,9 @@ final class AccuracyKit {
       Limit l = limit.algorithm() == Algorithm.TOKEN_BUCKET
           ? Limit.tokenBucket(limit.name()).capacity(limit.capacity())
               .refill(limit.refillTokens(), Duration.ofNanos(limit.periodNanos() * factor)).build()
+          : limit.algorithm() == Algorithm.LEAKY_BUCKET
+          ? Limit.leakyBucket(limit.name()).capacity(limit.capacity())
+              .leakRate(limit.refillTokens(), Duration.ofNanos(limit.periodNanos() * factor)).build()
           : (limit.algorithm() == Algorithm.FIXED_WINDOW ? Limit.fixedWindow(limit.name())
               : Limit.slidingWindowCounter(limit.name())).limit(limit.capacity())
               .window(Duration.ofNanos(limit.periodNanos() * factor)).build();
@@ -411,6 +414,9 @@ final class AccuracyKit {
     if (algorithm == Algorithm.TOKEN_BUCKET) {
       return Limit.tokenBucket(name).capacity(limit).refill(limit, window).build();
     }
+    if (algorithm == Algorithm.LEAKY_BUCKET) {
+      return Limit.leakyBucket(name).capacity(limit).leakRate(limit, window).build();
+    }
     return (algorithm == Algorithm.FIXED_WINDOW ? Limit.fixedWindow(name) : Limit.slidingWindowCounter(name))
         .limit(limit).window(window).build();
   }
@@ -557,7 +563,7 @@ final class AccuracyKit {
 
     String label(Algorithm a) {
       return name().toLowerCase(Locale.ROOT).replace('_', '-') + " (" + (a == Algorithm.FIXED_WINDOW ? "fixed"
-          : a == Algorithm.TOKEN_BUCKET ? "bucket" : "sliding") + ")";
+          : a == Algorithm.TOKEN_BUCKET ? "bucket" : a == Algorithm.LEAKY_BUCKET ? "leaky meter" : "sliding") + ")";
     }
   }
 

@@ -31,13 +31,17 @@ class AccuracyKitTest {
     long seed = 1;
     long bucketSeed = 1_001; // (a range of its own: the window cases keep the seeds of their published figures)
     long bucketReservationSeed = 2_001; // (and one more: the bucket cases keep theirs)
+    long meterSeed = 3_001; // (leaky bucket meters: ranges of their own too)
+    long meterReservationSeed = 4_001;
     for (Profile p : Profile.values()) {
       for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
-          Algorithm.TOKEN_BUCKET}) {
+          Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET}) {
         for (int nodes : new int[] {1, 3, 8}) {
           for (Mode m : Mode.values()) {
             // (a bucket's reservations are its token claims, as in the approximate mode, at the batch size)
-            long caseSeed = AccuracyKit.seed(a != Algorithm.TOKEN_BUCKET ? seed++
+            long caseSeed = AccuracyKit.seed(a == Algorithm.LEAKY_BUCKET
+                ? (m == Mode.RESERVATION ? meterReservationSeed++ : meterSeed++)
+                : a != Algorithm.TOKEN_BUCKET ? seed++
                 : m == Mode.RESERVATION ? bucketReservationSeed++ : bucketSeed++);
             // -Dsluice.kit.case="SPREAD FIXED_WINDOW 3 APPROXIMATE" runs only the cases that match
             String only = System.getProperty("sluice.kit.case", "");
@@ -67,7 +71,7 @@ class AccuracyKitTest {
 
   static void assertBounds(Report r, Mode mode, Profile profile, Algorithm algorithm, int nodes) {
     assertThat(r.keyWindowsOverBound()).as("key-windows over the bound: %s", r).isZero();
-    if (mode != Mode.APPROXIMATE || algorithm == Algorithm.TOKEN_BUCKET) {
+    if (mode != Mode.APPROXIMATE || algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
       // (token claims take every token from the store's bucket before it is used: none over, ever)
       assertThat(r.worstOverPermits()).as("over-admission in %s mode: %s", mode, r).isLessThanOrEqualTo(1e-9);
     }
@@ -100,11 +104,13 @@ class AccuracyKitTest {
    */
   static double falseDenialGap(Mode mode, Algorithm algorithm, int nodes) {
     boolean sliding = algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
-    if (algorithm == Algorithm.TOKEN_BUCKET && mode != Mode.EXACT) {
+    if ((algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) && mode != Mode.EXACT) {
       // token claims (run of 2026-12-02 03:50 UTC): 1 node 2.3% (shapes: at the limit a node's due
       // times lag the exact bucket's by about a millisecond, so it admits the next request instead of
-      // this one), 2+ nodes 11.4% (which node a refilled token's request reaches, as for sliding windows)
-      return nodes == 1 ? 3.5 : 14.0;
+      // this one), 2+ nodes 11.4% (which node a refilled token's request reaches, as for sliding windows);
+      // leaky bucket meters, the same claims over the same GCRA state (first run, 2026-12-03 07:45 UTC):
+      // 1 node 4.1% / 7.0% (approximate / reservation, shapes), 2+ nodes 11.5-12.1%
+      return nodes > 1 ? 14.0 : algorithm == Algorithm.LEAKY_BUCKET ? 7.5 : 3.5;
     }
     switch (mode) {
       case APPROXIMATE:
