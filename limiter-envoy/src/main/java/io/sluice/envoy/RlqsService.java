@@ -402,18 +402,9 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       budget.join(sub.key, limit, sub.rule.limit().unit(), p, (now - p * periodMillis) * 1_000, weight)
           .whenComplete((granted, error) -> {
             synchronized (this) {
-              if (sub.pending == p) {
-                sub.pending = Long.MIN_VALUE;
-              }
-              if (error != null) {
-                LOG.log(System.Logger.Level.WARNING, "sluice envoy: RLQS share of {0} not leased: {1}", sub.key,
-                    error.toString());
+              if (!granted(sub, p, granted, error, "leased")) {
                 return;
               }
-              if (ended || subs.get(sub.key) != sub) {
-                return;
-              }
-              sub.grants.put(p, granted);
               long t = wallMillis.getAsLong();
               if (period(t) == p) {
                 send(List.of(assignment(sub, sub.grants.get(p), p, t)));
@@ -466,18 +457,9 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       budget.renew(sub.key, sub.rule.limit().requestsPerUnit(), sub.rule.limit().unit(), next, weight, previousWeight)
           .whenComplete((granted, error) -> {
             synchronized (this) {
-              if (sub.pending == next) {
-                sub.pending = Long.MIN_VALUE;
-              }
-              if (error != null) {
-                LOG.log(System.Logger.Level.WARNING, "sluice envoy: RLQS share of {0} not renewed: {1}", sub.key,
-                    error.toString());
+              if (!granted(sub, next, granted, error, "renewed")) {
                 return;
               }
-              if (ended || subs.get(sub.key) != sub) {
-                return;
-              }
-              sub.grants.put(next, granted);
               Long current = sub.grants.get(next - 1);
               long t = wallMillis.getAsLong();
               if (current != null && period(t) == next - 1) {
@@ -486,6 +468,27 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
               }
             }
           });
+    }
+
+    /**
+     * Under this stream's monitor: the budget's answer to a share of {@code period} asked for
+     * {@code sub}, recorded; false when there is none to use (it failed, logged as not {@code verb},
+     * or the stream or subscription is gone).
+     */
+    private boolean granted(Sub sub, long period, Long granted, Throwable error, String verb) {
+      if (sub.pending == period) {
+        sub.pending = Long.MIN_VALUE;
+      }
+      if (error != null) {
+        LOG.log(System.Logger.Level.WARNING, "sluice envoy: RLQS share of {0} not " + verb + ": {1}", sub.key,
+            error.toString());
+        return false;
+      }
+      if (ended || subs.get(sub.key) != sub) {
+        return false;
+      }
+      sub.grants.put(period, granted);
+      return true;
     }
 
     synchronized void raise(long current) {

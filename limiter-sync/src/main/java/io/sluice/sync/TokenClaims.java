@@ -131,10 +131,7 @@ final class TokenClaims {
       expire(h, now);
       long usable = usable(h, now);
       if (usable >= cost) {
-        take(h, cost, now);
-        out[0] = remaining(h, usable - cost);
-        out[1] = 0;
-        return ALLOWED;
+        return allowed(h, cost, now, usable, out);
       }
       long toCome = h.granted - due(h, now);
       if (toCome > 0 && cost <= usable + toCome) {
@@ -196,16 +193,21 @@ final class TokenClaims {
     hold(h, grant, now);
     long nowUsable = usable(h, now);
     if (nowUsable >= cost) {
-      take(h, cost, now);
-      out[0] = remaining(h, nowUsable - cost);
-      out[1] = 0;
-      return ALLOWED;
+      return allowed(h, cost, now, nowUsable, out);
     }
     // granted, but due later (the bucket is empty now): this node holds them for its next requests,
     // as the exact algorithm would deny this one now
     out[0] = remaining(h, nowUsable);
     out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, dueOfNth(h, cost - nowUsable) - now));
     return DENIED;
+  }
+
+  /** Under the holding's monitor: {@code cost} of the {@code usable} tokens taken; the decision allowed. */
+  private int allowed(Holding h, long cost, long now, long usable, long[] out) {
+    take(h, cost, now);
+    out[0] = remaining(h, usable - cost);
+    out[1] = 0;
+    return ALLOWED;
   }
 
   /** Under the holding's monitor: a grant of the store becomes the holding's last grant. */
