@@ -196,8 +196,8 @@ final class BatchSender {
     /** Null when the breaker let no call through. */
     final CompletableFuture<FlushResult> answer;
     final long startedAt;
-    /** When it was sent and when the answer arrived on the calls' clock (StoreCalls#callClock; MIN_VALUE before). */
     private final StoreCalls calls;
+    /** When it was sent and when the answer arrived on the calls' clock (StoreCalls#callClock; MIN_VALUE before). */
     private final long sentTick;
     private volatile long answeredTick = Long.MIN_VALUE;
 

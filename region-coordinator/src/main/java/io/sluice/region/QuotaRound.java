@@ -225,7 +225,6 @@ final class QuotaRound {
           heldLaterMax[i][r]);
     }
     Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views, READ_LAG_NANOS);
-
     targetNow[i] = t.now();
     targetLater[i] = t.later();
     return t;
