@@ -189,8 +189,8 @@ interface Backend extends AutoCloseable {
   /**
    * Regions, each with its own Redis (the URIs, in order): node n belongs to region n mod R and its
    * SyncedLimiter enforces the region's share of the limit; while a setting runs, a region
-   * coordinator (one replica, in this JVM) splits the limit by demand, a round every tenth of a window
-   * (at least 50 ms), leases of two windows.
+   * coordinator (one replica, in this JVM) splits the limit by demand, a round every quarter of a
+   * window (at least 250 ms, the coordinator's default), leases of two windows.
    */
   static Backend regions(List<String> uris, String run) {
     probeRegions(uris, run);
@@ -274,8 +274,11 @@ interface Backend extends AutoCloseable {
 
   private static AutoCloseable startCoordinator(List<String> uris, String prefix, Limit limit) {
     Duration window = Duration.ofNanos(limit.periodNanos());
-    Duration round = window.dividedBy(10).compareTo(Duration.ofMillis(50)) < 0 ? Duration.ofMillis(50)
-        : window.dividedBy(10);
+    // (a tenth of a window, 100 ms for a window of 1 s, was as often as the regional nodes beat, at
+    // every sync: a round that finds a region's node not heard since the round before takes the
+    // region for cut off and leaves its shares as they are)
+    Duration round = window.dividedBy(4).compareTo(Duration.ofMillis(250)) < 0 ? Duration.ofMillis(250)
+        : window.dividedBy(4);
     CoordinatorConfig.Builder b = CoordinatorConfig.builder()
         .quota(GlobalQuota.builder(limit.name()).quota(limit.capacity()).window(window).build())
         .roundInterval(round).lease(window.multipliedBy(2)).cluster(prefix, freePort("the region coordinator"), 1);
