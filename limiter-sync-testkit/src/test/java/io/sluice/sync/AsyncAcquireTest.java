@@ -132,9 +132,12 @@ class AsyncAcquireTest {
           }
         }
       }
-      // the async pair did wait for its store (else this compared only local decisions)
-      assertThat(waited).as("async decisions that waited for the store").isPositive();
+      // the async pair asked its store (else this compared only local decisions): as many decisions as
+      // the sync pair. (Whether an answer was back before acquireAsync returned is a race with the
+      // answering thread, which a loaded machine can let win every time: counted, not asserted.)
       assertThat(async[0].waitedDecisions() + async[1].waitedDecisions())
+          .as("async decisions that asked the store (%d not answered when acquireAsync returned)", waited)
+          .isPositive()
           .isEqualTo(sync[0].waitedDecisions() + sync[1].waitedDecisions());
     }
   }
