@@ -60,15 +60,8 @@ final class AccuracyKit {
       for (Request r : requests) {
         slower.add(new Request(START_NANOS + (r.atNanos() - START_NANOS) * factor, r.key(), r.cost()));
       }
-      Limit l = limit.algorithm() == Algorithm.TOKEN_BUCKET
-          ? Limit.tokenBucket(limit.name()).capacity(limit.capacity())
-              .refill(limit.refillTokens(), Duration.ofNanos(limit.periodNanos() * factor)).build()
-          : limit.algorithm() == Algorithm.LEAKY_BUCKET
-          ? Limit.leakyBucket(limit.name()).capacity(limit.capacity())
-              .leakRate(limit.refillTokens(), Duration.ofNanos(limit.periodNanos() * factor)).build()
-          : (limit.algorithm() == Algorithm.FIXED_WINDOW ? Limit.fixedWindow(limit.name())
-              : Limit.slidingWindowCounter(limit.name())).limit(limit.capacity())
-              .window(Duration.ofNanos(limit.periodNanos() * factor)).build();
+      // (the profile's limit with a window that many times longer: every limit of the kit is made by window())
+      Limit l = window(limit.algorithm(), limit.name(), limit.capacity(), Duration.ofNanos(limit.periodNanos() * factor));
       return new Traffic(name + " x" + factor + " slower", l, List.copyOf(slower), seed);
     }
   }

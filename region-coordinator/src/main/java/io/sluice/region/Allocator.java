@@ -27,18 +27,12 @@ final class Allocator {
    * Targets for one key. The current window splits what is left of it: the quota less what reachable
    * regions already counted and less all an unreachable region may still use (its share as things
    * stand), by demand over the rest of the window. Later windows split the quota less the most an
-   * unreachable region may use in any of them, by demand over a whole window.
-   */
-  static Target target(long quota, long remainingNanos, long windowNanos, RegionView[] regions) {
-    return target(quota, remainingNanos, windowNanos, regions, 0);
-  }
-
-  /**
-   * {@link #target(long, long, long, RegionView[])}, where a region's nodes may take up to
-   * {@code readLagNanos} to read a share written now (their syncs): in the current window a region
-   * keeps at least what it is expected to ask for over that time, up to what it holds. A share cut
-   * below that is passed by what its nodes admit before they read it, while the other regions are
-   * given the difference at once (rounds within a window, on a region whose demand just fell).
+   * unreachable region may use in any of them, by demand over a whole window. A region's nodes may
+   * take up to {@code readLagNanos} to read a share written now (their syncs): in the current window
+   * a region keeps at least what it is expected to ask for over that time, up to what it holds. A
+   * share cut below that is passed by what its nodes admit before they read it, while the other
+   * regions are given the difference at once (rounds within a window, on a region whose demand just
+   * fell; tests pass 0 for none).
    */
   static Target target(long quota, long remainingNanos, long windowNanos, RegionView[] regions, long readLagNanos) {
     int n = regions.length;

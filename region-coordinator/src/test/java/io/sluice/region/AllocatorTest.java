@@ -169,7 +169,7 @@ class AllocatorTest {
         new Allocator.RegionView(true, 2_400, 840e-9, 0, 2_400, 2_400, 2_400),
         new Allocator.RegionView(true, 1_200, 240e-9, 0, 2_400, 2_400, 2_400),
         new Allocator.RegionView(true, 600, 120e-9, 0, 1_200, 1_200, 1_200)};
-    Allocator.Target t = Allocator.target(6_000, remaining, window, views);
+    Allocator.Target t = Allocator.target(6_000, remaining, window, views, 0);
     assertThat(t.later()).containsExactly(2_400, 2_400, 1_200);
     assertThat(t.now()).containsExactly(2_400, 2_400, 1_200);
   }
@@ -187,7 +187,7 @@ class AllocatorTest {
         new Allocator.RegionView(true, 5_000, 840e-9, 600, 5_000, 2_000, 2_000),
         new Allocator.RegionView(true, 0, 240e-9, 600, 600, 2_000, 2_000),
         new Allocator.RegionView(true, 0, 240e-9, 100, 100, 2_000, 2_000)};
-    Allocator.Target t = Allocator.target(6_000, window / 2, window, views);
+    Allocator.Target t = Allocator.target(6_000, window / 2, window, views, 0);
     assertThat(t.now()[2]).isGreaterThanOrEqualTo(100);
     assertThat(t.now()[1]).as("nor the floor of 600").isGreaterThanOrEqualTo(600);
     assertThat(t.now()[0] + t.now()[1] + t.now()[2]).isLessThanOrEqualTo(6_000);
