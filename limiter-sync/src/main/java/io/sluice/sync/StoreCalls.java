@@ -176,7 +176,8 @@ final class StoreCalls {
    * {@code timeout}. The breaker and the meters hear of the call exactly once, as for {@code guarded}.
    * The stage never completes exceptionally; it completes on the caller's thread when the store
    * answered before this returns, else on the store's thread that brought the answer, or, on a
-   * timeout, on {@link CompletableFuture}'s delay thread: what depends on it must not block.
+   * timeout, on {@link CallTimeouts}' thread: what depends on it must not block. The timeout
+   * takes no lock on the caller's thread, so an event loop may call this.
    */
   <T> CompletableFuture<T> guardedAsync(Supplier<CompletionStage<T>> call, Duration timeout) {
     long tick = callClock.getAsLong();
@@ -184,9 +185,8 @@ final class StoreCalls {
     if (answer == null) {
       return CompletableFuture.completedFuture(null);
     }
-    // a copy bears the timeout: the store's own future is not completed by us (orTimeout cancels its
-    // timer once the answer comes, so a fast store leaves no timers behind)
-    CompletableFuture<T> timed = answer.isDone() ? answer : answer.copy().orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    // a copy bears the timeout: the store's own future is not completed by us
+    CompletableFuture<T> timed = answer.isDone() ? answer : CallTimeouts.within(answer, timeout.toNanos());
     return timed.handle((value, failure) -> {
       long took = callClock.getAsLong() - tick;
       if (failure == null) {

@@ -53,12 +53,6 @@ class SluiceWebFilterBlockingTest {
         // once): the stand-in's doing, where Lettuce writes to its channel; Sluice's calls above it are
         // still watched
         .allowBlockingCallsInside("io.sluice.spring.LateStore", "late")
-        // the JDK's timer for CompletableFuture.orTimeout (one ScheduledThreadPoolExecutor for the
-        // process) takes its queue lock to schedule each store call's timeout: held for microseconds,
-        // but an event loop that meets it taken parks (CI saw it twice in the same run of this test).
-        // Known, and left for a timer of Sluice's own that takes no lock; only that call is allowed,
-        // the store call itself (StoreCalls.guardedAsync's start) is still watched
-        .allowBlockingCallsInside("java.util.concurrent.CompletableFuture$Delayer", "delay")
         .blockingMethodCallback(m -> BLOCKED.add(Thread.currentThread().getName() + ": " + m + " at "
             + java.util.Arrays.stream(new Throwable().getStackTrace()).skip(2).limit(25).map(String::valueOf)
                 .collect(java.util.stream.Collectors.joining("\n  "))))
