@@ -25,10 +25,15 @@ public final class CoordinatorCommand implements Callable<Integer> {
       description = "A region and its Redis (standalone or Sentinel), e.g. eu=redis://10.0.0.5:6379. Repeat per region.")
   List<String> regions;
 
-  @Option(names = "--quota", paramLabel = "NAME=G/WINDOW[:PATTERN]", required = true,
-      description = "A global quota: G permits per WINDOW for each key matching PATTERN (a glob, default *),"
+  @Option(names = "--quota", paramLabel = "NAME=G/WINDOW[:PATTERN]",
+      description = "A global quota: G permits per fixed WINDOW for each key matching PATTERN (a glob, default *),"
           + " e.g. api=6000/10s:tenant-*. Repeat per quota.")
-  List<String> quotas;
+  List<String> quotas = new java.util.ArrayList<>();
+
+  @Option(names = "--sliding-quota", paramLabel = "NAME=G/WINDOW[:PATTERN]",
+      description = "A global quota on a sliding window counter (G permits in any WINDOW, the nodes' limit a"
+          + " sliding window counter too), in the form of --quota. Repeat per quota.")
+  List<String> slidingQuotas = new java.util.ArrayList<>();
 
   @Option(names = "--round", paramLabel = "TIME", defaultValue = "250ms", converter = DurationConverter.class,
       description = "How often the leader reallocates (default: ${DEFAULT-VALUE}).")
@@ -64,8 +69,14 @@ public final class CoordinatorCommand implements Callable<Integer> {
         String[] nameUri = split(r, "--region", "NAME=URI");
         b.region(Region.of(nameUri[0], RedisStoreConfig.builder(nameUri[1]).keyPrefix(keyPrefix).build()));
       }
+      if (quotas.isEmpty() && slidingQuotas.isEmpty()) {
+        throw new IllegalArgumentException("--quota: give at least one quota (--quota or --sliding-quota)");
+      }
       for (String q : quotas) {
-        b.quota(quota(q));
+        b.quota(quota(q, "--quota", false));
+      }
+      for (String q : slidingQuotas) {
+        b.quota(quota(q, "--sliding-quota", true));
       }
       config = b.build();
     } catch (IllegalArgumentException e) {
@@ -90,9 +101,9 @@ public final class CoordinatorCommand implements Callable<Integer> {
     return 0;
   }
 
-  /** {@code NAME=G/WINDOW[:PATTERN]} */
-  static GlobalQuota quota(String spec) {
-    String[] nameRest = split(spec, "--quota", "NAME=G/WINDOW[:PATTERN]");
+  /** {@code NAME=G/WINDOW[:PATTERN]}, given to {@code option}: a fixed window, or a sliding window counter. */
+  static GlobalQuota quota(String spec, String option, boolean sliding) {
+    String[] nameRest = split(spec, option, "NAME=G/WINDOW[:PATTERN]");
     String rest = nameRest[1];
     String pattern = "*";
     int colon = rest.indexOf(':');
@@ -102,21 +113,22 @@ public final class CoordinatorCommand implements Callable<Integer> {
     }
     int slash = rest.indexOf('/');
     if (slash <= 0) {
-      throw new IllegalArgumentException("--quota: expected NAME=G/WINDOW[:PATTERN], got " + spec);
+      throw new IllegalArgumentException(option + ": expected NAME=G/WINDOW[:PATTERN], got " + spec);
     }
     long g;
     try {
       g = Long.parseLong(rest.substring(0, slash));
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("--quota: G must be a whole number of permits, got " + spec);
+      throw new IllegalArgumentException(option + ": G must be a whole number of permits, got " + spec);
     }
     Duration window;
     try {
       window = Durations.parse(rest.substring(slash + 1));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("--quota: " + e.getMessage() + " in " + spec);
+      throw new IllegalArgumentException(option + ": " + e.getMessage() + " in " + spec);
     }
-    return GlobalQuota.builder(nameRest[0]).quota(g).window(window).keyPattern(pattern).build();
+    GlobalQuota.Builder q = GlobalQuota.builder(nameRest[0]).quota(g).window(window).keyPattern(pattern);
+    return (sliding ? q.slidingWindow() : q).build();
   }
 
   private static String[] split(String spec, String option, String form) {

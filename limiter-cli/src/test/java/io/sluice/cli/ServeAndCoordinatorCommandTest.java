@@ -19,13 +19,18 @@ class ServeAndCoordinatorCommandTest {
 
   @Test
   void quotaSpecsParse() {
-    GlobalQuota q = CoordinatorCommand.quota("api=6000/10s:tenant-*");
+    GlobalQuota q = CoordinatorCommand.quota("api=6000/10s:tenant-*", "--quota", false);
+    assertThat(q.sliding()).isFalse();
     assertThat(q.name()).isEqualTo("api");
     assertThat(q.quota()).isEqualTo(6000);
     assertThat(q.window()).isEqualTo(Duration.ofSeconds(10));
     assertThat(q.matches("tenant-7")).isTrue();
     assertThat(q.matches("other")).isFalse();
-    assertThat(CoordinatorCommand.quota("all=100/1m").matches("anything")).isTrue();
+    assertThat(CoordinatorCommand.quota("all=100/1m", "--quota", false).matches("anything")).isTrue();
+    GlobalQuota sliding = CoordinatorCommand.quota("api=6000/10s", "--sliding-quota", true);
+    assertThat(sliding.sliding()).isTrue();
+    assertThat(sliding.limit().algorithm()).isEqualTo(io.sluice.node.Algorithm.SLIDING_WINDOW_COUNTER);
+    assertThat(sliding.limit().capacity()).isEqualTo(6000);
   }
 
   @Test
@@ -39,6 +44,12 @@ class ServeAndCoordinatorCommandTest {
     r = run("coordinator", "--quota", "api=600/1s");
     assertThat(r.code()).isEqualTo(Sluice.EXIT_USAGE);
     assertThat(r.err()).contains("--region");
+    r = run("coordinator", "--region", "eu=redis://127.0.0.1:1");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: --quota: give at least one quota"
+        + " (--quota or --sliding-quota)");
+    r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--sliding-quota", "api=600");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: --sliding-quota: expected"
+        + " NAME=G/WINDOW[:PATTERN], got api=600");
     r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--quota", "api=600/1s", "--smoothing", "0");
     assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: smoothing: must be in (0, 1], got 0.0");
   }

@@ -42,11 +42,9 @@ class SluiceBadInputTest {
   }
 
   @Test
-  void regionsNeedTwoRedisesAndAFixedWindow() {
+  void regionsNeedTwoRedisesAndAWeightEach() {
     assertUsageError(run("tune", "--region-redis", "redis://127.0.0.1:1"),
         "sluice tune: --region-redis: give two or more regions (one Redis each), or use --redis for one");
-    assertUsageError(run("tune", "--region-redis", "redis://127.0.0.1:1", "--region-redis", "redis://127.0.0.1:2"),
-        "sluice tune: --region-redis: a regional quota is split per window: use --algorithm fixed");
     assertUsageError(run("tune", "--algorithm", "fixed", "--region-redis", "redis://127.0.0.1:1", "--region-redis",
         "redis://127.0.0.1:2", "--region-weights", "1,2,3"),
         "sluice tune: --region-weights: one weight per --region-redis (2), got 3");

@@ -106,10 +106,13 @@ final class BuilderChecks {
     }
   }
 
-  /** A regional quota: a fixed window with room for every region, the approximate mode, a store that keeps shares. */
+  /**
+   * A regional quota: a fixed window or sliding window counter with room for every region, the
+   * approximate mode, a store that keeps shares.
+   */
   private static void checkRegional(Limit limit, CounterStore store, int regions, boolean reservation,
       long batchSize) {
-    Counter.regional(limit, regions); // a fixed window with room for every region, or a message
+    Counter.regional(limit, regions); // a window with room for every region, or a message
     if (reservation || batchSize == 1) {
       throw new IllegalArgumentException("regionalQuota: shares are enforced in the approximate mode; not with "
           + (reservation ? "reservation" : "batchSize 1 (exact mode)"));

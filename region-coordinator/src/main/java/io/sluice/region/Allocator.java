@@ -83,6 +83,73 @@ final class Allocator {
   }
 
   /**
+   * Targets for one key of a sliding window quota. A region's {@code admitted} is what its counter
+   * weighs now (its count of the window and the previous window's at its weight); a region that admits
+   * its fair share f of a window evenly weighs f at every moment, so a region's target is its max-min
+   * fair split of a whole window's demand. A region that weighs more than that (after a shift of
+   * demand) gets that split as its share all the same, below what it weighs: it admits nothing until
+   * its count has faded under it (with a share it already weighs, a busy region would re-admit what
+   * fades of its own count round after round, and shares would never move). It still counts against
+   * the budget at what it may weigh before its nodes read the share ({@link #committed}). The others
+   * share what is left up to their fair splits. The same split for every later window: a sliding count
+   * weighs across the window's edge, so a region's share there may be no smaller than its share now.
+   * An unreachable region counts at the most it holds now or in any later window.
+   */
+  static Target slidingTarget(long quota, long windowNanos, RegionView[] regions, long readLagNanos) {
+    int n = regions.length;
+    long budgetFair = quota;
+    int reachable = 0;
+    for (RegionView r : regions) {
+      if (r.reachable()) {
+        reachable++;
+      } else {
+        budgetFair -= Math.max(r.heldNow(), r.heldLaterMax());
+      }
+    }
+    long budget = budgetFair;
+    long[] floors = new long[reachable];
+    long[] weighs = new long[reachable];
+    double[] demand = new double[reachable];
+    for (int i = 0, j = 0; i < n; i++) {
+      RegionView r = regions[i];
+      if (r.reachable()) {
+        floors[j] = r.floor();
+        weighs[j] = Math.max(committed(r, readLagNanos), r.floor());
+        budget -= weighs[j];
+        demand[j] = r.demandPerNano() * windowNanos;
+        j++;
+      }
+    }
+    long[] fair = split(Math.max(0, budgetFair), floors, demand);
+    double[] toFair = new double[reachable];
+    for (int j = 0; j < reachable; j++) {
+      toFair[j] = Math.max(0, fair[j] - weighs[j]);
+    }
+    // (what is left never passes what the regions below their fair splits want: those above weigh
+    // more than their splits, and the splits add up to the budget)
+    long[] x = split(Math.max(0, budget), new long[reachable], toFair);
+    long[] now = new long[n];
+    for (int i = 0, j = 0; i < n; i++) {
+      if (regions[i].reachable()) {
+        now[i] = weighs[j] >= fair[j] ? fair[j] : weighs[j] + x[j];
+        j++;
+      } else {
+        now[i] = -1;
+      }
+    }
+    return new Target(now, now.clone());
+  }
+
+  /**
+   * What a reachable region may count before its nodes read a share written now: what it counts, and
+   * up to {@code readLagNanos} of its demand within what it holds.
+   */
+  static long committed(RegionView r, long readLagNanos) {
+    long unread = (long) Math.ceil(Math.max(0, r.demandPerNano()) * readLagNanos);
+    return r.admitted() + Math.min(Math.max(0, r.heldNow() - r.admitted()), unread);
+  }
+
+  /**
    * What each reachable region is still owed of its fair split of a whole window ({@code fair}, the
    * later windows' targets) and will ask for before the current window ends ({@code demandNow}).
    * The rest of the current window goes to that first: split by the demand of the rest of the window

@@ -21,6 +21,7 @@ public final class GlobalQuota {
   private final Pattern keyRegex;
   private final double floorFraction;
   private final Map<String, Long> floors;
+  private final boolean sliding;
   private final Limit limit;
 
   private GlobalQuota(Builder b) {
@@ -31,7 +32,9 @@ public final class GlobalQuota {
     this.keyRegex = globToRegex(b.keyPattern);
     this.floorFraction = b.floorFraction;
     this.floors = Collections.unmodifiableMap(new LinkedHashMap<>(b.floors));
-    this.limit = Limit.fixedWindow(b.name).limit(b.quota).window(b.window).build();
+    this.sliding = b.sliding;
+    this.limit = (b.sliding ? Limit.slidingWindowCounter(b.name) : Limit.fixedWindow(b.name)).limit(b.quota)
+        .window(b.window).build();
   }
 
   public static Builder builder(String name) {
@@ -58,6 +61,14 @@ public final class GlobalQuota {
 
   public boolean matches(String key) {
     return keyRegex.matcher(key).matches();
+  }
+
+  /**
+   * Whether the quota is a sliding window counter (G permits in any window's length, the previous
+   * window's count weighted by its part still inside) rather than a fixed window.
+   */
+  public boolean sliding() {
+    return sliding;
   }
 
   /** The limit every node of every region builds its {@code SyncedLimiter} on. */
@@ -93,7 +104,7 @@ public final class GlobalQuota {
 
   @Override
   public String toString() {
-    return name + " (" + quota + " per " + window + " for keys " + keyPattern + ")";
+    return name + " (" + quota + " per " + (sliding ? "sliding " : "") + window + " for keys " + keyPattern + ")";
   }
 
   /** Settings of a {@link GlobalQuota}; every error names its field. */
@@ -104,6 +115,7 @@ public final class GlobalQuota {
     private String keyPattern = "*";
     private double floorFraction = 0.1;
     private final Map<String, Long> floors = new LinkedHashMap<>();
+    private boolean sliding;
 
     Builder(String name) {
       if (name == null || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
@@ -126,6 +138,16 @@ public final class GlobalQuota {
         throw new IllegalArgumentException("window: must be at least 100 ms, got " + window + " in quota " + name);
       }
       this.window = window;
+      return this;
+    }
+
+    /**
+     * A sliding window counter instead of a fixed window: the regions together never pass G over any
+     * window's length as the counter weighs it. Shares then move within a window, as the previous
+     * window's counts fade, rather than at its edge (see the README's multi-region section).
+     */
+    public Builder slidingWindow() {
+      this.sliding = true;
       return this;
     }
 

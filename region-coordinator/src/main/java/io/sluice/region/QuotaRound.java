@@ -63,6 +63,13 @@ final class QuotaRound {
   long[][] heldLaterMin;
   long[][] heldLaterMax;
   long[][] admitted;
+  /**
+   * Sliding quotas: per key and region, the most the region may weigh until its nodes read this
+   * round's shares (see {@link Allocator#committed}); a share written below it still counts at it.
+   */
+  long[][] weighs;
+  /** The index of each key in {@link #keyList}, for the second phase. */
+  private Map<String, Integer> keyIndex;
   /** Per region, the shares the first phase wrote (null: none written, the region keeps what it holds). */
   long[][] written;
   long[][] writtenLater;
@@ -157,6 +164,7 @@ final class QuotaRound {
     heldLaterMin = new long[k][n];
     heldLaterMax = new long[k][n];
     admitted = new long[k][n];
+    weighs = new long[k][n];
     List<List<ShareWrite>> shrink = perRegion();
     for (int i = 0; i < k; i++) {
       Allocator.Target t = target(i);
@@ -183,8 +191,10 @@ final class QuotaRound {
         written[r] = res.shares();
         writtenLater[r] = res.nextShares();
         for (int i = 0; i < k; i++) {
-          ShareArithmetic.record(known.get(keyList.get(i)), r, w, res.shares()[i], res.nextShares()[i], leaseEnd);
-          notePeak(keyList.get(i), r, res.shares()[i], res.nextShares()[i]);
+          long atLeast = weighs[i][r];
+          ShareArithmetic.record(known.get(keyList.get(i)), r, w, Math.max(atLeast, res.shares()[i]),
+              Math.max(atLeast, res.nextShares()[i]), leaseEnd);
+          notePeak(keyList.get(i), r, Math.max(atLeast, res.shares()[i]), Math.max(atLeast, res.nextShares()[i]));
         }
       }
     }
@@ -210,10 +220,13 @@ final class QuotaRound {
       KeyState s = states.get(r).get(key);
       if (reachable[r] && s != null) {
         takeRegionsRecord(m, b, s);
-        admitted[i][r] = s.admitted();
+        admitted[i][r] = counted(s);
       }
       held(i, r, m, b);
       rates[r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
+      if (q.sliding() && reachable[r] && s != null) {
+        rates[r] = slidingRate(s);
+      }
       applyPeaks(i, r, m, b, p);
     }
     ShareArithmetic.assumeTheMostOfUnknownRegions(q.quota(), m, reachable, reachedSinceTakeOver, heldNow[i],
@@ -223,11 +236,47 @@ final class QuotaRound {
       views[r] = new Allocator.RegionView(reachable[r], admitted[i][r], rates[r],
           ShareArithmetic.floor(q.floor(links.name(r), n), rates[r], windowNanos), heldNow[i][r], heldLaterMin[i][r],
           heldLaterMax[i][r]);
+      if (q.sliding() && reachable[r]) {
+        // a region whose share is cut below what it weighs is held here at what it weighs, so that
+        // once out of reach it is counted at that, as its count fades, not at its smaller share
+        weighs[i][r] = Allocator.committed(views[r], READ_LAG_NANOS);
+        ShareArithmetic.atLeast(m, r * FIELDS, w, weighs[i][r]);
+      }
     }
-    Allocator.Target t = Allocator.target(q.quota(), remaining, windowNanos, views, READ_LAG_NANOS);
+    // (a sliding window's count goes on weighing across the window's edge, all of it at the next
+    // window's start, so a region's share of the next window may be no smaller than what it may count
+    // by then, its share now: leases carry the current split, and shares move within a window, as
+    // what the regions counted before fades)
+    Allocator.Target t = q.sliding() ? Allocator.slidingTarget(q.quota(), windowNanos, views, READ_LAG_NANOS)
+        : Allocator.target(q.quota(), remaining, windowNanos, views, READ_LAG_NANOS);
     targetNow[i] = t.now();
     targetLater[i] = t.later();
     return t;
+  }
+
+  /**
+   * A sliding quota's region's demand, per ns: its attempts over the last window's length, as its
+   * counter weighs them (this window's, and the previous one's at their weight). Its target is a split
+   * of a whole window's demand, which this measures whole; the smoothed rate between rounds, made of
+   * attempts its nodes flush every 100 ms read every 250 ms, swung by a fifth from round to round with
+   * the number of flushes a round saw (in the simulated rig, where they align exactly: 731 and 952 a
+   * second for a demand of 840), and a swing there moves the split at once. Its error is the nodes'
+   * unflushed attempts, at most a sync interval of demand over a window.
+   */
+  private double slidingRate(KeyState s) {
+    double weight = (double) remaining / windowNanos;
+    return (s.admitted() + s.denied() + s.attemptsBefore() * weight) / windowNanos;
+  }
+
+  /**
+   * What a region has counted of a key against its share now: window w's count, and for a sliding
+   * window also window w - 1's at the weight the counter gives it now (rounded up: the safe side).
+   */
+  private long counted(KeyState s) {
+    if (!q.sliding() || s.admittedBefore() <= 0) {
+      return s.admitted();
+    }
+    return s.admitted() + (long) Math.ceil(s.admittedBefore() * ((double) remaining / windowNanos) - 1e-9);
   }
 
   /** A reachable region's state of the key: its record of its share, and its demand. */
@@ -248,14 +297,25 @@ final class QuotaRound {
 
   /** Key i, region r: the share it holds now, and the least and most it holds in the windows its lease covers. */
   private void held(int i, int r, long[] m, int b) {
-    heldNow[i][r] = shareFor(m, b, w, staticShare);
+    heldNow[i][r] = holds(m, b, w);
     heldLaterMin[i][r] = Long.MAX_VALUE;
     heldLaterMax[i][r] = 0;
     for (long x = w + 1; x <= leaseEnd; x++) {
-      long h = shareFor(m, b, x, staticShare);
+      long h = holds(m, b, x);
       heldLaterMin[i][r] = Math.min(heldLaterMin[i][r], h);
       heldLaterMax[i][r] = Math.max(heldLaterMax[i][r], h);
     }
+  }
+
+  /**
+   * What a region may weigh in window x as its record tells: its share there; for a sliding quota also
+   * its share of the window before, whose count still weighs (the first window after a lease, where the
+   * static share may be less than the leased one the region filled), where the record reaches it (the
+   * record's own window holds what the region weighed when it was written, see {@link #weighs}).
+   */
+  private long holds(long[] m, int b, long x) {
+    long share = shareFor(m, b, x, staticShare);
+    return q.sliding() && x - 1 >= m[b] && m[b] >= 0 ? Math.max(share, shareFor(m, b, x - 1, staticShare)) : share;
   }
 
   /** A silent region counts at its peaks; a region heard this round starts its peaks afresh from what it holds. */
@@ -286,6 +346,10 @@ final class QuotaRound {
 
   /** The second phase: what grows, from the budget the first left; true when a region fenced this leader. */
   boolean grow() {
+    keyIndex = new HashMap<>();
+    for (int i = 0; i < keyList.size(); i++) {
+      keyIndex.put(keyList.get(i), i);
+    }
     List<List<ShareWrite>> grow = perRegion();
     for (int i = 0; i < keyList.size(); i++) {
       growKey(i, grow);
@@ -302,22 +366,30 @@ final class QuotaRound {
       }
       for (int j = 0; j < writes.size(); j++) {
         long[] m = known.get(writes.get(j).key());
+        long atLeast = weighs[keyIndex.get(writes.get(j).key())][r];
         // not confirmed: count it as written, the larger of the two (the safe side for the others)
-        ShareArithmetic.record(m, r, w, res != null ? res.shares()[j] : writes.get(j).share(),
-            res != null ? res.nextShares()[j] : writes.get(j).nextShare(), leaseEnd);
-        notePeak(writes.get(j).key(), r, Math.max(writes.get(j).share(), res != null ? res.shares()[j] : 0),
-            Math.max(writes.get(j).nextShare(), res != null ? res.nextShares()[j] : 0));
+        ShareArithmetic.record(m, r, w, Math.max(atLeast, res != null ? res.shares()[j] : writes.get(j).share()),
+            Math.max(atLeast, res != null ? res.nextShares()[j] : writes.get(j).nextShare()), leaseEnd);
+        notePeak(writes.get(j).key(), r, Math.max(atLeast, Math.max(writes.get(j).share(),
+            res != null ? res.shares()[j] : 0)), Math.max(atLeast, Math.max(writes.get(j).nextShare(),
+            res != null ? res.nextShares()[j] : 0)));
       }
     }
     return false;
   }
 
-  /** Key i: the increases the budget left by the first phase allows, added to {@code grow} per region. */
+  /**
+   * Key i: the increases the budget left by the first phase allows, added to {@code grow} per region.
+   * A region counts against the budget at what it holds, or for a sliding quota at what it weighs
+   * where that is more (see {@link #weighs}); a share raised to no more than that costs nothing more.
+   */
   private void growKey(int i, List<List<ShareWrite>> grow) {
     long budgetNow = q.quota();
     long budgetLater = q.quota();
     long[] baseNow = new long[n];
     long[] baseLater = new long[n];
+    long[] countedNow = new long[n];
+    long[] countedLater = new long[n];
     long[] wantNow = new long[n];
     long[] wantLater = new long[n];
     for (int r = 0; r < n; r++) {
@@ -332,14 +404,18 @@ final class QuotaRound {
         wantNow[r] = baseNow[r];
         wantLater[r] = baseLater[r];
       }
-      budgetNow -= baseNow[r];
-      budgetLater -= baseLater[r];
+      countedNow[r] = Math.max(baseNow[r], weighs[i][r]);
+      countedLater[r] = Math.max(baseLater[r], weighs[i][r]);
+      budgetNow -= countedNow[r];
+      budgetLater -= countedLater[r];
     }
-    long[] incNow = Allocator.increases(budgetNow, baseNow, wantNow);
-    long[] incLater = Allocator.increases(budgetLater, baseLater, wantLater);
+    long[] incNow = Allocator.increases(budgetNow, countedNow, wantNow);
+    long[] incLater = Allocator.increases(budgetLater, countedLater, wantLater);
     for (int r = 0; r < n; r++) {
-      if (written[r] != null && (incNow[r] > 0 || incLater[r] > 0)) {
-        grow.get(r).add(new ShareWrite(keyList.get(i), baseNow[r] + incNow[r], baseLater[r] + incLater[r], leaseEnd));
+      long now = Math.max(baseNow[r], Math.min(wantNow[r], countedNow[r] + incNow[r]));
+      long later = Math.max(baseLater[r], Math.min(wantLater[r], countedLater[r] + incLater[r]));
+      if (written[r] != null && (now > baseNow[r] || later > baseLater[r])) {
+        grow.get(r).add(new ShareWrite(keyList.get(i), now, later, leaseEnd));
       }
     }
   }

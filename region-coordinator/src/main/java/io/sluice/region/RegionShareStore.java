@@ -76,10 +76,11 @@ public final class RegionShareStore implements AutoCloseable {
 
   /**
    * One key of a regional quota as a region's Redis holds it: window w's count and denied demand, window
-   * w + 1's count, the share record, and window w - 1's attempts (count and denied demand).
+   * w + 1's count, the share record, window w - 1's attempts (count and denied demand) and its count
+   * alone (which a sliding window counter still weighs in window w).
    */
   public record KeyState(String key, long admitted, long denied, long admittedNext, long shareWindow, long share,
-      long nextShare, long leaseEnd, long epoch, long attemptsBefore) {
+      long nextShare, long leaseEnd, long epoch, long attemptsBefore, long admittedBefore) {
 
     /** The share the region's nodes enforce in window w: from the record, or -1 for the static share. */
     public long shareFor(long w) {
@@ -176,7 +177,7 @@ public final class RegionShareStore implements AutoCloseable {
     for (int i = 0; i < keys.size(); i++) {
       int b = 10 * i;
       out.add(new KeyState(keys.get(i), l(r, b), l(r, b + 1), l(r, b + 2), l(r, b + 3), l(r, b + 4), l(r, b + 5),
-          l(r, b + 6), l(r, b + 7), l(r, b + 8) + l(r, b + 9)));
+          l(r, b + 6), l(r, b + 7), l(r, b + 8) + l(r, b + 9), l(r, b + 8)));
     }
     return out;
   }

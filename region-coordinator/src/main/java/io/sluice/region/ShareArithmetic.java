@@ -105,6 +105,19 @@ final class ShareArithmetic {
     m[b + 3] = leaseEnd;
   }
 
+  /**
+   * Raises what the record says region r holds in window w, and in the later windows its lease
+   * covers, to at least {@code least} (a sliding quota's region weighing more than its share).
+   */
+  static void atLeast(long[] m, int b, long w, long least) {
+    if (m[b] == w) {
+      m[b + 1] = Math.max(m[b + 1], least);
+      if (m[b + 3] > w) {
+        m[b + 2] = Math.max(m[b + 2], least);
+      }
+    }
+  }
+
   /** The share region r enforces in window x as far as this replica knows: its record, else G / R. */
   static long shareFor(long[] m, int b, long x, long staticShare) {
     long share = RegionShareStore.shareFor(m[b], m[b + 1], m[b + 2], m[b + 3], x);

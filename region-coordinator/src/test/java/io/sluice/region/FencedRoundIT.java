@@ -36,7 +36,7 @@ class FencedRoundIT {
 
     @Override
     public List<KeyState> read(Limit limit, long window, List<String> keys) {
-      return List.of(new KeyState("tenant-1", 10, 5, 0, -1, -1, -1, -1, 0, 0));
+      return List.of(new KeyState("tenant-1", 10, 5, 0, -1, -1, -1, -1, 0, 0, 0));
     }
 
     @Override

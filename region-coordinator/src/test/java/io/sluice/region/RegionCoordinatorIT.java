@@ -106,6 +106,62 @@ class RegionCoordinatorIT {
   }
 
   /**
+   * A sliding window counter quota: the regions' sliding estimate (every region's count of the window
+   * plus the previous window's at its weight) stays within G at every step of the run, the quota is
+   * filled under skew, and a shift of demand is followed within the window after it, as what the
+   * regions counted before fades. Rounds every 250 ms, as the coordinator runs them by default.
+   */
+  @Test
+  void aSlidingQuotaHoldsAtEveryStepAndFollowsAShift() {
+    GlobalQuota sliding = GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10)).keyPattern("tenant-*")
+        .slidingWindow().build();
+    try (RegionRig rig = new RegionRig(3, 2, sliding)) {
+      rig.roundNanos = 250_000_000L;
+      RegionCoordinator coordinator = rig.addCoordinator("sliding-" + UUID.randomUUID());
+      long first = rig.window();
+      rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
+      long shiftWindow = rig.window();
+      long[] target = ideal(SHIFTED);
+      int rounds = 0;
+      int converged = -1;
+      while (rounds < 60) {
+        rig.run(Duration.ofSeconds(1), r -> demand(SHIFTED, r), "tenant-1", "static-1");
+        rounds++;
+        RegionCoordinator.QuotaSummary s = coordinator.lastRound().get("api");
+        boolean close = true;
+        for (int r = 0; r < 3; r++) {
+          close &= Math.abs(s.regions().get(r).share() - target[r]) <= G / 20;
+        }
+        if (close && converged < 0) {
+          converged = rounds;
+        }
+      }
+      long end = rig.window();
+      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
+      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow, SKEW);
+      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end, SHIFTED);
+      double peakOver = rig.peakSlidingEstimate.get("tenant-1") / G - 1;
+      double staticPeakOver = rig.peakSlidingEstimate.get("static-1") / G - 1;
+      REPORT.add(row("sliding window: skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));
+      REPORT.add(row("sliding window: skew 70/20/10, demand 2G", "static G/R", staticSplit, "-"));
+      REPORT.add(row("sliding window: after shift to 10/20/70", "demand-based", afterShift,
+          converged < 0 ? "> 60" : converged + " (1 s each)"));
+      REPORT.add(String.format(Locale.ROOT, "| sliding window: the regions' sliding estimate at its peak, whole run"
+          + " | demand-based | - | - | - | %+.2f%% of G | - | - |", 100 * peakOver));
+      System.out.printf(Locale.ROOT, "sliding quota: peak estimate %+.3f%% of G (static split %+.3f%%), converged after"
+          + " %d rounds; %s; %s; after shift %s%n", 100 * peakOver, 100 * staticPeakOver, converged, coordinated,
+          staticSplit, afterShift);
+      assertThat(peakOver).isLessThanOrEqualTo(0.01);
+      assertThat(staticPeakOver).isLessThanOrEqualTo(0.01);
+      assertThat(coordinated.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      assertThat(coordinated.worstFair).isGreaterThanOrEqualTo(0.95);
+      assertThat(staticSplit.meanUtilisation).isLessThan(0.90);
+      assertThat(afterShift.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      assertThat(converged).isBetween(1, 20);
+    }
+  }
+
+  /**
    * Floors do not cap utilisation: regions with no demand keep a tenth of their floors, so all the
    * demand in one region (100/0/0, 2G) gets at least 95% of G (93.3% when idle regions kept full floors
    * of a tenth of G / 3 each); and nothing passes G.

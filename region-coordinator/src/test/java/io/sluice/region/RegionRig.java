@@ -36,8 +36,15 @@ public final class RegionRig implements AutoCloseable {
   final boolean[] cut;
   /** Per key, per window, per region: permits the nodes admitted (their own decisions, the ground truth). */
   final Map<String, Map<Long, long[]>> admitted = new java.util.HashMap<>();
+  /**
+   * Per key, for a sliding quota: the highest the regions' sliding estimate went (window w's count,
+   * all regions, plus window w - 1's at the weight the counter gives it) at any step, in permits.
+   */
+  final Map<String, Double> peakSlidingEstimate = new java.util.HashMap<>();
   private final double[] carry;
   private int nextNode;
+  /** How often the coordinators are asked for a round, ns of simulated time (a whole number of steps). */
+  long roundNanos = ROUND_NANOS;
 
   public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota) {
     this(regions, nodesPerRegion, quota, (r, port) -> "redis://127.0.0.1:" + port);
@@ -179,7 +186,7 @@ public final class RegionRig implements AutoCloseable {
   /**
    * Runs traffic for {@code duration} of simulated time: region r asks for
    * {@code demand.applyAsDouble(r)} permits per second of {@code key}, spread over its nodes; every
-   * replica is asked to run a round each second (only the leader acts). Returns how many rounds a
+   * replica is asked to run a round each second, or every {@link #roundNanos} (only the leader acts). Returns how many rounds a
    * replica led.
    */
   public int run(Duration duration, IntToDoubleFunction demandPerSecond, String... keys) {
@@ -202,6 +209,9 @@ public final class RegionRig implements AutoCloseable {
           }
         }
       }
+      if (quota.sliding()) {
+        noteSlidingEstimates(now, w, keys);
+      }
       ticker.advanceNanos(STEP_NANOS);
       now = ticker.read();
       if (now % SYNC_NANOS == 0) {
@@ -210,7 +220,7 @@ public final class RegionRig implements AutoCloseable {
           list.forEach(SyncedLimiter::heartbeatNow); // as a flusher does: the coordinator listens to them
         }
       }
-      if (now % ROUND_NANOS == 0) {
+      if (now % roundNanos == 0) {
         for (RegionCoordinator c : coordinators) {
           if (c.round()) {
             led++;
@@ -219,6 +229,16 @@ public final class RegionRig implements AutoCloseable {
       }
     }
     return led;
+  }
+
+  /** After a step's decisions at {@code now}: the sliding estimate of every key, the peak kept. */
+  private void noteSlidingEstimates(long now, long w, String... keys) {
+    long window = quota.window().toNanos();
+    double prevWeight = 1 - (double) (now - w * window) / window;
+    for (String key : keys) {
+      double estimate = total(key, w) + prevWeight * total(key, w - 1);
+      peakSlidingEstimate.merge(key, estimate, Math::max);
+    }
   }
 
   /**

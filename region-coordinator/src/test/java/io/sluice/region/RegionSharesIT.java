@@ -93,6 +93,48 @@ class RegionSharesIT {
   }
 
   /**
+   * A sliding window quota's node weighs the previous window's count against its share: with 150
+   * counted in one window and a share of 100 for the next, it admits nothing until that count has
+   * faded under 100 (a third of the way into the window), and then only what fades: no admission
+   * leaves the sliding estimate above the share.
+   */
+  @Test
+  void aSlidingQuotasNodeWeighsThePreviousWindowAgainstItsShare() {
+    Limit quota = Limit.slidingWindowCounter("q-sliding").limit(300).window(Duration.ofSeconds(10)).build();
+    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker)) {
+      node.tryAcquire("k");
+      node.syncNow(); // (the key is in the demand index: the share store writes only keys it knows)
+      shares.write(1, quota, w, Duration.ofSeconds(60), List.of(new RegionShareStore.ShareWrite("k", 150, 100, w + 2)));
+      node.syncNow();
+      assertThat(1 + drain(node, "k")).isEqualTo(150);
+      ticker.advanceNanos(WINDOW_NANOS - WINDOW_NANOS / 100);
+      long[] admitted = new long[100];
+      for (int step = 0; step < 100; step++) { // the next window, 100 ms at a time, each step at its end
+        ticker.advanceNanos(WINDOW_NANOS / 100);
+        admitted[step] = drain(node, "k");
+      }
+      long before = 0;
+      long total = 0;
+      for (int step = 0; step < 100; step++) {
+        total += admitted[step];
+        double weight = 1 - step / 100.0;
+        if (admitted[step] > 0) {
+          assertThat(150 * weight + total).as("sliding estimate after step %d", step).isLessThanOrEqualTo(100.0 + 1e-9);
+        }
+        if (step < 32) {
+          before += admitted[step];
+        }
+      }
+      assertThat(before).as("admitted while the previous window alone weighed over the share").isZero();
+      assertThat(total).isBetween(95L, 100L);
+    }
+  }
+
+  /**
    * A regional Redis that restarts empty loses the coordinator's share record: the node keeps the
    * share the lease gave it for the windows the lease covered (the coordinator counts the region at
    * that share until its next round), instead of the static share, which here is larger and would push
@@ -204,9 +246,9 @@ class RegionSharesIT {
 
   @Test
   void badConfigurationNamesTheField() {
-    Limit sliding = Limit.slidingWindowCounter("s").limit(300).window(Duration.ofSeconds(10)).build();
+    Limit bucket = Limit.tokenBucket("s").capacity(300).refill(300, Duration.ofSeconds(10)).build();
     try (RedisCounterStore store = redis.newStore()) {
-      assertThatThrownBy(() -> SyncedLimiter.builder(sliding, store).regionalQuota(3).build())
+      assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).regionalQuota(3).build())
           .hasMessageStartingWith("limit: a regional quota");
       assertThatThrownBy(() -> SyncedLimiter.builder(quota("b1"), store).regionalQuota(3).batchSize(1).build())
           .hasMessageStartingWith("regionalQuota:");

@@ -272,6 +272,15 @@ interface Backend extends AutoCloseable {
         .append("), split by a region coordinator in this JVM").toString();
   }
 
+  /** The global quota of a tune run's limit: a fixed window, or a sliding window counter. */
+  private static GlobalQuota quota(Limit limit, Duration window) {
+    GlobalQuota.Builder q = GlobalQuota.builder(limit.name()).quota(limit.capacity()).window(window);
+    if (limit.algorithm() == io.sluice.node.Algorithm.SLIDING_WINDOW_COUNTER) {
+      q.slidingWindow();
+    }
+    return q.build();
+  }
+
   private static AutoCloseable startCoordinator(List<String> uris, String prefix, Limit limit) {
     Duration window = Duration.ofNanos(limit.periodNanos());
     // (a tenth of a window, 100 ms for a window of 1 s, was as often as the regional nodes beat, at
@@ -280,7 +289,7 @@ interface Backend extends AutoCloseable {
     Duration round = window.dividedBy(4).compareTo(Duration.ofMillis(250)) < 0 ? Duration.ofMillis(250)
         : window.dividedBy(4);
     CoordinatorConfig.Builder b = CoordinatorConfig.builder()
-        .quota(GlobalQuota.builder(limit.name()).quota(limit.capacity()).window(window).build())
+        .quota(quota(limit, window))
         .roundInterval(round).lease(window.multipliedBy(2)).cluster(prefix, freePort("the region coordinator"), 1);
     for (int r = 0; r < uris.size(); r++) {
       b.region(Region.of(regionName(r), config(uris.get(r), prefix)));

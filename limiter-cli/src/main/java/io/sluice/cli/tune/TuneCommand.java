@@ -224,7 +224,7 @@ public final class TuneCommand implements Callable<Integer> {
     if (flatOut.isNegative() || flatOut.compareTo(Duration.ofMinutes(1)) > 0) {
       throw bad("--flat-out: must be between 0s and 1m, got " + Durations.format(flatOut));
     }
-    checkStores(sliding);
+    checkStores();
     checkSimulation();
     return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
         List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis),
@@ -302,7 +302,7 @@ public final class TuneCommand implements Callable<Integer> {
   }
 
   /** --redis, --region-redis and --region-weights. */
-  private void checkStores(boolean sliding) {
+  private void checkStores() {
     if (redis != null && redis.isBlank()) {
       throw bad("--redis: give a URI such as redis://127.0.0.1:6379");
     }
@@ -312,9 +312,6 @@ public final class TuneCommand implements Callable<Integer> {
     if (!regionRedis.isEmpty()) {
       if (redis != null) {
         throw bad("--region-redis: not together with --redis (each region has its own Redis)");
-      }
-      if (sliding) {
-        throw bad("--region-redis: a regional quota is split per window: use --algorithm fixed");
       }
       if (nodes < regionRedis.size()) {
         throw bad("--nodes: at least one node per region (" + regionRedis.size() + "), got " + nodes);

@@ -43,13 +43,13 @@ public final class Counter {
    * shared by {@code regions} regions; the store also keeps the region's denied demand and the share
    * a region coordinator gives it (see {@code SyncedLimiter.Builder#regionalQuota(int)}).
    *
-   * @throws IllegalArgumentException unless the limit is a fixed window (shares are budgets of one
-   *     window) and regions is between 1 and the capacity
+   * @throws IllegalArgumentException unless the limit is a fixed window or a sliding window counter
+   *     (shares are budgets of one window) and regions is between 1 and the capacity
    */
   public static Counter regional(Limit limit, int regions) {
-    if (limit.algorithm() != Algorithm.FIXED_WINDOW) {
+    if (limit.algorithm() != Algorithm.FIXED_WINDOW && limit.algorithm() != Algorithm.SLIDING_WINDOW_COUNTER) {
       throw new IllegalArgumentException("limit: a regional quota is split per window; " + limit.name() + " is "
-          + limit.algorithm() + " (use FIXED_WINDOW)");
+          + limit.algorithm() + " (use FIXED_WINDOW or SLIDING_WINDOW_COUNTER)");
     }
     if (regions < 1 || regions > limit.capacity()) {
       throw new IllegalArgumentException("regions: must be between 1 and the quota " + limit.capacity()
