@@ -11,15 +11,17 @@ import java.time.Duration;
  * leaderships, epoch, errors) for the report's log.
  *
  * <p>Arguments: cluster name, first Hazelcast port, quota name, G, window (ms), key pattern, lease
- * (ms), round interval (ms), then one {@code name=redis://...} per region.
+ * (ms), round interval (ms), then one {@code name=redis://...} per region; {@code -Dsluice.realtime.sliding=true}
+ * for a sliding window quota.
  */
 public final class CoordinatorProcess {
   private CoordinatorProcess() {
   }
 
   public static void main(String[] args) throws Exception {
-    GlobalQuota quota = GlobalQuota.builder(args[2]).quota(Long.parseLong(args[3]))
-        .window(Duration.ofMillis(Long.parseLong(args[4]))).keyPattern(args[5]).build();
+    GlobalQuota.Builder spec = GlobalQuota.builder(args[2]).quota(Long.parseLong(args[3]))
+        .window(Duration.ofMillis(Long.parseLong(args[4]))).keyPattern(args[5]);
+    GlobalQuota quota = (Boolean.getBoolean("sluice.realtime.sliding") ? spec.slidingWindow() : spec).build();
     CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota)
         .cluster(args[0], Integer.parseInt(args[1]), 20).lease(Duration.ofMillis(Long.parseLong(args[6])))
         .roundInterval(Duration.ofMillis(Long.parseLong(args[7])));

@@ -47,6 +47,8 @@ class RegionRealTimeIT {
   private static final int PHASE_WINDOWS = 5;
   /** The coordinator's round interval, ms ({@code -Dsluice.realtime.round}, default 250, the coordinator's). */
   private static final long ROUND_MS = Long.getLong("sluice.realtime.round", 250);
+  /** A sliding window counter quota instead of a fixed window ({@code -Dsluice.realtime.sliding=true}). */
+  private static final boolean SLIDING = Boolean.getBoolean("sluice.realtime.sliding");
 
   /** Per window (absolute index), per key, per region: permits admitted. */
   private final Map<Long, AtomicLongArray> admitted = new ConcurrentHashMap<>();
@@ -57,8 +59,9 @@ class RegionRealTimeIT {
 
   @Test
   void regionsInRealTime() throws Exception {
-    GlobalQuota quota = GlobalQuota.builder("api").quota(G).window(Duration.ofNanos(WINDOW_NANOS))
-        .keyPattern("tenant-*").build();
+    GlobalQuota.Builder spec = GlobalQuota.builder("api").quota(G).window(Duration.ofNanos(WINDOW_NANOS))
+        .keyPattern("tenant-*");
+    GlobalQuota quota = (SLIDING ? spec.slidingWindow() : spec).build();
     List<RedisServer> servers = new ArrayList<>();
     List<SyncedLimiter> nodes = new ArrayList<>();
     List<RedisCounterStore> stores = new ArrayList<>();
@@ -170,8 +173,8 @@ class RegionRealTimeIT {
       md.append("```\n");
       Path dir = Path.of(System.getProperty("sluice.report.dir", "target"));
       Files.createDirectories(dir);
-      Files.writeString(dir.resolve(ROUND_MS == 250 ? "regions-realtime.md" : "regions-realtime-" + ROUND_MS + "ms.md"),
-          md.toString());
+      String name = "regions-realtime" + (SLIDING ? "-sliding" : "") + (ROUND_MS == 250 ? "" : "-" + ROUND_MS + "ms");
+      Files.writeString(dir.resolve(name + ".md"), md.toString());
       System.out.println(md);
       assertThat(total(coordinatedFrom, 0)).as("the coordinated run admitted something").isPositive();
     } finally {
@@ -279,7 +282,8 @@ class RegionRealTimeIT {
 
   private static Process startCoordinator(String cluster, List<String> regions, Path log) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName(), cluster, "5801",
+        "-Xmx256m", "-Dsluice.realtime.sliding=" + SLIDING, "-cp", System.getProperty("java.class.path"),
+        CoordinatorProcess.class.getName(), cluster, "5801",
         "api", Long.toString(G), Long.toString(WINDOW_NANOS / 1_000_000), "tenant-*", "5000", Long.toString(ROUND_MS)));
     cmd.addAll(regions);
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
