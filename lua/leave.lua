@@ -1,6 +1,6 @@
 -- leave.lua: a node leaves the registry on purpose (its limiter closed). It no longer counts as alive,
 -- and it is remembered for a while as having left, so that a region coordinator reading the registry
--- (region_nodes.lua) tells a node that left from one that stopped beating (cut off from this Redis,
+-- (region-coordinator/lua/region_nodes.lua) tells a node that left from one that stopped beating (cut off from this Redis,
 -- or crashed), which may still be admitting by its failure policy.
 --
 -- KEYS[1]  the registry (sorted set: node id -> deadline in ms, see heartbeat.lua)

@@ -28,11 +28,11 @@ import java.util.concurrent.TimeoutException;
  * and bounded by the store's command timeout.
  */
 public final class RegionShareStore implements AutoCloseable {
-  private static final LuaScript DEMAND = LuaScript.load("region_demand");
-  private static final LuaScript SHARE = LuaScript.load("region_share");
-  private static final LuaScript KEYS = LuaScript.load("region_keys");
-  private static final LuaScript EPOCH = LuaScript.load("region_epoch");
-  private static final LuaScript NODES = LuaScript.load("region_nodes");
+  private static final LuaScript DEMAND = LuaScript.load(RegionShareStore.class, "region_demand");
+  private static final LuaScript SHARE = LuaScript.load(RegionShareStore.class, "region_share");
+  private static final LuaScript KEYS = LuaScript.load(RegionShareStore.class, "region_keys");
+  private static final LuaScript EPOCH = LuaScript.load(RegionShareStore.class, "region_epoch");
+  private static final LuaScript NODES = LuaScript.load(RegionShareStore.class, "region_nodes");
 
   private final RedisCounterStore store;
   private final String prefix;

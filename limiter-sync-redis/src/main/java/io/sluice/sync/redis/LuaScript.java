@@ -35,7 +35,15 @@ public final class LuaScript {
    * the unused ones cost the exact scripts about a microsecond of Redis's time per decision.
    */
   public static LuaScript load(String name) {
-    String own = read(name);
+    return load(LuaScript.class, name);
+  }
+
+  /**
+   * A script that another module ships beside {@code owner} (as {@code lua/<name>.lua} in owner's
+   * package: the region coordinator's), with this jar's prelude, as {@link #load(String)} makes it.
+   */
+  public static LuaScript load(Class<?> owner, String name) {
+    String own = read(owner, name);
     return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + preludeFor(own) + "\n" + own);
   }
 
@@ -103,10 +111,14 @@ public final class LuaScript {
   }
 
   private static String read(String name) {
+    return read(LuaScript.class, name);
+  }
+
+  private static String read(Class<?> owner, String name) {
     String resource = "lua/" + name + ".lua";
-    try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
+    try (InputStream in = owner.getResourceAsStream(resource)) {
       if (in == null) {
-        throw new IllegalStateException("script " + resource + " is missing from the limiter-sync-redis jar");
+        throw new IllegalStateException("script " + resource + " is missing beside " + owner.getName() + " (its jar)");
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
