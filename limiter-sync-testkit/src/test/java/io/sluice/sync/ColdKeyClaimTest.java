@@ -56,6 +56,47 @@ class ColdKeyClaimTest {
   }
 
   /**
+   * The same keys in their first window on the node: once the node has measured a key's rate (its
+   * requests over a sync interval or more), a key far below its limit is sized for the rest of the
+   * window there too. Judged only for keys seen through a window before, every key of a limit per minute
+   * asked the store at nearly every request for its first minute (the sidecar and the RLS server on
+   * thousands of keys, each asked a second or two apart, are in that minute for their whole run).
+   */
+  @Test
+  void aKeyNewToTheNodeStopsAskingTheStoreWithinItsFirstWindow() {
+    Limit limit = Limit.fixedWindow("new").limit(1_000).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, new MemoryStore()).nodeId("n").ticker(ticker)
+        .autoSync(false).build()) {
+      node.heartbeatNow();
+      long decisionsBefore = 0;
+      long callsBefore = 0;
+      long admitted = 0;
+      long decisions = 0;
+      // 50 keys, each asked every 250 ms, from the start of a minute window, for 50 s of it
+      for (int step = 0; step < 50 * 40; step++) {
+        ticker.advance(Duration.ofMillis(25));
+        for (int k = step % 10; k < 50; k += 10) {
+          admitted += node.tryAcquire("k" + k) ? 1 : 0;
+          decisions++;
+        }
+        if (step % 4 == 0) {
+          node.syncNow();
+        }
+        if (step == 5 * 40 - 1) {
+          decisionsBefore = decisions;
+          callsBefore = node.storeCalls();
+        }
+      }
+      assertThat(admitted).as("far below the limit: every request admitted").isEqualTo(decisions);
+      double perThousand = (node.storeCalls() - callsBefore) * 1000.0 / (decisions - decisionsBefore);
+      System.out.printf("new keys, store calls per 1,000 decisions from the 5th second of their first window: %.1f%n",
+          perThousand);
+      assertThat(perThousand).as("store calls per 1,000 decisions from the 5th second").isLessThan(50);
+    }
+  }
+
+  /**
    * Keys asked about once a window on each of three nodes, far below a limit per second (3 a window
    * of 100): a node's first decision on a key in a window has no claim there, and asked the store for
    * one, one call per key, node and window (on Zipf traffic over 1,000 keys, most of the store's

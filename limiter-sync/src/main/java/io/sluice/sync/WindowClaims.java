@@ -263,15 +263,19 @@ final class WindowClaims {
   /**
    * Under the view's monitor: whether the key stays within half its limit to its window's end, as
    * far as this view can tell: what the store counted, this node's pending permits and every node
-   * asking at this node's rate until then, judged only for a key the view saw through the window
-   * before (a new key's rate is a guess).
+   * asking at this node's rate until then, judged for a key the view saw through the window before,
+   * or one new to this node whose rate it has measured (its requests over a sync interval or more:
+   * a first request's rate is a guess). Without the second, every key of a long window was sized for
+   * two sync intervals until the window after its first: a key asked once a second under a limit per
+   * minute gave its claim up between requests and every request asked the store.
    */
   boolean farBelowLimit(KeyView v, long now) {
-    if (v.lastWindowTotal < 0) {
+    double ownRate = demandRate(v, now);
+    if (v.lastWindowTotal < 0 && !(ownRate > 0)) {
       return false;
     }
     long rest = Math.max(0, v.window * windowNanos + windowNanos - now);
-    double rate = keyRate(v, now, demandRate(v, now));
+    double rate = keyRate(v, now, ownRate);
     double prevWeight = prevWeight(v.window, now);
     double projected = weighted(v.globalPrev, v.globalCur, prevWeight) + v.pendingCur + v.pendingPrev * prevWeight
         + rate * rest / 1e9;
