@@ -54,23 +54,7 @@ class RegionCoordinatorIT {
       // "tenant-1" is split by the coordinator; "static-1" (outside the key pattern) keeps G / 3
       rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
       long shiftWindow = rig.window();
-      // the shift, a second at a time: rounds until every region's next-window share is within 5% of G
-      // of the max-min fair split of the new demand
-      long[] target = ideal(SHIFTED);
-      int rounds = 0;
-      int converged = -1;
-      while (rounds < 60) {
-        rig.run(Duration.ofSeconds(1), r -> demand(SHIFTED, r), "tenant-1", "static-1");
-        rounds++;
-        RegionCoordinator.QuotaSummary s = coordinator.lastRound().get("api");
-        boolean close = true;
-        for (int r = 0; r < 3; r++) {
-          close &= Math.abs(s.regions().get(r).nextShare() - target[r]) <= G / 20;
-        }
-        if (close && converged < 0) {
-          converged = rounds;
-        }
-      }
+      int converged = shift(rig, coordinator);
       long end = rig.window();
 
       Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
@@ -106,6 +90,28 @@ class RegionCoordinatorIT {
   }
 
   /**
+   * The shift to {@link #SHIFTED}, a second at a time for 60 s of both keys' traffic: the rounds until
+   * every region's next-window share is within 5% of G of the max-min fair split of the new demand
+   * (-1: never).
+   */
+  private static int shift(RegionRig rig, RegionCoordinator coordinator) {
+    long[] target = ideal(SHIFTED);
+    int converged = -1;
+    for (int rounds = 1; rounds <= 60; rounds++) {
+      rig.run(Duration.ofSeconds(1), r -> demand(SHIFTED, r), "tenant-1", "static-1");
+      RegionCoordinator.QuotaSummary s = coordinator.lastRound().get("api");
+      boolean close = true;
+      for (int r = 0; r < 3; r++) {
+        close &= Math.abs(s.regions().get(r).nextShare() - target[r]) <= G / 20;
+      }
+      if (close && converged < 0) {
+        converged = rounds;
+      }
+    }
+    return converged;
+  }
+
+  /**
    * A sliding window counter quota: the regions' sliding estimate (every region's count of the window
    * plus the previous window's at its weight) stays within G at every step of the run, the quota is
    * filled under skew, and a shift of demand is followed within the window after it, as what the
@@ -121,21 +127,7 @@ class RegionCoordinatorIT {
       long first = rig.window();
       rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
       long shiftWindow = rig.window();
-      long[] target = ideal(SHIFTED);
-      int rounds = 0;
-      int converged = -1;
-      while (rounds < 60) {
-        rig.run(Duration.ofSeconds(1), r -> demand(SHIFTED, r), "tenant-1", "static-1");
-        rounds++;
-        RegionCoordinator.QuotaSummary s = coordinator.lastRound().get("api");
-        boolean close = true;
-        for (int r = 0; r < 3; r++) {
-          close &= Math.abs(s.regions().get(r).share() - target[r]) <= G / 20;
-        }
-        if (close && converged < 0) {
-          converged = rounds;
-        }
-      }
+      int converged = shift(rig, coordinator);
       long end = rig.window();
       Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
       Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow, SKEW);
@@ -373,7 +365,9 @@ class RegionCoordinatorIT {
     StringBuilder md = new StringBuilder();
     md.append("# Multi-region quotas: demand-based shares vs the static split\n\n")
         .append("Three regions (a redis-server and two nodes each), global quota G = 6,000 per 10 s window, total\n")
-        .append("demand 2G, simulated time (10 ms steps, flush every 100 ms, a coordinator round every second).\n")
+        .append("demand 2G, simulated time (10 ms steps, flush every 100 ms, a coordinator round every second;\n")
+        .append("the sliding window quota's own test every 250 ms, the coordinator's default). A sliding quota's\n")
+        .append("over-admission is its regions' sliding estimate at its peak, at any 10 ms step.\n")
         .append("Utilisation = what all regions admitted in a window / G; over-admission = the most a window\n")
         .append("went over G, in % of G. Fairness = in the worst window, what the region that got least of its\n")
         .append("max-min fair share of G admitted, over that share (a region asking for less than G/3 is owed all\n")
