@@ -55,9 +55,8 @@ final class Allocator {
     for (int i = 0, j = 0; i < n; i++) {
       RegionView r = regions[i];
       if (r.reachable()) {
-        long unread = (long) Math.ceil(Math.max(0, r.demandPerNano()) * Math.min(readLagNanos, remainingNanos));
         floorsNow[j] = Math.max(Math.max(0, r.floor() - r.admitted()),
-            Math.min(Math.max(0, r.heldNow() - r.admitted()), unread));
+            committed(r, Math.min(readLagNanos, remainingNanos)) - r.admitted());
         floorsLater[j] = r.floor();
         demandNow[j] = r.demandPerNano() * remainingNanos;
         demandLater[j] = r.demandPerNano() * windowNanos;
