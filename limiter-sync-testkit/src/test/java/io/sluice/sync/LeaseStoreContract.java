@@ -177,4 +177,45 @@ abstract class LeaseStoreContract {
         .isLessThanOrEqualTo(limit.capacity() + fallbacks);
     assertThat(admitted.sum()).isGreaterThanOrEqualTo(limit.capacity() * 97 / 100);
   }
+
+  /**
+   * A node's grant on a sliding window left unused when the window ends is given back as the node
+   * rolls into the next one, on the key the grants counted in (the same as {@code ReservationSlidingTest},
+   * on this store): the previous window then weighs what the node admitted, not what it was granted.
+   */
+  @Test
+  void aSlidingGrantLeftUnusedIsGivenBackAtTheWindowsEnd() throws Exception {
+    Limit limit = Limit.slidingWindowCounter("leftover").limit(100).window(Duration.ofSeconds(10)).build();
+    Counter counter = Counter.of(limit);
+    long windowNanos = TimeUnit.SECONDS.toNanos(10);
+    long w = 177_000;
+    ManualTicker ticker = new ManualTicker(w * windowNanos);
+    try (CounterStore store = newStore(0); CounterStore other = newStore(1);
+        SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("leftover-0").ticker(ticker).autoSync(false)
+            .activeNodes(() -> 1).reservation().build()) {
+      ticker.advance(Duration.ofSeconds(9));
+      // each grant asked for within a sync interval of the last asks twice as much ahead: 1, 2, 3, 5,
+      // 9 and 17 permits, the last for the 21st request and 16 more
+      for (int i = 0; i < 21; i++) {
+        assertThat(node.tryAcquire("k")).isTrue();
+        ticker.advance(Duration.ofMillis(1));
+      }
+      LeaseStore leases = (LeaseStore) other;
+      // a lease that needs the whole limit grants nothing and reads the window gone by
+      assertThat(leases.lease(counter, "k", w + 1, 0, 100, 100).toCompletableFuture().get(10, TimeUnit.SECONDS)
+          .previous()).as("granted ahead of the requests").isGreaterThan(21);
+      ticker.advance(Duration.ofMillis(1_000)); // into window w + 1
+      assertThat(node.tryAcquire("k")).isTrue();
+      long previous = -1;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // (the give-back is not waited for)
+      while (previous != 21 && System.nanoTime() < deadline) {
+        previous = leases.lease(counter, "k", w + 1, 1_000, 100, 100).toCompletableFuture().get(10, TimeUnit.SECONDS)
+            .previous();
+        if (previous != 21) {
+          Thread.sleep(20);
+        }
+      }
+      assertThat(previous).as("the previous window counts what was admitted").isEqualTo(21);
+    }
+  }
 }

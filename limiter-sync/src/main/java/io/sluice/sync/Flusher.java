@@ -423,11 +423,12 @@ final class Flusher {
   private void takeLease(KeyView v) {
     long w;
     long want;
+    long at = ticker.read();
     synchronized (v) {
       w = v.window;
-      want = leaseOps.leaseSize(v);
+      want = leaseOps.leaseSize(v, at);
     }
-    LeaseStore.Lease lease = leaseOps.askLease(v.key, w, ticker.read(), want, 1, flushTimeout);
+    LeaseStore.Lease lease = leaseOps.askLease(v.key, w, at, want, 1, flushTimeout);
     synchronized (v) {
       v.leaseWanted = false;
       if (lease == null) {

@@ -92,6 +92,13 @@ final class KeyView {
   boolean syncWanted;
   /** Reservation mode: permits granted for {@link #window} and not used yet. */
   long leased;
+  /**
+   * Reservation mode, sliding window: permits granted on window {@link #leftoverWindow} (the one before
+   * {@link #window}) that this node did not use, 0 for none. The store counted them with the grant,
+   * and as the previous window's count they would weigh in this one: the next sync gives them back.
+   */
+  long leftoverLease;
+  long leftoverWindow = Long.MIN_VALUE;
   /** Reservation mode: a lease was asked for and not answered yet. */
   boolean leaseWanted;
   /** Reservation mode: budget left in the window when the store last answered (-1 before). */
@@ -252,7 +259,11 @@ final class KeyView {
     noneFree = false;
     nothingFreeUntil = Long.MIN_VALUE;
     fruitlessAsks = 0;
-    leased = 0; // a grant is for one window: what is left of it is budget given up, never carried over
+    // a grant is for one window: what is left of it is never carried over; a sliding window's is
+    // given back, since the window gone by still weighs
+    leftoverLease = sliding && w == window + 1 ? leased : 0;
+    leftoverWindow = window;
+    leased = 0;
     lastRemaining = -1;
     window = w;
   }

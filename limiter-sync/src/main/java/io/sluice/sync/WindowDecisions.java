@@ -190,6 +190,9 @@ final class WindowDecisions {
       claims.windowDone(view);
     }
     view.roll(w, orphanSink, sliding);
+    if (view.leftoverLease > 0) {
+      leaseOps.giveBackLeftover(view, j.now); // (the store's answer is not waited for)
+    }
     while (true) {
       if (view.retired && !j.took && !j.takeUnsettled) {
         j.retired = true; // dropped while this decision waited for a release, before it took anything
@@ -284,7 +287,7 @@ final class WindowDecisions {
   private int verdictOnLease(KeyView view, Judgement j) {
     long cost = j.cost;
     long now = j.now;
-    if (view.leased < cost && !j.asked && leaseOps.mayHelp(view, now)) {
+    if (view.leased < cost && !j.asked && leaseOps.mayHelp(view, now, cost)) {
       if (j.noWait) {
         return WOULD_WAIT;
       }
@@ -308,7 +311,7 @@ final class WindowDecisions {
     // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
     // frees budget as the previous window fades, so with none left it asks again now and then
     boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
-    if (!view.leaseWanted && claims.expectedUntilSync(view) > 0 && view.leased < leaseOps.leaseSize(view) / 2 + cost && budgetLeft) {
+    if (!view.leaseWanted && claims.expectedUntilSync(view) > 0 && view.leased < leaseOps.leaseSize(view, now) / 2 + cost && budgetLeft) {
       view.leaseWanted = true;
       j.urgent = true;
     }
