@@ -147,7 +147,11 @@ final class WindowLeases {
    * the store did not answer.
    */
   boolean leaseNow(KeyView v, long now, long need, Duration claimTimeout) {
-    long want = Math.min(limit.capacity(), need + claims.aheadOfDemand(v, now, leaseSize(v, now)));
+    long size = leaseSize(v, now);
+    // nothing ahead of the request where this node's part of what is left is a permit or less and
+    // other nodes share the key: a permit held ahead here is one another node's request is denied
+    boolean ahead = size > 1 || activeNodes.getAsInt() <= 1;
+    long want = Math.min(limit.capacity(), need + (ahead ? claims.aheadOfDemand(v, now, size) : 0));
     long askedAt = System.nanoTime();
     LeaseStore.Lease lease;
     v.storeCallUnderway = true;
