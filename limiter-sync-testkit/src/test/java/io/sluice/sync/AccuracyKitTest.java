@@ -90,12 +90,13 @@ class AccuracyKitTest {
    * show. 0 where every profile keeps the bound. The gaps are all at a limit, where which request gets
    * through depends on timing: the nodes admit 94-100% of what the exact algorithm admits there.
    * <ul>
-   *   <li>approximate, fixed window, 2+ nodes: 0.20% at 8 nodes, 0.08% at 3 (a hot key's last permits
+   *   <li>approximate, fixed window, 2+ nodes: 0.17% at 8 nodes, 0.08% at 3 (a hot key's last permits
    *       are claimed by the node a request did not go to, until it uses or gives them up; 0.21% before
    *       flushes near the limit kept only what their node admits before the answer, 0.18% before keys
-   *       new to a node were sized for the rest of their window);</li>
+   *       new to a node were sized for the rest of their window, 0.20% before claims between far below
+   *       and near the limit lasted an eighth of what is free);</li>
    *   <li>approximate, sliding window: 1 node 0.4% (a large limit at costs up to 2,000; 3.6% on small
-   *       limits before a cold key's claim call counted its permit), 2+ nodes 12.9%: the budget a
+   *       limits before a cold key's claim call counted its permit), 2+ nodes 12.8%: the budget a
    *       sliding window frees as the previous one fades is split between the claimants evenly, and a
    *       request that comes to a node whose part has not grown enough is denied while another node's
    *       part waits;</li>

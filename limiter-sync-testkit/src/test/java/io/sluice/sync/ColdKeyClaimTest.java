@@ -45,6 +45,62 @@ class ColdKeyClaimTest {
   }
 
   /**
+   * Keys between far below their limit and near it: half of a sliding window's limit of 1,000 a
+   * minute (each of 50 keys asked every 125 ms, 480 a minute), and nine tenths of a fixed window's (every
+   * 66 ms, 900 a minute). Not far below (every node at its rate to the window's end would pass half the
+   * limit), such a key's claims were sized for two sync intervals of its demand, about one permit, and a
+   * sliding window's key asked the store at nearly every decision minute after minute (960 store calls
+   * per 1,000 decisions; the RLS server's descriptors at half their limit, 3,000 Redis commands per
+   * 1,000 decisions). Now its claims last as long as the key takes, at its rate over all nodes, to
+   * spend an eighth of what is free.
+   */
+  @Test
+  void aKeyBetweenFarBelowAndNearItsLimitHoldsClaimsThatLast() {
+    Limit sliding = Limit.slidingWindowCounter("mid").limit(1_000).window(Duration.ofMinutes(1)).build();
+    Limit fixed = Limit.fixedWindow("mid").limit(1_000).window(Duration.ofMinutes(1)).build();
+    // (960 and 14 before, 6.0 and 2.5 with claims that last)
+    assertThat(callsPerThousandAfterTheFirstMinute(sliding, 125)).as("half a sliding window's limit").isLessThan(50);
+    assertThat(callsPerThousandAfterTheFirstMinute(fixed, 66)).as("nine tenths of a fixed window's").isLessThan(10);
+  }
+
+  /**
+   * One node, 50 keys each asked every {@code everyMs} (staggered) for three minutes, a sync every 100
+   * ms; every request must be admitted. Store calls per 1,000 decisions after the first minute.
+   */
+  private static double callsPerThousandAfterTheFirstMinute(Limit limit, int everyMs) {
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore store = new MemoryStore();
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false).build()) {
+      node.heartbeatNow();
+      long admitted = 0;
+      long decisions = 0;
+      long callsBefore = 0;
+      long decisionsBefore = 0;
+      for (int ms = 0; ms < 180_000; ms++) {
+        ticker.advance(Duration.ofMillis(1));
+        for (int k = 0; k < 50; k++) {
+          if ((ms + k * 7) % everyMs == 0) {
+            admitted += node.tryAcquire("k" + k) ? 1 : 0;
+            decisions++;
+          }
+        }
+        if (ms % 100 == 0) {
+          node.syncNow();
+        }
+        if (ms % 1_000 == 0) {
+          node.heartbeatIfDue();
+        }
+        if (ms == 60_000) {
+          callsBefore = store.calls();
+          decisionsBefore = decisions;
+        }
+      }
+      assertThat(admitted).as("below the limit: every request admitted").isEqualTo(decisions);
+      return (store.calls() - callsBefore) * 1000.0 / (decisions - decisionsBefore);
+    }
+  }
+
+  /**
    * One node, a fixed window of 1,000 a minute, 50 keys each asked every 250 ms (4 a second, 240 a
    * minute: under a quarter of the limit) from the start of a window for {@code seconds}, a sync every
    * 100 ms; every request must be admitted. Store calls per 1,000 decisions from {@code fromSecond}.
