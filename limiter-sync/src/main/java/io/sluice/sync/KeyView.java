@@ -95,7 +95,8 @@ final class KeyView {
   /**
    * Reservation mode, sliding window: permits granted on window {@link #leftoverWindow} (the one before
    * {@link #window}) that this node did not use, 0 for none. The store counted them with the grant,
-   * and as the previous window's count they would weigh in this one: the next sync gives them back.
+   * and as the previous window's count they would weigh in this one: the decision that rolls the view
+   * into this window gives them back (WindowLeases#giveBackLeftover).
    */
   long leftoverLease;
   long leftoverWindow = Long.MIN_VALUE;

@@ -287,7 +287,8 @@ final class WindowDecisions {
   private int verdictOnLease(KeyView view, Judgement j) {
     long cost = j.cost;
     long now = j.now;
-    if (view.leased < cost && !j.asked && leaseOps.mayHelp(view, now, cost)) {
+    // (what the view holds of a grant is counted in the store already: only the rest needs room)
+    if (view.leased < cost && !j.asked && leaseOps.mayHelp(view, now, cost - view.leased)) {
       if (j.noWait) {
         return WOULD_WAIT;
       }

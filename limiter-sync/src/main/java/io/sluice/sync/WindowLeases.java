@@ -122,8 +122,8 @@ final class WindowLeases {
   }
 
   /**
-   * Reservation mode, under the view's monitor: whether a lease of {@code cost} asked for now may be
-   * granted: not when the store's last answer in this fixed window left nothing, nor, in a sliding
+   * Reservation mode, under the view's monitor: whether a lease of {@code cost} more permits asked for
+   * now may be granted: not when the store's last answer in this fixed window left nothing, nor, in a sliding
    * window, before the previous window has faded enough for it by the counts of that answer (this
    * node's grants are in them; the other nodes' since then are not, so the store may still refuse).
    * (Waiting a permit's fading time from the answer instead denied the request that came when the
