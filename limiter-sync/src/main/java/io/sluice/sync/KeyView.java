@@ -93,13 +93,12 @@ final class KeyView {
   /** Reservation mode: permits granted for {@link #window} and not used yet. */
   long leased;
   /**
-   * Reservation mode, sliding window: permits granted on window {@link #leftoverWindow} (the one before
-   * {@link #window}) that this node did not use, 0 for none. The store counted them with the grant,
-   * and as the previous window's count they would weigh in this one: the decision that rolls the view
-   * into this window gives them back (WindowLeases#giveBackLeftover).
+   * Reservation mode, sliding window: permits granted on the window before {@link #window} that this
+   * node did not use, 0 for none. The store counted them with the grant, and as the previous window's
+   * count they would weigh in this one: the decision that rolls the view into this window gives them
+   * back at once, under the same monitor (WindowLeases#giveBackLeftover).
    */
   long leftoverLease;
-  long leftoverWindow = Long.MIN_VALUE;
   /** Reservation mode: a lease was asked for and not answered yet. */
   boolean leaseWanted;
   /** Reservation mode: budget left in the window when the store last answered (-1 before). */
@@ -263,7 +262,6 @@ final class KeyView {
     // a grant is for one window: what is left of it is never carried over; a sliding window's is
     // given back, since the window gone by still weighs
     leftoverLease = sliding && w == window + 1 ? leased : 0;
-    leftoverWindow = window;
     leased = 0;
     lastRemaining = -1;
     window = w;

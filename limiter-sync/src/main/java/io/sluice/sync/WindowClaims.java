@@ -163,11 +163,6 @@ final class WindowClaims {
   }
 
   /**
-   * What the key is expected to ask for until the next regular sync (its demand rate over two sync
-   * intervals); 0 for a key asked less than about once a sync interval: a claim it would hold
-   * unused blocks the other nodes, and its next request asks the store anyway.
-   */
-  /**
    * Under the view's monitor: the key's demand on this node, permits a second. The flusher measures it
    * at each sync of the key ({@code v.rate}); a key whose every decision asked the store (a take: a claim
    * that counts the decision's permit) has nothing to sync, so the flusher never measured it, and a claim
@@ -180,13 +175,28 @@ final class WindowClaims {
   double demandRate(KeyView v, long now) {
     // (claims only: reservation mode's leases sized by it held permits the other nodes' requests then
     // missed, up to 1% of requests more denied in the accuracy kit's small-limit and shapes profiles)
-    if (v.rate > 0 || !asksClaims() || v.rateSince == Long.MIN_VALUE || v.hits <= 0) {
+    return asksClaims() ? askedRate(v, now) : v.rate;
+  }
+
+  /**
+   * Under the view's monitor: the permits a second the key asked for on this node, as the flusher
+   * measured it, or, where it has not, its requests since its first over the time since, once that
+   * spans a sync interval; 0 when unknown. (Reservation mode caps a sliding window's grants by it near
+   * the window's end, where the flusher rarely measures a key: a lease pays for the admissions.)
+   */
+  double askedRate(KeyView v, long now) {
+    if (v.rate > 0 || v.rateSince == Long.MIN_VALUE || v.hits <= 0) {
       return v.rate;
     }
     long elapsed = now - v.rateSince;
     return elapsed >= syncIntervalNanos ? v.hits * 1e9 / elapsed : 0;
   }
 
+  /**
+   * What the key is expected to ask for until the next regular sync (its demand rate over two sync
+   * intervals); 0 for a key asked less than about once a sync interval: a claim it would hold
+   * unused blocks the other nodes, and its next request asks the store anyway.
+   */
   long expectedUntilSync(KeyView v) {
     double expected = v.rate * 2 * syncIntervalNanos / 1e9;
     return expected < 1 ? 0 : (long) Math.ceil(expected);
@@ -248,7 +258,10 @@ final class WindowClaims {
     if (!asksClaims() || rest <= near) {
       return near;
     }
-    if (farBelowLimit(v, now)) {
+    double ownRate = demandRate(v, now);
+    double rate = keyRate(v, now, ownRate);
+    double weighs = weighsNow(v, now);
+    if (farBelowLimit(v, ownRate, rate, weighs, rest)) {
       return rest;
     }
     // between far below and near: the time the key, at its rate over all nodes, takes to spend an
@@ -257,10 +270,7 @@ final class WindowClaims {
     // decision, minute after minute (ColdKeyClaimTest: 960 store calls per 1,000 decisions, now 6);
     // a quarter held too much near the limit (the accuracy kit's shapes profile, fixed windows, 8
     // nodes: false denials 0.196% -> 0.224%; 0.168% with an eighth)
-    double rate = keyRate(v, now, demandRate(v, now));
-    double prevWeight = prevWeight(v.window, now);
-    double free = capacity(v) - weighted(v.globalPrev, v.globalCur, prevWeight) - v.pendingCur
-        - v.pendingPrev * prevWeight;
+    double free = capacity(v) - weighs;
     if (!(rate > 0) || free <= 0) {
       return near;
     }
@@ -289,15 +299,28 @@ final class WindowClaims {
    */
   boolean farBelowLimit(KeyView v, long now) {
     double ownRate = demandRate(v, now);
+    long rest = Math.max(0, v.window * windowNanos + windowNanos - now);
+    return farBelowLimit(v, ownRate, keyRate(v, now, ownRate), weighsNow(v, now), rest);
+  }
+
+  /**
+   * {@link #farBelowLimit(KeyView, long)} from its parts: this node's rate, the key's over all nodes,
+   * what the key weighs now ({@link #weighsNow}) and the nanoseconds left in its window.
+   */
+  private boolean farBelowLimit(KeyView v, double ownRate, double rate, double weighs, long rest) {
     if (v.lastWindowTotal < 0 && !(ownRate > 0)) {
       return false;
     }
-    long rest = Math.max(0, v.window * windowNanos + windowNanos - now);
-    double rate = keyRate(v, now, ownRate);
+    return weighs + rate * rest / 1e9 <= capacity(v) / 2.0;
+  }
+
+  /**
+   * Under the view's monitor: what the key weighs now as this view sees it: what the store counted
+   * and this node's pending permits, a sliding window's previous window at its weight.
+   */
+  private double weighsNow(KeyView v, long now) {
     double prevWeight = prevWeight(v.window, now);
-    double projected = weighted(v.globalPrev, v.globalCur, prevWeight) + v.pendingCur + v.pendingPrev * prevWeight
-        + rate * rest / 1e9;
-    return projected <= capacity(v) / 2.0;
+    return weighted(v.globalPrev, v.globalCur, prevWeight) + v.pendingCur + v.pendingPrev * prevWeight;
   }
 
   /**

@@ -22,7 +22,6 @@ final class WindowLeases {
   private final LeaseStore store;
   private final long windowNanos;
   private final boolean sliding;
-  private final long syncIntervalNanos;
   /** The store's exact scripts, which give a window's permits back (null: a store without them). */
   private final ExactStore windows;
 
@@ -35,7 +34,6 @@ final class WindowLeases {
     this.store = l.leases;
     this.windowNanos = l.windowNanos;
     this.sliding = l.sliding;
-    this.syncIntervalNanos = l.syncIntervalNanos;
     this.windows = l.store instanceof ExactStore ? (ExactStore) l.store : null;
   }
 
@@ -60,7 +58,7 @@ final class WindowLeases {
     long size = Math.min(claims.batchFor(view), (left + 2 * nodes - 1) / (2 * nodes));
     long expected = claims.expectedUntilSync(view);
     size = Math.max(1, expected > 0 ? Math.min(size, expected) : size);
-    double rate = sliding ? askedRate(view, now) : 0;
+    double rate = sliding ? claims.askedRate(view, now) : 0;
     if (rate > 0) {
       // nor, in a sliding window, more than it is likely to ask before the window ends: the store
       // counted the grant, so what is left unused at the end weighs in the next window as the previous
@@ -82,30 +80,15 @@ final class WindowLeases {
    */
   void giveBackLeftover(KeyView v, long now) {
     long back = v.leftoverLease;
-    long w = v.leftoverWindow;
     v.leftoverLease = 0;
-    if (windows == null || w != v.window - 1 || calls.open()) {
+    if (windows == null || calls.open()) {
       return;
     }
     try {
-      windows.giveBack(limit, v.key, back, TimeUnit.NANOSECONDS.toMicros(now), w);
+      windows.giveBack(limit, v.key, back, TimeUnit.NANOSECONDS.toMicros(now), v.window - 1);
     } catch (RuntimeException e) {
       // (a store that refuses at once: the permits stay spent)
     }
-  }
-
-  /**
-   * Under the view's monitor: the permits a second the key asked for on this node, as the flusher
-   * measured it, or, where it has not (a lease pays for the admissions, so the view often has nothing
-   * to sync), over the time since the key's rate clock started, once that spans a sync interval; 0
-   * when unknown.
-   */
-  private double askedRate(KeyView v, long now) {
-    if (v.rate > 0) {
-      return v.rate;
-    }
-    long elapsed = v.rateSince == Long.MIN_VALUE ? 0 : now - v.rateSince;
-    return elapsed >= syncIntervalNanos && v.hits > 0 ? v.hits * 1e9 / elapsed : 0;
   }
 
   /** Under the view's monitor: a grant of the view's window, asked for {@code want}, into the view. */
