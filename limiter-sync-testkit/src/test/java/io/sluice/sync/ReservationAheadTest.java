@@ -42,4 +42,43 @@ class ReservationAheadTest {
       assertThat(admitted).as("the rest of the limit, for the second node's requests").isEqualTo(6);
     }
   }
+
+  /**
+   * Grants are taken first come, first served, so what nodes hold ahead of their requests when the
+   * budget runs out is what the other nodes' requests are denied: each node takes at once at most an
+   * eighth of its even share of what is left (half of it let five nodes spend a limit of 20 with 10
+   * used, and a key at half its limit was denied).
+   */
+  @Test
+  void whatNodesHoldAheadIsASmallPartOfTheLimit() {
+    Limit limit = Limit.fixedWindow("held").limit(100).window(Duration.ofSeconds(1)).build();
+    MemoryStore store = new MemoryStore();
+    ManualTicker ticker = new ManualTicker(1_000 * SECOND);
+    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
+        .activeNodes(() -> 5).reservation();
+    SyncedLimiter[] nodes = new SyncedLimiter[5];
+    try {
+      for (int n = 0; n < nodes.length; n++) {
+        nodes[n] = b.nodeId("n" + n).build();
+      }
+      // a key at 1,000 a second over five nodes: 10 requests each, 1 ms apart
+      int admitted = 0;
+      long mostHeld = 0;
+      for (int i = 0; i < 50; i++) {
+        if (nodes[i % 5].tryAcquire("k")) {
+          admitted++;
+        }
+        mostHeld = Math.max(mostHeld, store.count("held", "k", 1_000) - admitted);
+        ticker.advance(Duration.ofMillis(1));
+      }
+      assertThat(admitted).isEqualTo(50);
+      assertThat(mostHeld).as("granted and not used yet, over all nodes, at most").isLessThanOrEqualTo(100 / 8);
+    } finally {
+      for (SyncedLimiter n : nodes) {
+        if (n != null) {
+          n.close();
+        }
+      }
+    }
+  }
 }

@@ -47,15 +47,22 @@ final class WindowLeases {
   }
 
   /**
-   * Reservation mode: how much to ask for at once. Half of a node's share of what is left (so that
-   * grants shrink as the budget does and one node cannot take it all), at most the batch size.
+   * Reservation mode: how much to ask for at once. A node alone: half of what is left; with others,
+   * an eighth of its even share of it (so that grants shrink as the budget does, and what the nodes
+   * hold unused when the budget runs out is a small part of it), at most the batch size.
    */
   long leaseSize(KeyView view, long now) {
     long left = view.lastRemaining >= 0 ? view.lastRemaining : limit.capacity();
     long nodes = Math.max(1, activeNodes.getAsInt());
+    // (grants are taken first come, first served: what one node holds unused when the budget runs
+    // out, another node's requests are denied for. Half of an even share held so at 5 nodes a limit
+    // of 20 spent with 10 used, and a key at half its limit was denied; the accuracy kit, false
+    // denials at 8 nodes on its shapes profile, fixed windows 0.526% -> 0.083%, sliding 2.313% ->
+    // 1.234%, for 34% more store calls there)
+    long part = nodes == 1 ? (left + 1) / 2 : (left + 8 * nodes - 1) / (8 * nodes);
     // (nor more than the key is likely to ask until the next regular sync: what a node holds unused
     // at the window's end is budget the others could not have)
-    long size = Math.min(claims.batchFor(view), (left + 2 * nodes - 1) / (2 * nodes));
+    long size = Math.min(claims.batchFor(view), part);
     long expected = claims.expectedUntilSync(view);
     size = Math.max(1, expected > 0 ? Math.min(size, expected) : size);
     double rate = sliding ? claims.askedRate(view, now) : 0;
