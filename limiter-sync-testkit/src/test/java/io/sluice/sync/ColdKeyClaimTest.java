@@ -64,6 +64,71 @@ class ColdKeyClaimTest {
   }
 
   /**
+   * A key asked every 250 ms at a cost of 3,000 under 1,000,000 a minute (720,000 a minute: between far
+   * below its limit and near it). How long its claim is kept idle was twice its mean gap between
+   * requests, with the gap read from its rate of permits as if each request asked for one: 0.17 ms, so
+   * the claim was given up at every sync between two requests, and each request made a store call to
+   * take and another to give its claim up (2,000 store calls per 1,000 decisions). Its claim ahead of
+   * demand is also at least two requests at their mean cost: one of 1,000 paid for none of them.
+   */
+  @Test
+  void aKeyAtLargeCostsKeepsItsClaimBetweenItsRequests() {
+    Limit limit = Limit.fixedWindow("costly").limit(1_000_000).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore store = new MemoryStore();
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false).build()) {
+      node.heartbeatNow();
+      long callsBefore = 0;
+      int decisions = 0;
+      for (int ms = 0; ms < 30_000; ms++) {
+        ticker.advance(Duration.ofMillis(1));
+        if (ms % 250 == 0) {
+          assertThat(node.tryAcquire("k", 3_000)).as("far from the limit").isTrue();
+          decisions++;
+        }
+        if (ms % 100 == 0) {
+          node.syncNow();
+        }
+        if (ms == 5_000) {
+          callsBefore = store.calls();
+          decisions = 0;
+        }
+      }
+      // (2,010 before; 1,000 now: a request's 3,000 permits fill a batch of 100 by themselves and go
+      // with the next sync, whose answer renews the claim that pays for the next request)
+      assertThat((store.calls() - callsBefore) * 1000.0 / decisions).as("store calls per 1,000 decisions").isLessThan(1_500);
+    }
+  }
+
+  /**
+   * A key at a limit of 1 a minute on a sliding window, in the window after one where nothing was
+   * counted, asked now and then on a node that shares it with four others: a request the store denies
+   * makes the node a claimant of the window's fading, a part of nothing, since the window before
+   * counted nothing. Giving that part up cost a flush after every denied request: two store calls per
+   * decision, where one tells the node all it can know.
+   */
+  @Test
+  void aDeniedRequestHoldingAPartOfNothingCostsOneStoreCall() {
+    Limit limit = Limit.slidingWindowCounter("once").limit(1).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore store = new MemoryStore();
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 5).build()) {
+      assertThat(node.tryAcquire("k")).isTrue();
+      for (int i = 0; i < 3; i++) {
+        ticker.advance(Duration.ofSeconds(15));
+        long before = store.calls();
+        assertThat(node.tryAcquire("k")).as("the limit is spent in this window").isFalse();
+        for (int s = 0; s < 10; s++) {
+          ticker.advance(Duration.ofMillis(100));
+          node.syncNow();
+        }
+        assertThat(store.calls() - before).as("store calls for a denied request and the syncs after it").isEqualTo(1);
+      }
+    }
+  }
+
+  /**
    * One node, 50 keys each asked every {@code everyMs} (staggered) for three minutes, a sync every 100
    * ms; every request must be admitted. Store calls per 1,000 decisions after the first minute.
    */

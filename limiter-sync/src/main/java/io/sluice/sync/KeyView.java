@@ -179,6 +179,11 @@ final class KeyView {
   long lastWindowTotal = -1;
   double rate;
   long rateSince = Long.MIN_VALUE;
+  /**
+   * The cost of the key's decisions made under the monitor, a running mean (0 before the first):
+   * {@link #rate} counts permits, and a permit rate over a mean cost is a rate of requests.
+   */
+  double meanCost;
   boolean hot;
   /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
   long lastUrgentSync = Long.MIN_VALUE;

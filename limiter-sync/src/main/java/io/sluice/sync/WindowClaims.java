@@ -162,6 +162,7 @@ final class WindowClaims {
     return ahead;
   }
 
+
   /**
    * Under the view's monitor: the key's demand on this node, permits a second. The flusher measures it
    * at each sync of the key ({@code v.rate}); a key whose every decision asked the store (a take: a claim
@@ -339,7 +340,10 @@ final class WindowClaims {
     if (horizon <= 2 * syncIntervalNanos || v.rate <= 0) {
       return syncIntervalNanos;
     }
-    return Math.max(syncIntervalNanos, Math.min(horizon, (long) (2e9 / v.rate)));
+    // (the rate counts permits: over the mean cost, a rate of requests. Read as one, a key asked
+    // every 250 ms at costs near 1,000 was idle after a sync interval, and each request on it made a
+    // store call to take and another to give its claim up)
+    return Math.max(syncIntervalNanos, Math.min(horizon, (long) (2e9 * Math.max(1, v.meanCost) / v.rate)));
   }
 
   /** The batch size of a key: larger for a hot key, so that it reaches the store less often. */
@@ -415,14 +419,18 @@ final class WindowClaims {
    * What the node would admit far from the limit before its next answer, the claim a flush asks for:
    * a batch, four times the key's demand over a flush cycle or store round trip (whichever is
    * longer), or this node's part of the error budget, {@code limit * maxError / N} (so that a large
-   * limit is never refused for want of a sync), whichever is most. The store grants less near the
-   * limit.
+   * limit is never refused for want of a sync), or two of the key's requests at their mean cost,
+   * whichever is most. The store grants less near the limit.
    */
   long untilNextAnswer(KeyView view) {
     int nodes = Math.max(1, activeNodes.getAsInt());
     long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(calls.roundTripNanos(), flushCycleNanos) / 1e9);
     long errorBudget = (long) (capacity(view) * maxError / nodes);
-    return Math.max(1, Math.max(Math.max(batchFor(view), inFlight), errorBudget));
+    // (a claim smaller than a request's cost pays for none: at costs of 3,000 under 1,000,000 a minute,
+    // every request of a key asked four times a second took its own permits from the store, its claim
+    // ahead of 1,000 never used)
+    long requests = (long) Math.ceil(2 * view.meanCost);
+    return Math.max(1, Math.max(Math.max(batchFor(view), inFlight), Math.max(errorBudget, requests)));
   }
 
   /**
@@ -609,7 +617,10 @@ final class WindowClaims {
           v.aheadClaim = result.ahead(i);
           v.aheadThrough = delta.window() + delta.aheadWindows();
         }
-        v.claimNodes = result.split(i); // 0: no part of a sliding window's fading
+        // 0: no part of a sliding window's fading. Nor is a part of a window before that counted
+        // nothing: it is a part of nothing, and to give it up was a flush after each request the store
+        // denied on a key at its limit (a limit of 1 a minute: two store calls per decision)
+        v.claimNodes = result.previous(i) == 0 ? 0 : result.split(i);
         if (v.claim > 0 || v.claimNodes > 0) {
           // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
           // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle

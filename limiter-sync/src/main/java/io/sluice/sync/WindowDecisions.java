@@ -422,6 +422,7 @@ final class WindowDecisions {
     } else {
       view.hits += cost;
     }
+    view.meanCost = view.meanCost == 0 ? cost : view.meanCost * 0.75 + cost * 0.25;
     view.demandAt = now;
     if (regional && !j.admit) {
       view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush

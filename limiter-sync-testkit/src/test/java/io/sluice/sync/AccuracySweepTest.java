@@ -1,0 +1,58 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Algorithm;
+import io.sluice.sync.AccuracyKit.Mode;
+import io.sluice.sync.AccuracyKit.Profile;
+import io.sluice.sync.AccuracyKit.Report;
+import io.sluice.sync.AccuracyKit.Setup;
+import io.sluice.sync.AccuracyKit.Traffic;
+import io.sluice.sync.testkit.MemoryStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The accuracy kit's profiles on settings it does not use: 2 and 5 nodes, a batch of 10 with a sync
+ * every 50 ms and a batch of 1,000 with a sync every 500 ms, and the default settings on windows of a
+ * minute (the traffic sixty times slower). Only the bounds that hold everywhere are asserted here, on
+ * every case: over-admission within the bound in every key-window (none in reservation mode), and no
+ * request denied on a key below half its limit. The kit reports the rest of the figures; this sweep
+ * found reservation mode denying a key at half its limit at 5 nodes, batch 1,000 (grants held ahead).
+ */
+class AccuracySweepTest {
+
+  @Test
+  void theHardBoundsHoldOnOtherSettings() {
+    long seed = 90_000;
+    List<String> failed = new ArrayList<>();
+    for (Profile p : Profile.values()) {
+      for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER}) {
+        for (int nodes : new int[] {2, 5}) {
+          for (Mode m : new Mode[] {Mode.APPROXIMATE, Mode.RESERVATION}) {
+            for (int settings = 0; settings < 3; settings++) {
+              Traffic traffic = p.traffic(a, ++seed);
+              Setup setup = switch (settings) {
+                case 0 -> new Setup(nodes, m, 10, Duration.ofMillis(50));
+                case 1 -> new Setup(nodes, m, 1_000, Duration.ofMillis(500));
+                default -> Setup.of(nodes, m);
+              };
+              if (settings == 2) {
+                traffic = traffic.stretched(60);
+              }
+              Report r = AccuracyKit.run(traffic, setup, MemoryStore::new);
+              System.out.println("accuracy sweep: " + r);
+              if (r.keyWindowsOverBound() > 0 || r.falseDenialsBelowHalf() > 0
+                  || (m == Mode.RESERVATION && r.worstOverPermits() > 0)) {
+                failed.add(r.toString());
+              }
+            }
+          }
+        }
+      }
+    }
+    assertThat(failed).as("runs over a hard bound (each names its seed)").isEmpty();
+  }
+}
