@@ -90,7 +90,8 @@ class AccuracyKitTest {
    * show. 0 where every profile keeps the bound. The gaps are all at a limit, where which request gets
    * through depends on timing: the nodes admit 94-100% of what the exact algorithm admits there.
    * <ul>
-   *   <li>approximate, fixed window, 2+ nodes: 0.17% at 8 nodes, 0.08% at 3 (a hot key's last permits
+   *   <li>approximate, fixed window, 2+ nodes: 0.18% at 8 nodes (large-limit; 0.15% before a claim
+   *       ahead covered two requests at their mean cost), 0.08% at 3 (a hot key's last permits
    *       are claimed by the node a request did not go to, until it uses or gives them up; 0.21% before
    *       flushes near the limit kept only what their node admits before the answer, 0.18% before keys
    *       new to a node were sized for the rest of their window, 0.20% before claims between far below
