@@ -2,6 +2,10 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.sync.testkit.MemoryStore;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -38,5 +42,36 @@ class SlidingBackoffTest {
     WindowProbe.Result r = WindowProbe.run(c);
     assertThat(r.requests()).isEqualTo(42);
     assertThat(r.violations()).as("what the probe found in %s", c).isEmpty();
+  }
+
+  /**
+   * A sliding window of 10 a second on two nodes: node a spent the window before; node b asks at 1.099
+   * s, when the previous window still weighs 9.01 and nothing is free for it. From 1.1 s the fading has
+   * freed a permit by the counts of that answer, and at 1.15 s one and a half are free: the exact
+   * algorithm admits b's request. b denied it without asking, for a sync interval after its fruitless
+   * ask (to 1.199 s). Where at most two permits fade in a sync interval (small limits), a node asks again
+   * from the moment the fading has freed what it needed by its last answer's counts (the accuracy kit's
+   * spread profile, limits of 20, sliding, 3 nodes: 1.04% -> 0.59% of requests denied and not made up
+   * in their window, for 15% more store calls).
+   */
+  @Test
+  void aSmallLimitsNodeAsksAgainOnceTheFadingHasFreedWhatItNeeded() {
+    Limit limit = Limit.slidingWindowCounter("fade").limit(10).window(Duration.ofSeconds(1)).build();
+    MemoryStore store = new MemoryStore();
+    ManualTicker ticker = new ManualTicker(1_000_000_000_000L); // a window's start
+    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 2);
+    try (SyncedLimiter a = b.nodeId("a").build(); SyncedLimiter other = b.nodeId("b").build()) {
+      ticker.advance(Duration.ofMillis(500));
+      for (int i = 0; i < 10; i++) {
+        assertThat(a.tryAcquire("k")).isTrue();
+      }
+      a.syncNow();
+      ticker.advance(Duration.ofMillis(599)); // 1.099 s: 10 x 0.901 = 9.01 weighs
+      assertThat(other.tryAcquire("k")).as("nothing free yet").isFalse();
+      ticker.advance(Duration.ofMillis(51)); // 1.15 s: 8.5 weighs
+      long calls = store.calls();
+      assertThat(other.tryAcquire("k")).as("one and a half permits faded since").isTrue();
+      assertThat(store.calls() - calls).as("the store asked").isEqualTo(1);
+    }
   }
 }

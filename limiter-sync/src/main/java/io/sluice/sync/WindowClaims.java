@@ -563,6 +563,24 @@ final class WindowClaims {
   }
 
   /**
+   * Sliding window, under the view's monitor: the ticker time from which the previous window will have
+   * faded enough, by the view's counts, for {@code need} more permits to fit (the other nodes' claims
+   * and parts are not in those counts: the store may still have less); {@code Long.MAX_VALUE} when
+   * the current window's count alone leaves no room for it.
+   */
+  long fadedEnoughAt(KeyView v, long need, long now) {
+    double room = capacity(v) - v.globalCur - need;
+    if (room < 0) {
+      return Long.MAX_VALUE;
+    }
+    if (v.globalPrev <= room) {
+      return now;
+    }
+    long windowEnd = (v.window + 1) * windowNanos;
+    return windowEnd - (long) (windowNanos * room / v.globalPrev);
+  }
+
+  /**
    * Under the view's monitor: an answer to a flush sent before the view's last claim call and answered
    * after it. A claim call with a take leaves a smaller claim than the flush before it did, so the
    * later-arriving answer must not raise the claim back: the view keeps the smaller claim, the smaller
@@ -606,6 +624,13 @@ final class WindowClaims {
           // (a sliding window frees budget continuously as the previous one fades: no doubling there,
           // or a back-off begun at a window's start outlived the fading and denied a key at 1 of 37)
           v.nothingFreeUntil = now + (sliding ? syncIntervalNanos : syncIntervalNanos << Math.min(3, v.fruitlessAsks));
+          // (a small limit's sliding window frees a permit or two a sync interval: a back-off of a
+          // whole interval denied what the exact algorithm admitted as the fading freed it, requests
+          // not made up in their window. There the node asks again as soon as the fading has freed
+          // what it needed by this answer's counts: at most two calls more a sync interval)
+          if (sliding && (double) v.globalPrev * syncIntervalNanos / windowNanos <= 2) {
+            v.nothingFreeUntil = Math.min(v.nothingFreeUntil, fadedEnoughAt(v, delta.need(), now));
+          }
           v.freeBelow = delta.need();
           v.fruitlessAsks++;
         } else if (delta.need() > 0) {
