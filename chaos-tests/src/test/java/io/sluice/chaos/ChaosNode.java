@@ -1,7 +1,7 @@
 package io.sluice.chaos;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.sluice.node.Limit;
+import io.sluice.sync.StoreBreaker;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisCounterStore;
@@ -110,23 +110,27 @@ final class ChaosNode implements AutoCloseable {
         .ticker(RecordingTicker.INSTANCE).flushTimeout(Duration.ofMillis(800)).build();
     this.ledger = SyncedLimiter.builder(ledgerLimit, store).nodeId(name).onStoreFailure(policy)
         .ticker(RecordingTicker.INSTANCE).flushTimeout(Duration.ofMillis(800)).maxKeys(ledgerMaxKeys).build();
-    watch(rate.circuitBreaker(), "rate");
-    watch(ledger.circuitBreaker(), "ledger");
+    watch(rate.storeBreaker(), "rate");
+    watch(ledger.storeBreaker(), "ledger");
     for (int p = 0; p < PHASES; p++) {
       latency[p] = new Histogram(TimeUnit.SECONDS.toNanos(60), 2);
     }
   }
 
-  private void watch(CircuitBreaker breaker, String limiter) {
-    breaker.getEventPublisher()
-        .onStateTransition(e -> {
-          transitions.add(limiter + ":" + e.getStateTransition());
-          if (e.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
-            breakerOpens.increment();
-          }
-        })
-        .onSlowCallRateExceeded(e -> slowCallRateExceeded.increment())
-        .onFailureRateExceeded(e -> failureRateExceeded.increment());
+  private void watch(StoreBreaker breaker, String limiter) {
+    breaker.onStateChange((from, to, failureRate, slowCallRate) -> {
+      transitions.add(limiter + ":State transition from " + from + " to " + to);
+      if (to == StoreBreaker.State.OPEN) {
+        breakerOpens.increment();
+        // (what opened it: the breaker's thresholds are 50% of either, as configured by default)
+        if (slowCallRate >= 50) {
+          slowCallRateExceeded.increment();
+        }
+        if (failureRate >= 50) {
+          failureRateExceeded.increment();
+        }
+      }
+    });
   }
 
   void start() {
@@ -260,8 +264,8 @@ final class ChaosNode implements AutoCloseable {
   }
 
   boolean breakersClosed() {
-    return rate.circuitBreaker().getState() == CircuitBreaker.State.CLOSED
-        && ledger.circuitBreaker().getState() == CircuitBreaker.State.CLOSED;
+    return rate.storeBreaker().state() == StoreBreaker.State.CLOSED
+        && ledger.storeBreaker().state() == StoreBreaker.State.CLOSED;
   }
 
   void stopLoad() throws InterruptedException {

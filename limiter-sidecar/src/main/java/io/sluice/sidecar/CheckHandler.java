@@ -2,7 +2,6 @@ package io.sluice.sidecar;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -336,8 +335,7 @@ final class CheckHandler extends Handler.Abstract {
   private int health(Response response, Callback callback) {
     boolean degraded = false;
     for (SyncedLimiter l : limiters.values()) {
-      CircuitBreaker.State state = l.circuitBreaker().getState();
-      degraded |= state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
+      degraded |= l.storeBreaker().keepsStoreOut();
     }
     boolean anyDown = degraded;
     byte[] body = json(64 + 96 * limiters.size(), g -> {
@@ -349,7 +347,7 @@ final class CheckHandler extends Handler.Abstract {
       for (SyncedLimiter l : new TreeMap<>(limiters).values()) {
         g.writeStartObject();
         g.writeStringField("name", l.limit().name());
-        g.writeStringField("breaker", l.circuitBreaker().getState().name());
+        g.writeStringField("breaker", l.storeBreaker().state().name());
         g.writeNumberField("nodes", l.activeNodes());
         g.writeNumberField("keys", l.keys());
         g.writeNumberField("storeOutOfMemory", l.storeOutOfMemoryErrors());

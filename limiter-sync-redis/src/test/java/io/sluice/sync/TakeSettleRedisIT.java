@@ -2,7 +2,6 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.redis.RedisCounterStore;
@@ -61,7 +60,8 @@ class TakeSettleRedisIT {
     Counter counter = Counter.of(limit);
     try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false)
         .activeNodes(() -> 1).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED)
-        .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
+        .storeBreaker(StoreBreakerConfig.custom().waitInOpenState(Duration.ofSeconds(60)).slowCallDuration(Duration.ofSeconds(60))
+              .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
         .build()) {
       long w = Math.floorDiv(ticker.read(), Duration.ofSeconds(1).toNanos());
       // window w: key a asked twice at once holds a claim (it waits for a flush, first in line); k's

@@ -252,7 +252,7 @@ final class AccuracyKit {
                   + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms;"
                   + " breaker %s asks %s fallbacks %d failures %d%n", r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
                   v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFreeUntil > now, v.noneFree,
-                  (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000, node.circuitBreaker().getState(),
+                  (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000, node.storeBreaker().state(),
                   node.claimsAsked(), node.fallbackDecisions(), node.storeFailures());
             }
           }

@@ -222,7 +222,7 @@ class AsyncAcquireTest {
         Decision d = node.acquireAsync("k", 1).toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertThat(d.allowed()).as("%s, batch %d", policy, batch).isEqualTo(policy == StoreFailurePolicy.FAIL_OPEN);
         assertThat(node.storeFailures()).as("the breaker and the meters heard of it").isEqualTo(1);
-        assertThat(node.circuitBreaker().getMetrics().getNumberOfFailedCalls()).isEqualTo(1);
+        assertThat(node.storeBreaker().failedCalls()).isEqualTo(1);
         assertThat(node.fallbackDecisions()).isEqualTo(1);
       }
     }
@@ -235,7 +235,7 @@ class AsyncAcquireTest {
       SyncedLimiter node = node(Limit.fixedWindow("api").limit(1_000).window(MINUTE).build(), store, "a",
           new ManualTicker(Duration.ofHours(490_000).toNanos()), b -> b.batchSize(batch)
               .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).flushTimeout(Duration.ofMillis(100)));
-      node.circuitBreaker().transitionToForcedOpenState();
+      node.storeBreaker().forceOpen();
       CompletableFuture<Decision> d = node.acquireAsync("k", 1).toCompletableFuture();
       assertThat(d).isCompletedWithValueMatching(x -> !x.allowed());
       assertThat(store.sent()).isZero();

@@ -64,7 +64,8 @@ class FlushWavesTest {
       Limit limit = Limit.fixedWindow("waves-fail").limit(1_000).window(Duration.ofHours(1)).build();
       ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
       SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
-          .circuitBreaker(io.github.resilience4j.circuitbreaker.CircuitBreakerConfig.custom()
+          .storeBreaker(StoreBreakerConfig.custom().waitInOpenState(Duration.ofSeconds(60)).slowCallDuration(Duration.ofSeconds(60))
+              .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10)
               .slidingWindowSize(100).minimumNumberOfCalls(100).build())
           .build();
       int admitted = admitOnEveryKey(node);

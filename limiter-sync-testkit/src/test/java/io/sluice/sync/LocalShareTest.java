@@ -2,7 +2,6 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.testkit.MemoryStore;
@@ -125,8 +124,9 @@ class LocalShareTest {
       links.add(link);
       nodes.add(SyncedLimiter.builder(limit, link).nodeId("n" + i).ticker(ticker).autoSync(false)
           .flushTimeout(flush).activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
-          .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2)
-              .waitDurationInOpenState(open).clock(new TickerClock(ticker)).build())
+          .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2).waitInOpenState(open)
+              .slowCallDuration(Duration.ofSeconds(60)).slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).build())
+          .breakerClock(new TickerClock(ticker))
           .build());
     }
     return nodes;

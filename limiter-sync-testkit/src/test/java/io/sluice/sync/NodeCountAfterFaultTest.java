@@ -2,7 +2,6 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.testkit.MemoryStore;
@@ -75,7 +74,8 @@ class NodeCountAfterFaultTest {
   private static SyncedLimiter limiter(CounterStore store) {
     return SyncedLimiter.builder(Limit.fixedWindow("count").limit(600).window(Duration.ofSeconds(1)).build(), store)
         .nodeId("n").autoSync(false).heartbeatInterval(INTERVAL)
-        .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(100).minimumNumberOfCalls(100).build())
+        .storeBreaker(StoreBreakerConfig.custom().waitInOpenState(Duration.ofSeconds(60)).slowCallDuration(Duration.ofSeconds(60))
+              .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).slidingWindowSize(100).minimumNumberOfCalls(100).build())
         .build();
   }
 }

@@ -3,7 +3,6 @@ package io.sluice.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Decision;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
@@ -147,7 +146,8 @@ class SharedBucketTest {
     for (int n = 0; n < 3; n++) {
       nodes.add(SyncedLimiter.builder(limit, store).nodeId("n" + n).ticker(ticker).autoSync(false)
           .activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
-          .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2).build())
+          .storeBreaker(StoreBreakerConfig.custom().waitInOpenState(Duration.ofSeconds(60)).slowCallDuration(Duration.ofSeconds(60))
+              .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).slidingWindowSize(2).minimumNumberOfCalls(2).build())
           .build());
     }
     store.cut = true;
@@ -283,7 +283,8 @@ class SharedBucketTest {
     int[] nodes = {3};
     SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
         .activeNodes(() -> nodes[0]).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
-        .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2).build())
+        .storeBreaker(StoreBreakerConfig.custom().waitInOpenState(Duration.ofSeconds(60)).slowCallDuration(Duration.ofSeconds(60))
+              .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).slidingWindowSize(2).minimumNumberOfCalls(2).build())
         .build();
     store.cut = true;
     int admitted = 0;

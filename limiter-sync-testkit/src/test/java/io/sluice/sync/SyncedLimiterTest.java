@@ -3,8 +3,6 @@ package io.sluice.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Decision;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
@@ -34,12 +32,55 @@ class SyncedLimiterTest {
   /** A store whose calls time out at 500 ms must count 450 ms calls as slow, or a slow link never opens the breaker. */
   @Test
   void theDefaultBreakerCountsCallsAsSlowBelowTheStoresOwnTimeout() {
-    assertThat(StoreCalls.defaultBreakerConfig(Duration.ofSeconds(2), Duration.ofMillis(500))
+    StoreBreakerConfig defaults = StoreBreakerConfig.ofDefaults();
+    assertThat(StoreCalls.breakerConfig(defaults, Duration.ofSeconds(2), Duration.ofMillis(500))
         .getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(400));
-    assertThat(StoreCalls.defaultBreakerConfig(Duration.ofMillis(600), Duration.ofSeconds(5))
+    assertThat(StoreCalls.breakerConfig(defaults, Duration.ofMillis(600), Duration.ofSeconds(5))
         .getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(300));
-    assertThat(StoreCalls.defaultBreakerConfig(Duration.ofSeconds(2), null)
+    assertThat(StoreCalls.breakerConfig(defaults, Duration.ofSeconds(2), null)
         .getSlowCallDurationThreshold()).isEqualTo(Duration.ofSeconds(1));
+    // one set is kept as set
+    assertThat(StoreCalls.breakerConfig(defaults.toBuilder().slowCallDuration(Duration.ofMillis(70)).build(),
+        Duration.ofSeconds(2), Duration.ofMillis(500)).getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(70));
+  }
+
+  /** The breaker's settings are Sluice's own, checked where they are set, each error naming its field. */
+  @Test
+  void storeBreakerSettingsNameTheFieldTheyRefuse() {
+    assertThatThrownBy(() -> StoreBreakerConfig.custom().slidingWindowSize(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("slidingWindowSize:");
+    assertThatThrownBy(() -> StoreBreakerConfig.custom().failureRateThreshold(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("failureRateThreshold:");
+    assertThatThrownBy(() -> StoreBreakerConfig.custom().slowCallRateThreshold(101))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("slowCallRateThreshold:");
+    assertThatThrownBy(() -> StoreBreakerConfig.custom().waitInOpenState(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("waitInOpenState:");
+    assertThatThrownBy(() -> StoreBreakerConfig.custom().slidingWindowSize(5).minimumNumberOfCalls(6).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("minimumNumberOfCalls:");
+    assertThatThrownBy(() -> SyncConfig.custom().storeBreaker(null))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("storeBreaker:");
+    StoreBreakerConfig c = StoreBreakerConfig.custom().slidingWindowSize(20).minimumNumberOfCalls(10).build();
+    assertThat(StoreBreakerConfig.from(c).build().slidingWindowSize()).isEqualTo(20);
+    assertThat(c.toBuilder().failureRateThreshold(25).build().failureRateThreshold()).isEqualTo(25);
+  }
+
+  /** The breaker as the public API shows it: forced open and reset by hand, its changes told to a listener. */
+  @Test
+  void theStoreBreakerIsForcedOpenAndResetThroughItsView() {
+    try (SyncedLimiter node = SyncedLimiter.builder(perMinute, new MemoryStore()).nodeId("b").ticker(ticker)
+        .autoSync(false).activeNodes(() -> 1).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build()) {
+      List<String> changes = new ArrayList<>();
+      node.storeBreaker().onStateChange((from, to, failureRate, slowCallRate) -> changes.add(from + ">" + to));
+      assertThat(node.storeBreaker().state()).isEqualTo(StoreBreaker.State.CLOSED);
+      assertThat(node.tryAcquire("k")).isTrue();
+      node.storeBreaker().forceOpen();
+      assertThat(node.storeBreaker().keepsStoreOut()).isTrue();
+      assertThat(node.tryAcquire("other")).as("the failure policy decides: fail closed").isFalse();
+      node.storeBreaker().reset();
+      assertThat(node.storeBreaker().state()).isEqualTo(StoreBreaker.State.CLOSED);
+      assertThat(node.tryAcquire("other")).isTrue();
+      assertThat(changes).containsExactly("CLOSED>FORCED_OPEN", "FORCED_OPEN>CLOSED");
+    }
   }
 
   /**
@@ -256,18 +297,18 @@ class SyncedLimiterTest {
   private SyncedLimiter failingNode(FlakyMemoryStore store, StoreFailurePolicy policy) {
     return SyncedLimiter.builder(perMinute, store).nodeId("n-" + policy).ticker(ticker).autoSync(false)
         .activeNodes(() -> 4).onStoreFailure(policy)
-        .circuitBreaker(CircuitBreakerConfig.from(StoreCalls.defaultBreakerConfig(Duration.ofSeconds(2), null))
-            .slidingWindowSize(4).minimumNumberOfCalls(4).waitDurationInOpenState(Duration.ofMillis(500)).build())
+        .storeBreaker(StoreBreakerConfig.custom().slowCallDuration(Duration.ofSeconds(1))
+            .slidingWindowSize(4).minimumNumberOfCalls(4).waitInOpenState(Duration.ofMillis(500)).build())
         .build();
   }
 
   /** Drives flushes into a dead store until the breaker opens. */
   private static void breakBreaker(SyncedLimiter node) {
-    for (int i = 0; i < 10 && node.circuitBreaker().getState() == CircuitBreaker.State.CLOSED; i++) {
+    for (int i = 0; i < 10 && node.storeBreaker().state() == StoreBreaker.State.CLOSED; i++) {
       node.tryAcquire("warm-" + i);
       node.syncNow();
     }
-    assertThat(node.circuitBreaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+    assertThat(node.storeBreaker().state()).isEqualTo(StoreBreaker.State.OPEN);
   }
 
   @Test
@@ -306,12 +347,12 @@ class SyncedLimiterTest {
         node.syncNow();
       }
       // (with nothing pending, FAIL_CLOSED's node makes no flush: its heartbeats probe the store)
-      for (int i = 0; i < 2 && node.circuitBreaker().getState() != CircuitBreaker.State.CLOSED; i++) {
+      for (int i = 0; i < 2 && node.storeBreaker().state() != StoreBreaker.State.CLOSED; i++) {
         node.heartbeatNow();
       }
-      assertThat(node.circuitBreaker().getState()).as(policy + ": " + node.circuitBreaker().getMetrics().getNumberOfFailedCalls()
-          + " failed, " + node.circuitBreaker().getMetrics().getNumberOfSuccessfulCalls() + " ok, pending " + node.pending()
-          + ", store calls " + store.calls).isEqualTo(CircuitBreaker.State.CLOSED);
+      assertThat(node.storeBreaker().state()).as(policy + ": " + node.storeBreaker().failedCalls()
+          + " failed, " + node.storeBreaker().successfulCalls() + " ok, pending " + node.pending()
+          + ", store calls " + store.calls).isEqualTo(StoreBreaker.State.CLOSED);
       assertThat(node.pending()).isZero();
       assertThat(store.total()).as(policy + ": store count").isEqualTo(node.admitted());
     }
@@ -425,7 +466,8 @@ class SyncedLimiterTest {
     Limit big = Limit.fixedWindow("big").limit(1_000_000).window(Duration.ofHours(1)).build();
     SyncedLimiter node = SyncedLimiter.builder(big, slow).nodeId("c").ticker(ticker).autoSync(false)
         .activeNodes(() -> 1).flushTimeout(Duration.ofMillis(500)).claimTimeout(Duration.ofMillis(500))
-        .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(100_000).minimumNumberOfCalls(100_000).build())
+        .storeBreaker(StoreBreakerConfig.custom().waitInOpenState(Duration.ofSeconds(60)).slowCallDuration(Duration.ofSeconds(60))
+              .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).slidingWindowSize(100_000).minimumNumberOfCalls(100_000).build())
         .build();
     node.tryAcquire("warm");
     node.flushAll(); // the store's answer shows it keeps no claims

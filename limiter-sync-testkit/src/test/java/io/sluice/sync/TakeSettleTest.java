@@ -2,7 +2,6 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.spi.Batch;
@@ -42,7 +41,8 @@ class TakeSettleTest {
     SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false)
         .activeNodes(() -> 1).onStoreFailure(policy)
         // the breaker stays closed: every decision meets the store, and its faults
-        .circuitBreaker(CircuitBreakerConfig.custom().slidingWindowSize(100_000).minimumNumberOfCalls(100_000).build())
+        .storeBreaker(StoreBreakerConfig.custom().waitInOpenState(Duration.ofSeconds(60)).slowCallDuration(Duration.ofSeconds(60))
+              .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).slidingWindowSize(100_000).minimumNumberOfCalls(100_000).build())
         .build();
     SplittableRandom random = new SplittableRandom(7);
     Map<String, Long> admitted = new HashMap<>();

@@ -117,6 +117,21 @@ final class StoreCalls {
     return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
   }
 
+  /**
+   * A limiter's store calls through a breaker named {@code name} with {@code config}'s settings; calls
+   * without a timeout of their own wait at most {@code flushTimeout}; {@code storeCallTimeout}: the
+   * store's own (null: none), which bounds what counts as slow; {@code breakerClock}: what the
+   * breaker's wait in the open state runs on (null: the system clock).
+   */
+  static StoreCalls create(String name, StoreBreakerConfig config, Duration flushTimeout, Duration storeCallTimeout,
+      LongSupplier callClock, java.time.Clock breakerClock) {
+    CircuitBreakerConfig c = breakerConfig(config, flushTimeout, storeCallTimeout);
+    if (breakerClock != null) {
+      c = CircuitBreakerConfig.from(c).clock(breakerClock).build();
+    }
+    return new StoreCalls(CircuitBreaker.of(name, c), flushTimeout, callClock);
+  }
+
   StoreCalls(CircuitBreaker breaker, Duration defaultTimeout, LongSupplier callClock) {
     this.callClock = callClock;
     this.breaker = breaker;
@@ -289,27 +304,94 @@ final class StoreCalls {
   }
 
   /**
-   * The breaker's settings for flush rates rather than request rates: a count window of 10 calls,
-   * judged from 5, opening at 50% failures or at 50% slow calls, probing again after one second. A
-   * call is slow above half the flush timeout, or above 80% of the store's own call timeout when that
-   * is shorter: a call slower than the store's timeout never completes, it fails, so a slow store
-   * must count as slow below it.
+   * The Resilience4j settings of {@code c}, sized for flush rates rather than request rates (see
+   * {@link StoreBreakerConfig}). A call is slow above half the flush timeout, or above 80% of the
+   * store's own call timeout when that is shorter: a call slower than the store's timeout never
+   * completes, it fails, so a slow store must count as slow below it.
    */
-  static CircuitBreakerConfig defaultBreakerConfig(Duration flushTimeout, Duration storeCallTimeout) {
-    Duration slow = flushTimeout.dividedBy(2);
-    if (storeCallTimeout != null && storeCallTimeout.multipliedBy(4).dividedBy(5).compareTo(slow) < 0) {
-      slow = storeCallTimeout.multipliedBy(4).dividedBy(5);
-    }
+  static CircuitBreakerConfig breakerConfig(StoreBreakerConfig c, Duration flushTimeout, Duration storeCallTimeout) {
+    Duration slow = c.slowCallDuration().orElseGet(() -> {
+      Duration half = flushTimeout.dividedBy(2);
+      if (storeCallTimeout != null && storeCallTimeout.multipliedBy(4).dividedBy(5).compareTo(half) < 0) {
+        return storeCallTimeout.multipliedBy(4).dividedBy(5);
+      }
+      return half;
+    });
     return CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-        .slidingWindowSize(10)
-        .minimumNumberOfCalls(5)
-        .failureRateThreshold(50)
-        .slowCallRateThreshold(50)
+        .slidingWindowSize(c.slidingWindowSize())
+        .minimumNumberOfCalls(c.minimumNumberOfCalls())
+        .failureRateThreshold(c.failureRateThreshold())
+        .slowCallRateThreshold(c.slowCallRateThreshold())
         .slowCallDurationThreshold(slow)
-        .waitDurationInOpenState(Duration.ofSeconds(1))
-        .permittedNumberOfCallsInHalfOpenState(2)
+        .waitDurationInOpenState(c.waitInOpenState())
+        .permittedNumberOfCallsInHalfOpenState(c.permittedCallsInHalfOpenState())
         .recordExceptions(Throwable.class)
         .build();
+  }
+
+  /** The breaker as the public API shows it ({@link SyncedLimiter#storeBreaker()}). */
+  StoreBreaker view() {
+    return view;
+  }
+
+  private final StoreBreaker view = new StoreBreaker() {
+    @Override
+    public State state() {
+      return stateOf(breaker.getState());
+    }
+
+    @Override
+    public int failedCalls() {
+      return breaker.getMetrics().getNumberOfFailedCalls();
+    }
+
+    @Override
+    public int successfulCalls() {
+      return breaker.getMetrics().getNumberOfSuccessfulCalls();
+    }
+
+    @Override
+    public void forceOpen() {
+      breaker.transitionToForcedOpenState();
+      noticeTransition();
+    }
+
+    @Override
+    public void reset() {
+      breaker.reset();
+      noticeTransition();
+    }
+
+    @Override
+    public void onStateChange(Listener listener) {
+      if (listener == null) {
+        throw new IllegalArgumentException("listener: must not be null");
+      }
+      breaker.getEventPublisher().onStateTransition(e -> {
+        CircuitBreaker.Metrics m = breaker.getMetrics();
+        listener.changed(stateOf(e.getStateTransition().getFromState()), stateOf(e.getStateTransition().getToState()),
+            m.getFailureRate(), m.getSlowCallRate());
+      });
+    }
+
+    @Override
+    public String toString() {
+      return "StoreBreaker{" + breaker.getName() + ": " + state() + "}";
+    }
+  };
+
+  /** Resilience4j's state as Sluice's (a breaker of ours is never disabled nor metrics-only). */
+  private static StoreBreaker.State stateOf(CircuitBreaker.State s) {
+    switch (s) {
+      case OPEN:
+        return StoreBreaker.State.OPEN;
+      case HALF_OPEN:
+        return StoreBreaker.State.HALF_OPEN;
+      case FORCED_OPEN:
+        return StoreBreaker.State.FORCED_OPEN;
+      default:
+        return StoreBreaker.State.CLOSED;
+    }
   }
 }

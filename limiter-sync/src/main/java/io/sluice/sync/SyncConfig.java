@@ -1,6 +1,5 @@
 package io.sluice.sync;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.LimitListener;
 import io.sluice.node.Ticker;
 import java.time.Duration;
@@ -37,7 +36,7 @@ public final class SyncConfig {
   private final double maxError;
   private final IntSupplier activeNodes;
   private final StoreFailurePolicy onStoreFailure;
-  private final CircuitBreakerConfig circuitBreaker;
+  private final StoreBreakerConfig storeBreaker;
   private final Duration heartbeatInterval;
   private final boolean reservation;
   private final double hotKeyFactor;
@@ -60,7 +59,7 @@ public final class SyncConfig {
     this.maxError = b.maxError;
     this.activeNodes = b.activeNodes;
     this.onStoreFailure = b.onStoreFailure;
-    this.circuitBreaker = b.circuitBreaker;
+    this.storeBreaker = b.storeBreaker;
     this.heartbeatInterval = b.heartbeatInterval;
     this.reservation = b.reservation;
     this.hotKeyFactor = b.hotKeyFactor;
@@ -138,9 +137,9 @@ public final class SyncConfig {
     return onStoreFailure;
   }
 
-  /** The breaker's settings when set; empty means one sized for flush rates (see {@link SyncedLimiter}). */
-  public Optional<CircuitBreakerConfig> circuitBreaker() {
-    return Optional.ofNullable(circuitBreaker);
+  /** The store circuit breaker's settings (by default {@link StoreBreakerConfig#ofDefaults()}, sized for flush rates). */
+  public StoreBreakerConfig storeBreaker() {
+    return storeBreaker;
   }
 
   public Duration heartbeatInterval() {
@@ -209,7 +208,7 @@ public final class SyncConfig {
     private double maxError = DEFAULT_MAX_ERROR;
     private IntSupplier activeNodes;
     private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.LOCAL_SHARE;
-    private CircuitBreakerConfig circuitBreaker;
+    private StoreBreakerConfig storeBreaker = StoreBreakerConfig.ofDefaults();
     private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
     private boolean reservation;
     private double hotKeyFactor = 10;
@@ -236,7 +235,7 @@ public final class SyncConfig {
       this.maxError = c.maxError;
       this.activeNodes = c.activeNodes;
       this.onStoreFailure = c.onStoreFailure;
-      this.circuitBreaker = c.circuitBreaker;
+      this.storeBreaker = c.storeBreaker;
       this.heartbeatInterval = c.heartbeatInterval;
       this.reservation = c.reservation;
       this.hotKeyFactor = c.hotKeyFactor;
@@ -387,12 +386,12 @@ public final class SyncConfig {
       return this;
     }
 
-    /** The circuit breaker's settings; the default is sized for flush rates (see {@link SyncedLimiter}). */
-    public Builder circuitBreaker(CircuitBreakerConfig config) {
+    /** The store circuit breaker's settings; the default is sized for flush rates (see {@link StoreBreakerConfig}). */
+    public Builder storeBreaker(StoreBreakerConfig config) {
       if (config == null) {
-        throw new IllegalArgumentException("circuitBreaker: must not be null");
+        throw new IllegalArgumentException("storeBreaker: must not be null");
       }
-      this.circuitBreaker = config;
+      this.storeBreaker = config;
       return this;
     }
 

@@ -1,7 +1,5 @@
 package io.sluice.sync;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.sluice.node.Algorithm;
 import io.sluice.node.Decision;
 import io.sluice.node.KeyedLimiter;
@@ -180,7 +178,7 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** The sync: batches to the store and their answers into the views; the registry's heartbeat. */
   private final Flusher flusher;
 
-  private SyncedLimiter(Limit limit, CounterStore store, SyncConfig c, long batchSize) {
+  private SyncedLimiter(Limit limit, CounterStore store, SyncConfig c, long batchSize, java.time.Clock breakerClock) {
     this.config = c;
     this.limit = limit;
     this.counter = c.regions() > 0 ? Counter.regional(limit, c.regions())
@@ -209,13 +207,11 @@ public final class SyncedLimiter implements KeyedLimiter {
     this.flushTimeout = c.flushTimeout();
     this.claimTimeout = c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout();
     this.onStoreFailure = c.onStoreFailure();
-    this.calls = new StoreCalls(CircuitBreaker.of("sluice-" + limit.name() + "-" + c.nodeId(),
-        c.circuitBreaker().orElseGet(() -> StoreCalls.defaultBreakerConfig(c.flushTimeout(), store.callTimeout()))),
-        c.flushTimeout(), c.autoSync() ? System::nanoTime : ticker::read);
+    this.calls = StoreCalls.create("sluice-" + limit.name() + "-" + c.nodeId(), c.storeBreaker(), c.flushTimeout(),
+        store.callTimeout(), c.autoSync() ? System::nanoTime : ticker::read, breakerClock);
     // nodes cut off together come back within a breaker's wait in the open state and a flush of each
     // other (twice, for the probe that fails first): a local share is held that long after its last use
-    this.shareHoldNanos = 2 * (calls.breaker().getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1)
-        * 1_000_000L + flushTimeout.toNanos()) + syncIntervalNanos;
+    this.shareHoldNanos = 2 * (c.storeBreaker().waitInOpenState().toNanos() + flushTimeout.toNanos()) + syncIntervalNanos;
     this.tokens = !windowed && batchSize > 1
         ? new TokenClaims(limit, (TokenStore) store, calls, syncIntervalNanos, batchSize, c.maxKeys(), activeNodes,
             claimTimeout)
@@ -428,9 +424,9 @@ public final class SyncedLimiter implements KeyedLimiter {
     flusher.beatRound(ticker.read());
   }
 
-  /** The circuit breaker around this node's store calls (for metrics and tests). */
-  public CircuitBreaker circuitBreaker() {
-    return calls.breaker();
+  /** The circuit breaker around this node's store calls: its state, a hand to force it open, a listener. */
+  public StoreBreaker storeBreaker() {
+    return calls.view();
   }
 
   /** Exact mode: permits given back ({@link #release}) whose give-back failed, so they stay spent. */
@@ -697,9 +693,9 @@ public final class SyncedLimiter implements KeyedLimiter {
       return this;
     }
 
-    /** The circuit breaker's settings; the default is sized for flush rates (see the class doc). */
-    public Builder circuitBreaker(CircuitBreakerConfig breakerConfig) {
-      config.circuitBreaker(breakerConfig);
+    /** The store circuit breaker's settings; the default is sized for flush rates (see {@link StoreBreakerConfig}). */
+    public Builder storeBreaker(StoreBreakerConfig breakerConfig) {
+      config.storeBreaker(breakerConfig);
       return this;
     }
 
@@ -755,6 +751,17 @@ public final class SyncedLimiter implements KeyedLimiter {
       return this;
     }
 
+    /**
+     * Tests: the clock the store breaker's wait in the open state runs on (null, the default: the
+     * system's), such as the test's simulated time.
+     */
+    Builder breakerClock(java.time.Clock clock) {
+      this.breakerClock = clock;
+      return this;
+    }
+
+    private java.time.Clock breakerClock;
+
     public SyncedLimiter build() {
       return build(config.build());
     }
@@ -763,7 +770,7 @@ public final class SyncedLimiter implements KeyedLimiter {
       // (a bucket's own batch size, set on this builder, over the shared config's bucket batch size)
       long bucket = bucketBatchSize > 0 ? bucketBatchSize : c.bucketBatchSize();
       long batchSize = BuilderChecks.batchSize(limit, store, c, bucket);
-      return new SyncedLimiter(limit, store, c, batchSize);
+      return new SyncedLimiter(limit, store, c, batchSize, breakerClock);
     }
   }
 }

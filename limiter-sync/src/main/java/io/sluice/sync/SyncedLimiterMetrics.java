@@ -1,6 +1,5 @@
 package io.sluice.sync;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
@@ -97,7 +96,7 @@ public final class SyncedLimiterMetrics implements MeterBinder {
   }
 
   private static double breakerState(SyncedLimiter l) {
-    CircuitBreaker.State s = l.circuitBreaker().getState();
+    StoreBreaker.State s = l.storeBreaker().state();
     switch (s) {
       case CLOSED:
         return 0;

@@ -1,8 +1,8 @@
 package io.sluice.spring;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.sluice.node.KeyedLimiter;
 import io.sluice.node.RequestLimiter;
+import io.sluice.sync.StoreBreaker;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.spi.CounterStore;
@@ -43,8 +43,8 @@ public class SluiceHealthIndicator implements HealthIndicator {
     for (KeyedLimiter l : limiter.limiters()) {
       Map<String, Object> d = new LinkedHashMap<>();
       if (l instanceof SyncedLimiter s) {
-        CircuitBreaker.State state = s.circuitBreaker().getState();
-        breakerOpen |= state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
+        StoreBreaker.State state = s.storeBreaker().state();
+        breakerOpen |= s.storeBreaker().keepsStoreOut();
         d.put("breaker", state.name());
         d.put("nodes", s.activeNodes());
         d.put("keys", s.keys());

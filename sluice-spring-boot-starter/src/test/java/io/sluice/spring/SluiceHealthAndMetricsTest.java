@@ -48,7 +48,7 @@ class SluiceHealthAndMetricsTest {
           assertThat(limits.get("api")).containsEntry("breaker", "CLOSED").containsEntry("nodes", 1);
           // an open breaker shows
           SyncedLimiter api = (SyncedLimiter) context.getBean(RequestLimiter.class).limiters().iterator().next();
-          api.circuitBreaker().transitionToForcedOpenState();
+          api.storeBreaker().forceOpen();
           Health open = context.getBean(SluiceHealthIndicator.class).health();
           assertThat(open.getDetails()).containsEntry("breakerOpen", true);
           @SuppressWarnings("unchecked")
