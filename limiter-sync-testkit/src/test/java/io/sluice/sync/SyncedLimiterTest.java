@@ -81,6 +81,21 @@ class SyncedLimiterTest {
       assertThat(node.tryAcquire("other")).isTrue();
       assertThat(changes).containsExactly("CLOSED>FORCED_OPEN", "FORCED_OPEN>CLOSED");
     }
+    // opened by failures: the listener hears the rate that opened it
+    FlakyMemoryStore dead = new FlakyMemoryStore(11);
+    dead.faults(1.0, 0);
+    try (SyncedLimiter node = failingNode(dead, StoreFailurePolicy.FAIL_CLOSED)) {
+      List<float[]> opened = new ArrayList<>();
+      node.storeBreaker().onStateChange((from, to, failureRate, slowCallRate) -> {
+        if (to == StoreBreaker.State.OPEN) {
+          opened.add(new float[] {failureRate, slowCallRate});
+        }
+      });
+      breakBreaker(node);
+      assertThat(opened).hasSize(1);
+      assertThat(opened.get(0)[0]).as("failure rate, %").isEqualTo(100f);
+      assertThat(node.storeBreaker().failedCalls()).isEqualTo(4);
+    }
   }
 
   /**
