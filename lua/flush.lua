@@ -24,6 +24,8 @@
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
 --        token, settle, ahead, ahead want, keep            -- window counts (sliding window)
 --   'f', the same                                          -- window counts (fixed window)
+--   'o', window index, counter TTL in ms, amount           -- a fixed window's permits sent once the
+--                                                            window is over: counted, nothing else
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
 --   'r', window index, counter TTL in ms, amount, denied   -- a region's count of a global quota
 --
@@ -83,7 +85,8 @@
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
 --           previous count never weighs), the node's claim on the window after this flush, for
 --           'w' the nodes its part of the fading is split by (0: none; 'f': 0), 1 if a take
---           was counted (else 0), and the claim granted on each window ahead (0: none)
+--           was counted (else 0), and the claim granted on each window ahead (0: none); 'o' the
+--           same layout: its count, then 0s
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -123,7 +126,7 @@ end
 -- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
 -- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
 local HEAD = 9
-local width = {w = 14, f = 14, g = 4, r = 5}
+local width = {w = 14, f = 14, o = 4, g = 4, r = 5}
 local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -572,6 +575,29 @@ for i = 1, n do
     out[#out + 1] = sliding and grantSplit or 0
     out[#out + 1] = taken
     out[#out + 1] = aheadGranted
+  elseif kind == 'o' then
+    -- a fixed window that is over: a claim on it weighs nowhere now, so its permits are counted and
+    -- nothing else (every admitted hit reaches the store once): one command, not a read and a write of
+    -- the key's claims. A key gone meanwhile (expired) gets its TTL back with the count.
+    local w = tonumber(ARGV[cursor + 1])
+    local ttl = ARGV[cursor + 2]
+    local amount = tonumber(ARGV[cursor + 3])
+    cursor = cursor + width.o
+    local c
+    if apply and amount > 0 then
+      c = redis.call('HINCRBY', key, digits(w), amount)
+      if c == amount and redis.call('PTTL', key) == -1 then
+        redis.call('PEXPIRE', key, ttl)
+      end
+    else
+      c = tonumber(redis.call('HGET', key, digits(w)) or '0')
+    end
+    out[#out + 1] = c
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = 0
   elseif kind == 'r' then
     local w = tonumber(ARGV[cursor + 1])
     local ttl = ARGV[cursor + 2]

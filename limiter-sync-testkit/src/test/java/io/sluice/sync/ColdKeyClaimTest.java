@@ -1,9 +1,12 @@
 package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.Delta;
 import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -126,6 +129,47 @@ class ColdKeyClaimTest {
         assertThat(store.calls() - before).as("store calls for a denied request and the syncs after it").isEqualTo(1);
       }
     }
+  }
+
+  /**
+   * A fixed window's permits admitted under a claim go to the store once the window is over as a
+   * count only ({@link Delta#afterItsWindow()}: on Redis one command, not a read and a write of the
+   * key's claims); every permit is counted all the same. Only the plain delta of an ordinary fixed
+   * window can go so.
+   */
+  @Test
+  void aFixedWindowsPermitsSentAfterItGoAsACountOnly() {
+    Limit limit = Limit.fixedWindow("late").limit(1_000).window(Duration.ofSeconds(1)).build();
+    MemoryStore memory = new MemoryStore();
+    List<Delta> sent = new ArrayList<>();
+    ForwardingStore store = new ForwardingStore(memory) {
+      @Override
+      public java.util.concurrent.CompletionStage<io.sluice.sync.spi.FlushResult> flush(io.sluice.sync.spi.Batch batch) {
+        sent.addAll(batch.deltas());
+        return inner.flush(batch);
+      }
+    };
+    ManualTicker ticker = new ManualTicker(1_000 * 1_000_000_000L);
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).build()) {
+      for (int i = 0; i < 3; i++) { // a take, then claims that pay: permits the store has not counted
+        assertThat(node.tryAcquire("k")).isTrue();
+        ticker.advance(Duration.ofMillis(10));
+      }
+      ticker.advance(Duration.ofSeconds(1)); // the window is over
+      sent.clear();
+      node.syncNow();
+      assertThat(sent).as("what the sync sent").isNotEmpty().allMatch(Delta::isAfterItsWindow);
+      assertThat(memory.count("late", "k", 1_000)).as("every permit counted").isEqualTo(3);
+    }
+    Counter sliding = Counter.of(Limit.slidingWindowCounter("s").limit(10).window(Duration.ofSeconds(1)).build());
+    assertThatThrownBy(() -> new Delta(sliding, "k", 1, 1).afterItsWindow())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("afterItsWindow:");
+    Counter fixed = Counter.of(limit);
+    assertThatThrownBy(() -> new Delta(fixed, "k", 1, 1).claiming(5, 1).afterItsWindow())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("afterItsWindow:");
+    assertThatThrownBy(() -> new Delta(fixed, "k", 1, 1).afterItsWindow().claiming(5, 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("claiming:");
   }
 
   /**

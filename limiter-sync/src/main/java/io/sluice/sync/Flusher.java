@@ -53,6 +53,11 @@ final class Flusher {
   private final TokenClaims tokens;
   private final ViewTable views;
   private final long windowNanos;
+  /**
+   * An ordinary fixed window's: its permits sent once their window is over go as count-only deltas
+   * ({@link Delta#afterItsWindow()}).
+   */
+  private final boolean countsAfterWindow;
   private final WindowClaims claims;
   /** Reservation mode's leases (stateless: each part that asks holds one). */
   private final WindowLeases leaseOps;
@@ -96,6 +101,7 @@ final class Flusher {
     this.tokens = l.tokens;
     this.views = l.views;
     this.windowNanos = l.windowNanos;
+    this.countsAfterWindow = FlushQueue.countsAfterWindow(l.counter);
     this.claims = claims;
     this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
@@ -353,7 +359,8 @@ final class Flusher {
     if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev > 0 || (settles && v.settleWindow == v.window - 1)) {
       // (a delta asks for no claim: it also gives up the one held on the window gone by)
       Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev, v.deniedUnsentPrev);
-      list.add(new Pending(v, settles && v.settleWindow == v.window - 1 ? settling(v, prev) : prev));
+      boolean settling = settles && v.settleWindow == v.window - 1;
+      list.add(new Pending(v, settling ? settling(v, prev) : countsAfterWindow ? prev.afterItsWindow() : prev));
       v.deltasOut++;
       v.unsentPrev = 0;
       v.deniedUnsentPrev = 0;
@@ -370,9 +377,23 @@ final class Flusher {
    * keeps of the one it holds); {@code out}: the view's deltas on their way before this drain's.
    */
   private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, boolean settles, int out) {
-    Delta d = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
+    Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
+    Delta d = plain;
     if (claimsKept) {
       d = claims.withClaimsAhead(d.claiming(claimWanted(v, drainedAt), claims.claimSplit(v, drainedAt)), v, drainedAt);
+    }
+    if (countsAfterWindow && v.window < Math.floorDiv(drainedAt, windowNanos) && !(settles && v.settleWindow == v.window)
+        && d.aheadWindows() == 0) {
+      // a fixed window that is over: its permits are counted and nothing else (no claim on it weighs
+      // now; one Redis command instead of a read and a write of the key's claims), and with none
+      // there is nothing to say. (Unless it renews the key's claims on the windows after it: those
+      // spare the next windows' decisions a store call each.)
+      if (v.unsentCur > 0) {
+        list.add(new Pending(v, plain.afterItsWindow(), false));
+        v.deltasOut++;
+        v.unsentCur = 0;
+      }
+      return;
     }
     if (settles && v.settleWindow == v.window) {
       d = settling(v, d);
@@ -517,7 +538,10 @@ final class Flusher {
         long w = p.delta.window();
         if (w == v.window) {
           v.pendingCur -= p.delta.amount();
-          if (f.sentAt < v.claimCallSentAt) {
+          if (p.delta.isAfterItsWindow()) {
+            // (the window is over: its count is all the answer says, and a claim on it weighs nowhere)
+            v.globalCur = Math.max(v.globalCur, result.current(i));
+          } else if (f.sentAt < v.claimCallSentAt) {
             // a decision's claim call went out after this flush and was answered first: which of the
             // two the store ran last is not known here (Redis runs them in order, Hazelcast may not),
             // so the view keeps the smaller claim and the larger count of the two answers

@@ -38,6 +38,11 @@ final class FlushWire {
     SLIDING('w', 14, 6),
     /** A fixed window's: the same arguments as {@link #SLIDING}. */
     FIXED('f', 14, 6),
+    /**
+     * A fixed window's permits sent after the window ({@link Delta#afterItsWindow()}): kind, window,
+     * TTL, amount; answered as {@link #FIXED} (claim, split, take and ahead 0).
+     */
+    FIXED_OVER('o', 4, 6),
     /** A GCRA backlog (token and leaky buckets): kind, scale, interval, amount. */
     GCRA('g', 4, 2),
     /** A region's count of a global quota: kind, window, TTL, amount, denied. */
@@ -68,6 +73,11 @@ final class FlushWire {
       }
       return c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : SLIDING;
     }
+
+    /** The kind {@code d} goes as. */
+    static Kind of(Delta d) {
+      return d.isAfterItsWindow() ? FIXED_OVER : of(d.counter());
+    }
   }
 
   private FlushWire() {
@@ -87,7 +97,7 @@ final class FlushWire {
     List<Delta> deltas = batch.deltas();
     int argCount = HEAD;
     for (Delta d : deltas) {
-      argCount += Kind.of(d.counter()).width;
+      argCount += Kind.of(d).width;
     }
     byte[][] keys = new byte[deltas.size() + 1 + (regional != null ? 1 : 0) + (batch.beats() ? 1 : 0)][];
     byte[][] args = new byte[argCount][];
@@ -116,12 +126,13 @@ final class FlushWire {
       Delta d = deltas.get(i);
       Counter c = d.counter();
       keys[i + 1] = StoreKeys.counterKey(prefix, c.limit(), d.key());
-      Kind kind = Kind.of(c);
+      Kind kind = Kind.of(d);
       args[a] = kind.wire;
       switch (kind) {
         case GCRA -> gcra(args, a + 1, c, d);
         case REGION -> region(args, a + 1, c, d);
         case SLIDING, FIXED -> window(args, a + 1, c, d);
+        case FIXED_OVER -> over(args, a + 1, c, d);
       }
       a += kind.width;
     }
@@ -142,6 +153,12 @@ final class FlushWire {
     args[a++] = RedisCounterStore.ascii(d.aheadWindows());
     args[a++] = RedisCounterStore.ascii(d.aheadWant());
     args[a] = RedisCounterStore.ascii(d.keep());
+  }
+
+  private static void over(byte[][] args, int a, Counter c, Delta d) {
+    args[a++] = RedisCounterStore.ascii(d.window());
+    args[a++] = RedisCounterStore.ascii(c.windowTtlMillis());
+    args[a] = RedisCounterStore.ascii(d.amount());
   }
 
   private static void region(byte[][] args, int a, Counter c, Delta d) {
@@ -173,12 +190,12 @@ final class FlushWire {
     long[] ahead = new long[deltas.size()];
     int at = 2; // (applied, created)
     for (int i = 0; i < deltas.size(); i++) {
-      Kind kind = Kind.of(deltas.get(i).counter());
+      Kind kind = Kind.of(deltas.get(i));
       values[2 * i] = (Long) reply.get(at);
       values[2 * i + 1] = (Long) reply.get(at + 1);
       claims[i] = -1;
       switch (kind) {
-        case SLIDING, FIXED -> {
+        case SLIDING, FIXED, FIXED_OVER -> {
           claims[i] = (Long) reply.get(at + 2);
           splits[i] = (Long) reply.get(at + 3);
           taken[i] = (Long) reply.get(at + 4);

@@ -86,6 +86,8 @@ class FlushWireTest {
     assertThat(Kind.of(fixed)).isEqualTo(Kind.FIXED);
     assertThat(Kind.of(bucket)).isEqualTo(Kind.GCRA);
     assertThat(Kind.of(region)).isEqualTo(Kind.REGION);
+    assertThat(Kind.of(new Delta(fixed, "a", 7, 1).afterItsWindow())).isEqualTo(Kind.FIXED_OVER);
+    assertThat(Kind.of(new Delta(fixed, "a", 7, 1))).isEqualTo(Kind.FIXED);
   }
 
   @Test
@@ -105,7 +107,7 @@ class FlushWireTest {
   void aBatchOfEveryKindLinesUpArgumentByArgument() throws IOException {
     Map<String, Integer> script = scriptWidths();
     List<Delta> deltas = List.of(new Delta(sliding, "a", 7, 1), new Delta(bucket, "b", 0, 2), new Delta(fixed, "c", 7, 3),
-        new Delta(region, "d", 7, 4));
+        new Delta(fixed, "e", 6, 5).afterItsWindow(), new Delta(region, "d", 7, 4));
     Batch batch = new Batch("n1", 0, 42, 1_000_000, deltas);
     FlushWire.Call call = FlushWire.encode(batch, "sluice", null, "86400".getBytes(StandardCharsets.US_ASCII), 41, region);
     assertThat(call.keys().length).isEqualTo(1 + deltas.size() + 1); // sequence key, counters, demand index
@@ -113,7 +115,7 @@ class FlushWireTest {
     int cursor = FlushWire.HEAD;
     for (Delta d : deltas) {
       String kind = new String(call.args()[cursor], StandardCharsets.US_ASCII);
-      assertThat(kind).isEqualTo(Kind.of(d.counter()).letter);
+      assertThat(kind).isEqualTo(Kind.of(d).letter);
       assertThat(new String(call.args()[cursor + 3], StandardCharsets.US_ASCII)).as("amount of %s", kind)
           .isEqualTo(Long.toString(d.amount()));
       cursor += script.get(kind);

@@ -117,6 +117,36 @@ public abstract class CounterStoreContract extends WindowClaimContract {
   }
 
   /**
+   * A fixed window's permits sent once the window is over ({@link Delta#afterItsWindow()}) are
+   * counted and nothing else: the node's claim there is left as it was, the answer's claim is 0, a
+   * replay counts nothing, and a key gone meanwhile is written again with a TTL.
+   */
+  @Test
+  void aFixedWindowsPermitsSentAfterItAreCountedAndNothingElse() {
+    Counter fixed = Counter.of(Limit.fixedWindow("api").limit(1_000).window(Duration.ofMinutes(1)).build());
+    try (CounterStore store = store(0)) {
+      FlushResult claimed = flush(store, new Batch("n1", 0, 1, NOW_MICROS,
+          List.of(new Delta(fixed, "alice", 100, 2).claiming(50, 1))));
+      assertThat(claimed.claim(0)).isPositive();
+      Batch late = new Batch("n1", 0, 2, NOW_MICROS, List.of(new Delta(fixed, "alice", 100, 5).afterItsWindow(),
+          new Delta(fixed, "bob", 90, 3).afterItsWindow()));
+      FlushResult r = flush(store, late);
+      assertThat(r.applied()).isTrue();
+      assertThat(r.current(0)).isEqualTo(7);
+      assertThat(r.previous(0)).isZero();
+      assertThat(r.claim(0)).as("a claim answer of 0, not 'no claims'").isZero();
+      assertThat(r.current(1)).as("a key not there before").isEqualTo(3);
+      assertThat(counterTtlMillis("api", "bob")).as("written with a TTL").isBetween(1L, fixed.windowTtlMillis());
+      assertThat(flush(store, late).current(0)).as("a replay counts nothing").isEqualTo(7);
+      // the node's claim on window 100 is as it was: a flush that asks for nothing more reads it
+      FlushResult again = flush(store, new Batch("n1", 0, 3, NOW_MICROS,
+          List.of(new Delta(fixed, "alice", 100, 0).claiming(claimed.claim(0), 1))));
+      assertThat(again.current(0)).isEqualTo(7);
+      assertThat(again.claim(0)).isEqualTo(claimed.claim(0));
+    }
+  }
+
+  /**
    * A sliding window keeps one window more: the claimants of the previous window hold parts of what
    * faded there, measured on the count before it (see flush.lua).
    */

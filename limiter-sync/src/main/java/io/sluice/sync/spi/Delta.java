@@ -34,6 +34,8 @@ public final class Delta {
   private final long aheadWant;
   /** Window counters: of its claim held, the most the node may still admit while this delta travels (-1: all); see {@link #keeping}. */
   private final long keep;
+  /** A fixed window's permits sent once the window is over: counted, nothing else; see {@link #afterItsWindow}. */
+  private final boolean afterItsWindow;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -69,6 +71,7 @@ public final class Delta {
     this.aheadWindows = 0;
     this.aheadWant = 0;
     this.keep = -1;
+    this.afterItsWindow = false;
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
@@ -90,6 +93,56 @@ public final class Delta {
     this.aheadWindows = aheadWindows;
     this.aheadWant = aheadWant;
     this.keep = keep;
+    this.afterItsWindow = false;
+  }
+
+  /** {@code d} sent after its window: see {@link #afterItsWindow()}. */
+  private Delta(Delta d) {
+    this.counter = d.counter;
+    this.key = d.key;
+    this.window = d.window;
+    this.amount = d.amount;
+    this.denied = d.denied;
+    this.want = 0;
+    this.nodes = 1;
+    this.need = 0;
+    this.token = 0;
+    this.settle = 0;
+    this.aheadWindows = 0;
+    this.aheadWant = 0;
+    this.keep = -1;
+    this.afterItsWindow = true;
+  }
+
+  /**
+   * A fixed window's permits sent once their window is over (at the node's time): the store counts
+   * them and does nothing else, since a claim on a fixed window that is over weighs nowhere (on Redis
+   * one command, not a read and a write of the key's claims: most of the windows a many-key flush
+   * sends). The answer's claim and split are 0. Only for a plain delta of an ordinary fixed window
+   * (no claim, take or settle); the caller knows the window is over.
+   *
+   * @throws IllegalArgumentException for another counter, or a delta with a claim, take or settle
+   */
+  public Delta afterItsWindow() {
+    if (counter.kind() != Counter.Kind.WINDOW || counter.regional()
+        || counter.limit().algorithm() != io.sluice.node.Algorithm.FIXED_WINDOW) {
+      throw new IllegalArgumentException("afterItsWindow: a fixed window's counter only, got " + counter);
+    }
+    if (want != 0 || token != 0 || settle != 0 || aheadWindows != 0 || keep >= 0) {
+      throw new IllegalArgumentException("afterItsWindow: a plain delta only (no claim, take or settle)");
+    }
+    return new Delta(this);
+  }
+
+  /** Sent after its window (see {@link #afterItsWindow()}): counted, nothing else. */
+  public boolean isAfterItsWindow() {
+    return afterItsWindow;
+  }
+
+  private void notAfterItsWindow(String method) {
+    if (afterItsWindow) {
+      throw new IllegalArgumentException(method + ": a delta sent after its window asks for nothing but its count");
+    }
   }
 
   /**
@@ -113,6 +166,7 @@ public final class Delta {
    * @throws IllegalArgumentException for want outside 0..2^53, need outside 0..want, or nodes below 1
    */
   public Delta claiming(long want, long need, int nodes) {
+    notAfterItsWindow("claiming");
     if (want < 0 || want >= Counter.LUA_MAX_EXACT) {
       throw new IllegalArgumentException("want: must be between 0 and 2^53, got " + want);
     }
@@ -135,6 +189,7 @@ public final class Delta {
    * @throws IllegalArgumentException for a token below 1 or at least 2^53
    */
   public Delta taking(long token) {
+    notAfterItsWindow("taking");
     if (token < 1 || token >= Counter.LUA_MAX_EXACT) {
       throw new IllegalArgumentException("token: must be between 1 and 2^53, got " + token);
     }
@@ -151,6 +206,7 @@ public final class Delta {
    * @throws IllegalArgumentException for a token below 1 or at least 2^53, or permits outside 1..2^53
    */
   public Delta settling(long token, long permits, boolean admitted) {
+    notAfterItsWindow("settling");
     if (token < 1 || token >= Counter.LUA_MAX_EXACT) {
       throw new IllegalArgumentException("token: must be between 1 and 2^53, got " + token);
     }
@@ -174,6 +230,7 @@ public final class Delta {
    *     0..2^53, or a delta that asks for no claim
    */
   public Delta claimingAhead(int windows, long perWindow) {
+    notAfterItsWindow("claimingAhead");
     if (windows < 0 || windows > MAX_AHEAD) {
       throw new IllegalArgumentException("windows: must be between 0 and " + MAX_AHEAD + ", got " + windows);
     }
@@ -200,6 +257,7 @@ public final class Delta {
    * @throws IllegalArgumentException for permits outside 0..2^53, or a delta that asks for no claim
    */
   public Delta keeping(long permits) {
+    notAfterItsWindow("keeping");
     if (permits < 0 || permits >= Counter.LUA_MAX_EXACT) {
       throw new IllegalArgumentException("permits: must be between 0 and 2^53, got " + permits);
     }

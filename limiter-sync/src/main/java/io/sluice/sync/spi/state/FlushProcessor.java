@@ -38,6 +38,8 @@ public final class FlushProcessor implements EntryUpdate {
   private static final long serialVersionUID = 1L;
   static final byte WINDOW = 'w';
   static final byte FIXED = 'f';
+  /** A fixed window's permits sent after the window (Delta#afterItsWindow): counted, nothing else. */
+  static final byte FIXED_OVER = 'o';
   static final byte GCRA = 'g';
   public static final byte READ = 0;
   public static final byte IF_KNOWN = 1;
@@ -113,7 +115,11 @@ public final class FlushProcessor implements EntryUpdate {
   /** Delta i of this processor, as flush.lua takes its arguments. */
   private void put(int i, Delta delta) {
     Counter c = delta.counter();
-    if (c.kind() == Counter.Kind.WINDOW) {
+    if (delta.isAfterItsWindow()) {
+      kinds[i] = FIXED_OVER;
+      first[i] = delta.window();
+      second[i] = c.windowTtlMillis();
+    } else if (c.kind() == Counter.Kind.WINDOW) {
       kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : WINDOW;
       first[i] = delta.window();
       second[i] = c.windowTtlMillis();
@@ -215,6 +221,18 @@ public final class FlushProcessor implements EntryUpdate {
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
     long ttlMillis = 0; // 0: keep the entry's expiry
     for (int i = from[k], o = 1; i < from[k + 1]; i++, o += OUT) {
+      if (kinds[i] == FIXED_OVER) {
+        // a fixed window that is over: its permits counted, nothing else (flush.lua's 'o'); an entry
+        // gone meanwhile gets its TTL back with the count
+        if (apply && amounts[i] > 0) {
+          if (entry.getValue() == null) {
+            ttlMillis = Math.max(ttlMillis, second[i]);
+          }
+          state = state.addToWindow(first[i], amounts[i]);
+        }
+        out[o] = state.count(first[i]);
+        continue;
+      }
       if (kinds[i] == WINDOW || kinds[i] == FIXED) {
         long w = first[i];
         // the node's claim and split as the entry holds them: the answer when nothing is applied
