@@ -162,7 +162,6 @@ final class WindowClaims {
     return ahead;
   }
 
-
   /**
    * Under the view's monitor: the key's demand on this node, permits a second. The flusher measures it
    * at each sync of the key ({@code v.rate}); a key whose every decision asked the store (a take: a claim

@@ -75,11 +75,11 @@ public final class Delta {
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
-    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant, d.keep);
+    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant, d.keep, false);
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle, int aheadWindows, long aheadWant,
-      long keep) {
+      long keep, boolean afterItsWindow) {
     this.counter = d.counter;
     this.key = d.key;
     this.window = d.window;
@@ -93,25 +93,7 @@ public final class Delta {
     this.aheadWindows = aheadWindows;
     this.aheadWant = aheadWant;
     this.keep = keep;
-    this.afterItsWindow = false;
-  }
-
-  /** {@code d} sent after its window: see {@link #afterItsWindow()}. */
-  private Delta(Delta d) {
-    this.counter = d.counter;
-    this.key = d.key;
-    this.window = d.window;
-    this.amount = d.amount;
-    this.denied = d.denied;
-    this.want = 0;
-    this.nodes = 1;
-    this.need = 0;
-    this.token = 0;
-    this.settle = 0;
-    this.aheadWindows = 0;
-    this.aheadWant = 0;
-    this.keep = -1;
-    this.afterItsWindow = true;
+    this.afterItsWindow = afterItsWindow;
   }
 
   /**
@@ -131,7 +113,7 @@ public final class Delta {
     if (want != 0 || token != 0 || settle != 0 || aheadWindows != 0 || keep >= 0) {
       throw new IllegalArgumentException("afterItsWindow: a plain delta only (no claim, take or settle)");
     }
-    return new Delta(this);
+    return new Delta(this, 0, 0, 1, 0, 0, 0, 0, -1, true);
   }
 
   /** Sent after its window (see {@link #afterItsWindow()}): counted, nothing else. */
@@ -240,7 +222,7 @@ public final class Delta {
     if (windows > 0 && want == 0) {
       throw new IllegalArgumentException("claimingAhead: a delta that asks for no claim (want 0) asks for none ahead");
     }
-    return new Delta(this, want, need, nodes, token, settle, windows, perWindow, keep);
+    return new Delta(this, want, need, nodes, token, settle, windows, perWindow, keep, false);
   }
 
   /**
@@ -264,7 +246,7 @@ public final class Delta {
     if (want == 0) {
       throw new IllegalArgumentException("keeping: a delta that asks for no claim (want 0) gives all of it up");
     }
-    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, permits);
+    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, permits, false);
   }
 
   /** Of the claim held, the most the node may still admit while this delta travels; -1: all of it. */
