@@ -319,6 +319,10 @@ final class StoreCalls {
     });
     return CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+        // (compare-and-set, not a lock: a call's outcome is often recorded on the thread that asked,
+        // a Netty event loop for the reactive API, which must never park; the synchronized window's
+        // lock, met taken by the store's thread recording another call, parked one)
+        .slidingWindowSynchronizationStrategy(CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.LOCK_FREE)
         .slidingWindowSize(c.slidingWindowSize())
         .minimumNumberOfCalls(c.minimumNumberOfCalls())
         .failureRateThreshold(c.failureRateThreshold())

@@ -53,11 +53,6 @@ class SluiceWebFilterBlockingTest {
         // once): the stand-in's doing, where Lettuce writes to its channel; Sluice's calls above it are
         // still watched
         .allowBlockingCallsInside("io.sluice.spring.LateStore", "late")
-        // Resilience4j's count-based window records each call's outcome under a ReentrantLock held for
-        // a few field writes: an event loop that records an answer already in while the store's thread
-        // records another meets it taken and parks for that moment (a run of the whole suite saw it
-        // once, on a loaded machine). A lock of the breaker's bookkeeping, not a wait for the store
-        .allowBlockingCallsInside("io.github.resilience4j.core.metrics.FixedSizeSlidingWindowMetrics", "record")
         .blockingMethodCallback(m -> BLOCKED.add(Thread.currentThread().getName() + ": " + m + " at "
             + java.util.Arrays.stream(new Throwable().getStackTrace()).skip(2).limit(25).map(String::valueOf)
                 .collect(java.util.stream.Collectors.joining("\n  "))))
