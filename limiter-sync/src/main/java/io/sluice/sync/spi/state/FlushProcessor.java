@@ -38,8 +38,6 @@ public final class FlushProcessor implements EntryUpdate {
   private static final long serialVersionUID = 1L;
   static final byte WINDOW = 'w';
   static final byte FIXED = 'f';
-  /** A fixed window's permits sent after the window (Delta#afterItsWindow): counted, nothing else. */
-  static final byte FIXED_OVER = 'o';
   static final byte GCRA = 'g';
   public static final byte READ = 0;
   public static final byte IF_KNOWN = 1;
@@ -81,6 +79,13 @@ public final class FlushProcessor implements EntryUpdate {
   private final long[] aheadWants;
   /** Per window delta: of the claim held, the most the node keeps beyond the amount (-1: all; see Delta#keeping). */
   private final long[] keeps;
+  /**
+   * Per fixed window delta: sent after its window (Delta#afterItsWindow), counted and nothing else
+   * (flush.lua's 'o'). A flag on a fixed window's delta, not a kind of its own, so that a member from
+   * before it (a rolling upgrade; the field is then absent, null here) takes such a delta as a fixed
+   * window's plain delta: counted, the claim on a window that is over given up.
+   */
+  private final boolean[] afterWindow;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
@@ -110,16 +115,14 @@ public final class FlushProcessor implements EntryUpdate {
     this.aheadWindows = new int[n];
     this.aheadWants = new long[n];
     this.keeps = new long[n];
+    this.afterWindow = new boolean[n];
   }
 
   /** Delta i of this processor, as flush.lua takes its arguments. */
   private void put(int i, Delta delta) {
     Counter c = delta.counter();
-    if (delta.isAfterItsWindow()) {
-      kinds[i] = FIXED_OVER;
-      first[i] = delta.window();
-      second[i] = c.windowTtlMillis();
-    } else if (c.kind() == Counter.Kind.WINDOW) {
+    if (c.kind() == Counter.Kind.WINDOW) {
+      afterWindow[i] = delta.isAfterItsWindow();
       kinds[i] = c.limit().algorithm() == Algorithm.FIXED_WINDOW ? FIXED : WINDOW;
       first[i] = delta.window();
       second[i] = c.windowTtlMillis();
@@ -221,7 +224,7 @@ public final class FlushProcessor implements EntryUpdate {
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
     long ttlMillis = 0; // 0: keep the entry's expiry
     for (int i = from[k], o = 1; i < from[k + 1]; i++, o += OUT) {
-      if (kinds[i] == FIXED_OVER) {
+      if (afterWindow != null && afterWindow[i]) {
         // a fixed window that is over: its permits counted, nothing else (flush.lua's 'o'); an entry
         // gone meanwhile gets its TTL back with the count
         if (apply && amounts[i] > 0) {
