@@ -1,6 +1,5 @@
 package io.sluice.sync;
 
-import io.sluice.node.Algorithm;
 import io.sluice.node.Ticker;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
@@ -78,12 +77,7 @@ final class FlushQueue {
   private void orphan(String key, long window, long amount) {
     // (windows a view rolled past are over: a fixed window's go as counts only)
     Delta d = new Delta(counter, key, window, amount);
-    orphans.add(countsAfterWindow(counter) ? d.afterItsWindow() : d);
-  }
-
-  /** Whether {@code c}'s permits sent after their window go as counts only ({@link Delta#afterItsWindow()}). */
-  static boolean countsAfterWindow(Counter c) {
-    return c.kind() == Counter.Kind.WINDOW && !c.regional() && c.limit().algorithm() == Algorithm.FIXED_WINDOW;
+    orphans.add(Delta.goesAfterItsWindow(counter) ? d.afterItsWindow() : d);
   }
 
   /** Asks the flusher for a sync now rather than at its interval. */

@@ -101,7 +101,7 @@ final class Flusher {
     this.tokens = l.tokens;
     this.views = l.views;
     this.windowNanos = l.windowNanos;
-    this.countsAfterWindow = FlushQueue.countsAfterWindow(l.counter);
+    this.countsAfterWindow = Delta.goesAfterItsWindow(l.counter);
     this.claims = claims;
     this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;

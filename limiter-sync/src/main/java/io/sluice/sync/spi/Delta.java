@@ -106,14 +106,19 @@ public final class Delta {
    * @throws IllegalArgumentException for another counter, or a delta with a claim, take or settle
    */
   public Delta afterItsWindow() {
-    if (counter.kind() != Counter.Kind.WINDOW || counter.regional()
-        || counter.limit().algorithm() != io.sluice.node.Algorithm.FIXED_WINDOW) {
+    if (!goesAfterItsWindow(counter)) {
       throw new IllegalArgumentException("afterItsWindow: a fixed window's counter only, got " + counter);
     }
     if (want != 0 || token != 0 || settle != 0 || aheadWindows != 0 || keep >= 0) {
       throw new IllegalArgumentException("afterItsWindow: a plain delta only (no claim, take or settle)");
     }
     return new Delta(this, 0, 0, 1, 0, 0, 0, 0, -1, true);
+  }
+
+  /** Whether a delta of {@code c} may be sent {@link #afterItsWindow()}: an ordinary fixed window's. */
+  public static boolean goesAfterItsWindow(Counter c) {
+    return c.kind() == Counter.Kind.WINDOW && !c.regional()
+        && c.limit().algorithm() == io.sluice.node.Algorithm.FIXED_WINDOW;
   }
 
   /** Sent after its window (see {@link #afterItsWindow()}): counted, nothing else. */
