@@ -70,11 +70,11 @@ final class ClaimCalls {
    */
   int ask(KeyView v, long now, long need, long take) {
     long capacity = limit.capacity();
-    long ahead = claims.aheadOfDemand(v, now, claims.untilNextAnswer(v));
+    long ahead = claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
-    Delta d = claims.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
-        .claiming(want, Math.min(need, want), claims.claimSplit(v, now)), v, now);
+    Delta d = claims.sizing.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
+        .claiming(want, Math.min(need, want), claims.sizing.claimSplit(v, now)), v, now);
     long token = 0;
     if (taking) {
       token = takeTokens.incrementAndGet();

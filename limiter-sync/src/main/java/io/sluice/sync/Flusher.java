@@ -222,7 +222,7 @@ final class Flusher {
       long start = System.nanoTime();
       if (asked && lastSyncStart != Long.MIN_VALUE) {
         long cycle = Math.min(start - lastSyncStart, syncIntervalNanos);
-        claims.flushCycleNanos = Math.max(cycle, (claims.flushCycleNanos * 7 + cycle) / 8);
+        claims.sizing.flushCycleNanos = Math.max(cycle, (claims.sizing.flushCycleNanos * 7 + cycle) / 8);
       }
       lastSyncStart = start;
       try {
@@ -380,7 +380,7 @@ final class Flusher {
     Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
     Delta d = plain;
     if (claimsKept) {
-      d = claims.withClaimsAhead(d.claiming(claimWanted(v, drainedAt), claims.claimSplit(v, drainedAt)), v, drainedAt);
+      d = claims.sizing.withClaimsAhead(d.claiming(claimWanted(v, drainedAt), claims.sizing.claimSplit(v, drainedAt)), v, drainedAt);
     }
     if (countsAfterWindow && v.window < Math.floorDiv(drainedAt, windowNanos) && !(settles && v.settleWindow == v.window)
         && d.aheadWindows() == 0) {
@@ -425,13 +425,13 @@ final class Flusher {
   private long claimWanted(KeyView v, long drainedAt) {
     // (a key asked less than about once a sync interval holds none either: its next request
     // asks the store, which costs less than a claim held and refreshed at every sync)
-    boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.idleAfterNanos(v, drainedAt);
+    boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.sizing.idleAfterNanos(v, drainedAt);
     // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
     // stay counted against the other nodes to the window's end)
     // (a key far below its limit keeps a claim, of one permit at least, while not idle: an expected
     // demand that rounds to nothing at a quiet moment gave it up, and its next request asked)
-    long want = idle || closed ? 0 : Math.max(claims.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
-        Math.min(claims.untilNextAnswer(v), claims.expectedDemand(v, drainedAt)));
+    long want = idle || closed ? 0 : Math.max(claims.sizing.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
+        Math.min(claims.sizing.untilNextAnswer(v), claims.sizing.expectedDemand(v, drainedAt)));
     return Math.min(want, counter.limit().capacity());
   }
 

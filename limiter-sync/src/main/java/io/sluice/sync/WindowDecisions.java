@@ -219,9 +219,9 @@ final class WindowDecisions {
     j.fromLease = false;
     j.retryAfter = 0;
     j.at = Math.max(j.now, view.window * windowNanos);
-    j.prevWeight = claims.prevWeight(view.window, j.at);
-    j.globalEstimate = WindowClaims.weighted(view.globalPrev, view.globalCur, j.prevWeight);
-    j.own = WindowClaims.weighted(view.pendingPrev, view.pendingCur, j.prevWeight);
+    j.prevWeight = claims.sizing.prevWeight(view.window, j.at);
+    j.globalEstimate = ClaimSizing.weighted(view.globalPrev, view.globalCur, j.prevWeight);
+    j.own = ClaimSizing.weighted(view.pendingPrev, view.pendingCur, j.prevWeight);
     j.capacity = claims.capacity(view);
     j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
     if (!j.took && !j.takeUnsettled) {
@@ -312,7 +312,7 @@ final class WindowDecisions {
     // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
     // frees budget as the previous window fades, so with none left it asks again now and then
     boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
-    if (!view.leaseWanted && claims.expectedUntilSync(view) > 0 && view.leased < leaseOps.leaseSize(view, now) / 2 + cost && budgetLeft) {
+    if (!view.leaseWanted && claims.sizing.expectedUntilSync(view) > 0 && view.leased < leaseOps.leaseSize(view, now) / 2 + cost && budgetLeft) {
       view.leaseWanted = true;
       j.urgent = true;
     }
@@ -374,14 +374,14 @@ final class WindowDecisions {
     // full batch (see atLimit). A key asked less than about once a sync interval (no claim
     // ahead of demand) waits for the regular sync: its permit is covered by the claim it
     // asked for, and a flush per request would double its store calls
-    long batch = claims.batchFor(view);
-    boolean cold = claims.asksClaims() && claims.expectedDemand(view, now) == 0;
+    long batch = claims.sizing.batchFor(view);
+    boolean cold = claims.asksClaims() && claims.sizing.expectedDemand(view, now) == 0;
     long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
     // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
     boolean claimed = claims.asksClaims() && view.claim >= 0;
     // (nor does one granted ahead, in a window of the range it was granted for)
     boolean lasting = claimed && (view.window <= view.aheadThrough
-        || claims.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
+        || claims.sizing.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
     // (and a claim that lasts pays for the permits: they wait for a full batch, not half the
     // allowance, which on a small claim was a flush per request or two)
     j.urgent = (!j.fresh && !lasting) || view.unsentCur + cost >= (lasting ? batch : trigger);

@@ -55,7 +55,7 @@ final class WindowFallback {
         }
         int nodes = Math.max(1, activeNodes.getAsInt());
         double free = Math.max(0,
-            claims.capacity(view) - WindowClaims.weighted(view.globalPrev, view.globalCur, prevWeight));
+            claims.capacity(view) - ClaimSizing.weighted(view.globalPrev, view.globalCur, prevWeight));
         // parts rounded down: rounded up, each node's part and whole split gained up to a permit, and
         // three nodes cut off together admitted 12 of a limit of 10 (a limit below the node count
         // admits nothing while every node is cut off: no node can tell which of them may)
@@ -71,8 +71,8 @@ final class WindowFallback {
           }
           view.shareCapUntil = now + shareHoldNanos;
         }
-        double unacknowledged = WindowClaims.weighted(view.pendingPrev, view.pendingCur, prevWeight);
-        double own = WindowClaims.weighted(view.ownPrev, view.ownCur, prevWeight);
+        double unacknowledged = ClaimSizing.weighted(view.pendingPrev, view.pendingCur, prevWeight);
+        double own = ClaimSizing.weighted(view.ownPrev, view.ownCur, prevWeight);
         return unacknowledged + cost <= part && own + cost <= whole;
     }
   }

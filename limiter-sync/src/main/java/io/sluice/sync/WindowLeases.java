@@ -62,10 +62,10 @@ final class WindowLeases {
     long part = nodes == 1 ? (left + 1) / 2 : (left + 8 * nodes - 1) / (8 * nodes);
     // (nor more than the key is likely to ask until the next regular sync: what a node holds unused
     // at the window's end is budget the others could not have)
-    long size = Math.min(claims.batchFor(view), part);
-    long expected = claims.expectedUntilSync(view);
+    long size = Math.min(claims.sizing.batchFor(view), part);
+    long expected = claims.sizing.expectedUntilSync(view);
     size = Math.max(1, expected > 0 ? Math.min(size, expected) : size);
-    double rate = sliding ? claims.askedRate(view, now) : 0;
+    double rate = sliding ? claims.sizing.askedRate(view, now) : 0;
     if (rate > 0) {
       // nor, in a sliding window, more than it is likely to ask before the window ends: the store
       // counted the grant, so what is left unused at the end weighs in the next window as the previous
@@ -127,8 +127,8 @@ final class WindowLeases {
     if (!sliding) {
       return false;
     }
-    double prevWeight = claims.prevWeight(v.window, Math.max(now, v.window * windowNanos));
-    return WindowClaims.weighted(v.globalPrev, v.globalCur, prevWeight) + cost <= claims.capacity(v);
+    double prevWeight = claims.sizing.prevWeight(v.window, Math.max(now, v.window * windowNanos));
+    return ClaimSizing.weighted(v.globalPrev, v.globalCur, prevWeight) + cost <= claims.capacity(v);
   }
 
   /**
@@ -141,7 +141,7 @@ final class WindowLeases {
     // nothing ahead of the request where this node's part of what is left is a permit or less and
     // other nodes share the key: a permit held ahead here is one another node's request is denied
     boolean ahead = size > 1 || activeNodes.getAsInt() <= 1;
-    long want = Math.min(limit.capacity(), need + (ahead ? claims.aheadOfDemand(v, now, size) : 0));
+    long want = Math.min(limit.capacity(), need + (ahead ? claims.sizing.aheadOfDemand(v, now, size) : 0));
     long askedAt = System.nanoTime();
     LeaseStore.Lease lease;
     v.storeCallUnderway = true;
