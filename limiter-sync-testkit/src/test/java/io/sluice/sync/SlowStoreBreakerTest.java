@@ -29,7 +29,7 @@ class SlowStoreBreakerTest {
     try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n").autoSync(false)
         .flushTimeout(Duration.ofSeconds(1)).claimTimeout(Duration.ofSeconds(1)).build()) {
       // (the breaker itself, inside: the public view does not tell slow calls apart)
-      CircuitBreaker breaker = node.calls.breaker();
+      CircuitBreaker breaker = node.setup.calls.breaker();
       for (int i = 0; i < 6 && node.storeBreaker().state() == StoreBreaker.State.CLOSED; i++) {
         node.tryAcquire("k" + i);
         node.syncNow();

@@ -27,7 +27,7 @@ final class AsyncDecisions {
   private final WindowDecisions windows;
   private final DecisionRouter router;
 
-  AsyncDecisions(SyncedLimiter l, FlushQueue queue, Answers answers, StoreDecisions byStore,
+  AsyncDecisions(LimiterSetup l, FlushQueue queue, Answers answers, StoreDecisions byStore,
       WindowDecisions windows, DecisionRouter router) {
     this.ticker = l.ticker;
     this.windowed = l.windowed;

@@ -40,7 +40,7 @@ final class ClaimCalls {
   /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
   private final AtomicLong takeTokens = new AtomicLong(System.currentTimeMillis() * 1_000L);
 
-  ClaimCalls(SyncedLimiter l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
+  ClaimCalls(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
     this.calls = l.calls;
     this.claimTimeout = l.claimTimeout;
     this.counter = l.counter;

@@ -42,7 +42,7 @@ final class ClaimSizing {
    */
   volatile long flushCycleNanos;
 
-  ClaimSizing(SyncedLimiter l, SyncConfig c) {
+  ClaimSizing(LimiterSetup l, SyncConfig c) {
     this.activeNodes = l.activeNodes;
     this.batchSize = l.batchSize;
     this.calls = l.calls;

@@ -21,22 +21,22 @@ final class CloseSequence {
     if (flusher.closed()) {
       return;
     }
-    long deadline = System.nanoTime() + l.flushTimeout.toNanos();
+    long deadline = System.nanoTime() + l.setup.flushTimeout.toNanos();
     flusher.stop(deadline);
     while (!flusher.sync(true, deadline) && System.nanoTime() < deadline) {
       LockSupport.parkNanos(10_000_000L);
     }
-    if (flusher.lastOfNode() && !l.calls.open()) {
+    if (flusher.lastOfNode() && !l.setup.calls.open()) {
       // out of the registry on purpose: a region coordinator tells this from a node cut off (which may
       // still be admitting) and does not hold the region's shares for it. Only with the node's last
       // limiter on this store: while another still runs, the node is still admitting
-      l.calls.guarded(() -> l.store.leave(l.nodeId, System.currentTimeMillis()));
+      l.setup.calls.guarded(() -> l.setup.store.leave(l.setup.nodeId, System.currentTimeMillis()));
     }
     long left = l.pending();
     if (left > 0) {
       LOG.log(System.Logger.Level.WARNING, "sluice: limiter {0} (node {1}) closed with {2} admitted permits not"
           + " flushed to the store within the flush timeout ({3} ms): the store does not count them",
-          l.limit.name(), l.nodeId, left, l.flushTimeout.toMillis());
+          l.setup.limit.name(), l.setup.nodeId, left, l.setup.flushTimeout.toMillis());
     }
   }
 }

@@ -33,7 +33,7 @@ final class DecisionRouter {
   /** Whether the limiter is closed: its decisions refuse then. */
   private final Flusher flusher;
 
-  DecisionRouter(SyncedLimiter l, FlushQueue queue, Answers answers, StoreDecisions byStore,
+  DecisionRouter(LimiterSetup l, FlushQueue queue, Answers answers, StoreDecisions byStore,
       WindowDecisions windows, Flusher flusher) {
     this.limit = l.limit;
     this.ticker = l.ticker;

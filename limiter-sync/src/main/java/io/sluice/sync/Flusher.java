@@ -85,7 +85,7 @@ final class Flusher {
   private final LongAdder hotKeys = new LongAdder();
   private final LongAdder deltasSent = new LongAdder();
 
-  Flusher(SyncedLimiter l, SyncConfig c, WindowClaims claims, FlushQueue queue) {
+  Flusher(LimiterSetup l, SyncConfig c, WindowClaims claims, FlushQueue queue) {
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
     this.counter = l.counter;

@@ -60,7 +60,7 @@ final class NodeBeat {
   /** The flusher thread's: when the beat now asked for was (System.nanoTime). */
   private long beatAskedAt;
 
-  NodeBeat(SyncedLimiter l, SyncConfig c, FlushQueue queue, boolean ownThread) {
+  NodeBeat(LimiterSetup l, SyncConfig c, FlushQueue queue, boolean ownThread) {
     this.calls = l.calls;
     this.store = l.store;
     this.nodeId = l.nodeId;

@@ -24,7 +24,7 @@ final class PermitReleases {
   private final StoreDecisions byStore;
   private final DecisionRouter router;
 
-  PermitReleases(SyncedLimiter l, FlushQueue queue, StoreDecisions byStore, DecisionRouter router) {
+  PermitReleases(LimiterSetup l, FlushQueue queue, StoreDecisions byStore, DecisionRouter router) {
     this.limit = l.limit;
     this.exact = l.exact;
     this.tokens = l.tokens;

@@ -43,7 +43,7 @@ final class StoreDecisions {
   /** Exact mode: give-backs (release) that failed, leaving their permits spent. */
   private final LongAdder giveBacksFailed = new LongAdder();
 
-  StoreDecisions(SyncedLimiter l, LocalShares localShares, FlushQueue queue, Answers answers) {
+  StoreDecisions(LimiterSetup l, LocalShares localShares, FlushQueue queue, Answers answers) {
     this.limit = l.limit;
     this.windowed = l.windowed;
     this.windowNanos = l.windowNanos;

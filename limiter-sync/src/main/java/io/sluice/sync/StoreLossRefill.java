@@ -45,7 +45,7 @@ final class StoreLossRefill {
   private final LongAdder storeLosses = new LongAdder();
   private final LongAdder refilledPermits = new LongAdder();
 
-  StoreLossRefill(SyncedLimiter l, FlushQueue queue) {
+  StoreLossRefill(LimiterSetup l, FlushQueue queue) {
     this.views = l.views;
     this.store = l.store;
     this.counter = l.counter;

@@ -6,14 +6,9 @@ import io.sluice.node.KeyedLimiter;
 import io.sluice.node.Limit;
 import io.sluice.node.LimitListener;
 import io.sluice.node.Ticker;
-import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.ExactStore;
-import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntSupplier;
 
 /**
@@ -92,11 +87,13 @@ import java.util.function.IntSupplier;
  *       the time of the last heartbeat is the flusher thread's alone;</li>
  *   <li>meters and flags read across threads: {@code LongAdder}s, atomics and volatiles (the nodes the
  *       registry counts and {@code closed}, the flusher's; whether the store keeps claims,
- *       {@link WindowClaims}'); store calls and the breaker: {@link StoreCalls}.</li>
+ *       {@link ClaimSizing}'s); store calls and the breaker: {@link StoreCalls}.</li>
  * </ul>
- * The parts, each made once in the constructor for this limit's algorithm and mode: {@link
- * WindowDecisions} (a window limit's decisions under its views' monitors), {@link WindowClaims} (the
- * claim, share and lease arithmetic and the store's answers into a view), {@link Flusher} (the sync),
+ * The parts, each made once in the constructor for this limit's algorithm and mode, over what they
+ * share ({@link LimiterSetup}: the limit, its mode and settings, the store's calls, the views, the
+ * queue), never over this facade: {@link WindowDecisions} (a window limit's decisions under its views'
+ * monitors), {@link WindowClaims} and {@link ClaimSizing} (the claim and share arithmetic and the
+ * store's answers into a view), {@link WindowLeases} (reservation), {@link Flusher} (the sync),
  * {@link TokenClaims} (batched buckets), {@link StoreDecisions} (exact mode, and buckets and logs while
  * the store fails), {@link DecisionRouter} (which of them decides), {@link AsyncDecisions} (decisions
  * that never block), {@link PermitReleases} ({@link #release}) and {@link CloseSequence} ({@link #close}).
@@ -104,62 +101,8 @@ import java.util.function.IntSupplier;
  * lock; a sync takes views' monitors one at a time, never while waiting for the store.
  */
 public final class SyncedLimiter implements KeyedLimiter {
-  // (package-private: the settings its parts take at construction, see WindowClaims, WindowDecisions, Flusher)
-  final Limit limit;
-  final SyncConfig config;
-  final Counter counter;
-  /** One region's part of a global quota: the cap is the share the coordinator gives the region. */
-  final boolean regional;
-  final CounterStore store;
-  /**
-   * Whether the limit counts windows, which nodes batch and claim; buckets and the sliding log are
-   * decided by the store's exact scripts alone, and by a local share of the limit while it fails.
-   */
-  final boolean windowed;
-  /** The store's exact scripts when the batch size is 1, else null. */
-  final ExactStore exact;
-  /**
-   * Window limits (not regional quotas): flushes ask the store for claims (see flush.lua), and a node
-   * admits within its claim, so that nodes never pass the limit together.
-   */
-  final boolean claimsKept;
-  /** Approximate mode: decisions may take a view's credit without its monitor (see {@link KeyView}). */
-  final boolean credited;
-  /**
-   * A token bucket or leaky bucket meter in batched mode (batch size above 1, a {@link TokenStore}):
-   * nodes claim tokens of the store's bucket ahead, each usable from its due time; else null.
-   */
-  final TokenClaims tokens;
-  /** The store's leases in reservation mode, else null. */
-  final LeaseStore leases;
-  final String nodeId;
-  /**
-   * Who the store knows this limiter's batches and claims by: node id, limit, and an incarnation of
-   * this instance. A process killed and started again under the same node id (a fixed id, a pod name)
-   * must not take over the claims its predecessor left in the store: the dead process may have admitted
-   * permits under them that it never flushed, and the claim is what keeps those from being spent twice
-   * (RestartedNodeClaimTest). The registry still knows the node by its id alone.
-   */
-  final String owner;
-  final Ticker ticker;
-  final long windowNanos;
-  final boolean sliding;
-  final long batchSize;
-  final long syncIntervalNanos;
-  final long staleAfterNanos;
-  /** How long a node keeps within its local share after its last decision on it (see WindowFallback#admits). */
-  final long shareHoldNanos;
-  final IntSupplier activeNodes;
-  final Duration flushTimeout;
-  /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
-  final Duration claimTimeout;
-  final StoreFailurePolicy onStoreFailure;
-  final StoreCalls calls;
-  /** A hot key wakes the flusher at most once in this time (a tenth of the sync interval). */
-  final long hotSyncIntervalNanos;
-  final ViewTable views;
-  final LongAdder cachedDenials = new LongAdder();
-  final LongAdder fallbackDecisions = new LongAdder();
+  /** What the parts share: the limit, its mode and settings, the store's calls, the views, the queue. */
+  final LimiterSetup setup;
   /** How a decision answers, whichever part made it. */
   private final Answers answers;
   /** The decisions one store call makes: exact mode, batched buckets, the failure policy's for buckets and logs. */
@@ -171,68 +114,27 @@ public final class SyncedLimiter implements KeyedLimiter {
   /** The permits release gives back. */
   private final PermitReleases releases;
 
-  /** What this node has to send, and the flusher's wake-up. */
-  private final FlushQueue queue;
   /** A window limit's claim, share and lease arithmetic. */
   private final WindowClaims claims;
   /** The sync: batches to the store and their answers into the views; the registry's heartbeat. */
   private final Flusher flusher;
 
   private SyncedLimiter(Limit limit, CounterStore store, SyncConfig c, long batchSize, java.time.Clock breakerClock) {
-    this.config = c;
-    this.limit = limit;
-    this.counter = c.regions() > 0 ? Counter.regional(limit, c.regions())
-        : limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Counter.ofLog(limit) : Counter.of(limit);
-    this.windowed = batches(limit);
-    this.regional = c.regions() > 0;
-    this.store = store;
-    // (a bucket in reservation mode with a batch size of 1: each decision is the store's, exact mode)
-    this.exact = batchSize == 1 && !(c.reservation() && windowed) ? (ExactStore) store : null;
-    // (a bucket's reservations are its token claims: leases are of windows)
-    this.leases = c.reservation() && windowed ? (LeaseStore) store : null;
-    this.credited = windowed && exact == null && leases == null;
-    this.claimsKept = credited && !regional; // (credited: a fixed or sliding window, so its counter counts windows)
-    this.nodeId = c.nodeId();
-    this.owner = nodeId + "/" + limit.name() + "/" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 24, 36);
-    this.ticker = c.ticker();
-    this.windowNanos = limit.periodNanos();
-    this.sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
-    this.batchSize = batchSize;
-    this.syncIntervalNanos = c.syncInterval().toNanos();
-    this.staleAfterNanos = 2 * syncIntervalNanos;
-    // (the flusher is made below: the supplier reads it only once decisions begin)
-    this.activeNodes = c.activeNodes().orElse(this::nodesInRegistry);
-    this.queue = new FlushQueue(counter, ticker);
-    this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle);
-    this.flushTimeout = c.flushTimeout();
-    this.claimTimeout = c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout();
-    this.onStoreFailure = c.onStoreFailure();
-    this.calls = StoreCalls.create("sluice-" + limit.name() + "-" + c.nodeId(), c.storeBreaker(), c.flushTimeout(),
-        store.callTimeout(), c.autoSync() ? System::nanoTime : ticker::read, breakerClock);
-    // nodes cut off together come back within a breaker's wait in the open state and a flush of each
-    // other (twice, for the probe that fails first): a local share is held that long after its last use
-    this.shareHoldNanos = 2 * (c.storeBreaker().waitInOpenState().toNanos() + flushTimeout.toNanos()) + syncIntervalNanos;
-    this.tokens = !windowed && batchSize > 1
-        ? new TokenClaims(limit, (TokenStore) store, calls, syncIntervalNanos, batchSize, c.maxKeys(), activeNodes,
-            claimTimeout)
-        : null;
-    this.hotSyncIntervalNanos = Math.max(1, syncIntervalNanos / 10);
-    this.answers = new Answers(limit, c.listener(), sliding);
-    this.claims = new WindowClaims(this, c, queue);
-    this.flusher = new Flusher(this, c, claims, queue);
-    WindowDecisions windows = new WindowDecisions(this, claims, queue, flusher);
+    LimiterSetup l = new LimiterSetup(limit, store, c, batchSize, breakerClock);
+    this.setup = l;
+    FlushQueue queue = l.queue;
+    this.answers = new Answers(limit, c.listener(), l.sliding);
+    this.claims = new WindowClaims(l, c, queue);
+    this.flusher = new Flusher(l, c, claims, queue);
+    l.flusher(flusher);
+    WindowDecisions windows = new WindowDecisions(l, claims, queue, flusher);
     // buckets and logs while the store fails, under LOCAL_SHARE: this node's even part of the limit
-    LocalShares localShares = new LocalShares(limit, ticker, c.maxKeys(), activeNodes);
-    this.byStore = new StoreDecisions(this, localShares, queue, answers);
-    this.decisions = new DecisionRouter(this, queue, answers, byStore, windows, flusher);
-    this.asyncDecisions = new AsyncDecisions(this, queue, answers, byStore, windows, decisions);
-    this.releases = new PermitReleases(this, queue, byStore, decisions);
+    LocalShares localShares = new LocalShares(limit, l.ticker, c.maxKeys(), l.activeNodes);
+    this.byStore = new StoreDecisions(l, localShares, queue, answers);
+    this.decisions = new DecisionRouter(l, queue, answers, byStore, windows, flusher);
+    this.asyncDecisions = new AsyncDecisions(l, queue, answers, byStore, windows, decisions);
+    this.releases = new PermitReleases(l, queue, byStore, decisions);
     flusher.start();
-  }
-
-  /** Nodes alive as the registry last answered: 0 until it has (a node alone must not assume it is). */
-  private int nodesInRegistry() {
-    return flusher.registeredNodes();
   }
 
   public static Builder builder(Limit limit, CounterStore store) {
@@ -241,11 +143,11 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   @Override
   public Limit limit() {
-    return limit;
+    return setup.limit;
   }
 
   public String nodeId() {
-    return nodeId;
+    return setup.nodeId;
   }
 
   // ------------------------------------------------------------------ decisions
@@ -330,7 +232,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** The flusher's sweep of idle views (see {@link ViewTable#sweepSome}); for tests that drive it. */
   void sweepSome() {
-    views.sweepSome();
+    setup.views.sweepSome();
   }
 
   /**
@@ -349,7 +251,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** The view of a key, or null (for tests that look inside). */
   KeyView viewOf(String key) {
-    return views.get(key);
+    return setup.views.get(key);
   }
 
   /** Whether decisions ask the store for claims (for tests that look inside). */
@@ -362,7 +264,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    * and tests that drive time themselves, as the flusher thread would be woken.
    */
   public boolean takeSyncRequest() {
-    return queue.takeSyncRequest();
+    return setup.queue.takeSyncRequest();
   }
 
   /**
@@ -372,7 +274,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    * clock, which must not let a decision wait on a sync they hold still.
    */
   public boolean awaitsRelease(String key) {
-    KeyView v = views.get(key);
+    KeyView v = setup.views.get(key);
     if (v == null) {
       return false;
     }
@@ -418,15 +320,15 @@ public final class SyncedLimiter implements KeyedLimiter {
    * @throws IllegalStateException when the limiter's own flusher thread runs ({@code autoSync(true)})
    */
   public void heartbeatIfDue() {
-    if (config.autoSync()) {
+    if (setup.config.autoSync()) {
       throw new IllegalStateException("heartbeatIfDue: the limiter's flusher thread beats (autoSync is on)");
     }
-    flusher.beatRound(ticker.read());
+    flusher.beatRound(setup.ticker.read());
   }
 
   /** The circuit breaker around this node's store calls: its state, a hand to force it open, a listener. */
   public StoreBreaker storeBreaker() {
-    return calls.view();
+    return setup.calls.view();
   }
 
   /** Exact mode: permits given back ({@link #release}) whose give-back failed, so they stay spent. */
@@ -436,12 +338,12 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Decisions made by the fallback policy while the breaker was open. */
   public long fallbackDecisions() {
-    return fallbackDecisions.sum();
+    return setup.fallbackDecisions.sum();
   }
 
   /** Total time spent in store calls, nanoseconds. */
   public long storeNanos() {
-    return calls.nanos();
+    return setup.calls.nanos();
   }
 
   /** Keys currently detected as hot (heavy hitters). */
@@ -451,7 +353,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** The number of nodes this limiter divides its allowances and shares by. */
   public int activeNodes() {
-    return Math.max(1, activeNodes.getAsInt());
+    return Math.max(1, setup.activeNodes.getAsInt());
   }
 
   /** Nodes alive as last seen through the registry (1 until the first heartbeat). */
@@ -479,12 +381,12 @@ public final class SyncedLimiter implements KeyedLimiter {
    * timer of {@link SyncedLimiterMetrics}, once bound.
    */
   public long waitedDecisions() {
-    return calls.waitedDecisions();
+    return setup.calls.waitedDecisions();
   }
 
   /** Total time decisions spent waiting for the store, nanoseconds (see {@link #waitedDecisions()}). */
   public long waitedNanos() {
-    return calls.waitedNanos();
+    return setup.calls.waitedNanos();
   }
 
   /** Decisions that let the request through (allowed, soft or shadow). */
@@ -498,7 +400,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Denials answered from the denial cache, without looking at counts or the store. */
   public long cachedDenials() {
-    return cachedDenials.sum();
+    return setup.cachedDenials.sum();
   }
 
   /**
@@ -516,7 +418,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** Flush calls made to the store, retries included. */
   public long storeCalls() {
-    return calls.calls();
+    return setup.calls.calls();
   }
 
   /**
@@ -524,16 +426,16 @@ public final class SyncedLimiter implements KeyedLimiter {
    * reached under noeviction), counted by the store for every limit on it.
    */
   public long storeOutOfMemoryErrors() {
-    return store.outOfMemoryErrors();
+    return setup.store.outOfMemoryErrors();
   }
 
   public long storeFailures() {
-    return calls.failures();
+    return setup.calls.failures();
   }
 
   /** Permits admitted here and not yet acknowledged by the store. */
   public long pending() {
-    return queue.pendingPermits.sum();
+    return setup.queue.pendingPermits.sum();
   }
 
   /** Deltas (one key and window each) acknowledged by the store: divided by store calls, the flush size. */
@@ -542,11 +444,11 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   public int keys() {
-    return views.size();
+    return setup.views.size();
   }
 
   public long overflowed() {
-    return views.overflowed();
+    return setup.views.overflowed();
   }
 
   /**
@@ -585,12 +487,12 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** The settings this limiter was built with (its batch size as set, see {@link #batchSize()}). */
   public SyncConfig config() {
-    return config;
+    return setup.config;
   }
 
   /** The batch size in force: 1 in exact mode, else what a key may gather before it is flushed. */
   public long batchSize() {
-    return batchSize;
+    return setup.batchSize;
   }
 
   /**

@@ -28,7 +28,7 @@ final class WindowClaims {
   private final long windowNanos;
   private final FlushQueue queue;
 
-  WindowClaims(SyncedLimiter l, SyncConfig c, FlushQueue queue) {
+  WindowClaims(LimiterSetup l, SyncConfig c, FlushQueue queue) {
     this.sizing = new ClaimSizing(l, c);
     this.activeNodes = l.activeNodes;
     this.calls = l.calls;

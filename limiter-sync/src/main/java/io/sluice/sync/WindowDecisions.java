@@ -49,7 +49,7 @@ final class WindowDecisions {
   /** The claim calls a decision makes. */
   private final ClaimCalls claimCalls;
 
-  WindowDecisions(SyncedLimiter l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
+  WindowDecisions(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
     this.cachedDenials = l.cachedDenials;
     this.calls = l.calls;
     this.claimTimeout = l.claimTimeout;

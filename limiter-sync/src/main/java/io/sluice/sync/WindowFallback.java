@@ -16,7 +16,7 @@ final class WindowFallback {
   private final long shareHoldNanos;
   private final boolean sliding;
 
-  WindowFallback(SyncedLimiter l, WindowClaims claims) {
+  WindowFallback(LimiterSetup l, WindowClaims claims) {
     this.activeNodes = l.activeNodes;
     this.claims = claims;
     this.onStoreFailure = l.onStoreFailure;

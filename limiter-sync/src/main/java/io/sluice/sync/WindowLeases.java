@@ -25,7 +25,7 @@ final class WindowLeases {
   /** The store's exact scripts, which give a window's permits back (null: a store without them). */
   private final ExactStore windows;
 
-  WindowLeases(SyncedLimiter l, WindowClaims claims) {
+  WindowLeases(LimiterSetup l, WindowClaims claims) {
     this.activeNodes = l.activeNodes;
     this.calls = l.calls;
     this.claims = claims;
