@@ -222,51 +222,25 @@ public final class FlushProcessor implements EntryUpdate {
     int k = indexOf(entry.getKey());
     long[] out = new long[1 + OUT * (from[k + 1] - from[k])];
     out[0] = apply ? APPLIED : unknown ? UNKNOWN : SEEN;
-    long ttlMillis = 0; // 0: keep the entry's expiry
+    long[] ttlMillis = {0}; // 0: keep the entry's expiry
     for (int i = from[k], o = 1; i < from[k + 1]; i++, o += OUT) {
       if (afterWindow != null && afterWindow[i]) {
         // a fixed window that is over: its permits counted, nothing else (flush.lua's 'o'); an entry
         // gone meanwhile gets its TTL back with the count
         if (apply && amounts[i] > 0) {
           if (entry.getValue() == null) {
-            ttlMillis = Math.max(ttlMillis, second[i]);
+            ttlMillis[0] = Math.max(ttlMillis[0], second[i]);
           }
           state = state.addToWindow(first[i], amounts[i]);
         }
         out[o] = state.count(first[i]);
-        continue;
-      }
-      if (kinds[i] == WINDOW || kinds[i] == FIXED) {
-        long w = first[i];
-        // the node's claim and split as the entry holds them: the answer when nothing is applied
-        out[o + 2] = state.claimOf(nodeId, w);
-        out[o + 3] = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
-        if (apply) {
-          boolean firstWrite = !state.hasWindow(w);
-          state = countAndClaim(state, i, w, out, o);
-          if (firstWrite) {
-            // the window's first write: drop windows before the previous one, and live through the
-            // next window (the TTL covers this window and the one after it, where this count still weighs)
-            // (a sliding window keeps the one before the previous: its claimants' parts weigh, see claim)
-            state = kinds[i] == WINDOW ? state.dropOlderThan(w - 2) : state.dropBefore(w);
-            // (never below the claims ahead: the entry lives through them already)
-            if (state.lastClaimWindow() <= w + 1) {
-              ttlMillis = Math.max(ttlMillis, second[i]);
-            }
-          }
-          state = claimsAhead(state, i, w, out, o);
-          if (out[o + 5] > 0) {
-            long through = Math.max(state.lastClaimWindow(), w + aheadWindows[i]);
-            ttlMillis = Math.max(ttlMillis, second[i] + (through - w) * (windowMicros[i] / 1_000));
-          }
-        }
-        out[o] = state.count(w);
-        out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
+      } else if (kinds[i] == WINDOW || kinds[i] == FIXED) {
+        state = window(state, i, apply, out, o, ttlMillis);
       } else if (kinds[i] == GCRA) {
         state = bucket(state, i, apply, out, o);
         if (apply) {
           // the state is at rest (equal to a fresh one) once the backlog has drained
-          ttlMillis = out[o] / first[i] / 1_000 + 1_000;
+          ttlMillis[0] = out[o] / first[i] / 1_000 + 1_000;
         }
       } else {
         throw new IllegalArgumentException("flush: unknown counter kind " + kinds[i]);
@@ -276,9 +250,42 @@ public final class FlushProcessor implements EntryUpdate {
       if (mode != CLAIM) {
         state = state.withSequence(nodeId, sequence, wallMillis, retainMillis, maxNodes);
       }
-      ExpiringEntry.write(entry, state, ttlMillis);
+      ExpiringEntry.write(entry, state, ttlMillis[0]);
     }
     return out;
+  }
+
+  /**
+   * Window delta i (a fixed or sliding window's counts and claims) on the key's entry, its answer
+   * written at {@code o}; {@code ttlMillis[0]} raised to what the entry must live for after it.
+   */
+  private CounterEntry window(CounterEntry state, int i, boolean apply, long[] out, int o, long[] ttlMillis) {
+    long w = first[i];
+    // the node's claim and split as the entry holds them: the answer when nothing is applied
+    out[o + 2] = state.claimOf(nodeId, w);
+    out[o + 3] = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
+    if (apply) {
+      boolean firstWrite = !state.hasWindow(w);
+      state = countAndClaim(state, i, w, out, o);
+      if (firstWrite) {
+        // the window's first write: drop windows before the previous one, and live through the
+        // next window (the TTL covers this window and the one after it, where this count still weighs)
+        // (a sliding window keeps the one before the previous: its claimants' parts weigh, see claim)
+        state = kinds[i] == WINDOW ? state.dropOlderThan(w - 2) : state.dropBefore(w);
+        // (never below the claims ahead: the entry lives through them already)
+        if (state.lastClaimWindow() <= w + 1) {
+          ttlMillis[0] = Math.max(ttlMillis[0], second[i]);
+        }
+      }
+      state = claimsAhead(state, i, w, out, o);
+      if (out[o + 5] > 0) {
+        long through = Math.max(state.lastClaimWindow(), w + aheadWindows[i]);
+        ttlMillis[0] = Math.max(ttlMillis[0], second[i] + (through - w) * (windowMicros[i] / 1_000));
+      }
+    }
+    out[o] = state.count(w);
+    out[o + 1] = kinds[i] == FIXED ? 0 : state.count(w - 1);
+    return state;
   }
 
   /**
