@@ -37,7 +37,7 @@ final class Explain {
             + " have; above: it admitted more). results.csv and results.json call it admitted_pct_of_exact.",
         "store calls /1k: calls to the store (flushes, exact checks, heartbeats) per 1,000 decisions during the"
             + " replay: the load the setting puts on Redis or Hazelcast.",
-        "p50 us / p99 us: time of one tryAcquire call on the node, microseconds (exact mode waits for the store).",
+        "p50 us / p99 us: time of one acquire call on the node, microseconds (exact mode waits for the store).",
         "decisions/s: all nodes together deciding as fast as they can for a moment after the replay (same keys,"
             + " on this machine, so the store and the nodes share its cores).");
   }
