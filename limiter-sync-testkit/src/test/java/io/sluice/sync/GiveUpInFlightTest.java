@@ -4,17 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
-import io.sluice.sync.spi.Batch;
-import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,46 +18,13 @@ import org.junit.jupiter.api.Test;
  */
 class GiveUpInFlightTest {
 
-  /** A store that applies every flush at once and, while {@code hold} is set, holds its answer. */
-  static final class HoldingStore extends ForwardingStore {
-    volatile boolean hold;
-    final AtomicInteger held = new AtomicInteger();
-    private final List<Runnable> answers = new ArrayList<>();
-
-    HoldingStore(CounterStore inner) {
-      super(inner);
-    }
-
-    @Override
-    public CompletionStage<FlushResult> flush(Batch batch) {
-      FlushResult applied = inner.flush(batch).toCompletableFuture().join();
-      if (!hold) {
-        return CompletableFuture.completedFuture(applied);
-      }
-      CompletableFuture<FlushResult> later = new CompletableFuture<>();
-      synchronized (answers) {
-        answers.add(() -> later.complete(applied));
-      }
-      held.incrementAndGet();
-      return later;
-    }
-
-    void release() {
-      List<Runnable> now;
-      synchronized (answers) {
-        now = new ArrayList<>(answers);
-        answers.clear();
-      }
-      now.forEach(Runnable::run);
-    }
-  }
-
   @Test
   void aClaimBeingGivenUpPaysForNothingMore() throws Exception {
     Limit limit = Limit.fixedWindow("give-up").limit(100).window(Duration.ofSeconds(1)).build();
     ManualTicker ticker = new ManualTicker(AccuracyKit.START_NANOS);
     MemoryStore memory = new MemoryStore();
-    HoldingStore store = new HoldingStore(memory);
+    AnswerLaterStore store = AnswerLaterStore.gated(memory);
+    store.openGate();
     SyncedLimiter a = SyncedLimiter.builder(limit, store).nodeId("a").ticker(ticker).activeNodes(() -> 2)
         .autoSync(false).syncInterval(Duration.ofMillis(100)).build();
     SyncedLimiter b = SyncedLimiter.builder(limit, memory).nodeId("b").ticker(ticker).activeNodes(() -> 2)
@@ -95,14 +54,14 @@ class GiveUpInFlightTest {
 
       // idle past a sync interval: the regular sync gives the claim up, and its answer is held
       ticker.advance(Duration.ofMillis(250));
-      store.hold = true;
+      store.closeGate();
       Thread sync = new Thread(a::syncNow);
       sync.start();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (store.held.get() == 0 && System.nanoTime() < deadline) {
+      while (store.held() == 0 && System.nanoTime() < deadline) {
         Thread.onSpinWait();
       }
-      assertThat(store.held.get()).as("the flush giving the claim up, sent").isEqualTo(1);
+      assertThat(store.held()).as("the flush giving the claim up, sent").isEqualTo(1);
       assertThat(memory.claims("give-up", "k", window)).as("the claims the store holds once it applied that flush")
           .isLessThanOrEqualTo(claimsBefore - unused);
 
@@ -113,8 +72,7 @@ class GiveUpInFlightTest {
       store.release();
       sync.join();
     } finally {
-      store.hold = false;
-      store.release();
+      store.openGate();
       a.close();
       b.close();
     }
