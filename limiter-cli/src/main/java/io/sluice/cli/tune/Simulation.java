@@ -114,26 +114,6 @@ final class Simulation {
   private static final int INDEX_BITS = 25;
 
   /**
-   * The exact algorithm deciding the trace's requests at the given moments (nanoseconds after the
-   * start, as the nodes' clock read them just before deciding), in the order of those moments (or of
-   * the decisions, below), on a simulated clock, counted in the windows of those moments. Given a replay's own moments, this is
-   * what an exact limiter would have admitted had it seen the very requests the nodes saw, when they
-   * saw them: the difference is the setting's own error, whatever the replay's lag or jitter. Each
-   * request is counted in {@code cell[i]} (the cell the replay counted it in) and its decision is kept,
-   * for the request-by-request comparison.
-   *
-   * <p>With {@code done} (a replay's), requests are decided in the order the nodes finished deciding
-   * them rather than in the order of their moments, each at its own moment: nodes read a clock that
-   * moves in steps of a millisecond, so many requests share a moment, and a node may be descheduled
-   * between reading it and deciding. The order in which they were really decided (in exact mode, about
-   * the order the store applied them, each with the time its node read) is then the one the exact
-   * algorithm must follow to decide "the same requests": in moment order, two requests of a key at its
-   * limit decided by two nodes in the same millisecond would come out swapped half of the time (a false
-   * denial and a false admission that no limiter could avoid). That order is kept within each window,
-   * and the windows are decided one after the other ({@link #windowByWindow}): a request decided after
-   * one of the next window is decided in its own, as the node that read its moment decided it.
-   */
-  /**
    * {@code order}'s first n requests (as decided) regrouped window by window, each window's in the
    * order decided: a request decided after one of the next window, by a node whose clock read a little
    * earlier, would make the exact limiter count it in that next window (it does not turn back), while
@@ -161,6 +141,27 @@ final class Simulation {
     return regrouped;
   }
 
+  /**
+   * The exact algorithm deciding the trace's requests at the given moments (nanoseconds after the
+   * start, as the nodes' clock read them just before deciding, or the edge of the window a node
+   * counted an admission in when that is another), in the order of those moments (or of the
+   * decisions, below), on a simulated clock, counted in the windows of those moments. Given a replay's own moments, this is
+   * what an exact limiter would have admitted had it seen the very requests the nodes saw, when they
+   * saw them: the difference is the setting's own error, whatever the replay's lag or jitter. Each
+   * request is counted in {@code cell[i]} (the cell the replay counted it in) and its decision is kept,
+   * for the request-by-request comparison.
+   *
+   * <p>With {@code done} (a replay's), requests are decided in the order the nodes finished deciding
+   * them rather than in the order of their moments, each at its own moment: nodes read a clock that
+   * moves in steps of a millisecond, so many requests share a moment, and a node may be descheduled
+   * between reading it and deciding. The order in which they were really decided (in exact mode, about
+   * the order the store applied them, each with the time its node read) is then the one the exact
+   * algorithm must follow to decide "the same requests": in moment order, two requests of a key at its
+   * limit decided by two nodes in the same millisecond would come out swapped half of the time (a false
+   * denial and a false admission that no limiter could avoid). That order is kept within each window,
+   * and the windows are decided one after the other ({@link #windowByWindow}): a request decided after
+   * one of the next window is decided in its own, as the node that read its moment decided it.
+   */
   Measurement exactAt(long[] when, int[] done, int[] cell, Setting setting, String mode) {
     int keys = trace.keys;
     int windows = trace.windows;
