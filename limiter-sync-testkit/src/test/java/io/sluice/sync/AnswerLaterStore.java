@@ -78,13 +78,6 @@ final class AnswerLaterStore implements CounterStore, ExactStore, LeaseStore, To
     release();
   }
 
-  /** From now on holds answers again (a gated store let open, closed once more). */
-  void closeGate() {
-    synchronized (held) {
-      gateOpen = false;
-    }
-  }
-
   /** Completes every held answer, on this thread; how many. */
   int release() {
     List<Runnable> now;
