@@ -78,6 +78,13 @@ final class AnswerLaterStore implements CounterStore, ExactStore, LeaseStore, To
     release();
   }
 
+  /** From now on holds answers again (a gated store let open, closed once more). */
+  void closeGate() {
+    synchronized (held) {
+      gateOpen = false;
+    }
+  }
+
   /** Completes every held answer, on this thread; how many. */
   int release() {
     List<Runnable> now;

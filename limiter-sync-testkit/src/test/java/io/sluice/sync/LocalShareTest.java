@@ -5,11 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.testkit.MemoryStore;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -130,34 +126,5 @@ class LocalShareTest {
           .build());
     }
     return nodes;
-  }
-
-  /**
-   * The breaker's clock on the test's simulated time: its open-state wait then ends after 1 ms of the
-   * simulated traffic, as the share's hold assumes, however slowly this machine runs the test (on the
-   * wall clock a loaded machine let more waits end between requests, and the run differed: once 1,034
-   * admitted of 1,000).
-   */
-  private static final class TickerClock extends Clock {
-    private final ManualTicker ticker;
-
-    TickerClock(ManualTicker ticker) {
-      this.ticker = ticker;
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      throw new UnsupportedOperationException("a test clock in UTC");
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochSecond(0, ticker.read());
-    }
   }
 }

@@ -122,9 +122,12 @@ final class DecisionRouter {
     return windowed ? decideWindow(key, cost, answer, now, true) : byStore.fallbackDecision(key, cost, answer);
   }
 
-  /** Whether the circuit breaker keeps the store out: the fallback policy decides. */
+  /**
+   * Whether the circuit breaker keeps the store out: the fallback policy decides. (A breaker whose wait
+   * is over lets this decision try the store: see {@link StoreCalls#keepsDecisionOut}.)
+   */
   boolean storeDown() {
-    return calls.open();
+    return calls.keepsDecisionOut();
   }
 
   /** Refuses a decision of a closed limiter. */

@@ -407,6 +407,15 @@ final class Flusher {
     if (keep >= 0) {
       d = d.keeping(keep);
       v.claim = v.pendingCur + keep;
+    } else if (claimsKept && d.want() == 0 && v.claim >= 0) {
+      // a flush that gives the claim up: the store keeps none for this node from when it applies it,
+      // so from now on nothing more is admitted under it (what is admitted is pending and goes), nor
+      // under its part of a sliding window's fading; a decision the claim cannot pay waits for the
+      // answer and then asks. (Left as it was, decisions that came while the flush travelled admitted
+      // under a claim the store had already given to others: tune, mixed profile, 4 nodes, a key-window
+      // at 101-104 of a limit of 100, the idle node's last permits counted after the others' takes.)
+      v.claim = v.pendingCur;
+      v.claimNodes = 0;
     }
     boolean release = claimsKept && (d.want() == 0 || keep >= 0);
     if (release) {

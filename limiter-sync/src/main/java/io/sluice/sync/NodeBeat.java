@@ -111,8 +111,9 @@ final class NodeBeat {
     if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= intervalNanos) && !quietSinceBeat()) {
       boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
       lastHeartbeat = now;
-      // (another limiter of this node beat into this store within half an interval: its answer stands)
-      int recent = shared.recent(intervalNanos / 2, now);
+      // (another limiter of this node beat into this store within half an interval: its answer stands;
+      // not for a limiter whose breaker is not closed, whose own beat is the call that tries the store)
+      int recent = calls.closed() ? shared.recent(intervalNanos / 2, now) : -1;
       if (recent > 0) {
         nodesCounted(recent);
       } else if (firstBeat) {

@@ -108,6 +108,28 @@ final class StoreCalls {
     return breaker.getState() == CircuitBreaker.State.CLOSED;
   }
 
+  /**
+   * {@link #open()} for a decision about to be left to the failure policy: once the breaker's wait in
+   * the open state is over it goes half-open here, and the decision's own store call tries the store
+   * again. (Resilience4j leaves the open state only when a call asks it for a permission. Under
+   * FAIL_CLOSED a node admits nothing while the breaker is open, so it has nothing to flush, and its
+   * heartbeat may be another limiter's: no call asked, and the chaos suite's latency fault left a node's
+   * breaker open 30 s after the store was back.) While the wait lasts this costs a read of the breaker's
+   * clock per decision, on a path that only runs while the store is kept out.
+   */
+  boolean keepsDecisionOut() {
+    CircuitBreaker.State state = breaker.getState();
+    if (state == CircuitBreaker.State.OPEN && breaker.tryAcquirePermission()) {
+      breaker.releasePermission(); // (the permission was only to move it: the decision's call asks again)
+      noticeTransition();
+      return false;
+    }
+    if (state != seenState.get()) {
+      noticeTransition();
+    }
+    return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
+  }
+
   /** Whether the circuit breaker keeps the store out (open or forced open): the failure policy decides. */
   boolean open() {
     CircuitBreaker.State state = breaker.getState();
