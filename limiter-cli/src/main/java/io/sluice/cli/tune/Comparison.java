@@ -71,6 +71,7 @@ final class Comparison {
         r.admitted,
         r.exactAdmitted,
         r.exactAdmitted == 0 ? Double.NaN : 100.0 * r.admitted / r.exactAdmitted,
+        m.exactAtSameMoments == null ? 0 : m.overLimitWorstPct,
         w.overWorst,
         w.contested == 0 ? 0 : w.overSum / w.contested,
         w.underWorst,

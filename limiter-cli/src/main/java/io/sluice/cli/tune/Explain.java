@@ -12,6 +12,13 @@ final class Explain {
         "setting: batch size (permits a node gathers per key before it flushes) and sync interval (how often"
             + " it flushes anyway); batch 1 is the exact mode, one store call per decision. The exact model row is the"
             + " trace decided by the exact algorithm at the trace's own times on a simulated clock (no store).",
+        "over limit %: how far the nodes' own admissions passed the limit, in % of it, in the worst key-window:"
+            + " the key's count as each admission was made, in the order the nodes decided them (for the sliding"
+            + " window the count it weighs: the previous window's admissions by the part of it still in the sliding"
+            + " window, plus the current one's). The over-admission gate reads this. On a fixed window it equals over"
+            + " worst %; on a sliding one over worst % also holds what the exact run admitted before (a setting that"
+            + " admitted less in one window may rightly admit more than the exact run in the next), so it can show a"
+            + " permit or two where no limit was passed. results.csv and results.json call it over_limit_worst_pct.",
         "over worst % / over mean %: permits admitted beyond what the exact algorithm admits for the same requests"
             + " at the same moments (this replay's requests decided again by one exact limiter on a simulated clock,"
             + " each at the moment its node read, in the order the nodes decided them), per key and window, in % of the limit: the worst key-window, and the mean over the key-windows"

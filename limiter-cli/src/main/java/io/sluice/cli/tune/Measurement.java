@@ -46,6 +46,11 @@ final class Measurement {
    * node decided it.
    */
   final int[] cell;
+  /**
+   * How far this run's own admissions passed the limit, worst key-window, in % of the limit (see
+   * {@link OwnCount}); NaN where not measured.
+   */
+  final double overLimitWorstPct;
 
   /** The {@link #cell} of a request of {@code key} decided outside the run's windows. */
   static int late(int key) {
@@ -59,7 +64,7 @@ final class Measurement {
 
   Measurement(Setting setting, String mode, int keys, int windows, long[] attempts, long[] admitted, long late,
       long storeCalls, long storeFailures, Histogram latency, Histogram lag, double decisionsPerSecond,
-      Measurement exactAtSameMoments, byte[] outcome, int[] cell) {
+      Measurement exactAtSameMoments, byte[] outcome, int[] cell, double overLimitWorstPct) {
     if (outcome.length != cell.length) {
       throw new IllegalArgumentException("one outcome and one cell per request");
     }
@@ -78,6 +83,7 @@ final class Measurement {
     this.exactAtSameMoments = exactAtSameMoments;
     this.outcome = outcome;
     this.cell = cell;
+    this.overLimitWorstPct = overLimitWorstPct;
   }
 
   long decisions() {

@@ -65,7 +65,7 @@ final class Reports {
     return String.format(Locale.ROOT, "%.6g", v).replaceAll("(\\.\\d*?)0+(e|$)", "$1$2").replaceAll("\\.(e|$)", "$1");
   }
 
-  static final String[] HEADERS = {"setting", "over worst %", "over mean %", "under worst %", "under mean %",
+  static final String[] HEADERS = {"setting", "over limit %", "over worst %", "over mean %", "under worst %", "under mean %",
       "false denials %", "false denials < L/2", "swapped %", "admitted vs exact %", "store calls /1k", "p50 us",
       "p99 us", "decisions/s"};
 
@@ -73,7 +73,7 @@ final class Reports {
     List<String[]> out = new ArrayList<>();
     for (Row r : rows) {
       String label = (r == recommended ? "* " : "  ") + (r.reference() ? "exact model (reference)" : r.setting().label());
-      out.add(new String[] {label, number(r.overWorstPct()), number(r.overMeanPct()), number(r.underWorstPct()),
+      out.add(new String[] {label, number(r.overLimitWorstPct()), number(r.overWorstPct()), number(r.overMeanPct()), number(r.underWorstPct()),
           number(r.underMeanPct()), fine(r.falseDenialsPct()), String.format(Locale.ROOT, "%,d", r.falseDenialsBelowHalf()),
           fine(r.swappedPct()), ratio(r.admittedPctOfExact()), number(r.storeCallsPer1000()), number(r.p50Micros()), number(r.p99Micros()),
           number(r.decisionsPerSecond())});
@@ -119,7 +119,7 @@ final class Reports {
         + "over_worst_pct,over_mean_pct,under_worst_pct,under_mean_pct,contested_windows,"
         + "store_calls_per_1000,latency_p50_us,latency_p99_us,decisions_per_s,replay_lag_p99_ms,store_failures,"
         + "exact_admitted,false_denials,false_denials_pct,false_denials_below_half_limit,key_windows_below_half_limit,"
-        + "swapped,swapped_pct\n");
+        + "swapped,swapped_pct,over_limit_worst_pct\n");
     for (Row r : rows) {
       sb.append(r.setting().batchSize()).append(',')
           .append(r.setting().syncInterval().toMillis()).append(',')
@@ -145,7 +145,8 @@ final class Reports {
           .append(r.falseDenialsBelowHalf()).append(',')
           .append(r.keyWindowsBelowHalf()).append(',')
           .append(r.swapped()).append(',')
-          .append(plain(r.swappedPct())).append('\n');
+          .append(plain(r.swappedPct())).append(',')
+          .append(plain(r.overLimitWorstPct())).append('\n');
     }
     return sb.toString();
   }
@@ -253,6 +254,7 @@ final class Reports {
     j.field("decisions").number(r.decisions());
     j.field("admitted").number(r.admitted());
     j.field("admitted_pct_of_exact").number(r.admittedPctOfExact());
+    j.field("over_limit_worst_pct").number(r.overLimitWorstPct());
     j.field("over_worst_pct").number(r.overWorstPct());
     j.field("over_mean_pct").number(r.overMeanPct());
     j.field("under_worst_pct").number(r.underWorstPct());

@@ -22,6 +22,12 @@ record Row(
     /** Requests the exact algorithm admitted, deciding the same requests at the same moments. */
     long exactAdmitted,
     double admittedPctOfExact,
+    /**
+     * How far the setting's own admissions passed the limit, worst key-window, in % of the limit
+     * ({@link OwnCount}): over-admission that does not hang on what the exact run admitted before
+     * (0 for the exact model, NaN where not measured).
+     */
+    double overLimitWorstPct,
     double overWorstPct,
     double overMeanPct,
     double underWorstPct,

@@ -108,7 +108,8 @@ final class SimulatedReplay {
     Measurement sameMoments = simulation.exactAt(when, done, cellOf, setting,
         "exact algorithm at this simulated replay's moments");
     Measurement m = new Measurement(setting, mode(setting), keys, windows, attempts, admitted, late, storeCalls,
-        storeFailures, new Histogram(3), new Histogram(3), Double.NaN, sameMoments, outcome, cellOf);
+        storeFailures, new Histogram(3), new Histogram(3), Double.NaN, sameMoments, outcome, cellOf,
+        OwnCount.overLimitWorstPct(limit, windows, trace.windowNanos, when, done, outcome, cellOf));
     return new Result(m, new Extra(waited, deferred, deferredNanos, System.nanoTime() - wallStart));
   }
 

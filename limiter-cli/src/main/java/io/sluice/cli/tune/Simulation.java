@@ -204,7 +204,7 @@ final class Simulation {
       }
     }
     return new Measurement(setting, mode, keys, windows, attempts, admitted, outside, -1, 0, new Histogram(3),
-        new Histogram(3), Double.NaN, null, outcome, cell);
+        new Histogram(3), Double.NaN, null, outcome, cell, Double.NaN);
   }
 
   /** The exact run's clock: set to each request's moment (in moment order it only moves forward). */
@@ -453,7 +453,8 @@ final class Simulation {
       // the threads were joined: their writes to outcome, cellOf and when are visible here
       Measurement sameMoments = exactAt(when, done, cellOf, setting, "exact algorithm at this replay's moments");
       return new Measurement(setting, mode, trace.keys, trace.windows, att, adm, lateSum, storeCalls, storeFailures,
-          lat, behind, rate, sameMoments, outcome, cellOf);
+          lat, behind, rate, sameMoments, outcome, cellOf,
+          OwnCount.overLimitWorstPct(limit, trace.windows, trace.windowNanos, when, done, outcome, cellOf));
     }
   }
 

@@ -68,7 +68,7 @@ class ComparisonTest {
       }
       return new Measurement(new Setting(100, Duration.ofMillis(100)), exact == null ? Simulation.MODEL_MODE : "batched",
           keys, windows, attempts, admitted, late, storeCalls, 0, new Histogram(3), new Histogram(3), Double.NaN, exact,
-          outcome, cell);
+          outcome, cell, Double.NaN);
     }
   }
 

@@ -17,13 +17,24 @@ class RecommenderTest {
       long belowHalf, double callsPer1000) {
     long falseDenials = Math.round(falseDenialsPct * 100);
     return new Row(new Setting(batch, Duration.ofMillis(syncMillis)), batch == 1 ? "exact (batch 1)" : "batched",
-        false, 10_000, 5_000 - falseDenials, 5_000, 100.0 * (5_000 - falseDenials) / 5_000, overWorst, overWorst / 2,
+        false, 10_000, 5_000 - falseDenials, 5_000, 100.0 * (5_000 - falseDenials) / 5_000, overWorst, overWorst,
+        overWorst / 2,
         underWorst, underWorst / 2, 10, falseDenials, falseDenialsPct, 0, 0, belowHalf, 40, callsPer1000, 1, 2, 1e6, 0.1, 0,
         new double[] {overWorst}, new double[] {underWorst});
   }
 
+  /** {@link #row} with the over-admission against the exact run and over the limit by its own count apart. */
+  static Row row(long batch, long syncMillis, double overLimit, double overWorst, double underWorst, double callsPer1000) {
+    Row r = row(batch, syncMillis, overWorst, underWorst, callsPer1000);
+    return new Row(r.setting(), r.mode(), false, r.decisions(), r.admitted(), r.exactAdmitted(), r.admittedPctOfExact(),
+        overLimit, r.overWorstPct(), r.overMeanPct(), r.underWorstPct(), r.underMeanPct(), r.contestedWindows(),
+        r.falseDenials(), r.falseDenialsPct(), r.swapped(), r.swappedPct(), r.falseDenialsBelowHalf(),
+        r.keyWindowsBelowHalf(), r.storeCallsPer1000(), r.p50Micros(), r.p99Micros(), r.decisionsPerSecond(),
+        r.lagP99Millis(), r.storeFailures(), r.overByWindowPct(), r.underByWindowPct());
+  }
+
   static Row reference() {
-    return new Row(new Setting(1, Duration.ZERO), Simulation.MODEL_MODE, true, 10_000, 5_000, 5_000, 100, 0, 0, 0, 0,
+    return new Row(new Setting(1, Duration.ZERO), Simulation.MODEL_MODE, true, 10_000, 5_000, 5_000, 100, 0, 0, 0, 0, 0,
         10, 0, 0, 0, 0, 0, 40, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, new double[1], new double[1]);
   }
 
@@ -40,6 +51,18 @@ class RecommenderTest {
     assertThat(r.row()).isSameAs(b100);
     assertThat(r.verdict()).contains("batch 100").contains("false denials 0.000% of requests");
     assertThat(r.rejected()).singleElement().asString().startsWith("batch 1000, sync 100ms: worst over-admission 2.50%");
+  }
+
+  @Test
+  void theOverAdmissionGateReadsHowFarTheNodesOwnCountPassedTheLimit() {
+    // a sliding window: 2.5% "over" the exact run, which admitted more in the window before; its own
+    // count never passed the limit by more than 0.3%
+    Row b100 = row(100, 100, 0.3, 2.5, 0.2, 20);
+    // its own count 1.5% past the limit, though within 0.2% of what the exact run admitted
+    Row b1000 = row(1000, 100, 1.5, 0.2, 0.2, 5);
+    var r = recommend(List.of(reference(), b100, b1000), 1.0);
+    assertThat(r.row()).isSameAs(b100);
+    assertThat(r.rejected()).singleElement().asString().startsWith("batch 1000, sync 100ms: worst over-admission 1.50%");
   }
 
   @Test
