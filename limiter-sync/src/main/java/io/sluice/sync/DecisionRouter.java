@@ -92,6 +92,39 @@ final class DecisionRouter {
   }
 
   /**
+   * {@link #decide}, or null where a window limit's decision would wait for the answer to a flush that
+   * gives this node's claim on the key up (see {@link SyncedLimiter#acquireUnlessAwaitingRelease}).
+   */
+  Decision decideUnlessAwaitingRelease(String key, long cost) {
+    if (!windowed || exact != null) {
+      return decide(key, cost, Answers.TOLD);
+    }
+    checkRequest(key, cost);
+    checkOpen();
+    long now = ticker.read();
+    KeyView view = views.viewFor(key);
+    Judgement j = WindowDecisions.judgement(cost, now, storeDown());
+    j.noReleaseWait = true;
+    try {
+      synchronized (view) {
+        windows.judge(view, j);
+      }
+      if (j.wouldWait) {
+        return null;
+      }
+      if (!j.retired) {
+        if (j.urgent) {
+          queue.requestSync();
+        }
+        return answers.decision(key, j, Answers.TOLD);
+      }
+    } finally {
+      j.inUse = false;
+    }
+    return decideUnlessAwaitingRelease(key, cost); // (retired meanwhile: decided on its successor)
+  }
+
+  /**
    * A window limit's decision, under the key's monitor ({@link WindowDecisions#judge}); a view retired from the
    * table meanwhile is decided on its successor.
    */

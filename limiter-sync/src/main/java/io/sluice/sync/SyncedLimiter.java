@@ -178,6 +178,18 @@ public final class SyncedLimiter implements KeyedLimiter {
     return decisions.decide(key, cost, Answers.TOLD);
   }
 
+  /**
+   * {@link #acquire(String, long)}, or null, having decided nothing, where the decision would wait for
+   * the answer to a flush that gives this node's claim on the key up: a decision its claim cannot pay
+   * waits so, at most the claim timeout, before it asks the store (a claim granted before that flush
+   * arrived would be given up with it). Public for tools that run the syncs themselves on a simulated
+   * clock: they move the clock to that answer and ask again, where waiting would hold still the sync
+   * it waits for.
+   */
+  public Decision acquireUnlessAwaitingRelease(String key, long cost) {
+    return decisions.decideUnlessAwaitingRelease(key, cost);
+  }
+
   /** {@link #acquire(String, long)}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public Decision acquireUntold(String key, long cost) {
@@ -267,21 +279,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     return setup.queue.takeSyncRequest();
   }
 
-  /**
-   * Whether a flush that gives this node's claim on the key up is on its way: a decision on the key
-   * that its claim cannot pay waits for that flush's answer before it asks the store (see
-   * {@code awaitReleases}). Public for tools that run syncs on threads of their own on a simulated
-   * clock, which must not let a decision wait on a sync they hold still.
-   */
-  public boolean awaitsRelease(String key) {
-    KeyView v = setup.views.get(key);
-    if (v == null) {
-      return false;
-    }
-    synchronized (v) {
-      return v.releasesInFlight > 0;
-    }
-  }
 
   /**
    * The regular sync: sends what is due (retrying a failed batch first) and waits for the answers:

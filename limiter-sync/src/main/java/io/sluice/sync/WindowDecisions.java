@@ -136,6 +136,11 @@ final class WindowDecisions {
     boolean inUse;
     /** The decision must not wait for the store (asynchronous): it stops where it would ({@link #wouldWait}). */
     boolean noWait;
+    /**
+     * The decision must not wait for a flush that gives the node's claim up to be answered (a tool that
+     * runs the syncs itself, on a simulated clock): it stops where it would ({@link #wouldWait}).
+     */
+    boolean noReleaseWait;
     /** A decision told not to wait stopped before a store call or a wait, having changed nothing it decides on. */
     boolean wouldWait;
 
@@ -159,6 +164,7 @@ final class WindowDecisions {
       fromLease = false;
       retired = false;
       noWait = false;
+      noReleaseWait = false;
       wouldWait = false;
       remaining = 0;
       retryAfter = 0;
@@ -334,7 +340,7 @@ final class WindowDecisions {
         // an old view: only the store knows, ask it now (its answer refreshes the counts) and
         // decide again. (A fresh view over the limit with this node's own permits is at the
         // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-        return j.noWait ? WOULD_WAIT : claimStep(view, j.now, (long) Math.ceil(j.own + cost), cost, j.awaited);
+        return j.noWait ? WOULD_WAIT : claimStep(view, j, (long) Math.ceil(j.own + cost), cost);
       }
     }
     return DECIDED;
@@ -354,7 +360,7 @@ final class WindowDecisions {
       // pays never gets here). Only where the store had less than a decision needed, within the
       // last sync interval, does the node deny without asking (the other nodes give claims they
       // do not use up at their regular syncs).
-      return j.noWait ? WOULD_WAIT : claimStep(view, now, need, cost, j.awaited);
+      return j.noWait ? WOULD_WAIT : claimStep(view, j, need, cost);
     }
     if (j.own + cost > allowance) {
       j.admit = false;
@@ -512,13 +518,16 @@ final class WindowDecisions {
    * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at
    * least {@code need}, taking the decision's {@code cost} with it, or, while a flush that gives the
    * node's claim up is on its way, waits for its answer first (once per decision: a second wait
-   * fails, and the failure policy decides).
+   * fails, and the failure policy decides), or stops there ({@link Judgement#noReleaseWait}).
    */
-  private int claimStep(KeyView view, long now, long need, long cost, boolean awaited) {
+  private int claimStep(KeyView view, Judgement j, long need, long cost) {
     if (view.releasesInFlight > 0) {
-      return !awaited && awaitReleases(view) ? WAITED : WAIT_FAILED;
+      if (j.noReleaseWait) {
+        return WOULD_WAIT;
+      }
+      return !j.awaited && awaitReleases(view) ? WAITED : WAIT_FAILED;
     }
-    return claimCalls.ask(view, now, need, cost);
+    return claimCalls.ask(view, j.now, need, cost);
   }
 
   /**

@@ -36,8 +36,9 @@ import java.util.function.IntFunction;
  * <p>What a round trip does not delay: a decision that asks the store (a take on a cold key, a claim a
  * large cost needs, an exact-mode check) is answered at once, applied at its own moment; in a real
  * deployment it waits one round trip ({@link SyncedLimiter#waitedDecisions()} counts them). A decision
- * on a key whose claim a sync on its way gives up waits for that sync's answer, as the limiter makes it
- * wait: it is decided when the answer is back ({@link #deferredDecisions()}), at that moment.
+ * that its claim cannot pay, on a key whose claim a sync on its way gives up, waits for that sync's
+ * answer, as the limiter makes it wait: it is decided when the answer is back ({@link
+ * #deferredDecisions()}), at that moment.
  *
  * <p>The node registry of an in-memory store runs on the simulated clock (the limiter beats with the
  * wall clock's time, which a simulation of many nodes runs far behind); a real store's stays on the
@@ -157,14 +158,20 @@ public final class SimulatedNodes implements AutoCloseable {
   public Decision decide(int index, String key, long cost) {
     Node node = nodes[index];
     long arrived = clock.read();
-    while (node.answerAt != Long.MIN_VALUE && node.limiter.awaitsRelease(key)) {
+    Decision d = null;
+    // (only a decision that would wait is deferred, as the limiter makes it wait: one its claim pays is
+    // decided now, while its node's flush travels. Deferring every decision on a key whose claim was
+    // being given up hid what such decisions did: admitted under a claim the store had handed on)
+    while (node.answerAt != Long.MIN_VALUE && (d = node.limiter.acquireUnlessAwaitingRelease(key, cost)) == null) {
       advanceTo(node.answerAt);
     }
     if (clock.read() != arrived) {
       deferredDecisions++;
       deferredNanos += clock.read() - arrived;
     }
-    Decision d = node.limiter.acquire(key, cost);
+    if (d == null) {
+      d = node.limiter.acquire(key, cost);
+    }
     if (node.limiter.takeSyncRequest() && node.askedAt == Long.MAX_VALUE) {
       node.askedAt = clock.read() + ASKED_SYNC_DELAY_NANOS;
       schedule(node.askedAt, Event.ASKED, index);
