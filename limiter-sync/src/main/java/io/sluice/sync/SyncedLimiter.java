@@ -279,7 +279,6 @@ public final class SyncedLimiter implements KeyedLimiter {
     return setup.queue.takeSyncRequest();
   }
 
-
   /**
    * The regular sync: sends what is due (retrying a failed batch first) and waits for the answers:
    * every key's unsent permits, except those a claim still pays for on a key that keeps asking (see
