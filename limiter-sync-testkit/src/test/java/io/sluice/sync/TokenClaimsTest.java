@@ -48,6 +48,34 @@ class TokenClaimsTest {
     }
   }
 
+  /**
+   * At a small bucket's limit, with more nodes than tokens refill over the claim horizon, a node claims
+   * no token of the refill to come, not even for its own request: such a token, due later and held by
+   * the node that asked, was denied to another node's request at its due time, which the exact bucket
+   * admits. (The accuracy kit, 8 nodes, worst profile: requests denied and not made up 2.46% -> 0.55%
+   * on buckets, 3.05% -> 0.61% on meters.)
+   */
+  @Test
+  void atASmallBucketsLimitANodeHoldsNoTokenOfTheRefillAheadOfTheOthers() {
+    Limit small = Limit.tokenBucket("small").capacity(10).refill(10, Duration.ofSeconds(1)).build();
+    try (MemoryStore store = new MemoryStore();
+        SyncedLimiter a = SyncedLimiter.builder(small, store).nodeId("a").ticker(ticker).autoSync(false)
+            .activeNodes(() -> 8).batchSize(100).build();
+        SyncedLimiter b = SyncedLimiter.builder(small, store).nodeId("b").ticker(ticker).autoSync(false)
+            .activeNodes(() -> 8).batchSize(100).build()) {
+      RateLimiter exact = RateLimiter.builder(small).ticker(ticker).build();
+      // node a drains the bucket and keeps asking, 20 a second: at the limit, a token every 100 ms
+      for (int i = 0; i < 30; i++) {
+        ticker.advance(Duration.ofMillis(50));
+        assertThat(a.tryAcquire("k")).as("a's request %d", i).isEqualTo(exact.tryAcquire("k"));
+      }
+      // the next token is due 100 ms after the last one a admitted (1,500 ms): b's request then
+      ticker.advance(Duration.ofMillis(50));
+      assertThat(exact.tryAcquire("k")).as("the exact bucket at the token's due time").isTrue();
+      assertThat(b.tryAcquire("k")).as("b's request at that time (a holds no token of the refill)").isTrue();
+    }
+  }
+
   @Test
   void tokensANodeDoesNotUseExpireOnceTheBucketRefilledPastThem() {
     try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(store, "a"); SyncedLimiter b = node(store, "b")) {
