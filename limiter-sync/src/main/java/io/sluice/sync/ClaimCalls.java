@@ -70,7 +70,9 @@ final class ClaimCalls {
    */
   int ask(KeyView v, long now, long need, long take) {
     long capacity = limit.capacity();
-    long ahead = claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
+    // (want = need: a take then holds no part of a sliding window's fading, see fadingPartTooSmall)
+    long ahead = claims.sizing.fadingPartTooSmall(v, now) ? 0
+        : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
     Delta d = claims.sizing.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)

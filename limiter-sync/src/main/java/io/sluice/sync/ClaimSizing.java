@@ -96,6 +96,31 @@ final class ClaimSizing {
   }
 
   /**
+   * Under the view's monitor: whether a decision's claim call on a sliding window asks for no more
+   * than it needs, so that the node holds no part of the fading: with other nodes, on a key that has
+   * used half its limit or more, where this node's part of what the previous window frees over two sync
+   * intervals is under {@link #MIN_FADING_PART} permits. So few permits held by one node are denied to
+   * the other nodes' requests as they free up, where the exact algorithm admits whichever request
+   * comes first; left with the store, the next decision's take finds them. (Accuracy kit, sliding
+   * windows, approximate mode: requests denied and not made up, spread rates 0.59% -> 0.22% on 3 nodes
+   * and 0.54% -> 0.30% on 8, Zipf over 1,000 keys on 8 nodes 0.49% -> 0.32%; store calls -5% to +21%,
+   * the most on sparse keys at 3 nodes.) The same reasoning as a bucket's refill
+   * ({@code TokenClaims.MIN_REFILL_PART}).
+   */
+  boolean fadingPartTooSmall(KeyView v, long now) {
+    int nodes = claimNodes();
+    if (!sliding || nodes < 2 || v.globalPrev <= 0
+        || weighted(v.globalPrev, v.globalCur, prevWeight(v.window, now)) < capacity(v) / 2.0) {
+      return false;
+    }
+    double part = (double) v.globalPrev * 2 * syncIntervalNanos / windowNanos / claimSplit(v, now);
+    return part < MIN_FADING_PART;
+  }
+
+  /** The fewest permits of a sliding window's fading, over two sync intervals, a decision's claim holds. */
+  static final long MIN_FADING_PART = 4;
+
+  /**
    * The most windows a claim asks for ahead of its own: eight, or as many as fit in ten minutes, so
    * that a key does not live in the store for long after its last request; none for windows of more
    * than five minutes, where a key far below its limit holds a claim for the rest of its window
