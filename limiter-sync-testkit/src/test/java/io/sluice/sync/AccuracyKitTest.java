@@ -21,8 +21,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * do: every profile of {@link Profile}, fixed and sliding windows, 1, 3 and 8 nodes, every mode,
  * against the exact algorithm deciding the same requests at the same moments. The bounds are
  * DESIGN.md's: over-admission at most 0.5% of the limit or 1 permit in every key-window (none in
- * reservation and exact modes), false denials at most 0.1% of the requests, and none on a key below
- * half its limit. The same kit runs against real Redis and Hazelcast in {@code AccuracyKitIT}.
+ * reservation and exact modes), false denials at most 0.1% of the requests, with swaps and without
+ * (those not made up in their key-window), and none on a key below half its limit; where a bound is
+ * not reached yet, what is ({@link #falseDenialGap}, {@link #notMadeUpGap}). The same kit runs against
+ * real Redis and Hazelcast in {@code AccuracyKitIT}.
  */
 class AccuracyKitTest {
 
@@ -79,6 +81,35 @@ class AccuracyKitTest {
     double gap = falseDenialGap(mode, algorithm, nodes);
     assertThat(r.falseDenialPercent()).as("false denials (bound %.1f%%, reached so far %.1f%%): %s",
         FALSE_DENIAL_BOUND, gap, r).isLessThanOrEqualTo(Math.max(FALSE_DENIAL_BOUND, gap));
+    double notMadeUp = notMadeUpGap(mode, algorithm, nodes);
+    assertThat(r.netFalseDenialPercent()).as("false denials not made up in their key-window (bound %.1f%%, reached"
+        + " so far %.2f%%): %s", FALSE_DENIAL_BOUND, notMadeUp, r)
+        .isLessThanOrEqualTo(Math.max(FALSE_DENIAL_BOUND, notMadeUp));
+  }
+
+  /**
+   * What is reached of the false-denial bound once swaps are left out (requests denied and not made up
+   * by another of the same key-window admitted instead; {@link Report#netFalseDenialPercent}), where it
+   * is not, with some room: the worst case of the kit's run of 2026-12-03 22:40 UTC. The figure a user
+   * feels as admissions short of the exact algorithm's, held so that it cannot grow unseen. 0 where every
+   * profile keeps the bound (fixed windows: at most 0.017% in every mode).
+   * <ul>
+   *   <li>approximate, sliding windows, 2+ nodes: 0.58% (large-limit, 8 nodes; spread at 3 nodes 0.22%,
+   *       0.59% before a take at the limit left a few fading permits with the store);</li>
+   *   <li>reservation, sliding windows, 2+ nodes: 0.12% (large-limit, 3 nodes);</li>
+   *   <li>token buckets and leaky-bucket meters with claims: 1 node 0.18% (small limits), 2+ nodes
+   *       0.73% (shapes, 8 nodes; spread at 3 nodes 0.53%, 1.34% before a node at the limit claimed no
+   *       few tokens of the refill to come).</li>
+   * </ul>
+   */
+  static double notMadeUpGap(Mode mode, Algorithm algorithm, int nodes) {
+    if (mode == Mode.EXACT || algorithm == Algorithm.FIXED_WINDOW) {
+      return 0;
+    }
+    if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
+      return nodes > 1 ? 0.85 : 0.25;
+    }
+    return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.7 : 0.15;
   }
 
   /** DESIGN.md's bound on false denials, in % of the requests of a profile. */

@@ -80,7 +80,7 @@ class SlidingBackoffTest {
    * algorithm admits node b's request. When a's take also held a third of the fading from then on
    * (1.3 permits over two sync intervals), a third of that permit was a's, and b was denied while a's
    * part waited for a request that came to b. A take holds no part where that part would be under
-   * four permits ({@code ClaimSizing.MIN_FADING_PART}; the accuracy kit's spread rates, sliding, 3 nodes:
+   * eight permits ({@code ClaimSizing.MIN_FADING_PART}; the accuracy kit's spread rates, sliding, 3 nodes:
    * 0.59% -> 0.22% of requests denied and not made up).
    */
   @Test

@@ -62,13 +62,15 @@ class TokenClaimsTest {
 
   /**
    * The same where a node's even part of the refill over the horizon is a token or a few (a bucket of
-   * 20 a second on 3 nodes: 4 tokens over 200 ms, one each): claims of so few tokens of the refill
-   * held them from the other nodes' requests (the accuracy kit, spread rates on 3 nodes: requests
-   * denied and not made up 1.3% -> 0.5%).
+   * 20 a second on 3 nodes: 4 tokens over 200 ms, one each; 100 a second on 4 nodes: 5 each): claims
+   * of so few tokens of the refill held them from the other nodes' requests (the accuracy kit, spread
+   * rates on 3 nodes: requests denied and not made up 1.3% -> 0.5%; Zipf over 1,000 keys on 3 nodes,
+   * where parts of 4 to 7 tokens were still claimed: 0.13% -> 0.02%).
    */
   @Test
   void atTheLimitANodeHoldsNoFewTokensOfTheRefillAheadOfTheOthers() {
     theNextRefilledTokenGoesToWhicheverNodeAsksFirst(20, 3);
+    theNextRefilledTokenGoesToWhicheverNodeAsksFirst(100, 4);
   }
 
   /** Node a keeps a bucket of {@code limit} a second at its limit; b asks at the next token's due time. */
@@ -221,8 +223,10 @@ class TokenClaimsTest {
     SettableTicker t = new SettableTicker();
     long t0 = t.nanos;
     Replay r = new Replay(100, 100 / 1e9, t0);
-    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(bucket, store, t, "a", 50);
-        SyncedLimiter b = node(bucket, store, t, "b", 50)) {
+    // (two nodes: each one's part of the refill over the claim horizon, 10 tokens, is one a node claims
+    // ahead at the limit; with three, 6, under TokenClaims.MIN_REFILL_PART, b would claim none)
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(bucket, store, t, "a", 50, 2);
+        SyncedLimiter b = node(bucket, store, t, "b", 50, 2)) {
       assertThat(b.tryAcquire("k", 100)).isTrue();
       r.admit(t.nanos, 100);
       assertThat(a.tryAcquire("k")).isFalse(); // a learns the bucket is empty (at its limit from now on)
@@ -285,7 +289,12 @@ class TokenClaimsTest {
   }
 
   private SyncedLimiter node(Limit limit, MemoryStore store, io.sluice.node.Ticker t, String id, long batch) {
-    return SyncedLimiter.builder(limit, store).nodeId(id).ticker(t).autoSync(false).activeNodes(() -> 3)
+    return node(limit, store, t, id, batch, 3);
+  }
+
+  private SyncedLimiter node(Limit limit, MemoryStore store, io.sluice.node.Ticker t, String id, long batch,
+      int nodes) {
+    return SyncedLimiter.builder(limit, store).nodeId(id).ticker(t).autoSync(false).activeNodes(() -> nodes)
         .batchSize(batch).build();
   }
 

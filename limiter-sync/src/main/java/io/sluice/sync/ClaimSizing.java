@@ -103,8 +103,9 @@ final class ClaimSizing {
    * the other nodes' requests as they free up, where the exact algorithm admits whichever request
    * comes first; left with the store, the next decision's take finds them. (Accuracy kit, sliding
    * windows, approximate mode: requests denied and not made up, spread rates 0.59% -> 0.22% on 3 nodes
-   * and 0.54% -> 0.30% on 8, Zipf over 1,000 keys on 8 nodes 0.49% -> 0.32%; store calls -5% to +21%,
-   * the most on sparse keys at 3 nodes.) The same reasoning as a bucket's refill
+   * and 0.54% -> 0.30% on 8, Zipf over 1,000 keys on 8 nodes 0.49% -> 0.32%, sparse keys on 3 nodes
+   * 0.25% -> 0.15%; store calls -5% to +27%, the most on sparse keys at 3 nodes; 4 permits gave most of
+   * it, 16 no more on these profiles.) The same reasoning as a bucket's refill
    * ({@code TokenClaims.MIN_REFILL_PART}).
    */
   boolean fadingPartTooSmall(KeyView v, long now) {
@@ -118,7 +119,7 @@ final class ClaimSizing {
   }
 
   /** The fewest permits of a sliding window's fading, over two sync intervals, a decision's claim holds. */
-  static final long MIN_FADING_PART = 4;
+  static final long MIN_FADING_PART = 8;
 
   /**
    * The most windows a claim asks for ahead of its own: eight, or as many as fit in ten minutes, so

@@ -101,22 +101,12 @@ final class DecisionRouter {
     }
     checkRequest(key, cost);
     checkOpen();
-    long now = ticker.read();
-    KeyView view = views.viewFor(key);
-    Judgement j = WindowDecisions.judgement(cost, now, storeDown());
+    Judgement j = WindowDecisions.judgement(cost, ticker.read(), storeDown());
     j.noReleaseWait = true;
     try {
-      synchronized (view) {
-        windows.judge(view, j);
-      }
-      if (j.wouldWait) {
-        return null;
-      }
-      if (!j.retired) {
-        if (j.urgent) {
-          queue.requestSync();
-        }
-        return answers.decision(key, j, Answers.TOLD);
+      Decision d = judgeOnView(key, Answers.TOLD, j);
+      if (d != null || j.wouldWait) {
+        return d;
       }
     } finally {
       j.inUse = false;
@@ -129,22 +119,34 @@ final class DecisionRouter {
    * table meanwhile is decided on its successor.
    */
   Decision decideWindow(String key, long cost, int answer, long now, boolean fallback) {
-    KeyView view = views.viewFor(key);
     Judgement j = WindowDecisions.judgement(cost, now, fallback);
     try {
-      synchronized (view) {
-        windows.judge(view, j);
-      }
-      if (!j.retired) {
-        if (j.urgent) {
-          queue.requestSync();
-        }
-        return answers.decision(key, j, answer);
+      Decision d = judgeOnView(key, answer, j);
+      if (d != null) {
+        return d;
       }
     } finally {
       j.inUse = false;
     }
     return decide(key, cost, answer, exact != null);
+  }
+
+  /**
+   * {@code j} judged on the key's view under its monitor, answered as {@code answer} says; null where the
+   * view was retired from the table meanwhile or the judgement would wait ({@link Judgement#noReleaseWait}).
+   */
+  private Decision judgeOnView(String key, int answer, Judgement j) {
+    KeyView view = views.viewFor(key);
+    synchronized (view) {
+      windows.judge(view, j);
+    }
+    if (j.retired || j.wouldWait) {
+      return null;
+    }
+    if (j.urgent) {
+      queue.requestSync();
+    }
+    return answers.decision(key, j, answer);
   }
 
   /**

@@ -52,7 +52,7 @@ final class TokenClaims {
   private final Duration claimTimeout;
   private final ConcurrentHashMap<String, Holding> holdings = new ConcurrentHashMap<>();
   /** The fewest tokens of the refill to come a node claims at a bucket's limit with other nodes. */
-  static final long MIN_REFILL_PART = 4;
+  static final long MIN_REFILL_PART = 8;
 
   TokenClaims(Limit limit, TokenStore store, StoreCalls calls, long syncIntervalNanos, long batchSize, int maxKeys,
       IntSupplier nodes, Duration claimTimeout) {
@@ -171,8 +171,8 @@ final class TokenClaims {
     long need = cost - usable;
     // a key at its limit (the bucket was empty at the last answer) claims of the refill to come,
     // paced by due times, where its node's even part of that refill over the horizon is a token or
-    // more (MIN_REFILL_PART with other nodes, see ahead); any other key only of what the bucket holds now, so that no node holds tokens in debt that
-    // another node's request would need. (A small bucket over many nodes: a node that claimed a token
+    // more (MIN_REFILL_PART with other nodes, see ahead); any other key only of what the bucket holds
+    // now, so that no node holds tokens in debt that another node's request would need. (A small bucket over many nodes: a node that claimed a token
     // still to come held it from the others' requests at its due time, which the exact bucket admits;
     // the accuracy kit's cases this changes, small limits and spread rates on 3 and 8 nodes: requests
     // denied and not made up 2.2-3.1% -> 0.11-0.51%, for 930-990 store calls per 1,000 decisions
@@ -304,7 +304,8 @@ final class TokenClaims {
       // a few tokens of the refill held by one node are denied to the others' requests at their due
       // times, where the exact bucket admits whichever request comes first; a claim of fewer than
       // MIN_REFILL_PART saves too few calls to be worth it (accuracy kit, spread rates on 3 nodes:
-      // requests denied and not made up 1.3% with claims of one token, 0.5% without)
+      // requests denied and not made up 1.3% with claims of one token, 0.5% without; Zipf over 1,000
+      // keys on 3 nodes 0.13% with claims of 4 to 7 tokens, 0.02% without, for 19% more store calls)
       return 0;
     }
     // (at least two requests at their mean cost, as a window's claims: a batch of fewer tokens than a

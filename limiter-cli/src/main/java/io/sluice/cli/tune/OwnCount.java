@@ -29,25 +29,23 @@ final class OwnCount {
    */
   static double overLimitWorstPct(Limit limit, int windows, long windowNanos, long[] when, int[] done, byte[] outcome,
       int[] cell) {
+    boolean sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
+    if (!sliding && limit.algorithm() != Algorithm.FIXED_WINDOW) {
+      throw new IllegalArgumentException("a window limit, fixed or sliding counter: " + limit.algorithm());
+    }
     int n = 0;
+    int cells = 0;
     long[] order = new long[when.length];
     for (int i = 0; i < when.length; i++) {
       if (outcome[i] == Measurement.ADMITTED && cell[i] >= 0) {
         order[n++] = ((long) done[i] << 32) | i; // (done fits in 31 bits: a trace holds at most 20 million)
+        cells = Math.max(cells, cell[i] + 1);
       }
     }
     java.util.Arrays.sort(order, 0, n);
-    int cells = 0;
-    for (int i = 0; i < n; i++) {
-      cells = Math.max(cells, cell[(int) order[i]] + 1);
-    }
     long[] total = new long[cells];
     for (int o = 0; o < n; o++) {
       total[cell[(int) order[o]]]++;
-    }
-    boolean sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
-    if (!sliding && limit.algorithm() != Algorithm.FIXED_WINDOW) {
-      throw new IllegalArgumentException("a window limit, fixed or sliding counter: " + limit.algorithm());
     }
     long capacity = limit.capacity();
     long[] soFar = new long[cells];
