@@ -81,6 +81,13 @@ class SluiceBadInputTest {
   }
 
   @Test
+  void reservationWithRegions() {
+    assertUsageError(run("tune", "--reservation", "--algorithm", "fixed", "--region-redis", "redis://127.0.0.1:1",
+        "--region-redis", "redis://127.0.0.1:2"),
+        "sluice tune: --reservation: not with --region-redis (regions enforce their shares in the approximate mode)");
+  }
+
+  @Test
   void notANumber() {
     Run r = run("tune", "--limit", "lots");
     assertThat(r.code()).isEqualTo(Sluice.EXIT_USAGE);

@@ -30,6 +30,9 @@ final class Apply {
     if (c.regional() && !s.exact()) {
       b.append(".regionalQuota(").append(c.regionRedis().size()).append(')');
     }
+    if (s.reservation()) {
+      b.append(".reservation()");
+    }
     b.append(".batchSize(").append(s.batchSize()).append(')');
     if (!s.exact()) {
       b.append(".syncInterval(Duration.ofMillis(").append(s.syncInterval().toMillis()).append("))");
@@ -37,9 +40,12 @@ final class Apply {
     return b.append(".build()").toString();
   }
 
-  /** {@code sluice serve --limit api=100/1s --batch-size 100 --sync-interval 100ms}, or null for regions. */
+  /**
+   * {@code sluice serve --limit api=100/1s --batch-size 100 --sync-interval 100ms}, or null for regions and
+   * the reservation mode (the sidecar has options for neither).
+   */
   static String serve(Setting s, TuneConfig c) {
-    if (c.regional()) {
+    if (c.regional() || s.reservation()) {
       return null;
     }
     StringBuilder b = new StringBuilder("sluice serve --limit ").append(NAME).append('=').append(c.limit()).append('/')
@@ -70,14 +76,16 @@ final class Apply {
           + "; measure it here with --batch-sizes 1.");
       out.add("Reservation mode, in code: SyncedLimiter.builder(limit, store).reservation().build() (the store must"
           + " support leases: both Redis and Hazelcast do); never over-admits, may under-admit by the unused part of"
-          + " outstanding leases. tune does not measure it.");
+          + " outstanding leases. " + (c.reservation() ? "Measured above (its rows failed a gate too)."
+          : c.regional() ? "" : "Measure it here with --reservation."));
       return out;
     }
     Setting s = r.row().setting();
     out.add("In code: " + builder(s, c) + ", with limit = " + limit(c) + ".");
     String serve = serve(s, c);
     out.add(serve != null ? "The sidecar: " + serve + "."
-        : "The sidecar (sluice serve) has no option for regional shares: use the builder.");
+        : "The sidecar (sluice serve) has no option for " + (s.reservation() ? "the reservation mode" : "regional shares")
+            + ": use the builder.");
     return out;
   }
 

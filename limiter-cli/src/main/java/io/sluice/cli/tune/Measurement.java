@@ -15,7 +15,7 @@ final class Measurement {
   static final byte DENIED = 2;
 
   final Setting setting;
-  /** How the decisions were made: "exact (batch 1)", "batched", or the in-process reference. */
+  /** How the decisions were made: "exact (batch 1)", "batched", "reservation", or the in-process reference. */
   final String mode;
   final int keys;
   final int windows;

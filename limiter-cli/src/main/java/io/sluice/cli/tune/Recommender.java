@@ -14,7 +14,9 @@ import java.util.Locale;
  *       window) within {@code --max-false-denials} % of all requests;</li>
  *   <li>no false denial at all in a key-window whose demand stayed below half the limit.</li>
  * </ul>
- * When none passes it says so and points to exact mode and reservation mode.
+ * Settings of the approximate mode rank above those of the reservation mode ({@code --reservation}),
+ * which rank above the exact mode: the reservation mode is recommended where no approximate setting
+ * passes. When none passes it says so and points to exact mode and reservation mode.
  */
 final class Recommender {
   /** --max-false-denials when not given: DESIGN's target, 0.1% of requests. */
@@ -31,7 +33,8 @@ final class Recommender {
   }
 
   static String rule(double maxErrorPct, double maxFalseDenialsPct) {
-    return String.format(Locale.ROOT, "recommend the largest setting (batch size, then sync interval) that passes every"
+    return String.format(Locale.ROOT, "recommend the largest setting (the approximate mode before the reservation mode,"
+        + " then batch size, then sync interval) that passes every"
         + " gate: worst over-admission in any key and window (how far the nodes' own count passed the limit), and worst"
         + " under-admission in any window where the limit"
         + " was reached, both within %s%% of the limit (--max-error); false denials (requests the exact algorithm"
@@ -41,12 +44,19 @@ final class Recommender {
         pct(maxErrorPct), Reports.fine(maxFalseDenialsPct));
   }
 
+  /**
+   * The over-admission the gate reads: over the limit by the setting's own count where measured (on a
+   * fixed window the same as against the exact run; on a sliding one that figure also holds what the
+   * exact run admitted before: see OwnCount).
+   */
+  static double gatedOver(Row r) {
+    return Double.isNaN(r.overLimitWorstPct()) ? r.overWorstPct() : r.overLimitWorstPct();
+  }
+
   /** Why a row fails the gates: empty when it passes. */
   static List<String> failures(Row r, double maxErrorPct, double maxFalseDenialsPct) {
     List<String> out = new ArrayList<>();
-    // over the limit by the setting's own count where measured (on a fixed window the same as against
-    // the exact run; on a sliding one that figure also holds what the exact run admitted before: see OwnCount)
-    double over = Double.isNaN(r.overLimitWorstPct()) ? r.overWorstPct() : r.overLimitWorstPct();
+    double over = gatedOver(r);
     if (!(over <= maxErrorPct)) {
       out.add(String.format(Locale.ROOT, "worst over-admission %s%% of the limit > %s%% (--max-error)",
           pct(over), pct(maxErrorPct)));
@@ -86,33 +96,37 @@ final class Recommender {
         best = r;
       }
     }
+    boolean reservationMeasured = rows.stream().anyMatch(r -> r.setting().reservation());
     String verdict;
     if (best == null) {
-      verdict = "no setting measured passed every gate (see why below): " + alternatives()
+      verdict = "no setting measured passed every gate (see why below): " + alternatives(reservationMeasured)
           + "; or sweep smaller batch sizes and sync intervals";
     } else if (best.setting().exact()) {
       verdict = "only exact mode (batch 1) passed every gate; every batched setting measured failed one (see why"
-          + " below). Keep exact mode (SyncedLimiter.builder(limit, store).batchSize(1)), or use reservation mode"
-          + " (SyncedLimiter.builder(limit, store).reservation(): never over-admits, may under-admit by unused leases;"
-          + " tune does not measure it)";
+          + " below). Keep exact mode (SyncedLimiter.builder(limit, store).batchSize(1))" + (reservationMeasured ? ""
+          : ", or use reservation mode (SyncedLimiter.builder(limit, store).reservation(): never over-admits, may"
+          + " under-admit by unused leases; measure it here with --reservation)");
     } else {
       verdict = best.setting().label() + ": " + summary(best);
     }
     return new Recommendation(best, rule(maxErrorPct, maxFalseDenialsPct), verdict, List.copyOf(rejected));
   }
 
-  /** Where to go when no batched setting passes: exact mode or reservation mode, as the README says. */
-  static String alternatives() {
+  /**
+   * Where to go when no batched setting passes: exact mode or reservation mode, as the README says
+   * ({@code reservationMeasured}: its rows are in the table, and failed too).
+   */
+  static String alternatives(boolean reservationMeasured) {
     return "use exact mode (measure it here with --batch-sizes 1; SyncedLimiter.builder(limit, store).batchSize(1)"
-        + " in code, sluice serve --batch-size 1: one store call per decision, admits exactly), or reservation mode"
-        + " (SyncedLimiter.builder(limit, store).reservation(): never over-admits, may under-admit by unused leases;"
-        + " tune does not measure it)";
+        + " in code, sluice serve --batch-size 1: one store call per decision, admits exactly)" + (reservationMeasured
+        ? "" : ", or reservation mode (SyncedLimiter.builder(limit, store).reservation(): never over-admits, may"
+        + " under-admit by unused leases; measure it here with --reservation)");
   }
 
   static String summary(Row r) {
     return String.format(Locale.ROOT, "worst over-admission %s%%, worst under-admission %s%% of the limit, false"
             + " denials %s%% of requests (%,d below half the limit), admitted %s%% of what the exact algorithm"
-            + " admitted, %s store calls per 1,000 decisions", pct(r.overWorstPct()), pct(r.underWorstPct()),
+            + " admitted, %s store calls per 1,000 decisions", pct(gatedOver(r)), pct(r.underWorstPct()),
         Reports.fine(r.falseDenialsPct()), r.falseDenialsBelowHalf(), Reports.ratio(r.admittedPctOfExact()),
         Reports.number(r.storeCallsPer1000()));
   }

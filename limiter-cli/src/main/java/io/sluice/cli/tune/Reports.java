@@ -213,10 +213,12 @@ final class Reports {
     Row rec = t.recommendation().row();
     if (rec == null) {
       j.field("batch_size").nul();
+      j.field("reservation").nul();
       j.field("sync_interval_ms").nul();
     } else {
       j.field("batch_size").number(rec.setting().batchSize());
       j.field("sync_interval_ms").number(rec.setting().syncInterval().toMillis());
+      j.field("reservation").bool(rec.setting().reservation());
     }
     j.field("verdict").string(t.recommendation().verdict());
     j.field("rejected").open('[');

@@ -120,12 +120,15 @@ final class SimulatedReplay {
     // same for the same options
     SplittableRandom phases = new SplittableRandom(seed * 31 + trace.nodes * 7919L + setting.batchSize());
     return new SimulatedNodes(trace.nodes, setting.syncInterval(), roundTrip, start, phases,
-        n -> store, (n, s) -> SyncedLimiter.builder(limit, s)
-            .nodeId(NODE_PREFIX + n)
-            .batchSize(setting.batchSize())
-            .onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
-            .flushTimeout(FLUSH_TIMEOUT)
-            .maxKeys(2 * Trace.MAX_KEYS + 16));
+        n -> store, (n, s) -> {
+          SyncedLimiter.Builder b = SyncedLimiter.builder(limit, s)
+              .nodeId(NODE_PREFIX + n)
+              .batchSize(setting.batchSize())
+              .onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+              .flushTimeout(FLUSH_TIMEOUT)
+              .maxKeys(2 * Trace.MAX_KEYS + 16);
+          return setting.reservation() ? b.reservation() : b;
+        });
   }
 
   /**
@@ -149,6 +152,7 @@ final class SimulatedReplay {
 
   private String mode(Setting setting) {
     String trip = "round trip " + io.sluice.node.Durations.format(roundTrip);
-    return (setting.exact() ? "exact (batch 1), simulated, " : "batched, simulated, ") + trip;
+    return (setting.exact() ? "exact (batch 1), simulated, "
+        : setting.reservation() ? "reservation, simulated, " : "batched, simulated, ") + trip;
   }
 }

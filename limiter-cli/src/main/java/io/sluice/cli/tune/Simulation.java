@@ -266,8 +266,8 @@ final class Simulation {
         }
       }
       try (AutoCloseable coordinator = backend.coordinate(prefix, limit)) {
-        return replay(setting, setting.exact() ? "exact (batch 1)" : backend.regions() > 1 ? "batched, "
-            + backend.regions() + " regions" : "batched", nodes, stop, progress);
+        return replay(setting, setting.exact() ? "exact (batch 1)" : setting.reservation() ? "reservation"
+            : backend.regions() > 1 ? "batched, " + backend.regions() + " regions" : "batched", nodes, stop, progress);
       } catch (InterruptedException | RuntimeException e) {
         throw e;
       } catch (Exception e) {
@@ -523,6 +523,9 @@ final class Simulation {
       SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store);
       if (regions > 1) {
         b.regionalQuota(regions);
+      }
+      if (setting.reservation()) {
+        b.reservation();
       }
       SyncedLimiter limiter = b
           .nodeId("tune-node-" + index)

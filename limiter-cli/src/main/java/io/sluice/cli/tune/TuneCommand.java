@@ -152,6 +152,13 @@ public final class TuneCommand implements Callable<Integer> {
           + " (0s to skip). Default: ${DEFAULT-VALUE}.")
   Duration flatOut;
 
+  @Option(names = "--reservation",
+      description = "Also measure the reservation mode (SyncedLimiter.Builder.reservation(): nodes admit only"
+          + " permits the store leased them, never over the limit) at every batch size above 1 and sync interval"
+          + " of the sweep; its rows are recommended where no setting of the approximate mode passes. Not with"
+          + " --region-redis.")
+  boolean reservation;
+
   @Option(names = "--simulate",
       description = "Simulate instead of replaying on the wall clock: the nodes (up to " + MAX_SIMULATED_NODES
           + ") run the real SyncedLimiter on a simulated clock against an in-memory store that keeps claims as the"
@@ -228,7 +235,7 @@ public final class TuneCommand implements Callable<Integer> {
     checkSimulation();
     return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
         List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis),
-        List.copyOf(regionWeights), simulate ? roundTrip : null, nodeSkew);
+        List.copyOf(regionWeights), simulate ? roundTrip : null, nodeSkew, reservation);
   }
 
   /** --simulate and --round-trip. */
@@ -312,6 +319,9 @@ public final class TuneCommand implements Callable<Integer> {
     if (!regionRedis.isEmpty()) {
       if (redis != null) {
         throw bad("--region-redis: not together with --redis (each region has its own Redis)");
+      }
+      if (reservation) {
+        throw bad("--reservation: not with --region-redis (regions enforce their shares in the approximate mode)");
       }
       if (nodes < regionRedis.size()) {
         throw bad("--nodes: at least one node per region (" + regionRedis.size() + "), got " + nodes);

@@ -29,14 +29,16 @@ record TuneConfig(
     /** {@code --simulate}: the store's round trip on the simulated clock; null for a real store on the wall clock. */
     Duration simulatedRoundTrip,
     /** {@code --node-skew}: 0 spreads requests evenly over the nodes, above 0 by Zipf's law with this exponent. */
-    double nodeSkew) {
+    double nodeSkew,
+    /** {@code --reservation}: the reservation mode measured too, at every batch size above 1 and sync interval. */
+    boolean reservation) {
 
   /** One region (no --region-redis), the default --max-false-denials. */
   TuneConfig(Profile profile, int nodes, long limit, Duration window, Duration duration, boolean sliding, double demand,
       int keys, long seed, List<Long> batchSizes, List<Duration> syncIntervals, String redis, Path out,
       double maxErrorPct, Duration throughput) {
     this(profile, nodes, limit, window, duration, sliding, demand, keys, seed, batchSizes, syncIntervals, redis, out,
-        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of(), null, 0);
+        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of(), null, 0, false);
   }
 
   /** {@code --simulate}: simulated nodes on a simulated clock, no store of their own. */
@@ -91,7 +93,7 @@ record TuneConfig(
 
   /**
    * The settings of the sweep, smallest first; batch size 1 (the exact mode, where the sync interval
-   * does not matter) once.
+   * does not matter) once; with {@code --reservation}, each batched setting in the reservation mode too.
    */
   List<Setting> settings() {
     List<Setting> out = new ArrayList<>();
@@ -102,6 +104,9 @@ record TuneConfig(
       }
       for (Duration s : syncIntervals) {
         out.add(new Setting(b, s));
+        if (reservation) {
+          out.add(new Setting(b, s, true));
+        }
       }
     }
     out.sort(null);

@@ -157,9 +157,10 @@ final class Tuner {
         notes.add("Batch 1 (the exact mode) was not run: regions enforce their shares in the approximate mode only."
             + " Every setting is still compared with the exact algorithm on the global limit, run in-process.");
       }
-      // the exact mode runs last: its decisions wait on the store, so a cold JVM would make it fall behind
+      // the exact mode runs last, after the reservation mode: their decisions wait on the store (every one, or
+      // each lease's), so a cold JVM would make them fall behind; the warm-up runs the approximate mode's first
       List<Setting> order = new ArrayList<>(settings);
-      order.sort((a, b) -> Boolean.compare(a.exact(), b.exact()));
+      order.sort(java.util.Comparator.comparingInt(s -> s.exact() ? 2 : s.reservation() ? 1 : 0));
       long stepMillis = config.duration().toMillis() + config.throughput().toMillis() + config.window().toMillis() + 800;
       Progress progress = new Progress(err, terminal, order.size(), stepMillis);
       if (!order.isEmpty()) {

@@ -33,6 +33,18 @@ class RecommenderTest {
         r.lagP99Millis(), r.storeFailures(), r.overByWindowPct(), r.underByWindowPct());
   }
 
+  /** {@link #row} measured in the reservation mode ({@code --reservation}). */
+  static Row reservation(long batch, long syncMillis, double overWorst, double underWorst, double falseDenialsPct,
+      double callsPer1000) {
+    Row r = row(batch, syncMillis, overWorst, underWorst, falseDenialsPct, 0, callsPer1000);
+    return new Row(new Setting(batch, Duration.ofMillis(syncMillis), true), "reservation", false, r.decisions(),
+        r.admitted(), r.exactAdmitted(), r.admittedPctOfExact(), r.overLimitWorstPct(), r.overWorstPct(),
+        r.overMeanPct(), r.underWorstPct(), r.underMeanPct(), r.contestedWindows(), r.falseDenials(),
+        r.falseDenialsPct(), r.swapped(), r.swappedPct(), r.falseDenialsBelowHalf(), r.keyWindowsBelowHalf(),
+        r.storeCallsPer1000(), r.p50Micros(), r.p99Micros(), r.decisionsPerSecond(), r.lagP99Millis(),
+        r.storeFailures(), r.overByWindowPct(), r.underByWindowPct());
+  }
+
   static Row reference() {
     return new Row(new Setting(1, Duration.ZERO), Simulation.MODEL_MODE, true, 10_000, 5_000, 5_000, 100, 0, 0, 0, 0, 0,
         10, 0, 0, 0, 0, 0, 40, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, new double[1], new double[1]);
@@ -138,6 +150,39 @@ class RecommenderTest {
     assertThat(r.rejected()).hasSize(2);
   }
 
+  /**
+   * With --reservation: a setting of the approximate mode that passes is recommended before any of the
+   * reservation mode (it calls the store less); where none passes, the largest reservation setting that
+   * does, before the exact mode; how to apply it names the builder's reservation() and says the sidecar
+   * has no option for it.
+   */
+  @Test
+  void theReservationModeIsRecommendedWhereNoApproximateSettingPasses() {
+    Row exact = row(1, 100, 0, 0, 1000);
+    Row res100 = reservation(100, 100, 0, 0.5, 0.03, 700);
+    Row res1000 = reservation(1000, 100, 0, 0.5, 0.03, 650);
+    Row b100 = row(100, 100, 0, 0.5, 0.05, 0, 300);
+    assertThat(recommend(List.of(reference(), exact, res100, res1000, b100), 1.0).row()).isSameAs(b100);
+
+    Row b100Fails = row(100, 100, 0, 6, 0.7, 0, 300);
+    var r = recommend(List.of(reference(), exact, res100, res1000, b100Fails), 1.0);
+    assertThat(r.row()).isSameAs(res1000);
+    assertThat(r.verdict()).startsWith("reservation, batch 1000, sync 100ms: worst over-admission 0.00%");
+    assertThat(r.rejected()).singleElement().asString().startsWith("batch 100, sync 100ms: worst under-admission 6.00%");
+    TuneConfig c = ReportsTest.config(null, 1.0);
+    assertThat(Apply.lines(r, c)).containsExactly(
+        "In code: SyncedLimiter.builder(limit, store).reservation().batchSize(1000)"
+            + ".syncInterval(Duration.ofMillis(100)).build(), with limit = Limit.slidingWindowCounter(\"api\")"
+            + ".limit(1000).window(Duration.ofSeconds(1)).build().",
+        "The sidecar (sluice serve) has no option for the reservation mode: use the builder.");
+
+    // every batched setting fails: exact mode, and no pointer to a reservation mode that was measured
+    Row resFails = reservation(100, 100, 0, 2, 0.03, 700);
+    var onlyExact = recommend(List.of(reference(), exact, resFails, b100Fails), 1.0);
+    assertThat(onlyExact.row()).isSameAs(exact);
+    assertThat(onlyExact.verdict()).contains("only exact mode").doesNotContain("--reservation");
+  }
+
   @Test
   void theReferenceIsNeverRecommendedNorRejected() {
     var r = recommend(List.of(reference()), 1.0);
@@ -150,7 +195,7 @@ class RecommenderTest {
     Row exact = row(1, 100, 0, 0, 1000);
     var r = recommend(List.of(reference(), exact, row(10, 100, 3, 0, 80)), 0.5);
     assertThat(r.row()).isSameAs(exact);
-    assertThat(r.verdict()).contains("only exact mode").contains(".reservation()");
+    assertThat(r.verdict()).contains("only exact mode").contains(".reservation()").contains("--reservation");
     assertThat(r.rule()).contains("0.50%").contains("0.100%").contains("largest setting").contains("below half the limit");
   }
 
@@ -168,6 +213,7 @@ class RecommenderTest {
     List<String> lines = Apply.lines(none, c);
     assertThat(lines.get(0)).contains("SyncedLimiter.builder(limit, store).batchSize(1).build()")
         .contains("sluice serve --limit api=1000/1s --batch-size 1;").contains("--batch-sizes 1");
-    assertThat(lines.get(1)).contains("SyncedLimiter.builder(limit, store).reservation().build()");
+    assertThat(lines.get(1)).contains("SyncedLimiter.builder(limit, store).reservation().build()")
+        .contains("Measure it here with --reservation.");
   }
 }

@@ -30,6 +30,26 @@ class SimulatedReplayTest {
     return Comparison.compare(r.measurement(), r.measurement().exactAtSameMoments, 1_000, true);
   }
 
+  /**
+   * {@code tune --simulate --reservation}: the reservation mode's nodes admit only what the store
+   * leased them, so its row shows no over-admission at 16 nodes, and it is measured (decisions made,
+   * the store called) rather than assumed.
+   */
+  @Test
+  void theReservationModeIsMeasuredAndNeverPassesTheLimit() {
+    Trace trace = Trace.generate(Profile.STEADY, 1_000, 2, 1, 16, 3, 1_000_000_000L, 7, null);
+    Simulation sim = new Simulation(trace, LIMIT, 0);
+    SimulatedReplay.Result r = new SimulatedReplay(trace, LIMIT, sim, Duration.ofMillis(2))
+        .run(new Setting(100, Duration.ofMillis(100), true), 7, () -> false,
+            new Progress(new PrintWriter(new StringWriter()), false, 1, 1_000));
+    Row row = Comparison.compare(r.measurement(), r.measurement().exactAtSameMoments, 1_000, true);
+    assertThat(row.mode()).startsWith("reservation");
+    assertThat(row.decisions()).isPositive();
+    assertThat(row.storeCallsPer1000()).isPositive();
+    assertThat(row.overLimitWorstPct()).as("over the limit by the nodes' own count, %% of it").isEqualTo(0.0);
+    assertThat(row.admittedPctOfExact()).as("admitted vs exact").isGreaterThan(90.0);
+  }
+
   @Test
   void theSameSeedGivesTheSameFigures() {
     Row first = simulate(16, 2, 7, Duration.ofMillis(2));
