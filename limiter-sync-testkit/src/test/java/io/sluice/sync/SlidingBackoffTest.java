@@ -56,24 +56,16 @@ class SlidingBackoffTest {
    */
   @Test
   void aSmallLimitsNodeAsksAgainOnceTheFadingHasFreedWhatItNeeded() {
-    Limit limit = Limit.slidingWindowCounter("fade").limit(10).window(Duration.ofSeconds(1)).build();
-    MemoryStore store = new MemoryStore();
-    ManualTicker ticker = new ManualTicker(1_000_000_000_000L); // a window's start
-    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 2);
-    try (SyncedLimiter a = b.nodeId("a").build(); SyncedLimiter other = b.nodeId("b").build()) {
-      ticker.advance(Duration.ofMillis(500));
-      for (int i = 0; i < 10; i++) {
-        assertThat(a.tryAcquire("k")).isTrue();
-      }
-      a.syncNow();
+    afterOneNodeSpentTheWindowBefore(10, 2, (a, other, ticker, store) -> {
       ticker.advance(Duration.ofMillis(599)); // 1.099 s: 10 x 0.901 = 9.01 weighs
       assertThat(other.tryAcquire("k")).as("nothing free yet").isFalse();
       ticker.advance(Duration.ofMillis(51)); // 1.15 s: 8.5 weighs
       long calls = store.calls();
       assertThat(other.tryAcquire("k")).as("one and a half permits faded since").isTrue();
       assertThat(store.calls() - calls).as("the store asked").isEqualTo(1);
-    }
+    });
   }
+
   /**
    * A sliding window of 20 a second on three nodes: node a spent the window before; at 1.05 s, with 19
    * weighing, a takes the one permit free. At 1.10 s the fading has freed one more, and the exact
@@ -85,20 +77,36 @@ class SlidingBackoffTest {
    */
   @Test
   void aTakeAtTheLimitLeavesAFewFadingPermitsToWhicheverNodeAsksFirst() {
-    Limit limit = Limit.slidingWindowCounter("fade20").limit(20).window(Duration.ofSeconds(1)).build();
-    MemoryStore store = new MemoryStore();
-    ManualTicker ticker = new ManualTicker(1_000_000_000_000L); // a window's start
-    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 3);
-    try (SyncedLimiter a = b.nodeId("a").build(); SyncedLimiter other = b.nodeId("b").build()) {
-      ticker.advance(Duration.ofMillis(500));
-      for (int i = 0; i < 20; i++) {
-        assertThat(a.tryAcquire("k")).isTrue();
-      }
-      a.syncNow();
+    afterOneNodeSpentTheWindowBefore(20, 3, (a, other, ticker, store) -> {
       ticker.advance(Duration.ofMillis(550)); // 1.05 s: 20 x 0.95 = 19 weighs
       assertThat(a.tryAcquire("k")).as("the one permit free").isTrue();
       ticker.advance(Duration.ofMillis(50)); // 1.10 s: 18 + 1 weighs
       assertThat(other.tryAcquire("k")).as("the permit faded since").isTrue();
+    });
+  }
+
+  /** What comes next, on two of the nodes (a, which spent the window, and another), the clock at 0.5 s. */
+  interface Then {
+    void run(SyncedLimiter a, SyncedLimiter other, ManualTicker ticker, MemoryStore store);
+  }
+
+  /**
+   * A sliding window of {@code limit} a second shared by {@code nodes} nodes: node a spends all of it at
+   * 0.5 s into a window and syncs; then {@code then}.
+   */
+  private static void afterOneNodeSpentTheWindowBefore(long limit, int nodes, Then then) {
+    Limit sliding = Limit.slidingWindowCounter("fade" + limit).limit(limit).window(Duration.ofSeconds(1)).build();
+    MemoryStore store = new MemoryStore();
+    ManualTicker ticker = new ManualTicker(1_000_000_000_000L); // a window's start
+    SyncedLimiter.Builder b = SyncedLimiter.builder(sliding, store).ticker(ticker).autoSync(false)
+        .activeNodes(() -> nodes);
+    try (SyncedLimiter a = b.nodeId("a").build(); SyncedLimiter other = b.nodeId("b").build()) {
+      ticker.advance(Duration.ofMillis(500));
+      for (int i = 0; i < limit; i++) {
+        assertThat(a.tryAcquire("k")).isTrue();
+      }
+      a.syncNow();
+      then.run(a, other, ticker, store);
     }
   }
 }
