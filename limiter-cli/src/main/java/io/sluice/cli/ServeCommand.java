@@ -69,6 +69,12 @@ public final class ServeCommand implements Callable<Integer> {
           + " per decision (default: ${DEFAULT-VALUE}).")
   long bucketBatchSize;
 
+  @Option(names = "--reservation",
+      description = "Reservation mode for every limit that batches: nodes admit only what the store leased"
+          + " them, never over the limit, for more store calls than the default approximate mode (what"
+          + " 'sluice tune --reservation' measures); refused with a sliding log limit.")
+  boolean reservation;
+
   @Option(names = "--max-body", paramLabel = "BYTES", defaultValue = "" + ServeConfig.DEFAULT_MAX_BODY_BYTES,
       description = "Largest /check body (default: ${DEFAULT-VALUE}).")
   int maxBody;
@@ -135,7 +141,8 @@ public final class ServeCommand implements Callable<Integer> {
       Map.entry("maxBodyBytes", "--max-body"), Map.entry("maxKeyLength", "--max-key-length"),
       Map.entry("maxThreads", "--max-threads"), Map.entry("bodyTimeout", "--body-timeout"),
       Map.entry("maxKeys", "--max-keys"), Map.entry("otlpEndpoint", "--otlp-endpoint"),
-      Map.entry("otlpStep", "--otlp-step"), Map.entry("bucketBatchSize", "--bucket-batch-size")));
+      Map.entry("otlpStep", "--otlp-step"), Map.entry("bucketBatchSize", "--bucket-batch-size"),
+      Map.entry("reservation", "--reservation")));
 
   /** A command's own options' fields with the shared store options' ({@link StoreOptions#OPTIONS}). */
   static Map<String, String> withStoreOptions(Map<String, String> own) {
@@ -150,7 +157,8 @@ public final class ServeCommand implements Callable<Integer> {
       ServeConfig.Builder b = ServeConfig.builder().host(host).port(port).redis(store.redis).redisCluster(redisCluster)
           .redisTimeout(store.redisTimeout).redisEvictionCheck(redisEvictionCheck)
           .hazelcastCluster(store.hazelcastCluster).keyPrefix(store.keyPrefix).batchSize(store.batchSize)
-          .bucketBatchSize(bucketBatchSize).syncInterval(store.syncInterval).onStoreFailure(store.onStoreFailure)
+          .bucketBatchSize(bucketBatchSize).reservation(reservation).syncInterval(store.syncInterval)
+          .onStoreFailure(store.onStoreFailure)
           .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
           .maxKeys(maxKeys).otlpEndpoint(otlpEndpoint);
       if (otlpStep != null) {

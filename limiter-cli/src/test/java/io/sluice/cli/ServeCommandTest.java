@@ -33,6 +33,21 @@ class ServeCommandTest {
     return r.err().split("\\R")[0];
   }
 
+  /**
+   * --reservation: every limit that batches in reservation mode (what tune --reservation measures and
+   * recommends with this flag); a sliding log, exact only, is refused with it, by option.
+   */
+  @Test
+  void reservationModeForTheLimitsThatBatch() {
+    assertThat(config("--limit", "api=100/1m").reservation()).as("approximate by default").isFalse();
+    ServeConfig c = config("--limit", "api=100/1m", "--limit", "tb=10/1s,token-bucket", "--reservation");
+    assertThat(c.reservation()).isTrue();
+    assertThat(c.sync().reservation()).as("the config every limiter is built from").isTrue();
+    assertThat(error("--limit", "log=10/1m,sliding-window-log", "--reservation"))
+        .isEqualTo("sluice serve: --reservation: limit log is a sliding log, which is shared in exact mode only;"
+            + " give it its own sidecar without reservation, or make it a sliding window counter");
+  }
+
   @Test
   void optionsMapOntoTheConfig() {
     ServeConfig c = config("--limit", "api=100/1m", "--limit=login=5/15m,fixed-window",

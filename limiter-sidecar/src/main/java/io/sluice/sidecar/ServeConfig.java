@@ -157,6 +157,11 @@ public final class ServeConfig {
    * What every limit of the sidecar is built with (batching, failure policy, max keys); its node id is
    * the one set, or SyncConfig's random one (SluiceServer gives the sidecar one of its own then).
    */
+  /** Whether every limit that batches runs in reservation mode ({@code sluice serve --reservation}). */
+  public boolean reservation() {
+    return sync().reservation();
+  }
+
   public SyncConfig sync() {
     return sync;
   }
@@ -219,6 +224,8 @@ public final class ServeConfig {
         .maxKeys(DEFAULT_MAX_KEYS);
     /** (kept for the check against each limit's window in build) */
     private Duration syncInterval = SyncConfig.DEFAULT_SYNC_INTERVAL;
+    /** (kept for the check of each limit's algorithm in build) */
+    private boolean reservation;
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
     private int maxThreads = DEFAULT_MAX_THREADS;
@@ -350,6 +357,18 @@ public final class ServeConfig {
       return this;
     }
 
+    /**
+     * Reservation mode for every limit that batches (see {@link SyncConfig.Builder#reservation}): nodes
+     * admit only what the store leased them (windows) or the tokens they claimed (buckets), never over
+     * the limit, at the cost of more store calls than the approximate mode; a sliding log (exact only)
+     * is refused with it.
+     */
+    public Builder reservation(boolean reservation) {
+      sync.reservation(reservation);
+      this.reservation = reservation;
+      return this;
+    }
+
     public Builder syncInterval(Duration interval) {
       sync.syncInterval(interval);
       this.syncInterval = interval;
@@ -476,6 +495,11 @@ public final class ServeConfig {
         if (l.algorithm() == Algorithm.LEAKY_BUCKET_SHAPER) {
           throw new IllegalArgumentException("limits: " + l.name() + " is a leaky bucket shaper, which delays"
               + " requests in one process's queue; the sidecar shares limits across nodes");
+        }
+        if (reservation && l.algorithm() == Algorithm.SLIDING_WINDOW_LOG) {
+          throw new IllegalArgumentException("reservation: limit " + l.name() + " is a sliding log, which is shared"
+              + " in exact mode only; give it its own sidecar without reservation, or make it a sliding window"
+              + " counter");
         }
         if (SyncedLimiter.batches(l) && syncInterval.toNanos() * 2 > l.periodNanos()) {
           throw new IllegalArgumentException("syncInterval: at most half the window of limit " + l.name() + " ("

@@ -41,11 +41,11 @@ final class Apply {
   }
 
   /**
-   * {@code sluice serve --limit api=100/1s --batch-size 100 --sync-interval 100ms}, or null for regions and
-   * the reservation mode (the sidecar has options for neither).
+   * {@code sluice serve --limit api=100/1s --batch-size 100 --sync-interval 100ms} (and {@code
+   * --reservation} for that mode), or null for regions (the sidecar has no option for their shares).
    */
   static String serve(Setting s, TuneConfig c) {
-    if (c.regional() || s.reservation()) {
+    if (c.regional()) {
       return null;
     }
     StringBuilder b = new StringBuilder("sluice serve --limit ").append(NAME).append('=').append(c.limit()).append('/')
@@ -55,6 +55,9 @@ final class Apply {
     }
     if (c.redis() != null) {
       b.append(" --redis ").append(Backend.redact(c.redis()));
+    }
+    if (s.reservation()) {
+      b.append(" --reservation");
     }
     b.append(" --batch-size ").append(s.batchSize());
     if (!s.exact()) {
@@ -75,8 +78,8 @@ final class Apply {
           + limit(c) + (c.regional() ? "" : "; the sidecar: " + serve(new Setting(1, c.syncIntervals().get(0)), c))
           + "; measure it here with --batch-sizes 1.");
       out.add("Reservation mode, in code: SyncedLimiter.builder(limit, store).reservation().build() (the store must"
-          + " support leases: both Redis and Hazelcast do); never over-admits, may under-admit by the unused part of"
-          + " outstanding leases. " + (c.reservation() ? "Measured above (its rows failed a gate too)."
+          + " support leases: both Redis and Hazelcast do)" + (c.regional() ? "" : "; the sidecar: sluice serve"
+          + " --reservation") + "; never over-admits, may under-admit by the unused part of outstanding leases. " + (c.reservation() ? "Measured above (its rows failed a gate too)."
           : c.regional() ? "" : "Measure it here with --reservation."));
       return out;
     }
@@ -84,8 +87,7 @@ final class Apply {
     out.add("In code: " + builder(s, c) + ", with limit = " + limit(c) + ".");
     String serve = serve(s, c);
     out.add(serve != null ? "The sidecar: " + serve + "."
-        : "The sidecar (sluice serve) has no option for " + (s.reservation() ? "the reservation mode" : "regional shares")
-            + ": use the builder.");
+        : "The sidecar (sluice serve) has no option for regional shares: use the builder.");
     return out;
   }
 

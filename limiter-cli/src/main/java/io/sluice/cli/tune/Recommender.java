@@ -104,8 +104,8 @@ final class Recommender {
     } else if (best.setting().exact()) {
       verdict = "only exact mode (batch 1) passed every gate; every batched setting measured failed one (see why"
           + " below). Keep exact mode (SyncedLimiter.builder(limit, store).batchSize(1))" + (reservationMeasured ? ""
-          : ", or use reservation mode (SyncedLimiter.builder(limit, store).reservation(): never over-admits, may"
-          + " under-admit by unused leases; measure it here with --reservation)");
+          : ", or use reservation mode (SyncedLimiter.builder(limit, store).reservation(), sluice serve --reservation:"
+          + " never over-admits, may under-admit by unused leases; measure it here with --reservation)");
     } else {
       verdict = best.setting().label() + ": " + summary(best);
     }
@@ -119,8 +119,8 @@ final class Recommender {
   static String alternatives(boolean reservationMeasured) {
     return "use exact mode (measure it here with --batch-sizes 1; SyncedLimiter.builder(limit, store).batchSize(1)"
         + " in code, sluice serve --batch-size 1: one store call per decision, admits exactly)" + (reservationMeasured
-        ? "" : ", or reservation mode (SyncedLimiter.builder(limit, store).reservation(): never over-admits, may"
-        + " under-admit by unused leases; measure it here with --reservation)");
+        ? "" : ", or reservation mode (SyncedLimiter.builder(limit, store).reservation(), sluice serve --reservation:"
+        + " never over-admits, may under-admit by unused leases; measure it here with --reservation)");
   }
 
   static String summary(Row r) {

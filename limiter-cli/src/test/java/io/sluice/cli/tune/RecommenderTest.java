@@ -153,8 +153,8 @@ class RecommenderTest {
   /**
    * With --reservation: a setting of the approximate mode that passes is recommended before any of the
    * reservation mode (it calls the store less); where none passes, the largest reservation setting that
-   * does, before the exact mode; how to apply it names the builder's reservation() and says the sidecar
-   * has no option for it.
+   * does, before the exact mode; how to apply it names the builder's reservation() and the sidecar's
+   * --reservation.
    */
   @Test
   void theReservationModeIsRecommendedWhereNoApproximateSettingPasses() {
@@ -174,7 +174,7 @@ class RecommenderTest {
         "In code: SyncedLimiter.builder(limit, store).reservation().batchSize(1000)"
             + ".syncInterval(Duration.ofMillis(100)).build(), with limit = Limit.slidingWindowCounter(\"api\")"
             + ".limit(1000).window(Duration.ofSeconds(1)).build().",
-        "The sidecar (sluice serve) has no option for the reservation mode: use the builder.");
+        "The sidecar: sluice serve --limit api=1000/1s --reservation --batch-size 1000 --sync-interval 100ms.");
 
     // every batched setting fails: exact mode, and no pointer to a reservation mode that was measured
     Row resFails = reservation(100, 100, 0, 2, 0.03, 700);
