@@ -310,7 +310,10 @@ final class WindowDecisions {
     if (j.admit) {
       view.leased -= cost;
       view.ownCur += cost;
-      j.remaining = view.leased;
+      // what this node still holds of its grants, and what the store had granted no node at its last
+      // answer (look's estimate: the grants are in its counts). The grant alone read 0 after the first
+      // request of a limit of 5, and a client told "RateLimit-Remaining: 0" held back with 4 left.
+      j.remaining = view.leased + Math.max(0, j.remaining);
     } else {
       j.remaining = 0;
       j.retryAfter = view.lastRemaining == 0 && !sliding ? (view.window + 1) * windowNanos - j.at : syncIntervalNanos;
