@@ -153,15 +153,15 @@ public final class ServeConfig {
     return sync.onStoreFailure();
   }
 
-  /**
-   * What every limit of the sidecar is built with (batching, failure policy, max keys); its node id is
-   * the one set, or SyncConfig's random one (SluiceServer gives the sidecar one of its own then).
-   */
   /** Whether every limit that batches runs in reservation mode ({@code sluice serve --reservation}). */
   public boolean reservation() {
     return sync().reservation();
   }
 
+  /**
+   * What every limit of the sidecar is built with (batching, failure policy, max keys); its node id is
+   * the one set, or SyncConfig's random one (SluiceServer gives the sidecar one of its own then).
+   */
   public SyncConfig sync() {
     return sync;
   }

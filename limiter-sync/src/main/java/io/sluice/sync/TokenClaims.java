@@ -172,7 +172,8 @@ final class TokenClaims {
     // a key at its limit (the bucket was empty at the last answer) claims of the refill to come,
     // paced by due times, where its node's even part of that refill over the horizon is a token or
     // more (MIN_REFILL_PART with other nodes, see ahead); any other key only of what the bucket holds
-    // now, so that no node holds tokens in debt that another node's request would need. (A small bucket over many nodes: a node that claimed a token
+    // now, so that no node holds tokens in debt that another node's request would need. (A small
+    // bucket over many nodes: a node that claimed a token
     // still to come held it from the others' requests at its due time, which the exact bucket admits;
     // the accuracy kit's cases this changes, small limits and spread rates on 3 and 8 nodes: requests
     // denied and not made up 2.2-3.1% -> 0.11-0.51%, for 930-990 store calls per 1,000 decisions
@@ -285,7 +286,8 @@ final class TokenClaims {
 
   /**
    * Tokens to ask for beyond the need: what the key is expected to ask over the claim horizon, at most
-   * the batch size (or two requests at their mean cost, where more) and an even part per node of a quarter of what the bucket held at the last answer
+   * the batch size (or two requests at their mean cost, where more) and an even part per node of a
+   * quarter of what the bucket held at the last answer
    * (held tokens are not given back, so a node's idle holding must leave the others room; at its
    * limit: of the refill over the horizon), as window claims take at most half of what is free; none
    * for a key asked less than about once a horizon (its next request asks the store, as a cold window

@@ -77,10 +77,12 @@ final class Apply {
       out.add("Exact mode, in code: " + builder(new Setting(1, c.syncIntervals().get(0)), c) + ", with limit = "
           + limit(c) + (c.regional() ? "" : "; the sidecar: " + serve(new Setting(1, c.syncIntervals().get(0)), c))
           + "; measure it here with --batch-sizes 1.");
+      String measured = c.reservation() ? " Measured above (its rows failed a gate too)."
+          : c.regional() ? "" : " Measure it here with --reservation.";
       out.add("Reservation mode, in code: SyncedLimiter.builder(limit, store).reservation().build() (the store must"
           + " support leases: both Redis and Hazelcast do)" + (c.regional() ? "" : "; the sidecar: sluice serve"
-          + " --reservation") + "; never over-admits, may under-admit by the unused part of outstanding leases. " + (c.reservation() ? "Measured above (its rows failed a gate too)."
-          : c.regional() ? "" : "Measure it here with --reservation."));
+          + " --reservation") + "; never over-admits, may under-admit by the unused part of outstanding leases."
+          + measured);
       return out;
     }
     Setting s = r.row().setting();

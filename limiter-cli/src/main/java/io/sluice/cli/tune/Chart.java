@@ -167,7 +167,8 @@ final class Chart {
     StringBuilder labels = new StringBuilder();
     for (int i = 0; i < points.size(); i++) {
       Row r = points.get(i);
-      String label = r.setting().exact() ? "exact" : (r.setting().reservation() ? "res b" : "b") + r.setting().batchSize()
+      String label = r.setting().exact() ? "exact" : (r.setting().reservation() ? "res b" : "b")
+          + r.setting().batchSize()
           + (distinctIntervals(points) ? "/" + Durations.format(r.setting().syncInterval()) : "");
       String text = r == recommended ? label + " (recommended)" : label;
       if (r.overWorstPct() > a.yTop) {
