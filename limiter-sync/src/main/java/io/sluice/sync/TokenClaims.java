@@ -131,6 +131,7 @@ final class TokenClaims {
       // decides at the latest time seen: its earlier time would count tokens already used as not due)
       long now = Math.max(TimeUnit.NANOSECONDS.toMicros(nowNanos), h.seen);
       h.seen = now;
+      double meanCostBefore = h.meanCost;
       noteDemand(h, now, cost);
       expire(h, now);
       long usable = usable(h, now);
@@ -151,6 +152,7 @@ final class TokenClaims {
       }
       if (!mayWait) {
         h.rate -= cost / (2.0 * syncIntervalMicros); // (the demand is noted again by the decision made again)
+        h.meanCost = meanCostBefore;
         return WOULD_WAIT;
       }
       return askStore(h, key, cost, now, usable, toCome, out);
