@@ -103,9 +103,8 @@ final class Recommender {
           + "; or sweep smaller batch sizes and sync intervals";
     } else if (best.setting().exact()) {
       verdict = "only exact mode (batch 1) passed every gate; every batched setting measured failed one (see why"
-          + " below). Keep exact mode (SyncedLimiter.builder(limit, store).batchSize(1))" + (reservationMeasured ? ""
-          : ", or use reservation mode (SyncedLimiter.builder(limit, store).reservation(), sluice serve --reservation:"
-          + " never over-admits, may under-admit by unused leases; measure it here with --reservation)");
+          + " below). Keep exact mode (SyncedLimiter.builder(limit, store).batchSize(1))"
+          + (reservationMeasured ? "" : ", or use " + RESERVATION_MODE);
     } else {
       verdict = best.setting().label() + ": " + summary(best);
     }
@@ -118,10 +117,14 @@ final class Recommender {
    */
   static String alternatives(boolean reservationMeasured) {
     return "use exact mode (measure it here with --batch-sizes 1; SyncedLimiter.builder(limit, store).batchSize(1)"
-        + " in code, sluice serve --batch-size 1: one store call per decision, admits exactly)" + (reservationMeasured
-        ? "" : ", or reservation mode (SyncedLimiter.builder(limit, store).reservation(), sluice serve --reservation:"
-        + " never over-admits, may under-admit by unused leases; measure it here with --reservation)");
+        + " in code, sluice serve --batch-size 1: one store call per decision, admits exactly)"
+        + (reservationMeasured ? "" : ", or " + RESERVATION_MODE);
   }
+
+  /** The pointer to reservation mode where tune did not measure it. */
+  private static final String RESERVATION_MODE = "reservation mode (SyncedLimiter.builder(limit, store).reservation(),"
+      + " sluice serve --reservation: never over-admits, may under-admit by unused leases; measure it here with"
+      + " --reservation)";
 
   static String summary(Row r) {
     return String.format(Locale.ROOT, "worst over-admission %s%%, worst under-admission %s%% of the limit, false"

@@ -41,7 +41,8 @@ record Setting(long batchSize, Duration syncInterval, boolean reservation) imple
     return c != 0 ? c : syncInterval.compareTo(o.syncInterval);
   }
 
-  private int rank() {
+  /** The mode's place in {@link #compareTo}: 0 exact, 1 reservation, 2 approximate. */
+  int rank() {
     return exact() ? 0 : reservation ? 1 : 2;
   }
 }

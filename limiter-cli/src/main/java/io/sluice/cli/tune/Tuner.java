@@ -160,7 +160,7 @@ final class Tuner {
       // the exact mode runs last, after the reservation mode: their decisions wait on the store (every one, or
       // each lease's), so a cold JVM would make them fall behind; the warm-up runs the approximate mode's first
       List<Setting> order = new ArrayList<>(settings);
-      order.sort(java.util.Comparator.comparingInt(s -> s.exact() ? 2 : s.reservation() ? 1 : 0));
+      order.sort(java.util.Comparator.comparingInt(Setting::rank).reversed());
       long stepMillis = config.duration().toMillis() + config.throughput().toMillis() + config.window().toMillis() + 800;
       Progress progress = new Progress(err, terminal, order.size(), stepMillis);
       if (!order.isEmpty()) {
