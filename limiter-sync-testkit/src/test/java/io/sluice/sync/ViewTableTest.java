@@ -19,7 +19,7 @@ class ViewTableTest {
   void theRegularSweepKeepsAViewHoldingClaimsAheadAndAFullTableDropsIt() {
     ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
     long w = Math.floorDiv(ticker.read(), WINDOW);
-    ViewTable table = new ViewTable(2, WINDOW, ticker, v -> { });
+    ViewTable table = new ViewTable(2, WINDOW, ticker, v -> { }, false);
     KeyView ahead = table.viewFor("ahead");
     ahead.window = w;
     ahead.aheadClaim = 1;
@@ -34,7 +34,7 @@ class ViewTableTest {
     table.sweepSome();
     assertThat(table.get("ahead")).as("past the last window claimed ahead").isNull();
 
-    ViewTable full = new ViewTable(1, WINDOW, ticker, v -> { });
+    ViewTable full = new ViewTable(1, WINDOW, ticker, v -> { }, false);
     KeyView held = full.viewFor("ahead");
     held.window = Math.floorDiv(ticker.read(), WINDOW);
     held.aheadClaim = 1;
@@ -42,5 +42,36 @@ class ViewTableTest {
     ticker.advance(Duration.ofSeconds(3));
     assertThat(full.viewFor("new").key).as("a full table sweeps it for a new key").isEqualTo("new");
     assertThat(full.get("ahead")).isNull();
+  }
+
+  /**
+   * A table that remembers keys: a key's view dropped after its window, made again for the key's next
+   * request, knows when the key was last asked for (claims ahead are sized from it); a key never seen,
+   * or one whose view was dropped before it was ever asked for, knows nothing. A table that does not
+   * remember keeps nothing.
+   */
+  @Test
+  void aViewMadeAgainKnowsWhenItsKeyWasLastAskedFor() {
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    ViewTable table = new ViewTable(1_000, WINDOW, ticker, v -> { }, true);
+    ViewTable forgetful = new ViewTable(1_000, WINDOW, ticker, v -> { }, false);
+    long askedAt = ticker.read() + 250_000_000L;
+    for (ViewTable t : new ViewTable[] {table, forgetful}) {
+      KeyView asked = t.viewFor("asked");
+      asked.window = Math.floorDiv(ticker.read(), WINDOW);
+      asked.demandAt = askedAt;
+      KeyView never = t.viewFor("never");
+      never.window = asked.window;
+    }
+    ticker.advance(Duration.ofSeconds(3));
+    table.sweepSome();
+    forgetful.sweepSome();
+    assertThat(table.get("asked")).as("dropped").isNull();
+    KeyView again = table.viewFor("asked");
+    // (remembered to the millisecond)
+    assertThat(again.seenBefore).isBetween(askedAt - 1_000_000L, askedAt);
+    assertThat(table.viewFor("never").seenBefore).isEqualTo(Long.MIN_VALUE);
+    assertThat(table.viewFor("unknown").seenBefore).isEqualTo(Long.MIN_VALUE);
+    assertThat(forgetful.viewFor("asked").seenBefore).isEqualTo(Long.MIN_VALUE);
   }
 }

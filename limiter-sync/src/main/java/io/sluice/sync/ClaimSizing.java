@@ -183,6 +183,9 @@ final class ClaimSizing {
     double ownRate = demandRate(v, now);
     if (!(ownRate > 0) && v.rateSince != Long.MIN_VALUE && v.hits <= 0 && now - v.rateSince >= syncIntervalNanos) {
       ownRate = 1e9 / (now - v.rateSince);
+    } else if (!(ownRate > 0) && v.rateSince == Long.MIN_VALUE && v.seenBefore != Long.MIN_VALUE
+        && now - v.seenBefore >= syncIntervalNanos) {
+      ownRate = 1e9 / (now - v.seenBefore); // (the first request of a view made again: the same, since the last one)
     }
     // for a key the view saw through the window before: what this node admitted since that window's
     // start. The flusher's rate swings by a factor of ten either way on a key asked about once a

@@ -228,7 +228,6 @@ final class Flusher {
       try {
         beatRound(System.nanoTime());
         sync(false);
-        views.sweepSome();
       } catch (RuntimeException e) {
         calls.countFailure(); // kept for the next round; the loop must survive anything
       }
@@ -287,7 +286,13 @@ final class Flusher {
       for (KeyView v : wantLeases) {
         takeLease(v);
       }
-      return sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
+      boolean sent = sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
+      if (!everything && deadline == Long.MAX_VALUE) {
+        // a regular sync, the flusher thread's or one a tool driving time runs as its flusher: drops
+        // some idle views too (under the sync lock, which keeps the sweep's cursor to one thread)
+        views.sweepSome();
+      }
+      return sent;
     } finally {
       try {
         lossRefill.syncEnds();

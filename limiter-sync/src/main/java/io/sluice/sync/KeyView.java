@@ -180,6 +180,11 @@ final class KeyView {
   double rate;
   long rateSince = Long.MIN_VALUE;
   /**
+   * The key's last decision before this view was made (ticker time), as the table remembered it from
+   * the key's view it dropped ({@link ViewTable}), or Long.MIN_VALUE: none remembered.
+   */
+  long seenBefore = Long.MIN_VALUE;
+  /**
    * The cost of the key's decisions made under the monitor, a running mean (0 before the first):
    * {@link #rate} counts permits, and a permit rate over a mean cost is a rate of requests.
    */

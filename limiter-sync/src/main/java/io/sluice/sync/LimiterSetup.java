@@ -111,7 +111,8 @@ final class LimiterSetup {
     // (the flusher is made after this: the supplier reads it only once decisions begin)
     this.activeNodes = c.activeNodes().orElse(this::nodesInRegistry);
     this.queue = new FlushQueue(counter, ticker);
-    this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle);
+    // (keys seen before sized claims ahead: fixed windows' claims only)
+    this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle, claimsKept && !sliding);
     this.flushTimeout = c.flushTimeout();
     this.claimTimeout = c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout();
     this.onStoreFailure = c.onStoreFailure();

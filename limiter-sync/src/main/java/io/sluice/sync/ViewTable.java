@@ -43,17 +43,36 @@ final class ViewTable {
   /** Under the view's monitor: takes back the credit decisions may still take without it. */
   private final Consumer<KeyView> settle;
   private final LongAdder overflowed = new LongAdder();
+  /**
+   * With {@code remembers}: when the keys of the views dropped were last asked for, so that a key asked
+   * again after its view went (a key asked every few seconds: its view is dropped between requests)
+   * is not new to the node ({@link KeyView#seenBefore}). Direct-mapped by the key's hash, each slot a
+   * fingerprint of the hash (its top 20 bits) above the time in ms since {@link #origin} (44 bits); a
+   * later key of the same slot overwrites it, and a fingerprint shared by two keys makes a guess of
+   * their rate, never of what is admitted. Read and written without locks: a slot is one long.
+   */
+  private final long[] seen;
+  private final long origin;
   /** Where the flusher's sweep of idle views goes on from (flusher thread only). */
   private Iterator<KeyView> sweep;
   /** System.nanoTime of the last whole sweep of a full table. */
   private volatile long lastFullSweep = System.nanoTime() - FULL_SWEEP_NANOS;
 
-  ViewTable(int maxKeys, long windowNanos, Ticker ticker, Consumer<KeyView> settle) {
+  /** {@code remembers}: the table remembers when the keys of the views it drops were last asked for ({@link #seen}). */
+  ViewTable(int maxKeys, long windowNanos, Ticker ticker, Consumer<KeyView> settle, boolean remembers) {
     this.maxKeys = maxKeys;
     this.windowNanos = windowNanos;
     this.ticker = ticker;
     this.settle = settle;
+    this.seen = remembers ? new long[Math.max(SEEN_MIN_SLOTS, Integer.highestOneBit(Math.min(maxKeys, SEEN_MAX_SLOTS)))] : null;
+    this.origin = ticker.read();
   }
+
+  /** The most slots the table of keys seen has (128 KB), and the fewest. */
+  private static final int SEEN_MAX_SLOTS = 16_384;
+  private static final int SEEN_MIN_SLOTS = 64;
+  private static final int SEEN_MS_BITS = 44;
+  private static final long SEEN_MS_MASK = (1L << SEEN_MS_BITS) - 1;
 
   /** The key's view, or null when it has none. */
   KeyView get(String key) {
@@ -80,7 +99,42 @@ final class ViewTable {
       overflowed.increment();
       return views.computeIfAbsent(OVERFLOW_KEY, KeyView::new);
     }
-    return views.computeIfAbsent(key, KeyView::new);
+    return views.computeIfAbsent(key, this::newView);
+  }
+
+  private KeyView newView(String key) {
+    KeyView v = new KeyView(key);
+    if (seen != null) {
+      int h = spread(key.hashCode());
+      long slot = seen[h & (seen.length - 1)];
+      if (slot != 0 && slot >>> SEEN_MS_BITS == fingerprint(h)) {
+        v.seenBefore = origin + (slot & SEEN_MS_MASK) * 1_000_000L;
+      }
+    }
+    return v;
+  }
+
+  /** Under the view's monitor, as it is dropped: remembers when its key was last asked for. */
+  private void remember(KeyView v) {
+    if (seen == null || v.demandAt == Long.MIN_VALUE) {
+      return;
+    }
+    long ms = (v.demandAt - origin) / 1_000_000L;
+    if (ms < 0 || ms > SEEN_MS_MASK) {
+      return;
+    }
+    int h = spread(v.key.hashCode());
+    seen[h & (seen.length - 1)] = fingerprint(h) << SEEN_MS_BITS | ms;
+  }
+
+  /** The top 20 bits of the key's (spread) hash: the slot holds them above the time. */
+  private static long fingerprint(int h) {
+    return h >>> (32 - (64 - SEEN_MS_BITS));
+  }
+
+  /** The key's hash with its high bits folded into the low ones (which pick the slot). */
+  private static int spread(int h) {
+    return h ^ (h >>> 16) ^ (h * 0x9E3779B9);
   }
 
   /**
@@ -120,6 +174,7 @@ final class ViewTable {
       // remove(key, value): the iterator's remove would drop whatever view the key has now
       if (v.quiet() && !v.queued && over && views.remove(v.key, v)) {
         v.retired = true;
+        remember(v);
       }
     }
   }
