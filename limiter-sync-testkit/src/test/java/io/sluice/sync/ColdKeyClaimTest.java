@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -257,28 +258,13 @@ class ColdKeyClaimTest {
     MemoryStore store = new MemoryStore();
     List<SyncedLimiter> nodes = nodesCountingEachOther(limit, store, ticker, 3);
     try {
-      long admitted = 0;
-      long decisions = 0;
-      long callsBefore = 0;
       int keys = 20;
       int windows = 60;
-      for (int ms = 0; ms < windows * 1_000; ms += 10) {
-        ticker.advance(Duration.ofMillis(10));
-        for (int i = 0; i < nodes.size(); i++) {
-          for (int k = 0; k < keys; k++) {
-            if ((k * 37 + i * 311) % 1_000 / 10 == ms % 1_000 / 10) {
-              admitted += nodes.get(i).tryAcquire("k" + k) ? 1 : 0;
-              decisions++;
-            }
-          }
-          if (ms % 100 == 0) {
-            nodes.get(i).syncNow();
-          }
-        }
-        if (ms == 10 * 1_000 - 10) {
-          callsBefore = store.calls();
-        }
-      }
+      long[] run = drive(nodes, ticker, keys, windows, 10, 10,
+          (ms, i, k) -> (k * 37 + i * 311) % 1_000 / 10 == ms % 1_000 / 10, store::calls);
+      long admitted = run[0];
+      long decisions = run[1];
+      long callsBefore = run[2];
       assertThat(admitted).as("far below the limit: every request admitted").isEqualTo(decisions);
       double perKeyNodeWindow = (double) (store.calls() - callsBefore) / (keys * nodes.size() * (windows - 10));
       // (one claim call per key, node and window without claims ahead: 1.0; with them 0.26, and 0.11
@@ -291,9 +277,9 @@ class ColdKeyClaimTest {
   }
 
   /**
-   * Keys asked a few times a window on each of three nodes, within half a limit per second (3 nodes x 8
-   * a window of 100): too busy for claims on the windows ahead (those hold an eighth of the limit
-   * together), so each node's first decision on a key in a window found no claim there and waited for
+   * Keys asked a few times a window on each of three nodes, within a quarter of a limit per second (3
+   * nodes x 5 a window of 100): too busy for claims on the windows ahead (those hold an eighth of the
+   * limit together), so each node's first decision on a key in a window found no claim there and waited for
    * the store's answer, one call per key, node and window. The window's last sync now asks, with the
    * key's flush, for a claim on the next window, and that decision finds it.
    */
@@ -304,30 +290,15 @@ class ColdKeyClaimTest {
     MemoryStore store = new MemoryStore();
     List<SyncedLimiter> nodes = nodesCountingEachOther(limit, store, ticker, 3);
     try {
-      long admitted = 0;
-      long decisions = 0;
-      long waitedBefore = 0;
       int keys = 20;
       int windows = 30;
-      for (int ms = 0; ms < windows * 1_000; ms += 5) {
-        ticker.advance(Duration.ofMillis(5));
-        for (int i = 0; i < nodes.size(); i++) {
-          for (int k = 0; k < keys; k++) {
-            // every 125 ms, at an offset of its own per key and node
-            if ((ms + k * 35 + i * 55) % 125 == 0) {
-              admitted += nodes.get(i).tryAcquire("k" + k) ? 1 : 0;
-              decisions++;
-            }
-          }
-          if (ms % 100 == 0) {
-            nodes.get(i).syncNow();
-          }
-        }
-        if (ms == 5 * 1_000 - 5) {
-          waitedBefore = nodes.stream().mapToLong(SyncedLimiter::waitedDecisions).sum();
-        }
-      }
-      assertThat(admitted).as("within half the limit: every request admitted").isEqualTo(decisions);
+      // every 200 ms, at an offset of its own per key and node
+      long[] run = drive(nodes, ticker, keys, windows, 5, 5, (ms, i, k) -> (ms + k * 35 + i * 55) % 200 == 0,
+          () -> nodes.stream().mapToLong(SyncedLimiter::waitedDecisions).sum());
+      long admitted = run[0];
+      long decisions = run[1];
+      long waitedBefore = run[2];
+      assertThat(admitted).as("within a quarter of the limit: every request admitted").isEqualTo(decisions);
       long waited = nodes.stream().mapToLong(SyncedLimiter::waitedDecisions).sum() - waitedBefore;
       double perKeyNodeWindow = (double) waited / (keys * nodes.size() * (windows - 5));
       // (1.0 without the next window's claim: each window's first decision on each node; 0.0 with it)
@@ -423,6 +394,41 @@ class ColdKeyClaimTest {
   }
 
   /** {@code count} nodes on one store and clock, syncing only when told, each having heard the others beat. */
+  /** Whether node {@code node} asks for key {@code key} at millisecond {@code ms} of a {@link #drive} run. */
+  private interface Asks {
+    boolean at(int ms, int node, int key);
+  }
+
+  /**
+   * Drives {@code nodes} through {@code windows} windows of a second in steps of {@code stepMs}: each
+   * node asks for key k where {@code asks} says so and syncs every 100 ms. Returns the requests
+   * admitted, the decisions, and {@code meter} as read after the first {@code warmUpWindows} windows.
+   */
+  private static long[] drive(List<SyncedLimiter> nodes, ManualTicker ticker, int keys, int windows, int stepMs,
+      int warmUpWindows, Asks asks, LongSupplier meter) {
+    long admitted = 0;
+    long decisions = 0;
+    long meterAfterWarmUp = 0;
+    for (int ms = 0; ms < windows * 1_000; ms += stepMs) {
+      ticker.advance(Duration.ofMillis(stepMs));
+      for (int i = 0; i < nodes.size(); i++) {
+        for (int k = 0; k < keys; k++) {
+          if (asks.at(ms, i, k)) {
+            admitted += nodes.get(i).tryAcquire("k" + k) ? 1 : 0;
+            decisions++;
+          }
+        }
+        if (ms % 100 == 0) {
+          nodes.get(i).syncNow();
+        }
+      }
+      if (ms == warmUpWindows * 1_000 - stepMs) {
+        meterAfterWarmUp = meter.getAsLong();
+      }
+    }
+    return new long[] {admitted, decisions, meterAfterWarmUp};
+  }
+
   private static List<SyncedLimiter> nodesCountingEachOther(Limit limit, MemoryStore store, ManualTicker ticker, int count) {
     List<SyncedLimiter> nodes = new ArrayList<>();
     for (int i = 0; i < count; i++) {
