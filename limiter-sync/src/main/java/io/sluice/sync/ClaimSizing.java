@@ -208,7 +208,7 @@ final class ClaimSizing {
    * next window found the last permits held by the nodes that had claimed them: 8 nodes' false
    * denials on its shapes profile 0.168% -> 0.205%, and 0.149% with a quarter.) 0: none.
    */
-    private int windowsAhead(KeyView v, long now, double ownRate) {
+  private int windowsAhead(KeyView v, long now, double ownRate) {
     if (!(ownRate > 0)) {
       return 0;
     }

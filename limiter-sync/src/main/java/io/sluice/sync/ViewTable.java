@@ -19,13 +19,19 @@ import java.util.function.Consumer;
  * <p>Concurrency: the table is a {@link ConcurrentHashMap} read and filled by deciding threads. A view
  * is dropped under its own monitor, with {@code remove(key, view)} and then marked retired, so a
  * decision that found it before it went decides again on the key's new view. The sweep's cursor is the
- * flusher thread's alone; a full table's sweep is claimed by one thread with a CAS on its time.
+ * regular sync's alone (under the flusher's sync lock); a full table's sweep is claimed by one thread
+ * with a CAS on its time.
  */
 final class ViewTable {
   /** The key of the view that new keys share while the table is full (no caller's key starts with NUL). */
   static final String OVERFLOW_KEY = "\u0000overflow";
   private static final int SWEEP_PER_SYNC = 4_096;
   private static final long FULL_SWEEP_NANOS = 100_000_000L;
+  /** The most slots the table of keys seen has (128 KB), and the fewest. */
+  private static final int SEEN_MAX_SLOTS = 16_384;
+  private static final int SEEN_MIN_SLOTS = 64;
+  private static final int SEEN_MS_BITS = 44;
+  private static final long SEEN_MS_MASK = (1L << SEEN_MS_BITS) - 1;
   private static final VarHandle LAST_FULL_SWEEP;
 
   static {
@@ -53,7 +59,7 @@ final class ViewTable {
    */
   private final long[] seen;
   private final long origin;
-  /** Where the flusher's sweep of idle views goes on from (flusher thread only). */
+  /** Where the regular sync's sweep of idle views goes on from (under the flusher's sync lock only). */
   private Iterator<KeyView> sweep;
   /** System.nanoTime of the last whole sweep of a full table. */
   private volatile long lastFullSweep = System.nanoTime() - FULL_SWEEP_NANOS;
@@ -67,12 +73,6 @@ final class ViewTable {
     this.seen = remembers ? new long[Math.max(SEEN_MIN_SLOTS, Integer.highestOneBit(Math.min(maxKeys, SEEN_MAX_SLOTS)))] : null;
     this.origin = ticker.read();
   }
-
-  /** The most slots the table of keys seen has (128 KB), and the fewest. */
-  private static final int SEEN_MAX_SLOTS = 16_384;
-  private static final int SEEN_MIN_SLOTS = 64;
-  private static final int SEEN_MS_BITS = 44;
-  private static final long SEEN_MS_MASK = (1L << SEEN_MS_BITS) - 1;
 
   /** The key's view, or null when it has none. */
   KeyView get(String key) {
@@ -138,9 +138,9 @@ final class ViewTable {
   }
 
   /**
-   * On the flusher thread, at each sync: looks at up to {@link #SWEEP_PER_SYNC} more views and drops
-   * those whose windows are over with nothing pending (a pass over a million keys takes a few hundred
-   * syncs).
+   * At the end of each regular sync, under the sync lock: looks at up to {@link #SWEEP_PER_SYNC} more
+   * views and drops those whose windows are over with nothing pending (a pass over a million keys
+   * takes a few hundred syncs).
    */
   void sweepSome() {
     long now = ticker.read();
