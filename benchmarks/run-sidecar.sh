@@ -9,6 +9,7 @@
 #   SKIP_BUILD=1 ...                                     # use the sluice.jar and test classes already built
 #   SIDECAR_CLASSES=DIR ...   # the sidecar's classes compiled from another commit, ahead of sluice.jar's
 #                             # (a before/after comparison, each against the empty handler of its own run)
+#   JAR=FILE JAR_LABEL=TEXT ...   # another sluice.jar (built from another commit), named in the results
 #
 # Both servers are started once, each in its own JVM with the same flags and CPU set (taskset): the
 # sidecar (`sluice serve`, Redis batched, the default mode, on a redis-server started here) and
@@ -65,6 +66,10 @@ cpu_ticks() {  # cpu_ticks <pid>: user + system clock ticks so far
   awk '{print $14 + $15}' "/proc/$1/stat"
 }
 
+redis_commands() {  # commands redis-server has run so far (INFO commandstats: a script and each command in it), without INFO's
+  redis-cli -p "$REDIS_PORT" info commandstats | awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" { s += $3 } END { print s + 0 }'
+}
+
 REDIS_PORT="$(free_port)"
 taskset -c "$LOAD_CPUS" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
   >"$WORK/redis.log" 2>&1 &
@@ -110,10 +115,11 @@ for round in $(seq 1 "$ROUNDS"); do
   for c in "${order[@]}"; do
     IFS='|' read -r name port pid limit keys <<<"$c"
     echo ">> round $round: $name"
-    server_before="$(cpu_ticks "$pid")"; redis_before="$(cpu_ticks "$REDIS_PID")"
+    server_before="$(cpu_ticks "$pid")"; redis_before="$(cpu_ticks "$REDIS_PID")"; commands_before="$(redis_commands)"
     out="$WORK/r$round-$name.txt"
     wrk_run "$port" "$limit" "$keys" "$DURATION" "$out"
     server_cpu=$(( $(cpu_ticks "$pid") - server_before )); redis_cpu=$(( $(cpu_ticks "$REDIS_PID") - redis_before ))
+    commands=$(( $(redis_commands) - commands_before ))
     stats="$(grep '^STATS' "$out")"
     get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$stats"; }
     secs="$(get seconds)"
@@ -122,8 +128,8 @@ for round in $(seq 1 "$ROUNDS"); do
     # cores used over the measurement: server JVM, redis-server, wrk
     line_of[$name]="$(awk -v s="$secs" -v a="$server_cpu" -v b="$redis_cpu" -v w="$wrk_cpu" \
       -v rps="$(get rps)" -v p50="$(get p50_us)" -v p99="$(get p99_us)" -v p999="$(get p999_us)" \
-      -v n2="$(get non2xx)" -v se="$(get socket_errors)" -v n="$(get requests)" \
-      'BEGIN { printf "%.0f | %.2f | %.2f | %.2f | %d | %d | %.2f / %.2f / %.2f", rps, p50/1000, p99/1000, p999/1000, n, n2 + se, a/100/s, b/100/s, w/s }')"
+      -v n2="$(get non2xx)" -v se="$(get socket_errors)" -v n="$(get requests)" -v c="$commands" \
+      'BEGIN { printf "%.0f | %.2f | %.2f | %.2f | %d | %d | %.2f / %.2f / %.2f | %.0f", rps, p50/1000, p99/1000, p999/1000, n, n2 + se, a/100/s, b/100/s, w/s, (n > 0 ? 1000 * c / n : 0) }')"
   done
   for name in empty allowed denied; do
     ratio="$(awk -v x="${rps_of[$name]}" -v e="${rps_of[empty]}" 'BEGIN { printf "%.2f", x / e }')"
@@ -144,7 +150,7 @@ java "${JVM_FLAGS[@]}" -cp "${SIDECAR_CLASSES:+$SIDECAR_CLASSES:}$CP" io.sluice.
 {
   echo "# The sidecar beside an empty Jetty handler"
   echo
-  echo "\`benchmarks/run-sidecar.sh\` on $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- limiter-sidecar || echo ' (with uncommitted changes)')${SIDECAR_CLASSES:+, the sidecar classes from \`$SIDECAR_CLASSES\` ahead of sluice.jar (${SIDECAR_LABEL:-another commit})}:"
+  echo "\`benchmarks/run-sidecar.sh\` on $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- limiter-sidecar || echo ' (with uncommitted changes)')${SIDECAR_CLASSES:+, the sidecar classes from \`$SIDECAR_CLASSES\` ahead of sluice.jar (${SIDECAR_LABEL:-another commit})}${JAR_LABEL:+, sluice.jar: $JAR_LABEL}:"
   echo "$(nproc) cores **shared by the servers, redis-server and wrk** (and by other work on the machine: load average"
   echo "$LOAD_BEFORE before the rounds), $(java -version 2>&1 | head -1), Jetty $(unzip -p "$JAR" META-INF/maven/org.eclipse.jetty/jetty-server/pom.properties 2>/dev/null | sed -n 's/^version=//p')."
   echo "Servers pinned to CPUs $SERVER_CPUS (each its own JVM, \`${JVM_FLAGS[*]}\`, max threads $MAX_THREADS), wrk and redis-server to $LOAD_CPUS."
@@ -155,8 +161,8 @@ java "${JVM_FLAGS[@]}" -cp "${SIDECAR_CLASSES:+$SIDECAR_CLASSES:}$CP" io.sluice.
   echo "keys of \`tight\`, spent in the warm-up. Empty: EmptyJettyMain, the sidecar's Jetty settings and a handler that"
   echo "answers 200 without reading the body. Latency is wrk's (from send to answer, closed loop)."
   echo
-  echo "| round | case | requests/s | p50 ms | p99 ms | p99.9 ms | requests | errors (non-2xx, socket) | cores used: server / redis / wrk | ratio to empty |"
-  echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| round | case | requests/s | p50 ms | p99 ms | p99.9 ms | requests | errors (non-2xx, socket) | cores used: server / redis / wrk | Redis commands / 1,000 requests | ratio to empty |"
+  echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "Ratio sidecar / empty handler, requests/s in the same round: allowed $(spread "${ratios_allowed[@]}");"

@@ -255,6 +255,77 @@ abstract class SyncedLimiterBurstCheck {
         .isLessThanOrEqualTo((long) (limit.capacity() * SyncedLimiter.Builder.DEFAULT_MAX_ERROR) + fallbacks);
   }
 
+  /**
+   * Many cold keys decided at once, each decision a claim call (a key's first on its node): the calls
+   * asked while one is on its way go together, many keys per call (ClaimLanes), and every take is
+   * counted once, in its own key.
+   */
+  @Test
+  void coldKeysDecidedAtOnceShareClaimCallsAndAreCountedOnce() throws Exception {
+    Limit limit = Limit.fixedWindow("cold").limit(1_000).window(Duration.ofMinutes(1)).build();
+    ManualTicker ticker = new ManualTicker(); // frozen: every decision falls in one window
+    long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+    int threadsPerNode = 8;
+    int keysPerThread = 150;
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    List<CounterStore> stores = new ArrayList<>();
+    for (int n = 0; n < 2; n++) {
+      CounterStore store = nodeStore(n);
+      stores.add(store);
+      nodes.add(SyncedLimiter.builder(limit, store).nodeId("cold-" + n).ticker(ticker).activeNodes(() -> 2)
+          .build());
+    }
+    Map<String, LongAdder> admitted = new ConcurrentHashMap<>();
+    CountDownLatch start = new CountDownLatch(1);
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 2 * threadsPerNode; t++) {
+      SyncedLimiter node = nodes.get(t % 2);
+      int thread = t;
+      threads.add(new Thread(() -> {
+        try {
+          start.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        // every thread its own keys: each decision is its key's first, and asks the store
+        for (int k = 0; k < keysPerThread; k++) {
+          String key = "t" + thread + "-" + k;
+          if (node.tryAcquire(key)) {
+            admitted.computeIfAbsent(key, x -> new LongAdder()).increment();
+          }
+        }
+      }));
+    }
+    threads.forEach(Thread::start);
+    start.countDown();
+    for (Thread thread : threads) {
+      thread.join();
+    }
+    nodes.forEach(SyncedLimiter::flushAll);
+    long decisions = 2L * threadsPerNode * keysPerThread;
+    long storeCalls = nodes.stream().mapToLong(SyncedLimiter::storeCalls).sum();
+    long waited = nodes.stream().mapToLong(SyncedLimiter::waitedDecisions).sum();
+    long fallbacks = nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum();
+    nodes.forEach(SyncedLimiter::close);
+    stores.forEach(CounterStore::close);
+    StringBuilder mismatches = new StringBuilder();
+    for (Map.Entry<String, LongAdder> e : admitted.entrySet()) {
+      Long stored = storedCount(limit.name(), e.getKey(), window);
+      if (stored == null || stored != e.getValue().sum()) {
+        mismatches.append(e.getKey()).append(": stored ").append(stored).append(", admitted ")
+            .append(e.getValue().sum()).append("; ");
+      }
+    }
+    System.out.printf("%s: %d decisions on as many cold keys, %d waited, %d store calls (%.1f per 1,000),"
+        + " %d by the failure policy%n", getClass().getSimpleName(), decisions, waited, storeCalls,
+        storeCalls * 1000.0 / decisions, fallbacks);
+    assertThat(admitted).as("keys admitted, far below their limit").hasSize((int) decisions);
+    assertThat(mismatches.toString()).as("keys whose store count differs from what the nodes admitted").isEmpty();
+    // (eight threads per node, each waiting on a store round trip: their calls overlap and share)
+    assertThat(storeCalls).as("store calls for %d decisions that each asked the store", decisions)
+        .isLessThan(decisions);
+  }
+
   /** Batch size 1: every decision is one atomic store call, so the nodes together never pass the limit. */
   @Test
   void exactModeNeverOverAdmits() throws Exception {

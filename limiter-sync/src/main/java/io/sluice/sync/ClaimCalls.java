@@ -1,12 +1,10 @@
 package io.sluice.sync;
 
 import io.sluice.node.Limit;
-import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,33 +27,30 @@ final class ClaimCalls {
   static final int TAKE_FAILED = 5;
 
   private final StoreCalls calls;
-  private final Duration claimTimeout;
   private final Counter counter;
   private final Limit limit;
-  private final String caller;
   private final CounterStore store;
   private final WindowClaims claims;
   private final FlushQueue queue;
-  private final Flusher flusher;
+  private final ClaimLanes lanes;
   /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
   private final AtomicLong takeTokens = new AtomicLong(System.currentTimeMillis() * 1_000L);
 
   ClaimCalls(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
     this.calls = l.calls;
-    this.claimTimeout = l.claimTimeout;
     this.counter = l.counter;
     this.limit = l.limit;
-    this.caller = l.owner;
     this.store = l.store;
     this.claims = claims;
     this.queue = queue;
-    this.flusher = flusher;
+    this.lanes = new ClaimLanes(l.calls, l.store, flusher, l.claimTimeout, l.owner);
   }
 
   /**
    * Under the view's monitor: asks the store for a claim of at least {@code need} on the view's
-   * window, in one claim-only call (no permits, so no sequence: it may cross the flusher's batches),
-   * and takes the answer into the view. The monitor is held through the call: the key's other
+   * window, in one claim-only call (no permits, so no sequence: it may cross the flusher's batches;
+   * with other keys' claim calls asked while one was under way, see {@link ClaimLanes}), and takes
+   * the answer into the view. The monitor is held through the call: the key's other
    * decisions would wait for this answer anyway, and the flusher's answers for the key, which may
    * be older, land after it (an older claim is never the larger one, so a late answer only makes
    * the node use less).
@@ -89,21 +84,18 @@ final class ClaimCalls {
     List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
     int at = deltas.size() - 1;
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
-    Batch batch = flusher.withAskedBeat(new Batch(caller, store.group(counter, v.key), Batch.CLAIM_ONLY, nowMicros,
-        deltas));
     long askedAt = System.nanoTime();
     v.claimCallSentAt = askedAt;
-    FlushResult result;
+    ClaimLanes.Answer answer;
     v.storeCallUnderway = true;
     try {
-      result = calls.guarded(() -> store.flush(batch), claimTimeout);
+      answer = lanes.ask(store.group(counter, v.key), deltas, nowMicros);
     } finally {
       v.storeCallUnderway = false;
     }
     calls.waited(askedAt);
-    if (batch.beats()) {
-      flusher.beatCarried(result);
-    }
+    FlushResult result = answer == null ? null : answer.result();
+    at += answer == null ? 0 : answer.offset();
     if (result == null) {
       if (taking) {
         v.settleToken = token;
