@@ -61,6 +61,14 @@ abstract class SyncedLimiterBurstCheck {
   abstract Long storedCount(String limitName, String key, long window);
 
   /**
+   * Whether one store call may carry many keys. A Redis Cluster groups batches by hash slot, so
+   * cold keys in different slots cannot share a claim call.
+   */
+  boolean keysShareStoreCalls() {
+    return true;
+  }
+
+  /**
    * A node that stops flushing (starved, cut off) after admitting within its claim: the others cannot
    * spend what it admitted, since its claim stays counted in the store. With shares of the remaining
    * budget instead of claims, the others would take all of it and pass the limit by what it admitted.
@@ -321,9 +329,15 @@ abstract class SyncedLimiterBurstCheck {
         storeCalls * 1000.0 / decisions, fallbacks);
     assertThat(admitted).as("keys admitted, far below their limit").hasSize((int) decisions);
     assertThat(mismatches.toString()).as("keys whose store count differs from what the nodes admitted").isEmpty();
-    // (eight threads per node, each waiting on a store round trip: their calls overlap and share)
-    assertThat(storeCalls).as("store calls for %d decisions that each asked the store", decisions)
-        .isLessThan(decisions);
+    if (keysShareStoreCalls()) {
+      // (eight threads per node, each waiting on a store round trip: their calls overlap and share)
+      assertThat(storeCalls).as("store calls for %d decisions that each asked the store", decisions)
+          .isLessThan(decisions);
+    } else {
+      // one claim call per key at most, and the regular rounds' few besides (heartbeats)
+      assertThat(storeCalls).as("store calls for %d decisions that each asked the store", decisions)
+          .isLessThanOrEqualTo(decisions + 10L * nodes.size());
+    }
   }
 
   /** Batch size 1: every decision is one atomic store call, so the nodes together never pass the limit. */
