@@ -25,12 +25,12 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The flusher of one {@link SyncedLimiter}: the sync that drains the queued views into batches (their
  * windows' deltas, the claims they want, the settling of takes whose answer never came), sends them
- * through the {@link BatchSender}, and takes the store's answers into the views; and hot-key
- * detection. The registry's heartbeat is {@link NodeBeat}'s, the refill of a store that lost its data
- * {@link StoreLossRefill}'s.
+ * through the {@link BatchSender}, and takes the store's answers into the views. Each key's rate and
+ * hot-key detection are {@link KeyHeat}'s, the registry's heartbeat is {@link NodeBeat}'s, the refill
+ * of a store that lost its data {@link StoreLossRefill}'s.
  *
- * <p>Concurrency: its own state (the hot-key mean, the time of the last sync, {@link StoreLossRefill}'s
- * groups found lost) is the flusher's: guarded by {@code syncLock}, which every sync holds (the flusher
+ * <p>Concurrency: its own state ({@link KeyHeat}'s mean, the time of the last sync,
+ * {@link StoreLossRefill}'s groups found lost) is the flusher's: guarded by {@code syncLock}, which every sync holds (the flusher
  * thread, or a caller of {@code syncNow}, {@code flushAll} or {@code close}); a view is read and
  * written only under its own monitor, taken one at a time and never while waiting for the store.
  * {@code closed} and {@code closeDeadline} are volatile: read by deciding threads. The heartbeat is
@@ -40,12 +40,10 @@ final class Flusher {
   private final StoreCalls calls;
   private final boolean claimsKept;
   private final Counter counter;
-  private final double hotKeyFactor;
   private final LeaseStore leases;
   /** How long a store call waits (a lease asked for at a sync). */
   private final Duration flushTimeout;
   private final Limit limit;
-  private final double minHotRate;
   private final String nodeId;
   private final CounterStore store;
   private final long syncIntervalNanos;
@@ -79,18 +77,14 @@ final class Flusher {
   private long lastSyncStart = Long.MIN_VALUE;
   /** The node's heartbeat into the registry, and the node count it learns. */
   private final NodeBeat beats;
-  /** Running mean of the admission rates of synced keys, per second (flusher thread only). */
-  private double meanKeyRate;
-  /** Keys currently detected as hot (heavy hitters). */
-  private final LongAdder hotKeys = new LongAdder();
+  /** Each synced key's rate, and heavy-hitter detection. */
+  private final KeyHeat heat;
   private final LongAdder deltasSent = new LongAdder();
 
   Flusher(LimiterSetup l, SyncConfig c, WindowClaims claims, FlushQueue queue) {
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
     this.counter = l.counter;
-    this.hotKeyFactor = c.hotKeyFactor();
-    this.minHotRate = c.minHotRate();
     this.leases = l.leases;
     this.flushTimeout = l.flushTimeout;
     this.limit = l.limit;
@@ -103,6 +97,7 @@ final class Flusher {
     this.windowNanos = l.windowNanos;
     this.countsAfterWindow = Delta.goesAfterItsWindow(l.counter);
     this.claims = claims;
+    this.heat = new KeyHeat(c, l.syncIntervalNanos);
     this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
     this.beats = new NodeBeat(l, c, queue, c.autoSync());
@@ -163,7 +158,7 @@ final class Flusher {
   }
 
   long hotKeys() {
-    return hotKeys.sum();
+    return heat.hotKeys();
   }
 
   long storeLosses() {
@@ -181,33 +176,6 @@ final class Flusher {
   /** The number of the last numbered flush sent (see BatchSender#numberedSent). */
   long numberedSent() {
     return sender.numberedSent();
-  }
-
-  /**
-   * Heavy-hitter detection, on the flusher thread for each key it syncs: the key's admission rate
-   * since its last sync against a running mean over synced keys; a key is hot while its rate is at
-   * least {@code hotKeyFactor} times the mean and at least {@code minHotRate} per second.
-   */
-  private void updateHeat(KeyView v, long now) {
-    if (v.rateSince == Long.MIN_VALUE) {
-      v.rateSince = now;
-      return;
-    }
-    long elapsed = now - v.rateSince;
-    if (elapsed < syncIntervalNanos / 2) {
-      return; // too short to tell a rate
-    }
-    double rate = v.hits * 1e9 / elapsed;
-    v.hits = 0;
-    v.rateSince = now;
-    v.rate = v.rate == 0 ? rate : v.rate * 0.5 + rate * 0.5;
-    double mean = meanKeyRate;
-    meanKeyRate = mean == 0 ? rate : mean * 0.95 + rate * 0.05;
-    boolean hot = rate >= minHotRate && rate >= hotKeyFactor * mean;
-    if (hot != v.hot) {
-      v.hot = hot;
-      hotKeys.add(hot ? 1 : -1);
-    }
   }
 
   private void flushLoop() {
@@ -341,12 +309,12 @@ final class Flusher {
       // are covered (the store counts the claim), so they wait for the claim to run low, the
       // batch to fill or the key to go idle, and a key asked a few times a second costs a few
       // store calls a window, not one per request or sync interval
-      updateHeat(v, drainedAt);
+      heat.update(v, drainedAt);
       return false;
     }
     v.queued = false;
     v.syncWanted = false;
-    updateHeat(v, drainedAt);
+    heat.update(v, drainedAt);
     if (v.leaseWanted) {
       wantLeases.add(v);
     }
