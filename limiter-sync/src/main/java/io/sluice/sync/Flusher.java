@@ -30,11 +30,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * of a store that lost its data {@link StoreLossRefill}'s.
  *
  * <p>Concurrency: its own state ({@link KeyHeat}'s mean, the time of the last sync,
- * {@link StoreLossRefill}'s groups found lost) is the flusher's: guarded by {@code syncLock}, which every sync holds (the flusher
- * thread, or a caller of {@code syncNow}, {@code flushAll} or {@code close}); a view is read and
- * written only under its own monitor, taken one at a time and never while waiting for the store.
- * {@code closed} and {@code closeDeadline} are volatile: read by deciding threads. The heartbeat is
- * {@link NodeBeat}'s.
+ * {@link StoreLossRefill}'s groups found lost) is the flusher's: guarded by {@code syncLock}, which
+ * every sync holds (the flusher thread, or a caller of {@code syncNow}, {@code flushAll} or
+ * {@code close}); a view is read and written only under its own monitor, taken one at a time and
+ * never while waiting for the store. {@code closed} and {@code closeDeadline} are volatile: read by
+ * deciding threads. The heartbeat is {@link NodeBeat}'s.
  */
 final class Flusher {
   private final StoreCalls calls;
@@ -247,9 +247,9 @@ final class Flusher {
           // (only a view that has spent since its last send as much as its claim has left, so that
           // the answer tops up its claim before it runs out: every view with counts, each a key read
           // and write, was a key update per key and node each second on windows of a minute, where
-          // claims last: 2.9 times the key updates of this rule on the accuracy kit's sparse keys; a view
-          // with nothing new to count stays held too: a refresh of every held view at each round was
-          // 6.5 key updates per decision)
+          // claims last, 2.9 times the key updates of this rule on the accuracy kit's sparse keys; a
+          // view with nothing new to count stays held too: a refresh of every held view at each round
+          // was 6.5 key updates per decision)
           boolean sends = everything || (carry && (v.unsentPrev > 0 || v.deniedUnsent > 0
               || (v.unsentCur > 0 && v.unsentCur >= claims.claimHeld(v, drainedAt) - v.pendingCur)));
           if (!drain(v, drainedAt, sends, byGroup, wantLeases)) {
