@@ -415,7 +415,7 @@ final class WindowProbe {
                   + " unsent %d own %d claim %d released %d leased %d nothingFree +%.1f ms | store %d claims %d | kept nodes %d exact %d%n",
               w - Math.floorDiv(START, window), (now - w * window) / 1e6, n, cost, nodeAllowed ? "A" : "D",
               exactAllowed ? "A" : "D", e.release() ? " (release)" : "", v.globalCur, v.globalPrev, v.pendingCur,
-              v.pendingPrev, v.unsentCur, v.ownCur, v.claim, v.releasedCur, v.leased, (v.nothingFreeUntil - now) / 1e6,
+              v.pendingPrev, v.unsentCur, v.ownCur, v.claim, v.releasedCur, v.leased(), (v.nothingFreeUntil - now) / 1e6,
               store.count("probe", key, w), store.claims("probe", key, w), nc[1], ec[1]);
         }
         long relW = w - Math.floorDiv(START, window);
@@ -475,7 +475,7 @@ final class WindowProbe {
                   + " pending %d/%d claim %d leased %d synced -%.1f ms; store %d (prev %d) claims %d",
               cost, (now - w * window) / 1e6, n, ec[1], ec[2], nc[1], nc[2], d, v == null ? -1 : v.globalCur,
               v == null ? -1 : v.globalPrev, v == null ? -1 : v.pendingCur, v == null ? -1 : v.pendingPrev,
-              v == null ? -1 : v.claim, v == null ? -1 : v.leased, v == null ? -1 : (now - v.syncedAt) / 1e6,
+              v == null ? -1 : v.claim, v == null ? -1 : v.leased(), v == null ? -1 : (now - v.syncedAt) / 1e6,
               store.count("probe", key, w), store.count("probe", key, w - 1), store.claims("probe", key, w)));
         }
         if (!nodeAllowed && cost > 1) {

@@ -58,7 +58,7 @@ final class ClaimCalls {
    * <p>The call also carries the decision's permits as a take ({@link Delta#taking}): counted with
    * the claim when it covers the need, so that a cold key's decision costs one store update, not a
    * claim and then a flush. A take whose answer never comes is settled by the key's next flush (see
-   * {@link KeyView#settleToken}); while one is unsettled, calls carry no take.
+   * {@link KeyView#takeUnanswered}); while one is unsettled, calls carry no take.
    *
    * @return {@link #TAKEN}, {@link #ASKED} (answered, the take not counted), {@link #TAKE_FAILED} or
    *     {@link #ASK_FAILED} (no answer: the failure policy decides)
@@ -69,7 +69,7 @@ final class ClaimCalls {
     long ahead = claims.sizing.fadingPartTooSmall(v, now) ? 0
         : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
-    boolean taking = take > 0 && take <= need && v.settleToken == 0 && store.countsTakes();
+    boolean taking = take > 0 && take <= need && !v.hasUnsettledTake() && store.countsTakes();
     Delta d = claims.sizing.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
         .claiming(want, Math.min(need, want), claims.sizing.claimSplit(v, now)), v, now);
     long token = 0;
@@ -98,10 +98,7 @@ final class ClaimCalls {
     at += answer == null ? 0 : answer.offset();
     if (result == null) {
       if (taking) {
-        v.settleToken = token;
-        v.settleWindow = v.window;
-        v.settlePermits = take;
-        v.settleInFlight = false;
+        v.takeUnanswered(token, take);
         return TAKE_FAILED;
       }
       return ASK_FAILED;

@@ -289,7 +289,7 @@ final class Flusher {
     queue.settle(v);
     int out = v.deltasOut; // (before this drain's own deltas)
     if (v.window < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
-        && v.unsentPrev == 0 && !v.prevClaimHeld && !v.syncWanted && v.settleToken == 0 && !v.leaseWanted) {
+        && v.unsentPrev == 0 && !v.prevClaimHeld && !v.syncWanted && !v.hasUnsettledTake() && !v.leaseWanted()) {
       // its window is over with nothing left to send: nothing left to say
       v.queued = false;
       return true;
@@ -297,7 +297,7 @@ final class Flusher {
     // (unless it renews its claims ahead: the window ends before the next regular sync)
     boolean renewsAhead = claimsKept && leases == null && claims.sizing.claimsAheadDue(v, drainedAt);
     if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && v.deniedUnsentPrev == 0
-        && !v.leaseWanted && !renewsAhead
+        && !v.leaseWanted() && !renewsAhead
         && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
       // nothing to send and answered within the sync interval: it waits for the regular sync
       // (a claim it holds is given up there if the key went idle), not for every sync another
@@ -315,16 +315,13 @@ final class Flusher {
     v.queued = false;
     v.syncWanted = false;
     heat.update(v, drainedAt);
-    if (v.leaseWanted) {
+    if (v.leaseWanted()) {
       wantLeases.add(v);
     }
     int group = store.group(counter, v.key);
     List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
     // a take whose answer never came goes with this flush, on its window's delta
-    boolean settles = v.settleToken != 0 && !v.settleInFlight;
-    if (settles) {
-      v.settleInFlight = true;
-    }
+    long settles = v.startSettling(); // (Long.MIN_VALUE: no take to settle)
     addEarlierWindows(v, list, settles);
     // always send the current window, even with nothing new: the answer refreshes the view
     // (in reservation mode the lease answer does that, so only real deltas go)
@@ -338,19 +335,19 @@ final class Flusher {
    * Under the view's monitor: the deltas of the windows before the view's, the window gone by's
    * permits and claim, and a take of an older window to settle.
    */
-  private void addEarlierWindows(KeyView v, List<Pending> list, boolean settles) {
-    if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev > 0 || (settles && v.settleWindow == v.window - 1)) {
+  private void addEarlierWindows(KeyView v, List<Pending> list, long settles) {
+    if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev > 0 || settles == v.window - 1) {
       // (a delta asks for no claim: it also gives up the one held on the window gone by)
       Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev, v.deniedUnsentPrev);
-      boolean settling = settles && v.settleWindow == v.window - 1;
-      list.add(new Pending(v, settling ? settling(v, prev) : countsAfterWindow ? prev.afterItsWindow() : prev));
+      boolean settling = settles == v.window - 1;
+      list.add(new Pending(v, settling ? v.settling(prev) : countsAfterWindow ? prev.afterItsWindow() : prev));
       v.deltasOut++;
       v.unsentPrev = 0;
       v.deniedUnsentPrev = 0;
       v.prevClaimHeld = false;
     }
-    if (settles && v.settleWindow < v.window - 1) {
-      list.add(new Pending(v, settling(v, new Delta(counter, v.key, v.settleWindow, 0))));
+    if (settles != Long.MIN_VALUE && settles < v.window - 1) {
+      list.add(new Pending(v, v.settling(new Delta(counter, v.key, settles, 0))));
       v.deltasOut++;
     }
   }
@@ -359,13 +356,13 @@ final class Flusher {
    * Under the view's monitor: the current window's delta, with the claim the view asks for (and
    * keeps of the one it holds); {@code out}: the view's deltas on their way before this drain's.
    */
-  private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, boolean settles, int out) {
+  private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, long settles, int out) {
     Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
     Delta d = plain;
     if (claimsKept) {
       d = claims.sizing.withClaimsAhead(d.claiming(claimWanted(v, drainedAt), claims.sizing.claimSplit(v, drainedAt)), v, drainedAt);
     }
-    if (countsAfterWindow && v.window < Math.floorDiv(drainedAt, windowNanos) && !(settles && v.settleWindow == v.window)
+    if (countsAfterWindow && v.window < Math.floorDiv(drainedAt, windowNanos) && settles != v.window
         && d.aheadWindows() == 0) {
       // a fixed window that is over: its permits are counted and nothing else (no claim on it weighs
       // now; one Redis command instead of a read and a write of the key's claims), and with none
@@ -378,15 +375,15 @@ final class Flusher {
       }
       return;
     }
-    if (settles && v.settleWindow == v.window) {
-      d = settling(v, d);
+    if (settles == v.window) {
+      d = v.settling(d);
     }
     // near the limit (its unused claim more than an even part of what it leaves the others), this
     // node keeps what it will admit before the answer and the store grants the rest anew, an even
     // part per node, so that a claim granted far from the limit does not hold the last permits
     // while the other nodes' requests are denied. Only with nothing else of the view on its way,
     // whose answer could raise the claim this flush trims.
-    long keep = claimsKept && d.want() > 0 && out == 0 && !settles ? claims.claimToKeep(v, d.want()) : -1;
+    long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claims.claimToKeep(v, d.want()) : -1;
     if (keep >= 0) {
       d = d.keeping(keep);
       v.claim = v.pendingCur + keep;
@@ -427,11 +424,6 @@ final class Flusher {
     return Math.min(want, counter.limit().capacity());
   }
 
-  /** Under the view's monitor: {@code d} settling the view's take whose answer never came. */
-  private static Delta settling(KeyView v, Delta d) {
-    return d.settling(v.settleToken, v.settlePermits, v.settleAdmitted);
-  }
-
   /** Reservation mode: asks the store for the view's next grant and adds it to the view. */
   private void takeLease(KeyView v) {
     long w;
@@ -443,10 +435,10 @@ final class Flusher {
     }
     LeaseStore.Lease lease = leaseOps.askLease(v.key, w, at, want, 1, flushTimeout);
     synchronized (v) {
-      v.leaseWanted = false;
+      v.grants().wanted(false);
       if (lease == null) {
         if (!v.queued) { // ask again on the next round
-          v.leaseWanted = true;
+          v.grants().wanted(true);
           v.queued = true;
           dirty.add(v);
         }
@@ -468,8 +460,8 @@ final class Flusher {
       queue.settle(p.view);
       p.view.deltasOut--;
       released(p);
-      if (p.delta.settle() != 0 && p.view.settleToken == p.delta.token()) {
-        p.view.settleInFlight = false; // the next drain sends it again
+      if (p.view.settledBy(p.delta)) {
+        p.view.settlingFailed(); // the next drain sends it again
         p.view.syncWanted = true;
       }
       if (p.delta.window() == p.view.window) {
@@ -514,7 +506,7 @@ final class Flusher {
         queue.settle(v); // the credit was sized on the counts this answer replaces
         v.deltasOut--;
         released(p);
-        if (p.delta.settle() != 0 && v.settleToken == p.delta.token()) {
+        if (v.settledBy(p.delta)) {
           // the take is settled: a permit the failure policy admitted is counted now, one way or the other
           if (p.delta.settle() > 0) {
             if (p.delta.window() == v.window) {
@@ -524,8 +516,7 @@ final class Flusher {
             }
             pendingPermits.add(-p.delta.settle());
           }
-          v.settleToken = 0;
-          v.settleInFlight = false;
+          v.takeSettled();
         }
         long w = p.delta.window();
         if (w == v.window) {

@@ -70,14 +70,10 @@ final class KeyView {
   /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
   long refilledRound = -1;
   /**
-   * LOCAL_SHARE, fixed windows: the window in which this node last decided on its local share with the
-   * breaker open (Long.MIN_VALUE: none), and the most it may admit in that window, its own admissions
-   * counted (WindowFallback#admits): held after the store is back, to the window's end or
-   * {@link #shareCapUntil} (ticker time), whichever comes first.
+   * LOCAL_SHARE, fixed windows: the local share this node last decided on with the breaker open, held
+   * after the store is back (null: none; see {@link #holdLocalShare}). Rare, so a view holds none of its fields.
    */
-  long shareCapWindow = Long.MIN_VALUE;
-  long shareCap;
-  long shareCapUntil = Long.MIN_VALUE;
+  private LocalShareCap shareCap;
   /** Ticker time of the last acknowledgement that refreshed the global counts. */
   long syncedAt = Long.MIN_VALUE;
   /** Denial cache: the global count alone is over the limit until then. */
@@ -90,19 +86,8 @@ final class KeyView {
   boolean queued;
   /** A decision asked for a sync of this key (the view is queued): the next sync sends it, whatever it holds. */
   boolean syncWanted;
-  /** Reservation mode: permits granted for {@link #window} and not used yet. */
-  long leased;
-  /**
-   * Reservation mode, sliding window: permits granted on the window before {@link #window} that this
-   * node did not use, 0 for none. The store counted them with the grant, and as the previous window's
-   * count they would weigh in this one: the decision that rolls the view into this window gives them
-   * back at once, under the same monitor (WindowLeases#giveBackLeftover).
-   */
-  long leftoverLease;
-  /** Reservation mode: a lease was asked for and not answered yet. */
-  boolean leaseWanted;
-  /** Reservation mode: budget left in the window when the store last answered (-1 before). */
-  long lastRemaining = -1;
+  /** Reservation mode's grants (null in the other modes, and before the key's first grant is asked for). */
+  private Grants grants;
   /** Demand (permits asked for) since {@link #rateSince}, its running rate per second, hotness. */
   long hits;
   /** Ticker time the key was last asked for (about: credit decisions are seen when settled); a claim is given up once it is idle. */
@@ -163,15 +148,10 @@ final class KeyView {
   boolean prevClaimHeld;
   /**
    * A take (a claim call that also counted the decision's permit, see {@link Delta#taking}) whose
-   * answer never came: its token (0: none), window, permits, and whether the failure policy admitted
-   * the request; the next flush of the key settles it, and until it is answered decisions ask for
-   * claims without takes. {@link #settleInFlight}: a flush that settles it is on its way.
+   * answer never came, or null: the key's next flush settles it, and until that is answered decisions
+   * ask for claims without takes. Rare (a store call failed), so a view holds none of its fields.
    */
-  long settleToken;
-  long settleWindow;
-  long settlePermits;
-  boolean settleAdmitted;
-  boolean settleInFlight;
+  private UnsettledTake unsettled;
   /**
    * The count of the window before {@link #window} as last seen here (the store's count and this
    * node's pending permits when the view rolled), or -1: the view did not see that window.
@@ -269,11 +249,9 @@ final class KeyView {
     noneFree = false;
     nothingFreeUntil = Long.MIN_VALUE;
     fruitlessAsks = 0;
-    // a grant is for one window: what is left of it is never carried over; a sliding window's is
-    // given back, since the window gone by still weighs
-    leftoverLease = sliding && w == window + 1 ? leased : 0;
-    leased = 0;
-    lastRemaining = -1;
+    if (grants != null) {
+      grants.roll(sliding && w == window + 1);
+    }
     window = w;
   }
 
@@ -328,7 +306,197 @@ final class KeyView {
 
   /** Nothing to send and nothing waiting for an answer. */
   boolean quiet() {
-    return pendingCur == 0 && pendingPrev == 0 && unsentCur == 0 && unsentPrev == 0 && settleToken == 0;
+    return pendingCur == 0 && pendingPrev == 0 && unsentCur == 0 && unsentPrev == 0 && unsettled == null;
+  }
+
+  /**
+   * Under the monitor, LOCAL_SHARE with the breaker open (fixed windows): this node decides on its local
+   * share in its window; the most it may admit there, its own admissions counted, is {@code cap} where
+   * it starts doing so in this window (or after its last hold ran out), and it holds that cap to the
+   * window's end or {@code until} (ticker time), whichever comes first (WindowFallback#admits).
+   */
+  void holdLocalShare(long cap, long now, long until) {
+    if (shareCap == null) {
+      shareCap = new LocalShareCap(); // (then kept: an outage decides on it window after window)
+    }
+    if (shareCap.window != window || now >= shareCap.until) {
+      shareCap.window = window;
+      shareCap.cap = cap;
+    }
+    shareCap.until = until;
+  }
+
+  /** Under the monitor: whether a local share held since a fault caps this node's admissions at {@code now}. */
+  boolean localShareHeld(long now) {
+    return shareCap != null && shareCap.window == window && now < shareCap.until;
+  }
+
+  /** Under the monitor, while {@link #localShareHeld}: the most this node may admit in its window. */
+  long localShareCap() {
+    return shareCap.cap;
+  }
+
+  /** Under the monitor, while {@link #localShareHeld}: when the hold ends (ticker time), at the window's end at the latest. */
+  long localShareUntil() {
+    return shareCap.until;
+  }
+
+  /** A local share held since a fault: its window, the most the node may admit there, and until when. */
+  private static final class LocalShareCap {
+    long window = Long.MIN_VALUE;
+    long cap;
+    long until = Long.MIN_VALUE;
+  }
+
+  /** Under the monitor: reservation mode's grants of this view, made at first use. */
+  Grants grants() {
+    if (grants == null) {
+      grants = new Grants();
+    }
+    return grants;
+  }
+
+  /** Under the monitor: permits granted for {@link #window} and not used yet (reservation mode; 0 otherwise). */
+  long leased() {
+    return grants == null ? 0 : grants.held;
+  }
+
+  /** Under the monitor: whether the window gone by's grant left permits to give back (reservation, sliding). */
+  boolean hasLeftoverGrant() {
+    return grants != null && grants.leftover > 0;
+  }
+
+  /** Under the monitor: whether a grant was asked for and not answered yet (reservation mode). */
+  boolean leaseWanted() {
+    return grants != null && grants.wanted;
+  }
+
+  /**
+   * Reservation mode: what one node holds of the store's grants on a key, under the view's monitor.
+   * A grant is for one window: what is left of it is never carried over; a sliding window's is given
+   * back, since the window gone by still weighs.
+   */
+  static final class Grants {
+    /** Permits granted for the view's window and not used yet. */
+    private long held;
+    /**
+     * Sliding window: permits granted on the window before the view's that this node did not use, 0
+     * for none. The store counted them with the grant, and as the previous window's count they would
+     * weigh in this one: the decision that rolls the view into this window gives them back at once,
+     * under the same monitor (WindowLeases#giveBackLeftover).
+     */
+    private long leftover;
+    /** A grant was asked for and not answered yet. */
+    private boolean wanted;
+    /** Budget left in the window when the store last answered (-1 before). */
+    private long lastRemaining = -1;
+
+    long held() {
+      return held;
+    }
+
+    /** Permits granted (or given back by a release) into the view's window. */
+    void add(long permits) {
+      held += permits;
+    }
+
+    /** An admission paid by what is held. */
+    void use(long permits) {
+      held -= permits;
+    }
+
+    /** What the window gone by's grant left unused, handed over to be given back: none is left here. */
+    long takeLeftover() {
+      long back = leftover;
+      leftover = 0;
+      return back;
+    }
+
+    boolean wanted() {
+      return wanted;
+    }
+
+    void wanted(boolean wanted) {
+      this.wanted = wanted;
+    }
+
+    long lastRemaining() {
+      return lastRemaining;
+    }
+
+    void lastRemaining(long remaining) {
+      lastRemaining = remaining;
+    }
+
+    /** The view moves to a new window; {@code keepLeftover}: the one it leaves still weighs (sliding, next window). */
+    private void roll(boolean keepLeftover) {
+      leftover = keepLeftover ? held : 0;
+      held = 0;
+      lastRemaining = -1;
+    }
+  }
+
+  /** Under the monitor: a take of this view's window whose answer never came ({@code token}, {@code permits}). */
+  void takeUnanswered(long token, long permits) {
+    unsettled = new UnsettledTake(token, window, permits);
+  }
+
+  /** Under the monitor: whether a take's answer never came and no flush has settled it yet. */
+  boolean hasUnsettledTake() {
+    return unsettled != null;
+  }
+
+  /** Under the monitor: whether the failure policy admitted the request of the unanswered take. */
+  void unsettledTakeAdmitted(boolean admitted) {
+    unsettled.admitted = admitted;
+  }
+
+  /**
+   * Under the monitor, at a drain: the window of the unanswered take this drain's flush settles, marked
+   * as on its way, or {@link Long#MIN_VALUE} where there is none or a flush settling it is on its way.
+   */
+  long startSettling() {
+    if (unsettled == null || unsettled.inFlight) {
+      return Long.MIN_VALUE;
+    }
+    unsettled.inFlight = true;
+    return unsettled.window;
+  }
+
+  /** Under the monitor: {@code d} settling the unanswered take (see {@link #startSettling}). */
+  Delta settling(Delta d) {
+    return d.settling(unsettled.token, unsettled.permits, unsettled.admitted);
+  }
+
+  /** Under the monitor: whether {@code d} settles this view's unanswered take. */
+  boolean settledBy(Delta d) {
+    return d.settle() != 0 && unsettled != null && unsettled.token == d.token();
+  }
+
+  /** Under the monitor: the flush that settled the take came back unanswered; the next drain sends it again. */
+  void settlingFailed() {
+    unsettled.inFlight = false;
+  }
+
+  /** Under the monitor: the take is settled. */
+  void takeSettled() {
+    unsettled = null;
+  }
+
+  /** A take whose answer never came: its token, window and permits, and what the failure policy decided. */
+  private static final class UnsettledTake {
+    final long token;
+    final long window;
+    final long permits;
+    boolean admitted;
+    /** A flush that settles it is on its way. */
+    boolean inFlight;
+
+    UnsettledTake(long token, long window, long permits) {
+      this.token = token;
+      this.window = window;
+      this.permits = permits;
+    }
   }
 
   interface OrphanSink {

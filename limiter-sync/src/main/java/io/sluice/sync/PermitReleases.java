@@ -76,7 +76,7 @@ final class PermitReleases {
     }
     v.ownCur -= back;
     if (leases != null) {
-      v.leased += back; // (reservation: the permit came out of the node's lease)
+      v.grants().add(back); // (reservation: the permit came out of the node's lease)
       return;
     }
     long unsent = Math.min(back, v.unsentCur);

@@ -189,7 +189,7 @@ final class WindowClaims {
    */
   boolean claimLasts(KeyView v, long now) {
     if (!asksClaims() || v.claim < 0 || v.syncWanted || v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsent > 0
-        || v.settleToken != 0 || v.window != Math.floorDiv(now, windowNanos)) {
+        || v.hasUnsettledTake() || v.window != Math.floorDiv(now, windowNanos)) {
       return false;
     }
     if (v.window <= v.aheadThrough
@@ -225,7 +225,7 @@ final class WindowClaims {
    * run crossed the hour.
    */
   boolean windowDone(KeyView v) {
-    if (sliding || !asksClaims() || v.unsentCur != 0 || v.pendingCur != 0 || v.settleToken != 0 || v.deniedUnsent != 0) {
+    if (sliding || !asksClaims() || v.unsentCur != 0 || v.pendingCur != 0 || v.hasUnsettledTake() || v.deniedUnsent != 0) {
       return false;
     }
     v.claim = -1;

@@ -196,7 +196,7 @@ final class WindowDecisions {
       claims.windowDone(view);
     }
     view.roll(w, orphanSink, sliding);
-    if (view.leftoverLease > 0) {
+    if (view.hasLeftoverGrant()) {
       leaseOps.giveBackLeftover(view, j.now); // (the store's answer is not waited for)
     }
     while (true) {
@@ -246,15 +246,15 @@ final class WindowDecisions {
    */
   private int verdict(KeyView view, Judgement j) {
     long cost = j.cost;
-    if (!j.took && !j.takeUnsettled && !j.fallback && view.shareCapWindow == view.window && j.now < view.shareCapUntil
-        && view.ownCur + cost > view.shareCap) {
+    if (!j.took && !j.takeUnsettled && !j.fallback && view.localShareHeld(j.now)
+        && view.ownCur + cost > view.localShareCap()) {
       // this node decided on its local share in this window while its breaker was open, and the
       // other nodes cut off with it may still be doing so: their admissions are not in the store
       // yet, so it keeps within its share (to the window's end, or until the others have had time to
       // come back too) rather than spend theirs (see WindowFallback#admits)
       j.admit = false;
       j.remaining = 0;
-      j.retryAfter = Math.min(view.shareCapUntil, (view.window + 1) * windowNanos) - j.at;
+      j.retryAfter = Math.min(view.localShareUntil(), (view.window + 1) * windowNanos) - j.at;
     } else if (j.took) {
       // the store counted this permit with the claim it granted: admitted, nothing to send for it
       j.admit = true;
@@ -294,35 +294,37 @@ final class WindowDecisions {
     long cost = j.cost;
     long now = j.now;
     // (what the view holds of a grant is counted in the store already: only the rest needs room)
-    if (view.leased < cost && !j.asked && leaseOps.mayHelp(view, now, cost - view.leased)) {
+    KeyView.Grants grants = view.grants();
+    if (grants.held() < cost && !j.asked && leaseOps.mayHelp(view, now, cost - grants.held())) {
       if (j.noWait) {
         return WOULD_WAIT;
       }
       // no grant pays for it: the store decides, in one round trip, as for a claim
       j.asked = true;
-      if (!leaseOps.leaseNow(view, now, cost - view.leased, claimTimeout)) {
+      if (!leaseOps.leaseNow(view, now, cost - grants.held(), claimTimeout)) {
         j.fallback = true;
       }
       return AGAIN;
     }
     j.fromLease = true;
-    j.admit = view.leased >= cost;
+    j.admit = grants.held() >= cost;
     if (j.admit) {
-      view.leased -= cost;
+      grants.use(cost);
       view.ownCur += cost;
       // what this node still holds of its grants, and what the store had granted no node at its last
       // answer (look's estimate: the grants are in its counts). The grant alone read 0 after the first
       // request of a limit of 5, and a client told "RateLimit-Remaining: 0" held back with 4 left.
-      j.remaining = view.leased + Math.max(0, j.remaining);
+      j.remaining = grants.held() + Math.max(0, j.remaining);
     } else {
       j.remaining = 0;
-      j.retryAfter = view.lastRemaining == 0 && !sliding ? (view.window + 1) * windowNanos - j.at : syncIntervalNanos;
+      j.retryAfter = grants.lastRemaining() == 0 && !sliding ? (view.window + 1) * windowNanos - j.at : syncIntervalNanos;
     }
     // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
     // frees budget as the previous window fades, so with none left it asks again now and then
-    boolean budgetLeft = view.lastRemaining != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
-    if (!view.leaseWanted && claims.sizing.expectedUntilSync(view) > 0 && view.leased < leaseOps.leaseSize(view, now) / 2 + cost && budgetLeft) {
-      view.leaseWanted = true;
+    boolean budgetLeft = grants.lastRemaining() != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
+    if (!grants.wanted() && claims.sizing.expectedUntilSync(view) > 0 && grants.held() < leaseOps.leaseSize(view, now) / 2 + cost
+        && budgetLeft) {
+      grants.wanted(true);
       j.urgent = true;
     }
     return DECIDED;
@@ -409,8 +411,8 @@ final class WindowDecisions {
     long now = j.now;
     double ownAfter = j.own + cost - j.reuse;
     long credit = Math.min((long) Math.floor(allowance - ownAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
-    if (view.shareCapWindow == view.window && now < view.shareCapUntil) {
-      credit = Math.min(credit, view.shareCap - view.ownCur - cost); // (a share held since a fault)
+    if (view.localShareHeld(now)) {
+      credit = Math.min(credit, view.localShareCap() - view.ownCur - cost); // (a share held since a fault)
     }
     if (credit > 0) {
       boolean throttled = view.hot && view.lastUrgentSync != Long.MIN_VALUE
@@ -440,7 +442,7 @@ final class WindowDecisions {
       countAdmitted(view, j, cost);
     }
     if (j.takeUnsettled) {
-      view.settleAdmitted = j.admit;
+      view.unsettledTakeAdmitted(j.admit);
       j.urgent = true;
     }
     if (view.prevClaimHeld && !view.syncWanted) {

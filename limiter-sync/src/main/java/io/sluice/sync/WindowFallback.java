@@ -65,11 +65,8 @@ final class WindowFallback {
         // the counts of each node's last answer, up to a sync interval apart (and behind each other)
         long whole = claims.capacity(view) / nodes;
         if (breakerOpen && !sliding) {
-          if (view.shareCapWindow != view.window || now >= view.shareCapUntil) {
-            view.shareCapWindow = view.window;
-            view.shareCap = Math.min(view.ownCur - view.pendingCur + part, Math.max(view.ownCur, whole));
-          }
-          view.shareCapUntil = now + shareHoldNanos;
+          view.holdLocalShare(Math.min(view.ownCur - view.pendingCur + part, Math.max(view.ownCur, whole)), now,
+              now + shareHoldNanos);
         }
         double unacknowledged = ClaimSizing.weighted(view.pendingPrev, view.pendingCur, prevWeight);
         double own = ClaimSizing.weighted(view.ownPrev, view.ownCur, prevWeight);

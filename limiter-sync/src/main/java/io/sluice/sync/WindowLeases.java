@@ -52,7 +52,8 @@ final class WindowLeases {
    * hold unused when the budget runs out is a small part of it), at most the batch size.
    */
   long leaseSize(KeyView view, long now) {
-    long left = view.lastRemaining >= 0 ? view.lastRemaining : limit.capacity();
+    long last = view.grants().lastRemaining();
+    long left = last >= 0 ? last : limit.capacity();
     long nodes = Math.max(1, activeNodes.getAsInt());
     // (grants are taken first come, first served: what one node holds unused when the budget runs
     // out, another node's requests are denied for. Half of an even share held so at 5 nodes a limit
@@ -79,15 +80,14 @@ final class WindowLeases {
   /**
    * Reservation mode, sliding window, under the view's monitor as it rolls into a new window: gives
    * the store back what the view's grant on the window gone by left unused
-   * ({@link KeyView#leftoverLease}), so that the previous window's count weighs only what the nodes
+   * ({@link KeyView.Grants#takeLeftover}), so that the previous window's count weighs only what the nodes
    * admitted. One call per key and window that left some, not waited for: a give-back that fails
    * leaves the permits spent, which errs on the safe side. Nothing while the breaker is open.
    * (Counted as spent, such grants weighed 7 to 25 permits more than the node admitted in the accuracy
    * kit's shapes profile, at one node; given back, its false denials there went from 1.9% to 0.)
    */
   void giveBackLeftover(KeyView v, long now) {
-    long back = v.leftoverLease;
-    v.leftoverLease = 0;
+    long back = v.grants().takeLeftover();
     if (windows == null || calls.open()) {
       return;
     }
@@ -100,14 +100,15 @@ final class WindowLeases {
 
   /** Under the view's monitor: a grant of the view's window, asked for {@code want}, into the view. */
   void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long need, long now) {
-    v.leased += lease.granted();
+    KeyView.Grants grants = v.grants();
+    grants.add(lease.granted());
     v.globalCur = lease.current();
     v.globalPrev = lease.previous();
     // none granted for a need above 1: less than that was free, and a smaller request may still fit (a
     // hint that the next one asks, as for a claim: see #mayHelp; the store decides)
-    v.lastRemaining = lease.granted() == 0 && need > 1
+    grants.lastRemaining(lease.granted() == 0 && need > 1
         ? Math.min(need - 1, Math.max(0, limit.capacity() - lease.current()))
-        : lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current());
+        : lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current()));
     v.syncedAt = now;
   }
 
@@ -121,7 +122,7 @@ final class WindowLeases {
    * 9.0% of requests denied where the exact algorithm admitted, 2.2% asking by the counts.)
    */
   boolean mayHelp(KeyView v, long now, long cost) {
-    if (v.lastRemaining != 0 || v.syncedAt == Long.MIN_VALUE) {
+    if (v.grants().lastRemaining() != 0 || v.syncedAt == Long.MIN_VALUE) {
       return true;
     }
     if (!sliding) {
