@@ -140,21 +140,18 @@ final class ViewTable {
   /**
    * At the end of each regular sync, under the sync lock: looks at up to {@link #SWEEP_PER_SYNC} more
    * views and drops those whose windows are over with nothing pending (a pass over a million keys
-   * takes a few hundred syncs).
+   * takes a few hundred syncs). A pass that ends stops there: the next sync starts the next one. (Going
+   * round again in the same call looked at a table of a few keys thousands of times a sync, each time
+   * under the view's monitor, taking its credit back: 6% of the Envoy service's CPU on one hot key.)
    */
   void sweepSome() {
     long now = ticker.read();
-    Iterator<KeyView> it = sweep;
-    for (int i = 0; i < SWEEP_PER_SYNC; i++) {
-      if (it == null || !it.hasNext()) {
-        it = views.values().iterator(); // weakly consistent: views added meanwhile are seen next time round
-        if (!it.hasNext()) {
-          break;
-        }
-      }
+    Iterator<KeyView> it = sweep != null ? sweep : views.values().iterator();
+    // (weakly consistent: views added meanwhile are seen on the next pass)
+    for (int i = 0; i < SWEEP_PER_SYNC && it.hasNext(); i++) {
       dropIfOver(it.next(), now, true);
     }
-    sweep = it;
+    sweep = it.hasNext() ? it : null;
   }
 
   /**
