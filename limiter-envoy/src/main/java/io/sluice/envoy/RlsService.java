@@ -17,13 +17,12 @@ import io.sluice.node.RateLimitHeaders;
 import io.sluice.sync.SyncedLimiter;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -54,13 +53,18 @@ import java.util.function.LongSupplier;
  *       ({@link RateLimitHeaders}' formats; shadow limits are left out).</li>
  * </ul>
  *
- * <p>Calls are decided on a bounded executor: when its queue is full the call fails at once with
- * {@code RESOURCE_EXHAUSTED}; a call whose deadline passed (or that the client cancelled) while it
- * waited is dropped without counting anything. Bad requests (an empty domain, no descriptors, an
+ * <p>A call is decided on gRPC's own thread where no descriptor needs a store call or a wait (a claim
+ * that pays, a cached denial: {@link SyncedLimiter#acquireWithoutWaiting}), with no hand-over; from its
+ * first descriptor that would wait (a cold key's claim call, exact mode's script) it goes to a bounded
+ * executor: when its queue is full the call fails at once with {@code RESOURCE_EXHAUSTED}; a call
+ * whose deadline passed (or that the client cancelled) while it waited there is dropped without
+ * counting anything more (the descriptors before, decided at once, stay counted, as a call cut off
+ * after its answer was sent would). Bad requests (an empty domain, no descriptors, an
  * entry without a key, an override in an unknown unit) fail with {@code INVALID_ARGUMENT} naming the
  * field.
  *
- * <p>Concurrency: calls are decided on the executor's threads at once. The configuration is one
+ * <p>Concurrency: calls are decided on gRPC's threads and the executor's at once; a call's own state
+ * ({@code Call}) passes from the one to the other through the executor's queue. The configuration is one
  * immutable {@link RlsConfig} in a volatile field, replaced whole by a reload ({@link ConfigWatcher}'s
  * thread), so a call reads it once and decides every descriptor on the same one; the limiters are
  * {@link RlsLimiters}' (thread-safe) and the counters atomic.
@@ -80,6 +84,9 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
   private final LongSupplier wallClockMillis;
   private final AtomicLong expired = new AtomicLong();
   private final AtomicLong rejected = new AtomicLong();
+  /** {@code RateLimit-Policy} items of the limits met so far (see {@link #policy}). */
+  private final ConcurrentHashMap<Limit, String> policyItems = new ConcurrentHashMap<>();
+  private static final int MAX_POLICY_ITEMS = 1_024;
 
   RlsService(RlsConfig config, RlsLimiters limiters, ExecutorService executor, boolean responseHeaders,
       LongSupplier wallClockMillis) {
@@ -125,32 +132,38 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
 
   @Override
   public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> observer) {
+    Call call;
+    try {
+      // on gRPC's thread (an event loop): what needs no store call and no wait is decided here, at
+      // once; the call goes to the bounded executor only from its first descriptor that would wait (a
+      // cold key's claim, exact mode's script), those before it counted already
+      call = prepare(request);
+      decideFrom(call, true);
+    } catch (RuntimeException e) {
+      fail(observer, e);
+      return;
+    }
+    if (call.next == call.limits.length) {
+      respond(observer, call);
+      return;
+    }
     Context context = Context.current();
     try {
       executor.execute(() -> {
         if (context.isCancelled()) {
-          // the deadline passed (or the client went away) while the call waited: count nothing
+          // the deadline passed (or the client went away) while the call waited: nothing more is counted
           expired.incrementAndGet();
           observer.onError(Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed before it was decided")
               .asRuntimeException());
           return;
         }
-        RateLimitResponse response;
         try {
-          response = decide(request);
-        } catch (StatusRuntimeException e) {
-          observer.onError(e);
-          return;
+          decideFrom(call, false);
         } catch (RuntimeException e) {
-          observer.onError(Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException());
+          fail(observer, e);
           return;
         }
-        try {
-          observer.onNext(response);
-          observer.onCompleted();
-        } catch (RuntimeException e) {
-          // the call ended while it was decided (its deadline passed, the client went away): nobody reads the answer
-        }
+        respond(observer, call);
       });
     } catch (RejectedExecutionException e) {
       rejected.incrementAndGet();
@@ -159,15 +172,98 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
   }
 
-  /** One request's answer (the gRPC method's body, on the caller's thread). */
+  private static void fail(StreamObserver<RateLimitResponse> observer, RuntimeException e) {
+    if (e instanceof StatusRuntimeException) {
+      observer.onError(e);
+    } else {
+      observer.onError(Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException());
+    }
+  }
+
+  private void respond(StreamObserver<RateLimitResponse> observer, Call call) {
+    RateLimitResponse response;
+    try {
+      response = answer(call);
+    } catch (RuntimeException e) {
+      fail(observer, e);
+      return;
+    }
+    try {
+      observer.onNext(response);
+      observer.onCompleted();
+    } catch (RuntimeException e) {
+      // the call ended while it was decided (its deadline passed, the client went away): nobody reads the answer
+    }
+  }
+
+  /** One request's answer, every descriptor decided on the caller's thread, waiting where it must. */
   RateLimitResponse decide(RateLimitRequest request) {
+    Call call = prepare(request);
+    decideFrom(call, false);
+    return answer(call);
+  }
+
+  /**
+   * A request matched to its limits: each descriptor's limit (null for none, an unlimited one or one
+   * replaced), whether it is unlimited, the limiter that counts it (null where nothing is counted),
+   * and its decision once made; {@link #next}: the first descriptor not decided yet.
+   */
+  private static final class Call {
+    final RateLimitRequest request;
+    final RlsLimit[] limits;
+    final boolean[] unlimited;
+    final SyncedLimiter[] limiter;
+    final Decision[] decisions;
+    int next;
+
+    Call(RateLimitRequest request, RlsLimit[] limits, boolean[] unlimited, SyncedLimiter[] limiter) {
+      this.request = request;
+      this.limits = limits;
+      this.unlimited = unlimited;
+      this.limiter = limiter;
+      this.decisions = new Decision[limits.length];
+    }
+  }
+
+  /** The request checked and matched: its limits and limiters, nothing decided yet. */
+  private Call prepare(RateLimitRequest request) {
     RlsConfig cfg = this.config;
     int n = descriptorCount(request);
     RlsLimit[] limits = new RlsLimit[n];
     boolean[] unlimited = new boolean[n];
     matchLimits(cfg, request, limits, unlimited);
-    SyncedLimiter[] limiter = limitersFor(cfg, request, limits);
-    return answer(request, limits, unlimited, limiter);
+    return new Call(request, limits, unlimited, limitersFor(cfg, request, limits));
+  }
+
+  /**
+   * Counts the hits of the call's descriptors from {@link Call#next} on, in order; {@code withoutWaiting}:
+   * only while no decision needs a store call or a wait, stopping (at that descriptor, nothing of it
+   * counted) where one would.
+   */
+  private void decideFrom(Call call, boolean withoutWaiting) {
+    String domain = call.request.getDomain();
+    long requestHits = Integer.toUnsignedLong(call.request.getHitsAddend());
+    for (; call.next < call.limits.length; call.next++) {
+      int i = call.next;
+      SyncedLimiter limiter = call.limiter[i];
+      RateLimitDescriptor d = call.request.getDescriptors(i);
+      long cost = cost(d, requestHits);
+      if (limiter == null || cost < 0 || cost > call.limits[i].requestsPerUnit()) {
+        continue; // (nothing to count: see answer)
+      }
+      String key = RlsLimiters.key(domain, d.getEntriesList());
+      Decision decision = withoutWaiting ? limiter.acquireWithoutWaiting(key, cost) : limiter.acquire(key, cost);
+      if (decision == null) {
+        return;
+      }
+      call.decisions[i] = decision;
+    }
+  }
+
+  /** A descriptor's cost: its own {@code hits_addend}, else the request's, 0 meaning 1. */
+  private static long cost(RateLimitDescriptor d, long requestHits) {
+    long cost = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
+    return cost == 0 ? 1 : cost;
   }
 
   /** How many descriptors the request has, refusing an empty domain and no descriptors or too many. */
@@ -193,7 +289,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
   private static void matchLimits(RlsConfig cfg, RateLimitRequest request, RlsLimit[] limits, boolean[] unlimited) {
     String domain = request.getDomain();
     boolean knownDomain = cfg.hasDomain(domain);
-    Set<String> replaced = new HashSet<>();
+    Set<String> replaced = null; // (made only when a matched limit replaces others: most requests have none)
     for (int i = 0; i < limits.length; i++) {
       RateLimitDescriptor d = request.getDescriptors(i);
       checkEntries(d, i);
@@ -206,7 +302,12 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         limit = cfg.match(domain, d.getEntriesList());
       }
       if (limit != null) {
-        replaced.addAll(limit.replaces());
+        if (!limit.replaces().isEmpty()) {
+          if (replaced == null) {
+            replaced = new HashSet<>();
+          }
+          replaced.addAll(limit.replaces());
+        }
         if (limit.unlimited()) {
           unlimited[i] = true;
           limit = null;
@@ -214,7 +315,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
       }
       limits[i] = limit;
     }
-    for (int i = 0; i < limits.length; i++) {
+    for (int i = 0; replaced != null && i < limits.length; i++) {
       if (limits[i] != null && limits[i].name() != null && replaced.contains(limits[i].name())) {
         limits[i] = null; // replaced by another matched limit: not evaluated, not counted
       }
@@ -271,21 +372,20 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
   }
 
   /**
-   * The answer: each descriptor's status in the request's order (counting the hits of those that
-   * count), the overall code and the headers.
+   * The answer, every descriptor decided: each descriptor's status in the request's order, the overall
+   * code and the headers.
    */
-  private RateLimitResponse answer(RateLimitRequest request, RlsLimit[] limits, boolean[] unlimited,
-      SyncedLimiter[] limiter) {
-    String domain = request.getDomain();
+  private RateLimitResponse answer(Call call) {
+    RateLimitRequest request = call.request;
     long requestHits = Integer.toUnsignedLong(request.getHitsAddend());
     RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
     RateLimitResponse.Code overall = RateLimitResponse.Code.OK;
     List<Decision> visible = new ArrayList<>();
-    for (int i = 0; i < limits.length; i++) {
+    for (int i = 0; i < call.limits.length; i++) {
       RateLimitDescriptor d = request.getDescriptors(i);
       RateLimitResponse.DescriptorStatus.Builder status = RateLimitResponse.DescriptorStatus.newBuilder();
-      RlsLimit l = limits[i];
-      if (unlimited[i]) {
+      RlsLimit l = call.limits[i];
+      if (call.unlimited[i]) {
         response.addStatuses(status.setCode(RateLimitResponse.Code.OK).setLimitRemaining(UNLIMITED_REMAINING));
         continue;
       }
@@ -296,7 +396,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         response.addStatuses(status.setCode(RateLimitResponse.Code.OK));
         continue;
       }
-      Decision decision = countHits(domain, d, l, limiter[i], requestHits, status);
+      Decision decision = status(l, call.decisions[i], status);
       if (!l.shadowMode()) {
         if (status.getCode() == RateLimitResponse.Code.OVER_LIMIT) {
           overall = RateLimitResponse.Code.OVER_LIMIT;
@@ -309,28 +409,23 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
     response.setOverallCode(overall);
     if (responseHeaders && !visible.isEmpty()) {
-      headers(visible).forEach((name, value) ->
-          response.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(name).setValue(value)));
+      addHeaders(response, visible);
     }
     return response.build();
   }
 
   /**
-   * Counts one descriptor's hits against its limit into its status; the decision, or null for a limit
-   * of 0 (which denies without one).
+   * A counted descriptor's status from its decision ({@code counted}; null for a cost above the limit or
+   * a limit of 0, over the limit without counting); the decision, or null for a limit of 0 (which
+   * denies without one).
    */
-  private Decision countHits(String domain, RateLimitDescriptor d, RlsLimit l, SyncedLimiter limiter, long requestHits,
-      RateLimitResponse.DescriptorStatus.Builder status) {
-    long cost = d.hasHitsAddend() ? d.getHitsAddend().getValue() : requestHits;
-    if (cost == 0) {
-      cost = 1;
-    }
+  private Decision status(RlsLimit l, Decision counted, RateLimitResponse.DescriptorStatus.Builder status) {
     status.setCurrentLimit(currentLimit(l));
     boolean over;
     long remaining;
     long resetNanos;
     Decision decision;
-    if (cost < 0 || cost > l.requestsPerUnit()) {
+    if (counted == null) {
       // more than the whole limit (or a limit of 0): over without counting, as no window admits it
       over = true;
       remaining = 0;
@@ -338,7 +433,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
       decision = l.requestsPerUnit() == 0 ? null : Decision.of(Outcome.DENIED,
           RlsLimiters.limit(l.requestsPerUnit(), l.unit()), 0, resetNanos, resetNanos);
     } else {
-      decision = limiter.acquire(RlsLimiters.key(domain, d.getEntriesList()), cost);
+      decision = counted;
       over = !decision.allowed();
       remaining = over ? 0 : decision.remaining();
       resetNanos = decision.resetNanos();
@@ -372,7 +467,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
    * {@code RateLimit-Policy}; {@code RateLimit} and {@code X-RateLimit-*} of the first denying one,
    * else of the one closest to its limit; {@code Retry-After} when one denied.
    */
-  static Map<String, String> headers(List<Decision> visible) {
+  private void addHeaders(RateLimitResponse.Builder response, List<Decision> visible) {
     Decision reported = null;
     for (Decision d : visible) {
       if (!d.allowed()) {
@@ -389,21 +484,47 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         }
       }
     }
+    if (denied) {
+      header(response, RateLimitHeaders.RETRY_AFTER, Long.toString(Math.max(1, reported.retryAfterSeconds())));
+    }
+    header(response, RateLimitHeaders.RATELIMIT_POLICY, policies(visible));
+    header(response, RateLimitHeaders.RATELIMIT, RateLimitHeaders.rateLimit(reported));
+    Limit limit = reported.limit();
+    header(response, RateLimitHeaders.X_RATELIMIT_LIMIT, Long.toString(limit.capacity()));
+    header(response, RateLimitHeaders.X_RATELIMIT_REMAINING, Long.toString(reported.remaining()));
+    header(response, RateLimitHeaders.X_RATELIMIT_RESET, Long.toString(reported.resetSeconds()));
+  }
+
+  private static void header(RateLimitResponse.Builder response, String name, String value) {
+    response.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(name).setValue(value));
+  }
+
+  /** Every policy once, in order: the one limit's item, made once per limit, or several joined. */
+  private String policies(List<Decision> visible) {
+    if (visible.size() == 1) {
+      return policy(visible.get(0));
+    }
     Set<String> policies = new LinkedHashSet<>();
     for (Decision d : visible) {
-      policies.add(RateLimitHeaders.policy(d));
+      policies.add(policy(d));
     }
-    Map<String, String> fields = new LinkedHashMap<>();
-    if (denied) {
-      fields.put(RateLimitHeaders.RETRY_AFTER, Long.toString(Math.max(1, reported.retryAfterSeconds())));
+    return String.join(", ", policies);
+  }
+
+  /**
+   * A limit's {@code RateLimit-Policy} item, made once: its name, capacity and window never change.
+   * Bounded, as the limiters are (an override's limit of a rate not seen before is made anew).
+   */
+  private String policy(Decision d) {
+    Limit limit = d.limit();
+    String item = policyItems.get(limit);
+    if (item == null) {
+      item = RateLimitHeaders.policy(d);
+      if (policyItems.size() < MAX_POLICY_ITEMS) {
+        policyItems.put(limit, item);
+      }
     }
-    fields.put(RateLimitHeaders.RATELIMIT_POLICY, String.join(", ", policies));
-    fields.put(RateLimitHeaders.RATELIMIT, RateLimitHeaders.rateLimit(reported));
-    Limit limit = reported.limit();
-    fields.put(RateLimitHeaders.X_RATELIMIT_LIMIT, Long.toString(limit.capacity()));
-    fields.put(RateLimitHeaders.X_RATELIMIT_REMAINING, Long.toString(reported.remaining()));
-    fields.put(RateLimitHeaders.X_RATELIMIT_RESET, Long.toString(reported.resetSeconds()));
-    return fields;
+    return item;
   }
 
   /** Nanoseconds from now to the end of the unit's current window (windows aligned to the epoch). */

@@ -27,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -339,6 +340,40 @@ class RlsServiceTest {
     assertThat(s.decide(request(descriptor("api_key", "k"))).getStatuses(0).getLimitRemaining()).isEqualTo(5);
   }
 
+  /**
+   * A call whose decision needs no store call (a claim that pays, a denial at the spent limit) is
+   * answered on the calling thread, gRPC's, with nothing handed to the executor; one that needs a claim
+   * goes there. Each call is counted once either way.
+   */
+  @Test
+  void callsThatNeedNoStoreCallAreAnsweredWithoutTheExecutor() throws Exception {
+    AtomicInteger handedOver = new AtomicInteger();
+    ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(16)) {
+      @Override
+      public void execute(Runnable task) {
+        handedOver.incrementAndGet();
+        super.execute(task);
+      }
+    };
+    RlsService s = service(executor);
+    int inline = 0;
+    int ok = 0;
+    for (int i = 0; i < 8; i++) {
+      Recorder r = new Recorder();
+      s.shouldRateLimit(request(descriptor("api_key", "inline")), r);
+      if (r.response.get(5, TimeUnit.SECONDS).getOverallCode() == Code.OK) {
+        ok++;
+      }
+      if (r.answeredOn == Thread.currentThread()) {
+        inline++;
+      }
+    }
+    assertThat(ok).isEqualTo(5); // the limit of 5 a minute, each call counted once
+    assertThat(inline + handedOver.get()).isEqualTo(8);
+    assertThat(handedOver.get()).isGreaterThanOrEqualTo(1); // the key's first decision asks for a claim
+    assertThat(inline).isGreaterThanOrEqualTo(1);
+  }
+
   /** A call that waited past its deadline is dropped uncounted; a call that finds the queue full is refused. */
   @Test
   void expiredCallsAreDroppedAndAFullQueueRefuses() throws Exception {
@@ -372,9 +407,12 @@ class RlsServiceTest {
   static final class Recorder implements StreamObserver<RateLimitResponse> {
     final CompletableFuture<RateLimitResponse> response = new CompletableFuture<>();
     final CompletableFuture<StatusRuntimeException> error = new CompletableFuture<>();
+    /** The thread that answered (read once the response is in: completing it publishes this). */
+    volatile Thread answeredOn;
 
     @Override
     public void onNext(RateLimitResponse value) {
+      answeredOn = Thread.currentThread();
       response.complete(value);
     }
 

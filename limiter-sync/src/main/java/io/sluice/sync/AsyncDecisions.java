@@ -47,21 +47,37 @@ final class AsyncDecisions {
     router.checkOpen();
     long now = ticker.read();
     boolean fallback = router.storeDown();
-    if (tokens != null && !fallback) {
-      Decision d = byStore.onTokensWithoutWaiting(key, cost, answer, now);
-      return d != null ? CompletableFuture.completedFuture(d) : handOver(key, cost, answer, now);
-    }
     if (exact != null && !fallback) {
       // (the fallback of a failed exact check makes no store call: decided on the answer's thread)
       return byStore.exactlyAsync(key, cost, answer, now)
           .thenApply(d -> d != null ? d : router.fallbackDecision(key, cost, answer, now));
     }
+    Decision d = decideNow(key, cost, answer, now, fallback);
+    return d != null ? CompletableFuture.completedFuture(d) : handOver(key, cost, answer, now);
+  }
+
+  /**
+   * The decision where it needs no store call and no wait, made on the caller's thread; null, having
+   * decided nothing, where it would (see {@link SyncedLimiter#acquireWithoutWaiting}).
+   */
+  Decision decideNow(String key, long cost, int answer) {
+    router.checkRequest(key, cost);
+    router.checkOpen();
+    long now = ticker.read();
+    boolean fallback = router.storeDown();
+    return exact != null && !fallback ? null : decideNow(key, cost, answer, now, fallback);
+  }
+
+  private Decision decideNow(String key, long cost, int answer, long now, boolean fallback) {
+    if (tokens != null && !fallback) {
+      return byStore.onTokensWithoutWaiting(key, cost, answer, now);
+    }
     if (!windowed) {
-      return CompletableFuture.completedFuture(byStore.fallbackDecision(key, cost, answer));
+      return byStore.fallbackDecision(key, cost, answer);
     }
     KeyView view = views.viewFor(key);
     if (view.storeCallUnderway) {
-      return handOver(key, cost, answer, now); // (entering its monitor would wait for that call)
+      return null; // (entering its monitor would wait for that call)
     }
     Judgement j = WindowDecisions.judgement(cost, now, fallback);
     j.noWait = true;
@@ -70,18 +86,18 @@ final class AsyncDecisions {
         windows.judge(view, j);
       }
       if (j.wouldWait) {
-        return handOver(key, cost, answer, now);
+        return null;
       }
       if (!j.retired) {
         if (j.urgent) {
           queue.requestSync();
         }
-        return CompletableFuture.completedFuture(answers.decision(key, j, answer));
+        return answers.decision(key, j, answer);
       }
     } finally {
       j.inUse = false;
     }
-    return decideAsync(key, cost, answer); // (retired meanwhile: decided on its successor)
+    return decideNow(key, cost, answer, ticker.read(), fallback); // (retired meanwhile: decided on its successor)
   }
 
   /**

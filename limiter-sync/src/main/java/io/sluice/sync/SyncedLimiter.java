@@ -236,6 +236,22 @@ public final class SyncedLimiter implements KeyedLimiter {
     return asyncDecisions.decideAsync(key, cost, Answers.TOLD);
   }
 
+  /**
+   * The decision {@link #acquire(String, long)} would make, where it needs no store call and no wait (a
+   * claim or lease that pays, a cached denial, the failure policy while the breaker is open), made on
+   * the caller's thread; null, having decided and counted nothing, where it would need one (exact mode
+   * always). For a server deciding on its event loop that hands only the rest to threads of its own
+   * (the Envoy rate limit service); soft and shadow breaches are told to the listener as by
+   * {@code acquire}. As {@link #acquireAsync}, it enters the key's monitor, which another decision may
+   * hold through one store call in the instant it checks.
+   *
+   * @throws IllegalArgumentException for a null or empty key or a cost out of range
+   * @throws IllegalStateException if the limiter is closed
+   */
+  public Decision acquireWithoutWaiting(String key, long cost) {
+    return asyncDecisions.decideNow(key, cost, Answers.TOLD);
+  }
+
   /** {@link #acquireAsync}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public java.util.concurrent.CompletionStage<Decision> acquireUntoldAsync(String key, long cost) {
