@@ -473,6 +473,7 @@ final class ClaimSizing {
     if (!regional) {
       return limit.capacity();
     }
-    return v.share >= 0 ? v.share : counter.staticShare();
+    long share = v.share();
+    return share >= 0 ? share : counter.staticShare();
   }
 }

@@ -250,7 +250,7 @@ final class Flusher {
           // claims last, 2.9 times the key updates of this rule on the accuracy kit's sparse keys; a
           // view with nothing new to count stays held too: a refresh of every held view at each round
           // was 6.5 key updates per decision)
-          boolean sends = everything || (carry && (v.unsentPrev > 0 || v.deniedUnsent > 0
+          boolean sends = everything || (carry && (v.unsentPrev > 0 || v.deniedUnsent() > 0
               || (v.unsentCur > 0 && v.unsentCur >= claims.claimHeld(v, drainedAt) - v.pendingCur)));
           if (!drain(v, drainedAt, sends, byGroup, wantLeases)) {
             later.add(v);
@@ -296,7 +296,7 @@ final class Flusher {
     }
     // (unless it renews its claims ahead: the window ends before the next regular sync)
     boolean renewsAhead = claimsKept && leases == null && claims.sizing.claimsAheadDue(v, drainedAt);
-    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent == 0 && v.deniedUnsentPrev == 0
+    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
         && !v.leaseWanted() && !renewsAhead
         && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
       // nothing to send and answered within the sync interval: it waits for the regular sync
@@ -336,14 +336,14 @@ final class Flusher {
    * permits and claim, and a take of an older window to settle.
    */
   private void addEarlierWindows(KeyView v, List<Pending> list, long settles) {
-    if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev > 0 || settles == v.window - 1) {
+    if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev() > 0 || settles == v.window - 1) {
       // (a delta asks for no claim: it also gives up the one held on the window gone by)
-      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev, v.deniedUnsentPrev);
+      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev, v.deniedUnsentPrev());
       boolean settling = settles == v.window - 1;
       list.add(new Pending(v, settling ? v.settling(prev) : countsAfterWindow ? prev.afterItsWindow() : prev));
       v.deltasOut++;
       v.unsentPrev = 0;
-      v.deniedUnsentPrev = 0;
+      v.deniedSent(true);
       v.prevClaimHeld = false;
     }
     if (settles != Long.MIN_VALUE && settles < v.window - 1) {
@@ -357,7 +357,7 @@ final class Flusher {
    * keeps of the one it holds); {@code out}: the view's deltas on their way before this drain's.
    */
   private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, long settles, int out) {
-    Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent);
+    Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent());
     Delta d = plain;
     if (claimsKept) {
       d = claims.sizing.withClaimsAhead(d.claiming(claimWanted(v, drainedAt), claims.sizing.claimSplit(v, drainedAt)), v, drainedAt);
@@ -404,7 +404,7 @@ final class Flusher {
     list.add(new Pending(v, d, release));
     v.deltasOut++;
     v.unsentCur = 0;
-    v.deniedUnsent = 0;
+    v.deniedSent(false);
   }
 
   /**
@@ -466,10 +466,10 @@ final class Flusher {
       }
       if (p.delta.window() == p.view.window) {
         p.view.unsentCur += p.delta.amount();
-        p.view.deniedUnsent += p.delta.denied();
+        p.view.deniedNotSent(p.delta.denied(), false);
       } else if (p.delta.window() == p.view.window - 1) {
         p.view.unsentPrev += p.delta.amount();
-        p.view.deniedUnsentPrev += p.delta.denied();
+        p.view.deniedNotSent(p.delta.denied(), true);
       } else if (p.delta.amount() > 0) {
         // (its permits only: a settle stays with the view, which sends it again; an orphaned copy as
         // well would settle twice)

@@ -172,21 +172,8 @@ final class KeyView {
   boolean hot;
   /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
   long lastUrgentSync = Long.MIN_VALUE;
-  /**
-   * Regional quota: the region's share for {@link #window} and for the window after it, as the store
-   * last answered (-1: no coordinator's lease covers it, the static share applies), and the permits
-   * denied here since the last flush (the demand the coordinator weighs; dropped at a window's end).
-   */
-  long share = -1;
-  long nextShare = -1;
-  long deniedUnsent;
-  /**
-   * Regional quota: the permits denied in the window before {@link #window} and not sent yet, sent with
-   * that window's delta. (Dropped at the window's end, the last sync interval's denials of a region
-   * at its share never reached the coordinator: the smallest region's demand read about a sixth low,
-   * and it got 500 of the 600 its max-min fair share was.)
-   */
-  long deniedUnsentPrev;
+  /** Regional quota's shares and denied demand (null for other limits, and before the first). */
+  private Regional regional;
 
   KeyView(String key) {
     this.key = key;
@@ -233,10 +220,9 @@ final class KeyView {
     ownCur = 0;
     takenCur = 0;
     releasedCur = 0;
-    share = w == window + 1 ? nextShare : -1;
-    nextShare = -1;
-    deniedUnsentPrev = w == window + 1 ? deniedUnsent : 0;
-    deniedUnsent = 0;
+    if (regional != null) {
+      regional.roll(w == window + 1);
+    }
     // (a sliding window's claimant holds a part of the fading even with a claim of 0: it weighs in
     // the next window until given up; a fixed window's claim weighs nowhere once its window is over,
     // and a flush to give it up was a key read and write for nothing)
@@ -307,6 +293,92 @@ final class KeyView {
   /** Nothing to send and nothing waiting for an answer. */
   boolean quiet() {
     return pendingCur == 0 && pendingPrev == 0 && unsentCur == 0 && unsentPrev == 0 && unsettled == null;
+  }
+
+  /**
+   * Under the monitor: the region's share of {@link #window} as the store last answered; -1 where no
+   * coordinator's lease covers it (the static share applies).
+   */
+  long share() {
+    return regional == null ? -1 : regional.share;
+  }
+
+  /**
+   * Under the monitor: the shares a flush's answer gave for {@link #window} and the one after (-1:
+   * none). An answer without a share for a window this node holds one for keeps the one it holds: the
+   * record was lost (a regional Redis restarted empty) or the coordinator's clock has just opened the
+   * next window; either way the coordinator counts the region at the share it leased until its next
+   * round writes again, and the static share G / R now could push the regions' sum over G (a lease
+   * never ends inside a window it covered).
+   */
+  void sharesAnswered(long share, long next) {
+    if (regional == null) {
+      regional = new Regional();
+    }
+    regional.share = share >= 0 || regional.share < 0 ? share : regional.share;
+    regional.nextShare = next >= 0 || regional.nextShare < 0 ? next : regional.nextShare;
+  }
+
+  /** Under the monitor: permits denied in {@link #window} (regional quota) and not sent yet. */
+  long deniedUnsent() {
+    return regional == null ? 0 : regional.denied;
+  }
+
+  /** Under the monitor: permits denied in the window before {@link #window} (regional quota) and not sent yet. */
+  long deniedUnsentPrev() {
+    return regional == null ? 0 : regional.deniedPrev;
+  }
+
+  /**
+   * Under the monitor: {@code permits} denied here (regional quota), or a flush's denials back among
+   * the unsent ({@code previous}: of the window before {@link #window}).
+   */
+  void deniedNotSent(long permits, boolean previous) {
+    if (permits == 0) {
+      return;
+    }
+    if (regional == null) {
+      regional = new Regional();
+    }
+    if (previous) {
+      regional.deniedPrev += permits;
+    } else {
+      regional.denied += permits;
+    }
+  }
+
+  /** Under the monitor: the denials of {@link #window} ({@code previous}: of the window before) went with a flush. */
+  void deniedSent(boolean previous) {
+    if (regional != null) {
+      if (previous) {
+        regional.deniedPrev = 0;
+      } else {
+        regional.denied = 0;
+      }
+    }
+  }
+
+  /**
+   * A regional quota's view: the region's share for the view's window and for the window after it, as
+   * the store last answered (-1: no coordinator's lease covers it), and the permits denied here and not
+   * sent yet (the demand the coordinator weighs), of the view's window and of the one before, sent with
+   * that window's delta. (Dropped at the window's end, the last sync interval's denials of a region at
+   * its share never reached the coordinator: the smallest region's demand read about a sixth low, and
+   * it got 500 of the 600 its max-min fair share was.)
+   */
+  private static final class Regional {
+    long share = -1;
+    long nextShare = -1;
+    long denied;
+    long deniedPrev;
+
+    /** The view moves to a new window; {@code next}: the one right after its old one. */
+    void roll(boolean next) {
+      share = next ? nextShare : -1;
+      nextShare = -1;
+      deniedPrev = next ? denied : 0;
+      denied = 0;
+    }
   }
 
   /**

@@ -188,7 +188,7 @@ final class WindowClaims {
    * held unused would keep the last permits from the nodes that have requests for them).
    */
   boolean claimLasts(KeyView v, long now) {
-    if (!asksClaims() || v.claim < 0 || v.syncWanted || v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsent > 0
+    if (!asksClaims() || v.claim < 0 || v.syncWanted || v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsent() > 0
         || v.hasUnsettledTake() || v.window != Math.floorDiv(now, windowNanos)) {
       return false;
     }
@@ -225,7 +225,7 @@ final class WindowClaims {
    * run crossed the hour.
    */
   boolean windowDone(KeyView v) {
-    if (sliding || !asksClaims() || v.unsentCur != 0 || v.pendingCur != 0 || v.hasUnsettledTake() || v.deniedUnsent != 0) {
+    if (sliding || !asksClaims() || v.unsentCur != 0 || v.pendingCur != 0 || v.hasUnsettledTake() || v.deniedUnsent() != 0) {
       return false;
     }
     v.claim = -1;
@@ -338,15 +338,9 @@ final class WindowClaims {
   /** Under the view's monitor: a regional quota's shares from the answer to delta i. */
   private void takeShare(KeyView v, FlushResult result, int i) {
     long before = capacity(v);
-    // an answer without a share for a window this node holds one for keeps the one it holds: the
-    // record was lost (a regional Redis restarted empty) or the coordinator's clock has just opened
-    // the next window; either way the coordinator counts the region at the share it leased until
-    // its next round writes again, and the static share G / R now could push the regions' sum over
-    // G (a lease never ends inside a window it covered)
-    long share = result.share(i);
-    long next = result.nextShare(i);
-    v.share = share >= 0 || v.share < 0 ? share : v.share;
-    v.nextShare = next >= 0 || v.nextShare < 0 ? next : v.nextShare;
+    // (an answer without a share for a window this node holds one for keeps the one it holds: see
+    // KeyView#sharesAnswered)
+    v.sharesAnswered(result.share(i), result.nextShare(i));
     if (capacity(v) > before) {
       v.deniedUntil = Long.MIN_VALUE; // the coordinator gave more: the cached denial is out of date
     }

@@ -436,7 +436,7 @@ final class WindowDecisions {
     view.meanCost = view.meanCost == 0 ? cost : view.meanCost * 0.75 + cost * 0.25;
     view.demandAt = now;
     if (regional && !j.admit) {
-      view.deniedUnsent += cost; // demand the coordinator weighs, sent with the next flush
+      view.deniedNotSent(cost, false); // demand the coordinator weighs, sent with the next flush
     }
     if (j.admit) {
       countAdmitted(view, j, cost);

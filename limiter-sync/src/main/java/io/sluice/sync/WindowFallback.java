@@ -46,7 +46,7 @@ final class WindowFallback {
       case FAIL_CLOSED:
         return false;
       default:
-        if (regional && view.share < 0) {
+        if (regional && view.share() < 0) {
           // a region's node that cannot reach its store and holds no share for this window admits
           // nothing: the coordinator, which sees it stop beating, counts the region at the shares its
           // leases gave only until they run out, and G / R now could push the regions' sum over G (a
