@@ -95,8 +95,10 @@ import java.util.function.IntSupplier;
  * monitors), {@link WindowClaims} and {@link ClaimSizing} (the claim and share arithmetic and the
  * store's answers into a view), {@link WindowLeases} (reservation), {@link Flusher} (the sync),
  * {@link TokenClaims} (batched buckets), {@link StoreDecisions} (exact mode, and buckets and logs while
- * the store fails), {@link DecisionRouter} (which of them decides), {@link AsyncDecisions} (decisions
- * that never block), {@link PermitReleases} ({@link #release}) and {@link CloseSequence} ({@link #close}).
+ * the store fails), the limiter's mode, chosen once ({@link Admission}: {@link ExactAdmission},
+ * {@link TokenAdmission} or {@link WindowAdmission}, each with its decisions that never block and its
+ * {@link #release}), {@link DecisionRouter} (the checks, then the mode) and {@link CloseSequence}
+ * ({@link #close}).
  * A decision that asks the store holds its view's monitor through that one call, never the sync
  * lock; a sync takes views' monitors one at a time, never while waiting for the store.
  */
@@ -107,12 +109,8 @@ public final class SyncedLimiter implements KeyedLimiter {
   private final Answers answers;
   /** The decisions one store call makes: exact mode, batched buckets, the failure policy's for buckets and logs. */
   private final StoreDecisions byStore;
-  /** Which part makes a decision, on the caller's thread. */
+  /** The way into decisions and releases, which the limiter's mode makes ({@link Admission}). */
   private final DecisionRouter decisions;
-  /** The decisions that never block the caller (acquireAsync). */
-  private final AsyncDecisions asyncDecisions;
-  /** The permits release gives back. */
-  private final PermitReleases releases;
 
   /** A window limit's claim, share and lease arithmetic. */
   private final WindowClaims claims;
@@ -131,9 +129,15 @@ public final class SyncedLimiter implements KeyedLimiter {
     // buckets and logs while the store fails, under LOCAL_SHARE: this node's even part of the limit
     LocalShares localShares = new LocalShares(limit, l.ticker, c.maxKeys(), l.activeNodes);
     this.byStore = new StoreDecisions(l, localShares, queue, answers);
-    this.decisions = new DecisionRouter(l, queue, answers, byStore, windows, flusher);
-    this.asyncDecisions = new AsyncDecisions(l, queue, answers, byStore, windows, decisions);
-    this.releases = new PermitReleases(l, queue, byStore, decisions);
+    // the mode, chosen once: exact scripts, a batched bucket's token claims, or a window limit's views
+    WindowAdmission onViews = l.windowed ? new WindowAdmission(l, queue, answers, windows) : null;
+    Admission admission = l.exact != null ? new ExactAdmission(byStore, onViews)
+        : l.tokens != null ? new TokenAdmission(byStore)
+        : onViews;
+    if (admission == null) {
+      throw new IllegalStateException("no mode decides " + limit); // (the builder's checks leave none)
+    }
+    this.decisions = new DecisionRouter(l, admission, flusher);
     flusher.start();
   }
 
@@ -233,7 +237,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public java.util.concurrent.CompletionStage<Decision> acquireAsync(String key, long cost) {
-    return asyncDecisions.decideAsync(key, cost, Answers.TOLD);
+    return decisions.decideAsync(key, cost, Answers.TOLD);
   }
 
   /**
@@ -249,13 +253,13 @@ public final class SyncedLimiter implements KeyedLimiter {
    * @throws IllegalStateException if the limiter is closed
    */
   public Decision acquireWithoutWaiting(String key, long cost) {
-    return asyncDecisions.decideNow(key, cost, Answers.TOLD);
+    return decisions.decideNow(key, cost, Answers.TOLD);
   }
 
   /** {@link #acquireAsync}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public java.util.concurrent.CompletionStage<Decision> acquireUntoldAsync(String key, long cost) {
-    return asyncDecisions.decideAsync(key, cost, Answers.UNTOLD);
+    return decisions.decideAsync(key, cost, Answers.UNTOLD);
   }
 
   /** The flusher's sweep of idle views (see {@link ViewTable#sweepSome}); for tests that drive it. */
@@ -274,7 +278,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public void release(String key, long cost, Decision acquired) {
-    releases.release(key, cost, acquired);
+    decisions.release(key, cost, acquired);
   }
 
   /** The view of a key, or null (for tests that look inside). */
