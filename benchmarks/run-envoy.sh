@@ -7,6 +7,8 @@
 #   ROUNDS=5 DURATION=20s CONCURRENCY=32 benchmarks/run-envoy.sh
 #   SKIP_BUILD=1 ...                                      # use the sluice.jar and test classes already built
 #   SERVICE_CMD=... GHZ=... GRPCURL=...                   # the Go tools (default: on the PATH, then ~/go/bin)
+#   RL_HEADERS=true ...     # envoyproxy/ratelimit also answers with its RateLimit-* headers
+#                           # (LIMIT_RESPONSE_HEADERS_ENABLED, off by default; Sluice sends its own by default)
 #
 # Both servers are started once on the same Redis with the same YAML file (envoyproxy/ratelimit's
 # format, which Sluice reads): envoyproxy/ratelimit with its defaults (no local cache, Redis pool of
@@ -96,7 +98,7 @@ EOF
 
 RL_GRPC="$(free_port)"
 REDIS_SOCKET_TYPE=tcp REDIS_URL="127.0.0.1:$REDIS_PORT" RUNTIME_ROOT="$WORK/runtime" RUNTIME_SUBDIRECTORY=ratelimit \
-  RUNTIME_WATCH_ROOT=false USE_STATSD=false GRPC_HOST=127.0.0.1 GRPC_PORT="$RL_GRPC" HOST=127.0.0.1 \
+  RUNTIME_WATCH_ROOT=false USE_STATSD=false LIMIT_RESPONSE_HEADERS_ENABLED="${RL_HEADERS:-false}" GRPC_HOST=127.0.0.1 GRPC_PORT="$RL_GRPC" HOST=127.0.0.1 \
   PORT="$(free_port)" DEBUG_HOST=127.0.0.1 DEBUG_PORT="$(free_port)" LOG_LEVEL=warn \
   "$SERVICE_CMD" >"$WORK/ratelimit.log" 2>&1 &
 RL_PID=$!; pids+=("$RL_PID")
@@ -222,7 +224,8 @@ done
   echo "$(nproc) cores **shared by both servers, redis-server, ghz** (and by other work on the machine: load average"
   echo "$LOAD_BEFORE before the rounds), $(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f1-3)."
   echo "envoyproxy/ratelimit: \`service_cmd\` v1.4.1-0.20260122083618-3fb702589d36, its defaults (Redis pool 10, no local"
-  echo "cache, no pipeline window); Sluice: \`java ${JVM_FLAGS[*]} -jar sluice.jar envoy --config bench.yaml --redis ...\`"
+  echo "cache, no pipeline window), LIMIT_RESPONSE_HEADERS_ENABLED=${RL_HEADERS:-false} (its RateLimit-* response headers;"
+  echo "Sluice sends its RateLimit fields by default); Sluice: \`java ${JVM_FLAGS[*]} -jar sluice.jar envoy --config bench.yaml --redis ...\`"
   echo "(Redis batched, the default). One redis-server, one configuration file:"
   echo
   echo '```yaml'
