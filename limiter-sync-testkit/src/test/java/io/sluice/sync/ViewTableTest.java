@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.ManualTicker;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -14,6 +15,25 @@ import org.junit.jupiter.api.Test;
  */
 class ViewTableTest {
   private static final long WINDOW = Duration.ofSeconds(1).toNanos();
+
+  /**
+   * A sweep looks at each view of a small table once, and the next sweep starts the next pass: it went
+   * round and round a table of a few keys until it had looked at 4,096 views, each under the view's
+   * monitor and taking its credit back, ten times a second per limiter.
+   */
+  @Test
+  void aSweepLooksAtEachViewOfASmallTableOnce() {
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    AtomicInteger looks = new AtomicInteger();
+    ViewTable table = new ViewTable(1_000, WINDOW, ticker, v -> looks.incrementAndGet(), false);
+    for (String key : new String[] {"a", "b", "c"}) {
+      table.viewFor(key).window = Math.floorDiv(ticker.read(), WINDOW); // (in use: kept)
+    }
+    table.sweepSome();
+    assertThat(looks.get()).isEqualTo(3);
+    table.sweepSome();
+    assertThat(looks.get()).as("the next pass").isEqualTo(6);
+  }
 
   @Test
   void theRegularSweepKeepsAViewHoldingClaimsAheadAndAFullTableDropsIt() {
