@@ -92,21 +92,27 @@ class AsyncAcquireTest {
   }
 
   /**
-   * Two nodes on one store, twice: one pair decides every request with {@code acquire}, the other, on
-   * a store of its own, with {@code acquireAsync}, each request to the same node at the same moment,
-   * with the same syncs. Every decision must match, field by field (the async pair's store answers on
-   * another thread, so its claims are handed over and its exact checks completed there).
+   * Two nodes on one store, three times: one pair decides every request with {@code acquire}, another,
+   * on a store of its own, with {@code acquireAsync}, and a third, on a third store, with
+   * {@code acquireWithoutWaiting} and, where that answers null, {@code acquire} (as the Envoy service
+   * does); each request to the same node at the same moment, with the same syncs. Every decision must
+   * match, field by field (the async pair's store answers on another thread, so its claims are handed
+   * over and its exact checks completed there).
    */
   private void sameDecisions(Limit limit, Function<SyncedLimiter.Builder, SyncedLimiter.Builder> mode)
       throws Exception {
     for (long seed = 1; seed <= 3; seed++) {
       ManualTicker syncTicker = new ManualTicker(Duration.ofHours(490_000).toNanos());
       ManualTicker asyncTicker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      ManualTicker nowTicker = new ManualTicker(Duration.ofHours(490_000).toNanos());
       MemoryStore syncStore = new MemoryStore();
       AnswerLaterStore asyncStore = AnswerLaterStore.answeringOn(new MemoryStore(), answerThread);
       SyncedLimiter[] sync = {node(limit, syncStore, "a", syncTicker, mode), node(limit, syncStore, "b", syncTicker, mode)};
       SyncedLimiter[] async = {node(limit, asyncStore, "a", asyncTicker, mode),
           node(limit, asyncStore, "b", asyncTicker, mode)};
+      MemoryStore nowStore = new MemoryStore();
+      SyncedLimiter[] now = {node(limit, nowStore, "a", nowTicker, mode), node(limit, nowStore, "b", nowTicker, mode)};
+      int decidedNow = 0;
       SplittableRandom r = new SplittableRandom(seed);
       int waited = 0;
       for (int i = 0; i < 3_000; i++) {
@@ -122,13 +128,23 @@ class AsyncAcquireTest {
         Decision actual = stage.get(10, TimeUnit.SECONDS);
         assertThat(fields(actual)).as("seed %d, request %d (%s x%d on node %d)", seed, i, key, cost, n)
             .isEqualTo(fields(expected));
+        Decision withoutWaiting = now[n].acquireWithoutWaiting(key, cost);
+        if (withoutWaiting != null) {
+          decidedNow++;
+        } else {
+          withoutWaiting = now[n].acquire(key, cost);
+        }
+        assertThat(fields(withoutWaiting)).as("without waiting: seed %d, request %d (%s x%d on node %d)", seed, i,
+            key, cost, n).isEqualTo(fields(expected));
         long step = (long) (r.nextDouble() * limit.periodNanos() / 150);
         syncTicker.advanceNanos(step);
         asyncTicker.advanceNanos(step);
+        nowTicker.advanceNanos(step);
         if (i % 40 == 39) {
           for (int k = 0; k < 2; k++) {
             sync[k].syncNow();
             async[k].syncNow();
+            now[k].syncNow();
           }
         }
       }
@@ -138,6 +154,9 @@ class AsyncAcquireTest {
       assertThat(async[0].waitedDecisions() + async[1].waitedDecisions())
           .as("async decisions that asked the store (%d not answered when acquireAsync returned)", waited)
           .isPositive()
+          .isEqualTo(sync[0].waitedDecisions() + sync[1].waitedDecisions());
+      assertThat(now[0].waitedDecisions() + now[1].waitedDecisions())
+          .as("decisions that waited after acquireWithoutWaiting answered null (%d decided without waiting)", decidedNow)
           .isEqualTo(sync[0].waitedDecisions() + sync[1].waitedDecisions());
     }
   }
