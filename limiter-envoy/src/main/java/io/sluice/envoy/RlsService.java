@@ -377,7 +377,6 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
    */
   private RateLimitResponse answer(Call call) {
     RateLimitRequest request = call.request;
-    long requestHits = Integer.toUnsignedLong(request.getHitsAddend());
     RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
     RateLimitResponse.Code overall = RateLimitResponse.Code.OK;
     List<Decision> visible = new ArrayList<>();

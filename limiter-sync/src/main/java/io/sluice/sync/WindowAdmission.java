@@ -63,17 +63,9 @@ final class WindowAdmission extends Admission {
     Judgement j = WindowDecisions.judgement(cost, now, fallback);
     j.noWait = true;
     try {
-      synchronized (view) {
-        windows.judge(view, j);
-      }
-      if (j.wouldWait) {
-        return null;
-      }
-      if (!j.retired) {
-        if (j.urgent) {
-          queue.requestSync();
-        }
-        return answers.decision(key, j, answer);
+      Decision d = judgeOn(view, key, answer, j);
+      if (d != null || j.wouldWait) {
+        return d;
       }
     } finally {
       j.inUse = false;
@@ -90,7 +82,7 @@ final class WindowAdmission extends Admission {
     Judgement j = WindowDecisions.judgement(cost, now, fallback);
     j.noReleaseWait = true;
     try {
-      Decision d = judgeOnView(key, Answers.TOLD, j);
+      Decision d = judgeOn(views.viewFor(key), key, Answers.TOLD, j);
       if (d != null || j.wouldWait) {
         return d;
       }
@@ -113,7 +105,7 @@ final class WindowAdmission extends Admission {
   private Decision onView(String key, long cost, int answer, long now, boolean fallback, boolean policyOnly) {
     Judgement j = WindowDecisions.judgement(cost, now, fallback);
     try {
-      Decision d = judgeOnView(key, answer, j);
+      Decision d = judgeOn(views.viewFor(key), key, answer, j);
       if (d != null) {
         return d;
       }
@@ -126,10 +118,10 @@ final class WindowAdmission extends Admission {
 
   /**
    * {@code j} judged on the key's view under its monitor, answered as {@code answer} says; null where the
-   * view was retired from the table meanwhile or the judgement would wait ({@link Judgement#noReleaseWait}).
+   * view was retired from the table meanwhile or the judgement would wait ({@link Judgement#noWait},
+   * {@link Judgement#noReleaseWait}).
    */
-  private Decision judgeOnView(String key, int answer, Judgement j) {
-    KeyView view = views.viewFor(key);
+  private Decision judgeOn(KeyView view, String key, int answer, Judgement j) {
     synchronized (view) {
       windows.judge(view, j);
     }
