@@ -22,8 +22,8 @@
 -- ARGV[9]      how long the heartbeat keeps the node alive, ms (0 without one)
 -- then per delta, in KEYS order:
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
---        token, settle, ahead, ahead want, keep            -- window counts (sliding window)
---   'f', the same                                          -- window counts (fixed window)
+--        token, settle, ahead, ahead want, keep, part      -- window counts (sliding window)
+--   'f', the same but part                                 -- window counts (fixed window)
 --   'o', window index, counter TTL in ms, amount           -- a fixed window's permits sent once the
 --                                                            window is over: counted, nothing else
 --   'g', scale, interval, amount                           -- GCRA backlog (token / leaky bucket)
@@ -49,7 +49,10 @@
 -- per us, for the n nodes it counted) from the time of its claim ('t<window>:<node>' = 'since:n',
 -- the sums of since / n in 'T<window>' and of 1 / n in 'K<window>'), which it takes without a flush;
 -- parts never add up to more than the whole: a node that counted fewer nodes than there are
--- claimants gets the part that is left, and learns its split from the answer.
+-- claimants gets the part that is left, and learns its split from the answer. A 'w' delta whose part
+-- is '0' asks for its claim without a part (split 0 in the answer): what fades stays here for
+-- whichever node asks first (where the node's part would be a few permits, which it would hold from
+-- the other nodes' requests).
 --
 -- Claims ahead (fixed windows; ahead > 0 with want > 0): the node also asks for a claim of `ahead want`
 -- permits on each of the `ahead` windows after the delta's ('c<window>:<node>', 'C<window>', as
@@ -126,7 +129,7 @@ end
 -- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
 -- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
 local HEAD = 9
-local width = {w = 14, f = 14, o = 4, g = 4, r = 5}
+local width = {w = 15, f = 14, o = 4, g = 4, r = 5}
 local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -348,6 +351,8 @@ for i = 1, n do
     local ahead = tonumber(ARGV[cursor + 11])
     local aheadWant = tonumber(ARGV[cursor + 12])
     local keep = tonumber(ARGV[cursor + 13])
+    -- a sliding window's claim asked for without a part of the fading ('0'; see below)
+    local withoutPart = kind == 'w' and ARGV[cursor + 14] == '0'
     cursor = cursor + width[kind]
     -- a claim-only batch's amount is a take: counted below only if the claim covers the need
     local take = 0
@@ -532,8 +537,10 @@ for i = 1, n do
         setWithSum(fields, metField, met, metSum, metAll - heldMet + met)
       end
       if sliding and (want > 0 or since ~= nil) then
-        -- a claimant from now on (its part of the fading restarts with this claim), or none
-        if want == 0 then
+        -- a claimant from now on (its part of the fading restarts with this claim), or none; none too
+        -- for a claim asked for without a part (where the node's part over its next syncs would be a
+        -- few permits: what fades stays here for whichever node asks first)
+        if want == 0 or withoutPart then
           grantSplit = 0
         end
         local newSince = grantSplit > 0 and at or nil

@@ -65,13 +65,17 @@ final class ClaimCalls {
    */
   int ask(KeyView v, long now, long need, long take) {
     long capacity = limit.capacity();
-    // (want = need: a take then holds no part of a sliding window's fading, see fadingPartTooSmall)
-    long ahead = claims.sizing.fadingPartTooSmall(v, now) ? 0
-        : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
+    // (no part of a sliding window's fading, nor a claim beyond the need, where that part would be a
+    // few permits: see fadingPartTooSmall)
+    boolean noPart = claims.sizing.fadingPartTooSmall(v, now);
+    long ahead = noPart ? 0 : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     boolean taking = take > 0 && take <= need && !v.hasUnsettledTake() && store.countsTakes();
     Delta d = claims.sizing.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
         .claiming(want, Math.min(need, want), claims.sizing.claimSplit(v, now)), v, now);
+    if (noPart && want > 0) {
+      d = d.withoutFadingPart();
+    }
     long token = 0;
     if (taking) {
       token = takeTokens.incrementAndGet();

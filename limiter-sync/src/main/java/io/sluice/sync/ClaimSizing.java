@@ -96,17 +96,22 @@ final class ClaimSizing {
   }
 
   /**
-   * Under the view's monitor: whether a decision's claim call on a sliding window asks for no more
-   * than it needs, so that the node holds no part of the fading: with other nodes, on a key that has
-   * used half its limit or more, where this node's part of what the previous window frees over two sync
-   * intervals is under {@link #MIN_FADING_PART} permits. So few permits held by one node are denied to
-   * the other nodes' requests as they free up, where the exact algorithm admits whichever request
-   * comes first; left with the store, the next decision's take finds them. (Accuracy kit, sliding
-   * windows, approximate mode: requests denied and not made up, spread rates 0.59% -> 0.22% on 3 nodes
-   * and 0.54% -> 0.30% on 8, Zipf over 1,000 keys on 8 nodes 0.49% -> 0.32%, sparse keys on 3 nodes
-   * 0.25% -> 0.15%; store calls -5% to +27%, the most on sparse keys at 3 nodes; 4 permits gave most of
-   * it, 16 no more on these profiles.) The same reasoning as a bucket's refill
-   * ({@code TokenClaims.MIN_REFILL_PART}).
+   * Under the view's monitor: whether a claim on a sliding window holds no part of the fading ({@link
+   * Delta#withoutFadingPart}), and a decision's claim call asks for no more than it needs: with other
+   * nodes, on a key that has used half its limit or more, where this node's part of what the previous
+   * window frees over two sync intervals is under {@link #MIN_FADING_PART} permits. So few permits held
+   * by one node are denied to the other nodes' requests as they free up, where the exact algorithm
+   * admits whichever request comes first; left with the store, the next decision's take finds them.
+   * (Accuracy kit, sliding windows, approximate mode: requests denied and not made up, spread rates
+   * 0.59% -> 0.22% on 3 nodes and 0.54% -> 0.30% on 8, Zipf over 1,000 keys on 8 nodes 0.49% -> 0.32%,
+   * sparse keys on 3 nodes 0.25% -> 0.15%; store calls -5% to +27%, the most on sparse keys at 3 nodes;
+   * 4 permits gave most of it, 16 no more on these profiles.) Asking for no more than the need kept
+   * only a take that was counted from holding a part: one that found too little free, the common case
+   * at the limit, and every regular sync's claim still took a part, and most of those parts went unused
+   * before the window ended. Asked without a part as well (2026-12-04): spread rates on 3 nodes 0.22% ->
+   * 0.007% (and swapped requests 5.4% -> 0.1%), on 8 nodes 0.30% -> 0.04%, Zipf over 1,000 keys on 8
+   * nodes 0.21% -> 0.02%, tune's default simulated 0.310% -> 0.102%, for 542 -> 621 store calls per
+   * 1,000 decisions there. The same reasoning as a bucket's refill ({@code TokenClaims.MIN_REFILL_PART}).
    */
   boolean fadingPartTooSmall(KeyView v, long now) {
     int nodes = claimNodes();
@@ -346,6 +351,15 @@ final class ClaimSizing {
     double elapsedSeconds = Math.max(now - v.window * windowNanos, syncIntervalNanos) / 1e9;
     double rate = Math.max(ownRate * claimNodes(), v.globalCur / elapsedSeconds);
     return v.lastWindowTotal >= 0 ? Math.max(rate, v.lastWindowTotal * 1e9 / windowNanos) : rate;
+  }
+
+  /**
+   * Under the view's monitor: whether the key's demand over all nodes (this node's times the nodes, or
+   * what the store counted, whichever is more; see {@link #keyRate}) is at most {@code times} its limit a
+   * window.
+   */
+  boolean demandAtMost(KeyView v, long now, double times) {
+    return keyRate(v, now, demandRate(v, now)) * windowNanos / 1e9 <= times * capacity(v);
   }
 
   long claimHorizonNanos(KeyView v, long now) {

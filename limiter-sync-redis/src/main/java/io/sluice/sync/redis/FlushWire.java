@@ -27,16 +27,18 @@ final class FlushWire {
   static final int HEAD = 9;
 
   private static final byte[] ZERO = {'0'};
+  private static final byte[] ONE = {'1'};
   private static final byte[] EMPTY = {};
 
   /** A delta's kind as the script names it, with its arguments' and answer's widths. */
   enum Kind {
     /**
      * A sliding window's counts and claims: kind, window, TTL, amount, want, capacity, nodes, window us,
-     * need, token, settle, windows ahead, claim wanted ahead, keep.
+     * need, token, settle, windows ahead, claim wanted ahead, keep, and whether the claim holds a part
+     * of the fading (1, or 0: {@link Delta#withoutFadingPart}).
      */
-    SLIDING('w', 14, 6),
-    /** A fixed window's: the same arguments as {@link #SLIDING}. */
+    SLIDING('w', 15, 6),
+    /** A fixed window's: the same arguments as {@link #SLIDING} but the last (a fixed window has no fading). */
     FIXED('f', 14, 6),
     /**
      * A fixed window's permits sent after the window ({@link Delta#afterItsWindow()}): kind, window,
@@ -131,7 +133,11 @@ final class FlushWire {
       switch (kind) {
         case GCRA -> gcra(args, a + 1, c, d);
         case REGION -> region(args, a + 1, c, d);
-        case SLIDING, FIXED -> window(args, a + 1, c, d);
+        case SLIDING -> {
+          window(args, a + 1, c, d);
+          args[a + 14] = d.holdsFadingPart() ? ONE : ZERO;
+        }
+        case FIXED -> window(args, a + 1, c, d);
         case FIXED_OVER -> over(args, a + 1, c, d);
       }
       a += kind.width;

@@ -397,6 +397,39 @@ public abstract class WindowClaimContract {
   }
 
   /**
+   * A sliding window's claim asked for without a part of the fading ({@link Delta#withoutFadingPart}) is
+   * sized as any claim, and the answer's split says it holds no part: what fades after it stays free for
+   * the next node that asks (beside {@link #aSlidingWindowsClaimCountsThePreviousWindowAsItFades}, where
+   * n1's part of the 200 that fade from half way to three quarters leaves n2 100, not 125).
+   */
+  @Test
+  void aSlidingWindowsClaimWithoutAPartOfTheFadingLeavesWhatFadesToTheOthers() {
+    long windowMicros = 60_000_000L;
+    long w = NOW_MICROS / windowMicros;
+    long halfWay = w * windowMicros + windowMicros / 2;
+    long threeQuarters = halfWay + windowMicros / 4;
+    try (CounterStore store = store(0)) {
+      flush(store, new Batch("n1", 0, 1, halfWay, List.of(new Delta(window, "np", w - 1, 800))));
+      // 600 free, half of it ahead of demand, n1's part of two: 150, and no part of what fades
+      FlushResult a = flush(store, new Batch("n1", 0, 2, halfWay,
+          List.of(new Delta(window, "np", w, 0).claiming(5_000, 2).withoutFadingPart())));
+      assertThat(a.claim(0)).isEqualTo(150);
+      assertThat(a.split(0)).isZero();
+      // three quarters in: 200 weighs, n1 holds its 150 and nothing of the 200 that faded since: 650
+      // free, 150 of it claims, half of the rest split in two
+      FlushResult b = flush(store, new Batch("n2", 0, 1, threeQuarters,
+          List.of(new Delta(window, "np", w, 0).claiming(5_000, 2))));
+      assertThat(b.claim(0)).isEqualTo(125);
+      assertThat(b.split(0)).isEqualTo(2);
+      // a take asked without a part that finds too little free holds none either
+      FlushResult c = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, threeQuarters,
+          List.of(new Delta(window, "np", w, 1).claiming(1_000, 1_000, 2).taking(1).withoutFadingPart())));
+      assertThat(c.taken(0)).isFalse();
+      assertThat(c.split(0)).isZero();
+    }
+  }
+
+  /**
    * A sliding window's claimants never hold more than the whole fading together, whatever number of
    * nodes each counts: a node that counted itself alone takes it all, and a node asking after it gets
    * no part (it learns so from the answer's split); when the first gives its claim up, parts are free again.

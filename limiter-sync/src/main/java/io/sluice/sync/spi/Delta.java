@@ -36,6 +36,8 @@ public final class Delta {
   private final long keep;
   /** A fixed window's permits sent once the window is over: counted, nothing else; see {@link #afterItsWindow}. */
   private final boolean afterItsWindow;
+  /** Sliding windows: whether a claim asked for holds a part of the previous window's fading; see {@link #withoutFadingPart}. */
+  private final boolean fadingPart;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -72,14 +74,15 @@ public final class Delta {
     this.aheadWant = 0;
     this.keep = -1;
     this.afterItsWindow = false;
+    this.fadingPart = true;
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
-    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant, d.keep, false);
+    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant, d.keep, false, d.fadingPart);
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle, int aheadWindows, long aheadWant,
-      long keep, boolean afterItsWindow) {
+      long keep, boolean afterItsWindow, boolean fadingPart) {
     this.counter = d.counter;
     this.key = d.key;
     this.window = d.window;
@@ -94,6 +97,7 @@ public final class Delta {
     this.aheadWant = aheadWant;
     this.keep = keep;
     this.afterItsWindow = afterItsWindow;
+    this.fadingPart = fadingPart;
   }
 
   /**
@@ -112,7 +116,7 @@ public final class Delta {
     if (want != 0 || token != 0 || settle != 0 || aheadWindows != 0 || keep >= 0) {
       throw new IllegalArgumentException("afterItsWindow: a plain delta only (no claim, take or settle)");
     }
-    return new Delta(this, 0, 0, 1, 0, 0, 0, 0, -1, true);
+    return new Delta(this, 0, 0, 1, 0, 0, 0, 0, -1, true, true);
   }
 
   /** Whether a delta of {@code c} may be sent {@link #afterItsWindow()}: an ordinary fixed window's. */
@@ -227,7 +231,7 @@ public final class Delta {
     if (windows > 0 && want == 0) {
       throw new IllegalArgumentException("claimingAhead: a delta that asks for no claim (want 0) asks for none ahead");
     }
-    return new Delta(this, want, need, nodes, token, settle, windows, perWindow, keep, false);
+    return new Delta(this, want, need, nodes, token, settle, windows, perWindow, keep, false, fadingPart);
   }
 
   /**
@@ -251,7 +255,31 @@ public final class Delta {
     if (want == 0) {
       throw new IllegalArgumentException("keeping: a delta that asks for no claim (want 0) gives all of it up");
     }
-    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, permits, false);
+    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, permits, false, fadingPart);
+  }
+
+  /**
+   * Sliding windows, with a claim asked for ({@link #claiming}): the claim holds no part of the previous
+   * window's fading (the budget that window's count frees as it fades, which a claimant otherwise takes
+   * without a flush, an even part of it from the time of its claim; {@link FlushResult#split(int)} is
+   * then 0). What fades stays with the store for whichever node asks first. For a key at its limit over
+   * several nodes, where a node's part over its next sync intervals is a few permits: held by one node,
+   * they are denied to the others' requests until it has requests for them, and what is left of the
+   * parts when the window ends is lost to it.
+   *
+   * @throws IllegalArgumentException for a delta that asks for no claim
+   */
+  public Delta withoutFadingPart() {
+    notAfterItsWindow("withoutFadingPart");
+    if (want == 0) {
+      throw new IllegalArgumentException("withoutFadingPart: a delta that asks for no claim (want 0) holds no part anyway");
+    }
+    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, keep, false, false);
+  }
+
+  /** Whether a claim asked for holds a part of a sliding window's fading (see {@link #withoutFadingPart}). */
+  public boolean holdsFadingPart() {
+    return fadingPart;
   }
 
   /** Of the claim held, the most the node may still admit while this delta travels; -1: all of it. */

@@ -86,6 +86,11 @@ public final class FlushProcessor implements EntryUpdate {
    * window's plain delta: counted, the claim on a window that is over given up.
    */
   private final boolean[] afterWindow;
+  /**
+   * Per sliding window delta: its claim holds no part of the fading (Delta#withoutFadingPart). Null from
+   * a member from before it (a rolling upgrade): every claim holds one, as then.
+   */
+  private final boolean[] withoutFadingPart;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
@@ -116,6 +121,7 @@ public final class FlushProcessor implements EntryUpdate {
     this.aheadWants = new long[n];
     this.keeps = new long[n];
     this.afterWindow = new boolean[n];
+    this.withoutFadingPart = new boolean[n];
   }
 
   /** Delta i of this processor, as flush.lua takes its arguments. */
@@ -136,6 +142,7 @@ public final class FlushProcessor implements EntryUpdate {
       aheadWindows[i] = delta.aheadWindows();
       aheadWants[i] = delta.aheadWant();
       keeps[i] = delta.keep();
+      withoutFadingPart[i] = !delta.holdsFadingPart();
     } else {
       kinds[i] = GCRA;
       first[i] = c.scale();
@@ -325,7 +332,9 @@ public final class FlushProcessor implements EntryUpdate {
       recordToken = true;
     }
     // (a take counted that asked for nothing beyond it holds no part of the fading: flush.lua)
-    int split = kinds[i] == WINDOW && wants[i] > 0 && !(taken && wants[i] == needs[i]) ? grantSplit(state, i, w) : 0;
+    // (nor does a claim asked for without one)
+    int split = kinds[i] == WINDOW && wants[i] > 0 && !(taken && wants[i] == needs[i])
+        && !(withoutFadingPart != null && withoutFadingPart[i]) ? grantSplit(state, i, w) : 0;
     long since = split > 0 ? sinceWindowStart(i, w) : -1;
     state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
     if (recordToken) {
