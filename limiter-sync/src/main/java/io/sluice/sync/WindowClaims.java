@@ -336,25 +336,37 @@ final class WindowClaims {
   }
 
   /**
+   * The demand, in times its limit over all nodes, up to which a sliding window's key asks again as
+   * soon as the fading has freed a decision's need (see {@link #slidingBackoff}).
+   */
+  static final double QUICK_ASK_DEMAND = 1.75;
+
+  /**
    * Under the view's monitor: how long a sliding window's node denies without asking after the store had
    * less free than a decision needed: the time the fading takes to free that need (at most a sync
-   * interval) on a key asked at most twice its limit over all nodes, and on any key in its window's last
-   * two sync intervals; a sync interval otherwise. Budget fades free continuously; where the key's
-   * demand is about what fades, a node that waits a sync interval leaves what fades meanwhile unused
-   * unless another node asks for it, and with every node of the key waiting, what is not taken before
-   * the window ends is lost to that window: requests the exact algorithm admitted and the nodes denied
-   * and never made up (tune's default, mixed rates, sliding, 4 nodes, simulated, batch 100: requests
-   * denied and not made up 0.709% -> 0.310% with the window's last two intervals alone, for 516 -> 542
-   * store calls per 1,000 decisions; with claims holding no few permits of the fading, see {@link
-   * ClaimSizing#fadingPartTooSmall}, 0.102% -> 0.026% adding keys at most twice their limit, 621 -> 647
-   * calls, the worst key-window 7 -> 2 permits short; on every key all window long 0.023%, 709 calls,
-   * and in the accuracy kit's hot keys, shapes on 8 nodes, 323 -> 572 calls, against 418 this way). A
-   * key asked more than twice its limit has more requests than fades: a permit left by a waiting node
-   * goes to another node's request, or to this node's next ask, within the window.
+   * interval) on a key asked at most {@link #QUICK_ASK_DEMAND} times its limit over all nodes, and on
+   * any key in its window's last two sync intervals; a sync interval otherwise. Budget fades free
+   * continuously; where the key's demand is about what fades, a node that waits a sync interval leaves
+   * what fades meanwhile unused unless another node asks for it, and with every node of the key
+   * waiting, what is not taken before the window ends is lost to that window: requests the exact
+   * algorithm admitted and the nodes denied and never made up. A key asked well above its limit has
+   * more requests than fade: a permit left by a waiting node goes to another node's request, or to this
+   * node's next ask, within the window. Measured with {@code tune --simulate}, 4 nodes, batch 100
+   * (requests denied and not made up; store calls per 1,000 decisions):
+   * <ul>
+   *   <li>tune's default (mixed rates, sliding): 0.709%, 516 calls with a sync interval everywhere;
+   *       0.310%, 542 with the window's last two intervals alone; with claims that hold no few permits of
+   *       the fading ({@link ClaimSizing#fadingPartTooSmall}) 0.102%, 621; adding keys at most 1.75
+   *       times their limit 0.029%, 641 (the worst key-window 7 -> 3 permits short); 2 times, 0.026%,
+   *       647; every key all window long, 0.023%, 709;</li>
+   *   <li>one key at twice its limit ({@code --profile steady}): 0.175%, 100 calls before any of this;
+   *       0.137%, 139 at 1.75 times; 0.143%, 224 at 2 times, where the key's measured demand straddles
+   *       the line.</li>
+   * </ul>
    */
   private long slidingBackoff(KeyView v, long need, long now) {
     long untilWindowEnd = (v.window + 1) * windowNanos - now;
-    if (v.globalPrev <= 0 || (untilWindowEnd > 2 * syncIntervalNanos && !sizing.demandAtMost(v, now, 2))) {
+    if (v.globalPrev <= 0 || (untilWindowEnd > 2 * syncIntervalNanos && !sizing.demandAtMost(v, now, QUICK_ASK_DEMAND))) {
       return syncIntervalNanos;
     }
     return Math.max(1, Math.min(syncIntervalNanos, (long) ((double) windowNanos * need / v.globalPrev)));
