@@ -157,6 +157,11 @@ final class Flusher {
     return beats.registeredNodes();
   }
 
+  /** Whether the registry's count is confirmed (see NodeBeat#countConfirmed). */
+  boolean nodeCountConfirmed() {
+    return beats.countConfirmed();
+  }
+
   long hotKeys() {
     return heat.hotKeys();
   }

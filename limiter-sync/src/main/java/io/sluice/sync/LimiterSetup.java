@@ -11,6 +11,7 @@ import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
@@ -71,6 +72,8 @@ final class LimiterSetup {
   /** How long a node keeps within its local share after its last decision on it (see WindowFallback#admits). */
   final long shareHoldNanos;
   final IntSupplier activeNodes;
+  /** Whether {@link #activeNodes} is a count the node can act on (see NodeBeat#countConfirmed). */
+  final BooleanSupplier nodeCountConfirmed;
   final Duration flushTimeout;
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   final Duration claimTimeout;
@@ -110,6 +113,8 @@ final class LimiterSetup {
     this.staleAfterNanos = 2 * syncIntervalNanos;
     // (the flusher is made after this: the supplier reads it only once decisions begin)
     this.activeNodes = c.activeNodes().orElse(this::nodesInRegistry);
+    // (a count the caller supplies is its own to vouch for)
+    this.nodeCountConfirmed = c.activeNodes().isPresent() ? () -> true : this::registryConfirmed;
     this.queue = new FlushQueue(counter, ticker);
     // (keys seen before sized claims ahead: fixed windows' claims only)
     this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle, claimsKept && !sliding);
@@ -136,5 +141,9 @@ final class LimiterSetup {
   /** Nodes alive as the registry last answered: 0 until it has (a node alone must not assume it is). */
   private int nodesInRegistry() {
     return flusher.registeredNodes();
+  }
+
+  private boolean registryConfirmed() {
+    return flusher.nodeCountConfirmed();
   }
 }

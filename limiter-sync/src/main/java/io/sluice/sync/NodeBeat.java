@@ -45,6 +45,8 @@ final class NodeBeat {
   private final SharedBeat shared;
   /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
   private volatile int registeredNodes;
+  /** Registry answers this limiter has taken, counted to 2 (see {@link #countConfirmed}). */
+  private volatile int answers;
   /** The flusher thread's: when it last beat. */
   private long lastHeartbeat = Long.MIN_VALUE;
   /** The flusher thread's: this limiter's store calls other than heartbeats as counted at its last beat. */
@@ -87,6 +89,15 @@ final class NodeBeat {
   /** Nodes alive as the registry last answered (0 until it has). */
   int registeredNodes() {
     return registeredNodes;
+  }
+
+  /**
+   * Whether the registry's count is one this node can act on: answered twice, a beat interval apart
+   * (nodes started together beat one after the other, and the first one's first answer counts it
+   * alone; by its second, every node started with it has beaten).
+   */
+  boolean countConfirmed() {
+    return answers >= 2;
   }
 
   /** Whether a beat is asked for and waits for a call to carry it. */
@@ -187,6 +198,9 @@ final class NodeBeat {
       counted = registeredNodes;
     }
     registeredNodes = counted;
+    if (answers < 2) {
+      answers++; // (two answers at once may count as one: the count is confirmed an answer later)
+    }
     return counted;
   }
 
