@@ -94,7 +94,11 @@ class AccuracyKitTest {
    * feels as admissions short of the exact algorithm's, held so that it cannot grow unseen. 0 where every
    * profile keeps the bound (fixed windows: at most 0.017% in every mode).
    * <ul>
-   *   <li>approximate, sliding windows, 2+ nodes: 0.50% (large-limit, 8 nodes; shapes 0.32%; every other
+   *   <li>approximate, sliding windows, 2+ nodes: 0.62% (large-limit, 8 nodes, 0.50% before a node that
+   *       counts itself alone on the registry's first answer held no part of the fading until its second,
+   *       2026-12-04: 37 requests not made up against 30, most in the first windows, where that node's
+   *       part went to takes; the same change took tune --simulate at 256 nodes from a window 16.8% of the
+   *       limit short to 0.1%, see UnheardNodeClaimTest; shapes 0.32%; every other
    *       profile within 0.1%, the worst small limits at 8 nodes, 0.07%. 0.58% before a node at the limit
    *       asked again as the fading freed its need, in a window's last two sync intervals or on a key asked
    *       at most 1.75 times its limit, and claims held no part of the fading where it would be a few permits,
@@ -113,7 +117,7 @@ class AccuracyKitTest {
     if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
       return nodes > 1 ? 0.85 : 0.25;
     }
-    return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.55 : 0.15;
+    return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.65 : 0.15;
   }
 
   /** DESIGN.md's bound on false denials, in % of the requests of a profile. */

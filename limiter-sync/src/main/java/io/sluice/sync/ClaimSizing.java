@@ -118,16 +118,12 @@ final class ClaimSizing {
    */
   boolean fadingPartTooSmall(KeyView v, long now) {
     int nodes = claimNodes();
-    if (sliding && aloneUnconfirmed(nodes)) {
-      // split by its demand against what the limit frees at most (what the view saw of the window before
-      // may be stale); none where its demand is not known yet
-      double rate = demandRate(v, now);
-      double frees = capacity(v) * 1e9 / windowNanos;
-      return !(rate > 0) || frees * 2 * syncIntervalNanos / 1e9 / Math.max(1, Math.ceil(frees / rate - 1e-9)) < MIN_FADING_PART;
-    }
-    if (!sliding || nodes < 2 || v.globalPrev <= 0
+    if (!sliding || v.globalPrev <= 0
         || weighted(v.globalPrev, v.globalCur, prevWeight(v.window, now)) < capacity(v) / 2.0) {
       return false;
+    }
+    if (nodes < 2) {
+      return aloneUnconfirmed(nodes);
     }
     double part = (double) v.globalPrev * 2 * syncIntervalNanos / windowNanos / claimSplit(v, now);
     return part < MIN_FADING_PART;
@@ -140,8 +136,10 @@ final class ClaimSizing {
    * did not need, and the store denied every other node's until the claim went idle (tune --simulate
    * --profile steady --nodes 256 --seed 1: the second window 16.8% of the limit short, 2.04% of requests
    * denied against the exact algorithm; {@code UnheardNodeClaimTest}). Until its count is confirmed it
-   * holds a part only where its part split by its demand would be one ({@link #fadingPartTooSmall});
-   * confirmed alone, it holds all of the fading.
+   * holds no part of the fading of a key at half its limit or more ({@link #fadingPartTooSmall}: its
+   * decisions take what fades from the store, as the other nodes' do); confirmed alone, it holds all of
+   * it. (Holding a part where its demand, split against what the limit frees, would be worth one: the
+   * demand the flusher last measured can be the key's rate of a burst gone by, and it then held all of it.)
    */
   private boolean aloneUnconfirmed(int nodes) {
     return nodes < 2 && !nodeCountConfirmed.getAsBoolean();
