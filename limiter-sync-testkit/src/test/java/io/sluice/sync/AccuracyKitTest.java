@@ -98,7 +98,8 @@ class AccuracyKitTest {
    *       counts itself alone on the registry's first answer held no part of the fading until its second,
    *       2026-12-04: 37 requests not made up against 30, most in the first windows, where that node's
    *       part went to takes; the same change took tune --simulate at 256 nodes from a window 16.8% of the
-   *       limit short to 0.1%, see UnheardNodeClaimTest; shapes 0.32%; every other
+   *       limit short to 0.1%, see UnheardNodeClaimTest; shapes 0.14% on 3 nodes, 0.02% on 8 (0.32% before
+   *       claimants stranding more than the error budget held no part of the fading); every other
    *       profile within 0.1%, the worst small limits at 8 nodes, 0.07%. 0.58% before a node at the limit
    *       asked again as the fading freed its need, in a window's last two sync intervals or on a key asked
    *       at most 1.75 times its limit, and claims held no part of the fading where it would be a few permits,
