@@ -102,7 +102,10 @@ final class ClaimSizing {
    * Under the view's monitor: whether a claim on a sliding window holds no part of the fading ({@link
    * Delta#withoutFadingPart}), and a decision's claim call asks for no more than it needs: with other
    * nodes, on a key that has used half its limit or more, where this node's part of what the previous
-   * window frees over two sync intervals is under {@link #MIN_FADING_PART} permits. So few permits held
+   * window frees over two sync intervals is under {@link #MIN_FADING_PART} permits, or where half a permit
+   * per node, what each claimant strands when the window moves on, would pass the error budget; and
+   * for a node that counts itself alone before the registry has confirmed it ({@link
+   * #aloneUnconfirmed}). So few permits held
    * by one node are denied to the other nodes' requests as they free up, where the exact algorithm
    * admits whichever request comes first; left with the store, the next decision's take finds them.
    * (Accuracy kit, sliding windows, approximate mode: requests denied and not made up, spread rates
