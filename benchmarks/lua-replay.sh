@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# What a change to lua/flush.lua costs Redis, on real traffic: captures the script calls of the accuracy
+# kit's Zipf over 1,000 keys on 4 nodes (AccuracyKitIT, Redis, fixed window, 60 s of traffic) with
+# MONITOR, then replays them against two redis-servers, one running flush.lua as git has it at BASE
+# and one as the working tree has it, and prints the scripts' time on each (lua_replay.py; the answers
+# must match call by call). Both servers run on one core (taskset -c 1 where taskset exists) and take
+# the calls in turn, 200 at a time, so that both see the machine alike.
+#
+#   benchmarks/lua-replay.sh                 # BASE = HEAD
+#   BASE=48ed773 benchmarks/lua-replay.sh
+#   CAPTURE=/tmp/monitor.txt benchmarks/lua-replay.sh   # replay a capture made before
+#   ROUNDS=3 benchmarks/lua-replay.sh                   # replay it three times (the order alternating)
+#
+# Needs redis-server, redis-cli, python3, and for the capture a build (./mvnw -o -q install -DskipTests).
+# Only loopback, only free ports. Not part of CI. The figures of 2026-12-04 are in the README (Distributed
+# limits, "Redis CPU, not only commands").
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BASE="${BASE:-HEAD}"
+ROUNDS="${ROUNDS:-1}"
+WORK="$(mktemp -d)"
+# (pids, cleanup on exit, free_port)
+source "$ROOT/benchmarks/common.sh"
+
+PIN=()
+if command -v taskset >/dev/null; then PIN=(taskset -c 1); fi
+
+CAPTURE="${CAPTURE:-}"
+if [[ -z "$CAPTURE" ]]; then
+  CAPTURE="$WORK/monitor.txt"
+  # the kit starts its own redis-server through SLUICE_REDIS_SERVER: this wrapper starts it and a
+  # MONITOR that writes every command it runs to the capture
+  cat > "$WORK/redis-monitored" <<EOF
+#!/usr/bin/env bash
+port=""; prev=""
+for a in "\$@"; do if [ "\$prev" = "--port" ]; then port=\$a; fi; prev=\$a; done
+( for i in \$(seq 1 100); do redis-cli -p "\$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  exec redis-cli -p "\$port" MONITOR > "$CAPTURE" ) &
+exec ${PIN[*]} redis-server "\$@"
+EOF
+  chmod +x "$WORK/redis-monitored"
+  echo ">> capturing: AccuracyKitIT, redis ZIPF_1K FIXED_WINDOW 4 APPROXIMATE, 60 s of traffic"
+  SLUICE_REDIS_SERVER="$WORK/redis-monitored" ./mvnw -B -q -o -pl limiter-sync-hazelcast verify \
+    -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
+    -Dit.test=AccuracyKitIT "-Dsluice.kit.case=redis ZIPF_1K FIXED_WINDOW 4 APPROXIMATE" \
+    -DargLine=-Dsluice.kit.zipf1kSeconds=60 > "$WORK/capture.log" 2>&1 \
+    || { tail -40 "$WORK/capture.log"; exit 1; }
+  sleep 1
+fi
+
+git show "$BASE:lua/flush.lua" > "$WORK/flush-base.lua"
+git show "$BASE:lua/prelude.lua" > "$WORK/prelude.lua"
+start_redis() {
+  local port; port="$(free_port)"
+  "${PIN[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis-$port.log" 2>&1 &
+  pids+=("$!")
+  for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "$port"
+}
+A="$(start_redis)"
+B="$(start_redis)"
+for round in $(seq 1 "$ROUNDS"); do
+  # (the working tree's version on the first server in even rounds: lines name each file)
+  echo ">> round $round: flush.lua at $BASE ($WORK/flush-base.lua) against the working tree's (lua/flush.lua)"
+  if (( round % 2 == 1 )); then
+    python3 benchmarks/lua_replay.py "$CAPTURE" "$A" "$WORK/flush-base.lua" "$B" lua/flush.lua "$WORK/prelude.lua"
+  else
+    python3 benchmarks/lua_replay.py "$CAPTURE" "$A" lua/flush.lua "$B" "$WORK/flush-base.lua" "$WORK/prelude.lua"
+  fi
+done
