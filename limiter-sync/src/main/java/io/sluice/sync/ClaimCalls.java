@@ -71,11 +71,8 @@ final class ClaimCalls {
     long ahead = noPart ? 0 : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     boolean taking = take > 0 && take <= need && !v.hasUnsettledTake() && store.countsTakes();
-    Delta d = claims.sizing.withClaimsAhead(new Delta(counter, v.key, v.window, taking ? take : 0)
-        .claiming(want, Math.min(need, want), claims.sizing.claimSplit(v, now)), v, now);
-    if (noPart && want > 0) {
-      d = d.withoutFadingPart();
-    }
+    Delta d = claims.sizing.claimDelta(new Delta(counter, v.key, v.window, taking ? take : 0), want,
+        Math.min(need, want), noPart, v, now);
     long token = 0;
     if (taking) {
       token = takeTokens.incrementAndGet();

@@ -155,6 +155,18 @@ final class ClaimSizing {
     return nodes < 2 && !nodeCountConfirmed.getAsBoolean();
   }
 
+  /**
+   * Under the view's monitor: {@code plain} asking for a claim of {@code want} permits, at least
+   * {@code need} of them where that much is free, split as {@link #claimSplit} says, with claims ahead
+   * where they are due ({@link #withClaimsAhead}) and, where {@code noPart} ({@link
+   * #fadingPartTooSmall}, which the caller has already asked), no part of a sliding window's fading.
+   * The claim of a decision's claim call and of a regular sync alike.
+   */
+  Delta claimDelta(Delta plain, long want, long need, boolean noPart, KeyView v, long now) {
+    Delta d = withClaimsAhead(plain.claiming(want, need, claimSplit(v, now)), v, now);
+    return noPart && d.want() > 0 ? d.withoutFadingPart() : d;
+  }
+
   /** The fewest permits of a sliding window's fading, over two sync intervals, a decision's claim holds. */
   static final long MIN_FADING_PART = 8;
 
@@ -184,7 +196,7 @@ final class ClaimSizing {
    * window on this node, asks in its window's last sync interval for a claim on the next window alone
    * (see {@link #windowsAhead}, {@link #claimsAheadDue}). {@code d} as it is otherwise.
    */
-  Delta withClaimsAhead(Delta d, KeyView v, long now) {
+  private Delta withClaimsAhead(Delta d, KeyView v, long now) {
     int ahead = aheadWindows();
     if (ahead == 0 || sliding || !asksClaims() || d.want() == 0 || d.window() != v.window
         || v.aheadThrough >= v.window + (ahead + 1) / 2) {

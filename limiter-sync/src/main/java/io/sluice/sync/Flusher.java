@@ -365,11 +365,9 @@ final class Flusher {
     Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent());
     Delta d = plain;
     if (claimsKept) {
-      d = claims.sizing.withClaimsAhead(d.claiming(claimWanted(v, drainedAt), claims.sizing.claimSplit(v, drainedAt)), v, drainedAt);
       // (as a decision's claim call: no part of a sliding window's fading where it would be a few permits)
-      if (d.want() > 0 && claims.sizing.fadingPartTooSmall(v, drainedAt)) {
-        d = d.withoutFadingPart();
-      }
+      d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,
+          drainedAt);
     }
     if (countsAfterWindow && v.window < Math.floorDiv(drainedAt, windowNanos) && settles != v.window
         && d.aheadWindows() == 0) {
