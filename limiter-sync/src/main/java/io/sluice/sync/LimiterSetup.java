@@ -42,7 +42,8 @@ final class LimiterSetup {
   final ExactStore exact;
   /**
    * Window limits (not regional quotas): flushes ask the store for claims (see flush.lua), and a node
-   * admits within its claim, so that nodes never pass the limit together.
+   * admits within its claim, so that nodes never pass the limit together (by more than the error
+   * budget, on sliding windows: see WindowClaims#borrow).
    */
   final boolean claimsKept;
   /** Approximate mode: decisions may take a view's credit without its monitor (see {@link KeyView}). */

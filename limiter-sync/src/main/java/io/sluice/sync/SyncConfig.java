@@ -320,7 +320,9 @@ public final class SyncConfig {
      * The error budget, a fraction of the limit (default 0.5%): the most a claim asks for far from
      * the limit is at least a node's part of it; with a store that keeps no claims, and for regional
      * quotas, also what the nodes together may admit on a stale or unknown view before they sync.
-     * (With claims, nodes never pass the limit together: no decision admits beyond a claim.)
+     * (With claims, nodes never pass the limit together by more than this: no decision admits beyond
+     * a claim, but for a sliding window's claimants on several nodes, which take a permit once their
+     * part of the fading is half-way to it where half a permit each, and one more, fit this budget.)
      */
     public Builder maxError(double maxError) {
       if (!(maxError > 0 && maxError <= 1)) {

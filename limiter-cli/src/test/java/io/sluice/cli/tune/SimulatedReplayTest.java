@@ -112,6 +112,23 @@ class SimulatedReplayTest {
   }
 
   /**
+   * 8 nodes at twice the limit: each claimant's part of the fading holds, at any moment, a fraction of a
+   * permit no request may use, half a permit on average, lost to the window when it moves on (0.42% of
+   * the limit short in a window on average, tune's default seed). Where half a permit per claimant fits
+   * the error budget with a permit to spare, a claimant takes a permit once its part is half-way to it
+   * ({@code WindowClaims.borrow}): short by less, never over the limit by more than the budget.
+   */
+  @Test
+  void claimantsTakeTheLastFractionOfTheirPartWithinTheErrorBudget() {
+    Row r = simulate(8, 4, 42, Duration.ofMillis(1));
+
+    assertThat(r.contestedWindows()).isPositive();
+    assertThat(r.overLimitWorstPct()).as("over the limit by the nodes' own count, %% of it").isLessThanOrEqualTo(0.5);
+    assertThat(r.overWorstPct()).isLessThanOrEqualTo(0.5);
+    assertThat(r.underMeanPct()).as("mean under-admission, %% of the limit").isLessThanOrEqualTo(0.35);
+  }
+
+  /**
    * 256 nodes started together: the first counts itself alone until its second beat, and its claim held
    * all of the second window's fading while its own requests came at 8 a second (seed 1: that window
    * 16.8% of the limit short). See {@code UnheardNodeClaimTest} in limiter-sync-testkit.
