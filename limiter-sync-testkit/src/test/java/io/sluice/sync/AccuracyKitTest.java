@@ -94,11 +94,14 @@ class AccuracyKitTest {
    * feels as admissions short of the exact algorithm's, held so that it cannot grow unseen. 0 where every
    * profile keeps the bound (fixed windows: at most 0.017% in every mode).
    * <ul>
-   *   <li>approximate, sliding windows, 2+ nodes: 0.62% (large-limit, 8 nodes, 0.50% before a node that
+   *   <li>approximate, sliding windows, 2+ nodes: 0.37% (large-limit, 8 nodes: 0.62% before a flush near
+   *       the limit, by the weighted estimate, kept only what its node admits before the answer on sliding
+   *       windows too, 2026-12-04 21:50 UTC; 3 nodes 0.117% -> 0.100%; 0.50% before a node that
    *       counts itself alone on the registry's first answer held no part of the fading until its second,
    *       2026-12-04: 37 requests not made up against 30, most in the first windows, where that node's
    *       part went to takes; the same change took tune --simulate at 256 nodes from a window 16.8% of the
-   *       limit short to 0.1%, see UnheardNodeClaimTest; shapes 0.14% on 3 nodes, 0.02% on 8 (0.32% before
+   *       limit short to 0.1%, see UnheardNodeClaimTest; shapes 0.075% on 3 nodes (0.14% before claimants
+   *       took a permit once their part of the fading was half-way to it), 0.02% on 8 (0.32% before
    *       claimants stranding more than the error budget held no part of the fading); every other
    *       profile within 0.1%, the worst small limits at 8 nodes, 0.07%. 0.58% before a node at the limit
    *       asked again as the fading freed its need, in a window's last two sync intervals or on a key asked
@@ -118,7 +121,7 @@ class AccuracyKitTest {
     if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
       return nodes > 1 ? 0.85 : 0.25;
     }
-    return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.65 : 0.15;
+    return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.45 : 0.15;
   }
 
   /** DESIGN.md's bound on false denials, in % of the requests of a profile. */

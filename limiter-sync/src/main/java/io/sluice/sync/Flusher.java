@@ -390,7 +390,7 @@ final class Flusher {
     // part per node, so that a claim granted far from the limit does not hold the last permits
     // while the other nodes' requests are denied. Only with nothing else of the view on its way,
     // whose answer could raise the claim this flush trims.
-    long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claims.claimToKeep(v, d.want()) : -1;
+    long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claims.claimToKeep(v, d.want(), drainedAt) : -1;
     if (keep >= 0) {
       d = d.keeping(keep);
       v.claim = v.pendingCur + keep;

@@ -132,7 +132,7 @@ final class WindowClaims {
   }
 
   /**
-   * What a flush of a fixed window's view keeps of its claim (Delta#keeping), or -1 when it keeps all
+   * What a flush of a window limit's view keeps of its claim (Delta#keeping), or -1 when it keeps all
    * of it. It trims when the node holds more of its claim unused than it would keep, and more than an
    * even part of what that claim leaves the other nodes, so the key is near its limit as this node sees
    * it. It keeps what the node may admit before the answer comes: four times the key's demand over a
@@ -142,17 +142,20 @@ final class WindowClaims {
    * wherever the store's last answer had little free, KeyView#noneFree, cut the kit's false denials
    * further, 0.15% from 0.18% at 8 nodes, but raised them from 0.20-0.43% to 0.46-0.69% where demand
    * moved from one node to the others mid-window: the trimmed claims then went to every node evenly,
-   * whatever its demand.) A sliding window's claim holds a part of the fading too, which a flush does
-   * not trim.
+   * whatever its demand.) A sliding window is near its limit by its weighted estimate, and trims the
+   * same way (its part of the fading is not trimmed): the accuracy kit's large limit at 8 nodes, costs
+   * up to 2,000 of 1,000,000, had 0.62% of requests not made up in their key-window, 0.37% with it, for
+   * 2% more store calls (nodes held the last permits in claims their next requests' costs did not fit).
    */
-  long claimToKeep(KeyView v, long want) {
-    if (sliding || v.claim < 0) {
+  long claimToKeep(KeyView v, long want, long now) {
+    if (v.claim < 0) {
       return -1;
     }
     long unused = v.claim - v.pendingCur;
     long inFlight = (long) Math.ceil(v.rate * 4 * calls.roundTripNanos() / 1e9);
     long keep = Math.max(1, Math.max(inFlight, (want + 7) / 8));
-    boolean nearLimit = unused * Math.max(1, activeNodes.getAsInt()) > capacity(v) - v.globalCur - v.claim;
+    double counted = ClaimSizing.weighted(v.globalPrev, v.globalCur, sizing.prevWeight(v.window, now));
+    boolean nearLimit = unused * Math.max(1, activeNodes.getAsInt()) > capacity(v) - counted - v.claim;
     return unused > keep && nearLimit ? keep : -1;
   }
 

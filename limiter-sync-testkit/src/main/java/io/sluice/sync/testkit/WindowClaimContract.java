@@ -284,24 +284,33 @@ public abstract class WindowClaimContract {
    * A flush that keeps only part of its node's claim (Delta#keeping) has the rest granted anew as what
    * is free is: near the limit an even part per node, so that a claim granted far from the limit does
    * not stay whole with one node while the others' requests are denied. Without it, or keeping more
-   * than the node left unused, the store keeps all of the claim the flush's amount did not use.
+   * than the node left unused, the store keeps all of the claim the flush's amount did not use. The
+   * same on a sliding window (here with nothing counted in the window before, so nothing fades).
    */
   @Test
   void aFlushKeepingPartOfItsClaimHasTheRestGrantedAnew() {
     Counter fixed = Counter.of(Limit.fixedWindow("keep").limit(100).window(Duration.ofMinutes(1)).build());
+    Counter sliding = Counter.of(Limit.slidingWindowCounter("keep-s").limit(100).window(Duration.ofMinutes(1)).build());
     long w = NOW_MICROS / 60_000_000L;
+    for (Counter counter : List.of(fixed, sliding)) {
+      keepingPartOfAClaim(counter, w);
+    }
+  }
+
+  private void keepingPartOfAClaim(Counter counter, long w) {
     try (CounterStore store = store(0)) {
       long[] claims = new long[3];
       long[] keeps = {-1, 2, 30};
       for (int i = 0; i < keeps.length; i++) {
         String key = "k" + i;
-        String a = "a" + i;
+        // (nodes of their own per counter: a node's sequence numbers are its own)
+        String a = counter.limit().name() + "-a" + i;
         // a holds a claim of 25 (an even part of half of all), b then counts 60
-        assertThat(flush(store, new Batch(a, 0, 1, NOW_MICROS, List.of(new Delta(fixed, key, w, 0).claiming(40, 2))))
+        assertThat(flush(store, new Batch(a, 0, 1, NOW_MICROS, List.of(new Delta(counter, key, w, 0).claiming(40, 2))))
             .claim(0)).isEqualTo(25);
-        flush(store, new Batch("b" + i, 0, 1, NOW_MICROS, List.of(new Delta(fixed, key, w, 60))));
+        flush(store, new Batch(counter.limit().name() + "-b" + i, 0, 1, NOW_MICROS, List.of(new Delta(counter, key, w, 60))));
         // a counts 5 of its claim: 20 unused
-        Delta d = new Delta(fixed, key, w, 5).claiming(40, 2);
+        Delta d = new Delta(counter, key, w, 5).claiming(40, 2);
         FlushResult r = flush(store, new Batch(a, 0, 2, NOW_MICROS, List.of(keeps[i] < 0 ? d : d.keeping(keeps[i]))));
         assertThat(r.current(0)).isEqualTo(65);
         assertThat(r.current(0) + r.claim(0)).isLessThanOrEqualTo(100);
@@ -309,7 +318,7 @@ public abstract class WindowClaimContract {
       }
       // all kept: 15 free, less its 20 committed: nothing more. Two kept: 33 free, half of 31 split in
       // two on top of them. Thirty kept: more than the 20 unused, so all 20 kept, as without keeping
-      assertThat(claims).containsExactly(20, 9, 20);
+      assertThat(claims).as(counter.limit().name()).containsExactly(20, 9, 20);
     }
   }
 
