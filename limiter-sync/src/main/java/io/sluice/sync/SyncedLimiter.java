@@ -35,7 +35,9 @@ import java.util.function.IntSupplier;
  * regular sync; the store grants ahead of demand at most half of what no count holds, an even part per
  * node, so the other nodes' unused claims never deny a key below half its limit. A sliding window frees
  * budget continuously as the previous window fades: each claimant also holds a part of that flow from
- * the time of its claim (the split the store answered).
+ * the time of its claim (the split the store answered), and where the error budget allows takes a
+ * permit once that part is half-way to it: there nodes together may pass the limit by at most the error
+ * budget ({@code WindowClaims.borrow}).
  *
  * <p>A decision the claim cannot pay, on a key below its limit as far as the node knows (a cold key, a
  * small limit, a large cost, the first decision of a window), asks the store for a claim of at least
