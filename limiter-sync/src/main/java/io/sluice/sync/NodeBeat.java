@@ -144,7 +144,9 @@ final class NodeBeat {
    * queued to send), so that it need not beat. An idle node then drops out of the registry when its
    * last beat runs out, and the others split what is free between the nodes that are working instead
    * of keeping a part for it: it holds no claim by then (an idle key's claim is given up at the
-   * regular sync, which is a store call, so the beat after it still runs), and its next decision that
+   * regular sync, which is a store call, so the beat after it still runs; a fixed window's key far
+   * below its limit keeps its claim, idle or not, to its window's end, and its view stays queued, so
+   * its node beats until then, as a node holding a claim should), and its next decision that
    * asks the store, or its next flush, makes it beat again at the next round. A regional quota's node
    * always beats: the coordinator takes a region it does not hear from for cut off.
    */
