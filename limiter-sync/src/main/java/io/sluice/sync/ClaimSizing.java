@@ -126,7 +126,7 @@ final class ClaimSizing {
       return false;
     }
     if (nodes < 2) {
-      return aloneUnconfirmed(nodes);
+      return aloneUnconfirmed();
     }
     double part = (double) v.globalPrev * 2 * syncIntervalNanos / windowNanos / claimSplit(v, now);
     // (and not where what the claimants strand adds up past the error budget: when the window moves on,
@@ -136,12 +136,23 @@ final class ClaimSizing {
     // calls 435 -> 540 per 1,000; the accuracy kit's shapes on 8 nodes, limit 500: requests not made up
     // 0.318% -> 0.018%, store calls 372 -> 468; a quarter of the budget halved shapes on 3 nodes for
     // 2.8 times its store calls)
-    return part < MIN_FADING_PART || nodes * 0.5 > capacity(v) * maxError;
+    return part < MIN_FADING_PART || !halfPermitsFit(v, nodes, 0);
   }
 
   /**
-   * Whether this node counts itself alone on the registry's first answer only: nodes started together
-   * beat one after the other, and the first counts itself alone until its next beat, a second later.
+   * Whether half a permit per claimant, and {@code spare} permits more, fit the key's error budget
+   * ({@code limit * maxError}): what the claimants of a sliding window's fading strand at the window's
+   * end, half a permit each on average ({@link #fadingPartTooSmall}: no parts where it does not fit with
+   * none spare), and what they may borrow of their parts (WindowClaims#borrow: a permit spare).
+   */
+  boolean halfPermitsFit(KeyView v, int claimants, double spare) {
+    return claimants * 0.5 + spare <= capacity(v) * maxError;
+  }
+
+  /**
+   * For a node that counts itself alone: whether only the registry's first answer says so. Nodes
+   * started together beat one after the other, and the first counts itself alone until its next beat,
+   * a second later.
    * Split by that one node, its claim on a sliding window held all of the fading, which its requests
    * did not need, and the store denied every other node's until the claim went idle (tune --simulate
    * --profile steady --nodes 256 --seed 1: the second window 16.8% of the limit short, 2.04% of requests
@@ -151,8 +162,8 @@ final class ClaimSizing {
    * it. (Holding a part where its demand, split against what the limit frees, would be worth one: the
    * demand the flusher last measured can be the key's rate of a burst gone by, and it then held all of it.)
    */
-  private boolean aloneUnconfirmed(int nodes) {
-    return nodes < 2 && !nodeCountConfirmed.getAsBoolean();
+  private boolean aloneUnconfirmed() {
+    return !nodeCountConfirmed.getAsBoolean();
   }
 
   /**

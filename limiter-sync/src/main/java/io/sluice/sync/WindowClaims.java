@@ -128,7 +128,7 @@ final class WindowClaims {
    * and a sync every 500 ms: 1.7 permits over with half a permit borrowed on each node).
    */
   private double borrow(KeyView view) {
-    return view.claimNodes * 0.5 + 1 <= capacity(view) * maxError ? 0.5 : 0;
+    return sizing.halfPermitsFit(view, view.claimNodes, 1) ? 0.5 : 0;
   }
 
   /**
