@@ -17,7 +17,7 @@
 # grpcurl takes from Sluice's server reflection: envoyproxy/ratelimit has no reflection):
 #   hot:  one descriptor of HOT_LIMIT a second (closed loop, so the demand is whatever the server
 #         answers: about twice the limit on the machine this was written on; the table gives it)
-#   many: 1,000 descriptor values rotated by ghz's template ({{mod .RequestNumber 1000}}), each of
+#   many: 1,000 descriptor values in turn (v0 .. v999, call n gets value n mod 1,000), each of
 #         1,000 a minute: allowed, the traffic of many clients
 # Every round measures the four, the order of the servers alternating between rounds. Redis commands:
 # INFO commandstats before and after a measurement, the sum of every command's calls but INFO's
@@ -126,14 +126,25 @@ done
 wait_grpc "$SL_GRPC" "$SL_PID" "$WORK/sluice.log"
 wait_grpc "$RL_GRPC" "$RL_PID" "$WORK/ratelimit.log"
 
+# The calls' messages, written once: ghz turns each into a message once and sends them round-robin
+# (call n gets message n mod their number), so no call runs a template. (With the many case's values
+# made by a template, {{mod .RequestNumber 1000}}, and template functions on, ghz built a template with
+# its whole function table for every call of both cases, and took most of a core from the servers:
+# GHZ_TEMPLATES=true measures that way again.)
+echo '[{"domain":"bench","descriptors":[{"entries":[{"key":"hot","value":"one"}]}]}]' >"$WORK/hot.json"
+python3 -c 'import json; print(json.dumps([{"domain": "bench", "descriptors": [{"entries": [{"key": "many", "value": "v%d" % i}]}]} for i in range(1000)]))' >"$WORK/many.json"
+GHZ_TEMPLATES="${GHZ_TEMPLATES:-false}"
+
 ghz_run() {  # ghz_run <port> <case> <duration> <out>
-  local data
-  case "$2" in
-    hot) data='{"domain":"bench","descriptors":[{"entries":[{"key":"hot","value":"one"}]}]}' ;;
-    many) data='{"domain":"bench","descriptors":[{"entries":[{"key":"many","value":"v{{mod .RequestNumber 1000}}"}]}]}' ;;
-  esac
+  local input=(-D "$WORK/$2.json" --disable-template-functions --disable-template-data)
+  if [[ "$GHZ_TEMPLATES" == true ]]; then
+    case "$2" in
+      hot) input=(-d '{"domain":"bench","descriptors":[{"entries":[{"key":"hot","value":"one"}]}]}') ;;
+      many) input=(-d '{"domain":"bench","descriptors":[{"entries":[{"key":"many","value":"v{{mod .RequestNumber 1000}}"}]}]}') ;;
+    esac
+  fi
   "$GHZ" --insecure --protoset "$WORK/rls.protoset" --call envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit \
-    -c "$CONCURRENCY" --connections "$CONNECTIONS" -z "$3" -t 5s -O json -d "$data" "127.0.0.1:$1" >"$4"
+    -c "$CONCURRENCY" --connections "$CONNECTIONS" -z "$3" -t 5s -O json "${input[@]}" "127.0.0.1:$1" >"$4"
 }
 
 redis_counts() {  # "<sum of commandstats calls, INFO excluded> <of which script calls>"
@@ -234,7 +245,8 @@ done
   echo
   echo "Load: \`ghz -c $CONCURRENCY --connections $CONNECTIONS -z $DURATION\` (closed loop) after a $WARMUP warm-up of each"
   echo "case on each server; $ROUNDS rounds, the order of the servers alternating. hot: every call on \`hot=one\`"
-  echo "($HOT_LIMIT a second; the demand column is requests/s over the limit); many: \`many=v{{mod .RequestNumber 1000}}\`."
+  echo "($HOT_LIMIT a second; the demand column is requests/s over the limit); many: \`many=v<n mod 1000>\` for call n"
+  if [[ "$GHZ_TEMPLATES" == true ]]; then echo "(made by ghz's template, template functions on: GHZ_TEMPLATES=true)."; else echo "(1,000 messages in a file that ghz sends in turn, templates off: \`-D many.json --disable-template-functions --disable-template-data\`)."; fi
   echo "Redis commands per 1,000 decisions: all commands Redis ran (INFO commandstats, the sum of calls: a Lua script"
   echo "call (EVALSHA) and every command the script runs each count, INFO excluded) / calls answered; the next column is"
   echo "the script calls alone (round trips of Sluice's flushes; envoyproxy/ratelimit sends INCRBY and EXPIRE, no"
