@@ -23,8 +23,8 @@
 # INFO commandstats before and after a measurement, the sum of every command's calls but INFO's
 # (Redis counts the commands a Lua script runs as well as the script call: both are in the sum, as
 # they are in total_commands_processed), and the script calls alone. Then RlsAccuracyMain
-# (limiter-envoy's test classes) counts OK and OVER_LIMIT answers per descriptor per second against
-# the exact fixed window. Only loopback, only free ports.
+# (limiter-envoy's test classes) counts OK and OVER_LIMIT answers per descriptor per window against
+# the exact fixed window, on uniform and on Zipf traffic. Only loopback, only free ports.
 # Not part of CI.
 set -euo pipefail
 
@@ -40,7 +40,9 @@ ACC_LIMIT="${ACC_LIMIT:-100}"         # accuracy: a limit per descriptor
 ACC_UNIT="${ACC_UNIT:-minute}"        # per minute (or second: see RlsAccuracyMain on windows and latency),
 ACC_VALUES="${ACC_VALUES:-50}"        # on this many descriptors,
 ACC_CALLS="${ACC_CALLS:-200}"         # each sent this many calls a window (twice the limit),
-ACC_WINDOWS="${ACC_WINDOWS:-1}"       # for this many windows
+ACC_WINDOWS="${ACC_WINDOWS:-1}"       # for this many windows; and at the same time
+ACC_ZIPF_VALUES="${ACC_ZIPF_VALUES:-1000}"  # Zipf traffic over this many descriptors of the same limit (the hottest
+                                      # sent ACC_CALLS a window, most far below the limit)
 JVM_FLAGS=(${JVM_FLAGS:--Xms512m -Xmx512m})
 OUT="${OUT:-benchmarks/results/envoy.md}"
 WORK="$(mktemp -d)"
@@ -91,6 +93,10 @@ descriptors:
       unit: minute
       requests_per_unit: 1000
   - key: acc
+    rate_limit:
+      unit: $ACC_UNIT
+      requests_per_unit: $ACC_LIMIT
+  - key: accz
     rate_limit:
       unit: $ACC_UNIT
       requests_per_unit: $ACC_LIMIT
@@ -210,22 +216,28 @@ done
 
 median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-echo ">> accuracy: $ACC_VALUES descriptors of $ACC_LIMIT a $ACC_UNIT, $ACC_CALLS calls a $ACC_UNIT each, $ACC_WINDOWS window(s)"
-# both servers at once, in the same windows (their counters are apart: each has its own keys)
+echo ">> accuracy: $ACC_VALUES descriptors of $ACC_LIMIT a $ACC_UNIT, $ACC_CALLS calls a $ACC_UNIT each, and Zipf over $ACC_ZIPF_VALUES, $ACC_WINDOWS window(s)"
+# both servers and both traffics at once, in the same windows (their counters are apart: each server has
+# its own keys, each traffic its own descriptor key)
 acc_pids=()
 for s in "${SERVERS[@]}"; do
   IFS='|' read -r name port pid <<<"$s"
   java -cp "$JAR:$TEST_CLASSES" io.sluice.envoy.RlsAccuracyMain "127.0.0.1:$port" bench acc "$ACC_LIMIT" \
-    "$ACC_UNIT" "$ACC_VALUES" "$ACC_CALLS" "$ACC_WINDOWS" >"$WORK/acc-$name.txt" &
+    "$ACC_UNIT" "$ACC_VALUES" "$ACC_CALLS" "$ACC_WINDOWS" uniform >"$WORK/acc-uniform-$name.txt" &
+  acc_pids+=($!)
+  java -cp "$JAR:$TEST_CLASSES" io.sluice.envoy.RlsAccuracyMain "127.0.0.1:$port" bench accz "$ACC_LIMIT" \
+    "$ACC_UNIT" "$ACC_ZIPF_VALUES" "$ACC_CALLS" "$ACC_WINDOWS" zipf >"$WORK/acc-zipf-$name.txt" &
   acc_pids+=($!)
 done
 for p in "${acc_pids[@]}"; do wait "$p"; done
 acc_rows=()
-for s in "${SERVERS[@]}"; do
-  IFS='|' read -r name port pid <<<"$s"
-  kv="$(tail -1 "$WORK/acc-$name.txt")"
-  get() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$kv"; }
-  acc_rows+=("| $name | $(get windows) | $(get sent) | $(get admitted) | $(get exact) | $(get over) ($(get windows_over) windows) | $(get under) ($(get windows_under) windows) | $(get errors) $(get error_codes) | $(get ambiguous) |")
+for traffic in uniform zipf; do
+  for s in "${SERVERS[@]}"; do
+    IFS='|' read -r name port pid <<<"$s"
+    kv="$(tail -1 "$WORK/acc-$traffic-$name.txt")"
+    get() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$kv"; }
+    acc_rows+=("| $traffic | $name | $(get windows) | $(get sent) | $(get admitted) | $(get exact) | $(get over) ($(get windows_over) windows) | $(get under) ($(get windows_under) windows) | $(get errors) $(get error_codes) | $(get ambiguous) |")
+  done
 done
 
 {
@@ -265,15 +277,17 @@ done
     echo "  Redis commands per 1,000 decisions ratelimit $rc, Sluice $sc (Sluice / ratelimit $(awk -v a="$sc" -v b="$rc" 'BEGIN{printf "%.3f", (b>0? a/b : 0)}'))."
   done
   echo
-  echo "Accuracy (RlsAccuracyMain, both servers at once): $ACC_VALUES descriptors \`acc=v0..\` of $ACC_LIMIT a $ACC_UNIT, each sent"
-  echo "$ACC_CALLS calls a $ACC_UNIT (paced, from 10% to 90% into each window) for $ACC_WINDOWS window(s); OK and OVER_LIMIT"
+  echo "Accuracy (RlsAccuracyMain, both servers and both traffics at once, each traffic on descriptors of its own of $ACC_LIMIT a $ACC_UNIT,"
+  echo "calls paced from 10% to 90% into each window, for $ACC_WINDOWS window(s)): uniform, $ACC_VALUES descriptors \`acc=v0..\` each sent"
+  echo "$ACC_CALLS calls a $ACC_UNIT; zipf, $ACC_ZIPF_VALUES descriptors \`accz=v0..\`, each call on a descriptor drawn from a Zipf distribution"
+  echo "(s = 1.1, seeded: the same calls to both servers), the hottest sent $ACC_CALLS calls a $ACC_UNIT and most far fewer. OK and OVER_LIMIT"
   echo "answers counted per descriptor per window. Exact = the sum over those windows of min(limit, calls answered); over ="
   echo "admitted beyond the limit in a window; under = admitted short of min(limit, calls answered); a call that failed"
   echo "(gRPC errors, by status: a deadline of 5 s passed, or the server refused it) has no answer to count. Ambiguous: answers that came back after"
   echo "their window had ended (counted in the window they were sent in)."
   echo
-  echo "| server | windows | calls | admitted | exact | over | under | gRPC errors | ambiguous |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| traffic | server | descriptor-windows | calls | admitted | exact | over | under | gRPC errors | ambiguous |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${acc_rows[@]}"
 } >"$OUT"
 echo ">> wrote $OUT"

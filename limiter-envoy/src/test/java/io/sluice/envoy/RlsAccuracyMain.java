@@ -29,7 +29,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * ambiguous (their window may be the next one) and reported, not judged. (A per-minute limit leaves
  * 6 s for that; a per-second one, 100 ms, which a loaded machine's latency can pass.)
  *
- * <pre>RlsAccuracyMain HOST:PORT DOMAIN KEY LIMIT second|minute VALUES CALLS_PER_WINDOW_PER_VALUE WINDOWS</pre>
+ * <p>Traffic: {@code uniform} (the default) sends each descriptor {@code CALLS} calls a window, at the
+ * same instants; {@code zipf} sends calls one at a time, evenly spread, each on a descriptor drawn from
+ * a Zipf distribution (s = 1.1, seeded) whose hottest descriptor gets {@code CALLS} a window on average
+ * and most far fewer: many descriptors far below their limit, a few at or over it.
+ *
+ * <pre>RlsAccuracyMain HOST:PORT DOMAIN KEY LIMIT second|minute VALUES CALLS WINDOWS [uniform|zipf]</pre>
  * Prints one line of {@code name=value} pairs.
  */
 public final class RlsAccuracyMain {
@@ -37,9 +42,9 @@ public final class RlsAccuracyMain {
   }
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 8) {
+    if (args.length != 8 && args.length != 9) {
       System.err.println("usage: RlsAccuracyMain HOST:PORT DOMAIN KEY LIMIT second|minute VALUES"
-          + " CALLS_PER_WINDOW_PER_VALUE WINDOWS");
+          + " CALLS WINDOWS [uniform|zipf]");
       System.exit(2);
     }
     String target = args[0];
@@ -54,6 +59,14 @@ public final class RlsAccuracyMain {
     int values = Integer.parseInt(args[5]);
     int rate = Integer.parseInt(args[6]);
     int windows = Integer.parseInt(args[7]);
+    boolean zipf = switch (args.length == 9 ? args[8] : "uniform") {
+      case "uniform" -> false;
+      case "zipf" -> true;
+      default -> throw new IllegalArgumentException("traffic: must be uniform or zipf, got \"" + args[8] + "\"");
+    };
+    int[] schedule = schedule(values, rate, zipf);
+    int perInstant = zipf ? 1 : values;
+    int instants = schedule.length / perInstant;
 
     ManagedChannel channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create()).build();
     RateLimitServiceGrpc.RateLimitServiceStub stub = RateLimitServiceGrpc.newStub(channel);
@@ -66,7 +79,7 @@ public final class RlsAccuracyMain {
     Map<Long, long[]> tally = new ConcurrentHashMap<>();
     Map<String, AtomicLong> errors = new ConcurrentHashMap<>();
     AtomicLong ambiguous = new AtomicLong();
-    long total = (long) values * rate * windows;
+    long total = (long) schedule.length * windows;
     CountDownLatch answered = new CountDownLatch((int) total);
 
     // one call on a value of its own first, so that the connection and the limiter exist before the first window
@@ -77,13 +90,14 @@ public final class RlsAccuracyMain {
     long first = (System.currentTimeMillis() + 1000) / window + 1;
     for (int w = 0; w < windows; w++) {
       long current = first + w;
-      for (int k = 0; k < rate; k++) {
-        long at = current * window + window / 10 + k * (window * 8 / 10) / rate;
+      for (int k = 0; k < instants; k++) {
+        long at = current * window + window / 10 + k * (window * 8 / 10) / instants;
         long wait = at - System.currentTimeMillis();
         if (wait > 0) {
           Thread.sleep(wait);
         }
-        for (int v = 0; v < values; v++) {
+        for (int j = k * perInstant; j < (k + 1) * perInstant; j++) {
+          int v = schedule[j];
           long id = (long) v << 32 | w;
           long[] counts = tally.computeIfAbsent(id, x -> new long[3]);
           synchronized (counts) {
@@ -143,5 +157,34 @@ public final class RlsAccuracyMain {
         + " over=" + over + " under=" + under + " windows_over=" + windowsOver + " windows_under=" + windowsUnder
         + " errors=" + errors.values().stream().mapToLong(AtomicLong::get).sum() + " error_codes=" + (errors.isEmpty()
             ? "-" : errors.toString().replace(" ", "")) + " ambiguous=" + ambiguous.get() + " complete=" + all);
+  }
+
+  /**
+   * The descriptors of one window's calls, in the order they are sent: uniform, {@code rate} rounds of
+   * every descriptor; zipf, about {@code rate} times the Zipf weights' sum calls, each drawn (the same
+   * seed every window and run, so both servers get the same calls).
+   */
+  static int[] schedule(int values, int rate, boolean zipf) {
+    if (!zipf) {
+      int[] all = new int[values * rate];
+      for (int j = 0; j < all.length; j++) {
+        all[j] = j % values;
+      }
+      return all;
+    }
+    double[] cdf = new double[values];
+    double sum = 0;
+    for (int v = 0; v < values; v++) {
+      sum += Math.pow(v + 1, -1.1);
+      cdf[v] = sum;
+    }
+    int calls = (int) Math.round(rate * sum); // the hottest's weight is 1: rate calls a window
+    java.util.Random random = new java.util.Random(42);
+    int[] drawn = new int[calls];
+    for (int j = 0; j < calls; j++) {
+      int v = java.util.Arrays.binarySearch(cdf, random.nextDouble() * sum);
+      drawn[j] = Math.min(values - 1, v < 0 ? -v - 1 : v);
+    }
+    return drawn;
   }
 }
