@@ -7,8 +7,12 @@
 -- ARGV[3]  limit, permits per window
 -- ARGV[4]  window length, microseconds
 --
--- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}, and when
--- allowed a sixth element: the window counted in (for a give-back, give_back.lua).
+-- Returns, for an admission in the caller's window (floor(now / window)), the window's count after it:
+-- one integer, which tells the caller the rest (remaining = limit - count, the reset at that window's
+-- end; a reply of several values cost Redis 0.7 us more per call, a sixth of the script's time).
+-- Otherwise {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}, and
+-- when allowed (in the next window, which a caller ahead opened) a sixth element: the window counted
+-- in (for a give-back, give_back.lua).
 --
 -- State: a hash {<window index> = count}. The window counted in is floor(now / window), or the next
 -- one when a caller whose clock is ahead has already opened it (as the kernel counts into a newer
@@ -34,9 +38,9 @@ end
 if #ARGV ~= 4 then
   return fail('expected 4 arguments (now, cost, limit, window), got ' .. #ARGV)
 end
-local args, err = windowArgs(MAX_EXACT / 4)
-if not args then return fail(err) end
-local now, limit, window = args.now, args.limit, args.window
+local now, limit, window = windowArgs(MAX_EXACT / 4)
+if not now then return fail(limit) end -- (windowArgs' message, in its second value)
+local err
 local cost
 cost, err = int(2, 'cost', 1, limit)
 if not cost then return fail(err) end
@@ -66,5 +70,8 @@ local untilEnd = (w + 1) * window - now
 if count > limit then
   redis.call('HINCRBY', key, field, -cost)
   return {0, limit - count + cost, untilEnd, untilEnd, 0}
+end
+if w == index then
+  return count
 end
 return {1, limit - count, 0, untilEnd, 0, w}

@@ -12,8 +12,12 @@
 -- ARGV[4]  window length W, microseconds
 -- ARGV[5]  unit, microseconds: chosen by the caller so that 3 * limit * (W / unit) <= 2^53
 --
--- Returns {allowed 0/1, remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}, and when
--- allowed a sixth element: the window counted in (for a give-back, give_back.lua).
+-- Returns, for an admission in the caller's window (floor(now / W)), the permits remaining after it: one
+-- integer, which tells the caller the rest (the reset at the end of the window after it; as in
+-- fixed_window.lua, a reply of several values cost Redis more than the integer). Otherwise {allowed 0/1,
+-- remaining permits, retryAfterMicros (0 when allowed), resetMicros, 0}, and when allowed (in the next
+-- window, which a caller ahead opened) a sixth element: the window counted in (for a give-back,
+-- give_back.lua).
 --
 -- State: a hash {<window index> = count}, windows aligned to the epoch. The window counted in is
 -- floor(now / W), or the next one when a caller whose clock is ahead has already opened it (counted
@@ -28,9 +32,9 @@ end
 if #ARGV ~= 5 then
   return fail('expected 5 arguments (now, cost, limit, window, unit), got ' .. #ARGV)
 end
-local args, err = windowArgs(MAX_EXACT / 4)
-if not args then return fail(err) end
-local now, limit, window = args.now, args.limit, args.window
+local now, limit, window = windowArgs(MAX_EXACT / 4)
+if not now then return fail(limit) end -- (windowArgs' message, in its second value)
+local err
 local unit, cost
 unit, err = int(5, 'unit', 1, window)
 if not unit then return fail(err) end
@@ -109,4 +113,8 @@ if redis.call('HINCRBY', key, digits(w), cost) == cost then
   local _, marked = dropCountsBefore(key, w - 1)
   redis.call('PEXPIRE', key, digits(keptTtl(key, marked, ceildiv(reset, 1000) + TTL_MARGIN_MS, now, window)))
 end
-return {1, floordiv(budget - used, units), 0, reset, 0, w}
+local remaining = floordiv(budget - used, units)
+if w == index then
+  return remaining
+end
+return {1, remaining, 0, reset, 0, w}

@@ -29,9 +29,9 @@ end
 if #ARGV ~= 4 then
   return fail('expected 4 arguments (now, cost, limit, window), got ' .. #ARGV)
 end
-local args, err = windowArgs(MAX_LOG_LIMIT)
-if not args then return fail(err) end
-local now, limit, window = args.now, args.limit, args.window
+local now, limit, window = windowArgs(MAX_LOG_LIMIT)
+if not now then return fail(limit) end -- (windowArgs' message, in its second value)
+local err
 local cost
 cost, err = int(2, 'cost', 1, limit)
 if not cost then return fail(err) end

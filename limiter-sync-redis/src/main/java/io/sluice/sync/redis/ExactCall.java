@@ -4,6 +4,7 @@ import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.ExactArgs;
+import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.StoreKeys;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -68,6 +69,37 @@ final class ExactCall {
       default:
         throw new IllegalArgumentException("algorithm: " + a + " has no exact script, in limit " + limit.name());
     }
+  }
+
+  /**
+   * The answer of a call made at {@code nowMicros}: the script's list as it is, or, for a window
+   * script's admission in the caller's own window, the one integer it answers with (fixed window: the
+   * window's count after it; sliding window counter: the permits remaining), completed here with what
+   * the call knows (the limit, the window, the time).
+   */
+  ExactResult result(Object reply, long nowMicros) {
+    // (Lettuce's OBJECT output hands an integer reply over as a list of that one integer: the list
+    // answers have five or six elements)
+    Object one = reply instanceof Long ? reply
+        : reply instanceof java.util.List && ((java.util.List<?>) reply).size() == 1 ? ((java.util.List<?>) reply).get(0)
+        : null;
+    if (one != null) {
+      long n = (Long) one;
+      long window = ExactArgs.windowMicros(limit);
+      long index = Math.floorDiv(nowMicros, window);
+      switch (limit.algorithm()) {
+        case FIXED_WINDOW:
+          return new ExactResult(true, limit.capacity() - n, 0, (index + 1) * window - nowMicros, 0, index);
+        case SLIDING_WINDOW_COUNTER:
+          return new ExactResult(true, n, 0, (index + 2) * window - nowMicros, 0, index);
+        default:
+          throw new IllegalStateException(script.name() + " answered " + n + " where it answers a list");
+      }
+    }
+    @SuppressWarnings("unchecked")
+    java.util.List<Object> r = (java.util.List<Object>) reply;
+    return new ExactResult((Long) r.get(0) == 1L, (Long) r.get(1), (Long) r.get(2), (Long) r.get(3), (Long) r.get(4),
+        r.size() > 5 ? (Long) r.get(5) : -1);
   }
 
   /** KEYS of a call: the counter key of {@code key}. */

@@ -348,7 +348,9 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
       call = ExactCall.of(config.keyPrefix(), limit, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER, SLIDING_WINDOW_LOG);
       exactCalls.put(call);
     }
-    return evalsha(call.script, call.keys(key), call.args(nowMicros, cost)).thenApply(RedisCounterStore::toExactResult);
+    ExactCall made = call;
+    return this.<Object>evalsha(call.script, ScriptOutputType.OBJECT, call.keys(key), call.args(nowMicros, cost))
+        .thenApply(reply -> made.result(reply, nowMicros));
   }
 
   private static final byte[] BUCKET = "bucket".getBytes(StandardCharsets.US_ASCII);
@@ -387,11 +389,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
         ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())};
     return evalsha(TOKEN_CLAIM, keys, args).thenApply(r -> new TokenGrant((Long) r.get(0), (Long) r.get(1),
         (Long) r.get(2), (Long) r.get(3), (Long) r.get(4)));
-  }
-
-  private static ExactResult toExactResult(List<Object> reply) {
-    return new ExactResult((Long) reply.get(0) == 1L, (Long) reply.get(1), (Long) reply.get(2), (Long) reply.get(3),
-        (Long) reply.get(4), reply.size() > 5 ? (Long) reply.get(5) : -1);
   }
 
   /** The configuration this store connected with. */
