@@ -137,7 +137,8 @@ wait_grpc "$RL_GRPC" "$RL_PID" "$WORK/ratelimit.log"
 # made by a template, {{mod .RequestNumber 1000}}, and template functions on, ghz built a template with
 # its whole function table for every call of both cases, and took most of a core from the servers:
 # GHZ_TEMPLATES=true measures that way again.)
-echo '[{"domain":"bench","descriptors":[{"entries":[{"key":"hot","value":"one"}]}]}]' >"$WORK/hot.json"
+HOT_MESSAGE='{"domain":"bench","descriptors":[{"entries":[{"key":"hot","value":"one"}]}]}'
+echo "[$HOT_MESSAGE]" >"$WORK/hot.json"
 python3 -c 'import json; print(json.dumps([{"domain": "bench", "descriptors": [{"entries": [{"key": "many", "value": "v%d" % i}]}]} for i in range(1000)]))' >"$WORK/many.json"
 GHZ_TEMPLATES="${GHZ_TEMPLATES:-false}"
 
@@ -145,7 +146,7 @@ ghz_run() {  # ghz_run <port> <case> <duration> <out>
   local input=(-D "$WORK/$2.json" --disable-template-functions --disable-template-data)
   if [[ "$GHZ_TEMPLATES" == true ]]; then
     case "$2" in
-      hot) input=(-d '{"domain":"bench","descriptors":[{"entries":[{"key":"hot","value":"one"}]}]}') ;;
+      hot) input=(-d "$HOT_MESSAGE") ;;
       many) input=(-d '{"domain":"bench","descriptors":[{"entries":[{"key":"many","value":"v{{mod .RequestNumber 1000}}"}]}]}') ;;
     esac
   fi

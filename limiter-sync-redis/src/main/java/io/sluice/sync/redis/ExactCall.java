@@ -7,6 +7,7 @@ import io.sluice.sync.spi.ExactArgs;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.StoreKeys;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -27,9 +28,13 @@ final class ExactCall {
   private final byte[][] template;
   private final int nowAt;
   private final int costAt;
+  /** A window limit's window, microseconds (0 for a bucket): a one-integer answer's reset and window come from it. */
+  private final long windowMicros;
 
-  private ExactCall(Limit limit, LuaScript script, byte[] keyHeader, byte[][] template, int nowAt, int costAt) {
+  private ExactCall(Limit limit, LuaScript script, byte[] keyHeader, byte[][] template, int nowAt, int costAt,
+      long windowMicros) {
     this.limit = limit;
+    this.windowMicros = windowMicros;
     this.script = script;
     this.keyHeader = keyHeader;
     this.template = template;
@@ -53,18 +58,22 @@ final class ExactCall {
       case LEAKY_BUCKET_SHAPER: {
         Counter c = Counter.of(limit); // whole microseconds, 53-bit burst: or a message naming the field
         return new ExactCall(limit, gcra, header, new byte[][] {a == Algorithm.LEAKY_BUCKET_SHAPER ? SHAPER : METER,
-            null, null, ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())}, 1, 2);
+            null, null, ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())}, 1, 2, 0);
       }
-      case FIXED_WINDOW:
+      case FIXED_WINDOW: {
+        long window = ExactArgs.windowMicros(limit);
         return new ExactCall(limit, fixedWindow, header, new byte[][] {null, null, ascii(limit.capacity()),
-            ascii(ExactArgs.windowMicros(limit))}, 0, 1);
-      case SLIDING_WINDOW_LOG:
+            ascii(window)}, 0, 1, window);
+      }
+      case SLIDING_WINDOW_LOG: {
+        long window = ExactArgs.windowMicros(limit);
         return new ExactCall(limit, slidingLog, header, new byte[][] {null, null, ascii(limit.capacity()),
-            ascii(ExactArgs.windowMicros(limit))}, 0, 1);
+            ascii(window)}, 0, 1, window);
+      }
       case SLIDING_WINDOW_COUNTER: {
         long window = ExactArgs.windowMicros(limit);
         return new ExactCall(limit, slidingCounter, header, new byte[][] {null, null, ascii(limit.capacity()),
-            ascii(window), ascii(ExactArgs.slidingUnitMicros(limit.capacity(), window))}, 0, 1);
+            ascii(window), ascii(ExactArgs.slidingUnitMicros(limit.capacity(), window))}, 0, 1, window);
       }
       default:
         throw new IllegalArgumentException("algorithm: " + a + " has no exact script, in limit " + limit.name());
@@ -81,23 +90,22 @@ final class ExactCall {
     // (Lettuce's OBJECT output hands an integer reply over as a list of that one integer: the list
     // answers have five or six elements)
     Object one = reply instanceof Long ? reply
-        : reply instanceof java.util.List && ((java.util.List<?>) reply).size() == 1 ? ((java.util.List<?>) reply).get(0)
+        : reply instanceof List && ((List<?>) reply).size() == 1 ? ((List<?>) reply).get(0)
         : null;
     if (one != null) {
       long n = (Long) one;
-      long window = ExactArgs.windowMicros(limit);
-      long index = Math.floorDiv(nowMicros, window);
+      long index = Math.floorDiv(nowMicros, windowMicros);
       switch (limit.algorithm()) {
         case FIXED_WINDOW:
-          return new ExactResult(true, limit.capacity() - n, 0, (index + 1) * window - nowMicros, 0, index);
+          return new ExactResult(true, limit.capacity() - n, 0, (index + 1) * windowMicros - nowMicros, 0, index);
         case SLIDING_WINDOW_COUNTER:
-          return new ExactResult(true, n, 0, (index + 2) * window - nowMicros, 0, index);
+          return new ExactResult(true, n, 0, (index + 2) * windowMicros - nowMicros, 0, index);
         default:
           throw new IllegalStateException(script.name() + " answered " + n + " where it answers a list");
       }
     }
     @SuppressWarnings("unchecked")
-    java.util.List<Object> r = (java.util.List<Object>) reply;
+    List<Object> r = (List<Object>) reply;
     return new ExactResult((Long) r.get(0) == 1L, (Long) r.get(1), (Long) r.get(2), (Long) r.get(3), (Long) r.get(4),
         r.size() > 5 ? (Long) r.get(5) : -1);
   }
