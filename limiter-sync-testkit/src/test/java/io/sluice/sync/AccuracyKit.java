@@ -36,11 +36,11 @@ import java.util.function.Supplier;
  * {@code -Dsluice.kit.debug=true} prints every admission over the bound and every false denial below
  * half the limit with the nodes' views; {@code -Dsluice.kit.debugAll=true} every false denial.
  */
-final class AccuracyKit {
+public final class AccuracyKit {
   /** Simulated time starts near today's epoch time, so a real store's TTLs and windows look ordinary. */
   private static final boolean DEBUG = Boolean.getBoolean("sluice.kit.debug");
   private static final boolean DEBUG_ALL = Boolean.getBoolean("sluice.kit.debugAll");
-  static final long START_NANOS = 1_764_547_200_000_000_000L; // 2025-12-01T00:00:00Z
+  public static final long START_NANOS = 1_764_547_200_000_000_000L; // 2025-12-01T00:00:00Z
 
   enum Mode { APPROXIMATE, RESERVATION, EXACT }
 
@@ -237,23 +237,17 @@ final class AccuracyKit {
             System.err.printf("false denial: key %s cost %d at %d us node %d: exact remaining %d%n", r.key(), r.cost(),
                 (now - START_NANOS) / 1_000, n, expected.remaining);
           } else if (DEBUG_ALL) {
-            KeyView v = node.viewOf(r.key());
-            System.err.printf("false denial: key %s cost %d at +%d ms node %d: exact %d (prev %d); view global %d/%d"
-                + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms%n",
+            System.err.printf("false denial: key %s cost %d at +%d ms node %d: exact %d (prev %d); %s%n",
                 r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
-                v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFreeUntil > now, v.noneFree,
-                (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000);
+                CoreAccess.core(node).describeView(r.key(), now));
           }
           if (bucket ? expected.remaining >= limit.capacity() / 2.0 : exactEstimate + r.cost() <= limit.capacity() / 2.0) {
             belowHalf++;
             if (DEBUG) {
-              KeyView v = node.viewOf(r.key());
-              System.err.printf("below half: key %s cost %d at +%d ms node %d: exact %d (prev %d); view global %d/%d"
-                  + " pending %d/%d claim %d nothingFree %s noneFree %s syncedAt -%d ms deniedUntil +%d ms;"
-                  + " breaker %s asks %s fallbacks %d failures %d%n", r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
-                  v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.claim, v.nothingFreeUntil > now, v.noneFree,
-                  (now - v.syncedAt) / 1_000_000, (v.deniedUntil - now) / 1_000_000, node.storeBreaker().state(),
-                  node.claimsAsked(), node.fallbackDecisions(), node.storeFailures());
+              System.err.printf("below half: key %s cost %d at +%d ms node %d: exact %d (prev %d); %s;"
+                  + " breaker %s asks %s fallbacks %d failures %d%n", r.key(), r.cost(), (now - w * window) / 1_000_000, n,
+                  ec[1], ec[2], CoreAccess.core(node).describeView(r.key(), now), node.storeBreaker().state(),
+                  CoreAccess.core(node).claimsAsked(), node.fallbackDecisions(), node.storeFailures());
             }
           }
         }
@@ -287,9 +281,7 @@ final class AccuracyKit {
           if (DEBUG && over > bound + 1e-9) {
             StringBuilder views = new StringBuilder();
             for (SyncedLimiter each : nodes) {
-              KeyView v = each.viewOf(r.key());
-              views.append(String.format(" [cur %d prev %d pending %d claim %d at +%d ms /%d]", v.globalCur, v.globalPrev,
-                  v.pendingCur, v.claim, (v.claimAt - w * window) / 1_000_000, v.claimNodes));
+              views.append(" [").append(CoreAccess.core(each).describeView(r.key(), now)).append(']');
             }
             System.err.printf("over: key %s window %d at +%d ms node %d: nodes %d (prev %d) exact %d; store %d claims %d%s%n",
                 r.key(), w, (now - w * window) / 1_000_000, n, nc[1], nc[2], ec[1],

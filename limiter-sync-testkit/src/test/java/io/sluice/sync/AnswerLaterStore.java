@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the test lets it go, or never). Every SPI of the memory store is passed on, so the limiter sees the
  * same store kinds (exact, lease, token) and takes.
  */
-final class AnswerLaterStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
+public final class AnswerLaterStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   final MemoryStore inner;
   private final Executor answers;
   private final List<Runnable> held = new ArrayList<>();
@@ -39,12 +39,12 @@ final class AnswerLaterStore implements CounterStore, ExactStore, LeaseStore, To
   }
 
   /** Answers completed on {@code answers}' threads. */
-  static AnswerLaterStore answeringOn(MemoryStore inner, Executor answers) {
+  public static AnswerLaterStore answeringOn(MemoryStore inner, Executor answers) {
     return new AnswerLaterStore(inner, answers);
   }
 
   /** Answers held until {@link #release()}: a call is applied, its caller hears nothing. */
-  static AnswerLaterStore gated(MemoryStore inner) {
+  public static AnswerLaterStore gated(MemoryStore inner) {
     AnswerLaterStore[] self = new AnswerLaterStore[1];
     self[0] = new AnswerLaterStore(inner, r -> {
       synchronized (self[0].held) {
@@ -59,19 +59,19 @@ final class AnswerLaterStore implements CounterStore, ExactStore, LeaseStore, To
   }
 
   /** Calls made (answered or not). */
-  int sent() {
+  public int sent() {
     return sent.get();
   }
 
   /** Answers held and not released. */
-  int held() {
+  public int held() {
     synchronized (held) {
       return held.size();
     }
   }
 
   /** From now on answers at once, and releases what it held. */
-  void openGate() {
+  public void openGate() {
     synchronized (held) {
       gateOpen = true;
     }
@@ -79,14 +79,14 @@ final class AnswerLaterStore implements CounterStore, ExactStore, LeaseStore, To
   }
 
   /** From now on holds answers again (a gated store let open, closed once more). */
-  void closeGate() {
+  public void closeGate() {
     synchronized (held) {
       gateOpen = false;
     }
   }
 
   /** Completes every held answer, on this thread; how many. */
-  int release() {
+  public int release() {
     List<Runnable> now;
     synchronized (held) {
       now = new ArrayList<>(held);

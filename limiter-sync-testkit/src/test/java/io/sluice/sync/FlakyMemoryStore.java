@@ -18,7 +18,7 @@ import java.util.concurrent.CompletionStage;
  * the two outcomes a real network gives. The same synchronizer logic runs against real Redis in the
  * integration tests.
  */
-final class FlakyMemoryStore implements CounterStore {
+public final class FlakyMemoryStore implements CounterStore {
   private final Map<String, Long> counts = new HashMap<>();
   private final Map<String, Long> sequences = new HashMap<>();
   private final SplittableRandom random;
@@ -27,20 +27,20 @@ final class FlakyMemoryStore implements CounterStore {
   int calls;
   int appliedBatches;
 
-  FlakyMemoryStore(long seed) {
+  public FlakyMemoryStore(long seed) {
     this.random = new SplittableRandom(seed);
   }
 
-  void faults(double failBeforeApplying, double loseAnswerAfterApplying) {
+  public void faults(double failBeforeApplying, double loseAnswerAfterApplying) {
     this.failBefore = failBeforeApplying;
     this.failAfter = loseAnswerAfterApplying;
   }
 
-  synchronized long count(String key, long window) {
+  public synchronized long count(String key, long window) {
     return counts.getOrDefault(key + "@" + window, 0L);
   }
 
-  synchronized long total() {
+  public synchronized long total() {
     return counts.values().stream().mapToLong(Long::longValue).sum();
   }
 

@@ -14,10 +14,10 @@ import java.util.concurrent.CompletionStage;
  * forgot {@code countsTakes()} once turned takes off in the very tests written for them; one that forgot
  * {@code beatsInFlush} made every beat a call of its own).
  */
-abstract class ForwardingStore implements CounterStore {
-  final CounterStore inner;
+public abstract class ForwardingStore implements CounterStore {
+  protected final CounterStore inner;
 
-  ForwardingStore(CounterStore inner) {
+  protected ForwardingStore(CounterStore inner) {
     this.inner = inner;
   }
 

@@ -29,21 +29,6 @@ class SyncedLimiterTest {
         .activeNodes(() -> nodes).batchSize(50).syncInterval(Duration.ofMillis(100)).build();
   }
 
-  /** A store whose calls time out at 500 ms must count 450 ms calls as slow, or a slow link never opens the breaker. */
-  @Test
-  void theDefaultBreakerCountsCallsAsSlowBelowTheStoresOwnTimeout() {
-    StoreBreakerConfig defaults = StoreBreakerConfig.ofDefaults();
-    assertThat(StoreCalls.breakerConfig(defaults, Duration.ofSeconds(2), Duration.ofMillis(500))
-        .getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(400));
-    assertThat(StoreCalls.breakerConfig(defaults, Duration.ofMillis(600), Duration.ofSeconds(5))
-        .getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(300));
-    assertThat(StoreCalls.breakerConfig(defaults, Duration.ofSeconds(2), null)
-        .getSlowCallDurationThreshold()).isEqualTo(Duration.ofSeconds(1));
-    // one set is kept as set
-    assertThat(StoreCalls.breakerConfig(defaults.toBuilder().slowCallDuration(Duration.ofMillis(70)).build(),
-        Duration.ofSeconds(2), Duration.ofMillis(500)).getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(70));
-  }
-
   /** The breaker's settings are Sluice's own, checked where they are set, each error naming its field. */
   @Test
   void storeBreakerSettingsNameTheFieldTheyRefuse() {
@@ -511,12 +496,12 @@ class SyncedLimiterTest {
       node.tryAcquire("idle-" + i);
     }
     node.flushAll();
-    node.sweepSome();
+    CoreAccess.core(node).sweepSome();
     assertThat(node.keys()).as("their window still counts").isEqualTo(5_000);
     ticker.advance(Duration.ofMinutes(2));
     for (int i = 0; i < 3 && node.keys() > 0; i++) {
       node.flushAll(); // (claims given up once idle)
-      node.sweepSome();
+      CoreAccess.core(node).sweepSome();
     }
     assertThat(node.keys()).isZero();
     node.close();

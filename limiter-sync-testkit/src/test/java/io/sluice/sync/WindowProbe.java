@@ -410,12 +410,10 @@ final class WindowProbe {
         boolean nodeAllowed = d.allowed();
         boolean exactAllowed = x.allowed();
         if (key.equals(TRACE)) {
-          KeyView v = node.viewOf(key);
-          System.out.printf(Locale.ROOT, "trace w%d +%.3f ms node %d cost %d: %s | exact %s%s | view global %d/%d pending %d/%d"
-                  + " unsent %d own %d claim %d released %d leased %d nothingFree +%.1f ms | store %d claims %d | kept nodes %d exact %d%n",
+          System.out.printf(Locale.ROOT, "trace w%d +%.3f ms node %d cost %d: %s | exact %s%s | %s"
+                  + " | store %d claims %d | kept nodes %d exact %d%n",
               w - Math.floorDiv(START, window), (now - w * window) / 1e6, n, cost, nodeAllowed ? "A" : "D",
-              exactAllowed ? "A" : "D", e.release() ? " (release)" : "", v.globalCur, v.globalPrev, v.pendingCur,
-              v.pendingPrev, v.unsentCur, v.ownCur, v.claim, v.releasedCur, v.leased(), (v.nothingFreeUntil - now) / 1e6,
+              exactAllowed ? "A" : "D", e.release() ? " (release)" : "", CoreAccess.core(node).describeView(key, now),
               store.count("probe", key, w), store.claims("probe", key, w), nc[1], ec[1]);
         }
         long relW = w - Math.floorDiv(START, window);
@@ -463,7 +461,6 @@ final class WindowProbe {
         }
         // false denial on a key below half its limit (the exact run's and the nodes' own kept estimates)
         if (exactAllowed && !nodeAllowed && exactEstimate + cost <= cap / 2.0 && nodeEstimate + cost <= cap / 2.0) {
-          KeyView v = node.viewOf(key);
           long[] large = lastLargeDenial.get(key);
           String context = (nc[3] + nc[4] > 0 ? " after releases" : "")
               + (large != null && now - large[0] <= 8 * interval ? " after a large cost denied" : "")
@@ -471,11 +468,9 @@ final class WindowProbe {
               + (now <= lastFault[0] + window ? " after a stall or jump" : "");
           note(violations, counts, "false denial below half" + (context.isEmpty() ? "" : " (" + context.trim() + ")"),
               key, relW, String.format(Locale.ROOT,
-              "cost %d at +%.3f ms node %d: exact kept %d (prev %d), nodes kept %d (prev %d); %s; view global %d/%d"
-                  + " pending %d/%d claim %d leased %d synced -%.1f ms; store %d (prev %d) claims %d",
-              cost, (now - w * window) / 1e6, n, ec[1], ec[2], nc[1], nc[2], d, v == null ? -1 : v.globalCur,
-              v == null ? -1 : v.globalPrev, v == null ? -1 : v.pendingCur, v == null ? -1 : v.pendingPrev,
-              v == null ? -1 : v.claim, v == null ? -1 : v.leased(), v == null ? -1 : (now - v.syncedAt) / 1e6,
+              "cost %d at +%.3f ms node %d: exact kept %d (prev %d), nodes kept %d (prev %d); %s; %s;"
+                  + " store %d (prev %d) claims %d",
+              cost, (now - w * window) / 1e6, n, ec[1], ec[2], nc[1], nc[2], d, CoreAccess.core(node).describeView(key, now),
               store.count("probe", key, w), store.count("probe", key, w - 1), store.claims("probe", key, w)));
         }
         if (!nodeAllowed && cost > 1) {

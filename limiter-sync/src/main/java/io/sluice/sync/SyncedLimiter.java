@@ -7,6 +7,7 @@ import io.sluice.node.Limit;
 import io.sluice.node.LimitListener;
 import io.sluice.node.Ticker;
 import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.internal.LimiterCore;
 import io.sluice.sync.spi.TokenStore;
 import java.time.Duration;
 import java.util.function.IntSupplier;
@@ -16,13 +17,13 @@ import java.util.function.IntSupplier;
  * limit (fixed window or sliding window counter) decisions are local when the node holds a claim that
  * pays for them; the permits admitted are flushed in batches. Token buckets and leaky buckets (meters)
  * are shared in exact mode by default (batch size 1: one store script per decision, the algorithm's
- * own, as Bucket4j and Redisson do) and, given a batch size, by token claims ({@link TokenClaims}:
+ * own, as Bucket4j and Redisson do) and, given a batch size, by token claims ({@code TokenClaims}:
  * tokens taken from the store's bucket ahead, each used no earlier than its due time); sliding window
  * logs in exact mode only.
  * (The leaky bucket shaper delays requests in a queue of one process and is not shared.)
  *
  * <h2>How a node decides</h2>
- * Each key has a view (see {@link KeyView}): the global counts as of the last sync, plus what this
+ * Each key has a view (see {@code KeyView}): the global counts as of the last sync, plus what this
  * node admitted since (pending). A request is admitted when
  * <ol>
  *   <li>the estimate over global and pending counts stays within the limit, and</li>
@@ -77,70 +78,16 @@ import java.util.function.IntSupplier;
  * admissions meanwhile accumulate as unsent. {@link #close()} flushes what is left.
  *
  * <h2>Concurrency</h2>
- * Deciding threads and one flusher thread share the state, in four kinds:
- * <ul>
- *   <li>a key's {@link KeyView}: guarded by the view's own monitor, except its credit, taken with one
- *       CAS ({@link KeyView#takeCredit}); every section under the monitor settles the credit first;</li>
- *   <li>the view table ({@link ViewTable}) and the flusher's queues ({@link FlushQueue}):
- *       concurrent collections; a view is queued under its monitor and drained under it;</li>
- *   <li>the flusher's own state ({@link Flusher}, {@link BatchSender}: sequences, batches in flight,
- *       groups that lost their data, the hot-key mean): guarded by its sync lock, which a sync holds
- *       (the flusher thread, or a caller of {@link #syncNow}, {@link #flushAll} or {@link #close});
- *       the time of the last heartbeat is the flusher thread's alone;</li>
- *   <li>meters and flags read across threads: {@code LongAdder}s, atomics and volatiles (the nodes the
- *       registry counts and {@code closed}, the flusher's; whether the store keeps claims,
- *       {@link ClaimSizing}'s); store calls and the breaker: {@link StoreCalls}.</li>
- * </ul>
- * The parts, each made once in the constructor for this limit's algorithm and mode, over what they
- * share ({@link LimiterSetup}: the limit, its mode and settings, the store's calls, the views, the
- * queue), never over this facade: {@link WindowDecisions} (a window limit's decisions under its views'
- * monitors), {@link WindowClaims} and {@link ClaimSizing} (the claim and share arithmetic and the
- * store's answers into a view), {@link WindowLeases} (reservation), {@link Flusher} (the sync),
- * {@link TokenClaims} (batched buckets), {@link StoreDecisions} (exact mode, and buckets and logs while
- * the store fails), the limiter's mode, chosen once ({@link Admission}: {@link ExactAdmission},
- * {@link TokenAdmission} or {@link WindowAdmission}, each with its decisions that never block and its
- * {@link #release}), {@link DecisionRouter} (the checks, then the mode) and {@link CloseSequence}
- * ({@link #close}).
- * A decision that asks the store holds its view's monitor through that one call, never the sync
- * lock; a sync takes views' monitors one at a time, never while waiting for the store.
+ * Every method may be called from any thread. Decisions on different keys do not wait for each other;
+ * a decision that asks the store holds only its key through that one call. Inside: {@code
+ * io.sluice.sync.internal.LimiterCore}, which documents how the state is shared.
  */
 public final class SyncedLimiter implements KeyedLimiter {
-  /** What the parts share: the limit, its mode and settings, the store's calls, the views, the queue. */
-  final LimiterSetup setup;
-  /** How a decision answers, whichever part made it. */
-  private final Answers answers;
-  /** The decisions one store call makes: exact mode, batched buckets, the failure policy's for buckets and logs. */
-  private final StoreDecisions byStore;
-  /** The way into decisions and releases, which the limiter's mode makes ({@link Admission}). */
-  private final DecisionRouter decisions;
-
-  /** A window limit's claim, share and lease arithmetic. */
-  private final WindowClaims claims;
-  /** The sync: batches to the store and their answers into the views; the registry's heartbeat. */
-  private final Flusher flusher;
+  /** The parts, wired once for the limit's algorithm and mode; this class passes its calls on. */
+  final LimiterCore core;
 
   private SyncedLimiter(Limit limit, CounterStore store, SyncConfig c, long batchSize, java.time.Clock breakerClock) {
-    LimiterSetup l = new LimiterSetup(limit, store, c, batchSize, breakerClock);
-    this.setup = l;
-    FlushQueue queue = l.queue;
-    this.answers = new Answers(limit, c.listener(), l.sliding);
-    this.claims = new WindowClaims(l, c, queue);
-    this.flusher = new Flusher(l, c, claims, queue);
-    l.flusher(flusher);
-    WindowDecisions windows = new WindowDecisions(l, claims, queue, flusher);
-    // buckets and logs while the store fails, under LOCAL_SHARE: this node's even part of the limit
-    LocalShares localShares = new LocalShares(limit, l.ticker, c.maxKeys(), l.activeNodes);
-    this.byStore = new StoreDecisions(l, localShares, queue, answers);
-    // the mode, chosen once: exact scripts, a batched bucket's token claims, or a window limit's views
-    WindowAdmission onViews = l.windowed ? new WindowAdmission(l, queue, answers, windows) : null;
-    Admission admission = l.exact != null ? new ExactAdmission(byStore, onViews)
-        : l.tokens != null ? new TokenAdmission(byStore)
-        : onViews;
-    if (admission == null) {
-      throw new IllegalStateException("no mode decides " + limit); // (the builder's checks leave none)
-    }
-    this.decisions = new DecisionRouter(l, admission, flusher);
-    flusher.start();
+    this.core = new LimiterCore(limit, store, c, batchSize, breakerClock);
   }
 
   public static Builder builder(Limit limit, CounterStore store) {
@@ -149,23 +96,23 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   @Override
   public Limit limit() {
-    return setup.limit;
+    return core.limit();
   }
 
   public String nodeId() {
-    return setup.nodeId;
+    return core.nodeId();
   }
 
   // ------------------------------------------------------------------ decisions
 
   /** Whether one permit of the key is admitted; allocation-free for a known key in the approximate mode. */
   public boolean tryAcquire(String key) {
-    return decisions.decide(key, 1, Answers.BARE).allowed();
+    return core.tryAcquire(key, 1);
   }
 
   @Override
   public boolean tryAcquire(String key, long cost) {
-    return decisions.decide(key, cost, Answers.BARE).allowed();
+    return core.tryAcquire(key, cost);
   }
 
   public Decision acquire(String key) {
@@ -181,7 +128,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public Decision acquire(String key, long cost) {
-    return decisions.decide(key, cost, Answers.TOLD);
+    return core.acquire(key, cost);
   }
 
   /**
@@ -193,18 +140,18 @@ public final class SyncedLimiter implements KeyedLimiter {
    * it waits for.
    */
   public Decision acquireUnlessAwaitingRelease(String key, long cost) {
-    return decisions.decideUnlessAwaitingRelease(key, cost);
+    return core.acquireUnlessAwaitingRelease(key, cost);
   }
 
   /** {@link #acquire(String, long)}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public Decision acquireUntold(String key, long cost) {
-    return decisions.decide(key, cost, Answers.UNTOLD);
+    return core.acquireUntold(key, cost);
   }
 
   @Override
   public void tellBreach(String key, Decision breach) {
-    answers.notifyBreach(key, breach);
+    core.tellBreach(key, breach);
   }
 
   /**
@@ -239,7 +186,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public java.util.concurrent.CompletionStage<Decision> acquireAsync(String key, long cost) {
-    return decisions.decideAsync(key, cost, Answers.TOLD);
+    return core.acquireAsync(key, cost);
   }
 
   /**
@@ -255,18 +202,13 @@ public final class SyncedLimiter implements KeyedLimiter {
    * @throws IllegalStateException if the limiter is closed
    */
   public Decision acquireWithoutWaiting(String key, long cost) {
-    return decisions.decideNow(key, cost, Answers.TOLD);
+    return core.acquireWithoutWaiting(key, cost);
   }
 
   /** {@link #acquireAsync}, with a soft or shadow breach counted but not told to the listener yet. */
   @Override
   public java.util.concurrent.CompletionStage<Decision> acquireUntoldAsync(String key, long cost) {
-    return decisions.decideAsync(key, cost, Answers.UNTOLD);
-  }
-
-  /** The flusher's sweep of idle views (see {@link ViewTable#sweepSome}); for tests that drive it. */
-  void sweepSome() {
-    setup.views.sweepSome();
+    return core.acquireUntoldAsync(key, cost);
   }
 
   /**
@@ -280,25 +222,16 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public void release(String key, long cost, Decision acquired) {
-    decisions.release(key, cost, acquired);
+    core.release(key, cost, acquired);
   }
 
-  /** The view of a key, or null (for tests that look inside). */
-  KeyView viewOf(String key) {
-    return setup.views.get(key);
-  }
-
-  /** Whether decisions ask the store for claims (for tests that look inside). */
-  boolean claimsAsked() {
-    return claims.asksClaims();
-  }
   /**
    * Whether a decision asked for a sync since the last call, clearing the request. Without a flusher
    * thread ({@code autoSync(false)}) the caller runs that sync ({@link #syncNow()}); public for tools
    * and tests that drive time themselves, as the flusher thread would be woken.
    */
   public boolean takeSyncRequest() {
-    return setup.queue.takeSyncRequest();
+    return core.takeSyncRequest();
   }
 
   /**
@@ -308,7 +241,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    * flusher thread; public for tools and tests that drive time themselves.
    */
   public boolean syncNow() {
-    return flusher.sync(false);
+    return core.sync(false);
   }
 
   /**
@@ -317,12 +250,12 @@ public final class SyncedLimiter implements KeyedLimiter {
    * counts everything this node admitted. {@link #close()} does this; public for tools and tests.
    */
   public boolean flushAll() {
-    return flusher.sync(true);
+    return core.sync(true);
   }
 
   /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
   public int heartbeatNow() {
-    return flusher.heartbeatNow();
+    return core.heartbeatNow();
   }
 
   /**
@@ -338,45 +271,42 @@ public final class SyncedLimiter implements KeyedLimiter {
    * @throws IllegalStateException when the limiter's own flusher thread runs ({@code autoSync(true)})
    */
   public void heartbeatIfDue() {
-    if (setup.config.autoSync()) {
-      throw new IllegalStateException("heartbeatIfDue: the limiter's flusher thread beats (autoSync is on)");
-    }
-    flusher.beatRound(setup.ticker.read());
+    core.heartbeatIfDue();
   }
 
   /** The circuit breaker around this node's store calls: its state, a hand to force it open, a listener. */
   public StoreBreaker storeBreaker() {
-    return setup.calls.view();
+    return core.storeBreaker();
   }
 
   /** Exact mode: permits given back ({@link #release}) whose give-back failed, so they stay spent. */
   public long giveBacksFailed() {
-    return byStore.giveBacksFailed();
+    return core.giveBacksFailed();
   }
 
   /** Decisions made by the fallback policy while the breaker was open. */
   public long fallbackDecisions() {
-    return setup.fallbackDecisions.sum();
+    return core.fallbackDecisions();
   }
 
   /** Total time spent in store calls, nanoseconds. */
   public long storeNanos() {
-    return setup.calls.nanos();
+    return core.storeNanos();
   }
 
   /** Keys currently detected as hot (heavy hitters). */
   public long hotKeys() {
-    return flusher.hotKeys();
+    return core.hotKeys();
   }
 
   /** The number of nodes this limiter divides its allowances and shares by. */
   public int activeNodes() {
-    return Math.max(1, setup.activeNodes.getAsInt());
+    return core.activeNodes();
   }
 
   /** Nodes alive as last seen through the registry (1 until the first heartbeat). */
   public int registeredNodes() {
-    return Math.max(1, flusher.registeredNodes());
+    return core.registeredNodes();
   }
 
   /**
@@ -387,7 +317,7 @@ public final class SyncedLimiter implements KeyedLimiter {
    */
   @Override
   public void close() {
-    CloseSequence.close(this, flusher);
+    core.close();
   }
 
   // ------------------------------------------------------------------ numbers
@@ -399,26 +329,26 @@ public final class SyncedLimiter implements KeyedLimiter {
    * timer of {@link SyncedLimiterMetrics}, once bound.
    */
   public long waitedDecisions() {
-    return setup.calls.waitedDecisions();
+    return core.waitedDecisions();
   }
 
   /** Total time decisions spent waiting for the store, nanoseconds (see {@link #waitedDecisions()}). */
   public long waitedNanos() {
-    return setup.calls.waitedNanos();
+    return core.waitedNanos();
   }
 
   /** Decisions that let the request through (allowed, soft or shadow). */
   public long admitted() {
-    return answers.admitted();
+    return core.admitted();
   }
 
   public long denied() {
-    return answers.denied();
+    return core.denied();
   }
 
   /** Denials answered from the denial cache, without looking at counts or the store. */
   public long cachedDenials() {
-    return setup.cachedDenials.sum();
+    return core.cachedDenials();
   }
 
   /**
@@ -426,17 +356,17 @@ public final class SyncedLimiter implements KeyedLimiter {
    * every key), after which this node sent its admitted permits of the windows that still weigh again.
    */
   public long storeDataLosses() {
-    return flusher.storeLosses();
+    return core.storeDataLosses();
   }
 
   /** Admitted permits sent to the store again after it lost its data ({@link #storeDataLosses()}). */
   public long refilledPermits() {
-    return flusher.refilledPermits();
+    return core.refilledPermits();
   }
 
   /** Flush calls made to the store, retries included. */
   public long storeCalls() {
-    return setup.calls.calls();
+    return core.storeCalls();
   }
 
   /**
@@ -444,29 +374,29 @@ public final class SyncedLimiter implements KeyedLimiter {
    * reached under noeviction), counted by the store for every limit on it.
    */
   public long storeOutOfMemoryErrors() {
-    return setup.store.outOfMemoryErrors();
+    return core.storeOutOfMemoryErrors();
   }
 
   public long storeFailures() {
-    return setup.calls.failures();
+    return core.storeFailures();
   }
 
   /** Permits admitted here and not yet acknowledged by the store. */
   public long pending() {
-    return setup.queue.pendingPermits.sum();
+    return core.pending();
   }
 
   /** Deltas (one key and window each) acknowledged by the store: divided by store calls, the flush size. */
   public long deltasSent() {
-    return flusher.deltasSent();
+    return core.deltasSent();
   }
 
   public int keys() {
-    return setup.views.size();
+    return core.keys();
   }
 
   public long overflowed() {
-    return setup.views.overflowed();
+    return core.overflowed();
   }
 
   /**
@@ -480,7 +410,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /**
    * Whether nodes may claim the limit's tokens ahead with a batch size above 1 (token buckets and
-   * leaky bucket meters, see {@link TokenClaims}); their default is exact mode.
+   * leaky bucket meters, see {@code TokenClaims}); their default is exact mode.
    */
   public static boolean claimsTokens(Limit limit) {
     return limit.algorithm() == Algorithm.TOKEN_BUCKET || limit.algorithm() == Algorithm.LEAKY_BUCKET;
@@ -505,12 +435,12 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /** The settings this limiter was built with (its batch size as set, see {@link #batchSize()}). */
   public SyncConfig config() {
-    return setup.config;
+    return core.config();
   }
 
   /** The batch size in force: 1 in exact mode, else what a key may gather before it is flushed. */
   public long batchSize() {
-    return setup.batchSize;
+    return core.batchSize();
   }
 
   /**
@@ -528,7 +458,7 @@ public final class SyncedLimiter implements KeyedLimiter {
     private SyncConfig.Builder config = SyncConfig.custom();
     /**
      * A bucket's batch size set on this builder; -1 when none is: the config's bucket batch size (by
-     * default 1, exact: token claims are opt-in, see {@link TokenClaims}).
+     * default 1, exact: token claims are opt-in, see {@code TokenClaims}).
      */
     private long bucketBatchSize = -1;
 
@@ -564,7 +494,7 @@ public final class SyncedLimiter implements KeyedLimiter {
 
     /**
      * See {@link SyncConfig.Builder#batchSize}: 1 means exact checking. A token bucket or leaky bucket
-     * meter given a batch size above 1 here claims tokens ahead ({@link TokenClaims}: at most that many
+     * meter given a batch size above 1 here claims tokens ahead ({@code TokenClaims}: at most that many
      * at once; needs a {@link TokenStore}); their default is 1, exact. A sliding log takes 1 only.
      */
     public Builder batchSize(long batchSize) {

@@ -69,7 +69,7 @@ public final class SyncedLimiterMetrics implements MeterBinder {
           TimeUnit.NANOSECONDS).tag("limit", name).description("Time spent in store calls").register(registry);
       // histograms beside the counters: a mean (the function timer) hides the slow calls that a p99
       // across instances shows; recorded by the limiter, which pays nothing for them until bound
-      l.setup.calls.recordTo(
+      l.core.recordTo(
           Timer.builder("sluice.sync.store.calls.duration").tag("limit", name).publishPercentileHistogram()
               .description("Store calls (flushes, exact checks, claims, heartbeats), failed ones included")
               .register(registry),

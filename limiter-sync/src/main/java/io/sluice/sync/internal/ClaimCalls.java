@@ -1,0 +1,114 @@
+package io.sluice.sync.internal;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The store call a window limit's decision makes when its claim cannot pay for it: a claim-only call
+ * that asks for a claim and carries the decision's permits as a take.
+ *
+ * <p>Concurrency: called under the key's view's monitor, by any deciding thread; its take tokens come
+ * from an atomic counter, the rest is immutable.
+ */
+final class ClaimCalls {
+  /** What {@link #ask} did: answered, the take not counted. */
+  static final int ASKED = 0;
+  /** No answer: the failure policy decides. */
+  static final int ASK_FAILED = 1;
+  /** Answered, and the store counted the take with the claim. */
+  static final int TAKEN = 4;
+  /** No answer to a call that carried a take: the key's next flush settles it. */
+  static final int TAKE_FAILED = 5;
+
+  private final StoreCalls calls;
+  private final Counter counter;
+  private final Limit limit;
+  private final CounterStore store;
+  private final WindowClaims claims;
+  private final FlushQueue queue;
+  private final ClaimLanes lanes;
+  /** The last take token used (see {@link Delta#taking}): from the clock, so a restarted node never reuses one. */
+  private final AtomicLong takeTokens = new AtomicLong(System.currentTimeMillis() * 1_000L);
+
+  ClaimCalls(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
+    this.calls = l.calls;
+    this.counter = l.counter;
+    this.limit = l.limit;
+    this.store = l.store;
+    this.claims = claims;
+    this.queue = queue;
+    this.lanes = new ClaimLanes(l.calls, l.store, flusher, l.claimTimeout, l.owner);
+  }
+
+  /**
+   * Under the view's monitor: asks the store for a claim of at least {@code need} on the view's
+   * window, in one claim-only call (no permits, so no sequence: it may cross the flusher's batches;
+   * with other keys' claim calls asked while one was under way, see {@link ClaimLanes}), and takes
+   * the answer into the view. The monitor is held through the call: the key's other
+   * decisions would wait for this answer anyway, and the flusher's answers for the key, which may
+   * be older, land after it (an older claim is never the larger one, so a late answer only makes
+   * the node use less).
+   *
+   * <p>The call also carries the decision's permits as a take ({@link Delta#taking}): counted with
+   * the claim when it covers the need, so that a cold key's decision costs one store update, not a
+   * claim and then a flush. A take whose answer never comes is settled by the key's next flush (see
+   * {@link KeyView#takeUnanswered}); while one is unsettled, calls carry no take.
+   *
+   * @return {@link #TAKEN}, {@link #ASKED} (answered, the take not counted), {@link #TAKE_FAILED} or
+   *     {@link #ASK_FAILED} (no answer: the failure policy decides)
+   */
+  int ask(KeyView v, long now, long need, long take) {
+    long capacity = limit.capacity();
+    // (no part of a sliding window's fading, nor a claim beyond the need, where that part would be a
+    // few permits: see fadingPartTooSmall)
+    boolean noPart = claims.sizing.fadingPartTooSmall(v, now);
+    long ahead = noPart ? 0 : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
+    long want = Math.max(need, Math.min(capacity, need + ahead));
+    boolean taking = take > 0 && take <= need && !v.hasUnsettledTake() && store.countsTakes();
+    Delta d = claims.sizing.claimDelta(new Delta(counter, v.key, v.window, taking ? take : 0), want,
+        Math.min(need, want), noPart, v, now);
+    long token = 0;
+    if (taking) {
+      token = takeTokens.incrementAndGet();
+      d = d.taking(token);
+    }
+    // a claim left on the window gone by still weighs in a sliding window (and blocks a fixed one's
+    // claimants no more, but costs a flush): given up here when nothing of it is uncounted
+    boolean givesUpPrevious = v.prevClaimHeld && v.unsentPrev == 0 && v.pendingPrev == 0;
+    // (first: a sliding window's claimant part of the window gone by no longer weighs on this claim)
+    List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
+    int at = deltas.size() - 1;
+    long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
+    long askedAt = System.nanoTime();
+    v.claimCallSentAt = askedAt;
+    ClaimLanes.Answer answer;
+    v.storeCallUnderway = true;
+    try {
+      answer = lanes.ask(store.group(counter, v.key), deltas, nowMicros);
+    } finally {
+      v.storeCallUnderway = false;
+    }
+    calls.waited(askedAt);
+    FlushResult result = answer == null ? null : answer.result();
+    at += answer == null ? 0 : answer.offset();
+    if (result == null) {
+      if (taking) {
+        v.takeUnanswered(token, take);
+        return TAKE_FAILED;
+      }
+      return ASK_FAILED;
+    }
+    queue.settle(v);
+    claims.takeAnswer(v, d, result, at, now, now);
+    if (givesUpPrevious) {
+      v.prevClaimHeld = false;
+    }
+    return result.taken(at) ? TAKEN : ASKED;
+  }
+}

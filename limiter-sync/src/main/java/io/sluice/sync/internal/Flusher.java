@@ -1,0 +1,579 @@
+package io.sluice.sync.internal;
+
+import io.sluice.node.Limit;
+import io.sluice.node.Ticker;
+import io.sluice.sync.SyncConfig;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.internal.BatchSender.InFlight;
+import io.sluice.sync.internal.BatchSender.Pending;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The flusher of one {@link SyncedLimiter}: the sync that drains the queued views into batches (their
+ * windows' deltas, the claims they want, the settling of takes whose answer never came), sends them
+ * through the {@link BatchSender}, and takes the store's answers into the views. Each key's rate and
+ * hot-key detection are {@link KeyHeat}'s, the registry's heartbeat is {@link NodeBeat}'s, the refill
+ * of a store that lost its data {@link StoreLossRefill}'s.
+ *
+ * <p>Concurrency: its own state ({@link KeyHeat}'s mean, the time of the last sync,
+ * {@link StoreLossRefill}'s groups found lost) is the flusher's: guarded by {@code syncLock}, which
+ * every sync holds (the flusher thread, or a caller of {@code syncNow}, {@code flushAll} or
+ * {@code close}); a view is read and written only under its own monitor, taken one at a time and
+ * never while waiting for the store. {@code closed} and {@code closeDeadline} are volatile: read by
+ * deciding threads. The heartbeat is {@link NodeBeat}'s.
+ */
+final class Flusher {
+  private final StoreCalls calls;
+  private final boolean claimsKept;
+  private final Counter counter;
+  private final LeaseStore leases;
+  /** How long a store call waits (a lease asked for at a sync). */
+  private final Duration flushTimeout;
+  private final Limit limit;
+  private final String nodeId;
+  private final CounterStore store;
+  private final long syncIntervalNanos;
+  private final Ticker ticker;
+  private final TokenClaims tokens;
+  private final ViewTable views;
+  private final long windowNanos;
+  /**
+   * An ordinary fixed window's: its permits sent once their window is over go as count-only deltas
+   * ({@link Delta#afterItsWindow()}).
+   */
+  private final boolean countsAfterWindow;
+  private final WindowClaims claims;
+  /** Reservation mode's leases (stateless: each part that asks holds one). */
+  private final WindowLeases leaseOps;
+  private final FlushQueue queue;
+  private final ConcurrentLinkedQueue<KeyView> dirty;
+  private final ConcurrentLinkedQueue<Delta> orphans;
+  private final AtomicBoolean syncRequested;
+  private final LongAdder pendingPermits;
+  /** The flusher's batches on their way to the store (numbered, in waves, a failed one kept). */
+  private final BatchSender sender;
+  private final Thread thread;
+  private final ReentrantLock syncLock = new ReentrantLock();
+  private volatile boolean closed;
+  /** System.nanoTime after which a closing limiter starts no new batch (MAX_VALUE while open). */
+  private volatile long closeDeadline = Long.MAX_VALUE;
+  /** What the flusher does when the store turns out to have lost its data. */
+  private final StoreLossRefill lossRefill;
+  /** The flusher thread's: when it last started a sync. */
+  private long lastSyncStart = Long.MIN_VALUE;
+  /** The node's heartbeat into the registry, and the node count it learns. */
+  private final NodeBeat beats;
+  /** Each synced key's rate, and heavy-hitter detection. */
+  private final KeyHeat heat;
+  private final LongAdder deltasSent = new LongAdder();
+
+  Flusher(LimiterSetup l, SyncConfig c, WindowClaims claims, FlushQueue queue) {
+    this.calls = l.calls;
+    this.claimsKept = l.claimsKept;
+    this.counter = l.counter;
+    this.leases = l.leases;
+    this.flushTimeout = l.flushTimeout;
+    this.limit = l.limit;
+    this.nodeId = l.nodeId;
+    this.store = l.store;
+    this.syncIntervalNanos = l.syncIntervalNanos;
+    this.ticker = l.ticker;
+    this.tokens = l.tokens;
+    this.views = l.views;
+    this.windowNanos = l.windowNanos;
+    this.countsAfterWindow = Delta.goesAfterItsWindow(l.counter);
+    this.claims = claims;
+    this.heat = new KeyHeat(c, l.syncIntervalNanos);
+    this.leaseOps = new WindowLeases(l, claims);
+    this.queue = queue;
+    this.beats = new NodeBeat(l, c, queue, c.autoSync());
+    this.lossRefill = new StoreLossRefill(l, queue);
+    this.dirty = queue.dirty;
+    this.orphans = queue.orphans;
+    this.syncRequested = queue.syncRequested;
+    this.pendingPermits = queue.pendingPermits;
+    // the store keeps sequences per owner (node, limit, incarnation): limits of one node each number
+    // their own batches, so one limit's numbers must not make the store take another's for replays
+    this.sender = new BatchSender(store, calls, ticker, l.owner, l.flushTimeout,
+        () -> closeDeadline, this::answered, this::requeue, this::withAskedBeat);
+    if (c.autoSync()) {
+      this.thread = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
+      this.thread.setDaemon(true);
+    } else {
+      this.thread = null;
+    }
+  }
+
+  /** Starts the flusher thread (unless the limiter syncs only when asked: {@code autoSync(false)}). */
+  void start() {
+    if (thread != null) {
+      queue.wakes(thread);
+      thread.start();
+    }
+  }
+
+  /**
+   * Stops the flusher thread, waiting for it until {@code deadline} (System.nanoTime); from then on a
+   * sync starts no new batch after the deadline.
+   */
+  void stop(long deadline) {
+    closeDeadline = deadline;
+    closed = true;
+    if (thread != null) {
+      LockSupport.unpark(thread);
+      try {
+        thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  boolean closed() {
+    return closed;
+  }
+
+  /** Whether this limiter was the last open one of its node on its store (see SharedBeat#closedLast). */
+  boolean lastOfNode() {
+    return beats.closedLast();
+  }
+
+  /** Nodes alive as the registry last answered (0 until it has). */
+  int registeredNodes() {
+    return beats.registeredNodes();
+  }
+
+  /** Whether the registry's count is confirmed (see NodeBeat#countConfirmed). */
+  boolean nodeCountConfirmed() {
+    return beats.countConfirmed();
+  }
+
+  long hotKeys() {
+    return heat.hotKeys();
+  }
+
+  long storeLosses() {
+    return lossRefill.storeLosses();
+  }
+
+  long refilledPermits() {
+    return lossRefill.refilledPermits();
+  }
+
+  long deltasSent() {
+    return deltasSent.sum();
+  }
+
+  /** The number of the last numbered flush sent (see BatchSender#numberedSent). */
+  long numberedSent() {
+    return sender.numberedSent();
+  }
+
+  private void flushLoop() {
+    while (!closed) {
+      if (!syncRequested.get()) {
+        LockSupport.parkNanos(this, syncIntervalNanos);
+      }
+      boolean asked = syncRequested.getAndSet(false);
+      if (closed) {
+        return;
+      }
+      long start = System.nanoTime();
+      if (asked && lastSyncStart != Long.MIN_VALUE) {
+        long cycle = Math.min(start - lastSyncStart, syncIntervalNanos);
+        claims.sizing.flushCycleNanos = Math.max(cycle, (claims.sizing.flushCycleNanos * 7 + cycle) / 8);
+      }
+      lastSyncStart = start;
+      try {
+        beatRound(System.nanoTime());
+        sync(false);
+      } catch (RuntimeException e) {
+        calls.countFailure(); // kept for the next round; the loop must survive anything
+      }
+    }
+  }
+
+  boolean sync(boolean everything) {
+    return sync(everything, Long.MAX_VALUE);
+  }
+
+  /**
+   * A sync that starts no new batch after {@code deadline} (System.nanoTime; a batch under way may
+   * take up to the flush timeout more) and, once the limiter is closing, none after its deadline:
+   * what is left stays unsent. False when the lock was not had by the deadline or anything is left.
+   */
+  boolean sync(boolean everything, long deadline) {
+    if (deadline == Long.MAX_VALUE) {
+      syncLock.lock();
+    } else {
+      try {
+        if (!syncLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+          return false;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    lossRefill.syncStarts();
+    try {
+      if (tokens != null) {
+        tokens.sweep(ticker.read());
+      }
+      if (!sender.resendKept()) {
+        return false; // (nothing new goes out while a kept batch is unanswered)
+      }
+      Map<Integer, List<Pending>> byGroup = new HashMap<>();
+      for (Delta d; (d = orphans.poll()) != null; ) {
+        byGroup.computeIfAbsent(store.group(counter, d.key()), g -> new ArrayList<>()).add(new Pending(null, d));
+      }
+      List<KeyView> wantLeases = new ArrayList<>();
+      List<KeyView> later = new ArrayList<>();
+      long drainedAt = ticker.read();
+      // a round whose beat may ride on a flush sends some of what claims would have held back: the
+      // call is made anyway, and the counts it carries keep the other nodes' view of the keys fresh
+      boolean carry = beats.asked() && (thread == null || Thread.currentThread() == thread);
+      for (KeyView v; (v = dirty.poll()) != null; ) {
+        synchronized (v) {
+          // (only a view that has spent since its last send as much as its claim has left, so that
+          // the answer tops up its claim before it runs out: every view with counts, each a key read
+          // and write, was a key update per key and node each second on windows of a minute, where
+          // claims last, 2.9 times the key updates of this rule on the accuracy kit's sparse keys; a
+          // view with nothing new to count stays held too: a refresh of every held view at each round
+          // was 6.5 key updates per decision)
+          boolean sends = everything || (carry && (v.unsentPrev > 0 || v.deniedUnsent() > 0
+              || (v.unsentCur > 0 && v.unsentCur >= claims.claimHeld(v, drainedAt) - v.pendingCur)));
+          if (!drain(v, drainedAt, sends, byGroup, wantLeases)) {
+            later.add(v);
+          }
+        }
+      }
+      dirty.addAll(later);
+      byGroup.values().removeIf(List::isEmpty);
+      for (KeyView v : wantLeases) {
+        takeLease(v);
+      }
+      boolean sent = sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
+      if (!everything && deadline == Long.MAX_VALUE) {
+        // a regular sync, the flusher thread's or one a tool driving time runs as its flusher: drops
+        // some idle views too (under the sync lock, which keeps the sweep's cursor to one thread)
+        views.sweepSome();
+      }
+      return sent;
+    } finally {
+      try {
+        lossRefill.syncEnds();
+      } finally {
+        syncLock.unlock();
+      }
+    }
+  }
+
+  /**
+   * Under the view's monitor, at a sync: puts what the view has to send in its group's list (its
+   * windows' deltas, the claim it wants, the settling of a take whose answer never came) and notes
+   * a lease it wants. False when the view has nothing that cannot wait for a later sync: it stays
+   * queued.
+   */
+  private boolean drain(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
+      List<KeyView> wantLeases) {
+    queue.settle(v);
+    int out = v.deltasOut; // (before this drain's own deltas)
+    if (v.window < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
+        && v.unsentPrev == 0 && !v.prevClaimHeld && !v.syncWanted && !v.hasUnsettledTake() && !v.leaseWanted()) {
+      // its window is over with nothing left to send: nothing left to say
+      v.queued = false;
+      return true;
+    }
+    // (unless it renews its claims ahead: the window ends before the next regular sync)
+    boolean renewsAhead = claimsKept && leases == null && claims.sizing.claimsAheadDue(v, drainedAt);
+    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
+        && !v.leaseWanted() && !renewsAhead
+        && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
+      // nothing to send and answered within the sync interval: it waits for the regular sync
+      // (a claim it holds is given up there if the key went idle), not for every sync another
+      // key asked for
+      return false;
+    }
+    if (!everything && !closed && !renewsAhead && claims.claimLasts(v, drainedAt)) {
+      // a claim that still pays for what the key asks until the next regular sync: its permits
+      // are covered (the store counts the claim), so they wait for the claim to run low, the
+      // batch to fill or the key to go idle, and a key asked a few times a second costs a few
+      // store calls a window, not one per request or sync interval
+      heat.update(v, drainedAt);
+      return false;
+    }
+    v.queued = false;
+    v.syncWanted = false;
+    heat.update(v, drainedAt);
+    if (v.leaseWanted()) {
+      wantLeases.add(v);
+    }
+    int group = store.group(counter, v.key);
+    List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
+    // a take whose answer never came goes with this flush, on its window's delta
+    long settles = v.startSettling(); // (Long.MIN_VALUE: no take to settle)
+    addEarlierWindows(v, list, settles);
+    // always send the current window, even with nothing new: the answer refreshes the view
+    // (in reservation mode the lease answer does that, so only real deltas go)
+    if (leases == null || v.unsentCur > 0) {
+      addCurrentWindow(v, drainedAt, list, settles, out);
+    }
+    return true;
+  }
+
+  /**
+   * Under the view's monitor: the deltas of the windows before the view's, the window gone by's
+   * permits and claim, and a take of an older window to settle.
+   */
+  private void addEarlierWindows(KeyView v, List<Pending> list, long settles) {
+    if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev() > 0 || settles == v.window - 1) {
+      // (a delta asks for no claim: it also gives up the one held on the window gone by)
+      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev, v.deniedUnsentPrev());
+      boolean settling = settles == v.window - 1;
+      list.add(new Pending(v, settling ? v.settling(prev) : countsAfterWindow ? prev.afterItsWindow() : prev));
+      v.deltasOut++;
+      v.unsentPrev = 0;
+      v.deniedSent(true);
+      v.prevClaimHeld = false;
+    }
+    if (settles != Long.MIN_VALUE && settles < v.window - 1) {
+      list.add(new Pending(v, v.settling(new Delta(counter, v.key, settles, 0))));
+      v.deltasOut++;
+    }
+  }
+
+  /**
+   * Under the view's monitor: the current window's delta, with the claim the view asks for (and
+   * keeps of the one it holds); {@code out}: the view's deltas on their way before this drain's.
+   */
+  private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, long settles, int out) {
+    Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent());
+    Delta d = plain;
+    if (claimsKept) {
+      // (as a decision's claim call: no part of a sliding window's fading where it would be a few permits)
+      d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,
+          drainedAt);
+    }
+    if (countsAfterWindow && v.window < Math.floorDiv(drainedAt, windowNanos) && settles != v.window
+        && d.aheadWindows() == 0) {
+      // a fixed window that is over: its permits are counted and nothing else (no claim on it weighs
+      // now; one Redis command instead of a read and a write of the key's claims), and with none
+      // there is nothing to say. (Unless it renews the key's claims on the windows after it: those
+      // spare the next windows' decisions a store call each.)
+      if (v.unsentCur > 0) {
+        list.add(new Pending(v, plain.afterItsWindow(), false));
+        v.deltasOut++;
+        v.unsentCur = 0;
+      }
+      return;
+    }
+    if (settles == v.window) {
+      d = v.settling(d);
+    }
+    // near the limit (its unused claim more than an even part of what it leaves the others), this
+    // node keeps what it will admit before the answer and the store grants the rest anew, an even
+    // part per node, so that a claim granted far from the limit does not hold the last permits
+    // while the other nodes' requests are denied. Only with nothing else of the view on its way,
+    // whose answer could raise the claim this flush trims.
+    long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claims.claimToKeep(v, d.want(), drainedAt) : -1;
+    if (keep >= 0) {
+      d = d.keeping(keep);
+      v.claim = v.pendingCur + keep;
+    } else if (claimsKept && d.want() == 0 && v.claim >= 0) {
+      // a flush that gives the claim up: the store keeps none for this node from when it applies it,
+      // so from now on nothing more is admitted under it (what is admitted is pending and goes), nor
+      // under its part of a sliding window's fading; a decision the claim cannot pay waits for the
+      // answer and then asks. (Left as it was, decisions that came while the flush travelled admitted
+      // under a claim the store had already given to others: tune, mixed profile, 4 nodes, a key-window
+      // at 101-104 of a limit of 100, the idle node's last permits counted after the others' takes.)
+      v.claim = v.pendingCur;
+      v.claimNodes = 0;
+    }
+    boolean release = claimsKept && (d.want() == 0 || keep >= 0);
+    if (release) {
+      v.releasesInFlight++; // decisions do not ask for claims until it is answered
+    }
+    list.add(new Pending(v, d, release));
+    v.deltasOut++;
+    v.unsentCur = 0;
+    v.deniedSent(false);
+  }
+
+  /**
+   * Under the view's monitor: the claim a flush asks for, what the node will admit until its next
+   * answer; none once the key has been idle for a sync interval (a claim held blocks the other nodes).
+   */
+  private long claimWanted(KeyView v, long drainedAt) {
+    // (a key asked less than about once a sync interval holds none either: its next request
+    // asks the store, which costs less than a claim held and refreshed at every sync)
+    boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.sizing.idleAfterNanos(v, drainedAt);
+    // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
+    // stay counted against the other nodes to the window's end)
+    // (a key far below its limit keeps a claim, of one permit at least, while not idle: an expected
+    // demand that rounds to nothing at a quiet moment gave it up, and its next request asked)
+    long want = idle || closed ? 0 : Math.max(claims.sizing.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
+        Math.min(claims.sizing.untilNextAnswer(v), claims.sizing.expectedDemand(v, drainedAt)));
+    return Math.min(want, counter.limit().capacity());
+  }
+
+  /** Reservation mode: asks the store for the view's next grant and adds it to the view. */
+  private void takeLease(KeyView v) {
+    long w;
+    long want;
+    long at = ticker.read();
+    synchronized (v) {
+      w = v.window;
+      want = leaseOps.leaseSize(v, at);
+    }
+    LeaseStore.Lease lease = leaseOps.askLease(v.key, w, at, want, 1, flushTimeout);
+    synchronized (v) {
+      v.grants().wanted(false);
+      if (lease == null) {
+        if (!v.queued) { // ask again on the next round
+          v.grants().wanted(true);
+          v.queued = true;
+          dirty.add(v);
+        }
+        return;
+      }
+      if (v.window != w) {
+        return; // the window ended while we asked: the grant is given up (under-admission only)
+      }
+      leaseOps.takeLeaseAnswer(v, lease, want, 1, ticker.read());
+    }
+  }
+
+  private void requeue(Pending p) {
+    if (p.view == null) {
+      orphans.add(p.delta);
+      return;
+    }
+    synchronized (p.view) {
+      queue.settle(p.view);
+      p.view.deltasOut--;
+      released(p);
+      if (p.view.settledBy(p.delta)) {
+        p.view.settlingFailed(); // the next drain sends it again
+        p.view.syncWanted = true;
+      }
+      if (p.delta.window() == p.view.window) {
+        p.view.unsentCur += p.delta.amount();
+        p.view.deniedNotSent(p.delta.denied(), false);
+      } else if (p.delta.window() == p.view.window - 1) {
+        p.view.unsentPrev += p.delta.amount();
+        p.view.deniedNotSent(p.delta.denied(), true);
+      } else if (p.delta.amount() > 0) {
+        // (its permits only: a settle stays with the view, which sends it again; an orphaned copy as
+        // well would settle twice)
+        orphans.add(new Delta(counter, p.delta.key(), p.delta.window(), p.delta.amount()));
+      }
+      queue.enqueue(p.view);
+    }
+  }
+
+  /** Under the view's monitor: a release delta is answered (or back among the unsent): decisions may ask again. */
+  private static void released(Pending p) {
+    if (p.release) {
+      p.view.releasesInFlight--;
+      p.view.notifyAll();
+    }
+  }
+
+  /** Takes a batch's answer into the views it carried. */
+  private boolean answered(InFlight f, long index, FlushResult result) {
+    if (f.batch.beats()) {
+      beatCarried(result);
+    }
+    long now = ticker.read();
+    lossRefill.answered(f, index, result);
+    deltasSent.add(f.parts.size());
+    for (int i = 0; i < f.parts.size(); i++) {
+      Pending p = f.parts.get(i);
+      pendingPermits.add(-p.delta.amount());
+      if (p.view == null) {
+        continue;
+      }
+      KeyView v = p.view;
+      synchronized (v) {
+        queue.settle(v); // the credit was sized on the counts this answer replaces
+        v.deltasOut--;
+        released(p);
+        if (v.settledBy(p.delta)) {
+          // the take is settled: a permit the failure policy admitted is counted now, one way or the other
+          if (p.delta.settle() > 0) {
+            if (p.delta.window() == v.window) {
+              v.pendingCur -= p.delta.settle();
+            } else if (p.delta.window() == v.window - 1) {
+              v.pendingPrev -= p.delta.settle();
+            }
+            pendingPermits.add(-p.delta.settle());
+          }
+          v.takeSettled();
+        }
+        long w = p.delta.window();
+        if (w == v.window) {
+          v.pendingCur -= p.delta.amount();
+          if (p.delta.isAfterItsWindow()) {
+            // (the window is over: its count is all the answer says, and a claim on it weighs nowhere)
+            v.globalCur = Math.max(v.globalCur, result.current(i));
+          } else if (f.sentAt < v.claimCallSentAt) {
+            // a decision's claim call went out after this flush and was answered first: which of the
+            // two the store ran last is not known here (Redis runs them in order, Hazelcast may not),
+            // so the view keeps the smaller claim and the larger count of the two answers
+            claims.mergeOlderAnswer(v, result, i);
+          } else {
+            claims.takeAnswer(v, p.delta, result, i, now, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros()));
+          }
+        } else if (w == v.window - 1) {
+          v.globalPrev = result.current(i);
+          v.pendingPrev -= p.delta.amount();
+          // the claim on the window gone by is given up: what it held may be free now
+          v.nothingFreeUntil = Long.MIN_VALUE;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The number of the last numbered flush answered on the key's group (0: none yet). */
+  long numberedDone(String key) {
+    return lossRefill.numberedDone(key);
+  }
+
+  /** See {@link NodeBeat#round}. */
+  void beatRound(long now) {
+    beats.round(now);
+  }
+
+  /** See {@link NodeBeat#withAsked}: a decision's claim call may carry the beat too. */
+  Batch withAskedBeat(Batch batch) {
+    return beats.withAsked(batch);
+  }
+
+  /** See {@link NodeBeat#carried}. */
+  void beatCarried(FlushResult result) {
+    beats.carried(result);
+  }
+
+  /** Tells the registry this node is alive and learns how many are; public for tests and tools. */
+  int heartbeatNow() {
+    return beats.beatNow();
+  }
+}

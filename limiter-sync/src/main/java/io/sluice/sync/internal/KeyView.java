@@ -1,0 +1,578 @@
+package io.sluice.sync.internal;
+
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.spi.Delta;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * One node's view of one key of a window limit: the global counts of the current and previous
+ * windows as of the last sync, and what this node admitted that the store has not acknowledged yet
+ * (pending), of which a part is not even sent (unsent). Guarded by its own monitor: every critical
+ * section is a few arithmetic steps, except a decision that asks the store for a claim, which holds
+ * it through that one call (the key's other decisions would wait for the answer anyway).
+ *
+ * <p>Besides the monitor, a view holds a <em>credit</em>: permits that decisions may take with one
+ * compare-and-set and no monitor, until a ticker time. A decision under the monitor grants it (as
+ * many permits as the monitor would have admitted in a row without asking for a sync), and every
+ * critical section first takes it back ({@link #revokeCredit}) and counts what was used, so the
+ * counts under the monitor are exact whenever they are read.
+ */
+final class KeyView {
+  private static final VarHandle CREDIT;
+
+  static {
+    try {
+      CREDIT = MethodHandles.lookup().findVarHandle(KeyView.class, "credit", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Permits decisions may take without the monitor; only {@link #takeCredit} lowers it. */
+  private volatile long credit;
+  /** Ticker time from which the credit must not be used (the window's end, or the view going stale). */
+  private volatile long creditUntil = Long.MIN_VALUE;
+  /** The credit as granted (guarded by the monitor): granted less what is left is what was used. */
+  private long creditGranted;
+  /** A decision that leaves the credit at or below this has filled a batch: it asks for a sync. */
+  private volatile long syncAtOrBelow;
+  final String key;
+  /**
+   * A decision holds the view's monitor through a store call (a claim or a lease): read without the
+   * monitor by a decision that must not wait (see {@link SyncedLimiter#acquireAsync}), which hands
+   * itself over rather than enter the monitor and wait for that call.
+   */
+  volatile boolean storeCallUnderway;
+  long window = Long.MIN_VALUE;
+  long globalCur;
+  long globalPrev;
+  long pendingCur;
+  long pendingPrev;
+  long unsentCur;
+  long unsentPrev;
+  /** This node's own admissions in the current and previous window, acknowledged or not. */
+  long ownCur;
+  long ownPrev;
+  /**
+   * Of those, the permits takes counted ({@link Delta#taking}) since a numbered flush sent after them
+   * was answered, and the number of the last numbered flush sent when the last of them was answered
+   * (see StoreLossRefill#refill): should the store turn out to have lost its data, these may be in the
+   * new store already, so they are not sent again.
+   */
+  long takenCur;
+  long takenPrev;
+  long takenMark;
+  /**
+   * Permits of {@link #window} given back (SyncedLimiter.release) after the store had counted them:
+   * this node's next admissions there use them instead of counting new ones.
+   */
+  long releasedCur;
+  /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
+  long refilledRound = -1;
+  /**
+   * LOCAL_SHARE, fixed windows: the local share this node last decided on with the breaker open, held
+   * after the store is back (null: none; see {@link #holdLocalShare}). Rare, so a view holds none of its fields.
+   */
+  private LocalShareCap shareCap;
+  /** Ticker time of the last acknowledgement that refreshed the global counts. */
+  long syncedAt = Long.MIN_VALUE;
+  /** Denial cache: the global count alone is over the limit until then. */
+  long deniedUntil = Long.MIN_VALUE;
+  /** System.nanoTime when a decision last sent a claim call for this key (see SyncedLimiter.mergeOlderAnswer). */
+  long claimCallSentAt = Long.MIN_VALUE;
+  /** Dropped from the key table (idle): a decision that still holds it looks the key up again. */
+  boolean retired;
+  /** In the dirty queue, waiting for a flush. */
+  boolean queued;
+  /** A decision asked for a sync of this key (the view is queued): the next sync sends it, whatever it holds. */
+  boolean syncWanted;
+  /** Reservation mode's grants (null in the other modes, and before the key's first grant is asked for). */
+  private Grants grants;
+  /** Demand (permits asked for) since {@link #rateSince}, its running rate per second, hotness. */
+  long hits;
+  /** Ticker time the key was last asked for (about: credit decisions are seen when settled); a claim is given up once it is idle. */
+  long demandAt = Long.MIN_VALUE;
+  /**
+   * This node's claim on {@link #window} as the store last answered: how many permits it may admit
+   * beyond what the store has counted from it; -1 while it has none there (see flush.lua).
+   */
+  long claim = -1;
+  /** The store's last answer granted less than an eighth of what was asked: little is free. */
+  boolean noneFree;
+  /**
+   * Ticker time until which a decision the claim cannot pay is denied without asking the store: a
+   * decision asked for what it needed and the store had less.
+   */
+  long nothingFreeUntil = Long.MIN_VALUE;
+  /**
+   * The need the store found too large then (less than that was free): until {@code nothingFreeUntil}
+   * only decisions that need at least that much are denied without asking; a smaller one may fit.
+   */
+  long freeBelow;
+  /** Decisions in a row that asked for a claim and found less free than they needed (this window). */
+  int fruitlessAsks;
+  /**
+   * Ticker time a decision last asked the store for a claim (Long.MIN_VALUE: never), and what it
+   * asked for beyond the request: a key asking again soon asks for twice as much.
+   */
+  long lastClaimAsked = Long.MIN_VALUE;
+  long claimAhead;
+  /**
+   * Flushes on their way that give this node's claim on the window up (want 0) or trim it
+   * (Delta#keeping): until they are
+   * answered, a decision does not ask for a claim (one granted before such a flush arrives would be
+   * given up with it); it waits for the answer (see SyncedLimiter.awaitReleases).
+   */
+  int releasesInFlight;
+  /**
+   * Deltas of this view sent to the store and neither answered nor back among the unsent: a flush
+   * trims the claim (Delta#keeping) only when none is, since the answer of another could raise the
+   * claim it trims.
+   */
+  int deltasOut;
+  /**
+   * Sliding window: when the claim was granted (ticker time of the flush that asked) and the nodes its
+   * part of what the previous window frees is split by, as the store answered (0: it holds no part);
+   * from then the node also holds previous count / window / claimNodes per unit of time.
+   */
+  long claimAt;
+  int claimNodes;
+  /**
+   * Fixed windows: the claim the store granted this node on each window after the one it was asked in,
+   * up to {@link #aheadThrough} (see {@link Delta#claimingAhead}): a window the view rolls into within
+   * that range starts with it as its claim, and no store call. 0 and Long.MIN_VALUE: none.
+   */
+  long aheadClaim;
+  long aheadThrough = Long.MIN_VALUE;
+  /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
+  boolean prevClaimHeld;
+  /**
+   * A take (a claim call that also counted the decision's permit, see {@link Delta#taking}) whose
+   * answer never came, or null: the key's next flush settles it, and until that is answered decisions
+   * ask for claims without takes. Rare (a store call failed), so a view holds none of its fields.
+   */
+  private UnsettledTake unsettled;
+  /**
+   * The count of the window before {@link #window} as last seen here (the store's count and this
+   * node's pending permits when the view rolled), or -1: the view did not see that window.
+   */
+  long lastWindowTotal = -1;
+  double rate;
+  long rateSince = Long.MIN_VALUE;
+  /**
+   * The key's last decision before this view was made (ticker time), as the table remembered it from
+   * the key's view it dropped ({@link ViewTable}), or Long.MIN_VALUE: none remembered.
+   */
+  long seenBefore = Long.MIN_VALUE;
+  /**
+   * The cost of the key's decisions made under the monitor, a running mean (0 before the first):
+   * {@link #rate} counts permits, and a permit rate over a mean cost is a rate of requests.
+   */
+  double meanCost;
+  boolean hot;
+  /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
+  long lastUrgentSync = Long.MIN_VALUE;
+  /** Regional quota's shares and denied demand (null for other limits, and before the first). */
+  private Regional regional;
+
+  KeyView(String key) {
+    this.key = key;
+  }
+
+  /**
+   * Moves the view to window {@code w} (never backwards). Unsent permits of windows that fall out of
+   * the view are handed to {@code orphans} so that they still reach the store. {@code sliding}: the
+   * window gone by still weighs, and so does a claim held on it until a flush gives it up.
+   */
+  void roll(long w, OrphanSink orphans, boolean sliding) {
+    if (w <= window) {
+      return;
+    }
+    // what the window gone by came to as last seen (none for a key first seen now, or after a gap)
+    lastWindowTotal = window != Long.MIN_VALUE && w == window + 1 ? globalCur + pendingCur : -1;
+    if (window != Long.MIN_VALUE && w == window + 1) {
+      if (unsentPrev > 0) {
+        orphans.add(key, window - 1, unsentPrev);
+      }
+      globalPrev = globalCur;
+      pendingPrev = pendingCur;
+      unsentPrev = unsentCur;
+      ownPrev = ownCur;
+      takenPrev = takenCur;
+    } else {
+      if (window != Long.MIN_VALUE) {
+        if (unsentPrev > 0) {
+          orphans.add(key, window - 1, unsentPrev);
+        }
+        if (unsentCur > 0) {
+          orphans.add(key, window, unsentCur);
+        }
+      }
+      globalPrev = 0;
+      pendingPrev = 0;
+      unsentPrev = 0;
+      ownPrev = 0;
+      takenPrev = 0;
+    }
+    globalCur = 0;
+    pendingCur = 0;
+    unsentCur = 0;
+    ownCur = 0;
+    takenCur = 0;
+    releasedCur = 0;
+    if (regional != null) {
+      regional.roll(w == window + 1);
+    }
+    // (a sliding window's claimant holds a part of the fading even with a claim of 0: it weighs in
+    // the next window until given up; a fixed window's claim weighs nowhere once its window is over,
+    // and a flush to give it up was a key read and write for nothing)
+    prevClaimHeld = sliding && w == window + 1 && (claim > 0 || (claim >= 0 && claimNodes > 0));
+    claim = -1; // a claim is on one window
+    claimNodes = 0;
+    if (w <= aheadThrough && aheadClaim > 0) {
+      claim = aheadClaim; // granted ahead (fixed windows): this node's in this window too
+    }
+    noneFree = false;
+    nothingFreeUntil = Long.MIN_VALUE;
+    fruitlessAsks = 0;
+    if (grants != null) {
+      grants.roll(sliding && w == window + 1);
+    }
+    window = w;
+  }
+
+  /** {@link #takeCredit}: the credit paid; it paid and filled a batch; it cannot pay. */
+  static final int PAID = 1;
+  static final int PAID_SYNC = 2;
+  static final int UNPAID = 0;
+
+  /**
+   * Takes {@code cost} permits of the credit, without the monitor: {@link #UNPAID} when the credit
+   * cannot pay, {@link #PAID_SYNC} for the one decision that fills a batch.
+   */
+  int takeCredit(long now, long cost) {
+    if (now >= creditUntil) {
+      return UNPAID;
+    }
+    long c;
+    do {
+      c = credit;
+      if (c < cost) {
+        return UNPAID;
+      }
+    } while (!CREDIT.weakCompareAndSet(this, c, c - cost));
+    long syncAt = syncAtOrBelow;
+    return c > syncAt && c - cost <= syncAt ? PAID_SYNC : PAID;
+  }
+
+  /**
+   * Under the monitor: lets decisions take up to {@code amount} permits without it until
+   * {@code until}; the decision that takes the credit past {@code untilBatch} permits asks for a sync
+   * (none does when it is not positive). The credit is written last, so a decision that sees it also
+   * sees the rest.
+   */
+  void grantCredit(long amount, long until, long untilBatch) {
+    creditGranted = amount;
+    creditUntil = until;
+    syncAtOrBelow = untilBatch > 0 ? amount - untilBatch : amount;
+    credit = amount;
+  }
+
+  /** Under the monitor: takes the credit back and returns how many permits decisions took from it. */
+  long revokeCredit() {
+    if (creditGranted == 0) {
+      return 0;
+    }
+    long left = (long) CREDIT.getAndSet(this, 0L);
+    long used = creditGranted - left;
+    creditGranted = 0;
+    creditUntil = Long.MIN_VALUE;
+    return used;
+  }
+
+  /** Nothing to send and nothing waiting for an answer. */
+  boolean quiet() {
+    return pendingCur == 0 && pendingPrev == 0 && unsentCur == 0 && unsentPrev == 0 && unsettled == null;
+  }
+
+  /**
+   * Under the monitor: the region's share of {@link #window} as the store last answered; -1 where no
+   * coordinator's lease covers it (the static share applies).
+   */
+  long share() {
+    return regional == null ? -1 : regional.share;
+  }
+
+  /**
+   * Under the monitor: the shares a flush's answer gave for {@link #window} and the one after (-1:
+   * none). An answer without a share for a window this node holds one for keeps the one it holds: the
+   * record was lost (a regional Redis restarted empty) or the coordinator's clock has just opened the
+   * next window; either way the coordinator counts the region at the share it leased until its next
+   * round writes again, and the static share G / R now could push the regions' sum over G (a lease
+   * never ends inside a window it covered).
+   */
+  void sharesAnswered(long share, long next) {
+    if (regional == null) {
+      regional = new Regional();
+    }
+    regional.share = share >= 0 || regional.share < 0 ? share : regional.share;
+    regional.nextShare = next >= 0 || regional.nextShare < 0 ? next : regional.nextShare;
+  }
+
+  /** Under the monitor: permits denied in {@link #window} (regional quota) and not sent yet. */
+  long deniedUnsent() {
+    return regional == null ? 0 : regional.denied;
+  }
+
+  /** Under the monitor: permits denied in the window before {@link #window} (regional quota) and not sent yet. */
+  long deniedUnsentPrev() {
+    return regional == null ? 0 : regional.deniedPrev;
+  }
+
+  /**
+   * Under the monitor: {@code permits} denied here (regional quota), or a flush's denials back among
+   * the unsent ({@code previous}: of the window before {@link #window}).
+   */
+  void deniedNotSent(long permits, boolean previous) {
+    if (permits == 0) {
+      return;
+    }
+    if (regional == null) {
+      regional = new Regional();
+    }
+    if (previous) {
+      regional.deniedPrev += permits;
+    } else {
+      regional.denied += permits;
+    }
+  }
+
+  /** Under the monitor: the denials of {@link #window} ({@code previous}: of the window before) went with a flush. */
+  void deniedSent(boolean previous) {
+    if (regional != null) {
+      if (previous) {
+        regional.deniedPrev = 0;
+      } else {
+        regional.denied = 0;
+      }
+    }
+  }
+
+  /**
+   * A regional quota's view: the region's share for the view's window and for the window after it, as
+   * the store last answered (-1: no coordinator's lease covers it), and the permits denied here and not
+   * sent yet (the demand the coordinator weighs), of the view's window and of the one before, sent with
+   * that window's delta. (Dropped at the window's end, the last sync interval's denials of a region at
+   * its share never reached the coordinator: the smallest region's demand read about a sixth low, and
+   * it got 500 of the 600 its max-min fair share was.)
+   */
+  private static final class Regional {
+    long share = -1;
+    long nextShare = -1;
+    long denied;
+    long deniedPrev;
+
+    /** The view moves to a new window; {@code next}: the one right after its old one. */
+    void roll(boolean next) {
+      share = next ? nextShare : -1;
+      nextShare = -1;
+      deniedPrev = next ? denied : 0;
+      denied = 0;
+    }
+  }
+
+  /**
+   * Under the monitor, LOCAL_SHARE with the breaker open (fixed windows): this node decides on its local
+   * share in its window; the most it may admit there, its own admissions counted, is {@code cap} where
+   * it starts doing so in this window (or after its last hold ran out), and it holds that cap to the
+   * window's end or {@code until} (ticker time), whichever comes first (WindowFallback#admits).
+   */
+  void holdLocalShare(long cap, long now, long until) {
+    if (shareCap == null) {
+      shareCap = new LocalShareCap(); // (then kept: an outage decides on it window after window)
+    }
+    if (shareCap.window != window || now >= shareCap.until) {
+      shareCap.window = window;
+      shareCap.cap = cap;
+    }
+    shareCap.until = until;
+  }
+
+  /** Under the monitor: whether a local share held since a fault caps this node's admissions at {@code now}. */
+  boolean localShareHeld(long now) {
+    return shareCap != null && shareCap.window == window && now < shareCap.until;
+  }
+
+  /** Under the monitor, while {@link #localShareHeld}: the most this node may admit in its window. */
+  long localShareCap() {
+    return shareCap.cap;
+  }
+
+  /** Under the monitor, while {@link #localShareHeld}: when the hold ends (ticker time), at the window's end at the latest. */
+  long localShareUntil() {
+    return shareCap.until;
+  }
+
+  /** A local share held since a fault: its window, the most the node may admit there, and until when. */
+  private static final class LocalShareCap {
+    long window = Long.MIN_VALUE;
+    long cap;
+    long until = Long.MIN_VALUE;
+  }
+
+  /** Under the monitor: reservation mode's grants of this view, made at first use. */
+  Grants grants() {
+    if (grants == null) {
+      grants = new Grants();
+    }
+    return grants;
+  }
+
+  /** Under the monitor: permits granted for {@link #window} and not used yet (reservation mode; 0 otherwise). */
+  long leased() {
+    return grants == null ? 0 : grants.held;
+  }
+
+  /** Under the monitor: whether the window gone by's grant left permits to give back (reservation, sliding). */
+  boolean hasLeftoverGrant() {
+    return grants != null && grants.leftover > 0;
+  }
+
+  /** Under the monitor: whether a grant was asked for and not answered yet (reservation mode). */
+  boolean leaseWanted() {
+    return grants != null && grants.wanted;
+  }
+
+  /**
+   * Reservation mode: what one node holds of the store's grants on a key, under the view's monitor.
+   * A grant is for one window: what is left of it is never carried over; a sliding window's is given
+   * back, since the window gone by still weighs.
+   */
+  static final class Grants {
+    /** Permits granted for the view's window and not used yet. */
+    private long held;
+    /**
+     * Sliding window: permits granted on the window before the view's that this node did not use, 0
+     * for none. The store counted them with the grant, and as the previous window's count they would
+     * weigh in this one: the decision that rolls the view into this window gives them back at once,
+     * under the same monitor (WindowLeases#giveBackLeftover).
+     */
+    private long leftover;
+    /** A grant was asked for and not answered yet. */
+    private boolean wanted;
+    /** Budget left in the window when the store last answered (-1 before). */
+    private long lastRemaining = -1;
+
+    long held() {
+      return held;
+    }
+
+    /** Permits granted (or given back by a release) into the view's window. */
+    void add(long permits) {
+      held += permits;
+    }
+
+    /** An admission paid by what is held. */
+    void use(long permits) {
+      held -= permits;
+    }
+
+    /** What the window gone by's grant left unused, handed over to be given back: none is left here. */
+    long takeLeftover() {
+      long back = leftover;
+      leftover = 0;
+      return back;
+    }
+
+    boolean wanted() {
+      return wanted;
+    }
+
+    void wanted(boolean wanted) {
+      this.wanted = wanted;
+    }
+
+    long lastRemaining() {
+      return lastRemaining;
+    }
+
+    void lastRemaining(long remaining) {
+      lastRemaining = remaining;
+    }
+
+    /** The view moves to a new window; {@code keepLeftover}: the one it leaves still weighs (sliding, next window). */
+    private void roll(boolean keepLeftover) {
+      leftover = keepLeftover ? held : 0;
+      held = 0;
+      lastRemaining = -1;
+    }
+  }
+
+  /** Under the monitor: a take of this view's window whose answer never came ({@code token}, {@code permits}). */
+  void takeUnanswered(long token, long permits) {
+    unsettled = new UnsettledTake(token, window, permits);
+  }
+
+  /** Under the monitor: whether a take's answer never came and no flush has settled it yet. */
+  boolean hasUnsettledTake() {
+    return unsettled != null;
+  }
+
+  /** Under the monitor: whether the failure policy admitted the request of the unanswered take. */
+  void unsettledTakeAdmitted(boolean admitted) {
+    unsettled.admitted = admitted;
+  }
+
+  /**
+   * Under the monitor, at a drain: the window of the unanswered take this drain's flush settles, marked
+   * as on its way, or {@link Long#MIN_VALUE} where there is none or a flush settling it is on its way.
+   */
+  long startSettling() {
+    if (unsettled == null || unsettled.inFlight) {
+      return Long.MIN_VALUE;
+    }
+    unsettled.inFlight = true;
+    return unsettled.window;
+  }
+
+  /** Under the monitor: {@code d} settling the unanswered take (see {@link #startSettling}). */
+  Delta settling(Delta d) {
+    return d.settling(unsettled.token, unsettled.permits, unsettled.admitted);
+  }
+
+  /** Under the monitor: whether {@code d} settles this view's unanswered take. */
+  boolean settledBy(Delta d) {
+    return d.settle() != 0 && unsettled != null && unsettled.token == d.token();
+  }
+
+  /** Under the monitor: the flush that settled the take came back unanswered; the next drain sends it again. */
+  void settlingFailed() {
+    unsettled.inFlight = false;
+  }
+
+  /** Under the monitor: the take is settled. */
+  void takeSettled() {
+    unsettled = null;
+  }
+
+  /** A take whose answer never came: its token, window and permits, and what the failure policy decided. */
+  private static final class UnsettledTake {
+    final long token;
+    final long window;
+    final long permits;
+    boolean admitted;
+    /** A flush that settles it is on its way. */
+    boolean inFlight;
+
+    UnsettledTake(long token, long window, long permits) {
+      this.token = token;
+      this.window = window;
+      this.permits = permits;
+    }
+  }
+
+  interface OrphanSink {
+    void add(String key, long window, long amount);
+  }
+}

@@ -1,0 +1,230 @@
+package io.sluice.sync.internal;
+
+import io.sluice.node.Ticker;
+import io.sluice.sync.SyncConfig;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.Delta;
+import io.sluice.sync.spi.FlushResult;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * One limiter's heartbeat into the store's node registry, and the node count it learns from it: a
+ * beat every interval while the limiter works (none while it is quiet), riding on a flush or a
+ * decision's claim call where the store takes it there, a call of its own otherwise; shared with the
+ * node's other limiters on the same store ({@link SharedBeat}).
+ *
+ * <p>Concurrency: the times of the last beat and of the beat asked for, and the calls counted at the
+ * last beat, are the flusher thread's (or the thread that runs the syncs in its stead); {@code asked}
+ * is taken by whichever call carries the beat (a compare-and-set); {@code registeredNodes} is volatile,
+ * read by deciding threads; the beat calls are counted in an adder.
+ */
+final class NodeBeat {
+  /** A regional quota's node: the beat interval its registry entry's time to live is three of (see ttlNanos). */
+  private static final long REGIONAL_TTL_BEAT_NANOS = 400_000_000L;
+  private final StoreCalls calls;
+  private final CounterStore store;
+  private final String nodeId;
+  private final boolean regional;
+  private final long intervalNanos;
+  /**
+   * How long a beat keeps the node in the registry: three intervals, so one late beat does not drop
+   * it; for a regional quota's node, three of the 400 ms it beat at before it beat at every sync, so
+   * that a flusher a few syncs late does not drop out of its region's count.
+   */
+  private final long ttlNanos;
+  private final long syncIntervalNanos;
+  private final Ticker ticker;
+  private final ConcurrentLinkedQueue<KeyView> dirty;
+  private final ConcurrentLinkedQueue<Delta> orphans;
+  /** Whether the limiter has a flusher thread of its own: the beats' clock is then System.nanoTime. */
+  private final boolean ownThread;
+  /** This node's beat on this store, shared with its other limiters (see SharedBeat). */
+  private final SharedBeat shared;
+  /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
+  private volatile int registeredNodes;
+  /** Registry answers this limiter has taken, counted to 2 (see {@link #countConfirmed}). */
+  private volatile int answers;
+  /** The flusher thread's: when it last beat. */
+  private long lastHeartbeat = Long.MIN_VALUE;
+  /** The flusher thread's: this limiter's store calls other than heartbeats as counted at its last beat. */
+  private long callsAtBeat;
+  /** Heartbeat calls of their own made ({@link #beatNow}). */
+  private final LongAdder beatCalls = new LongAdder();
+  /**
+   * A beat is due and rides on the next store call that can carry it ({@link CounterStore#beatsInFlush}):
+   * this round's flush, or a decision's claim call; the flusher makes it a call of its own when none
+   * did within a sync interval. Set by the flusher thread, taken by whichever call carries it.
+   */
+  private final AtomicBoolean beatAsked = new AtomicBoolean();
+  /** The flusher thread's: when the beat now asked for was (System.nanoTime). */
+  private long beatAskedAt;
+
+  NodeBeat(LimiterSetup l, SyncConfig c, FlushQueue queue, boolean ownThread) {
+    this.calls = l.calls;
+    this.store = l.store;
+    this.nodeId = l.nodeId;
+    this.regional = l.regional;
+    // a regional quota's coordinator takes a region whose node it did not hear since its last round for
+    // cut off (silent: counted at the most it may hold, no writes), so such a node beats at every sync
+    // (on its flush, no call of its own while it flushes). Beating every 400 ms, a region's nodes fell
+    // between two rounds of 250 ms most of the time, and between rounds of 1 s now and then on a busy
+    // machine: its shares froze (real time, rounds every 250 ms: 88-94% of G used, the regions falling
+    // back to G / R as their leases ran out; 99.7% beating at every sync)
+    this.intervalNanos = l.regional
+        ? Math.min(c.heartbeatInterval().toNanos(), l.syncIntervalNanos) : c.heartbeatInterval().toNanos();
+    this.ttlNanos = 3 * (l.regional ? Math.max(intervalNanos, Math.min(c.heartbeatInterval().toNanos(),
+        REGIONAL_TTL_BEAT_NANOS)) : intervalNanos);
+    this.syncIntervalNanos = l.syncIntervalNanos;
+    this.ticker = l.ticker;
+    this.dirty = queue.dirty;
+    this.orphans = queue.orphans;
+    this.ownThread = ownThread;
+    this.shared = SharedBeat.of(store, nodeId);
+    shared.opened();
+  }
+
+  /** Nodes alive as the registry last answered (0 until it has). */
+  int registeredNodes() {
+    return registeredNodes;
+  }
+
+  /**
+   * Whether the registry's count is one this node can act on: answered twice, a beat interval apart
+   * (nodes started together beat one after the other, and the first one's first answer counts it
+   * alone; by its second, every node started with it has beaten).
+   */
+  boolean countConfirmed() {
+    return answers >= 2;
+  }
+
+  /** Whether a beat is asked for and waits for a call to carry it. */
+  boolean asked() {
+    return beatAsked.get();
+  }
+
+  /** Whether this limiter was the last open one of its node on its store (see SharedBeat#closedLast). */
+  boolean closedLast() {
+    return shared.closedLast();
+  }
+
+  /**
+   * The heartbeat of a round, before its sync, at {@code now}: System.nanoTime on the flusher thread;
+   * without one ({@code autoSync(false)}), the limiter's clock, on the thread that runs the syncs in its
+   * stead ({@link SyncedLimiter#heartbeatIfDue()}).
+   */
+  void round(long now) {
+    if (beatAsked.get() && now - beatAskedAt >= syncIntervalNanos && beatAsked.compareAndSet(true, false)) {
+      beatNow(); // no store call carried the beat asked for a round ago
+    }
+    if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= intervalNanos) && !quietSinceBeat()) {
+      boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
+      lastHeartbeat = now;
+      // (another limiter of this node beat into this store within half an interval: its answer stands;
+      // not for a limiter whose breaker is not closed, whose own beat is the call that tries the store)
+      int recent = calls.closed() ? shared.recent(intervalNanos / 2, now) : -1;
+      if (recent > 0) {
+        nodesCounted(recent);
+      } else if (firstBeat) {
+        beatNow(); // (before any claim: a node must be counted before it sizes its claims)
+      } else {
+        beatAskedAt = now;
+        beatAsked.set(true);
+      }
+    }
+    if (lastHeartbeat == now) {
+      callsAtBeat = workCalls(); // (before the sync: what it sends is work)
+    }
+  }
+
+  /**
+   * Flusher thread: whether this limiter has been quiet since its last beat (no store call, nothing
+   * queued to send), so that it need not beat. An idle node then drops out of the registry when its
+   * last beat runs out, and the others split what is free between the nodes that are working instead
+   * of keeping a part for it: it holds no claim by then (an idle key's claim is given up at the
+   * regular sync, which is a store call, so the beat after it still runs; a fixed window's key far
+   * below its limit keeps its claim, idle or not, to its window's end, and its view stays queued, so
+   * its node beats until then, as a node holding a claim should), and its next decision that
+   * asks the store, or its next flush, makes it beat again at the next round. A regional quota's node
+   * always beats: the coordinator takes a region it does not hear from for cut off.
+   */
+  private boolean quietSinceBeat() {
+    // (never while the breaker is not closed: a beat is then the call that tries the store again, and
+    // a node that denies everything under FAIL_CLOSED has no other call to make)
+    return !regional && lastHeartbeat != Long.MIN_VALUE && workCalls() == callsAtBeat && dirty.isEmpty()
+        && orphans.isEmpty() && calls.closed();
+  }
+
+  /** This limiter's store calls other than heartbeats of their own (a flush that carries one is work). */
+  private long workCalls() {
+    return calls.calls() - beatCalls.sum();
+  }
+
+  /**
+   * {@code batch} carrying the node's heartbeat when one is asked for and its store takes one in a
+   * flush of its group (any thread: the flusher's batches and decisions' claim calls); else {@code batch}.
+   */
+  Batch withAsked(Batch batch) {
+    if (beatAsked.get() && store.beatsInFlush(batch.group()) && beatAsked.compareAndSet(true, false)) {
+      return batch.beating(nodeId, System.currentTimeMillis(), ttl());
+    }
+    return batch;
+  }
+
+  /**
+   * The answer to a call that carried the node's heartbeat, or null when the call failed (the beat is
+   * asked for again); any thread.
+   */
+  void carried(FlushResult result) {
+    if (result == null) {
+      beatAsked.set(true);
+    } else if (result.alive() > 0) {
+      shared.answered(nodesCounted(result.alive()), clock());
+    }
+  }
+
+  /**
+   * The registry counted {@code alive} nodes: what this node divides by from now on. A smaller count
+   * than the last is believed only once the store has worked for a beat's time to live and an interval
+   * since its last failure. The registry drops a node whose beats stop, and in an outage every node's
+   * do: the first beat through after it finds the others gone, although they are still admitting on
+   * their local shares. A node that divided by that count then took all of what was free while they
+   * spent theirs too (a frozen Redis, thawed: 1,130 admitted in a window of a limit of 600 on three
+   * nodes). A node that really left is counted that much longer: a little under-admission, briefly.
+   */
+  private int nodesCounted(int alive) {
+    int counted = Math.max(1, alive);
+    if (counted < registeredNodes && calls.troubleWithin(ttlNanos + intervalNanos)) {
+      counted = registeredNodes;
+    }
+    registeredNodes = counted;
+    if (answers < 2) {
+      answers++; // (two answers at once may count as one: the count is confirmed an answer later)
+    }
+    return counted;
+  }
+
+  /** How long a beat keeps the node in the registry (see {@link #ttlNanos}). */
+  private Duration ttl() {
+    return Duration.ofNanos(ttlNanos);
+  }
+
+  /** The clock of the beat rounds ({@link #round}): the flusher thread's, else the limiter's. */
+  private long clock() {
+    return ownThread ? System.nanoTime() : ticker.read();
+  }
+
+  /** A beat call of its own: tells the registry this node is alive and learns how many are. */
+  int beatNow() {
+    beatCalls.increment();
+    Integer alive = calls.guarded(() -> store.heartbeat(nodeId, System.currentTimeMillis(), ttl()));
+    if (alive != null) {
+      shared.answered(nodesCounted(alive), clock());
+    }
+    return Math.max(1, registeredNodes);
+  }
+}

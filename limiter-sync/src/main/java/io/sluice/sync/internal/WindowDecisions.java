@@ -1,0 +1,580 @@
+package io.sluice.sync.internal;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.StoreFailurePolicy;
+import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.LeaseStore;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The decisions of a window limit (fixed window, sliding window counter) in the approximate and
+ * reservation modes, and of the exact mode while its store fails, for one {@link SyncedLimiter}: each
+ * under its key's view's monitor, a look at the counts, a verdict (asking the store for a claim or a
+ * lease, or waiting for a flush that gives one up, where the verdict needs it), and the record of what
+ * it admitted for the flusher.
+ *
+ * <p>Concurrency: a decision runs on its caller's thread and reads and writes a view only under the
+ * view's monitor, holding it through at most one store call (a claim or lease call) and one wait for a
+ * release; never the sync lock. The judgement it works in is the thread's own.
+ */
+final class WindowDecisions {
+  private final LongAdder cachedDenials;
+  private final StoreCalls calls;
+  private final Duration claimTimeout;
+  private final boolean claimsKept;
+  private final boolean credited;
+  private final ExactStore exact;
+  private final LongAdder fallbackDecisions;
+  private final long hotSyncIntervalNanos;
+  private final LeaseStore leases;
+  private final Limit limit;
+  /** The name this node's calls carry, made once: a claim call per key and window would build it anew. */
+  private final StoreFailurePolicy onStoreFailure;
+  private final KeyView.OrphanSink orphanSink;
+  private final LongAdder pendingPermits;
+  private final boolean regional;
+  private final boolean sliding;
+  private final long staleAfterNanos;
+  private final CounterStore store;
+  private final long syncIntervalNanos;
+  private final long windowNanos;
+  private final WindowClaims claims;
+  /** Reservation mode's leases (stateless: each part that asks holds one). */
+  private final WindowLeases leaseOps;
+  private final FlushQueue queue;
+  private final Flusher flusher;
+  private final WindowFallback fallback;
+  /** The claim calls a decision makes. */
+  private final ClaimCalls claimCalls;
+
+  WindowDecisions(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
+    this.cachedDenials = l.cachedDenials;
+    this.calls = l.calls;
+    this.claimTimeout = l.claimTimeout;
+    this.claimsKept = l.claimsKept;
+    this.credited = l.credited;
+    this.exact = l.exact;
+    this.fallbackDecisions = l.fallbackDecisions;
+    this.hotSyncIntervalNanos = l.hotSyncIntervalNanos;
+    this.leases = l.leases;
+    this.limit = l.limit;
+    this.onStoreFailure = l.onStoreFailure;
+    this.orphanSink = queue.orphanSink;
+    this.pendingPermits = queue.pendingPermits;
+    this.regional = l.regional;
+    this.sliding = l.sliding;
+    this.staleAfterNanos = l.staleAfterNanos;
+    this.store = l.store;
+    this.syncIntervalNanos = l.syncIntervalNanos;
+    this.windowNanos = l.windowNanos;
+    this.claims = claims;
+    this.leaseOps = new WindowLeases(l, claims);
+    this.queue = queue;
+    this.flusher = flusher;
+    this.fallback = new WindowFallback(l, claims);
+    this.claimCalls = new ClaimCalls(l, claims, queue, flusher);
+  }
+
+  /**
+   * The thread's judgement, reused by each of its window decisions that take a view's monitor, so that
+   * a denial (or a reservation-mode decision) allocates nothing, as the credit path does not. One in
+   * use (a decision made inside another decision's store call) is not shared: the inner one gets its own.
+   */
+  private static final ThreadLocal<Judgement> JUDGEMENT = ThreadLocal.withInitial(Judgement::new);
+
+  /** The thread's judgement for a new decision: its own, or, while that one is in use, a new one. */
+  static Judgement judgement(long cost, long now, boolean fallback) {
+    Judgement j = JUDGEMENT.get();
+    if (j.inUse) {
+      j = new Judgement(); // a decision made inside another's store call (a store that calls back)
+    }
+    return j.start(cost, now, fallback);
+  }
+
+  /**
+   * One window decision as it goes: what the view shows at its moment ({@link #look}), the store
+   * calls it made (at most one claim or lease call, and one wait for a flush that gives a claim up),
+   * and the verdict. One per thread ({@link #JUDGEMENT}), started anew by each decision.
+   */
+  static final class Judgement {
+    long cost;
+    long now;
+    /** The decision's time in the view's window: a thread behind counts in the newer window. */
+    long at;
+    double prevWeight;
+    double globalEstimate;
+    double own;
+    long capacity;
+    boolean fresh;
+    /** A store call for a claim or lease was made (at most one per decision). */
+    boolean asked;
+    /** A wait for a flush that gives a claim up was made (at most one per decision). */
+    boolean awaited;
+    /** The claim call counted this decision's permit (a take). */
+    boolean took;
+    /** The claim call with this decision's take failed: a flush settles it. */
+    boolean takeUnsettled;
+    /** The store failed this decision (or its breaker is open): the failure policy decides. */
+    boolean fallback;
+    boolean admit;
+    boolean urgent;
+    boolean fromLease;
+    /** Dropped from the table as idle after this thread found it: decided on its successor. */
+    boolean retired;
+    long remaining;
+    long retryAfter;
+    /**
+     * Of the cost, permits this node gave back after the store had counted them (released), used again
+     * first: only the rest needs room in the limit and the claim, or goes to the store with a take.
+     */
+    long reuse;
+    /** The window an admission counted in (for release). */
+    long countedWindow;
+    /** A decision of this thread is using it. */
+    boolean inUse;
+    /** The decision must not wait for the store (asynchronous): it stops where it would ({@link #wouldWait}). */
+    boolean noWait;
+    /**
+     * The decision must not wait for a flush that gives the node's claim up to be answered (a tool that
+     * runs the syncs itself, on a simulated clock): it stops where it would ({@link #wouldWait}).
+     */
+    boolean noReleaseWait;
+    /** A decision told not to wait stopped before a store call or a wait, having changed nothing it decides on. */
+    boolean wouldWait;
+
+    /** Starts a decision: everything from the last one forgotten. */
+    Judgement start(long cost, long now, boolean fallback) {
+      this.cost = cost;
+      this.now = now;
+      this.fallback = fallback;
+      at = 0;
+      prevWeight = 0;
+      globalEstimate = 0;
+      own = 0;
+      capacity = 0;
+      fresh = false;
+      asked = false;
+      awaited = false;
+      took = false;
+      takeUnsettled = false;
+      admit = false;
+      urgent = false;
+      fromLease = false;
+      retired = false;
+      noWait = false;
+      noReleaseWait = false;
+      wouldWait = false;
+      remaining = 0;
+      retryAfter = 0;
+      reuse = 0;
+      countedWindow = Long.MIN_VALUE;
+      inUse = true;
+      return this;
+    }
+
+    /** Takes in what a {@link #claimStep} did. */
+    void stepped(int step) {
+      asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
+      awaited |= step == WAITED || step == WAIT_FAILED;
+      took |= step == TAKEN;
+      takeUnsettled |= step == TAKE_FAILED;
+      fallback |= step == ASK_FAILED || step == WAIT_FAILED || step == TAKE_FAILED;
+    }
+  }
+
+  /** Under the view's monitor: looks, decides (asking the store when a verdict needs it), then records. */
+  void judge(KeyView view, Judgement j) {
+    if (view.retired) {
+      j.retired = true;
+      return;
+    }
+    queue.settle(view);
+    long w = Math.floorDiv(j.now, windowNanos);
+    if (w > view.window) {
+      claims.windowDone(view);
+    }
+    view.roll(w, orphanSink, sliding);
+    if (view.hasLeftoverGrant()) {
+      leaseOps.giveBackLeftover(view, j.now); // (the store's answer is not waited for)
+    }
+    while (true) {
+      if (view.retired && !j.took && !j.takeUnsettled) {
+        j.retired = true; // dropped while this decision waited for a release, before it took anything
+        return;
+      }
+      queue.settle(view); // (another thread may have been granted credit while this one waited)
+      look(view, j);
+      int step = verdict(view, j);
+      if (step == DECIDED) {
+        break;
+      }
+      if (step == WOULD_WAIT) {
+        j.wouldWait = true; // (before any store call of this decision: nothing taken, nothing to record)
+        return;
+      }
+      j.stepped(step); // (AGAIN: a lease call, already taken in)
+    }
+    record(view, j);
+  }
+
+  /** The view's counts at the decision's moment, and a verdict not yet made. */
+  private void look(KeyView view, Judgement j) {
+    j.urgent = false;
+    j.fromLease = false;
+    j.retryAfter = 0;
+    j.at = Math.max(j.now, view.window * windowNanos);
+    j.prevWeight = claims.sizing.prevWeight(view.window, j.at);
+    j.globalEstimate = ClaimSizing.weighted(view.globalPrev, view.globalCur, j.prevWeight);
+    j.own = ClaimSizing.weighted(view.pendingPrev, view.pendingCur, j.prevWeight);
+    j.capacity = claims.capacity(view);
+    j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
+    if (!j.took && !j.takeUnsettled) {
+      // (once this decision's take went to the store, what it reuses is fixed: the take carried the rest)
+      j.reuse = Math.min(view.releasedCur, j.cost);
+    }
+    // a sliding window's view from before its window began misses what the other nodes added to
+    // the window that is now the previous one, and that still weighs: it is not fresh either
+    j.fresh = view.syncedAt != Long.MIN_VALUE && (j.now - view.syncedAt <= staleAfterNanos || fullByCounts(view, j))
+        && (!sliding || view.syncedAt >= view.window * windowNanos);
+  }
+
+  /**
+   * Under the view's monitor: whether the store's counts alone, as the view last heard them in its
+   * window, fill a fixed window's limit. They stay so until the window ends, since batched nodes' counts
+   * only grow (a release pays for the releasing node's next admissions, not for the store's count; only
+   * an exact-mode node's give-back, on a limit whose nodes mix modes, takes one back): the view of such a
+   * key does not go stale, and its denials need no store call. (A node asked again each
+   * time its view was two sync intervals old: a limit of 5 per 15 minutes at its limit made 320 store
+   * calls over a minute of attempts on two nodes, and the accuracy kit's small limits a tenth of their
+   * calls, with no false denial saved. A regional quota's share may grow within its window: not those.)
+   */
+  private boolean fullByCounts(KeyView view, Judgement j) {
+    return !sliding && !regional && view.syncedAt >= view.window * windowNanos && view.globalCur >= j.capacity;
+  }
+
+  /**
+   * The verdict, in order of what settles it: {@link #DECIDED}, or a store call this decision makes
+   * before deciding again ({@link #claimStep}'s answer, or {@link #AGAIN} after a lease call).
+   */
+  private int verdict(KeyView view, Judgement j) {
+    long cost = j.cost;
+    if (!j.took && !j.takeUnsettled && !j.fallback && view.localShareHeld(j.now)
+        && view.ownCur + cost > view.localShareCap()) {
+      // this node decided on its local share in this window while its breaker was open, and the
+      // other nodes cut off with it may still be doing so: their admissions are not in the store
+      // yet, so it keeps within its share (to the window's end, or until the others have had time to
+      // come back too) rather than spend theirs (see WindowFallback#admits)
+      j.admit = false;
+      j.remaining = 0;
+      j.retryAfter = Math.min(view.localShareUntil(), (view.window + 1) * windowNanos) - j.at;
+    } else if (j.took) {
+      // the store counted this permit with the claim it granted: admitted, nothing to send for it
+      j.admit = true;
+    } else if (!j.takeUnsettled && view.releasedCur >= cost) {
+      // permits this node gave back after the store had counted them: its own, used again (counted
+      // as admitted below without being sent)
+      j.admit = true;
+      j.remaining = Math.max(0, j.remaining - cost);
+    } else if (j.fallback) {
+      fallbackDecisions.increment();
+      j.admit = fallback.admits(view, j.prevWeight, cost, calls.open(), j.now)
+          && (onStoreFailure == StoreFailurePolicy.FAIL_OPEN
+          // a local share never passes what the node last saw of the limit: a key seen at its limit
+          // stays denied however little this node admitted itself
+          || j.globalEstimate + j.own + cost <= j.capacity);
+      j.retryAfter = j.admit ? 0 : syncIntervalNanos;
+      if (j.admit) {
+        j.remaining -= cost;
+      }
+    } else if (leases != null) {
+      return verdictOnLease(view, j);
+    } else if (j.now < view.deniedUntil && j.fresh && j.globalEstimate + cost - j.reuse > j.capacity) {
+      // (a smaller cost than the one that cached the denial may still fit)
+      cachedDenials.increment();
+      j.admit = false;
+      j.retryAfter = view.deniedUntil - j.now;
+    } else if (j.globalEstimate + j.own + cost - j.reuse > j.capacity) {
+      return verdictOverTheLimit(view, j);
+    } else {
+      return verdictWithinTheLimit(view, j);
+    }
+    return DECIDED;
+  }
+
+  /** Reservation mode: admitted when the node's grant pays; a grant asked for when none does. */
+  private int verdictOnLease(KeyView view, Judgement j) {
+    long cost = j.cost;
+    long now = j.now;
+    // (what the view holds of a grant is counted in the store already: only the rest needs room)
+    KeyView.Grants grants = view.grants();
+    if (grants.held() < cost && !j.asked && leaseOps.mayHelp(view, now, cost - grants.held())) {
+      if (j.noWait) {
+        return WOULD_WAIT;
+      }
+      // no grant pays for it: the store decides, in one round trip, as for a claim
+      j.asked = true;
+      if (!leaseOps.leaseNow(view, now, cost - grants.held(), claimTimeout)) {
+        j.fallback = true;
+      }
+      return AGAIN;
+    }
+    j.fromLease = true;
+    j.admit = grants.held() >= cost;
+    if (j.admit) {
+      grants.use(cost);
+      view.ownCur += cost;
+      // what this node still holds of its grants, and what the store had granted no node at its last
+      // answer (look's estimate: the grants are in its counts). The grant alone read 0 after the first
+      // request of a limit of 5, and a client told "RateLimit-Remaining: 0" held back with 4 left.
+      j.remaining = grants.held() + Math.max(0, j.remaining);
+    } else {
+      j.remaining = 0;
+      j.retryAfter = grants.lastRemaining() == 0 && !sliding ? (view.window + 1) * windowNanos - j.at : syncIntervalNanos;
+    }
+    // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
+    // frees budget as the previous window fades, so with none left it asks again now and then
+    boolean budgetLeft = grants.lastRemaining() != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
+    if (!grants.wanted() && claims.sizing.expectedUntilSync(view) > 0 && grants.held() < leaseOps.leaseSize(view, now) / 2 + cost
+        && budgetLeft) {
+      grants.wanted(true);
+      j.urgent = true;
+    }
+    return DECIDED;
+  }
+
+  /** Over the limit with this node's own pending permits: denied, unless an old view must ask first. */
+  private int verdictOverTheLimit(KeyView view, Judgement j) {
+    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
+    j.admit = false;
+    j.retryAfter = claims.retryAfter(view, j.at, cost);
+    if (j.fresh && j.globalEstimate + cost > j.capacity) {
+      view.deniedUntil = j.now + j.retryAfter;
+    } else {
+      // our own pending may have been counted already: fresh counts may show room, unless the
+      // key was at its limit then too
+      j.urgent = !j.fresh || !claims.atLimit(view, j.globalEstimate, j.at);
+      if (!j.asked && claims.asksClaims() && !j.fresh) {
+        // an old view: only the store knows, ask it now (its answer refreshes the counts) and
+        // decide again. (A fresh view over the limit with this node's own permits is at the
+        // limit, or its last permits are on their way to the store: the sync asked for shows it.)
+        return j.noWait ? WOULD_WAIT : claimStep(view, j, (long) Math.ceil(j.own + cost), cost);
+      }
+    }
+    return DECIDED;
+  }
+
+  /** Within the limit as far as the view shows: admitted when the node's allowance (its claim) pays. */
+  private int verdictWithinTheLimit(KeyView view, Judgement j) {
+    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
+    long now = j.now;
+    boolean limitReached = claims.atLimit(view, j.globalEstimate, j.at);
+    long allowance = claims.allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
+    long need = (long) Math.ceil(j.own + cost);
+    if (j.own + cost > allowance && !j.asked && claims.asksClaims()
+        && !(view.claim >= 0 && now < view.nothingFreeUntil && need >= view.freeBelow)) {
+      // below the limit as far as this node knows, and no claim that pays for the request: a
+      // denial would be a guess, so the store decides, in one round trip (a key with a claim that
+      // pays never gets here). Only where the store had less than a decision needed, within the
+      // last sync interval, does the node deny without asking (the other nodes give claims they
+      // do not use up at their regular syncs).
+      return j.noWait ? WOULD_WAIT : claimStep(view, j, need, cost);
+    }
+    if (j.own + cost > allowance) {
+      j.admit = false;
+      // a sync may show budget the other nodes left; at the limit it shows none worth the call
+      j.urgent = !j.fresh || !limitReached;
+      j.retryAfter = syncIntervalNanos;
+      // what this node can admit now (the rest of the limit is other nodes' claims): a 429 does
+      // not announce a quota its retry would be denied
+      j.remaining = Math.max(0, Math.min(j.remaining, (long) Math.floor(allowance - j.own)));
+      return DECIDED;
+    }
+    j.admit = true;
+    j.remaining -= cost;
+    // flush a full batch, or near the limit half the allowance, so that the answer is back
+    // before the allowance runs out (flushing later lets the other nodes' views fall behind:
+    // over-admission tripled when it waited for two round trips' demand); at the limit only a
+    // full batch (see atLimit). A key asked less than about once a sync interval (no claim
+    // ahead of demand) waits for the regular sync: its permit is covered by the claim it
+    // asked for, and a flush per request would double its store calls
+    long batch = claims.sizing.batchFor(view);
+    boolean cold = claims.asksClaims() && claims.sizing.expectedDemand(view, now) == 0;
+    long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
+    // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
+    boolean claimed = claims.asksClaims() && view.claim >= 0;
+    // (nor does one granted ahead, in a window of the range it was granted for)
+    boolean lasting = claimed && (view.window <= view.aheadThrough
+        || claims.sizing.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
+    // (and a claim that lasts pays for the permits: they wait for a full batch, not half the
+    // allowance, which on a small claim was a flush per request or two)
+    j.urgent = (!j.fresh && !lasting) || view.unsentCur + cost >= (lasting ? batch : trigger);
+    if (j.fresh && credited) {
+      grantCredit(view, j, allowance, trigger);
+    }
+    return DECIDED;
+  }
+
+  /**
+   * What the within-the-limit verdict would go on admitting, with nothing else changing: the next
+   * decisions may take that without the monitor, and the one that fills the batch asks for the sync.
+   */
+  private void grantCredit(KeyView view, Judgement j, long allowance, long trigger) {
+    long cost = j.cost;
+    long now = j.now;
+    double ownAfter = j.own + cost - j.reuse;
+    long credit = Math.min((long) Math.floor(allowance - ownAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
+    if (view.localShareHeld(now)) {
+      credit = Math.min(credit, view.localShareCap() - view.ownCur - cost); // (a share held since a fault)
+    }
+    if (credit > 0) {
+      boolean throttled = view.hot && view.lastUrgentSync != Long.MIN_VALUE
+          && now - view.lastUrgentSync < hotSyncIntervalNanos;
+      view.grantCredit(credit, Math.min((view.window + 1) * windowNanos, view.syncedAt + staleAfterNanos + 1),
+          j.urgent || throttled ? 0 : trigger - (view.unsentCur + cost));
+    }
+  }
+
+  /** Under the view's monitor, after the verdict: the key's demand, the admission's count, and its sync. */
+  private void record(KeyView view, Judgement j) {
+    long cost = j.cost;
+    long now = j.now;
+    // demand, allowed or not: the rate that decides how much to hold between syncs (measured from
+    // the key's first request, which starts the clock: one request alone is no rate)
+    if (view.rateSince == Long.MIN_VALUE) {
+      view.rateSince = now;
+    } else {
+      view.hits += cost;
+    }
+    view.meanCost = view.meanCost == 0 ? cost : view.meanCost * 0.75 + cost * 0.25;
+    view.demandAt = now;
+    if (regional && !j.admit) {
+      view.deniedNotSent(cost, false); // demand the coordinator weighs, sent with the next flush
+    }
+    if (j.admit) {
+      countAdmitted(view, j, cost);
+    }
+    if (j.takeUnsettled) {
+      view.unsettledTakeAdmitted(j.admit);
+      j.urgent = true;
+    }
+    if (view.prevClaimHeld && !view.syncWanted) {
+      // a claim (or a sliding window's part of the fading) held on the window gone by still weighs
+      // for every node's claims in this one until a flush gives it up: at once, not at the next
+      // regular sync
+      j.urgent = true;
+    }
+    boolean wantsSync = j.urgent;
+    view.syncWanted |= j.urgent;
+    if (j.urgent && view.hot) {
+      // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
+      // next regular sync, and its larger batches cover the gap
+      if (view.lastUrgentSync != Long.MIN_VALUE && now - view.lastUrgentSync < hotSyncIntervalNanos) {
+        j.urgent = false;
+      } else {
+        view.lastUrgentSync = now;
+      }
+    }
+    if ((j.admit && !j.fromLease && !j.took) || wantsSync || (regional && !j.admit)) {
+      queue.enqueue(view);
+    }
+  }
+  /** Under the view's monitor: an admitted decision's permits, where the view keeps them until counted. */
+  private void countAdmitted(KeyView view, Judgement j, long cost) {
+    // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
+    j.countedWindow = exact == null ? view.window : Long.MIN_VALUE;
+    if (j.took) {
+      // (the take counted the cost less what released permits paid)
+      view.ownCur += cost;
+      view.releasedCur -= j.reuse;
+      if (flusher.numberedDone(view.key) > view.takenMark) {
+        // a numbered flush sent after the earlier takes was answered: they reached that store
+        view.takenCur = 0;
+        view.takenPrev = 0;
+      }
+      view.takenCur += cost - j.reuse;
+      view.takenMark = flusher.numberedSent();
+    } else if (j.takeUnsettled) {
+      // counted by the flush that settles the take (unless the take counted it), not as unsent
+      // (what released permits paid is this node's already: not pending)
+      view.releasedCur -= j.reuse;
+      view.pendingCur += cost - j.reuse;
+      view.ownCur += cost;
+      pendingPermits.add(cost - j.reuse);
+    } else if (!j.fromLease) {
+      queue.countAdmitted(view, cost);
+    }
+  }
+
+
+  /**
+   * What {@link #claimStep} did: asked the store for a claim (and the store counted the decision's
+   * take with it, or not), or waited for a release; each may fail.
+   */
+  private static final int ASKED = ClaimCalls.ASKED;
+
+  private static final int ASK_FAILED = ClaimCalls.ASK_FAILED;
+
+  private static final int WAITED = 2;
+
+  private static final int WAIT_FAILED = 3;
+
+  private static final int TAKEN = ClaimCalls.TAKEN;
+
+  private static final int TAKE_FAILED = ClaimCalls.TAKE_FAILED;
+
+  /** A verdict made: no store call to make first. */
+  private static final int DECIDED = -1;
+
+  /** A lease call made: decide again. */
+  private static final int AGAIN = -2;
+
+  /** A decision told not to wait would make a store call or wait for a release: it stops. */
+  private static final int WOULD_WAIT = -3;
+
+  /**
+   * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at
+   * least {@code need}, taking the decision's {@code cost} with it, or, while a flush that gives the
+   * node's claim up is on its way, waits for its answer first (once per decision: a second wait
+   * fails, and the failure policy decides), or stops there ({@link Judgement#noReleaseWait}).
+   */
+  private int claimStep(KeyView view, Judgement j, long need, long cost) {
+    if (view.releasesInFlight > 0) {
+      if (j.noReleaseWait) {
+        return WOULD_WAIT;
+      }
+      return !j.awaited && awaitReleases(view) ? WAITED : WAIT_FAILED;
+    }
+    return claimCalls.ask(view, j.now, need, cost);
+  }
+
+  /**
+   * Under the view's monitor: waits, at most the claim timeout, until no flush that gives up this
+   * node's claim on the key's window is on its way; false if one still is. A claim asked for while
+   * such a flush travels could be granted before the flush arrives, and the flush would then give it
+   * up with the rest while the decision admits under it.
+   */
+  private boolean awaitReleases(KeyView v) {
+    long start = System.nanoTime();
+    long deadline = start + claimTimeout.toNanos();
+    try {
+      while (v.releasesInFlight > 0) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        v.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+      }
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      calls.waited(start);
+    }
+  }
+
+}
