@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
  * scripts ({@link ExactAdmission}, batch size 1), a batched bucket's token claims
  * ({@link TokenAdmission}), or a window limit's views ({@link WindowAdmission}: claims, regional shares
  * or reservation grants, which {@link WindowDecisions} and the flusher tell apart by the view's state).
- * {@link DecisionRouter} checks a request, reads whether the breaker keeps the store out, and hands the
+ * {@link LimiterCore} checks a request, reads whether the breaker keeps the store out, and hands the
  * decision to the mode; each mode also decides what the failure policy does and what
  * {@link SyncedLimiter#release} gives back.
  *
@@ -30,7 +30,7 @@ abstract class Admission {
 
   /** The decision without blocking the caller (see {@link SyncedLimiter#acquireAsync}). */
   CompletableFuture<Decision> decideAsync(String key, long cost, int answer, long now, boolean fallback,
-      DecisionRouter router) {
+      LimiterCore router) {
     Decision d = decideNow(key, cost, answer, now, fallback);
     return d != null ? CompletableFuture.completedFuture(d) : handOver(key, cost, answer, now, router);
   }
@@ -42,10 +42,10 @@ abstract class Admission {
   abstract void release(String key, long cost, Decision acquired);
 
   /**
-   * A decision that waits for the store, made by {@link DecisionRouter#decide} on a waiting thread; when
+   * A decision that waits for the store, made by {@link LimiterCore#decide} on a waiting thread; when
    * too many are in hand already, the failure policy's, at once (see {@link SyncedLimiter#acquireAsync}).
    */
-  final CompletableFuture<Decision> handOver(String key, long cost, int answer, long now, DecisionRouter router) {
+  final CompletableFuture<Decision> handOver(String key, long cost, int answer, long now, LimiterCore router) {
     CompletableFuture<Decision> d = WaitingThreads.submit(() -> router.decide(key, cost, answer));
     if (d != null) {
       return d;

@@ -40,7 +40,7 @@ final class ExactAdmission extends Admission {
 
   @Override
   CompletableFuture<Decision> decideAsync(String key, long cost, int answer, long now, boolean fallback,
-      DecisionRouter router) {
+      LimiterCore router) {
     if (fallback) {
       return CompletableFuture.completedFuture(fallbackDecision(key, cost, answer, now));
     }
