@@ -563,9 +563,13 @@ public final class AccuracyKit {
     }
   }
 
-  /** The seed of a run: {@code -Dsluice.kit.seed} replays one, else a fixed seed per case. */
+  /**
+   * The seed of a run: {@code -Dsluice.kit.seed} replays one, else a fixed seed per case, moved by
+   * {@code -Dsluice.kit.seedOffset} (every case on other traffic than the one its figures were read
+   * from: the same bounds must hold there).
+   */
   static long seed(long fixed) {
     String s = System.getProperty("sluice.kit.seed");
-    return s == null || s.isBlank() ? fixed : Long.parseLong(s.trim());
+    return s == null || s.isBlank() ? fixed + Long.getLong("sluice.kit.seedOffset", 0L) : Long.parseLong(s.trim());
   }
 }
