@@ -263,7 +263,8 @@ public final class SyncedLimiter implements KeyedLimiter {
    * registry's heartbeat before each of its syncs, on this limiter's clock. The first beat is a call of
    * its own; after that, once a heartbeat interval has gone by, the beat is asked of the next store
    * call that can carry it (the next flush or a decision's claim call, costing no call of its own), and
-   * becomes a call of its own at the first sync a sync interval later if none did; a limiter that made
+   * becomes a call of its own at the first sync half a heartbeat interval later (a sync interval
+   * until the registry has answered twice) if none did; a limiter that made
    * no store call since its last beat and has nothing to send does not beat. Public for tools that
    * drive time themselves: call it before each regular or asked {@link #syncNow()}, as the flusher
    * thread would ({@link #heartbeatNow()} always calls the store).

@@ -19,7 +19,8 @@ import java.util.function.IntFunction;
  * one simulated millisecond later (the flusher's wake-up); before each sync it runs the flusher's own
  * heartbeat step ({@link SyncedLimiter#heartbeatIfDue()}): once its heartbeat interval (a second) has
  * gone by, the beat rides on the node's next flush or claim call, is a call of its own only when none
- * carried it within a sync interval, and a node quiet since its last beat does not beat. Same inputs,
+ * carried it within half a heartbeat interval (a sync interval until the registry has answered twice),
+ * and a node quiet since its last beat does not beat. Same inputs,
  * same decisions: nothing here reads the wall clock.
  *
  * <h2>The store's round trip</h2>
