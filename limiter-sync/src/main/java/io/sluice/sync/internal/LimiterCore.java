@@ -342,6 +342,11 @@ public final class LimiterCore {
 
   // ------------------------------------------------------------------ for tests that look inside
 
+  /** A view's time relative to {@code now}, in ms; "never" for a time not set (Long.MIN_VALUE). */
+  private static String relative(long at, long now) {
+    return at == Long.MIN_VALUE ? "never" : String.format(java.util.Locale.ROOT, "%+.1f ms", (at - now) / 1e6);
+  }
+
   /** The flusher's sweep of idle views (see {@code ViewTable#sweepSome}). */
   public void sweepSome() {
     setup.views.sweepSome();
@@ -367,11 +372,11 @@ public final class LimiterCore {
       return "no view";
     }
     synchronized (v) {
-      return String.format(java.util.Locale.ROOT, "view global %d/%d pending %d/%d unsent %d own %d claim %d (at -%.1f ms,"
-          + " nodes %d) released %d leased %d nothingFree %s (+%.1f ms) noneFree %s synced -%.1f ms deniedUntil +%.1f ms",
-          v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.unsentCur, v.ownCur, v.claim,
-          (now - v.claimAt) / 1e6, v.claimNodes, v.releasedCur, v.leased(), v.nothingFreeUntil > now,
-          (v.nothingFreeUntil - now) / 1e6, v.noneFree, (now - v.syncedAt) / 1e6, (v.deniedUntil - now) / 1e6);
+      return String.format(java.util.Locale.ROOT, "view global %d/%d pending %d/%d unsent %d own %d claim %d (at %s,"
+          + " nodes %d) released %d leased %d nothingFree %s noneFree %s synced %s deniedUntil %s",
+          v.globalCur, v.globalPrev, v.pendingCur, v.pendingPrev, v.unsentCur, v.ownCur, v.claim, relative(v.claimAt, now),
+          v.claimNodes, v.releasedCur, v.leased(), v.nothingFreeUntil > now ? "until " + relative(v.nothingFreeUntil, now)
+          : "no", v.noneFree, relative(v.syncedAt, now), relative(v.deniedUntil, now));
     }
   }
 }
