@@ -219,17 +219,8 @@ final class Flusher {
    * what is left stays unsent. False when the lock was not had by the deadline or anything is left.
    */
   boolean sync(boolean everything, long deadline) {
-    if (deadline == Long.MAX_VALUE) {
-      syncLock.lock();
-    } else {
-      try {
-        if (!syncLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-          return false;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
+    if (!lockSync(deadline)) {
+      return false;
     }
     lossRefill.syncStarts();
     try {
@@ -244,27 +235,7 @@ final class Flusher {
         byGroup.computeIfAbsent(store.group(counter, d.key()), g -> new ArrayList<>()).add(new Pending(null, d));
       }
       List<KeyView> wantLeases = new ArrayList<>();
-      List<KeyView> later = new ArrayList<>();
-      long drainedAt = ticker.read();
-      // a round whose beat may ride on a flush sends some of what claims would have held back: the
-      // call is made anyway, and the counts it carries keep the other nodes' view of the keys fresh
-      boolean carry = beats.asked() && (thread == null || Thread.currentThread() == thread);
-      for (KeyView v; (v = dirty.poll()) != null; ) {
-        synchronized (v) {
-          // (only a view that has spent since its last send as much as its claim has left, so that
-          // the answer tops up its claim before it runs out: every view with counts, each a key read
-          // and write, was a key update per key and node each second on windows of a minute, where
-          // claims last, 2.9 times the key updates of this rule on the accuracy kit's sparse keys; a
-          // view with nothing new to count stays held too: a refresh of every held view at each round
-          // was 6.5 key updates per decision)
-          boolean sends = everything || (carry && (v.unsentPrev > 0 || v.deniedUnsent() > 0
-              || (v.unsentCur > 0 && v.unsentCur >= claims.claimHeld(v, drainedAt) - v.pendingCur)));
-          if (!drain(v, drainedAt, sends, byGroup, wantLeases)) {
-            later.add(v);
-          }
-        }
-      }
-      dirty.addAll(later);
+      drainDirty(everything, byGroup, wantLeases);
       byGroup.values().removeIf(List::isEmpty);
       for (KeyView v : wantLeases) {
         takeLease(v);
@@ -283,6 +254,48 @@ final class Flusher {
         syncLock.unlock();
       }
     }
+  }
+
+  /** Takes the sync lock, waiting until {@code deadline} at most (System.nanoTime; MAX_VALUE: as long as it takes). */
+  private boolean lockSync(long deadline) {
+    if (deadline == Long.MAX_VALUE) {
+      syncLock.lock();
+      return true;
+    }
+    try {
+      return syncLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /**
+   * Under the sync lock: drains the queued views into their groups' lists ({@link #drain}); the views
+   * with nothing that cannot wait stay queued.
+   */
+  private void drainDirty(boolean everything, Map<Integer, List<Pending>> byGroup, List<KeyView> wantLeases) {
+    List<KeyView> later = new ArrayList<>();
+    long drainedAt = ticker.read();
+    // a round whose beat may ride on a flush sends some of what claims would have held back: the
+    // call is made anyway, and the counts it carries keep the other nodes' view of the keys fresh
+    boolean carry = beats.asked() && (thread == null || Thread.currentThread() == thread);
+    for (KeyView v; (v = dirty.poll()) != null; ) {
+      synchronized (v) {
+        // (only a view that has spent since its last send as much as its claim has left, so that
+        // the answer tops up its claim before it runs out: every view with counts, each a key read
+        // and write, was a key update per key and node each second on windows of a minute, where
+        // claims last, 2.9 times the key updates of this rule on the accuracy kit's sparse keys; a
+        // view with nothing new to count stays held too: a refresh of every held view at each round
+        // was 6.5 key updates per decision)
+        boolean sends = everything || (carry && (v.unsentPrev > 0 || v.deniedUnsent() > 0
+            || (v.unsentCur > 0 && v.unsentCur >= claims.claimHeld(v, drainedAt) - v.pendingCur)));
+        if (!drain(v, drainedAt, sends, byGroup, wantLeases)) {
+          later.add(v);
+        }
+      }
+    }
+    dirty.addAll(later);
   }
 
   /**
