@@ -79,7 +79,7 @@ final class KeyView {
   long syncedAt = Long.MIN_VALUE;
   /** Denial cache: the global count alone is over the limit until then. */
   long deniedUntil = Long.MIN_VALUE;
-  /** System.nanoTime when a decision last sent a claim call for this key (see SyncedLimiter.mergeOlderAnswer). */
+  /** System.nanoTime when a decision last sent a claim call for this key (see WindowClaims#mergeOlderAnswer). */
   long claimCallSentAt = Long.MIN_VALUE;
   /** Dropped from the key table (idle): a decision that still holds it looks the key up again. */
   boolean retired;
