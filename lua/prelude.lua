@@ -63,7 +63,8 @@ end
 
 -- a GCRA bucket's state at `now` (gcra.lua, token_claim.lua, give_back.lua and flush.lua's 'g'
 -- counters share the key): the time it counts at and the backlog drained to it (see drained), and
--- whether the key holds a bucket at all (without one: now and 0, a full bucket)
+-- whether the key holds a bucket at all (without one: now and 0, a full bucket), then the state as
+-- stored (its base time and backlog, before draining; nil without one)
 local function bucketAt(key, now, scale)
   local state = redis.call('HMGET', key, 'b', 't')
   local b = tonumber(state[1])
@@ -72,7 +73,7 @@ local function bucketAt(key, now, scale)
     return now, 0, false
   end
   local at, backlog = drained(b, t, now, scale)
-  return at, backlog, true
+  return at, backlog, true, b, t
 end
 
 -- writes a bucket's state, and a TTL to when it is at rest (a drained backlog: equal to a fresh key,

@@ -11,6 +11,11 @@
 -- ARGV[6]  capacity
 -- ARGV[7]  scale: scaled units per microsecond  (as gcra.lua)
 -- ARGV[8]  interval: scaled units per token     (as gcra.lua)
+-- ARGV[9]  unused: scaled units of the caller's last grant that it will not use, given back only
+--          where the bucket's state is still the one that grant wrote, ARGV[10] (its base time) and
+--          ARGV[11] (its backlog): the tokens still to come it dropped, and the part of a token its held
+--          tokens stopped covering when the bucket refilled past them (TokenClaims). Only then: another
+--          node's claim or an exact decision since may rest its own tokens on them
 --
 -- Returns {granted, backlogBefore, level, retryAfterMicros}: the tokens granted (0, or need..want), the
 -- backlog after the give-back and before the grant (token i is due ceil((backlogBefore + i * interval
@@ -30,8 +35,9 @@
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
 end
-if #ARGV ~= 8 then
-  return fail('expected 8 arguments (now, want, need, giveBack, horizon, capacity, scale, interval), got ' .. #ARGV)
+if #ARGV ~= 11 then
+  return fail('expected 11 arguments (now, want, need, giveBack, horizon, capacity, scale, interval, unused, ifAt,'
+      .. ' ifBacklog), got ' .. #ARGV)
 end
 local bucket, err = bucketArgs(1, 6)
 if not bucket then return fail(err) end
@@ -51,11 +57,22 @@ want, err = int(2, 'want', 0, floordiv(reach, interval))
 if not want then return fail(err) end
 need, err = int(3, 'need', 0, want)
 if not need then return fail(err) end
+local unused, ifAt, ifBacklog
+unused, err = int(9, 'unused', 0, MAX_EXACT / 2)
+if not unused then return fail(err) end
+ifAt, err = int(10, 'ifAt', 0, MAX_EXACT / 2)
+if not ifAt then return fail(err) end
+ifBacklog, err = int(11, 'ifBacklog', 0, MAX_EXACT / 2)
+if not ifBacklog then return fail(err) end
 
 local key = KEYS[1]
-local at, backlog, found = bucketAt(key, now, scale)
+local at, backlog, found, storedAt, storedBacklog = bucketAt(key, now, scale)
 -- tokens a node claimed and did not use: back to the bucket, never above full
 backlog = backlog - giveBack * interval
+local unusedBack = unused > 0 and found and storedAt == ifAt and storedBacklog == ifBacklog
+if unusedBack then
+  backlog = backlog - unused
+end
 if backlog < 0 then
   backlog = 0
 end
@@ -70,7 +87,7 @@ if granted < need then
 end
 local after = backlog + granted * interval
 
-if granted > 0 or (giveBack > 0 and found) then
+if granted > 0 or (giveBack > 0 and found) or unusedBack then
   writeBucket(key, at, after, scale)
 end
 

@@ -68,20 +68,26 @@ class TokenClaimScriptIT extends TokenStoreContract {
   void theScriptRejectsBadArguments() {
     String[] key = {RedisFixture.counterKey("bad-claim", "k")};
     assertThatThrownBy(() -> eval(key, "1", "1", "1"))
-        .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("token_claim: expected 8 arguments");
-    assertThatThrownBy(() -> eval(new String[0], "1", "1", "1", "0", "0", "5", "1", "1000000"))
+        .isInstanceOf(RedisCommandExecutionException.class).hasMessageContaining("token_claim: expected 11 arguments");
+    assertThatThrownBy(() -> eval(new String[0], "1", "1", "1", "0", "0", "5", "1", "1000000", "0", "0", "0"))
         .hasMessageContaining("token_claim: expected 1 key");
     // want above capacity + horizon * scale / interval = 5 + 2
-    assertThatThrownBy(() -> eval(key, "1", "8", "1", "0", "2000000", "5", "1", "1000000"))
+    assertThatThrownBy(() -> eval(key, "1", "8", "1", "0", "2000000", "5", "1", "1000000", "0", "0", "0"))
         .hasMessageContaining("token_claim: want must be an integer between 0 and 7");
-    assertThatThrownBy(() -> eval(key, "1", "2", "3", "0", "0", "5", "1", "1000000"))
+    assertThatThrownBy(() -> eval(key, "1", "2", "3", "0", "0", "5", "1", "1000000", "0", "0", "0"))
         .hasMessageContaining("token_claim: need must be an integer between 0 and 2");
-    assertThatThrownBy(() -> eval(key, "1.5", "1", "1", "0", "0", "5", "1", "1000000"))
+    assertThatThrownBy(() -> eval(key, "1.5", "1", "1", "0", "0", "5", "1", "1000000", "0", "0", "0"))
         .hasMessageContaining("token_claim: now must be an integer");
-    assertThatThrownBy(() -> eval(key, "1", "1", "1", "-1", "0", "5", "1", "1000000"))
+    assertThatThrownBy(() -> eval(key, "1", "1", "1", "-1", "0", "5", "1", "1000000", "0", "0", "0"))
         .hasMessageContaining("token_claim: giveBack must be an integer");
-    assertThatThrownBy(() -> eval(key, "1", "1", "1", "0", "4000000000", "4500000000", "1000", "1000000"))
+    assertThatThrownBy(() -> eval(key, "1", "1", "1", "0", "4000000000", "4500000000", "1000", "1000000", "0", "0", "0"))
         .hasMessageContaining("token_claim: capacity * interval + horizon * scale must be at most 2^52");
+    assertThatThrownBy(() -> eval(key, "1", "1", "1", "0", "0", "5", "1", "1000000", "-1", "0", "0"))
+        .hasMessageContaining("token_claim: unused must be an integer");
+    assertThatThrownBy(() -> eval(key, "1", "1", "1", "0", "0", "5", "1", "1000000", "0", "x", "0"))
+        .hasMessageContaining("token_claim: ifAt must be an integer");
+    assertThatThrownBy(() -> eval(key, "1", "1", "1", "0", "0", "5", "1", "1000000", "0", "0", "-5"))
+        .hasMessageContaining("token_claim: ifBacklog must be an integer");
     assertThat(redis.cli().exists(key)).isZero(); // nothing written
   }
 

@@ -109,7 +109,9 @@ class AccuracyKitTest {
    *       2026-12-04: spread at 3 nodes 0.22% -> 0.007%, Zipf over 1,000 keys at 8 nodes 0.32% -> 0.01%;
    *       0.59% before a take at the limit left a few fading permits with the store);</li>
    *   <li>reservation, sliding windows, 2+ nodes: 0.12% (large-limit, 3 nodes);</li>
-   *   <li>token buckets and leaky-bucket meters with claims: 1 node 0.18% (small limits), 2+ nodes
+   *   <li>token buckets and leaky-bucket meters with claims: 1 node 0.10% at most on the kit's seeds and
+   *       three other sets of them (small limits; 0.18% here and 0.38% on other seeds before a node gave
+   *       back what the store's bucket held beyond its own admissions, 2026-12-05), 2+ nodes
    *       0.73% (shapes, 8 nodes; spread at 3 nodes 0.53%, 1.34% before a node at the limit claimed no
    *       few tokens of the refill to come).</li>
    * </ul>
@@ -119,7 +121,7 @@ class AccuracyKitTest {
       return 0;
     }
     if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
-      return nodes > 1 ? 0.85 : 0.25;
+      return nodes > 1 ? 0.85 : 0.15;
     }
     return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.45 : 0.15;
   }
@@ -157,12 +159,13 @@ class AccuracyKitTest {
   static double falseDenialGap(Mode mode, Algorithm algorithm, int nodes) {
     boolean sliding = algorithm == Algorithm.SLIDING_WINDOW_COUNTER;
     if ((algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) && mode != Mode.EXACT) {
-      // token claims (run of 2026-12-02 03:50 UTC): 1 node 2.3% (shapes: at the limit a node's due
-      // times lag the exact bucket's by about a millisecond, so it admits the next request instead of
-      // this one), 2+ nodes 11.4% (which node a refilled token's request reaches, as for sliding windows);
-      // leaky bucket meters, the same claims over the same GCRA state (first run, 2026-12-03 07:45 UTC):
-      // 1 node 4.1% / 7.0% (approximate / reservation, shapes), 2+ nodes 11.5-12.1%
-      return nodes > 1 ? 14.0 : algorithm == Algorithm.LEAKY_BUCKET ? 7.5 : 3.5;
+      // token claims: 1 node 0.25% at most on the kit's seeds and three other sets (small limits,
+      // reservation; 2026-12-05); before a node gave back what the store's bucket held beyond its own
+      // admissions (expired tokens, the part of one left, tokens still to come), its due times lagged
+      // the exact bucket's by that much at the limit: 2.3% (shapes) on buckets and 4.1% / 7.0% on
+      // meters, up to 7.0% on other seeds. 2+ nodes 11.4% (which node a refilled token's request
+      // reaches, as for sliding windows); meters, the same claims over the same GCRA state, 11.5-12.1%
+      return nodes > 1 ? 14.0 : 0.3;
     }
     switch (mode) {
       case APPROXIMATE:

@@ -137,6 +137,13 @@ public final class AnswerLaterStore implements CounterStore, ExactStore, LeaseSt
   }
 
   @Override
+  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
+    return later(inner.claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, unused, ifAt,
+        ifBacklog));
+  }
+
+  @Override
   public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
     return later(inner.heartbeat(nodeId, nowMillis, ttl));
   }

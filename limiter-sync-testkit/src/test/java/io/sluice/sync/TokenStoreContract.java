@@ -193,6 +193,48 @@ abstract class TokenStoreContract {
     assertThat(acquire(limit, "debt", 1, T0).allowed()).isFalse();
   }
 
+  /**
+   * What a caller's last grant charged and the caller will not use comes back only where the bucket is
+   * still as that grant left it: after any other write (a claim, an exact decision), another caller's
+   * tokens may rest on it.
+   */
+  @Test
+  void unusedUnitsComeBackOnlyWhereTheBucketIsAsTheLastGrantLeftIt() {
+    Limit limit = bucket(Algorithm.TOKEN_BUCKET, "unused", 5, 1, SECOND); // a token is SECOND units
+    TokenGrant first = claim(limit, "k", 3, 3, 0, 0, T0);
+    assertThat(first.granted()).isEqualTo(3);
+    long left = 3 * SECOND; // the backlog the grant wrote, at its counted time
+    TokenGrant second = claimUnused(tokens(0), limit, "k", 1, 1, T0, SECOND + SECOND / 2, first.countedAtMicros(), left);
+    assertThat(second.granted()).isEqualTo(1);
+    assertThat(second.backlogBefore()).as("a token and a half back, then one granted").isEqualTo(SECOND + SECOND / 2);
+    // the bucket is no longer as the first grant left it: nothing comes back
+    TokenGrant third = claimUnused(tokens(1), limit, "k", 1, 1, T0, SECOND, first.countedAtMicros(), left);
+    assertThat(third.backlogBefore()).isEqualTo(2 * SECOND + SECOND / 2);
+    // nor after an exact decision on the key since the caller's grant
+    TokenGrant fourth = claim(limit, "e", 2, 2, 0, 0, T0);
+    assertThat(acquire(limit, "e", 1, T0).allowed()).isTrue();
+    assertThat(claimUnused(tokens(0), limit, "e", 1, 1, T0, SECOND, fourth.countedAtMicros(), 2 * SECOND).backlogBefore())
+        .isEqualTo(3 * SECOND);
+    // never below a full bucket
+    TokenGrant fifth = claim(limit, "f", 1, 1, 0, 0, T0);
+    assertThat(claimUnused(tokens(0), limit, "f", 1, 1, T0, 4 * SECOND, fifth.countedAtMicros(), SECOND).backlogBefore())
+        .isZero();
+    assertThatThrownBy(() -> tokens(0).claimTokens(limit, "k", 1, 1, 0, 0, T0, -1, 0, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("unused:");
+    assertThatThrownBy(() -> tokens(0).claimTokens(limit, "k", 1, 1, 0, 0, T0, 1, -1, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("ifAt:");
+  }
+
+  static TokenGrant claimUnused(TokenStore store, Limit limit, String key, long want, long need, long nowMicros,
+      long unused, long ifAt, long ifBacklog) {
+    try {
+      return store.claimTokens(limit, key, want, need, 0, 0, nowMicros, unused, ifAt, ifBacklog).toCompletableFuture()
+          .get(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new AssertionError("claim " + limit + " key " + key + " unused " + unused, e);
+    }
+  }
+
   /** Claims and exact acquires of one limit and key take from one bucket, both ways round. */
   @Test
   void claimsAndExactAcquiresShareOneBucket() {

@@ -279,8 +279,16 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   @Override
   public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros) {
+    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
+  }
+
+  @Override
+  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
     Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
-    TokenClaimProcessor processor = TokenClaimProcessor.of(c, want, need, giveBack, horizonMicros, nowMicros);
+    ExactArgs.checkUnused(unused, ifAt, ifBacklog);
+    TokenClaimProcessor processor = TokenClaimProcessor.of(c, want, need, giveBack, horizonMicros, nowMicros, unused,
+        ifAt, ifBacklog);
     return callKey(limit, key, processor).thenApply(TokenClaimProcessor::grant);
   }
 

@@ -383,10 +383,17 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   @Override
   public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros) {
+    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
+  }
+
+  @Override
+  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
     Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
+    ExactArgs.checkUnused(unused, ifAt, ifBacklog);
     byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
     byte[][] args = {ascii(nowMicros), ascii(want), ascii(need), ascii(giveBack), ascii(horizonMicros),
-        ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval())};
+        ascii(limit.capacity()), ascii(c.scale()), ascii(c.interval()), ascii(unused), ascii(ifAt), ascii(ifBacklog)};
     return evalsha(TOKEN_CLAIM, keys, args).thenApply(r -> new TokenGrant((Long) r.get(0), (Long) r.get(1),
         (Long) r.get(2), (Long) r.get(3), (Long) r.get(4)));
   }

@@ -140,6 +140,13 @@ final class LatentStore implements CounterStore, ExactStore, LeaseStore, TokenSt
     return travel(() -> ((TokenStore) store).claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros));
   }
 
+  @Override
+  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
+    return travel(() -> ((TokenStore) store).claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros,
+        unused, ifAt, ifBacklog));
+  }
+
   /** The store underneath is the run's: closed by whoever opened it. */
   @Override
   public void close() {

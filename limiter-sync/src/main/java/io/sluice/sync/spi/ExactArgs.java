@@ -43,6 +43,22 @@ public final class ExactArgs {
    * horizon in scaled units together fit 2^52, so does a give-back's units, and so do the backlogs a
    * claim writes (at most the two together).
    */
+  /**
+   * Checks a claim's conditional give-back (see {@link
+   * TokenStore#claimTokens(Limit, String, long, long, long, long, long, long, long, long)}).
+   */
+  public static void checkUnused(long unused, long ifAt, long ifBacklog) {
+    if (unused < 0 || unused > Counter.LUA_MAX_EXACT / 2) {
+      throw new IllegalArgumentException("unused: must be between 0 and 2^52 (scaled units), got " + unused);
+    }
+    if (ifAt < 0 || ifAt > MAX_NOW_MICROS) {
+      throw new IllegalArgumentException("ifAt: must be between 0 and 2^52, got " + ifAt);
+    }
+    if (ifBacklog < 0 || ifBacklog > Counter.LUA_MAX_EXACT / 2) {
+      throw new IllegalArgumentException("ifBacklog: must be between 0 and 2^52, got " + ifBacklog);
+    }
+  }
+
   public static Counter checkClaim(Limit limit, String key, long want, long need, long giveBack, long horizonMicros,
       long nowMicros) {
     if (limit == null) {

@@ -54,6 +54,25 @@ public interface TokenStore extends AutoCloseable {
   CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros);
 
+  /**
+   * {@link #claimTokens(Limit, String, long, long, long, long, long)}, first giving back {@code unused}
+   * scaled units where the bucket's state is still the one the caller's last grant wrote: its base time
+   * {@code ifAt} (the grant's {@link TokenGrant#countedAtMicros}) and its backlog {@code ifBacklog} (the
+   * grant's backlog before plus its tokens). They are what that grant charged and the caller will not
+   * use: tokens still to come it dropped, and the part of a token its held tokens stopped covering when
+   * the bucket refilled past them. Where anything wrote the bucket since (another node's claim, an exact
+   * decision), that writer's tokens may rest on them, and nothing is given back. A store that cannot
+   * check the condition gives nothing back (this default).
+   *
+   * @throws IllegalArgumentException as the other form, and for {@code unused:}, {@code ifAt:} or
+   *     {@code ifBacklog:} outside 0..2^52
+   */
+  default CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
+    ExactArgs.checkUnused(unused, ifAt, ifBacklog);
+    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros);
+  }
+
   @Override
   void close();
 }

@@ -157,6 +157,11 @@ public final class CounterEntry implements Serializable {
         counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log);
   }
 
+  /** GCRA: whether the bucket's state is, as stored, base time {@code at} and backlog {@code backlog}. */
+  boolean bucketIs(long at, long backlog) {
+    return bucket && this.at == at && this.backlog == backlog;
+  }
+
   boolean hasBucket() {
     return bucket;
   }

@@ -28,9 +28,16 @@ public final class TokenClaimProcessor implements EntryUpdate {
   private final long capacity;
   private final long scale;
   private final long interval;
+  /**
+   * Scaled units of the caller's last grant it will not use, given back where the bucket's state is
+   * still {@code ifAt}, {@code ifBacklog}, as that grant left it (token_claim.lua).
+   */
+  private final long unused;
+  private final long ifAt;
+  private final long ifBacklog;
 
   private TokenClaimProcessor(long now, long want, long need, long giveBack, long horizon, long capacity, long scale,
-      long interval) {
+      long interval, long unused, long ifAt, long ifBacklog) {
     this.now = now;
     this.want = want;
     this.need = need;
@@ -39,13 +46,22 @@ public final class TokenClaimProcessor implements EntryUpdate {
     this.capacity = capacity;
     this.scale = scale;
     this.interval = interval;
+    this.unused = unused;
+    this.ifAt = ifAt;
+    this.ifBacklog = ifBacklog;
   }
 
   /** The processor of one claim, whose arguments {@link ExactArgs#checkClaim} accepted (its counter). */
   public static TokenClaimProcessor of(Counter counter, long want, long need, long giveBack, long horizonMicros,
       long nowMicros) {
+    return of(counter, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
+  }
+
+  /** {@link #of}, with a conditional give-back of what the caller will not use (ExactArgs#checkUnused accepted it). */
+  public static TokenClaimProcessor of(Counter counter, long want, long need, long giveBack, long horizonMicros,
+      long nowMicros, long unused, long ifAt, long ifBacklog) {
     return new TokenClaimProcessor(nowMicros, want, need, giveBack, horizonMicros, counter.limit().capacity(),
-        counter.scale(), counter.interval());
+        counter.scale(), counter.interval(), unused, ifAt, ifBacklog);
   }
 
   /** The answer as a {@link TokenGrant}. */
@@ -58,7 +74,12 @@ public final class TokenClaimProcessor implements EntryUpdate {
     CounterEntry state = entry.getValue() == null ? CounterEntry.EMPTY : entry.getValue();
     long at = state.bucketTime(now);
     // tokens a node claimed and did not use: back to the bucket, never above full
-    long backlog = Math.max(0, state.backlogAt(at, scale) - giveBack * interval);
+    long backlog = state.backlogAt(at, scale) - giveBack * interval;
+    boolean unusedBack = unused > 0 && state.bucketIs(ifAt, ifBacklog);
+    if (unusedBack) {
+      backlog -= unused;
+    }
+    backlog = Math.max(0, backlog);
     long burst = capacity * interval;
     long room = burst + horizon * scale - backlog; // negative when in debt beyond the horizon
     long granted = room > 0 ? Math.min(want, room / interval) : 0;
@@ -66,7 +87,7 @@ public final class TokenClaimProcessor implements EntryUpdate {
       granted = 0;
     }
     long after = backlog + granted * interval;
-    if (granted > 0 || (giveBack > 0 && state.hasBucket())) {
+    if (granted > 0 || (giveBack > 0 && state.hasBucket()) || unusedBack) {
       // the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained
       ExactProcessor.write(entry, state.withBucket(at, after), ExactProcessor.ceilDiv(after, scale));
     }
