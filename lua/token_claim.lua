@@ -11,11 +11,11 @@
 -- ARGV[6]  capacity
 -- ARGV[7]  scale: scaled units per microsecond  (as gcra.lua)
 -- ARGV[8]  interval: scaled units per token     (as gcra.lua)
--- ARGV[9]  unused: scaled units of the caller's last grant that it will not use, given back only
---          where the bucket's state is still the one that grant wrote, ARGV[10] (its base time) and
---          ARGV[11] (its backlog): the tokens still to come it dropped, and the part of a token its held
---          tokens stopped covering when the bucket refilled past them (TokenClaims). Only then: another
---          node's claim or an exact decision since may rest its own tokens on them
+-- ARGV[9]  unused: scaled units the bucket holds beyond the caller's own admissions (tokens its last
+--          grant charged that expired or were dropped unused, TokenClaims), given back only where the
+--          bucket's state is still the one that grant wrote, ARGV[10] (its base time) and ARGV[11] (its
+--          backlog): after any other write (another node's claim, an exact decision) that writer's
+--          tokens may rest on them
 --
 -- Returns {granted, backlogBefore, level, retryAfterMicros}: the tokens granted (0, or need..want), the
 -- backlog after the give-back and before the grant (token i is due ceil((backlogBefore + i * interval

@@ -58,9 +58,9 @@ public interface TokenStore extends AutoCloseable {
    * {@link #claimTokens(Limit, String, long, long, long, long, long)}, first giving back {@code unused}
    * scaled units where the bucket's state is still the one the caller's last grant wrote: its base time
    * {@code ifAt} (the grant's {@link TokenGrant#countedAtMicros}) and its backlog {@code ifBacklog} (the
-   * grant's backlog before plus its tokens). They are what that grant charged and the caller will not
-   * use: tokens still to come it dropped, and the part of a token its held tokens stopped covering when
-   * the bucket refilled past them. Where anything wrote the bucket since (another node's claim, an exact
+   * grant's backlog before plus its tokens). They are what the bucket holds beyond the caller's own
+   * admissions: tokens that grant charged that expired as the bucket refilled past them, or that the
+   * caller dropped unused. Where anything wrote the bucket since (another node's claim, an exact
    * decision), that writer's tokens may rest on them, and nothing is given back. A store that cannot
    * check the condition gives nothing back (this default).
    *
