@@ -132,12 +132,6 @@ public final class AnswerLaterStore implements CounterStore, ExactStore, LeaseSt
 
   @Override
   public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
-      long horizonMicros, long nowMicros) {
-    return later(inner.claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros));
-  }
-
-  @Override
-  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
     return later(inner.claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, unused, ifAt,
         ifBacklog));

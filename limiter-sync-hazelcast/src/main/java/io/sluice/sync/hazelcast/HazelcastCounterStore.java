@@ -278,12 +278,6 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
   /** One entry processor on the key's owner: {@link TokenClaimProcessor}, on the bucket {@link #acquire} keeps. */
   @Override
   public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
-      long horizonMicros, long nowMicros) {
-    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
-  }
-
-  @Override
-  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
     Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
     ExactArgs.checkUnused(unused, ifAt, ifBacklog);

@@ -382,12 +382,6 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   /** One {@code token_claim} call on the bucket's key (the key {@code gcra} keeps). */
   @Override
   public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
-      long horizonMicros, long nowMicros) {
-    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
-  }
-
-  @Override
-  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
     Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
     ExactArgs.checkUnused(unused, ifAt, ifBacklog);

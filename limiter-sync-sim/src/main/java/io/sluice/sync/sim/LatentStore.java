@@ -136,12 +136,6 @@ final class LatentStore implements CounterStore, ExactStore, LeaseStore, TokenSt
 
   @Override
   public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
-      long horizonMicros, long nowMicros) {
-    return travel(() -> ((TokenStore) store).claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros));
-  }
-
-  @Override
-  public CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
     return travel(() -> ((TokenStore) store).claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros,
         unused, ifAt, ifBacklog));

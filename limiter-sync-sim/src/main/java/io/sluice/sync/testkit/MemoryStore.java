@@ -215,12 +215,6 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
 
   @Override
   public synchronized CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need,
-      long giveBack, long horizonMicros, long nowMicros) {
-    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
-  }
-
-  @Override
-  public synchronized CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need,
       long giveBack, long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
     Counter c = ExactArgs.checkClaim(limit, key, want, need, giveBack, horizonMicros, nowMicros);
     ExactArgs.checkUnused(unused, ifAt, ifBacklog);

@@ -192,8 +192,7 @@ final class TokenClaims {
     // algorithm's over 2 s; BucketFractionTest). The node's own bucket (ownBacklog) is never below what
     // its admissions leave in the store's, so what is given back never lowers the store below them.
     long unused = h.grantedAt > 0 && h.extra == 0 && h.granted == h.used
-        ? Math.max(0, Counter.drained(h.backlogAfter, Math.max(0, now - h.grantedAt), counter.scale())
-            - Counter.drained(h.ownBacklog, Math.max(0, now - h.ownAt), counter.scale()))
+        ? Math.max(0, drained(h.backlogAfter, h.grantedAt, now) - drained(h.ownBacklog, h.ownAt, now))
         : 0;
     long ifAt = h.grantedAt;
     long ifBacklog = h.backlogAfter;
@@ -214,9 +213,8 @@ final class TokenClaims {
     TokenGrant grant;
     h.storeCallUnderway = true;
     try {
-      grant = calls.guarded(() -> unused > 0
-          ? store.claimTokens(limit, key, want, need, 0, horizon, now, unused, ifAt, ifBacklog)
-          : store.claimTokens(limit, key, want, need, 0, horizon, now), claimTimeout);
+      grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, 0, horizon, now, unused, ifAt, ifBacklog),
+          claimTimeout);
     } finally {
       h.storeCallUnderway = false;
     }
@@ -374,7 +372,12 @@ final class TokenClaims {
 
   /** Whole tokens a backlog of {@code after} (scaled units) left at {@code at} still covers at {@code now}. */
   private long covered(long after, long at, long now) {
-    return Counter.drained(after, Math.max(0, now - at), counter.scale()) / counter.interval();
+    return drained(after, at, now) / counter.interval();
+  }
+
+  /** A backlog of {@code backlog} (scaled units) at {@code at}, drained to {@code now} (never below 0). */
+  private long drained(long backlog, long at, long now) {
+    return Counter.drained(backlog, Math.max(0, now - at), counter.scale());
   }
 
   /** Under the monitor: {@code tokens} due tokens of the last grant become extra, with that grant's coverage. */
@@ -424,7 +427,7 @@ final class TokenClaims {
 
   /** Under the monitor: uses {@code cost} tokens, those due from earlier grants first. */
   private void take(Holding h, long cost, long now) {
-    h.ownBacklog = Counter.drained(h.ownBacklog, Math.max(0, now - h.ownAt), counter.scale()) + cost * counter.interval();
+    h.ownBacklog = drained(h.ownBacklog, h.ownAt, now) + cost * counter.interval();
     h.ownAt = Math.max(h.ownAt, now);
     long fromExtra = Math.min(h.extra, cost);
     h.extra -= fromExtra;

@@ -51,8 +51,10 @@ public interface TokenStore extends AutoCloseable {
    * @return a stage that completes with the grant, or fails with the store's error or a timeout
    *     (after which the tokens may or may not have been granted)
    */
-  CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
-      long horizonMicros, long nowMicros);
+  default CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros) {
+    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
+  }
 
   /**
    * {@link #claimTokens(Limit, String, long, long, long, long, long)}, first giving back {@code unused}
@@ -61,17 +63,14 @@ public interface TokenStore extends AutoCloseable {
    * grant's backlog before plus its tokens). They are what the bucket holds beyond the caller's own
    * admissions: tokens that grant charged that expired as the bucket refilled past them, or that the
    * caller dropped unused. Where anything wrote the bucket since (another node's claim, an exact
-   * decision), that writer's tokens may rest on them, and nothing is given back. A store that cannot
-   * check the condition gives nothing back (this default).
+   * decision), that writer's tokens may rest on them, and nothing is given back. The form every store
+   * implements (the other passes {@code unused} 0), so that a store wrapping another passes both on.
    *
    * @throws IllegalArgumentException as the other form, and for {@code unused:}, {@code ifAt:} or
    *     {@code ifBacklog:} outside 0..2^52
    */
-  default CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
-      long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog) {
-    ExactArgs.checkUnused(unused, ifAt, ifBacklog);
-    return claimTokens(limit, key, want, need, giveBack, horizonMicros, nowMicros);
-  }
+  CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
+      long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog);
 
   @Override
   void close();

@@ -51,13 +51,10 @@ public final class TokenClaimProcessor implements EntryUpdate {
     this.ifBacklog = ifBacklog;
   }
 
-  /** The processor of one claim, whose arguments {@link ExactArgs#checkClaim} accepted (its counter). */
-  public static TokenClaimProcessor of(Counter counter, long want, long need, long giveBack, long horizonMicros,
-      long nowMicros) {
-    return of(counter, want, need, giveBack, horizonMicros, nowMicros, 0, 0, 0);
-  }
-
-  /** {@link #of}, with a conditional give-back of what the caller will not use (ExactArgs#checkUnused accepted it). */
+  /**
+   * The processor of one claim, whose arguments {@link ExactArgs#checkClaim} and {@link
+   * ExactArgs#checkUnused} accepted (its counter), with its conditional give-back (0: none).
+   */
   public static TokenClaimProcessor of(Counter counter, long want, long need, long giveBack, long horizonMicros,
       long nowMicros, long unused, long ifAt, long ifBacklog) {
     return new TokenClaimProcessor(nowMicros, want, need, giveBack, horizonMicros, counter.limit().capacity(),
