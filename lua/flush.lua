@@ -22,7 +22,8 @@
 -- ARGV[9]      how long the heartbeat keeps the node alive, ms (0 without one)
 -- then per delta, in KEYS order:
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
---        token, settle, ahead, ahead want, keep, part      -- window counts (sliding window)
+--        token, settle, ahead, ahead want, keep, allowed, spent, reserve, part -- window counts (sliding
+--        window; allowed, spent and reserve 0)
 --   'f', the same but part                                 -- window counts (fixed window)
 --   'o', window index, counter TTL in ms, amount           -- a fixed window's permits sent once the
 --                                                            window is over: counted, nothing else
@@ -60,6 +61,16 @@
 -- of the capacity, an even part per node): the same on each, never lowering what the node holds
 -- there. The node admits within it in those windows without asking, and flushes what it admitted
 -- there once each window is over: the claim counts against the limit whatever the node used of it.
+--
+-- Allowances (fixed windows): a node may admit a few permits of a key in a window without a claim and
+-- without asking (its allowance), and counts them here, `allowed` of the delta's amount, after it did:
+-- counted like the others, but admitted under no claim, so the node's claim is not charged for them.
+-- `reserve` is what all nodes' allowances may take of the window (the flushing node's count of nodes
+-- times the allowance, while nodes may still use them; 0 from a margin before the window's end), and
+-- `spent` how much of its allowance the node spends with the delta (used, or given up where its claim
+-- pays for the key), summed in 'A<window>': claims and takes are granted out of the capacity less what
+-- is left of the reserve, so counts, claims and the allowances not yet counted never pass the capacity
+-- together.
 --
 -- Expiry: 'P' is the window P + 1 through which the key lives (its TTL was set for it by the write
 -- that set 'P'): a write that needs the key to live through its window's next one (or the last
@@ -129,7 +140,7 @@ end
 -- HEAD and width are the layout, written once here (FlushWire, the Java side, is tested against them):
 -- the arguments before the first delta's, and per kind the arguments of a delta, its kind included
 local HEAD = 9
-local width = {w = 15, f = 14, o = 4, g = 4, r = 5}
+local width = {w = 18, f = 17, o = 4, g = 4, r = 5}
 local cursor = HEAD + 1
 for _ = 1, n do
   local step = width[ARGV[cursor]]
@@ -151,8 +162,8 @@ if seq == 0 then
   for _ = 1, n do
     local kind = ARGV[cursor]
     if (kind ~= 'w' and kind ~= 'f') or (tonumber(ARGV[cursor + 3]) ~= 0 and tonumber(ARGV[cursor + 9]) <= 0)
-        or tonumber(ARGV[cursor + 10]) ~= 0 then
-      return fail('a claim-only batch carries window deltas without permits, or takes')
+        or tonumber(ARGV[cursor + 10]) ~= 0 or tonumber(ARGV[cursor + 14]) ~= 0 or tonumber(ARGV[cursor + 15]) ~= 0 then
+      return fail('a claim-only batch carries window deltas without permits, or takes (no allowance spent)')
     end
     cursor = cursor + width[kind]
   end
@@ -186,13 +197,14 @@ local out = {apply and 1 or 0, tonumber(created)}
 
 -- window counts live in fields named by the window index; claims in 'c<window>:<node>' and
 -- 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>', takes'
--- tokens in 'x<window>:<node>', demand met in 'u<window>:<node>' and 'U<window>'; a regional quota
+-- tokens in 'x<window>:<node>', demand met in 'u<window>:<node>' and 'U<window>', a fixed window's
+-- allowances spent in 'A<window>'; a regional quota
 -- also keeps the denied demand of a window in 'd<window>' and the coordinator's share record in 's:*'
 -- fields. The window of a field, or nil for the key's own ('h', 'P', 's:*'): one pattern match, as a
 -- drop reads every field of the key (three string operations per field made a drop of a key with
 -- fifty fields cost 70 us of script time, Zipf over 1,000 keys on 4 nodes).
 local function windowOf(field)
-  return tonumber(string.match(field, '^[dCTKUctxu]?(%-?%d+)'))
+  return tonumber(string.match(field, '^[dACTKUctxu]?(%-?%d+)'))
 end
 
 -- drops the key's fields of windows before `keep`: one HDEL for up to 500 of them (unpack has a
@@ -346,8 +358,18 @@ for i = 1, n do
     local ahead = tonumber(ARGV[cursor + 11])
     local aheadWant = tonumber(ARGV[cursor + 12])
     local keep = tonumber(ARGV[cursor + 13])
+    -- of the amount, the permits admitted under the node's allowance, and the allowances' reserve
+    -- (fixed windows; see Allowances above)
+    local allowed = tonumber(ARGV[cursor + 14])
+    local spent = tonumber(ARGV[cursor + 15])
+    local reserve = tonumber(ARGV[cursor + 16])
+    if allowed == nil or spent == nil or reserve == nil or allowed < 0 or allowed > amount or spent < 0 or reserve < 0
+        or (kind == 'w' and (allowed ~= 0 or spent ~= 0 or reserve ~= 0)) then
+      return fail('allowed must be 0..amount, spent and reserve 0 or more (all 0 on a sliding window), got '
+          .. tostring(ARGV[cursor + 14]) .. ', ' .. tostring(ARGV[cursor + 15]) .. ' and ' .. tostring(ARGV[cursor + 16]))
+    end
     -- a sliding window's claim asked for without a part of the fading ('0'; see below)
-    local withoutPart = kind == 'w' and ARGV[cursor + 14] == '0'
+    local withoutPart = kind == 'w' and ARGV[cursor + 17] == '0'
     cursor = cursor + width[kind]
     -- a claim-only batch's amount is a take: counted below only if the claim covers the need
     local take = 0
@@ -357,6 +379,7 @@ for i = 1, n do
     local sliding = kind == 'w'
     local ws = digits(w)
     local claimField, sumField, tokenField = 'c' .. ws .. ':' .. node, 'C' .. ws, 'x' .. ws .. ':' .. node
+    local allowedField = 'A' .. ws -- (the allowances spent)
     local metField, metSum = 'u' .. ws .. ':' .. node, 'U' .. ws
     -- (a sliding window's own fields, named only for it: every name is a string the script builds)
     local ps, sinceField, sinceSum, claimants
@@ -372,10 +395,15 @@ for i = 1, n do
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
           pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P', metField, metSum)
     elseif names then
-      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, unpack(names))
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, allowedField,
+          unpack(names))
     else
-      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum)
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, allowedField)
     end
+    -- the allowances spent on the window, this delta's included (not by a replay, which applies nothing)
+    local spentAll = (sliding and 0 or tonumber(v[9] or '0')) + (apply and spent or 0)
+    -- what claims and takes are granted out of: the capacity less what is left of the allowances' reserve
+    local grantable = capacity - math.max(0, reserve - spentAll)
     -- what of its claim the node has admitted and not counted, as it last said, and all nodes' sum
     local heldMet = tonumber(v[sliding and 15 or 7] or '0')
     local metAll = tonumber(v[sliding and 16 or 8] or '0')
@@ -430,8 +458,10 @@ for i = 1, n do
       -- what of its claim the node has admitted and not counted: a take says it anew (its need less
       -- the take), a flush counts some of it (a take's need may also hold permits a flush on its way
       -- has counted, and on a sliding window the previous window's at their weight: never more than
-      -- the claim, so a grant stays within what is free, only a little larger)
-      local met = heldMet - amount
+      -- the claim, so a grant stays within what is free, only a little larger); permits admitted under
+      -- the node's allowance were not under its claim
+      local charged = amount - allowed
+      local met = heldMet - charged
       if take > 0 then
         met = need - take
       end
@@ -444,7 +474,7 @@ for i = 1, n do
         -- a part of that, 1 / n of it for the n nodes it split by, from the time of its claim (its
         -- 'since'); the nodes take it without a flush, so it is counted as claimed here
         local fade = prev / windowMicros
-        local committed = held - amount
+        local committed = held - charged
         if keep >= 0 and committed > keep then
           committed = keep
         end
@@ -481,7 +511,7 @@ for i = 1, n do
             end
           end
         end
-        local free = math.floor(capacity - used)
+        local free = math.floor(grantable - used)
         local extra = 0
         if free > 0 then
           -- claims held ahead of demand take at most half of what no count holds (each node an even
@@ -551,13 +581,17 @@ for i = 1, n do
         fields[#fields + 1] = claimants
         fields[#fields + 1] = string.format('%.17g', newShares)
       end
+      if spent > 0 then
+        fields[#fields + 1] = allowedField
+        fields[#fields + 1] = digits(spentAll)
+      end
       if v[1] == false then
         fields[#fields + 1] = 'h'
         fields[#fields + 1] = firstWindowWrite(key, w, sliding and w - 2 or w - 1, dropMark)
       end
       fields[2] = digits(cur)
       if names then
-        aheadGranted = claimAhead(names, v, 9, ahead, aheadWant, capacity, nodes, fields)
+        aheadGranted = claimAhead(names, v, 10, ahead, aheadWant, capacity, nodes, fields)
       end
       -- the key must live through the window after w (where a sliding window's count still weighs),
       -- or after the last one claimed ahead; a TTL set for that reaches a few windows further, and

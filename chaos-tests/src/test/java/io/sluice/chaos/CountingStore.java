@@ -41,6 +41,11 @@ final class CountingStore implements CounterStore {
   }
 
   @Override
+  public boolean keepsAllowances() {
+    return delegate.keepsAllowances();
+  }
+
+  @Override
   public boolean beatsInFlush(int group) {
     return delegate.beatsInFlush(group);
   }

@@ -163,6 +163,11 @@ public final class AnswerLaterStore implements CounterStore, ExactStore, LeaseSt
   }
 
   @Override
+  public boolean keepsAllowances() {
+    return inner.keepsAllowances();
+  }
+
+  @Override
   public void close() {
     inner.close();
   }

@@ -52,6 +52,11 @@ public abstract class ForwardingStore implements CounterStore {
   }
 
   @Override
+  public boolean keepsAllowances() {
+    return inner.keepsAllowances();
+  }
+
+  @Override
   public boolean beatsInFlush(int group) {
     return inner.beatsInFlush(group);
   }

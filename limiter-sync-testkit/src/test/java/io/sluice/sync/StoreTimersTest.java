@@ -27,10 +27,10 @@ class StoreTimersTest {
   private final SyncedLimiter exact = SyncedLimiter.builder(Limit.fixedWindow("exact").limit(100)
       .window(Duration.ofMinutes(1)).build(), store).nodeId("a").ticker(ticker).autoSync(false)
       .activeNodes(() -> 1).batchSize(1).build();
-  /** The approximate mode: a cold key's first decision waits for its claim. */
+  /** The approximate mode: a cold key's first decision waits for its claim (without the node's allowance). */
   private final SyncedLimiter claims = SyncedLimiter.builder(Limit.fixedWindow("claims").limit(1_000)
       .window(Duration.ofMinutes(1)).build(), store).nodeId("a").ticker(ticker).autoSync(false)
-      .activeNodes(() -> 1).batchSize(50).build();
+      .activeNodes(() -> 1).batchSize(50).coldKeyAllowance(false).build();
 
   @AfterEach
   void close() {

@@ -46,6 +46,7 @@ public final class SyncConfig {
   private final Duration flushTimeout;
   private final Duration claimTimeout;
   private final boolean autoSync;
+  private final boolean coldKeyAllowance;
   private final int regions;
   private final LimitListener listener;
 
@@ -69,6 +70,7 @@ public final class SyncConfig {
     this.flushTimeout = b.flushTimeout;
     this.claimTimeout = b.claimTimeout;
     this.autoSync = b.autoSync;
+    this.coldKeyAllowance = b.coldKeyAllowance;
     this.regions = b.regions;
     this.listener = b.listener;
   }
@@ -179,6 +181,11 @@ public final class SyncConfig {
     return autoSync;
   }
 
+  /** Whether nodes admit a key's first permit in a window without asking the store (see {@link Builder#coldKeyAllowance}). */
+  public boolean coldKeyAllowance() {
+    return coldKeyAllowance;
+  }
+
   /** The regions of a regional quota; 0 for a limit of its own. */
   public int regions() {
     return regions;
@@ -194,7 +201,8 @@ public final class SyncConfig {
         + (bucketBatchSize > 1 ? ", bucketBatchSize=" + bucketBatchSize : "")
         + ", syncInterval=" + syncInterval + ", maxError=" + maxError + ", onStoreFailure=" + onStoreFailure
         + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", flushTimeout=" + flushTimeout
-        + ", claimTimeout=" + claimTimeout + (regions > 0 ? ", regions=" + regions : "") + "}";
+        + ", claimTimeout=" + claimTimeout + (coldKeyAllowance ? "" : ", no cold-key allowance")
+        + (regions > 0 ? ", regions=" + regions : "") + "}";
   }
 
   /** Settings of a {@link SyncConfig}; each setter checks its value and names the field when it refuses it. */
@@ -218,6 +226,7 @@ public final class SyncConfig {
     private Duration flushTimeout = DEFAULT_FLUSH_TIMEOUT;
     private Duration claimTimeout = DEFAULT_CLAIM_TIMEOUT;
     private boolean autoSync = true;
+    private boolean coldKeyAllowance = true;
     private int regions;
     private LimitListener listener = LimitListener.NONE;
 
@@ -245,6 +254,7 @@ public final class SyncConfig {
       this.flushTimeout = c.flushTimeout;
       this.claimTimeout = c.claimTimeout;
       this.autoSync = c.autoSync;
+      this.coldKeyAllowance = c.coldKeyAllowance;
       this.regions = c.regions;
       this.listener = c.listener;
     }
@@ -465,6 +475,21 @@ public final class SyncConfig {
     /** Whether a flusher thread syncs on its own (default); without it, call {@link SyncedLimiter#syncNow()}. */
     public Builder autoSync(boolean autoSync) {
       this.autoSync = autoSync;
+      return this;
+    }
+
+    /**
+     * Fixed windows in the approximate mode (default on): a node admits the first permit of a key in
+     * each window without a claim and without asking the store, and counts it with its next sync, so a
+     * key's first request on a node in a window does not wait for a store round trip. The store keeps a
+     * permit per node and key free of claims until a sync interval before the window's end, so the nodes
+     * still never pass the limit together. Only where that reserve is small (a limit of at least 16
+     * permits per node, a window of at least 8 sync intervals), from two heartbeat intervals after the
+     * node joined (until every other node counts it), while its store answers, and not in its window's
+     * last three sync intervals. Off: every decision no claim pays for asks the store.
+     */
+    public Builder coldKeyAllowance(boolean allowance) {
+      this.coldKeyAllowance = allowance;
       return this;
     }
 

@@ -526,6 +526,12 @@ public final class SyncedLimiter implements KeyedLimiter {
       return this;
     }
 
+    /** See {@link SyncConfig.Builder#coldKeyAllowance}. */
+    public Builder coldKeyAllowance(boolean allowance) {
+      config.coldKeyAllowance(allowance);
+      return this;
+    }
+
     /** See {@link SyncConfig.Builder#hotKeys}. */
     public Builder hotKeys(double factor, double minRatePerSecond, long batchMultiplier) {
       config.hotKeys(factor, minRatePerSecond, batchMultiplier);

@@ -43,6 +43,11 @@ class DelegatingStore implements CounterStore {
   }
 
   @Override
+  public boolean keepsAllowances() {
+    return memory.keepsAllowances();
+  }
+
+  @Override
   public boolean beatsInFlush(int group) {
     return memory.beatsInFlush(group);
   }

@@ -79,6 +79,11 @@ class LateStore implements CounterStore, ExactStore {
   }
 
   @Override
+  public boolean keepsAllowances() {
+    return memory.keepsAllowances();
+  }
+
+  @Override
   public void close() {
     answers.shutdownNow();
   }

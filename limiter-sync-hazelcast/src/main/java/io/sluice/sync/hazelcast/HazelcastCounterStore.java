@@ -223,6 +223,12 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     return true;
   }
 
+  /** flush.lua (and its processor) keep the nodes' allowances' reserve. */
+  @Override
+  public boolean keepsAllowances() {
+    return true;
+  }
+
   @Override
   public int maxBatchSize() {
     return settings.maxBatchSize();

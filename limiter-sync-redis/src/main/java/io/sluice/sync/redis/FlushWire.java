@@ -34,12 +34,13 @@ final class FlushWire {
   enum Kind {
     /**
      * A sliding window's counts and claims: kind, window, TTL, amount, want, capacity, nodes, window us,
-     * need, token, settle, windows ahead, claim wanted ahead, keep, and whether the claim holds a part
-     * of the fading (1, or 0: {@link Delta#withoutFadingPart}).
+     * need, token, settle, windows ahead, claim wanted ahead, keep, allowed, spent, reserve ({@link
+     * Delta#allowing}, 0 here), and whether the claim holds a part of the fading (1, or 0: {@link
+     * Delta#withoutFadingPart}).
      */
-    SLIDING('w', 15, 6),
+    SLIDING('w', 18, 6),
     /** A fixed window's: the same arguments as {@link #SLIDING} but the last (a fixed window has no fading). */
-    FIXED('f', 14, 6),
+    FIXED('f', 17, 6),
     /**
      * A fixed window's permits sent after the window ({@link Delta#afterItsWindow()}): kind, window,
      * TTL, amount; answered as {@link #FIXED} (claim, split, take and ahead 0).
@@ -135,7 +136,7 @@ final class FlushWire {
         case REGION -> region(args, a + 1, c, d);
         case SLIDING -> {
           window(args, a + 1, c, d);
-          args[a + 14] = d.holdsFadingPart() ? ONE : ZERO;
+          args[a + 17] = d.holdsFadingPart() ? ONE : ZERO;
         }
         case FIXED -> window(args, a + 1, c, d);
         case FIXED_OVER -> over(args, a + 1, c, d);
@@ -158,7 +159,10 @@ final class FlushWire {
     args[a++] = RedisCounterStore.ascii(d.settle());
     args[a++] = RedisCounterStore.ascii(d.aheadWindows());
     args[a++] = RedisCounterStore.ascii(d.aheadWant());
-    args[a] = RedisCounterStore.ascii(d.keep());
+    args[a++] = RedisCounterStore.ascii(d.keep());
+    args[a++] = RedisCounterStore.ascii(d.allowed());
+    args[a++] = RedisCounterStore.ascii(d.spent());
+    args[a] = RedisCounterStore.ascii(d.reserve());
   }
 
   private static void over(byte[][] args, int a, Counter c, Delta d) {

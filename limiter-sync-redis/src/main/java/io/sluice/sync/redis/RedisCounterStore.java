@@ -252,6 +252,12 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return true;
   }
 
+  /** flush.lua (and its processor) keep the nodes' allowances' reserve. */
+  @Override
+  public boolean keepsAllowances() {
+    return true;
+  }
+
   @Override
   public int maxBatchSize() {
     return config.maxBatchSize();

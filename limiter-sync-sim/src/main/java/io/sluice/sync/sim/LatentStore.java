@@ -78,6 +78,11 @@ final class LatentStore implements CounterStore, ExactStore, LeaseStore, TokenSt
   }
 
   @Override
+  public boolean keepsAllowances() {
+    return store.keepsAllowances();
+  }
+
+  @Override
   public Duration callTimeout() {
     return store.callTimeout();
   }

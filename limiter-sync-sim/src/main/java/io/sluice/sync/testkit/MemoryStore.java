@@ -126,6 +126,12 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     return true;
   }
 
+  /** flush.lua (and its processor) keep the nodes' allowances' reserve. */
+  @Override
+  public boolean keepsAllowances() {
+    return true;
+  }
+
   @Override
   public int maxBatchSize() {
     return 64;

@@ -173,6 +173,68 @@ public abstract class WindowClaimContract {
   }
 
   /**
+   * Allowances (fixed windows, {@link Delta#allowing}): claims and takes are granted out of the capacity
+   * less what is left of the reserve the nodes' allowances hold; each node's allowance spent (used, or
+   * given up) comes off the reserve once (a replay spends nothing again); permits admitted under an
+   * allowance are counted but not charged to the node's claim; a call without a reserve (the nodes no
+   * longer use their allowances, near the window's end) grants the rest. Counts, claims and the reserve
+   * left never pass the capacity.
+   */
+  @Test
+  void theAllowancesReserveIsKeptFromClaimsUntilSpentAndAllowedPermitsAreNotChargedToAClaim() {
+    Counter fixed = Counter.of(Limit.fixedWindow("allow").limit(100).window(Duration.ofMinutes(1)).build());
+    try (CounterStore store = store(0)) {
+      // a reserve of 4 (four nodes): a need of 97 does not fit (the even part of half of the 96 is granted)
+      FlushResult a = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 0).claiming(97, 97, 4).allowing(0, 0, 4))));
+      assertThat(a.claim(0)).isEqualTo(12);
+      // one of 96 does: counts, claims and the reserve then fill the capacity
+      FlushResult b = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k2", 100, 0).claiming(96, 96, 4).allowing(0, 0, 4))));
+      assertThat(b.claim(0)).isEqualTo(96);
+      // n2 admitted a permit under its allowance: counted, and its allowance spent
+      FlushResult c = flush(store, new Batch("n2", 0, 1, NOW_MICROS,
+          List.of(new Delta(fixed, "k2", 100, 1).allowing(1, 1, 4))));
+      assertThat(c.current(0)).isEqualTo(1);
+      // 1 counted, 96 claimed, 3 reserved: nothing for n3's need of 1
+      FlushResult d = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k2", 100, 0).claiming(1, 1, 4).allowing(0, 0, 4))));
+      assertThat(d.claim(0)).isZero();
+      // until n3 gives its own allowance up with its flush: 2 reserved, 1 free
+      FlushResult e = flush(store, new Batch("n3", 0, 1, NOW_MICROS,
+          List.of(new Delta(fixed, "k2", 100, 0).claiming(1, 1, 4).allowing(0, 1, 4))));
+      assertThat(e.claim(0)).isEqualTo(1);
+      // the same batch again (a replay) spends nothing: still nothing free for n4
+      assertThat(flush(store, new Batch("n3", 0, 1, NOW_MICROS,
+          List.of(new Delta(fixed, "k2", 100, 0).claiming(1, 1, 4).allowing(0, 1, 4)))).applied()).isFalse();
+      FlushResult f = flush(store, new Batch("n4", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k2", 100, 0).claiming(1, 1, 4).allowing(0, 0, 4))));
+      assertThat(f.claim(0)).isZero();
+      // near the window's end the nodes call without a reserve: what is left of it is granted
+      FlushResult g = flush(store, new Batch("n4", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k2", 100, 0).claiming(2, 2, 4))));
+      assertThat(g.claim(0)).isEqualTo(2);
+      assertThat(g.current(0) + 96 + 1 + g.claim(0)).isEqualTo(100);
+      // a claim of 10, then 3 permits, 1 of them under the allowance: 2 charged to the claim, 8 kept
+      // (asked for 7: what is committed stays); charged all 3, 7 would be kept
+      flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS, List.of(new Delta(fixed, "k3", 100, 0).claiming(10, 1))));
+      FlushResult h = flush(store, new Batch("n1", 0, 1, NOW_MICROS,
+          List.of(new Delta(fixed, "k3", 100, 3).claiming(7, 1).allowing(1, 1, 4))));
+      assertThat(h.current(0)).isEqualTo(3);
+      assertThat(h.claim(0)).isEqualTo(8);
+      // a take spends no allowance (it may be applied twice), and a delta sent after its window has none
+      assertThatThrownBy(() -> new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 0).claiming(1, 1, 4).allowing(0, 1, 4)))).hasMessageStartingWith("deltas:");
+      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(2, 2, 4)).hasMessageStartingWith("allowed:");
+      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, -1, 4)).hasMessageStartingWith("spent:");
+      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, 0, -1)).hasMessageStartingWith("reserve:");
+      assertThatThrownBy(() -> new Delta(window, "k", 100, 1).allowing(0, 0, 1)).hasMessageStartingWith("allowing:");
+      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).afterItsWindow().allowing(0, 0, 1))
+          .hasMessageStartingWith("allowing:");
+    }
+  }
+
+  /**
    * A need that does not fit what is free gets only the even part of the claims ahead when the node
    * counts other nodes (what is free, held for a request denied anyway, would deny theirs), and all
    * that is free only when it counts itself alone on a sliding window (the fading then adds to it): a

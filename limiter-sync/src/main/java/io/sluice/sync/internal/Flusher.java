@@ -164,6 +164,11 @@ final class Flusher {
     return beats.countConfirmed();
   }
 
+  /** Whether the other nodes count this one by now (see NodeBeat#countedByOthers). */
+  boolean countedByOthers() {
+    return beats.countedByOthers();
+  }
+
   long hotKeys() {
     return heat.hotKeys();
   }
@@ -324,7 +329,7 @@ final class Flusher {
       // key asked for
       return false;
     }
-    if (!everything && !closed && !renewsAhead && claims.claimLasts(v, drainedAt)) {
+    if (!everything && !closed && !renewsAhead && v.allowedUnsent == 0 && claims.claimLasts(v, drainedAt)) {
       // a claim that still pays for what the key asks until the next regular sync: its permits
       // are covered (the store counts the claim), so they wait for the claim to run low, the
       // batch to fill or the key to go idle, and a key asked a few times a second costs a few
@@ -378,7 +383,11 @@ final class Flusher {
    */
   private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, long settles, int out) {
     Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent());
-    Delta d = plain;
+    // the node's allowance on the window is spent with its first delta there: used, or given up (a key
+    // this node flushes is paid for by its claim), so that the reserve goes back to the claims at once
+    long reserve = claims.allowances.reserve(v.window, drainedAt);
+    long spent = reserve > 0 ? Allowances.PER_KEY - v.allowanceSpent : 0;
+    Delta d = v.allowedUnsent > 0 || reserve > 0 ? plain.allowing(v.allowedUnsent, spent, reserve) : plain;
     if (claimsKept) {
       // (as a decision's claim call: no part of a sliding window's fading where it would be a few permits)
       d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,
@@ -394,6 +403,7 @@ final class Flusher {
         list.add(new Pending(v, plain.afterItsWindow(), false));
         v.deltasOut++;
         v.unsentCur = 0;
+        v.allowedUnsent = 0;
       }
       return;
     }
@@ -426,6 +436,11 @@ final class Flusher {
     list.add(new Pending(v, d, release));
     v.deltasOut++;
     v.unsentCur = 0;
+    v.allowedUnsent = 0;
+    if (spent > 0) {
+      v.allowanceSpent += spent;
+      v.allowedCur = Allowances.PER_KEY;
+    }
     v.deniedSent(false);
   }
 
@@ -488,6 +503,8 @@ final class Flusher {
       }
       if (p.delta.window() == p.view.window) {
         p.view.unsentCur += p.delta.amount();
+        p.view.allowedUnsent += p.delta.allowed();
+        p.view.allowanceSpent -= p.delta.spent(); // (spent again by the next delta)
         p.view.deniedNotSent(p.delta.denied(), false);
       } else if (p.delta.window() == p.view.window - 1) {
         p.view.unsentPrev += p.delta.amount();

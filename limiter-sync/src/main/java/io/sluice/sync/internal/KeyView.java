@@ -68,6 +68,13 @@ final class KeyView {
    * this node's next admissions there use them instead of counting new ones.
    */
   long releasedCur;
+  /**
+   * The node's allowance on {@link #window} (see Allowances): used or given up (permits), the permits
+   * admitted under it and not sent yet, and how much of it deltas sent have spent (told the store of).
+   */
+  long allowedCur;
+  long allowedUnsent;
+  long allowanceSpent;
   /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
   long refilledRound = -1;
   /**
@@ -221,6 +228,10 @@ final class KeyView {
     ownCur = 0;
     takenCur = 0;
     releasedCur = 0;
+    // (a window's allowed permits not sent by its end go as the window gone by's plain count)
+    allowedCur = 0;
+    allowedUnsent = 0;
+    allowanceSpent = 0;
     if (regional != null) {
       regional.roll(w == window + 1);
     }

@@ -78,6 +78,8 @@ final class LimiterSetup {
   final IntSupplier activeNodes;
   /** Whether {@link #activeNodes} is a count the node can act on (see NodeBeat#countConfirmed). */
   final BooleanSupplier nodeCountConfirmed;
+  /** Whether the other nodes count this one by now (see NodeBeat#countedByOthers). */
+  final BooleanSupplier countedByOthers;
   final Duration flushTimeout;
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   final Duration claimTimeout;
@@ -119,6 +121,7 @@ final class LimiterSetup {
     this.activeNodes = c.activeNodes().orElse(this::nodesInRegistry);
     // (a count the caller supplies is its own to vouch for)
     this.nodeCountConfirmed = c.activeNodes().isPresent() ? () -> true : this::registryConfirmed;
+    this.countedByOthers = c.activeNodes().isPresent() ? () -> true : () -> flusher.countedByOthers();
     this.queue = new FlushQueue(counter, ticker);
     // (keys seen before sized claims ahead: fixed windows' claims only)
     this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle, claimsKept && !sliding);

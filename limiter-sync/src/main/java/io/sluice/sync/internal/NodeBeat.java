@@ -114,6 +114,21 @@ final class NodeBeat {
     return answers >= 2;
   }
 
+  /**
+   * Whether every node alive counts this one by now: the registry answered it two beat intervals after
+   * its first answer, so every node that beat since (each does within an interval and a half) has heard
+   * the registry count it. A node's allowances (see Allowances) wait for that: the
+   * other nodes' claims keep a reserve for as many allowances as they count nodes.
+   */
+  boolean countedByOthers() {
+    return countedByOthers;
+  }
+
+  /** The beats' clock at the registry's first answer to this limiter (see {@link #countedByOthers}). */
+  private volatile long firstAnswerAt;
+  /** Set once an answer comes two beat intervals after the first (see {@link #countedByOthers()}). */
+  private volatile boolean countedByOthers;
+
   /** Whether a beat is asked for and waits for a call to carry it. */
   boolean asked() {
     return beatAsked.get();
@@ -215,6 +230,11 @@ final class NodeBeat {
       counted = registeredNodes;
     }
     registeredNodes = counted;
+    if (answers == 0) {
+      firstAnswerAt = clock();
+    } else if (!countedByOthers && clock() - firstAnswerAt >= 2 * intervalNanos) {
+      countedByOthers = true;
+    }
     if (answers < 2) {
       answers++; // (two answers at once may count as one: the count is confirmed an answer later)
     }

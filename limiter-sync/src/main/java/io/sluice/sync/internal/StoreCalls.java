@@ -48,6 +48,8 @@ final class StoreCalls {
   private volatile long roundTripNanos;
   /** System.nanoTime of the last call that failed or that the open breaker kept out (Long.MIN_VALUE: none). */
   private volatile long lastTroubleNanos = Long.MIN_VALUE;
+  /** System.nanoTime of the last call the store answered (Long.MIN_VALUE: none yet). */
+  private volatile long lastAnswerNanos = Long.MIN_VALUE;
   /**
    * The histogram timers the metrics binder installed (one per registry it was bound to), of every
    * store call and of every decision that waited for one: empty until bound, so that a limiter no
@@ -61,6 +63,12 @@ final class StoreCalls {
   /** Whether a call failed, or the breaker kept one out, within the last {@code nanos}. */
   boolean troubleWithin(long nanos) {
     long at = lastTroubleNanos;
+    return at != Long.MIN_VALUE && System.nanoTime() - at < nanos;
+  }
+
+  /** Whether the store answered a call within the last {@code nanos} (System.nanoTime). */
+  boolean answeredWithin(long nanos) {
+    long at = lastAnswerNanos;
     return at != Long.MIN_VALUE && System.nanoTime() - at < nanos;
   }
 
@@ -281,6 +289,7 @@ final class StoreCalls {
   }
 
   private void succeeded(long took) {
+    lastAnswerNanos = System.nanoTime();
     nanos.add(took);
     record(callTimers, took);
     // a running mean that follows a slower call at once, so that allowances cover spikes

@@ -20,6 +20,8 @@ import java.util.function.IntSupplier;
 final class WindowClaims {
   /** How much a claim asks for and how long it is kept. */
   final ClaimSizing sizing;
+  /** The node's allowances on a fixed window's keys, and the reserve its calls carry for all nodes'. */
+  final Allowances allowances;
   private final IntSupplier activeNodes;
   private final StoreCalls calls;
   private final boolean claimsKept;
@@ -32,6 +34,7 @@ final class WindowClaims {
 
   WindowClaims(LimiterSetup l, SyncConfig c, FlushQueue queue) {
     this.sizing = new ClaimSizing(l, c);
+    this.allowances = new Allowances(l, sizing);
     this.activeNodes = l.activeNodes;
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
@@ -348,6 +351,11 @@ final class WindowClaims {
       // what it needed by this answer's counts: at most two calls more a sync interval)
       if (sliding && (double) v.globalPrev * syncIntervalNanos / windowNanos <= 2) {
         v.nothingFreeUntil = Math.min(v.nothingFreeUntil, fadedEnoughAt(v, need, now));
+      }
+      // (nor past the moment what is left of the allowances' reserve comes back: a key whose requests
+      // all reach this node finds the other nodes' unused allowances there)
+      if (allowances.reserve(v.window, now) > 0) {
+        v.nothingFreeUntil = Math.min(v.nothingFreeUntil, allowances.reserveEnds(v.window));
       }
       v.freeBelow = need;
       v.fruitlessAsks++;

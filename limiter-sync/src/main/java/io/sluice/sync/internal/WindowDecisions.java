@@ -374,6 +374,16 @@ final class WindowDecisions {
     boolean limitReached = claims.atLimit(view, j.globalEstimate, j.at);
     long allowance = claims.allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
     long need = (long) Math.ceil(j.own + cost);
+    if (j.own + cost > allowance && !j.asked && claims.asksClaims() && j.reuse == 0 && !j.took && !j.takeUnsettled
+        && claims.allowances.admits(view, j.at, cost)) {
+      // no claim pays, and the node's allowance on the key's window does: admitted without asking (the
+      // store keeps a reserve for every node's allowance; the next regular sync counts it)
+      view.allowedCur += cost;
+      view.allowedUnsent += cost;
+      j.admit = true;
+      j.remaining -= cost;
+      return DECIDED;
+    }
     if (j.own + cost > allowance && !j.asked && claims.asksClaims()
         && !(view.claim >= 0 && now < view.nothingFreeUntil && need >= view.freeBelow)) {
       // below the limit as far as this node knows, and no claim that pays for the request: a

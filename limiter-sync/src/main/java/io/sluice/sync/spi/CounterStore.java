@@ -70,6 +70,16 @@ public interface CounterStore extends AutoCloseable {
   }
 
   /**
+   * Whether the store keeps the nodes' allowances on fixed windows ({@link Delta#allowing}) as {@code
+   * flush.lua} does: claims and takes granted out of the capacity less the allowances' reserve, and
+   * allowed permits counted without charging the node's claim. Nodes admit under allowances only on a
+   * store that does; false by default (a store that ignored the reserve would let them pass the limit).
+   */
+  default boolean keepsAllowances() {
+    return false;
+  }
+
+  /**
    * Calls the store refused for want of memory since it was opened (Redis: {@code OOM} answers when
    * {@code maxmemory} is reached under {@code noeviction}); 0 for a store that has no such limit.
    */

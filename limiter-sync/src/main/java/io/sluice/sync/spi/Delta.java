@@ -38,6 +38,11 @@ public final class Delta {
   private final boolean afterItsWindow;
   /** Sliding windows: whether a claim asked for holds a part of the previous window's fading; see {@link #withoutFadingPart}. */
   private final boolean fadingPart;
+  /** Fixed windows: of the amount, permits admitted under the node's allowance, and the allowance spent; see {@link #allowing}. */
+  private final long allowed;
+  private final long spent;
+  /** Fixed windows: permits the store keeps from claims and takes for the nodes' allowances; see {@link #allowing}. */
+  private final long reserve;
 
   public Delta(Counter counter, String key, long window, long amount) {
     this(counter, key, window, amount, 0);
@@ -75,6 +80,9 @@ public final class Delta {
     this.keep = -1;
     this.afterItsWindow = false;
     this.fadingPart = true;
+    this.allowed = 0;
+    this.spent = 0;
+    this.reserve = 0;
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
@@ -98,6 +106,30 @@ public final class Delta {
     this.keep = keep;
     this.afterItsWindow = afterItsWindow;
     this.fadingPart = fadingPart;
+    this.allowed = afterItsWindow ? 0 : d.allowed;
+    this.spent = afterItsWindow ? 0 : d.spent;
+    this.reserve = afterItsWindow ? 0 : d.reserve;
+  }
+
+  private Delta(Delta d, long allowed, long spent, long reserve) {
+    this.counter = d.counter;
+    this.key = d.key;
+    this.window = d.window;
+    this.amount = d.amount;
+    this.denied = d.denied;
+    this.want = d.want;
+    this.nodes = d.nodes;
+    this.need = d.need;
+    this.token = d.token;
+    this.settle = d.settle;
+    this.aheadWindows = d.aheadWindows;
+    this.aheadWant = d.aheadWant;
+    this.keep = d.keep;
+    this.afterItsWindow = false;
+    this.fadingPart = d.fadingPart;
+    this.allowed = allowed;
+    this.spent = spent;
+    this.reserve = reserve;
   }
 
   /**
@@ -275,6 +307,54 @@ public final class Delta {
       throw new IllegalArgumentException("withoutFadingPart: a delta that asks for no claim (want 0) holds no part anyway");
     }
     return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, keep, false, false);
+  }
+
+  /**
+   * Fixed windows of ordinary limits, the nodes' allowances: the permits a node may admit on a key in a
+   * window without a claim and without asking the store. {@code reserve} is what the store keeps free of
+   * claims and takes on the delta's window for all nodes' allowances (the node sends its count of nodes
+   * times the allowance while nodes may still use theirs, and 0 from a margin before the window's end,
+   * when what is left of it goes back to the claims); {@code spent}, how much of its allowance on the
+   * window the node spends with this delta (used, or given up because its claim pays for the key: a
+   * node's allowance is spent once per window), which the store takes off the reserve; and {@code
+   * allowed}, how many of this delta's permits the node admitted under it: counted like the others, but
+   * admitted under no claim, so the node's claim is not charged for them. Counts, claims and the reserve
+   * left never pass the capacity together, so the nodes' allowances never pass the limit either. In a
+   * claim-only batch (a take) allowed and spent are 0.
+   *
+   * @throws IllegalArgumentException for a counter other than an ordinary fixed window's, allowed
+   *     outside 0..amount, spent or reserve outside 0..2^53, or a delta sent after its window
+   */
+  public Delta allowing(long allowed, long spent, long reserve) {
+    notAfterItsWindow("allowing");
+    if (!goesAfterItsWindow(counter)) {
+      throw new IllegalArgumentException("allowing: a fixed window's counter only, got " + counter);
+    }
+    if (allowed < 0 || allowed > amount) {
+      throw new IllegalArgumentException("allowed: must be between 0 and the amount " + amount + ", got " + allowed);
+    }
+    if (spent < 0 || spent >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("spent: must be between 0 and 2^53, got " + spent);
+    }
+    if (reserve < 0 || reserve >= Counter.LUA_MAX_EXACT) {
+      throw new IllegalArgumentException("reserve: must be between 0 and 2^53, got " + reserve);
+    }
+    return new Delta(this, allowed, spent, reserve);
+  }
+
+  /** Of the amount, the permits admitted under the node's allowance (see {@link #allowing}); 0: none. */
+  public long allowed() {
+    return allowed;
+  }
+
+  /** The node's allowance on the window spent with this delta (see {@link #allowing}); 0: none. */
+  public long spent() {
+    return spent;
+  }
+
+  /** What the store keeps free for the nodes' allowances on the window (see {@link #allowing}); 0: nothing. */
+  public long reserve() {
+    return reserve;
   }
 
   /** Whether a claim asked for holds a part of a sliding window's fading (see {@link #withoutFadingPart}). */

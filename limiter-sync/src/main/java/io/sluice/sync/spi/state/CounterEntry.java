@@ -20,7 +20,7 @@ public final class CounterEntry implements Serializable {
   private static final String[] NO_NODES = {};
 
   public static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
-      NONE, NONE, NONE, NONE, PermitLog.EMPTY);
+      NONE, NONE, NONE, NONE, PermitLog.EMPTY, null);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -59,10 +59,16 @@ public final class CounterEntry implements Serializable {
    * empty.
    */
   private final PermitLog log;
+  /**
+   * Fixed windows: per window of {@link #windows}, the nodes' allowances spent on it ({@code flush.lua}'s
+   * {@code A<window>}; see Delta#allowing). Null in an entry that never recorded any, and in one written
+   * before they were kept: read as 0.
+   */
+  private final long[] spent;
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
       long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues,
-      long[] claimSince, long[] claimTokens, long[] claimMet, PermitLog log) {
+      long[] claimSince, long[] claimTokens, long[] claimMet, PermitLog log, long[] spent) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -78,6 +84,7 @@ public final class CounterEntry implements Serializable {
     this.claimTokens = claimTokens;
     this.claimMet = claimMet;
     this.log = log;
+    this.spent = spent;
   }
 
   /** Count of a window; 0 when it was never counted or has been dropped. */
@@ -101,7 +108,7 @@ public final class CounterEntry implements Serializable {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
       return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-          claimValues, claimSince, claimTokens, claimMet, log);
+          claimValues, claimSince, claimTokens, claimMet, log, spent);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -112,8 +119,32 @@ public final class CounterEntry implements Serializable {
     c[at] = amount;
     System.arraycopy(windows, at, w, at + 1, windows.length - at);
     System.arraycopy(counts, at, c, at + 1, windows.length - at);
+    long[] a = null;
+    if (spent != null) {
+      a = new long[windows.length + 1];
+      System.arraycopy(spent, 0, a, 0, at);
+      System.arraycopy(spent, at, a, at + 1, windows.length - at);
+    }
     return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, log);
+        claimValues, claimSince, claimTokens, claimMet, log, a);
+  }
+
+  /** The nodes' allowances spent on a window ({@code A<window>}); 0 if none. */
+  long spentOn(long window) {
+    int i = Arrays.binarySearch(windows, window);
+    return i >= 0 && spent != null ? spent[i] : 0;
+  }
+
+  /** Sets the allowances spent on a window, which has a count. */
+  CounterEntry withSpent(long window, long value) {
+    int i = Arrays.binarySearch(windows, window);
+    if (i < 0) {
+      throw new IllegalStateException("allowances spent on window " + window + ", which has no count");
+    }
+    long[] a = spent == null ? new long[windows.length] : spent.clone();
+    a[i] = value;
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
+        claimValues, claimSince, claimTokens, claimMet, log, a);
   }
 
   /**
@@ -154,7 +185,8 @@ public final class CounterEntry implements Serializable {
       }
     }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
-        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log);
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log,
+        spent == null ? null : Arrays.copyOfRange(spent, keep, spent.length));
   }
 
   /** GCRA: whether the bucket's state is, as stored, base time {@code at} and backlog {@code backlog}. */
@@ -191,7 +223,7 @@ public final class CounterEntry implements Serializable {
 
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, log);
+        claimValues, claimSince, claimTokens, claimMet, log, spent);
   }
 
   /** The sliding window log; empty when this key has none. */
@@ -201,7 +233,7 @@ public final class CounterEntry implements Serializable {
 
   public CounterEntry withLog(PermitLog log) {
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, log);
+        claimValues, claimSince, claimTokens, claimMet, log, spent);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -254,10 +286,10 @@ public final class CounterEntry implements Serializable {
         kt[i] = tt[order[i - 1]];
       }
       return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues,
-          claimSince, claimTokens, claimMet, log);
+          claimSince, claimTokens, claimMet, log, spent);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, claimMet, log);
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, claimMet, log, spent);
   }
 
   private int claimIndex(String nodeId, long window) {
@@ -424,7 +456,7 @@ public final class CounterEntry implements Serializable {
       ct[j] = token;
       cm[j] = met;
     }
-    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log);
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log, spent);
   }
 
   /** Nodes whose sequence this key remembers. */

@@ -91,6 +91,14 @@ public final class FlushProcessor implements EntryUpdate {
    * a member from before it (a rolling upgrade): every claim holds one, as then.
    */
   private final boolean[] withoutFadingPart;
+  /**
+   * Per fixed window delta: of its amount, the permits admitted under the node's allowance, the
+   * allowance spent, and the reserve the nodes' allowances hold on its window (Delta#allowing). Null
+   * from a member from before them (a rolling upgrade): none.
+   */
+  private final long[] alloweds;
+  private final long[] spents;
+  private final long[] reserves;
   /** Key to index, built once on each member that runs this processor (for several partitions at once). */
   private transient volatile Map<ByteBuffer, Integer> index;
 
@@ -122,6 +130,9 @@ public final class FlushProcessor implements EntryUpdate {
     this.keeps = new long[n];
     this.afterWindow = new boolean[n];
     this.withoutFadingPart = new boolean[n];
+    this.alloweds = new long[n];
+    this.spents = new long[n];
+    this.reserves = new long[n];
   }
 
   /** Delta i of this processor, as flush.lua takes its arguments. */
@@ -143,6 +154,9 @@ public final class FlushProcessor implements EntryUpdate {
       aheadWants[i] = delta.aheadWant();
       keeps[i] = delta.keep();
       withoutFadingPart[i] = !delta.holdsFadingPart();
+      alloweds[i] = delta.allowed();
+      spents[i] = delta.spent();
+      reserves[i] = delta.reserve();
     } else {
       kinds[i] = GCRA;
       first[i] = c.scale();
@@ -322,8 +336,11 @@ public final class FlushProcessor implements EntryUpdate {
     // permits a flush on its way has counted, and on a sliding window the previous window's
     // uncounted permits at their weight: never more than the claim, so a grant stays within
     // what is free, only a little larger
-    long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - amount);
-    long claim = wants[i] > 0 ? claim(state, i, w, held, amount, met) : 0;
+    // (permits admitted under the node's allowance were admitted under no claim: not charged to it)
+    long allowed = mode == CLAIM || alloweds == null ? 0 : alloweds[i];
+    long spent = mode == CLAIM || spents == null ? 0 : spents[i];
+    long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - (amount - allowed));
+    long claim = wants[i] > 0 ? claim(state, i, w, held, amount, amount - allowed, spent, met) : 0;
     boolean taken = false;
     if (take > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
       amount += take;
@@ -337,6 +354,9 @@ public final class FlushProcessor implements EntryUpdate {
         && !(withoutFadingPart != null && withoutFadingPart[i]) ? grantSplit(state, i, w) : 0;
     long since = split > 0 ? sinceWindowStart(i, w) : -1;
     state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
+    if (spent > 0) {
+      state = state.withSpent(w, state.spentOn(w) + spent);
+    }
     if (recordToken) {
       state = state.withTakeToken(nodeId, w, token);
     }
@@ -383,7 +403,9 @@ public final class FlushProcessor implements EntryUpdate {
   }
 
   /**
-   * flush.lua's grant: what the node may still admit under its old claim while this flush came
+   * flush.lua's grant ({@code charged}: of the amount, what the node admitted under its claim; {@code
+   * spent}: of its allowance, what it spends with this delta): what the node may still admit under its
+   * old claim while this flush came
    * (committed, kept; at most what the delta keeps, see Delta#keeping), and an even part between the
    * nodes of half of what no count holds, less the claims (or what the node needs now, when that is
    * more and all of it is free, or to a node alone on a sliding window what is free), at most what it
@@ -391,11 +413,11 @@ public final class FlushProcessor implements EntryUpdate {
    * each claimant holds an even part of what fades from the time of its claim (rate prev / window /
    * nodes).
    */
-  private long claim(CounterEntry state, int i, long w, long held, long amount, long met) {
+  private long claim(CounterEntry state, int i, long w, long held, long amount, long charged, long spent, long met) {
     long at = sinceWindowStart(i, w);
     long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
     double fade = (double) prev / windowMicros[i];
-    long committed = held - amount;
+    long committed = held - charged;
     // (null: a processor sent by a member from before keeps, during a rolling upgrade: it keeps all)
     if (keeps != null && keeps[i] >= 0 && committed > keeps[i]) {
       // the node admits no more than that under its old claim while this flush travels: the rest is
@@ -419,7 +441,11 @@ public final class FlushProcessor implements EntryUpdate {
       double others = state.claimantsOn(w, nodeId);
       used += fade * Math.max(0, others * at - state.claimantTimesOn(w, nodeId));
     }
-    double free = Math.floor(capacities[i] - used);
+    // (what claims and takes are granted out of: the capacity less what is left of the allowances'
+    // reserve, the allowances spent on the window, this delta's included, taken off it)
+    long reserve = reserves == null ? 0 : reserves[i];
+    long grantable = capacities[i] - Math.max(0, reserve - state.spentOn(w) - spent);
+    double free = Math.floor(grantable - used);
     // claims held ahead of demand take at most half of what no count holds (each node an even part
     // of it), so that unused claims of other nodes never deny a key below half its limit; what the
     // nodes said they met of their claims is demand, not held ahead of it, and weighs as counted

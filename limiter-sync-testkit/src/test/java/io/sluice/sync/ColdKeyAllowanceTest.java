@@ -1,0 +1,114 @@
+package io.sluice.sync;
+
+import static io.sluice.sync.ProbeSim.MS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.testkit.WindowClaimContract;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A node's allowance on a fixed window's keys (SyncConfig.Builder#coldKeyAllowance): a key's first
+ * permit in a window on a node is admitted without a store call, once every other node counts the node
+ * (two heartbeat intervals after it joined) and before the window's last three sync intervals; the
+ * nodes together still never pass the limit, and the permits the other nodes' allowances held come
+ * back before the window ends when those nodes have no request for the key.
+ */
+class ColdKeyAllowanceTest {
+  private static final Duration SYNC = Duration.ofMillis(100);
+  private static final long SECOND = 1_000 * MS;
+
+  @Test
+  void aColdKeysFirstPermitInAWindowDoesNotWaitOnceTheOtherNodesCountTheNode() {
+    Limit limit = Limit.fixedWindow("allow").limit(100).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      SyncedLimiter node = sim.node(0);
+      // just started: the others may not count this node yet, so the store decides
+      sim.at(500 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "early")).isFalse();
+      // three seconds on (every node has heard the registry count it since): no store call
+      sim.at(3 * SECOND + 100 * MS);
+      long calls = node.storeCalls();
+      assertThat(decidedWithoutWaiting(sim, 0, "a")).isTrue();
+      assertThat(node.storeCalls()).as("no store call for it").isEqualTo(calls);
+      // the allowance is a permit per key and window: the key's next request asks
+      assertThat(decidedWithoutWaiting(sim, 0, "a")).isFalse();
+      // and each node has its own
+      assertThat(decidedWithoutWaiting(sim, 1, "a")).isTrue();
+      // the next sync counts what they admitted
+      sim.at(3 * SECOND + 300 * MS);
+      Counter counter = Counter.of(limit);
+      assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window())).isEqualTo(3);
+      // not in the window's last three sync intervals: a permit there might reach the store after the
+      // others' calls stopped keeping the reserve
+      sim.at(3 * SECOND + 750 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "late")).isFalse();
+      // in the next window, again
+      sim.at(4 * SECOND + 10 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "a")).isTrue();
+    }
+  }
+
+  @Test
+  void noAllowanceWhereTheReserveWouldBeMoreThanASixteenthOfTheLimit() {
+    // 20 < 16 x 2 nodes: a node's first permit on a key asks the store, as before
+    Limit limit = Limit.fixedWindow("small").limit(20).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      sim.at(3 * SECOND + 100 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "a")).isFalse();
+    }
+  }
+
+  /**
+   * All of a key's requests reach one node of four (sticky routing) at three times its limit of 64: the
+   * three others' allowances are kept from that node's claims until a sync interval before the window's
+   * end, and then granted to it, so the window still admits exactly its limit. Where the others do
+   * have requests, each admits one under its allowance and the busy node gets nothing more: never
+   * past the limit.
+   */
+  @Test
+  void theNodesNeverPassTheLimitAndTheAllowancesUnusedComeBackBeforeTheWindowEnds() {
+    Limit limit = Limit.fixedWindow("sticky").limit(64).window(Duration.ofSeconds(1)).build();
+    for (boolean othersAsk : new boolean[] {false, true}) {
+      try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+        for (int i = 0; i < 4; i++) {
+          sim.startNode();
+        }
+        long window = 3 * SECOND; // (every node counted by the others)
+        sim.at(window);
+        int admitted = 0;
+        int beforeTheReserveCameBack = 0;
+        for (long t = 2 * MS; t < SECOND; t += 5 * MS) {
+          sim.at(window + t);
+          if (othersAsk && t >= 600 * MS && t < 615 * MS) {
+            int other = 1 + (int) ((t - 600 * MS) / (5 * MS));
+            admitted += sim.acquire(other, "k", 1) ? 1 : 0;
+          }
+          admitted += sim.acquire(0, "k", 1) ? 1 : 0;
+          assertThat(admitted).as("at +%d ms", t / MS).isLessThanOrEqualTo(64);
+          if (t < SECOND - SYNC.toNanos()) {
+            beforeTheReserveCameBack = admitted;
+          }
+        }
+        assertThat(admitted).as("others ask: %s", othersAsk).isEqualTo(64);
+        if (!othersAsk) {
+          assertThat(beforeTheReserveCameBack).as("the three idle nodes' allowances held until then").isEqualTo(61);
+        }
+      }
+    }
+  }
+
+  /** Node i decides a request of {@code key}; whether it was admitted without waiting for the store. */
+  private static boolean decidedWithoutWaiting(ProbeSim sim, int i, String key) {
+    long waited = sim.node(i).waitedDecisions();
+    boolean allowed = sim.acquire(i, key, 1);
+    assertThat(allowed).as("%s on node %d", key, i).isTrue();
+    return sim.node(i).waitedDecisions() == waited;
+  }
+}
