@@ -22,8 +22,10 @@ import java.util.function.IntSupplier;
  * permits per node) and the window long enough for the margins (at least {@link #SYNCS_PER_WINDOW} sync
  * intervals); only for a node that every other node counts (see NodeBeat#countedByOthers: the others'
  * reserve is as many allowances as they count nodes) and whose store answers it, on a store that keeps
- * the reserve; and unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}). Fixed windows only: a sliding window's budget comes back as the previous window fades,
- * and the claims arithmetic there has no room for a reserve that comes and goes.
+ * the reserve; and unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}). Fixed windows only:
+ * at a sliding window's start the previous window's count weighs whole and may fill the limit, so
+ * there is no room for a reserve until enough has faded, and what fades goes to the claimants' parts
+ * first (the same reserve on sliding windows let 3 and 8 nodes pass the kit's limits by 1-4 permits).
  *
  * <p>Concurrency: immutable; reads volatile state of the registry and the breaker. {@link #admits} runs
  * under the view's monitor.
@@ -47,8 +49,8 @@ final class Allowances {
   private final long answeredWithinNanos;
 
   Allowances(LimiterSetup l, ClaimSizing sizing) {
-    this.possible = l.config.coldKeyAllowance() && l.claimsKept && !l.sliding && !l.regional && l.leases == null && l.store.keepsAllowances()
-        && l.windowNanos >= SYNCS_PER_WINDOW * l.syncIntervalNanos;
+    this.possible = l.config.coldKeyAllowance() && l.claimsKept && !l.sliding && !l.regional && l.leases == null
+        && l.store.keepsAllowances() && l.windowNanos >= SYNCS_PER_WINDOW * l.syncIntervalNanos;
     this.capacity = l.limit.capacity();
     this.windowNanos = l.windowNanos;
     this.syncIntervalNanos = l.syncIntervalNanos;
