@@ -158,7 +158,7 @@ public final class ServeCommand implements Callable<Integer> {
           .redisTimeout(store.redisTimeout).redisEvictionCheck(redisEvictionCheck)
           .hazelcastCluster(store.hazelcastCluster).keyPrefix(store.keyPrefix).batchSize(store.batchSize)
           .bucketBatchSize(bucketBatchSize).reservation(reservation).syncInterval(store.syncInterval)
-          .onStoreFailure(store.onStoreFailure)
+          .onStoreFailure(store.onStoreFailure).coldKeyAllowance(store.coldKeyAllowance)
           .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
           .maxKeys(maxKeys).otlpEndpoint(otlpEndpoint);
       if (otlpStep != null) {

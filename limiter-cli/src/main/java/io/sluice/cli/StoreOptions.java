@@ -53,4 +53,10 @@ final class StoreOptions {
   @Option(names = "--on-store-failure", paramLabel = "P", defaultValue = "LOCAL_SHARE", converter = ServeCommand.Policy.class,
       description = "LOCAL_SHARE, FAIL_OPEN or FAIL_CLOSED (default: ${DEFAULT-VALUE}).")
   StoreFailurePolicy onStoreFailure;
+
+  @Option(names = "--cold-key-allowance", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "Fixed windows: a node admits a key's first permit in each window without asking the store"
+          + " (the store keeps a permit per node free for it); --no-cold-key-allowance asks, e.g. while nodes of"
+          + " a version without it still run (default: ${DEFAULT-VALUE}).")
+  boolean coldKeyAllowance;
 }

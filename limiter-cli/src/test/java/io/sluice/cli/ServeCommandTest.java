@@ -48,6 +48,14 @@ class ServeCommandTest {
             + " give it its own sidecar without reservation, or make it a sliding window counter");
   }
 
+  /** --no-cold-key-allowance: every decision no claim pays asks the store (a rolling upgrade's setting). */
+  @Test
+  void theColdKeyAllowanceIsOnByDefaultAndCanBeTurnedOff() {
+    assertThat(config("--limit", "api=100/1m").sync().coldKeyAllowance()).isTrue();
+    assertThat(config("--limit", "api=100/1m", "--no-cold-key-allowance").sync().coldKeyAllowance()).isFalse();
+    assertThat(config("--limit", "api=100/1m", "--cold-key-allowance=false").sync().coldKeyAllowance()).isFalse();
+  }
+
   @Test
   void optionsMapOntoTheConfig() {
     ServeConfig c = config("--limit", "api=100/1m", "--limit=login=5/15m,fixed-window",

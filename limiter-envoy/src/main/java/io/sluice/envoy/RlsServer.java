@@ -513,6 +513,12 @@ public final class RlsServer implements AutoCloseable {
         return this;
       }
 
+      /** See {@link SyncConfig.Builder#coldKeyAllowance} ({@code sluice envoy --no-cold-key-allowance}). */
+      public Builder coldKeyAllowance(boolean allowance) {
+        sync.coldKeyAllowance(allowance);
+        return this;
+      }
+
       public Builder onStoreFailure(StoreFailurePolicy policy) {
         sync.onStoreFailure(policy);
         return this;

@@ -375,6 +375,12 @@ public final class ServeConfig {
       return this;
     }
 
+    /** See {@link SyncConfig.Builder#coldKeyAllowance} ({@code sluice serve --no-cold-key-allowance}). */
+    public Builder coldKeyAllowance(boolean allowance) {
+      sync.coldKeyAllowance(allowance);
+      return this;
+    }
+
     public Builder onStoreFailure(StoreFailurePolicy policy) {
       sync.onStoreFailure(policy);
       return this;

@@ -123,6 +123,9 @@ public class SluiceAutoConfiguration {
       if (sync.getFlushTimeout() != null) {
         b.flushTimeout(sync.getFlushTimeout());
       }
+      if (sync.getColdKeyAllowance() != null) {
+        b.coldKeyAllowance(sync.getColdKeyAllowance());
+      }
       return b.build();
     } catch (IllegalArgumentException e) {
       throw SluiceConfigurationException.naming("sluice.sync", e);

@@ -386,6 +386,19 @@ public class SluiceProperties {
     private Duration claimTimeout;
     /** Longest a flush (and exact decision) waits for the store (default 2s); closing flushes for about as long. */
     private Duration flushTimeout;
+    /**
+     * Fixed windows: a node admits a key's first permit in each window without asking the store (default
+     * true); false while nodes of a version without it still run.
+     */
+    private Boolean coldKeyAllowance;
+
+    public Boolean getColdKeyAllowance() {
+      return coldKeyAllowance;
+    }
+
+    public void setColdKeyAllowance(Boolean coldKeyAllowance) {
+      this.coldKeyAllowance = coldKeyAllowance;
+    }
 
     public String getNodeId() {
       return nodeId;
