@@ -116,6 +116,29 @@ final class DistributedNodes {
   }
 
   /**
+   * Sluice's SyncedLimiter on a fixed window of the spec's limit and window (whatever the spec's own
+   * algorithm), batch null the default: the many-key runs' row where a key's first permit in a window
+   * is the node's allowance (SyncConfig.Builder#coldKeyAllowance), which sliding windows do not have.
+   */
+  static Impl sluiceFixed(Long batch) {
+    String setting = batch == null ? "batch default=" + SyncConfig.DEFAULT_BATCH_SIZE : "batch " + batch;
+    return new Impl(ExactBaseline.SLUICE_FIXED, setting, true, (uri, spec, prefix, index) -> {
+      RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(uri).keyPrefix(prefix).build());
+      try {
+        Limit fixed = Limit.fixedWindow("bench").limit(spec.limit()).window(spec.window()).build();
+        SyncedLimiter.Builder b = SyncedLimiter.builder(fixed, store).nodeId("node-" + index);
+        if (batch != null) {
+          b.batchSize(batch);
+        }
+        return new SluiceNode(b.build(), store);
+      } catch (RuntimeException e) {
+        store.close();
+        throw e;
+      }
+    });
+  }
+
+  /**
    * Sluice's token bucket shared over RedisCounterStore (Bucket4j's home ground): capacity = limit,
    * refilled at limit per window, as the Bucket4j rows' greedy bucket. Batch 1 is exact mode (one
    * gcra.lua per decision); above 1, token claims ({@code TokenClaims}).

@@ -94,6 +94,7 @@ final class ManyKeyThroughput {
     List<Impl> all = List.of(
         DistributedNodes.sluice(null),
         DistributedNodes.sluice(1000L),
+        DistributedNodes.sluiceFixed(null),
         DistributedNodes.inProcess(),
         peer("naive ConcurrentHashMap of fixed-window counters", limit -> new Keyed<>(key -> new NaiveWindowCounter(limit),
             NaiveWindowCounter::tryAcquire)),
