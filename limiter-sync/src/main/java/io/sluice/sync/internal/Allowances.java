@@ -79,7 +79,7 @@ final class Allowances {
    * may be admitted under the node's allowance on the view's window.
    */
   boolean admits(KeyView v, long at, long cost) {
-    return possible && v.allowedCur + cost <= PER_KEY && at < (v.window + 1) * windowNanos - 3 * syncIntervalNanos
+    return possible && cost <= v.allowanceLeft() && at < (v.window + 1) * windowNanos - 3 * syncIntervalNanos
         && capacity >= CAPACITY_PER_NODE * nodes.getAsInt() && countedByOthers.getAsBoolean() && storeAnswers();
   }
 

@@ -329,7 +329,7 @@ final class Flusher {
       // key asked for
       return false;
     }
-    if (!everything && !closed && !renewsAhead && v.allowedUnsent == 0 && claims.claimLasts(v, drainedAt)) {
+    if (!everything && !closed && !renewsAhead && v.allowedUnsent() == 0 && claims.claimLasts(v, drainedAt)) {
       // a claim that still pays for what the key asks until the next regular sync: its permits
       // are covered (the store counts the claim), so they wait for the claim to run low, the
       // batch to fill or the key to go idle, and a key asked a few times a second costs a few
@@ -386,8 +386,8 @@ final class Flusher {
     // the node's allowance on the window is spent with its first delta there: used, or given up (a key
     // this node flushes is paid for by its claim), so that the reserve goes back to the claims at once
     long reserve = claims.allowances.reserve(v.window, drainedAt);
-    long spent = reserve > 0 ? Allowances.PER_KEY - v.allowanceSpent : 0;
-    Delta d = v.allowedUnsent > 0 || reserve > 0 ? plain.allowing(v.allowedUnsent, spent, reserve) : plain;
+    long spent = reserve > 0 ? v.allowanceUnspent() : 0;
+    Delta d = v.allowedUnsent() > 0 || reserve > 0 ? plain.allowing(v.allowedUnsent(), spent, reserve) : plain;
     if (claimsKept) {
       // (as a decision's claim call: no part of a sliding window's fading where it would be a few permits)
       d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,
@@ -403,7 +403,7 @@ final class Flusher {
         list.add(new Pending(v, plain.afterItsWindow(), false));
         v.deltasOut++;
         v.unsentCur = 0;
-        v.allowedUnsent = 0;
+        v.allowanceSent(0);
       }
       return;
     }
@@ -436,11 +436,7 @@ final class Flusher {
     list.add(new Pending(v, d, release));
     v.deltasOut++;
     v.unsentCur = 0;
-    v.allowedUnsent = 0;
-    if (spent > 0) {
-      v.allowanceSpent += spent;
-      v.allowedCur = Allowances.PER_KEY;
-    }
+    v.allowanceSent(spent);
     v.deniedSent(false);
   }
 
@@ -503,8 +499,7 @@ final class Flusher {
       }
       if (p.delta.window() == p.view.window) {
         p.view.unsentCur += p.delta.amount();
-        p.view.allowedUnsent += p.delta.allowed();
-        p.view.allowanceSpent -= p.delta.spent(); // (spent again by the next delta)
+        p.view.allowanceBack(p.delta.allowed(), p.delta.spent());
         p.view.deniedNotSent(p.delta.denied(), false);
       } else if (p.delta.window() == p.view.window - 1) {
         p.view.unsentPrev += p.delta.amount();

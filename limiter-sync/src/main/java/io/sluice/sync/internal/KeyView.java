@@ -72,9 +72,9 @@ final class KeyView {
    * The node's allowance on {@link #window} (see Allowances): used or given up (permits), the permits
    * admitted under it and not sent yet, and how much of it deltas sent have spent (told the store of).
    */
-  long allowedCur;
-  long allowedUnsent;
-  long allowanceSpent;
+  private long allowedCur;
+  private long allowedUnsent;
+  private long allowanceSpent;
   /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
   long refilledRound = -1;
   /**
@@ -408,6 +408,45 @@ final class KeyView {
       shareCap.cap = cap;
     }
     shareCap.until = until;
+  }
+
+  /** Under the monitor: what is left of the node's allowance on {@link #window} (see Allowances). */
+  long allowanceLeft() {
+    return Allowances.PER_KEY - allowedCur;
+  }
+
+  /** Under the monitor: {@code permits} admitted under the node's allowance, to be sent with the next delta. */
+  void admittedUnderAllowance(long permits) {
+    allowedCur += permits;
+    allowedUnsent += permits;
+  }
+
+  /** Under the monitor: of the permits not sent, those admitted under the allowance. */
+  long allowedUnsent() {
+    return allowedUnsent;
+  }
+
+  /** Under the monitor: what of the allowance no delta sent has spent yet (the next delta on the window spends it). */
+  long allowanceUnspent() {
+    return Allowances.PER_KEY - allowanceSpent;
+  }
+
+  /**
+   * Under the monitor: a delta carrying the allowed permits not sent went, spending {@code spent} of the
+   * allowance: what it did not use is given up (the node's claim pays for the key from now on).
+   */
+  void allowanceSent(long spent) {
+    allowedUnsent = 0;
+    if (spent > 0) {
+      allowanceSpent += spent;
+      allowedCur = Allowances.PER_KEY;
+    }
+  }
+
+  /** Under the monitor: a delta of the view's window came back unanswered: its allowed permits and what it spent go again. */
+  void allowanceBack(long allowed, long spent) {
+    allowedUnsent += allowed;
+    allowanceSpent -= spent;
   }
 
   /** Under the monitor: whether a local share held since a fault caps this node's admissions at {@code now}. */

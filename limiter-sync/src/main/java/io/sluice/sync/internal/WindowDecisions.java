@@ -378,8 +378,7 @@ final class WindowDecisions {
         && claims.allowances.admits(view, j.at, cost)) {
       // no claim pays, and the node's allowance on the key's window does: admitted without asking (the
       // store keeps a reserve for every node's allowance; the next regular sync counts it)
-      view.allowedCur += cost;
-      view.allowedUnsent += cost;
+      view.admittedUnderAllowance(cost);
       j.admit = true;
       j.remaining -= cost;
       return DECIDED;
