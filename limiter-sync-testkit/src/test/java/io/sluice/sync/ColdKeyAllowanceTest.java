@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A node's allowance on a fixed window's keys (SyncConfig.Builder#coldKeyAllowance): a key's first
  * permit in a window on a node is admitted without a store call, once every other node counts the node
- * (two heartbeat intervals after it joined) and before the window's last three sync intervals; the
+ * (two heartbeat intervals after it joined) and before the window's last two sync intervals; the
  * nodes together still never pass the limit, and the permits the other nodes' allowances held come
  * back before the window ends when those nodes have no request for the key.
  */
@@ -43,10 +43,16 @@ class ColdKeyAllowanceTest {
       sim.at(3 * SECOND + 300 * MS);
       Counter counter = Counter.of(limit);
       assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window())).isEqualTo(3);
-      // not in the window's last three sync intervals: a permit there might reach the store after the
-      // others' calls stopped keeping the reserve
+      // in the window's last three sync intervals a permit under the allowance goes at once, so that
+      // the store has it before the others' calls stop keeping the reserve (a sync interval before
+      // the end)...
       sim.at(3 * SECOND + 750 * MS);
-      assertThat(decidedWithoutWaiting(sim, 0, "late")).isFalse();
+      assertThat(decidedWithoutWaiting(sim, 0, "late")).isTrue();
+      sim.at(3 * SECOND + 760 * MS);
+      assertThat(WindowClaimContract.readWindow(sim.store, counter, "late", sim.window())).isEqualTo(1);
+      // ...and none in the last two: a permit there might reach the store after that
+      sim.at(3 * SECOND + 850 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "later")).isFalse();
       // in the next window, again
       sim.at(4 * SECOND + 10 * MS);
       assertThat(decidedWithoutWaiting(sim, 0, "a")).isTrue();

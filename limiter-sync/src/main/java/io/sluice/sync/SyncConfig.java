@@ -486,7 +486,7 @@ public final class SyncConfig {
      * still never pass the limit together. Only where that reserve is small (a limit of at least 16
      * permits per node, a window of at least 8 sync intervals), from two heartbeat intervals after the
      * node joined (until every other node counts it), while its store answers, and not in its window's
-     * last three sync intervals. Off: every decision no claim pays for asks the store.
+     * last two sync intervals. Off: every decision no claim pays for asks the store.
      */
     public Builder coldKeyAllowance(boolean allowance) {
       this.coldKeyAllowance = allowance;

@@ -13,10 +13,11 @@ import java.util.function.IntSupplier;
  * reserve, its count of nodes times the allowance, and the store grants claims and takes only out of
  * the capacity less what is left of that reserve (the allowed permits counted so far taken off it).
  * Counts, claims and the allowances not yet counted therefore never pass the capacity together.
- * Nodes use their allowance only until three sync intervals before the window's end and send it with
- * the next sync; their calls carry the reserve only until one sync interval before the end, when what
- * is left of it (the allowances of nodes that had no request for the key) goes back to the claims, so
- * that a key at its limit whose requests all reach one node is not held short of it.
+ * Nodes use their allowance only until two sync intervals before the window's end and send it with
+ * the next sync (at once in the window's last three sync intervals); their calls carry the reserve only
+ * until one sync interval before the end, when what is left of it (the allowances of nodes that had no
+ * request for the key) goes back to the claims, so that a key at its limit whose requests all reach
+ * one node is not held short of it.
  *
  * <p>Only where the reserve is a small part of the limit (the limit at least {@link #CAPACITY_PER_NODE}
  * permits per node) and the window long enough for the margins (at least {@link #SYNCS_PER_WINDOW} sync
@@ -79,8 +80,17 @@ final class Allowances {
    * may be admitted under the node's allowance on the view's window.
    */
   boolean admits(KeyView v, long at, long cost) {
-    return possible && cost <= v.allowanceLeft() && at < (v.window + 1) * windowNanos - 3 * syncIntervalNanos
+    return possible && cost <= v.allowanceLeft() && at < reserveEnds(v.window) - syncIntervalNanos
         && capacity >= CAPACITY_PER_NODE * nodes.getAsInt() && countedByOthers.getAsBoolean() && storeAnswers();
+  }
+
+  /**
+   * Whether a permit admitted under the allowance at {@code at} goes at once rather than with the next
+   * regular sync: in the window's last three sync intervals, so that it reaches the store well before
+   * the calls stop carrying the reserve (the next regular sync could come a whole interval later).
+   */
+  boolean sendsAtOnce(KeyView v, long at) {
+    return at >= reserveEnds(v.window) - 2 * syncIntervalNanos;
   }
 
   /**

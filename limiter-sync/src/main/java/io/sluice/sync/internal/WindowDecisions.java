@@ -381,6 +381,7 @@ final class WindowDecisions {
       view.admittedUnderAllowance(cost);
       j.admit = true;
       j.remaining -= cost;
+      j.urgent = claims.allowances.sendsAtOnce(view, j.at);
       return DECIDED;
     }
     if (j.own + cost > allowance && !j.asked && claims.asksClaims()
