@@ -86,11 +86,12 @@ public final class Delta {
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle) {
-    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant, d.keep, false, d.fadingPart);
+    this(d, want, need, nodes, token, settle, d.aheadWindows, d.aheadWant, d.keep, false, d.fadingPart, d.allowed,
+        d.spent, d.reserve);
   }
 
   private Delta(Delta d, long want, long need, int nodes, long token, long settle, int aheadWindows, long aheadWant,
-      long keep, boolean afterItsWindow, boolean fadingPart) {
+      long keep, boolean afterItsWindow, boolean fadingPart, long allowed, long spent, long reserve) {
     this.counter = d.counter;
     this.key = d.key;
     this.window = d.window;
@@ -106,27 +107,6 @@ public final class Delta {
     this.keep = keep;
     this.afterItsWindow = afterItsWindow;
     this.fadingPart = fadingPart;
-    this.allowed = afterItsWindow ? 0 : d.allowed;
-    this.spent = afterItsWindow ? 0 : d.spent;
-    this.reserve = afterItsWindow ? 0 : d.reserve;
-  }
-
-  private Delta(Delta d, long allowed, long spent, long reserve) {
-    this.counter = d.counter;
-    this.key = d.key;
-    this.window = d.window;
-    this.amount = d.amount;
-    this.denied = d.denied;
-    this.want = d.want;
-    this.nodes = d.nodes;
-    this.need = d.need;
-    this.token = d.token;
-    this.settle = d.settle;
-    this.aheadWindows = d.aheadWindows;
-    this.aheadWant = d.aheadWant;
-    this.keep = d.keep;
-    this.afterItsWindow = false;
-    this.fadingPart = d.fadingPart;
     this.allowed = allowed;
     this.spent = spent;
     this.reserve = reserve;
@@ -148,7 +128,7 @@ public final class Delta {
     if (want != 0 || token != 0 || settle != 0 || aheadWindows != 0 || keep >= 0) {
       throw new IllegalArgumentException("afterItsWindow: a plain delta only (no claim, take or settle)");
     }
-    return new Delta(this, 0, 0, 1, 0, 0, 0, 0, -1, true, true);
+    return new Delta(this, 0, 0, 1, 0, 0, 0, 0, -1, true, true, 0, 0, 0);
   }
 
   /** Whether a delta of {@code c} may be sent {@link #afterItsWindow()}: an ordinary fixed window's. */
@@ -263,7 +243,8 @@ public final class Delta {
     if (windows > 0 && want == 0) {
       throw new IllegalArgumentException("claimingAhead: a delta that asks for no claim (want 0) asks for none ahead");
     }
-    return new Delta(this, want, need, nodes, token, settle, windows, perWindow, keep, false, fadingPart);
+    return new Delta(this, want, need, nodes, token, settle, windows, perWindow, keep, false, fadingPart, allowed,
+        spent, reserve);
   }
 
   /**
@@ -287,7 +268,8 @@ public final class Delta {
     if (want == 0) {
       throw new IllegalArgumentException("keeping: a delta that asks for no claim (want 0) gives all of it up");
     }
-    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, permits, false, fadingPart);
+    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, permits, false, fadingPart,
+        allowed, spent, reserve);
   }
 
   /**
@@ -306,7 +288,8 @@ public final class Delta {
     if (want == 0) {
       throw new IllegalArgumentException("withoutFadingPart: a delta that asks for no claim (want 0) holds no part anyway");
     }
-    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, keep, false, false);
+    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, keep, false, false, allowed,
+        spent, reserve);
   }
 
   /**
@@ -339,7 +322,8 @@ public final class Delta {
     if (reserve < 0 || reserve >= Counter.LUA_MAX_EXACT) {
       throw new IllegalArgumentException("reserve: must be between 0 and 2^53, got " + reserve);
     }
-    return new Delta(this, allowed, spent, reserve);
+    return new Delta(this, want, need, nodes, token, settle, aheadWindows, aheadWant, keep, false, fadingPart, allowed,
+        spent, reserve);
   }
 
   /** Of the amount, the permits admitted under the node's allowance (see {@link #allowing}); 0: none. */
