@@ -4,6 +4,15 @@ import static io.sluice.sync.ProbeSim.MS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
+import io.sluice.node.ManualTicker;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.StoreUnavailableException;
+import io.sluice.sync.testkit.MemoryStore;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.testkit.WindowClaimContract;
 import java.time.Duration;
@@ -56,6 +65,38 @@ class ColdKeyAllowanceTest {
       // in the next window, again
       sim.at(4 * SECOND + 10 * MS);
       assertThat(decidedWithoutWaiting(sim, 0, "a")).isTrue();
+    }
+  }
+
+  /**
+   * A node whose store failed a call within the last two sync intervals asks the store again rather than
+   * admit under its allowance: a permit it could not count before the others' calls stop keeping the
+   * reserve would pass the limit.
+   */
+  @Test
+  void aNodeWhoseStoreFailedLatelyAsksInsteadOfUsingItsAllowance() {
+    Limit limit = Limit.fixedWindow("failed").limit(100).window(Duration.ofSeconds(10)).build();
+    AtomicBoolean failing = new AtomicBoolean();
+    CounterStore store = new ForwardingStore(new MemoryStore()) {
+      @Override
+      public CompletionStage<FlushResult> flush(Batch batch) {
+        return failing.get() ? CompletableFuture.failedFuture(new StoreUnavailableException("injected", null))
+            : inner.flush(batch);
+      }
+    };
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    // (sync intervals of a second: "lately" is on the system clock, two of them, wide for a slow machine)
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("a").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 2).syncInterval(Duration.ofSeconds(1)).build()) {
+      assertThat(node.tryAcquire("first")).isTrue(); // (the store has answered once since the node started)
+      long waited = node.waitedDecisions();
+      assertThat(node.tryAcquire("a")).isTrue();
+      assertThat(node.waitedDecisions()).as("under the allowance").isEqualTo(waited);
+      failing.set(true);
+      node.syncNow();
+      failing.set(false);
+      assertThat(node.tryAcquire("b")).isTrue();
+      assertThat(node.waitedDecisions()).as("asked the store").isEqualTo(waited + 1);
     }
   }
 
