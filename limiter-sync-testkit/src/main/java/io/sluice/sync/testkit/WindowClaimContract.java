@@ -225,6 +225,9 @@ public abstract class WindowClaimContract {
       // a take spends no allowance (it may be applied twice), and a delta sent after its window has none
       assertThatThrownBy(() -> new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k", 100, 0).claiming(1, 1, 4).allowing(0, 1, 4)))).hasMessageStartingWith("deltas:");
+      assertThatThrownBy(() -> new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+          List.of(new Delta(fixed, "k", 100, 1).claiming(1, 1, 4).taking(5).allowing(1, 0, 4))))
+          .hasMessageStartingWith("deltas:");
       assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(2, 2, 4)).hasMessageStartingWith("allowed:");
       assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, -1, 4)).hasMessageStartingWith("spent:");
       assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, 0, -1)).hasMessageStartingWith("reserve:");
