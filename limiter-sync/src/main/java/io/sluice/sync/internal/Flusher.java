@@ -570,7 +570,7 @@ final class Flusher {
           v.globalPrev = result.current(i);
           v.pendingPrev -= p.delta.amount();
           // the claim on the window gone by is given up: what it held may be free now
-          v.nothingFreeUntil = Long.MIN_VALUE;
+          v.mayBeFreeNow();
         }
       }
     }

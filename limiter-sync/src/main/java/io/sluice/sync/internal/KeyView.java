@@ -111,14 +111,14 @@ final class KeyView {
    * Ticker time until which a decision the claim cannot pay is denied without asking the store: a
    * decision asked for what it needed and the store had less.
    */
-  long nothingFreeUntil = Long.MIN_VALUE;
+  private long nothingFreeUntil = Long.MIN_VALUE;
   /**
    * The need the store found too large then (less than that was free): until {@code nothingFreeUntil}
    * only decisions that need at least that much are denied without asking; a smaller one may fit.
    */
-  long freeBelow;
+  private long freeBelow;
   /** Decisions in a row that asked for a claim and found less free than they needed (this window). */
-  int fruitlessAsks;
+  private int fruitlessAsks;
   /**
    * Ticker time a decision last asked the store for a claim (Long.MIN_VALUE: never), and what it
    * asked for beyond the request: a key asking again soon asks for twice as much.
@@ -408,6 +408,44 @@ final class KeyView {
       shareCap.cap = cap;
     }
     shareCap.until = until;
+  }
+
+  /**
+   * Under the monitor: the store had less than {@code need} free for a decision's ask; until {@code until}
+   * (ticker time) a decision the claim cannot pay that needs at least that much is denied without asking.
+   */
+  void nothingFreeFor(long need, long until) {
+    nothingFreeUntil = until;
+    freeBelow = need;
+    fruitlessAsks++;
+  }
+
+  /** Under the monitor: a decision's ask found what it needed. */
+  void askFruitful() {
+    fruitlessAsks = 0;
+  }
+
+  /** Under the monitor: asks in a row that found less free than they needed, in this window. */
+  int fruitlessAsks() {
+    return fruitlessAsks;
+  }
+
+  /** Under the monitor: something may be free again (a claim given up, a store that lost its data): decisions ask. */
+  void mayBeFreeNow() {
+    nothingFreeUntil = Long.MIN_VALUE;
+  }
+
+  /**
+   * Under the monitor: whether the store lately had less free than a decision needing {@code need} at
+   * {@code now} would ask for, so that the decision is denied without asking (a view holding a claim).
+   */
+  boolean tooLittleFree(long need, long now) {
+    return claim >= 0 && now < nothingFreeUntil && need >= freeBelow;
+  }
+
+  /** Until when decisions the claim cannot pay are denied without asking (Long.MIN_VALUE: none are). */
+  long nothingFreeUntil() {
+    return nothingFreeUntil;
   }
 
   /** Under the monitor: what is left of the node's allowance on {@link #window} (see Allowances). */

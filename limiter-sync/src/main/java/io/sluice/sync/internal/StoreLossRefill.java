@@ -182,7 +182,7 @@ final class StoreLossRefill {
       v.aheadThrough = Long.MIN_VALUE;
       v.prevClaimHeld = false;
       v.noneFree = false;
-      v.nothingFreeUntil = Long.MIN_VALUE;
+      v.mayBeFreeNow();
       v.releasedCur = 0; // (given back after the old store counted them: the new one never did)
       if (cur + prev > 0) {
         v.syncWanted = true;

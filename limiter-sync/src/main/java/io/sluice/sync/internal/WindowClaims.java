@@ -344,23 +344,22 @@ final class WindowClaims {
       // limit whose last permits other nodes hold costs a few store calls a window, not ten a second)
       // (a sliding window frees budget continuously as the previous one fades: no doubling there,
       // or a back-off begun at a window's start outlived the fading and denied a key at 1 of 37)
-      v.nothingFreeUntil = now + (sliding ? slidingBackoff(v, need, now) : syncIntervalNanos << Math.min(3, v.fruitlessAsks));
+      long until = now + (sliding ? slidingBackoff(v, need, now) : syncIntervalNanos << Math.min(3, v.fruitlessAsks()));
       // (a small limit's sliding window frees a permit or two a sync interval: a back-off of a
       // whole interval denied what the exact algorithm admitted as the fading freed it, requests
       // not made up in their window. There the node asks again as soon as the fading has freed
       // what it needed by this answer's counts: at most two calls more a sync interval)
       if (sliding && (double) v.globalPrev * syncIntervalNanos / windowNanos <= 2) {
-        v.nothingFreeUntil = Math.min(v.nothingFreeUntil, fadedEnoughAt(v, need, now));
+        until = Math.min(until, fadedEnoughAt(v, need, now));
       }
       // (nor past the moment what is left of the allowances' reserve comes back: a key whose requests
       // all reach this node finds the other nodes' unused allowances there)
       if (allowances.reserve(v.window, now) > 0) {
-        v.nothingFreeUntil = Math.min(v.nothingFreeUntil, allowances.reserveEnds(v.window));
+        until = Math.min(until, allowances.reserveEnds(v.window));
       }
-      v.freeBelow = need;
-      v.fruitlessAsks++;
+      v.nothingFreeFor(need, until);
     } else if (need > 0) {
-      v.fruitlessAsks = 0;
+      v.askFruitful();
     }
   }
 

@@ -385,7 +385,7 @@ final class WindowDecisions {
       return DECIDED;
     }
     if (j.own + cost > allowance && !j.asked && claims.asksClaims()
-        && !(view.claim >= 0 && now < view.nothingFreeUntil && need >= view.freeBelow)) {
+        && !view.tooLittleFree(need, now)) {
       // below the limit as far as this node knows, and no claim that pays for the request: a
       // denial would be a guess, so the store decides, in one round trip (a key with a claim that
       // pays never gets here). Only where the store had less than a decision needed, within the
