@@ -60,9 +60,9 @@ final class KeyView {
    * (see StoreLossRefill#refill): should the store turn out to have lost its data, these may be in the
    * new store already, so they are not sent again.
    */
-  long takenCur;
-  long takenPrev;
-  long takenMark;
+  private long takenCur;
+  private long takenPrev;
+  private long takenMark;
   /**
    * Permits of {@link #window} given back (SyncedLimiter.release) after the store had counted them:
    * this node's next admissions there use them instead of counting new ones.
@@ -408,6 +408,35 @@ final class KeyView {
       shareCap.cap = cap;
     }
     shareCap.until = until;
+  }
+
+  /**
+   * Under the monitor: a take counted {@code permits} of the view's window; {@code numberedDone} is the
+   * last numbered flush of the key answered, {@code numberedSent} the last sent. Takes before a numbered
+   * flush that was sent after them and answered reached that store: no longer unproven.
+   */
+  void taken(long permits, long numberedDone, long numberedSent) {
+    if (numberedDone > takenMark) {
+      takenCur = 0;
+      takenPrev = 0;
+    }
+    takenCur += permits;
+    takenMark = numberedSent;
+  }
+
+  /**
+   * Under the monitor, refilling a store that lost its data: the permits takes counted in the view's
+   * window ({@code previous}: the window before) that may be in the new store already, where no
+   * numbered flush sent after them was answered before the loss ({@code doneBeforeLoss}); 0 otherwise.
+   */
+  long takesUnproven(boolean previous, long doneBeforeLoss) {
+    return doneBeforeLoss <= takenMark ? (previous ? takenPrev : takenCur) : 0;
+  }
+
+  /** Under the monitor: the takes are accounted for (sent again, or left in the new store). */
+  void takesAccountedFor() {
+    takenCur = 0;
+    takenPrev = 0;
   }
 
   /**

@@ -166,11 +166,9 @@ final class StoreLossRefill {
       }
       v.refilledRound = syncRound;
       queue.settle(v);
-      boolean takesUnproven = doneBeforeLoss <= v.takenMark;
-      long cur = Math.max(0, v.ownCur - v.pendingCur - (takesUnproven ? v.takenCur : 0));
-      long prev = Math.max(0, v.ownPrev - v.pendingPrev - (takesUnproven ? v.takenPrev : 0));
-      v.takenCur = 0; // (accounted for: sent again, or left in the new store)
-      v.takenPrev = 0;
+      long cur = Math.max(0, v.ownCur - v.pendingCur - v.takesUnproven(false, doneBeforeLoss));
+      long prev = Math.max(0, v.ownPrev - v.pendingPrev - v.takesUnproven(true, doneBeforeLoss));
+      v.takesAccountedFor();
       v.unsentCur += cur;
       v.pendingCur += cur;
       v.unsentPrev += prev;

@@ -500,13 +500,7 @@ final class WindowDecisions {
       // (the take counted the cost less what released permits paid)
       view.ownCur += cost;
       view.releasedCur -= j.reuse;
-      if (flusher.numberedDone(view.key) > view.takenMark) {
-        // a numbered flush sent after the earlier takes was answered: they reached that store
-        view.takenCur = 0;
-        view.takenPrev = 0;
-      }
-      view.takenCur += cost - j.reuse;
-      view.takenMark = flusher.numberedSent();
+      view.taken(cost - j.reuse, flusher.numberedDone(view.key), flusher.numberedSent());
     } else if (j.takeUnsettled) {
       // counted by the flush that settles the take (unless the take counted it), not as unsent
       // (what released permits paid is this node's already: not pending)
