@@ -94,25 +94,7 @@ final class DistributedNodes {
 
   /** Sluice's SyncedLimiter over its own RedisCounterStore; batch null keeps the default (100). */
   static Impl sluice(Long batch) {
-    String setting = batch == null ? "batch default=" + SyncConfig.DEFAULT_BATCH_SIZE
-        : batch == 1 ? "batch 1" : "batch " + batch;
-    return new Impl("Sluice", setting, true, (uri, spec, prefix, index) -> {
-      RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(uri).keyPrefix(prefix).build());
-      try {
-        SyncedLimiter.Builder b = SyncedLimiter.builder(spec.sluiceLimit(), store).nodeId("node-" + index);
-        if (batch != null) {
-          b.batchSize(batch);
-        }
-        if (spec.fixedWindow()) {
-          // over-admission runs count admissions per window with this clock: decide with the same one
-          b.ticker(Ticker.system());
-        }
-        return new SluiceNode(b.build(), store);
-      } catch (RuntimeException e) {
-        store.close();
-        throw e;
-      }
-    });
+    return sluice("Sluice", batch, Spec::sluiceLimit);
   }
 
   /**
@@ -121,14 +103,22 @@ final class DistributedNodes {
    * is the node's allowance (SyncConfig.Builder#coldKeyAllowance), which sliding windows do not have.
    */
   static Impl sluiceFixed(Long batch) {
+    return sluice(ExactBaseline.SLUICE_FIXED, batch,
+        spec -> Limit.fixedWindow("bench").limit(spec.limit()).window(spec.window()).build());
+  }
+
+  private static Impl sluice(String family, Long batch, java.util.function.Function<Spec, Limit> limitOf) {
     String setting = batch == null ? "batch default=" + SyncConfig.DEFAULT_BATCH_SIZE : "batch " + batch;
-    return new Impl(ExactBaseline.SLUICE_FIXED, setting, true, (uri, spec, prefix, index) -> {
+    return new Impl(family, setting, true, (uri, spec, prefix, index) -> {
       RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(uri).keyPrefix(prefix).build());
       try {
-        Limit fixed = Limit.fixedWindow("bench").limit(spec.limit()).window(spec.window()).build();
-        SyncedLimiter.Builder b = SyncedLimiter.builder(fixed, store).nodeId("node-" + index);
+        SyncedLimiter.Builder b = SyncedLimiter.builder(limitOf.apply(spec), store).nodeId("node-" + index);
         if (batch != null) {
           b.batchSize(batch);
+        }
+        if (spec.fixedWindow()) {
+          // over-admission runs count admissions per window with this clock: decide with the same one
+          b.ticker(Ticker.system());
         }
         return new SluiceNode(b.build(), store);
       } catch (RuntimeException e) {

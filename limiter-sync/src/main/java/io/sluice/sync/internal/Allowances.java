@@ -77,11 +77,12 @@ final class Allowances {
 
   /**
    * Under the view's monitor: whether a decision of {@code cost} at {@code at}, which no claim pays for,
-   * may be admitted under the node's allowance on the view's window.
+   * may be admitted under the node's allowance on the view's window: where the nodes' calls still carry
+   * the reserve a sync interval later (time for the permit to reach the store).
    */
   boolean admits(KeyView v, long at, long cost) {
-    return possible && cost <= v.allowanceLeft() && at < reserveEnds(v.window) - syncIntervalNanos
-        && capacity >= CAPACITY_PER_NODE * nodes.getAsInt() && countedByOthers.getAsBoolean() && storeAnswers();
+    return cost <= v.allowanceLeft() && reserve(v.window, at + syncIntervalNanos) > 0
+        && countedByOthers.getAsBoolean() && storeAnswers();
   }
 
   /**

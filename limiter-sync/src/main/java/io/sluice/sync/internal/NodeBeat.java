@@ -60,6 +60,10 @@ final class NodeBeat {
   private volatile int registeredNodes;
   /** Registry answers this limiter has taken, counted to 2 (see {@link #countConfirmed}). */
   private volatile int answers;
+  /** The beats' clock at the registry's first answer to this limiter (see {@link #countedByOthers}). */
+  private volatile long firstAnswerAt;
+  /** Set once an answer comes two beat intervals after the first (see {@link #countedByOthers()}). */
+  private volatile boolean countedByOthers;
   /** The flusher thread's: when it last beat. */
   private long lastHeartbeat = Long.MIN_VALUE;
   /** The flusher thread's: this limiter's store calls other than heartbeats as counted at its last beat. */
@@ -123,11 +127,6 @@ final class NodeBeat {
   boolean countedByOthers() {
     return countedByOthers;
   }
-
-  /** The beats' clock at the registry's first answer to this limiter (see {@link #countedByOthers}). */
-  private volatile long firstAnswerAt;
-  /** Set once an answer comes two beat intervals after the first (see {@link #countedByOthers()}). */
-  private volatile boolean countedByOthers;
 
   /** Whether a beat is asked for and waits for a call to carry it. */
   boolean asked() {
