@@ -23,7 +23,7 @@
 -- then per delta, in KEYS order:
 --   'w', window index, counter TTL in ms, amount, want, capacity, nodes, window length in us, need,
 --        token, settle, ahead, ahead want, keep, allowed, spent, reserve, part -- window counts (sliding
---        window; allowed, spent and reserve 0)
+--        window)
 --   'f', the same but part                                 -- window counts (fixed window)
 --   'o', window index, counter TTL in ms, amount           -- a fixed window's permits sent once the
 --                                                            window is over: counted, nothing else
@@ -62,7 +62,7 @@
 -- there. The node admits within it in those windows without asking, and flushes what it admitted
 -- there once each window is over: the claim counts against the limit whatever the node used of it.
 --
--- Allowances (fixed windows): a node may admit a few permits of a key in a window without a claim and
+-- Allowances (fixed windows and sliding window counters): a node may admit a few permits of a key in a window without a claim and
 -- without asking (its allowance), and counts them here, `allowed` of the delta's amount, after it did:
 -- counted like the others, but admitted under no claim, so the node's claim is not charged for them.
 -- `reserve` is what all nodes' allowances may take of the window (the flushing node's count of nodes
@@ -70,7 +70,14 @@
 -- `spent` how much of its allowance the node spends with the delta (used, or given up where its claim
 -- pays for the key), summed in 'A<window>': claims and takes are granted out of the capacity less what
 -- is left of the reserve, so counts, claims and the allowances not yet counted never pass the capacity
--- together.
+-- together. On a sliding window the previous window's count (and its claims) weigh too, whole at the
+-- window's start: they may fill the capacity there (a reserve given back to the claims at that window's
+-- end), and nothing fits the reserve until they have faded by it, at most a fraction reserve / capacity
+-- of the window. So where a claim finds the counts and claims past what the capacity less the reserve
+-- left, the part of the fading it holds starts no earlier than that fraction of what is left of the
+-- reserve ('t<window>:<node>' records the later time, and the answer says it), and nodes use their
+-- allowances only after the whole reserve's fraction: what fades first is the reserve's. (Where a claim
+-- finds room, counts, claims and parts together only fall from then on: the part starts at once.)
 --
 -- Expiry: 'P' is the window P + 1 through which the key lives (its TTL was set for it by the write
 -- that set 'P'): a write that needs the key to live through its window's next one (or the last
@@ -99,8 +106,9 @@
 --   window: count of that window, count of the window before it (0 for 'f': a fixed window's
 --           previous count never weighs), the node's claim on the window after this flush, for
 --           'w' the nodes its part of the fading is split by (0: none; 'f': 0), 1 if a take
---           was counted (else 0), and the claim granted on each window ahead (0: none); 'o' the
---           same layout: its count, then 0s
+--           was counted (else 0), and for 'f' the claim granted on each window ahead (0: none),
+--           for 'w' when its part of the fading starts (us from the window's start; 0 without a
+--           part); 'o' the same layout: its count, then 0s
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -313,6 +321,16 @@ end
 -- renewed every few windows at one renewal in two or three (eight windows of at most 20 s more of life
 -- for a key seen once; two windows of slack, Zipf over 1,000 keys on 4 nodes spent 133 PEXPIREs per
 -- 1,000 decisions, 81 with eight)
+-- A sliding window's claimant's part of the fading starts no earlier than this (us from the window's
+-- start) while the call carries the allowances' reserve: the previous window's count weighs whole at
+-- the window's start and may fill the capacity, and what it frees first is the reserve's.
+local function partStart(windowMicros, reserve, capacity)
+  if reserve <= 0 then
+    return 0
+  end
+  return math.floor(windowMicros * reserve / capacity)
+end
+
 local function expirySlack(windowMicros)
   return math.min(8, math.floor(20000000 / windowMicros))
 end
@@ -363,9 +381,8 @@ for i = 1, n do
     local allowed = tonumber(ARGV[cursor + 14])
     local spent = tonumber(ARGV[cursor + 15])
     local reserve = tonumber(ARGV[cursor + 16])
-    if allowed == nil or spent == nil or reserve == nil or allowed < 0 or allowed > amount or spent < 0 or reserve < 0
-        or (kind == 'w' and (allowed ~= 0 or spent ~= 0 or reserve ~= 0)) then
-      return fail('allowed must be 0..amount, spent and reserve 0 or more (all 0 on a sliding window), got '
+    if allowed == nil or spent == nil or reserve == nil or allowed < 0 or allowed > amount or spent < 0 or reserve < 0 then
+      return fail('allowed must be 0..amount, spent and reserve 0 or more, got '
           .. tostring(ARGV[cursor + 14]) .. ', ' .. tostring(ARGV[cursor + 15]) .. ' and ' .. tostring(ARGV[cursor + 16]))
     end
     -- a sliding window's claim asked for without a part of the fading ('0'; see below)
@@ -393,7 +410,7 @@ for i = 1, n do
       sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
       local pps = digits(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
-          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P', metField, metSum)
+          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P', metField, metSum, allowedField)
     elseif names then
       v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, allowedField,
           unpack(names))
@@ -401,7 +418,7 @@ for i = 1, n do
       v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, allowedField)
     end
     -- the allowances spent on the window, this delta's included (not by a replay, which applies nothing)
-    local spentAll = (sliding and 0 or tonumber(v[9] or '0')) + (apply and spent or 0)
+    local spentAll = tonumber(v[sliding and 17 or 9] or '0') + (apply and spent or 0)
     -- what claims and takes are granted out of: the capacity less what is left of the allowances' reserve
     local grantable = capacity - math.max(0, reserve - spentAll)
     -- what of its claim the node has admitted and not counted, as it last said, and all nodes' sum
@@ -418,6 +435,10 @@ for i = 1, n do
     local seenToken = tonumber(v[sliding and 13 or 5] or '0')
     local taken = 0
     local aheadGranted = 0
+    -- (a sliding window's claimant: when its part of the fading starts, us from the window's start;
+    -- and whether the counts and claims passed what the capacity less the reserve left, see below)
+    local partFrom = 0
+    local inDeficit = false
     local cur = tonumber(v[1] or '0')
     local held = tonumber(v[2] or '0')
     local claims = tonumber(v[3] or '0')
@@ -432,6 +453,7 @@ for i = 1, n do
       if since ~= nil and since < 0 then
         since = nil -- gave its claim up
       end
+      partFrom = since or 0
       sinces = tonumber(v[7] or '0')
       shares = tonumber(v[8] or '0')
     end
@@ -512,6 +534,7 @@ for i = 1, n do
           end
         end
         local free = math.floor(grantable - used)
+        inDeficit = free < 0
         local extra = 0
         if free > 0 then
           -- claims held ahead of demand take at most half of what no count holds (each node an even
@@ -571,7 +594,13 @@ for i = 1, n do
         if want == 0 or withoutPart then
           grantSplit = 0
         end
-        local newSince = grantSplit > 0 and at or nil
+        -- (where the previous window still weighs past what the allowances' reserve leaves, a part
+        -- starts once it has faded by what is left of the reserve: see Allowances above)
+        local newSince = nil
+        if grantSplit > 0 then
+          newSince = inDeficit and math.max(at, partStart(windowMicros, reserve - spentAll, capacity)) or at
+        end
+        partFrom = newSince or 0
         local newShares = shares + (newSince and 1 / grantSplit or 0) - (since and 1 / split or 0)
         local newSinces = sinces + (newSince and newSince / grantSplit or 0) - (since and since / split or 0)
         fields[#fields + 1] = sinceField
@@ -613,7 +642,7 @@ for i = 1, n do
     out[#out + 1] = held
     out[#out + 1] = sliding and grantSplit or 0
     out[#out + 1] = taken
-    out[#out + 1] = aheadGranted
+    out[#out + 1] = sliding and math.floor(partFrom) or aheadGranted
   elseif kind == 'o' then
     -- a fixed window that is over: a claim on it weighs nowhere now, so its permits are counted and
     -- nothing else (every admitted hit reaches the store once): one command, not a read and a write of

@@ -55,7 +55,7 @@ final class StoreOptions {
   StoreFailurePolicy onStoreFailure;
 
   @Option(names = "--cold-key-allowance", negatable = true, defaultValue = "true", fallbackValue = "true",
-      description = "Fixed windows: a node admits a key's first permit in each window without asking the store"
+      description = "Fixed and sliding windows: a node admits a key's first permit in each window without asking the store"
           + " (the store keeps a permit per node free for it); --no-cold-key-allowance asks, e.g. while nodes of"
           + " a version without it still run (default: ${DEFAULT-VALUE}).")
   boolean coldKeyAllowance;

@@ -19,7 +19,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * A node's allowance on a fixed window's keys (SyncConfig.Builder#coldKeyAllowance): a key's first
+ * A node's allowance on a fixed window's or sliding window counter's keys (SyncConfig.Builder#coldKeyAllowance): a key's first
  * permit in a window on a node is admitted without a store call, once every other node counts the node
  * (two heartbeat intervals after it joined) and before the window's last two sync intervals; the
  * nodes together still never pass the limit, and the permits the other nodes' allowances held come
@@ -147,6 +147,79 @@ class ColdKeyAllowanceTest {
         if (!othersAsk) {
           assertThat(beforeTheReserveCameBack).as("the three idle nodes' allowances held until then").isEqualTo(61);
         }
+      }
+    }
+  }
+
+  /**
+   * Sliding window counters: the previous window's count weighs whole at a window's start and may fill
+   * the limit, so a node uses its allowance only once the window is reserve / limit in (2 nodes, a limit
+   * of 100: 20 ms of a second), and asks the store before that.
+   */
+  @Test
+  void onASlidingWindowAColdKeysFirstPermitWaitsOnlyUntilThePreviousWindowCouldHaveFadedByTheReserve() {
+    Limit limit = Limit.slidingWindowCounter("allow-s").limit(100).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      sim.at(3 * SECOND + 5 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "a")).isFalse();
+      sim.at(3 * SECOND + 25 * MS);
+      long calls = sim.node(0).storeCalls();
+      assertThat(decidedWithoutWaiting(sim, 0, "b")).isTrue();
+      assertThat(sim.node(0).storeCalls()).as("no store call for it").isEqualTo(calls);
+      assertThat(decidedWithoutWaiting(sim, 1, "b")).isTrue();
+      // the key's next request on the node asks
+      assertThat(decidedWithoutWaiting(sim, 0, "b")).isFalse();
+      // none in the window's last two sync intervals either
+      sim.at(3 * SECOND + 850 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "c")).isFalse();
+    }
+  }
+
+  /**
+   * A sliding window's key at twice its limit, all of its requests on one node of four (sticky
+   * routing), window after window, while the three others each get a request for it once a window, in
+   * its first milliseconds, just after the reserve's part of it (reserve / limit of the window), or
+   * later: the nodes' weighted count (the previous window's admissions at their weight and the current
+   * window's) stays within a permit of the limit at every admission. A limit of 64 (claims without
+   * parts of the fading there) and one of 600 (claimants hold parts). With allowances used from the
+   * window's start, the others admitted over a previous window that still filled the limit (this test
+   * fails so). (Where a claim's part of the fading starts is the store's: WindowClaimContract.)
+   */
+  @Test
+  void onASlidingWindowTheNodesAllowancesNeverPassTheLimitOverAPreviousWindowThatFilledIt() {
+    for (int limitPerSecond : new int[] {64, 600}) {
+      Limit limit = Limit.slidingWindowCounter("sticky-s").limit(limitPerSecond).window(Duration.ofSeconds(1)).build();
+      long reserveNanos = SECOND * 4 / limitPerSecond;
+      try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+        for (int i = 0; i < 4; i++) {
+          sim.startNode();
+        }
+        long[] counts = new long[16]; // admissions per window
+        int othersAdmitted = 0;
+        long step = SECOND / (2L * limitPerSecond);
+        for (long t = 3 * SECOND; t < 10 * SECOND; t += step) {
+          sim.at(t);
+          long w = t / SECOND;
+          long inWindow = t % SECOND;
+          long from = new long[] {0, reserveNanos, 300 * MS}[(int) (w % 3)];
+          if (inWindow >= from && inWindow < from + step) {
+            for (int other = 1; other <= 3; other++) {
+              if (sim.acquire(other, "k", 1)) {
+                counts[(int) w]++;
+                othersAdmitted++;
+              }
+            }
+          }
+          if (sim.acquire(0, "k", 1)) {
+            counts[(int) w]++;
+          }
+          double weighted = counts[(int) w - 1] * (1 - (double) inWindow / SECOND) + counts[(int) w];
+          assertThat(weighted).as("limit %d: weighted count at %d ms", limitPerSecond, t / MS)
+              .isLessThanOrEqualTo(limitPerSecond + 1);
+        }
+        assertThat(othersAdmitted).as("the other nodes' requests are admitted where there is room").isPositive();
       }
     }
   }

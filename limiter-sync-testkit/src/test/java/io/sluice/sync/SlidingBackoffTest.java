@@ -184,8 +184,9 @@ class SlidingBackoffTest {
     Limit sliding = Limit.slidingWindowCounter("fade" + limit).limit(limit).window(Duration.ofSeconds(1)).build();
     MemoryStore store = new MemoryStore();
     ManualTicker ticker = new ManualTicker(1_000_000_000_000L); // a window's start
+    // (no allowances: node a spends the whole limit at once, which their reserve would hold back)
     SyncedLimiter.Builder b = SyncedLimiter.builder(sliding, store).ticker(ticker).autoSync(false)
-        .activeNodes(() -> nodes);
+        .activeNodes(() -> nodes).coldKeyAllowance(false);
     try (SyncedLimiter a = b.nodeId("a").build(); SyncedLimiter other = b.nodeId("b").build()) {
       ticker.advance(Duration.ofMillis(500));
       for (int i = 0; i < limit; i++) {

@@ -387,7 +387,7 @@ public class SluiceProperties {
     /** Longest a flush (and exact decision) waits for the store (default 2s); closing flushes for about as long. */
     private Duration flushTimeout;
     /**
-     * Fixed windows: a node admits a key's first permit in each window without asking the store (default
+     * Fixed and sliding windows: a node admits a key's first permit in each window without asking the store (default
      * true); false while nodes of a version without it still run.
      */
     private Boolean coldKeyAllowance;

@@ -173,7 +173,7 @@ public abstract class WindowClaimContract {
   }
 
   /**
-   * Allowances (fixed windows, {@link Delta#allowing}): claims and takes are granted out of the capacity
+   * Allowances ({@link Delta#allowing}; a fixed window here, a sliding window below): claims and takes are granted out of the capacity
    * less what is left of the reserve the nodes' allowances hold; each node's allowance spent (used, or
    * given up) comes off the reserve once (a replay spends nothing again); permits admitted under an
    * allowance are counted but not charged to the node's claim; a call without a reserve (the nodes no
@@ -231,7 +231,8 @@ public abstract class WindowClaimContract {
       assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(2, 2, 4)).hasMessageStartingWith("allowed:");
       assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, -1, 4)).hasMessageStartingWith("spent:");
       assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, 0, -1)).hasMessageStartingWith("reserve:");
-      assertThatThrownBy(() -> new Delta(window, "k", 100, 1).allowing(0, 0, 1)).hasMessageStartingWith("allowing:");
+      Counter regional = Counter.regional(Limit.fixedWindow("allow-r").limit(100).window(Duration.ofMinutes(1)).build(), 3);
+      assertThatThrownBy(() -> new Delta(regional, "k", 100, 1).allowing(0, 0, 1)).hasMessageStartingWith("allowing:");
       assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).afterItsWindow().allowing(0, 0, 1))
           .hasMessageStartingWith("allowing:");
     }
@@ -467,6 +468,47 @@ public abstract class WindowClaimContract {
       FlushResult e = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, threeQuarters,
           List.of(new Delta(window, "s", w, 0).claiming(800, 800, 1))));
       assertThat(e.claim(0)).isEqualTo(800);
+    }
+  }
+
+  /**
+   * Allowances on a sliding window ({@link Delta#allowing}): the reserve is kept from claims as on a fixed
+   * window, and the previous window's count weighs whole at the window's start. A claim that finds the
+   * counts past what the capacity less the reserve leaves holds its part of the fading only from when the
+   * previous window has faded by what is left of the reserve (reserve / capacity of the window, {@link
+   * Delta#partStartMicros}), which its answer says ({@link FlushResult#fadingPartFrom}); one that finds
+   * room, or a reserve all spent, holds it from its own time.
+   */
+  @Test
+  void aSlidingWindowsPartOfTheFadingStartsOnceThePreviousWindowHasFadedByWhatIsLeftOfTheReserve() {
+    Counter sliding = Counter.of(Limit.slidingWindowCounter("allow-s").limit(100).window(Duration.ofMinutes(1)).build());
+    long windowMicros = 60_000_000L;
+    long w = NOW_MICROS / windowMicros;
+    long start = w * windowMicros;
+    try (CounterStore store = store(0)) {
+      // the window before filled the limit
+      flush(store, new Batch("n1", 0, 1, start - 1, List.of(new Delta(sliding, "s", w - 1, 100))));
+      // 1 us in, a reserve of 4: nothing free, and n2's part starts 4 / 100 of the window in
+      FlushResult a = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, start + 1,
+          List.of(new Delta(sliding, "s", w, 0).claiming(10, 1, 4).allowing(0, 0, 4))));
+      assertThat(a.claim(0)).isZero();
+      assertThat(a.split(0)).isEqualTo(4);
+      assertThat(a.fadingPartFrom(0)).isEqualTo(Delta.partStartMicros(windowMicros, 4, 100)).isEqualTo(2_400_000);
+      // half way, with room: n3's part starts at once
+      FlushResult b = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, start + windowMicros / 2,
+          List.of(new Delta(sliding, "s", w, 0).claiming(10, 1, 4).allowing(0, 0, 4))));
+      assertThat(b.claim(0)).isPositive();
+      assertThat(b.fadingPartFrom(0)).isEqualTo(windowMicros / 2);
+      // another key, each of the four nodes' allowances spent: 2 us in, nothing of the reserve is left,
+      // and the part starts at once
+      flush(store, new Batch("n1", 0, 2, start - 1, List.of(new Delta(sliding, "s2", w - 1, 100))));
+      for (int n = 1; n <= 4; n++) {
+        flush(store, new Batch("n" + n, 0, 3, start + 1, List.of(new Delta(sliding, "s2", w, 0).allowing(0, 1, 4))));
+      }
+      FlushResult c = flush(store, new Batch("n5", 0, Batch.CLAIM_ONLY, start + 2,
+          List.of(new Delta(sliding, "s2", w, 0).claiming(10, 1, 4).allowing(0, 0, 4))));
+      assertThat(c.split(0)).isEqualTo(4);
+      assertThat(c.fadingPartFrom(0)).isEqualTo(2);
     }
   }
 

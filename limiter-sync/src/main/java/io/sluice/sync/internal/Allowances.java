@@ -1,13 +1,16 @@
 package io.sluice.sync.internal;
 
+import io.sluice.sync.spi.Delta;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * A node's allowance on a fixed window's keys: a permit it may admit on a key in a window without a
- * claim and without asking the store, counted by its next flush ({@code Delta#allowing}). Without it, a
- * key's first decision in each window on each node waits for a claim call: on many keys that is most
- * decisions (Zipf over 1,000 keys on 3 nodes, 32% of decisions waited).
+ * A node's allowance on the keys of a fixed window or sliding window counter: a permit it may admit on
+ * a key in a window without a claim and without asking the store, counted by its next flush ({@code
+ * Delta#allowing}). Without it, a key's first decision in each window on each node waits for a claim
+ * call: on many keys that is most decisions (Zipf over 1,000 keys on 3 nodes, 32% of decisions waited
+ * on a fixed window, 69% on a sliding one).
  *
  * <p>What keeps it within the limit: every node's flushes and claim calls on the window carry a
  * reserve, its count of nodes times the allowance, and the store grants claims and takes only out of
@@ -23,10 +26,16 @@ import java.util.function.IntSupplier;
  * permits per node) and the window long enough for the margins (at least {@link #SYNCS_PER_WINDOW} sync
  * intervals); only for a node that every other node counts (see NodeBeat#countedByOthers: the others'
  * reserve is as many allowances as they count nodes) and whose store answers it, on a store that keeps
- * the reserve; and unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}). Fixed windows only:
- * at a sliding window's start the previous window's count weighs whole and may fill the limit, so
- * there is no room for a reserve until enough has faded, and what fades goes to the claimants' parts
- * first (the same reserve on sliding windows let 3 and 8 nodes pass the kit's limits by 1-4 permits).
+ * the reserve; and unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}).
+ *
+ * <p>Sliding windows: at a window's start the previous window's count weighs whole and may fill the
+ * limit (the reserve went back to the claims at that window's end), so there is room for the reserve
+ * only once it has faded by the reserve, at most reserve / limit of the window in ({@link #partStart}):
+ * nodes use their allowances only from then, and the store starts a claim's part of the fading no
+ * earlier where the claim finds the counts past what the reserve leaves (Delta#partStartMicros). Used
+ * from the window's start, allowances let 3 and 8 nodes pass the accuracy kit's limits by 1-4 permits.
+ * A node that asks the store with its allowance untouched gives it up (KeyView#reserveForAsk): its own
+ * part of the reserve would otherwise hold its ask short at a window's start over a full previous one.
  *
  * <p>Concurrency: immutable; reads volatile state of the registry and the breaker. {@link #admits} runs
  * under the view's monitor.
@@ -40,6 +49,7 @@ final class Allowances {
   static final long SYNCS_PER_WINDOW = 8;
 
   private final boolean possible;
+  private final boolean sliding;
   private final long capacity;
   private final long windowNanos;
   private final long syncIntervalNanos;
@@ -50,8 +60,9 @@ final class Allowances {
   private final long answeredWithinNanos;
 
   Allowances(LimiterSetup l, ClaimSizing sizing) {
-    this.possible = l.config.coldKeyAllowance() && l.claimsKept && !l.sliding && !l.regional && l.leases == null
+    this.possible = l.config.coldKeyAllowance() && l.claimsKept && !l.regional && l.leases == null
         && l.store.keepsAllowances() && l.windowNanos >= SYNCS_PER_WINDOW * l.syncIntervalNanos;
+    this.sliding = l.sliding;
     this.capacity = l.limit.capacity();
     this.windowNanos = l.windowNanos;
     this.syncIntervalNanos = l.syncIntervalNanos;
@@ -82,7 +93,21 @@ final class Allowances {
    */
   boolean admits(KeyView v, long at, long cost) {
     return cost <= v.allowanceLeft() && reserve(v.window, at + syncIntervalNanos) > 0
-        && countedByOthers.getAsBoolean() && storeAnswers();
+        && at >= partStart(v.window, reserve(v.window, at)) && countedByOthers.getAsBoolean() && storeAnswers();
+  }
+
+  /**
+   * When, with calls carrying {@code reserve}, nodes may use their allowances on window {@code w}
+   * (ticker time; the window's start for a fixed window or without a reserve): on a sliding window the
+   * previous window's count weighs whole at the window's start and may fill the limit, and has faded by
+   * the reserve from then on (Delta#partStartMicros).
+   */
+  long partStart(long w, long reserve) {
+    long start = w * windowNanos;
+    if (!sliding || reserve <= 0) {
+      return start;
+    }
+    return start + 1_000 * Delta.partStartMicros(TimeUnit.NANOSECONDS.toMicros(windowNanos), reserve, capacity);
   }
 
   /**

@@ -323,13 +323,15 @@ final class Flusher {
     boolean renewsAhead = claimsKept && leases == null && claims.sizing.claimsAheadDue(v, drainedAt);
     if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
         && !v.leaseWanted() && !renewsAhead
-        && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
+        && !v.syncWanted && !v.allowanceToSpend() && v.syncedAt != Long.MIN_VALUE
+        && drainedAt - v.syncedAt < syncIntervalNanos) {
       // nothing to send and answered within the sync interval: it waits for the regular sync
       // (a claim it holds is given up there if the key went idle), not for every sync another
       // key asked for
       return false;
     }
-    if (!everything && !closed && !renewsAhead && v.allowedUnsent() == 0 && claims.claimLasts(v, drainedAt)) {
+    if (!everything && !closed && !renewsAhead && v.allowedUnsent() == 0 && !v.allowanceToSpend()
+        && claims.claimLasts(v, drainedAt)) {
       // a claim that still pays for what the key asks until the next regular sync: its permits
       // are covered (the store counts the claim), so they wait for the claim to run low, the
       // batch to fill or the key to go idle, and a key asked a few times a second costs a few

@@ -75,6 +75,10 @@ final class KeyView {
   private long allowedCur;
   private long allowedUnsent;
   private long allowanceSpent;
+  /** The node gave its allowance up unused when it asked the store (see #reserveForAsk). */
+  private boolean allowanceGivenUp;
+  /** Near the limit: the allowance given up goes to the store with the next regular sync (see #spendAllowanceSoon). */
+  private boolean allowanceToSpend;
   /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
   long refilledRound = -1;
   /**
@@ -232,6 +236,8 @@ final class KeyView {
     allowedCur = 0;
     allowedUnsent = 0;
     allowanceSpent = 0;
+    allowanceGivenUp = false;
+    allowanceToSpend = false;
     if (regional != null) {
       regional.roll(w == window + 1);
     }
@@ -508,6 +514,43 @@ final class KeyView {
       allowanceSpent += spent;
       allowedCur = Allowances.PER_KEY;
     }
+  }
+
+  /**
+   * Under the monitor: of {@code reserve}, what a claim call asks with. A node that asks the store with
+   * its allowance on the window untouched gives it up (a claim pays for the key from now on, and its
+   * next delta spends it); until a delta has spent it, its calls leave its own part out of the reserve,
+   * which no permit of it can use any more: without that its ask at a sliding window's start, over a
+   * previous window that still fills the limit, found its own unused allowance held from it.
+   */
+  long reserveForAsk(long reserve) {
+    if (reserve <= 0) {
+      return 0;
+    }
+    if (allowedCur == 0 && allowanceSpent == 0) {
+      allowedCur = Allowances.PER_KEY;
+      allowanceGivenUp = true;
+    }
+    return allowanceGivenUpUnspent() ? Math.max(0, reserve - Allowances.PER_KEY) : reserve;
+  }
+
+  /** Under the monitor: an allowance given up by an ask ({@link #reserveForAsk}) that no delta has spent yet. */
+  boolean allowanceGivenUpUnspent() {
+    return allowanceGivenUp && allowanceSpent == 0;
+  }
+
+  /**
+   * Under the monitor: the allowance given up is to be spent by the next regular sync, though the view
+   * has nothing else to send: near the limit, where what the store keeps of the reserve for it is held
+   * from the other nodes' claims (a key this node only takes, with no claim left, sends no delta).
+   */
+  void spendAllowanceSoon() {
+    allowanceToSpend = allowanceGivenUpUnspent();
+  }
+
+  /** Under the monitor: whether the next sync sends a delta for the allowance given up (see #spendAllowanceSoon). */
+  boolean allowanceToSpend() {
+    return allowanceToSpend && allowanceGivenUpUnspent();
   }
 
   /** Under the monitor: a delta of the view's window came back unanswered: its allowed permits and what it spent go again. */

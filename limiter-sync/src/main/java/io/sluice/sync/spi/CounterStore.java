@@ -70,9 +70,11 @@ public interface CounterStore extends AutoCloseable {
   }
 
   /**
-   * Whether the store keeps the nodes' allowances on fixed windows ({@link Delta#allowing}) as {@code
-   * flush.lua} does: claims and takes granted out of the capacity less the allowances' reserve, and
-   * allowed permits counted without charging the node's claim. Nodes admit under allowances only on a
+   * Whether the store keeps the nodes' allowances on window counters ({@link Delta#allowing}) as {@code
+   * flush.lua} does: claims and takes granted out of the capacity less the allowances' reserve, allowed
+   * permits counted without charging the node's claim, and on a sliding window a claim's part of the
+   * fading started no earlier than {@link Delta#partStartMicros} where the claim found no room, and said
+   * in the answer ({@link FlushResult#fadingPartFrom}). Nodes admit under allowances only on a
    * store that does; false by default (a store that ignored the reserve would let them pass the limit).
    */
   default boolean keepsAllowances() {

@@ -38,10 +38,10 @@ public final class Delta {
   private final boolean afterItsWindow;
   /** Sliding windows: whether a claim asked for holds a part of the previous window's fading; see {@link #withoutFadingPart}. */
   private final boolean fadingPart;
-  /** Fixed windows: of the amount, permits admitted under the node's allowance, and the allowance spent; see {@link #allowing}. */
+  /** Window counters: of the amount, permits admitted under the node's allowance, and the allowance spent; see {@link #allowing}. */
   private final long allowed;
   private final long spent;
-  /** Fixed windows: permits the store keeps from claims and takes for the nodes' allowances; see {@link #allowing}. */
+  /** Window counters: permits the store keeps from claims and takes for the nodes' allowances; see {@link #allowing}. */
   private final long reserve;
 
   public Delta(Counter counter, String key, long window, long amount) {
@@ -135,6 +135,29 @@ public final class Delta {
   public static boolean goesAfterItsWindow(Counter c) {
     return c.kind() == Counter.Kind.WINDOW && !c.regional()
         && c.limit().algorithm() == io.sluice.node.Algorithm.FIXED_WINDOW;
+  }
+
+  /**
+   * Whether a delta of {@code c} may carry the nodes' allowances ({@link #allowing}): an ordinary (not
+   * regional) fixed window's or sliding window counter's.
+   */
+  public static boolean carriesAllowances(Counter c) {
+    return c.kind() == Counter.Kind.WINDOW && !c.regional()
+        && (c.limit().algorithm() == io.sluice.node.Algorithm.FIXED_WINDOW
+        || c.limit().algorithm() == io.sluice.node.Algorithm.SLIDING_WINDOW_COUNTER);
+  }
+
+  /**
+   * Sliding window counters, with the allowances' reserve ({@link #allowing}): how far into the window
+   * (microseconds) the previous window's count, which weighs whole at the window's start and may fill
+   * the capacity, has faded by {@code reserve} at the latest. A claim that finds the counts past what the
+   * capacity less what is left of the reserve leaves holds its part of the fading from then (the store
+   * records the later time and says it, {@link FlushResult#fadingPartFrom}; flush.lua's {@code
+   * partStart}); nodes use their allowances only from then. 0 without a reserve.
+   */
+  public static long partStartMicros(long windowMicros, long reserve, long capacity) {
+    // (the same double arithmetic as the script's, so that node and store agree to the microsecond)
+    return reserve <= 0 ? 0 : (long) Math.floor((double) windowMicros * reserve / capacity);
   }
 
   /** Sent after its window (see {@link #afterItsWindow()}): counted, nothing else. */
@@ -293,7 +316,7 @@ public final class Delta {
   }
 
   /**
-   * Fixed windows of ordinary limits, the nodes' allowances: the permits a node may admit on a key in a
+   * Window counters (fixed and sliding) of ordinary limits, the nodes' allowances: the permits a node may admit on a key in a
    * window without a claim and without asking the store. {@code reserve} is what the store keeps free of
    * claims and takes on the delta's window for all nodes' allowances (the node sends its count of nodes
    * times the allowance while nodes may still use theirs, and 0 from a margin before the window's end,
@@ -305,13 +328,19 @@ public final class Delta {
    * left never pass the capacity together, so the nodes' allowances never pass the limit either. In a
    * claim-only batch (a take) allowed and spent are 0.
    *
-   * @throws IllegalArgumentException for a counter other than an ordinary fixed window's, allowed
+   * <p>On a sliding window the previous window's count weighs whole at the window's start and may fill
+   * the capacity; where a claim finds the counts past what the capacity less the reserve left, its part
+   * of the fading starts only once that has faded by what is left of the reserve ({@link
+   * #partStartMicros}), and nodes use their allowances only once the window is reserve / capacity in.
+   *
+   * @throws IllegalArgumentException for a counter other than an ordinary window counter's, allowed
    *     outside 0..amount, spent or reserve outside 0..2^53, or a delta sent after its window
    */
   public Delta allowing(long allowed, long spent, long reserve) {
     notAfterItsWindow("allowing");
-    if (!goesAfterItsWindow(counter)) {
-      throw new IllegalArgumentException("allowing: a fixed window's counter only, got " + counter);
+    if (!carriesAllowances(counter)) {
+      throw new IllegalArgumentException("allowing: a fixed or sliding window's counter of an ordinary limit only, got "
+          + counter);
     }
     if (allowed < 0 || allowed > amount) {
       throw new IllegalArgumentException("allowed: must be between 0 and the amount " + amount + ", got " + allowed);

@@ -109,6 +109,16 @@ public final class FlushResult {
   }
 
   /**
+   * Sliding window counters: when the part of the previous window's fading that the node's claim on
+   * delta i's window holds starts, in microseconds from the window's start (the claim's time, or later
+   * while the nodes' allowances' reserve has not faded yet: {@link Delta#partStartMicros}); 0 without a
+   * part. (The slot that a fixed window's {@link #ahead} uses.)
+   */
+  public long fadingPartFrom(int i) {
+    return ahead == null ? 0 : ahead[i];
+  }
+
+  /**
    * The nodes alive, the sender included, as the heartbeat its batch carried ({@link Batch#beating})
    * found them; 0 when the batch carried none.
    */

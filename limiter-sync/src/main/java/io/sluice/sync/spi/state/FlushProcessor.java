@@ -285,6 +285,9 @@ public final class FlushProcessor implements EntryUpdate {
     // the node's claim and split as the entry holds them: the answer when nothing is applied
     out[o + 2] = state.claimOf(nodeId, w);
     out[o + 3] = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
+    if (kinds[i] == WINDOW) {
+      out[o + 5] = Math.max(0, state.claimSinceOf(nodeId, w));
+    }
     if (apply) {
       boolean firstWrite = !state.hasWindow(w);
       state = countAndClaim(state, i, w, out, o);
@@ -299,7 +302,7 @@ public final class FlushProcessor implements EntryUpdate {
         }
       }
       state = claimsAhead(state, i, w, out, o);
-      if (out[o + 5] > 0) {
+      if (kinds[i] == FIXED && out[o + 5] > 0) {
         long through = Math.max(state.lastClaimWindow(), w + aheadWindows[i]);
         ttlMillis[0] = Math.max(ttlMillis[0], second[i] + (through - w) * (windowMicros[i] / 1_000));
       }
@@ -340,7 +343,8 @@ public final class FlushProcessor implements EntryUpdate {
     long allowed = mode == CLAIM || alloweds == null ? 0 : alloweds[i];
     long spent = mode == CLAIM || spents == null ? 0 : spents[i];
     long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - (amount - allowed));
-    long claim = wants[i] > 0 ? claim(state, i, w, held, amount, amount - allowed, spent, met) : 0;
+    double[] free = {0}; // (what was free before the grant, less than 0 where the counts passed the capacity)
+    long claim = wants[i] > 0 ? claim(state, i, w, held, amount, amount - allowed, spent, met, free) : 0;
     boolean taken = false;
     if (take > 0 && wants[i] > 0 && seenToken < token && claim >= needs[i]) {
       amount += take;
@@ -352,7 +356,11 @@ public final class FlushProcessor implements EntryUpdate {
     // (nor does a claim asked for without one)
     int split = kinds[i] == WINDOW && wants[i] > 0 && !(taken && wants[i] == needs[i])
         && !(withoutFadingPart != null && withoutFadingPart[i]) ? grantSplit(state, i, w) : 0;
-    long since = split > 0 ? sinceWindowStart(i, w) : -1;
+    // (where the previous window still weighs past what the allowances' reserve leaves, a part starts
+    // once it has faded by what is left of the reserve: flush.lua)
+    long reserveLeft = (reserves == null ? 0 : reserves[i]) - state.spentOn(w) - spent;
+    long since = split <= 0 ? -1 : free[0] >= 0 ? sinceWindowStart(i, w)
+        : Math.max(sinceWindowStart(i, w), Delta.partStartMicros(windowMicros[i], reserveLeft, capacities[i]));
     state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
     if (spent > 0) {
       state = state.withSpent(w, state.spentOn(w) + spent);
@@ -363,6 +371,9 @@ public final class FlushProcessor implements EntryUpdate {
     out[o + 2] = claim;
     out[o + 3] = split;
     out[o + 4] = taken ? 1 : 0;
+    if (kinds[i] == WINDOW) {
+      out[o + 5] = Math.max(0, since); // (when its part of the fading starts: flush.lua)
+    }
     return state;
   }
 
@@ -413,7 +424,8 @@ public final class FlushProcessor implements EntryUpdate {
    * each claimant holds an even part of what fades from the time of its claim (rate prev / window /
    * nodes).
    */
-  private long claim(CounterEntry state, int i, long w, long held, long amount, long charged, long spent, long met) {
+  private long claim(CounterEntry state, int i, long w, long held, long amount, long charged, long spent, long met,
+      double[] freeOut) {
     long at = sinceWindowStart(i, w);
     long prev = kinds[i] == WINDOW ? state.count(w - 1) : 0;
     double fade = (double) prev / windowMicros[i];
@@ -446,6 +458,7 @@ public final class FlushProcessor implements EntryUpdate {
     long reserve = reserves == null ? 0 : reserves[i];
     long grantable = capacities[i] - Math.max(0, reserve - state.spentOn(w) - spent);
     double free = Math.floor(grantable - used);
+    freeOut[0] = free;
     // claims held ahead of demand take at most half of what no count holds (each node an even part
     // of it), so that unused claims of other nodes never deny a key below half its limit; what the
     // nodes said they met of their claims is demand, not held ahead of it, and weighs as counted
