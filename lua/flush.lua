@@ -107,8 +107,8 @@
 --           previous count never weighs), the node's claim on the window after this flush, for
 --           'w' the nodes its part of the fading is split by (0: none; 'f': 0), 1 if a take
 --           was counted (else 0), and for 'f' the claim granted on each window ahead (0: none),
---           for 'w' when its part of the fading starts (us from the window's start; 0 without a
---           part); 'o' the same layout: its count, then 0s
+--           for 'w' when its part of the fading starts where that is later than the call's time
+--           (us from the window's start; else 0); 'o' the same layout: its count, then 0s
 --   gcra:   backlog in scaled units at the node's time, 0
 --   region: count of that window, count of the window before it, the region's share of the quota
 --           for that window and for the next one (-1 where the coordinator's lease does not reach:
@@ -642,7 +642,8 @@ for i = 1, n do
     out[#out + 1] = held
     out[#out + 1] = sliding and grantSplit or 0
     out[#out + 1] = taken
-    out[#out + 1] = sliding and math.floor(partFrom) or aheadGranted
+    -- (a part that starts later than this call's time, else 0: the node's part starts at its claim)
+    out[#out + 1] = sliding and (partFrom > at and math.floor(partFrom) or 0) or aheadGranted
   elseif kind == 'o' then
     -- a fixed window that is over: a claim on it weighs nowhere now, so its permits are counted and
     -- nothing else (every admitted hit reaches the store once): one command, not a read and a write of

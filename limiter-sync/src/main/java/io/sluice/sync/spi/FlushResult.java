@@ -109,10 +109,11 @@ public final class FlushResult {
   }
 
   /**
-   * Sliding window counters: when the part of the previous window's fading that the node's claim on
-   * delta i's window holds starts, in microseconds from the window's start (the claim's time, or later
-   * while the nodes' allowances' reserve has not faded yet: {@link Delta#partStartMicros}); 0 without a
-   * part. (The slot that a fixed window's {@link #ahead} uses.)
+   * Sliding window counters: where the part of the previous window's fading that the node's claim on
+   * delta i's window holds starts later than the delta's time (the previous window had not faded by
+   * what is left of the nodes' allowances' reserve yet: {@link Delta#partStartMicros}), when, in
+   * microseconds from the window's start; else 0, the part starting with the claim. (The slot that a
+   * fixed window's {@link #ahead} uses.)
    */
   public long fadingPartFrom(int i) {
     return ahead == null ? 0 : ahead[i];

@@ -286,7 +286,7 @@ public final class FlushProcessor implements EntryUpdate {
     out[o + 2] = state.claimOf(nodeId, w);
     out[o + 3] = kinds[i] == WINDOW && state.claimSinceOf(nodeId, w) >= 0 ? state.claimSplitOf(nodeId, w) : 0;
     if (kinds[i] == WINDOW) {
-      out[o + 5] = Math.max(0, state.claimSinceOf(nodeId, w));
+      out[o + 5] = laterThanNow(state.claimSinceOf(nodeId, w), i, w);
     }
     if (apply) {
       boolean firstWrite = !state.hasWindow(w);
@@ -372,7 +372,7 @@ public final class FlushProcessor implements EntryUpdate {
     out[o + 3] = split;
     out[o + 4] = taken ? 1 : 0;
     if (kinds[i] == WINDOW) {
-      out[o + 5] = Math.max(0, since); // (when its part of the fading starts: flush.lua)
+      out[o + 5] = laterThanNow(since, i, w); // (when its part of the fading starts: flush.lua)
     }
     return state;
   }
@@ -505,6 +505,11 @@ public final class FlushProcessor implements EntryUpdate {
     }
     long split = (long) Math.ceil(1 / (1 - others) - 1e-9);
     return split > Delta.MAX_NODES ? 0 : (int) split;
+  }
+
+  /** A claimant's part of the fading starting at {@code since} (us in window w) where that is after the node's time, else 0. */
+  private long laterThanNow(long since, int i, long w) {
+    return since > sinceWindowStart(i, w) ? since : 0;
   }
 
   /** The node's time from the start of window w, in us, within the window. */
