@@ -67,8 +67,10 @@
 -- counted like the others, but admitted under no claim, so the node's claim is not charged for them.
 -- `reserve` is what all nodes' allowances may take of the window (the flushing node's count of nodes
 -- times the allowance, while nodes may still use them; 0 from a margin before the window's end), and
--- `spent` how much of its allowance the node spends with the delta (used, or given up where its claim
--- pays for the key), summed in 'A<window>': claims and takes are granted out of the capacity less what
+-- `spent` how much of its allowance the node has spent on the window in all (used, or given up where
+-- its claim pays for the key), recorded per node ('a<window>:<node>') and summed in 'A<window>', only
+-- its rise counting (so a replay, or a claim-only batch applied twice, spends nothing more; a claim call
+-- may spend an allowance the node gives up unused): claims and takes are granted out of the capacity less what
 -- is left of the reserve, so counts, claims and the allowances not yet counted never pass the capacity
 -- together. On a sliding window the previous window's count (and its claims) weigh too, whole at the
 -- window's start: they may fill the capacity there (a reserve given back to the claims at that window's
@@ -170,8 +172,8 @@ if seq == 0 then
   for _ = 1, n do
     local kind = ARGV[cursor]
     if (kind ~= 'w' and kind ~= 'f') or (tonumber(ARGV[cursor + 3]) ~= 0 and tonumber(ARGV[cursor + 9]) <= 0)
-        or tonumber(ARGV[cursor + 10]) ~= 0 or tonumber(ARGV[cursor + 14]) ~= 0 or tonumber(ARGV[cursor + 15]) ~= 0 then
-      return fail('a claim-only batch carries window deltas without permits, or takes (no allowance spent)')
+        or tonumber(ARGV[cursor + 10]) ~= 0 or tonumber(ARGV[cursor + 14]) ~= 0 then
+      return fail('a claim-only batch carries window deltas without permits, or takes (no allowed permits)')
     end
     cursor = cursor + width[kind]
   end
@@ -205,14 +207,14 @@ local out = {apply and 1 or 0, tonumber(created)}
 
 -- window counts live in fields named by the window index; claims in 'c<window>:<node>' and
 -- 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>', takes'
--- tokens in 'x<window>:<node>', demand met in 'u<window>:<node>' and 'U<window>', a fixed window's
--- allowances spent in 'A<window>'; a regional quota
+-- tokens in 'x<window>:<node>', demand met in 'u<window>:<node>' and 'U<window>', the allowances
+-- spent in 'A<window>' and each node's in 'a<window>:<node>'; a regional quota
 -- also keeps the denied demand of a window in 'd<window>' and the coordinator's share record in 's:*'
 -- fields. The window of a field, or nil for the key's own ('h', 'P', 's:*'): one pattern match, as a
 -- drop reads every field of the key (three string operations per field made a drop of a key with
 -- fifty fields cost 70 us of script time, Zipf over 1,000 keys on 4 nodes).
 local function windowOf(field)
-  return tonumber(string.match(field, '^[dACTKUctxu]?(%-?%d+)'))
+  return tonumber(string.match(field, '^[dACTKUactxu]?(%-?%d+)'))
 end
 
 -- drops the key's fields of windows before `keep`: one HDEL for up to 500 of them (unpack has a
@@ -397,6 +399,7 @@ for i = 1, n do
     local ws = digits(w)
     local claimField, sumField, tokenField = 'c' .. ws .. ':' .. node, 'C' .. ws, 'x' .. ws .. ':' .. node
     local allowedField = 'A' .. ws -- (the allowances spent)
+    local spentByField = 'a' .. ws .. ':' .. node -- (what this node has spent of its allowance, in all)
     local metField, metSum = 'u' .. ws .. ':' .. node, 'U' .. ws
     -- (a sliding window's own fields, named only for it: every name is a string the script builds)
     local ps, sinceField, sinceSum, claimants
@@ -410,15 +413,19 @@ for i = 1, n do
       sinceField, sinceSum, claimants = 't' .. ws .. ':' .. node, 'T' .. ws, 'K' .. ws
       local pps = digits(w - 2)
       v = redis.call('HMGET', key, ws, claimField, sumField, ps, 'C' .. ps, sinceField, sinceSum, claimants,
-          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P', metField, metSum, allowedField)
+          pps, 'T' .. ps, 'K' .. ps, 'h', tokenField, 'P', metField, metSum, allowedField, spentByField)
     elseif names then
       v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, allowedField,
-          unpack(names))
+          spentByField, unpack(names))
     else
-      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, allowedField)
+      v = redis.call('HMGET', key, ws, claimField, sumField, 'h', tokenField, 'P', metField, metSum, allowedField,
+          spentByField)
     end
-    -- the allowances spent on the window, this delta's included (not by a replay, which applies nothing)
-    local spentAll = tonumber(v[sliding and 17 or 9] or '0') + (apply and spent or 0)
+    -- the allowances spent on the window, this delta's included (not by a replay, which applies nothing):
+    -- a delta carries what its node has spent in all, so a take applied twice spends once
+    local spentBy = spent
+    spent = apply and math.max(0, spentBy - tonumber(v[sliding and 18 or 10] or '0')) or 0
+    local spentAll = tonumber(v[sliding and 17 or 9] or '0') + spent
     -- what claims and takes are granted out of: the capacity less what is left of the allowances' reserve
     local grantable = capacity - math.max(0, reserve - spentAll)
     -- what of its claim the node has admitted and not counted, as it last said, and all nodes' sum
@@ -613,6 +620,8 @@ for i = 1, n do
       if spent > 0 then
         fields[#fields + 1] = allowedField
         fields[#fields + 1] = digits(spentAll)
+        fields[#fields + 1] = spentByField
+        fields[#fields + 1] = digits(spentBy)
       end
       if v[1] == false then
         fields[#fields + 1] = 'h'
@@ -620,7 +629,7 @@ for i = 1, n do
       end
       fields[2] = digits(cur)
       if names then
-        aheadGranted = claimAhead(names, v, 10, ahead, aheadWant, capacity, nodes, fields)
+        aheadGranted = claimAhead(names, v, 11, ahead, aheadWant, capacity, nodes, fields)
       end
       -- the key must live through the window after w (where a sliding window's count still weighs),
       -- or after the last one claimed ahead; a TTL set for that reaches a few windows further, and

@@ -73,9 +73,10 @@ final class ClaimCalls {
     boolean taking = take > 0 && take <= need && !v.hasUnsettledTake() && store.countsTakes();
     Delta d = claims.sizing.claimDelta(new Delta(counter, v.key, v.window, taking ? take : 0), want,
         Math.min(need, want), noPart, v, now);
-    long reserve = v.reserveForAsk(claims.allowances.reserve(v.window, now));
+    long reserve = claims.allowances.reserve(v.window, now);
     if (reserve > 0) {
-      d = d.allowing(0, 0, reserve); // (a take spends no allowance: it may be applied twice)
+      // (an allowance not used is given up and spent with the call: see KeyView#spendAllowanceForAsk)
+      d = d.allowing(0, v.spendAllowanceForAsk(), reserve);
     }
     long token = 0;
     if (taking) {

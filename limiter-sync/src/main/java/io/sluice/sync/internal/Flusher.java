@@ -323,15 +323,13 @@ final class Flusher {
     boolean renewsAhead = claimsKept && leases == null && claims.sizing.claimsAheadDue(v, drainedAt);
     if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
         && !v.leaseWanted() && !renewsAhead
-        && !v.syncWanted && !v.allowanceToSpend() && v.syncedAt != Long.MIN_VALUE
-        && drainedAt - v.syncedAt < syncIntervalNanos) {
+        && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
       // nothing to send and answered within the sync interval: it waits for the regular sync
       // (a claim it holds is given up there if the key went idle), not for every sync another
       // key asked for
       return false;
     }
-    if (!everything && !closed && !renewsAhead && v.allowedUnsent() == 0 && !v.allowanceToSpend()
-        && claims.claimLasts(v, drainedAt)) {
+    if (!everything && !closed && !renewsAhead && v.allowedUnsent() == 0 && claims.claimLasts(v, drainedAt)) {
       // a claim that still pays for what the key asks until the next regular sync: its permits
       // are covered (the store counts the claim), so they wait for the claim to run low, the
       // batch to fill or the key to go idle, and a key asked a few times a second costs a few
@@ -389,7 +387,10 @@ final class Flusher {
     // this node flushes is paid for by its claim), so that the reserve goes back to the claims at once
     long reserve = claims.allowances.reserve(v.window, drainedAt);
     long spent = reserve > 0 ? v.allowanceUnspent() : 0;
-    Delta d = v.allowedUnsent() > 0 || reserve > 0 ? plain.allowing(v.allowedUnsent(), spent, reserve) : plain;
+    // (the delta carries what the node has spent in all: the store records it per node, and a flush after
+    // an unanswered claim call that spent it spends it again only if the call never arrived)
+    Delta d = v.allowedUnsent() > 0 || reserve > 0
+        ? plain.allowing(v.allowedUnsent(), reserve > 0 ? v.allowanceSpentInAll() + spent : 0, reserve) : plain;
     if (claimsKept) {
       // (as a decision's claim call: no part of a sliding window's fading where it would be a few permits)
       d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,

@@ -75,10 +75,6 @@ final class KeyView {
   private long allowedCur;
   private long allowedUnsent;
   private long allowanceSpent;
-  /** The node gave its allowance up unused when it asked the store (see #reserveForAsk). */
-  private boolean allowanceGivenUp;
-  /** Near the limit: the allowance given up goes to the store with the next regular sync (see #spendAllowanceSoon). */
-  private boolean allowanceToSpend;
   /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
   long refilledRound = -1;
   /**
@@ -236,8 +232,6 @@ final class KeyView {
     allowedCur = 0;
     allowedUnsent = 0;
     allowanceSpent = 0;
-    allowanceGivenUp = false;
-    allowanceToSpend = false;
     if (regional != null) {
       regional.roll(w == window + 1);
     }
@@ -517,40 +511,26 @@ final class KeyView {
   }
 
   /**
-   * Under the monitor: of {@code reserve}, what a claim call asks with. A node that asks the store with
-   * its allowance on the window untouched gives it up (a claim pays for the key from now on, and its
-   * next delta spends it); until a delta has spent it, its calls leave its own part out of the reserve,
-   * which no permit of it can use any more: without that its ask at a sliding window's start, over a
-   * previous window that still fills the limit, found its own unused allowance held from it.
+   * Under the monitor: what of its allowance on {@link #window} the node has spent in all, as a delta
+   * carries it (Delta#allowing: the store records it per node, so a delta applied twice spends once).
    */
-  long reserveForAsk(long reserve) {
-    if (reserve <= 0) {
-      return 0;
-    }
-    if (allowedCur == 0 && allowanceSpent == 0) {
-      allowedCur = Allowances.PER_KEY;
-      allowanceGivenUp = true;
-    }
-    return allowanceGivenUpUnspent() ? Math.max(0, reserve - Allowances.PER_KEY) : reserve;
-  }
-
-  /** Under the monitor: an allowance given up by an ask ({@link #reserveForAsk}) that no delta has spent yet. */
-  boolean allowanceGivenUpUnspent() {
-    return allowanceGivenUp && allowanceSpent == 0;
+  long allowanceSpentInAll() {
+    return allowanceSpent;
   }
 
   /**
-   * Under the monitor: the allowance given up is to be spent by the next regular sync, though the view
-   * has nothing else to send: near the limit, where what the store keeps of the reserve for it is held
-   * from the other nodes' claims (a key this node only takes, with no claim left, sends no delta).
+   * Under the monitor: a claim call on the view's window is about to go; an allowance the node has not
+   * used gives it up (a claim pays for the key from now on) and is spent with the call, which returns
+   * what the node has spent in all. Without it, what the store kept for it until the node's next flush
+   * held the key short, its own ask included: at a sliding window's start over a previous window that
+   * still filled the limit, and at the limit where the node had no delta to send.
    */
-  void spendAllowanceSoon() {
-    allowanceToSpend = allowanceGivenUpUnspent();
-  }
-
-  /** Under the monitor: whether the next sync sends a delta for the allowance given up (see #spendAllowanceSoon). */
-  boolean allowanceToSpend() {
-    return allowanceToSpend && allowanceGivenUpUnspent();
+  long spendAllowanceForAsk() {
+    if (allowedCur == 0 && allowanceSpent == 0) {
+      allowedCur = Allowances.PER_KEY;
+      allowanceSpent = Allowances.PER_KEY;
+    }
+    return allowanceSpent;
   }
 
   /** Under the monitor: a delta of the view's window came back unanswered: its allowed permits and what it spent go again. */

@@ -324,13 +324,7 @@ final class WindowClaims {
         // nothing: it is a part of nothing, and to give it up was a flush after each request the store
         // denied on a key at its limit (a limit of 1 a minute: two store calls per decision)
         v.claimNodes = result.previous(i) == 0 ? 0 : result.split(i);
-        if (v.noneFree && v.allowanceGivenUpUnspent()) {
-          // near the limit, the allowance this ask gave up is still held from the other nodes' claims:
-          // the next regular sync spends it (far from the limit what the reserve holds is nobody's
-          // loss, and a flush for it would be a key read and write)
-          v.spendAllowanceSoon();
-          queue.enqueue(v);
-        } else if (v.claim > 0 || v.claimNodes > 0) {
+        if (v.claim > 0 || v.claimNodes > 0) {
           // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
           // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle
           queue.enqueue(v);

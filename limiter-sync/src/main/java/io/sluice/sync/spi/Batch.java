@@ -40,10 +40,10 @@ public final class Batch {
       boolean ordinaryWindow = d.counter().kind() == Counter.Kind.WINDOW && !d.counter().regional();
       if (sequence == CLAIM_ONLY) {
         boolean badTake = d.amount() != 0 && (d.token() == 0 || d.want() == 0 || d.need() < d.amount());
-        if (badTake || d.settle() != 0 || d.denied() != 0 || !ordinaryWindow || d.spent() != 0 || d.allowed() != 0) {
+        if (badTake || d.settle() != 0 || d.denied() != 0 || !ordinaryWindow || d.allowed() != 0) {
           throw new IllegalArgumentException("deltas: a claim-only batch (sequence 0) carries window deltas of"
-              + " ordinary limits without permits, or takes (Delta.taking) whose need covers them, and no allowance"
-              + " (Delta.allowing: a reserve only), got " + d);
+              + " ordinary limits without permits, or takes (Delta.taking) whose need covers them, and no permits"
+              + " allowed (Delta.allowing: a reserve and an allowance spent only), got " + d);
         }
       } else if (d.token() != 0 && (d.settle() == 0 || !ordinaryWindow)) {
         throw new IllegalArgumentException("deltas: a numbered batch carries takes only to settle them"

@@ -321,12 +321,14 @@ public final class Delta {
    * claims and takes on the delta's window for all nodes' allowances (the node sends its count of nodes
    * times the allowance while nodes may still use theirs, and 0 from a margin before the window's end,
    * when what is left of it goes back to the claims); {@code spent}, how much of its allowance on the
-   * window the node spends with this delta (used, or given up because its claim pays for the key: a
-   * node's allowance is spent once per window), which the store takes off the reserve; and {@code
+   * window the node has spent in all (used, or given up because its claim pays for the key: a node's
+   * allowance is spent once per window), which the store records per node and takes off the reserve by
+   * its rise only, so that a delta applied twice (a replay, a claim-only batch) spends once; and {@code
    * allowed}, how many of this delta's permits the node admitted under it: counted like the others, but
    * admitted under no claim, so the node's claim is not charged for them. Counts, claims and the reserve
    * left never pass the capacity together, so the nodes' allowances never pass the limit either. In a
-   * claim-only batch (a take) allowed and spent are 0.
+   * claim-only batch (a take, which may be applied twice) allowed is 0; it may spend an allowance the
+   * node gives up unused.
    *
    * <p>On a sliding window the previous window's count weighs whole at the window's start and may fill
    * the capacity; where a claim finds the counts past what the capacity less the reserve left, its part
@@ -360,7 +362,7 @@ public final class Delta {
     return allowed;
   }
 
-  /** The node's allowance on the window spent with this delta (see {@link #allowing}); 0: none. */
+  /** The node's allowance on the window spent in all, as of this delta (see {@link #allowing}); 0: none. */
   public long spent() {
     return spent;
   }

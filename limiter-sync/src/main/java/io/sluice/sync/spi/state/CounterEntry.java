@@ -20,7 +20,7 @@ public final class CounterEntry implements Serializable {
   private static final String[] NO_NODES = {};
 
   public static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
-      NONE, NONE, NONE, NONE, PermitLog.EMPTY, null);
+      NONE, NONE, NONE, NONE, NONE, PermitLog.EMPTY, null);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -54,6 +54,12 @@ public final class CounterEntry implements Serializable {
    */
   private final long[] claimMet;
   /**
+   * Per claim entry: the allowance its node has spent on its window in all ({@code flush.lua}'s {@code
+   * a<window>:<node>}; see Delta#allowing), so that a call that spends it again (a replay, a take applied
+   * twice) spends nothing more. Null in an entry written before it was kept: read as 0.
+   */
+  private final long[] claimSpent;
+  /**
    * A sliding window log's permits (exact mode only). Null in an entry written before logs were kept
    * here: Java serialization leaves a field the stream does not have null; {@link #log()} reads it as
    * empty.
@@ -68,7 +74,7 @@ public final class CounterEntry implements Serializable {
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
       long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues,
-      long[] claimSince, long[] claimTokens, long[] claimMet, PermitLog log, long[] spent) {
+      long[] claimSince, long[] claimTokens, long[] claimMet, long[] claimSpent, PermitLog log, long[] spent) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -83,6 +89,7 @@ public final class CounterEntry implements Serializable {
     this.claimSince = claimSince;
     this.claimTokens = claimTokens;
     this.claimMet = claimMet;
+    this.claimSpent = claimSpent;
     this.log = log;
     this.spent = spent;
   }
@@ -108,7 +115,7 @@ public final class CounterEntry implements Serializable {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
       return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-          claimValues, claimSince, claimTokens, claimMet, log, spent);
+          claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -126,7 +133,7 @@ public final class CounterEntry implements Serializable {
       System.arraycopy(spent, at, a, at + 1, windows.length - at);
     }
     return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, log, a);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, a);
   }
 
   /** The nodes' allowances spent on a window ({@code A<window>}); 0 if none. */
@@ -144,7 +151,7 @@ public final class CounterEntry implements Serializable {
     long[] a = spent == null ? new long[windows.length] : spent.clone();
     a[i] = value;
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, log, a);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, a);
   }
 
   /**
@@ -174,6 +181,7 @@ public final class CounterEntry implements Serializable {
     long[] cs = new long[claims];
     long[] ct = new long[claims];
     long[] cm = new long[claims];
+    long[] cx = new long[claims];
     for (int i = 0, j = 0; i < claimWindows.length; i++) {
       if (claimWindows[i] >= window) {
         cw[j] = claimWindows[i];
@@ -181,11 +189,12 @@ public final class CounterEntry implements Serializable {
         cv[j] = claimValues[i];
         ct[j] = tokenAt(i);
         cm[j] = metAt(i);
+        cx[j] = spentAt(i);
         cs[j++] = claimSince[i];
       }
     }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
-        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log,
+        counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, cx, log,
         spent == null ? null : Arrays.copyOfRange(spent, keep, spent.length));
   }
 
@@ -223,7 +232,7 @@ public final class CounterEntry implements Serializable {
 
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, log, spent);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
   }
 
   /** The sliding window log; empty when this key has none. */
@@ -233,7 +242,7 @@ public final class CounterEntry implements Serializable {
 
   public CounterEntry withLog(PermitLog log) {
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, log, spent);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -286,10 +295,10 @@ public final class CounterEntry implements Serializable {
         kt[i] = tt[order[i - 1]];
       }
       return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues,
-          claimSince, claimTokens, claimMet, log, spent);
+          claimSince, claimTokens, claimMet, claimSpent, log, spent);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, claimMet, log, spent);
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
   }
 
   private int claimIndex(String nodeId, long window) {
@@ -382,7 +391,7 @@ public final class CounterEntry implements Serializable {
     }
     int found = claimIndex(nodeId, window);
     return withEntry(found, nodeId, window, value, since, found >= 0 ? tokenAt(found) : 0,
-        Math.max(0, Math.min(met, value)));
+        Math.max(0, Math.min(met, value)), found >= 0 ? spentAt(found) : 0);
   }
 
   /**
@@ -413,7 +422,7 @@ public final class CounterEntry implements Serializable {
   CounterEntry withTakeToken(String nodeId, long window, long token) {
     int found = claimIndex(nodeId, window);
     return withEntry(found, nodeId, window, found >= 0 ? claimValues[found] : 0, found >= 0 ? claimSince[found] : -1,
-        token, found >= 0 ? metAt(found) : 0);
+        token, found >= 0 ? metAt(found) : 0, found >= 0 ? spentAt(found) : 0);
   }
 
   private long tokenAt(int i) {
@@ -424,9 +433,27 @@ public final class CounterEntry implements Serializable {
     return claimMet == null ? 0 : claimMet[i];
   }
 
+  private long spentAt(int i) {
+    return claimSpent == null ? 0 : claimSpent[i];
+  }
+
+  /** The allowance {@code nodeId} has spent on a window in all ({@code flush.lua}'s {@code a<window>:<node>}); 0 if none. */
+  long spentBy(String nodeId, long window) {
+    int i = claimIndex(nodeId, window);
+    return i >= 0 ? spentAt(i) : 0;
+  }
+
+  /** Records the allowance {@code nodeId} has spent on a window in all. */
+  CounterEntry withSpentBy(String nodeId, long window, long spentBy) {
+    int found = claimIndex(nodeId, window);
+    return withEntry(found, nodeId, window, found >= 0 ? claimValues[found] : 0, found >= 0 ? claimSince[found] : -1,
+        found >= 0 ? tokenAt(found) : 0, found >= 0 ? metAt(found) : 0, spentBy);
+  }
+
   /** Replaces claim entry {@code found} (-1: none yet) with the given one, or drops it when it holds nothing. */
-  private CounterEntry withEntry(int found, String nodeId, long window, long value, long since, long token, long met) {
-    boolean none = value == 0 && since < 0 && token == 0 && met == 0;
+  private CounterEntry withEntry(int found, String nodeId, long window, long value, long since, long token, long met,
+      long spentBy) {
+    boolean none = value == 0 && since < 0 && token == 0 && met == 0 && spentBy == 0;
     if (found < 0 && none) {
       return this;
     }
@@ -437,6 +464,7 @@ public final class CounterEntry implements Serializable {
     long[] cs = new long[n];
     long[] ct = new long[n];
     long[] cm = new long[n];
+    long[] cx = new long[n];
     int j = 0;
     for (int i = 0; i < claimWindows.length; i++) {
       if (i != found) {
@@ -445,6 +473,7 @@ public final class CounterEntry implements Serializable {
         cv[j] = claimValues[i];
         ct[j] = tokenAt(i);
         cm[j] = metAt(i);
+        cx[j] = spentAt(i);
         cs[j++] = claimSince[i];
       }
     }
@@ -455,8 +484,9 @@ public final class CounterEntry implements Serializable {
       cs[j] = since;
       ct[j] = token;
       cm[j] = met;
+      cx[j] = spentBy;
     }
-    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, log, spent);
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, cx, log, spent);
   }
 
   /** Nodes whose sequence this key remembers. */

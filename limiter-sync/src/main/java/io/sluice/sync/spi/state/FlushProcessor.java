@@ -341,7 +341,10 @@ public final class FlushProcessor implements EntryUpdate {
     // what is free, only a little larger
     // (permits admitted under the node's allowance were admitted under no claim: not charged to it)
     long allowed = mode == CLAIM || alloweds == null ? 0 : alloweds[i];
-    long spent = mode == CLAIM || spents == null ? 0 : spents[i];
+    // (a delta carries what its node has spent of its allowance in all, which the entry records per node:
+    // what this call spends is the rise over that, so that a replay or a take applied twice spends once)
+    long spentBy = spents == null ? 0 : spents[i];
+    long spent = Math.max(0, spentBy - state.spentBy(nodeId, w));
     long met = take > 0 ? Math.max(0, needs[i] - take) : Math.max(0, state.metOf(nodeId, w) - (amount - allowed));
     double[] free = {0}; // (what was free before the grant, less than 0 where the counts passed the capacity)
     long claim = wants[i] > 0 ? claim(state, i, w, held, amount, amount - allowed, spent, met, free) : 0;
@@ -363,7 +366,7 @@ public final class FlushProcessor implements EntryUpdate {
         : Math.max(sinceWindowStart(i, w), Delta.partStartMicros(windowMicros[i], reserveLeft, capacities[i]));
     state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
     if (spent > 0) {
-      state = state.withSpent(w, state.spentOn(w) + spent);
+      state = state.withSpent(w, state.spentOn(w) + spent).withSpentBy(nodeId, w, spentBy);
     }
     if (recordToken) {
       state = state.withTakeToken(nodeId, w, token);
