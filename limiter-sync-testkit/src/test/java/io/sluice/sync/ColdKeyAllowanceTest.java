@@ -182,14 +182,14 @@ class ColdKeyAllowanceTest {
    * routing), window after window, while the three others each get a request for it once a window, in
    * its first milliseconds, just after the reserve's part of it (reserve / limit of the window), or
    * later: the nodes' weighted count (the previous window's admissions at their weight and the current
-   * window's) stays within a permit of the limit at every admission. A limit of 64 (claims without
-   * parts of the fading there) and one of 600 (claimants hold parts). With allowances used from the
+   * window's) stays within a permit of the limit at every admission. A limit of 128 (the least with
+   * allowances on 4 nodes; claims without parts of the fading there) and one of 600 (claimants hold parts). With allowances used from the
    * window's start, the others admitted over a previous window that still filled the limit (this test
    * fails so). (Where a claim's part of the fading starts is the store's: WindowClaimContract.)
    */
   @Test
   void onASlidingWindowTheNodesAllowancesNeverPassTheLimitOverAPreviousWindowThatFilledIt() {
-    for (int limitPerSecond : new int[] {64, 600}) {
+    for (int limitPerSecond : new int[] {128, 600}) {
       Limit limit = Limit.slidingWindowCounter("sticky-s").limit(limitPerSecond).window(Duration.ofSeconds(1)).build();
       long reserveNanos = SECOND * 4 / limitPerSecond;
       try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {

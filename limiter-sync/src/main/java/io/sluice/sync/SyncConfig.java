@@ -484,7 +484,8 @@ public final class SyncConfig {
      * with its next sync, so a key's first request on a node in a window does not wait for a store round
      * trip. The store keeps a permit per node and key free of claims until a sync interval before the
      * window's end, so the nodes still never pass the limit together. Only where that reserve is small (a
-     * limit of at least 16 permits per node, a window of at least 8 sync intervals), from two heartbeat
+     * limit of at least 16 permits per node, 32 on a sliding window, a window of at least 8 sync
+     * intervals), from two heartbeat
      * intervals after the node joined (until every other node counts it), while its store answers, and
      * not in its window's last two sync intervals; on a sliding window not before the window is nodes /
      * limit in either (the previous window, which may have filled the limit, has faded by the reserve
