@@ -62,24 +62,25 @@
 -- there. The node admits within it in those windows without asking, and flushes what it admitted
 -- there once each window is over: the claim counts against the limit whatever the node used of it.
 --
--- Allowances (fixed windows and sliding window counters): a node may admit a few permits of a key in a window without a claim and
--- without asking (its allowance), and counts them here, `allowed` of the delta's amount, after it did:
--- counted like the others, but admitted under no claim, so the node's claim is not charged for them.
--- `reserve` is what all nodes' allowances may take of the window (the flushing node's count of nodes
--- times the allowance, while nodes may still use them; 0 from a margin before the window's end), and
--- `spent` how much of its allowance the node has spent on the window in all (used, or given up where
--- its claim pays for the key), recorded per node ('a<window>:<node>') and summed in 'A<window>', only
--- its rise counting (so a replay, or a claim-only batch applied twice, spends nothing more; a claim call
--- may spend an allowance the node gives up unused): claims and takes are granted out of the capacity less what
--- is left of the reserve, so counts, claims and the allowances not yet counted never pass the capacity
--- together. On a sliding window the previous window's count (and its claims) weigh too, whole at the
--- window's start: they may fill the capacity there (a reserve given back to the claims at that window's
--- end), and nothing fits the reserve until they have faded by it, at most a fraction reserve / capacity
--- of the window. So where a claim finds the counts and claims past what the capacity less the reserve
--- left, the part of the fading it holds starts no earlier than that fraction of what is left of the
--- reserve ('t<window>:<node>' records the later time, and the answer says it), and nodes use their
--- allowances only after the whole reserve's fraction: what fades first is the reserve's. (Where a claim
--- finds room, counts, claims and parts together only fall from then on: the part starts at once.)
+-- Allowances (fixed windows and sliding window counters): a node may admit a few permits of a key in a
+-- window without a claim and without asking (its allowance), and counts them here, `allowed` of the
+-- delta's amount, after it did: counted like the others, but admitted under no claim, so the node's
+-- claim is not charged for them. `reserve` is what all nodes' allowances may take of the window (the
+-- flushing node's count of nodes times the allowance, while nodes may still use them; 0 from a margin
+-- before the window's end), and `spent` how much of its allowance the node has spent on the window in
+-- all (used, or given up where its claim pays for the key), recorded per node ('a<window>:<node>') and
+-- summed in 'A<window>', only its rise counting (so a replay, or a claim-only batch applied twice,
+-- spends nothing more; a claim call may spend an allowance the node gives up unused): claims and takes
+-- are granted out of the capacity less what is left of the reserve, so counts, claims and the
+-- allowances not yet counted never pass the capacity together. On a sliding window the previous
+-- window's count (and its claims) weigh too, whole at the window's start: they may fill the capacity
+-- there (a reserve given back to the claims at that window's end), and nothing fits the reserve until
+-- they have faded by it, at most a fraction reserve / capacity of the window. So where a claim finds
+-- the counts and claims past what the capacity less the reserve left, the part of the fading it holds
+-- starts no earlier than that fraction of what is left of the reserve ('t<window>:<node>' records the
+-- later time, and the answer says it), and nodes use their allowances only after the whole reserve's
+-- fraction: what fades first is the reserve's. (Where a claim finds room, counts, claims and parts
+-- together only fall from then on: the part starts at once.)
 --
 -- Expiry: 'P' is the window P + 1 through which the key lives (its TTL was set for it by the write
 -- that set 'P'): a write that needs the key to live through its window's next one (or the last
@@ -318,14 +319,10 @@ local function claimAhead(names, v, at, ahead, want, capacity, nodes, fields)
   return grant
 end
 
--- windows a key's TTL reaches beyond the one it must (see the 'P' field below): a key written window
--- after window then sets its TTL every ninth window, not at each, and a key whose claims ahead are
--- renewed every few windows at one renewal in two or three (eight windows of at most 20 s more of life
--- for a key seen once; two windows of slack, Zipf over 1,000 keys on 4 nodes spent 133 PEXPIREs per
--- 1,000 decisions, 81 with eight)
--- A sliding window's claimant's part of the fading starts no earlier than this (us from the window's
--- start) while the call carries the allowances' reserve: the previous window's count weighs whole at
--- the window's start and may fill the capacity, and what it frees first is the reserve's.
+-- How far into a sliding window (us) the previous window's count, which weighs whole at the window's
+-- start and may fill the capacity, has faded by `reserve` (what is left of the allowances' reserve) at
+-- the latest: a claim that finds no room holds its part of the fading from then (Delta#partStartMicros
+-- computes the same).
 local function partStart(windowMicros, reserve, capacity)
   if reserve <= 0 then
     return 0
@@ -333,6 +330,11 @@ local function partStart(windowMicros, reserve, capacity)
   return math.floor(windowMicros * reserve / capacity)
 end
 
+-- windows a key's TTL reaches beyond the one it must (see the 'P' field below): a key written window
+-- after window then sets its TTL every ninth window, not at each, and a key whose claims ahead are
+-- renewed every few windows at one renewal in two or three (eight windows of at most 20 s more of life
+-- for a key seen once; two windows of slack, Zipf over 1,000 keys on 4 nodes spent 133 PEXPIREs per
+-- 1,000 decisions, 81 with eight)
 local function expirySlack(windowMicros)
   return math.min(8, math.floor(20000000 / windowMicros))
 end
@@ -383,7 +385,8 @@ for i = 1, n do
     local allowed = tonumber(ARGV[cursor + 14])
     local spent = tonumber(ARGV[cursor + 15])
     local reserve = tonumber(ARGV[cursor + 16])
-    if allowed == nil or spent == nil or reserve == nil or allowed < 0 or allowed > amount or spent < 0 or reserve < 0 then
+    if allowed == nil or spent == nil or reserve == nil or allowed < 0 or allowed > amount or spent < 0
+        or reserve < 0 then
       return fail('allowed must be 0..amount, spent and reserve 0 or more, got '
           .. tostring(ARGV[cursor + 14]) .. ', ' .. tostring(ARGV[cursor + 15]) .. ' and ' .. tostring(ARGV[cursor + 16]))
     end

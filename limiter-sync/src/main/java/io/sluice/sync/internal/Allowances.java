@@ -22,11 +22,12 @@ import java.util.function.IntSupplier;
  * request for the key) goes back to the claims, so that a key at its limit whose requests all reach
  * one node is not held short of it.
  *
- * <p>Only where the reserve is a small part of the limit (the limit at least {@link #CAPACITY_PER_NODE}
- * permits per node, {@link #CAPACITY_PER_NODE_SLIDING} on a sliding window) and the window long enough for the margins (at least {@link #SYNCS_PER_WINDOW} sync
- * intervals); only for a node that every other node counts (see NodeBeat#countedByOthers: the others'
- * reserve is as many allowances as they count nodes) and whose store answers it, on a store that keeps
- * the reserve; and unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}).
+ * <p>Only where the reserve is a small part of the limit (the limit at least {@link
+ * #CAPACITY_PER_NODE} permits per node, {@link #CAPACITY_PER_NODE_SLIDING} on a sliding window) and
+ * the window long enough for the margins (at least {@link #SYNCS_PER_WINDOW} sync intervals); only for
+ * a node that every other node counts (see NodeBeat#countedByOthers: the others' reserve is as many
+ * allowances as they count nodes) and whose store answers it, on a store that keeps the reserve; and
+ * unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}).
  *
  * <p>Sliding windows: at a window's start the previous window's count weighs whole and may fill the
  * limit (the reserve went back to the claims at that window's end), so there is room for the reserve
@@ -34,8 +35,9 @@ import java.util.function.IntSupplier;
  * nodes use their allowances only from then, and the store starts a claim's part of the fading no
  * earlier where the claim finds the counts past what the reserve leaves (Delta#partStartMicros). Used
  * from the window's start, allowances let 3 and 8 nodes pass the accuracy kit's limits by 1-4 permits.
- * A node that asks the store with its allowance untouched gives it up (KeyView#reserveForAsk): its own
- * part of the reserve would otherwise hold its ask short at a window's start over a full previous one.
+ * A node that asks the store with its allowance unused gives it up and spends it with the ask
+ * (KeyView#spendAllowanceForAsk; the store records each node's spend, so a claim-only call applied twice
+ * spends once): the reserve would otherwise hold the key's asks short until the node's next flush.
  *
  * <p>Concurrency: immutable; reads volatile state of the registry and the breaker. {@link #admits} runs
  * under the view's monitor.
@@ -88,7 +90,8 @@ final class Allowances {
       return 0;
     }
     int n = nodes.getAsInt();
-    return capacity >= (sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE) * n && at < reserveEnds(w) ? n * PER_KEY : 0;
+    long perNode = sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE;
+    return capacity >= perNode * n && at < reserveEnds(w) ? n * PER_KEY : 0;
   }
 
   /** When calls on window {@code w} stop carrying the reserve (ticker time): a sync interval before its end. */

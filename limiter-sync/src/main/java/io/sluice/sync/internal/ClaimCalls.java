@@ -91,7 +91,7 @@ final class ClaimCalls {
     int at = deltas.size() - 1;
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
     long askedAt = System.nanoTime();
-    v.claimCallSentAt = askedAt;
+    v.claimCallSent(askedAt);
     ClaimLanes.Answer answer;
     v.storeCallUnderway = true;
     try {

@@ -313,12 +313,7 @@ final class ClaimSizing {
    * warming up).
    */
   long aheadOfDemand(KeyView v, long now, long cap) {
-    long ahead = v.lastClaimAsked != Long.MIN_VALUE && now - v.lastClaimAsked < syncIntervalNanos
-        ? Math.min(cap, Math.max(1, 2 * v.claimAhead))
-        : Math.min(cap, expectedDemand(v, now));
-    v.claimAhead = ahead;
-    v.lastClaimAsked = now;
-    return ahead;
+    return v.claimAheadOfDemand(now, cap, syncIntervalNanos, expectedDemand(v, now));
   }
 
   /**

@@ -561,7 +561,7 @@ final class Flusher {
           if (p.delta.isAfterItsWindow()) {
             // (the window is over: its count is all the answer says, and a claim on it weighs nowhere)
             v.globalCur = Math.max(v.globalCur, result.current(i));
-          } else if (f.sentAt < v.claimCallSentAt) {
+          } else if (v.sentBeforeLastClaimCall(f.sentAt)) {
             // a decision's claim call went out after this flush and was answered first: which of the
             // two the store ran last is not known here (Redis runs them in order, Hazelcast may not),
             // so the view keeps the smaller claim and the larger count of the two answers

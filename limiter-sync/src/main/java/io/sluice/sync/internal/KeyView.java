@@ -76,7 +76,7 @@ final class KeyView {
   private long allowedUnsent;
   private long allowanceSpent;
   /** The sync in which the view last sent its acknowledged permits again after a store lost its data. */
-  long refilledRound = -1;
+  private long refilledRound = -1;
   /**
    * LOCAL_SHARE, fixed windows: the local share this node last decided on with the breaker open, held
    * after the store is back (null: none; see {@link #holdLocalShare}). Rare, so a view holds none of its fields.
@@ -87,7 +87,7 @@ final class KeyView {
   /** Denial cache: the global count alone is over the limit until then. */
   long deniedUntil = Long.MIN_VALUE;
   /** System.nanoTime when a decision last sent a claim call for this key (see WindowClaims#mergeOlderAnswer). */
-  long claimCallSentAt = Long.MIN_VALUE;
+  private long claimCallSentAt = Long.MIN_VALUE;
   /** Dropped from the key table (idle): a decision that still holds it looks the key up again. */
   boolean retired;
   /** In the dirty queue, waiting for a flush. */
@@ -123,8 +123,8 @@ final class KeyView {
    * Ticker time a decision last asked the store for a claim (Long.MIN_VALUE: never), and what it
    * asked for beyond the request: a key asking again soon asks for twice as much.
    */
-  long lastClaimAsked = Long.MIN_VALUE;
-  long claimAhead;
+  private long lastClaimAsked = Long.MIN_VALUE;
+  private long claimAhead;
   /**
    * Flushes on their way that give this node's claim on the window up (want 0) or trim it
    * (Delta#keeping): until they are
@@ -179,7 +179,7 @@ final class KeyView {
   double meanCost;
   boolean hot;
   /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
-  long lastUrgentSync = Long.MIN_VALUE;
+  private long lastUrgentSync = Long.MIN_VALUE;
   /** Regional quota's shares and denied demand (null for other limits, and before the first). */
   private Regional regional;
 
@@ -531,6 +531,52 @@ final class KeyView {
       allowanceSpent = Allowances.PER_KEY;
     }
     return allowanceSpent;
+  }
+
+  /**
+   * Under the monitor: whether the view was sent again in sync {@code round} after a store lost its
+   * data; if not, it is now (StoreLossRefill sends a view once per sync).
+   */
+  boolean refillOnce(long round) {
+    if (refilledRound == round) {
+      return false;
+    }
+    refilledRound = round;
+    return true;
+  }
+
+  /** A decision sent a claim call for the key at {@code nanoTime} (System.nanoTime). */
+  void claimCallSent(long nanoTime) {
+    claimCallSentAt = nanoTime;
+  }
+
+  /** Whether a flush sent at {@code nanoTime} went before the key's last claim call (see WindowClaims#mergeOlderAnswer). */
+  boolean sentBeforeLastClaimCall(long nanoTime) {
+    return nanoTime < claimCallSentAt;
+  }
+
+  /**
+   * Under the monitor, for a decision that asks the store at {@code now}: what to ask for beyond the
+   * request, at most {@code cap}: twice what the last ask asked beyond its request where that was within
+   * {@code withinNanos} (a burst, a key warming up), else {@code expected}; recorded for the next ask.
+   */
+  long claimAheadOfDemand(long now, long cap, long withinNanos, long expected) {
+    long ahead = lastClaimAsked != Long.MIN_VALUE && now - lastClaimAsked < withinNanos
+        ? Math.min(cap, Math.max(1, 2 * claimAhead))
+        : Math.min(cap, expected);
+    claimAhead = ahead;
+    lastClaimAsked = now;
+    return ahead;
+  }
+
+  /** Under the monitor: whether the key asked for an urgent sync within {@code nanos} before {@code now}. */
+  boolean urgentSyncWithin(long now, long nanos) {
+    return lastUrgentSync != Long.MIN_VALUE && now - lastUrgentSync < nanos;
+  }
+
+  /** Under the monitor: the key asked for an urgent sync at {@code now}. */
+  void urgentSyncAsked(long now) {
+    lastUrgentSync = now;
   }
 
   /** Under the monitor: a delta of the view's window came back unanswered: its allowed permits and what it spent go again. */

@@ -161,10 +161,9 @@ final class StoreLossRefill {
       return 0; // (reservation and exact modes: the store counts when it grants or decides, not by flushes)
     }
     synchronized (v) {
-      if (v.refilledRound == syncRound || v.window == Long.MIN_VALUE) {
+      if (v.window == Long.MIN_VALUE || !v.refillOnce(syncRound)) {
         return 0;
       }
-      v.refilledRound = syncRound;
       queue.settle(v);
       long cur = Math.max(0, v.ownCur - v.pendingCur - v.takesUnproven(false, doneBeforeLoss));
       long prev = Math.max(0, v.ownPrev - v.pendingPrev - v.takesUnproven(true, doneBeforeLoss));

@@ -315,7 +315,8 @@ final class WindowClaims {
         // the previous window has not faded by what is left of the allowances' reserve yet, see
         // Delta#partStartMicros)
         long partFrom = result.fadingPartFrom(i);
-        v.claimAt = sliding && partFrom > 0 ? Math.max(askedAt, v.window * windowNanos + 1_000 * partFrom) : askedAt;
+        v.claimAt = sliding && partFrom > 0 ? Math.max(askedAt, v.window * windowNanos + 1_000 * partFrom)
+            : askedAt;
         if (delta.aheadWindows() > 0 && result.ahead(i) > 0) {
           v.aheadClaim = result.ahead(i);
           v.aheadThrough = delta.window() + delta.aheadWindows();

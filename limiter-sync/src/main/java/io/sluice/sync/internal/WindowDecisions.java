@@ -441,8 +441,7 @@ final class WindowDecisions {
       credit = Math.min(credit, view.localShareCap() - view.ownCur - cost); // (a share held since a fault)
     }
     if (credit > 0) {
-      boolean throttled = view.hot && view.lastUrgentSync != Long.MIN_VALUE
-          && now - view.lastUrgentSync < hotSyncIntervalNanos;
+      boolean throttled = view.hot && view.urgentSyncWithin(now, hotSyncIntervalNanos);
       view.grantCredit(credit, Math.min((view.window + 1) * windowNanos, view.syncedAt + staleAfterNanos + 1),
           j.urgent || throttled ? 0 : trigger - (view.unsentCur + cost));
     }
@@ -482,10 +481,10 @@ final class WindowDecisions {
     if (j.urgent && view.hot) {
       // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
       // next regular sync, and its larger batches cover the gap
-      if (view.lastUrgentSync != Long.MIN_VALUE && now - view.lastUrgentSync < hotSyncIntervalNanos) {
+      if (view.urgentSyncWithin(now, hotSyncIntervalNanos)) {
         j.urgent = false;
       } else {
-        view.lastUrgentSync = now;
+        view.urgentSyncAsked(now);
       }
     }
     if ((j.admit && !j.fromLease && !j.took) || wantsSync || (regional && !j.admit)) {

@@ -420,9 +420,7 @@ public final class CounterEntry implements Serializable {
 
   /** Records {@code nodeId}'s take token on a window (flush.lua's {@code x<window>:<node>}). */
   CounterEntry withTakeToken(String nodeId, long window, long token) {
-    int found = claimIndex(nodeId, window);
-    return withEntry(found, nodeId, window, found >= 0 ? claimValues[found] : 0, found >= 0 ? claimSince[found] : -1,
-        token, found >= 0 ? metAt(found) : 0, found >= 0 ? spentAt(found) : 0);
+    return withRecords(nodeId, window, token, spentBy(nodeId, window));
   }
 
   private long tokenAt(int i) {
@@ -445,9 +443,14 @@ public final class CounterEntry implements Serializable {
 
   /** Records the allowance {@code nodeId} has spent on a window in all. */
   CounterEntry withSpentBy(String nodeId, long window, long spentBy) {
+    return withRecords(nodeId, window, takeTokenOf(nodeId, window), spentBy);
+  }
+
+  /** {@code nodeId}'s claim entry on a window (a new one if none) with its take token and allowance spent as given. */
+  private CounterEntry withRecords(String nodeId, long window, long token, long spentBy) {
     int found = claimIndex(nodeId, window);
     return withEntry(found, nodeId, window, found >= 0 ? claimValues[found] : 0, found >= 0 ? claimSince[found] : -1,
-        found >= 0 ? tokenAt(found) : 0, found >= 0 ? metAt(found) : 0, spentBy);
+        token, found >= 0 ? metAt(found) : 0, spentBy);
   }
 
   /** Replaces claim entry {@code found} (-1: none yet) with the given one, or drops it when it holds nothing. */
