@@ -105,8 +105,9 @@ final class Allowances {
    * the reserve a sync interval later (time for the permit to reach the store).
    */
   boolean admits(KeyView v, long at, long cost) {
-    return cost <= v.allowanceLeft() && reserve(v.window, at + syncIntervalNanos) > 0
-        && at >= partStart(v.window, reserve(v.window, at)) && countedByOthers.getAsBoolean() && storeAnswers();
+    long reserve = reserve(v.window, at + syncIntervalNanos);
+    return cost <= v.allowanceLeft() && reserve > 0 && at >= partStart(v.window, reserve)
+        && countedByOthers.getAsBoolean() && storeAnswers();
   }
 
   /**

@@ -387,10 +387,11 @@ final class Flusher {
     // this node flushes is paid for by its claim), so that the reserve goes back to the claims at once
     long reserve = claims.allowances.reserve(v.window, drainedAt);
     long spent = reserve > 0 ? v.allowanceUnspent() : 0;
-    // (the delta carries what the node has spent in all: the store records it per node, and a flush after
-    // an unanswered claim call that spent it spends it again only if the call never arrived)
+    // (the delta carries what the node has spent in all, the whole allowance once this delta spends what
+    // is left of it: the store records it per node, and a flush after an unanswered claim call that spent
+    // it spends it again only if the call never arrived)
     Delta d = v.allowedUnsent() > 0 || reserve > 0
-        ? plain.allowing(v.allowedUnsent(), reserve > 0 ? v.allowanceSpentInAll() + spent : 0, reserve) : plain;
+        ? plain.allowing(v.allowedUnsent(), reserve > 0 ? Allowances.PER_KEY : 0, reserve) : plain;
     if (claimsKept) {
       // (as a decision's claim call: no part of a sliding window's fading where it would be a few permits)
       d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,

@@ -511,14 +511,6 @@ final class KeyView {
   }
 
   /**
-   * Under the monitor: what of its allowance on {@link #window} the node has spent in all, as a delta
-   * carries it (Delta#allowing: the store records it per node, so a delta applied twice spends once).
-   */
-  long allowanceSpentInAll() {
-    return allowanceSpent;
-  }
-
-  /**
    * Under the monitor: a claim call on the view's window is about to go; an allowance the node has not
    * used gives it up (a claim pays for the key from now on) and is spent with the call, which returns
    * what the node has spent in all. Without it, what the store kept for it until the node's next flush
