@@ -141,8 +141,11 @@ class AccuracyKitTest {
    *       flushes near the limit kept only what their node admits before the answer, 0.18% before keys
    *       new to a node were sized for the rest of their window, 0.20% before claims between far below
    *       and near the limit lasted an eighth of what is free);</li>
-   *   <li>approximate, sliding window: 1 node 0.4% (a large limit at costs up to 2,000; 3.6% on small
-   *       limits before a cold key's claim call counted its permit), 2+ nodes 12.8%: the budget a
+   *   <li>approximate, sliding window: 1 node within the bound since 2026-12-05 (0.035% at most on the
+   *       kit's seeds, 0.072% on three other sets of them: 0.47% on the shapes profile before a node that
+   *       counts itself alone unconfirmed asked again as the fading freed its need, see
+   *       SlidingBackoffTest#aLoneNodeBeforeItsCountIsConfirmedAsksAgainAsTheFadingFreesItsNeed; 3.6% on
+   *       small limits before a cold key's claim call counted its permit), 2+ nodes 12.8%: the budget a
    *       sliding window frees as the previous one fades is split between the claimants evenly, and a
    *       request that comes to a node whose part has not grown enough is denied while another node's
    *       part waits;</li>
@@ -169,7 +172,7 @@ class AccuracyKitTest {
     }
     switch (mode) {
       case APPROXIMATE:
-        return sliding ? (nodes == 1 ? 0.6 : 14.0) : (nodes == 1 ? 0 : 0.25);
+        return sliding ? (nodes == 1 ? 0 : 14.0) : (nodes == 1 ? 0 : 0.25);
       case RESERVATION:
         return sliding ? (nodes == 1 ? 0 : 1.7) : (nodes == 1 ? 0 : 0.2);
       default:

@@ -8,6 +8,7 @@ import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -180,6 +181,46 @@ class SlidingBackoffTest {
    * A sliding window of {@code limit} a second shared by {@code nodes} nodes: node a spends all of it at
    * 0.5 s into a window and syncs; then {@code then}.
    */
+  /**
+   * One node, a sliding window of 500 a second, a key asked at twice its limit from the node's start
+   * (Poisson, 1,000 a second). In the second window the node's registry has answered it once (its
+   * second beat comes a second after its start), so it counts itself alone unconfirmed and its claims
+   * hold no part of the fading (ClaimSizing#aloneUnconfirmed): only its asks take what fades. Its first
+   * ask in that window found nothing free (the window before weighs whole), and it then denied without
+   * asking for a whole sync interval, requests in a row that the exact algorithm admitted as the fading
+   * freed a permit every 2 ms (the accuracy kit's shapes profile on one node: 0.47% of its requests). It
+   * now asks again as the fading frees its need.
+   */
+  @Test
+  void aLoneNodeBeforeItsCountIsConfirmedAsksAgainAsTheFadingFreesItsNeed() {
+    Limit sliding = Limit.slidingWindowCounter("lone").limit(500).window(Duration.ofSeconds(1)).build();
+    long ms = ProbeSim.MS;
+    SplittableRandom random = new SplittableRandom(11);
+    try (ProbeSim sim = new ProbeSim(sliding, Duration.ofMillis(100), false)) {
+      sim.at(5 * ms);
+      int node = sim.startNode();
+      long at = 5 * ms;
+      int firstOfSecondWindow = -1;
+      while (at < 1_100 * ms) {
+        if (at >= 1_000 * ms && firstOfSecondWindow < 0) {
+          firstOfSecondWindow = sim.nodeLetters.length();
+        }
+        sim.at(at);
+        sim.acquire(node, "k", 1);
+        at += (long) (-Math.log(1 - random.nextDouble()) * ms); // 1,000 a second
+      }
+      String nodeLetters = sim.nodeLetters.substring(firstOfSecondWindow);
+      String exactLetters = sim.exactLetters.substring(firstOfSecondWindow);
+      long falseDenials = 0;
+      for (int i = 0; i < nodeLetters.length(); i++) {
+        falseDenials += exactLetters.charAt(i) == 'A' && nodeLetters.charAt(i) == 'D' ? 1 : 0;
+      }
+      assertThat(exactLetters.chars().filter(c -> c == 'A').count()).as("the exact algorithm").isGreaterThan(40);
+      assertThat(falseDenials).as("denied where the exact algorithm admitted, the second window's first 100 ms:"
+          + " node %s, exact %s", nodeLetters, exactLetters).isLessThanOrEqualTo(3);
+    }
+  }
+
   private static void afterOneNodeSpentTheWindowBefore(long limit, int nodes, Then then) {
     Limit sliding = Limit.slidingWindowCounter("fade" + limit).limit(limit).window(Duration.ofSeconds(1)).build();
     MemoryStore store = new MemoryStore();

@@ -169,6 +169,16 @@ final class ClaimSizing {
   }
 
   /**
+   * Whether this node's claims on a sliding window hold no part of the fading because it counts itself
+   * alone and the registry has not confirmed it yet ({@link #aloneUnconfirmed}): its asks alone take
+   * what fades, so one that found too little free asks again as the fading frees its need
+   * (WindowClaims#slidingBackoff).
+   */
+  boolean partWithheldUntilConfirmed() {
+    return sliding && claimNodes() < 2 && aloneUnconfirmed();
+  }
+
+  /**
    * Under the view's monitor: {@code plain} asking for a claim of {@code want} permits, at least
    * {@code need} of them where that much is free, split as {@link #claimSplit} says, with claims ahead
    * where they are due ({@link #withClaimsAhead}) and, where {@code noPart} ({@link
