@@ -427,9 +427,12 @@ final class TokenClaims {
 
   /** Under the monitor: uses {@code cost} tokens, those due from earlier grants first. */
   private void take(Holding h, long cost, long now) {
-    h.ownBacklog = drained(h.ownBacklog, h.ownAt, now) + cost * counter.interval();
-    h.ownAt = Math.max(h.ownAt, now);
     long fromExtra = Math.min(h.extra, cost);
+    // (tokens held from earlier grants were charged before the last one, in the backlog the node's own
+    // bucket starts from: charged again, what goes back with the next claim fell short by them, and the
+    // store's bucket lagged the exact one; BucketFractionTest#tokensHeldFromAnEarlierGrantAreNotChargedTwice)
+    h.ownBacklog = drained(h.ownBacklog, h.ownAt, now) + (cost - fromExtra) * counter.interval();
+    h.ownAt = Math.max(h.ownAt, now);
     h.extra -= fromExtra;
     h.used += cost - fromExtra;
     h.lastUse = now;
