@@ -94,7 +94,10 @@ class AccuracyKitTest {
    * feels as admissions short of the exact algorithm's, held so that it cannot grow unseen. 0 where every
    * profile keeps the bound (fixed windows: at most 0.017% in every mode).
    * <ul>
-   *   <li>approximate, sliding windows, 2+ nodes: 0.37% (large-limit, 8 nodes: 0.62% before a flush near
+   *   <li>approximate, sliding windows, 2+ nodes: 0.10% on the kit's seeds (large-limit, 3 nodes), 0.22% at most
+   *       on three other sets of them (small limits at 8 nodes, large-limit at 3); 0.37% (large-limit, 8 nodes)
+   *       until claimants strand about a request's cost, not half a permit, where requests cost more than 1
+   *       (ClaimSizing#strandFits, 2026-12-05 11:55 UTC: 0.37-0.50% -> 0.07-0.08% on the four sets); 0.62% before a flush near
    *       the limit, by the weighted estimate, kept only what its node admits before the answer on sliding
    *       windows too, 2026-12-04 21:50 UTC; 3 nodes 0.117% -> 0.100%; 0.50% before a node that
    *       counts itself alone on the registry's first answer held no part of the fading until its second,
@@ -125,7 +128,7 @@ class AccuracyKitTest {
     if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
       return nodes > 1 ? 0.85 : 0;
     }
-    return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.45 : 0.15;
+    return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.25 : 0.15;
   }
 
   /** DESIGN.md's bound on false denials, in % of the requests of a profile. */
