@@ -182,6 +182,16 @@ final class TokenClaims {
     // whose tokens would then look covered after the bucket refilled past them); else the store counts
     // them until they drain, under-admission only
     h.granted -= toCome;
+    if (toCome > 0 && h.extra == 0 && h.grantedAt > 0 && h.granted > h.used && nodes.getAsInt() == 1) {
+      // a node alone also lets the last grant's due tokens go, so that all of what it holds unused goes
+      // back below and the request asks for its whole cost: kept, they left the dropped tokens charged
+      // (the give-back needs a node that holds none), a lag behind the exact bucket (one node, costs of
+      // 3 at half again a bucket's rate: 38 requests of 20 seeds denied where the exact bucket admitted,
+      // 15 now; BucketFractionTest). With other nodes the give-back may be refused (another wrote the
+      // bucket since), and tokens let go then would be lost: they are kept.
+      h.granted = h.used;
+      usable = 0;
+    }
     // what the store's bucket holds beyond this node's own admissions, given back where nothing else
     // wrote the bucket since the last grant (else another node's tokens may rest on it) and this node
     // holds no token: tokens of that grant still to come, dropped just now, and what its held tokens
