@@ -522,6 +522,12 @@ for i = 1, n do
           -- there (to its end: taken without a flush, so possibly not counted yet), all fading now
           local prevFlow = tonumber(v[9] or '0') / windowMicros
               * math.max(0, tonumber(v[11] or '0') * windowMicros - tonumber(v[10] or '0'))
+          -- (a claimant takes a permit only once its part is half-way to it: parts under half a permit in
+          -- all left none taken, and a fraction counted as taken denied a limit of 1 its permit for a
+          -- whole window)
+          if prevFlow < 0.5 - 1e-9 then
+            prevFlow = 0
+          end
           used = used + (prev + tonumber(v[5] or '0') + prevFlow) * (windowMicros - at) / windowMicros
           -- the other claimants' parts of what faded since their claims ('K' sums their 1 / n, 'T'
           -- their since / n, so nodes that count different numbers of nodes are each counted at

@@ -555,6 +555,31 @@ public abstract class WindowClaimContract {
   }
 
   /**
+   * What the previous window's claimants may have taken of their parts of the fading, counted against
+   * the window after it, is none where their parts add up to under half a permit: a claimant takes a
+   * permit only once its part is half-way to it. A limit of 1 a minute whose window two back counted
+   * its permit, and a node that claimed an eighth of that fading for the last tenth of the window before
+   * (an eightieth of a permit): the next window's first take is granted (a stranded fraction of a permit
+   * counted as taken denied the key its one permit for a whole window).
+   */
+  @Test
+  void aPreviousWindowsClaimantsPartsUnderHalfAPermitAreNotCountedAsTaken() {
+    Counter one = Counter.of(Limit.slidingWindowCounter("strand").limit(1).window(Duration.ofMinutes(1)).build());
+    long windowMicros = 60_000_000L;
+    long w = NOW_MICROS / windowMicros;
+    try (CounterStore store = store(0)) {
+      flush(store, new Batch("n0", 0, 1, (w - 2) * windowMicros + 5, List.of(new Delta(one, "k", w - 2, 1))));
+      FlushResult part = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, (w - 1) * windowMicros + windowMicros * 9 / 10,
+          List.of(new Delta(one, "k", w - 1, 0).claiming(1, 0, 8))));
+      assertThat(part.claim(0)).isZero();
+      assertThat(part.split(0)).as("a claimant of the window before").isEqualTo(8);
+      FlushResult take = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, w * windowMicros + 1,
+          List.of(new Delta(one, "k", w, 1).claiming(1, 1, 8).taking(1))));
+      assertThat(take.taken(0)).isTrue();
+    }
+  }
+
+  /**
    * A sliding window's claimants never hold more than the whole fading together, whatever number of
    * nodes each counts: a node that counted itself alone takes it all, and a node asking after it gets
    * no part (it learns so from the answer's split); when the first gives its claim up, parts are free again.

@@ -451,6 +451,9 @@ public final class FlushProcessor implements EntryUpdate {
       // (to its end: taken without a flush, so possibly not counted yet), all fading now
       double prevFlow = (double) state.count(w - 2) / windowMicros[i]
           * Math.max(0, state.claimantsOn(w - 1, null) * windowMicros[i] - state.claimantTimesOn(w - 1, null));
+      if (prevFlow < 0.5 - 1e-9) {
+        prevFlow = 0; // (see flush.lua: parts under half a permit in all, none of which a claimant took)
+      }
       used += (prev + state.claimsOn(w - 1) + prevFlow) * (windowMicros[i] - at) / windowMicros[i];
       // the other claimants' parts of what faded since their claims, each at its own 1 / n
       double others = state.claimantsOn(w, nodeId);
