@@ -55,6 +55,30 @@ class TokenClaimsTest {
    * admits. (The accuracy kit, 8 nodes, worst profile: requests denied and not made up 2.46% -> 0.55%
    * on buckets, 3.05% -> 0.61% on meters.)
    */
+  /**
+   * A key's first decision on a node claims no token beyond its own: its rate is then that one request,
+   * which says nothing. A token claimed ahead on a key asked once stayed charged in the store, and with
+   * other nodes writing the bucket it was not given back: here node b, draining the bucket right after,
+   * was denied its last token, which the exact bucket admits; on a busy key the store's bucket lagged the
+   * exact one by it for as long as the key stayed busy (the accuracy kit, spread rates on 8 nodes:
+   * requests denied and not made up 0.46% -> 0.19%).
+   */
+  @Test
+  void aKeysFirstDecisionOnANodeClaimsNoTokenAheadOfIt() {
+    Limit small = Limit.tokenBucket("first").capacity(20).refill(20, Duration.ofSeconds(1)).build();
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(small, store, ticker, "a", 100);
+        SyncedLimiter b = node(small, store, ticker, "b", 100)) {
+      RateLimiter exact = RateLimiter.builder(small).ticker(ticker).build();
+      assertThat(a.tryAcquire("k")).isTrue();
+      assertThat(exact.tryAcquire("k")).isTrue();
+      ticker.advance(Duration.ofMillis(1));
+      for (int i = 0; i < 19; i++) {
+        assertThat(exact.tryAcquire("k")).as("the exact bucket, request %d", i).isTrue();
+        assertThat(b.tryAcquire("k")).as("b's request %d", i).isTrue();
+      }
+    }
+  }
+
   @Test
   void atASmallBucketsLimitANodeHoldsNoTokenOfTheRefillAheadOfTheOthers() {
     theNextRefilledTokenGoesToWhicheverNodeAsksFirst(10, 8);
