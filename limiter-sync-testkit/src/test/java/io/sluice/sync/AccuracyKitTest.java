@@ -97,7 +97,8 @@ class AccuracyKitTest {
    *   <li>approximate, sliding windows, 2+ nodes: 0.10% on the kit's seeds (large-limit, 3 nodes), 0.22% at most
    *       on three other sets of them (small limits at 8 nodes, large-limit at 3); 0.37% (large-limit, 8 nodes)
    *       until claimants strand about a request's cost, not half a permit, where requests cost more than 1
-   *       (ClaimSizing#strandFits, 2026-12-05 11:55 UTC: 0.37-0.50% -> 0.07-0.08% on the four sets); 0.62% before a flush near
+   *       (ClaimSizing#strandFits, 2026-12-05 11:55 UTC: 0.37-0.50% -> 0.07-0.08% on the four sets);
+   *       0.62% before a flush near
    *       the limit, by the weighted estimate, kept only what its node admits before the answer on sliding
    *       windows too, 2026-12-04 21:50 UTC; 3 nodes 0.117% -> 0.100%; 0.50% before a node that
    *       counts itself alone on the registry's first answer held no part of the fading until its second,

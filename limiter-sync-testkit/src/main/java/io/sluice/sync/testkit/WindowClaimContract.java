@@ -569,7 +569,8 @@ public abstract class WindowClaimContract {
     long w = NOW_MICROS / windowMicros;
     try (CounterStore store = store(0)) {
       flush(store, new Batch("n0", 0, 1, (w - 2) * windowMicros + 5, List.of(new Delta(one, "k", w - 2, 1))));
-      FlushResult part = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, (w - 1) * windowMicros + windowMicros * 9 / 10,
+      long lastTenth = (w - 1) * windowMicros + windowMicros * 9 / 10;
+      FlushResult part = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, lastTenth,
           List.of(new Delta(one, "k", w - 1, 0).claiming(1, 0, 8))));
       assertThat(part.claim(0)).isZero();
       assertThat(part.split(0)).as("a claimant of the window before").isEqualTo(8);

@@ -131,13 +131,13 @@ final class ClaimSizing {
       return aloneUnconfirmed();
     }
     double part = (double) v.globalPrev * 2 * syncIntervalNanos / windowNanos / claimSplit(v, now);
-    // (and not where what the claimants strand adds up past the error budget: when the window moves on,
-    // each leaves the fraction of a permit its part had grown by, half a permit on average (about a
-    // request's cost where requests cost more: strandFits), which no other node can use; 16 nodes at a limit of 1,000 lost 1% of it in every window, tune --simulate
-    // --profile steady --nodes 16: worst under-admission 1.3% -> 0, false denials 0.388% -> 0, store
-    // calls 435 -> 540 per 1,000; the accuracy kit's shapes on 8 nodes, limit 500: requests not made up
-    // 0.318% -> 0.018%, store calls 372 -> 468; a quarter of the budget halved shapes on 3 nodes for
-    // 2.8 times its store calls)
+    // (and not where what the claimants strand adds up past the error budget: when the window moves on, each
+    // leaves the fraction of a permit its part had grown by, half a permit on average (about a request's cost
+    // where requests cost more: strandFits), which no other node can use; 16 nodes at a limit of 1,000 lost
+    // 1% of it in every window, tune --simulate --profile steady --nodes 16: worst under-admission 1.3% -> 0,
+    // false denials 0.388% -> 0, store calls 435 -> 540 per 1,000; the accuracy kit's shapes on 8 nodes,
+    // limit 500: requests not made up 0.318% -> 0.018%, store calls 372 -> 468; a quarter of the budget
+    // halved shapes on 3 nodes for 2.8 times its store calls)
     return part < MIN_FADING_PART || !strandFits(v, nodes);
   }
 

@@ -336,12 +336,12 @@ final class TokenClaims {
    */
   private long ahead(Holding h, boolean atLimit) {
     long expected = (long) Math.floor(h.rate * horizonMicros);
-    // (nor on a holding's first decision: its rate is then that one request over the horizon, which
-    // says nothing; a token claimed ahead on a key asked once stays charged in the store, and where
-    // other nodes write the bucket it is not given back: while the key is busy the backlog never
-    // drains back to the floor, and the store's bucket lags the exact one by it. Accuracy kit, spread
-    // rates on 3 / 8 nodes: requests denied and not made up 0.52% / 0.46% -> 0.35% / 0.19%, for 3% /
-    // 1% more store calls)
+    // (nor before the holding has used a token, on a key's first decision on this node: its rate is then that
+    // one request over the horizon, which says nothing; a token claimed ahead on a key asked once stays
+    // charged in the store, and where other nodes write the bucket it is not given back: while the key is
+    // busy the backlog never drains back to the floor, and the store's bucket lags the exact one by it.
+    // Accuracy kit, spread rates on 3 / 8 nodes: requests denied and not made up 0.52% / 0.46% -> 0.35% /
+    // 0.19%, for 3% / 1% more store calls)
     if (expected < 1 || h.lastUse == Long.MIN_VALUE) {
       return 0;
     }
