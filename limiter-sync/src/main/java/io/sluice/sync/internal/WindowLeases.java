@@ -6,6 +6,7 @@ import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
@@ -15,6 +16,8 @@ import java.util.function.IntSupplier;
  */
 final class WindowLeases {
   private final IntSupplier activeNodes;
+  /** Whether the node count is one the node can act on (see NodeBeat#countConfirmed). */
+  private final BooleanSupplier nodeCountConfirmed;
   private final StoreCalls calls;
   private final WindowClaims claims;
   private final Counter counter;
@@ -27,6 +30,7 @@ final class WindowLeases {
 
   WindowLeases(LimiterSetup l, WindowClaims claims) {
     this.activeNodes = l.activeNodes;
+    this.nodeCountConfirmed = l.nodeCountConfirmed;
     this.calls = l.calls;
     this.claims = claims;
     this.counter = l.counter;
@@ -47,14 +51,22 @@ final class WindowLeases {
   }
 
   /**
-   * Reservation mode: how much to ask for at once. A node alone: half of what is left; with others,
-   * an eighth of its even share of it (so that grants shrink as the budget does, and what the nodes
+   * Reservation mode: how much to ask for at once. A node alone (the registry has confirmed it): half
+   * of what is left; with others, an eighth of its even share of it (so that grants shrink as the budget does, and what the nodes
    * hold unused when the budget runs out is a small part of it), at most the batch size.
    */
   long leaseSize(KeyView view, long now) {
     long last = view.grants().lastRemaining();
     long left = last >= 0 ? last : limit.capacity();
     long nodes = Math.max(1, activeNodes.getAsInt());
+    if (nodes == 1 && !nodeCountConfirmed.getAsBoolean()) {
+      // a node that counts itself alone before the registry has confirmed it (nodes started together
+      // beat one after the other, and the first counts only itself until its next beat) asks as one
+      // of two: half of what was left held the rest of a burst key's window from the nodes started
+      // beside it (the accuracy kit's shapes, fixed, 3 nodes, on another seed set: 0.81% of requests
+      // denied that the exact algorithm admitted, 0.49% not made up; 0 now)
+      nodes = 2;
+    }
     // (grants are taken first come, first served: what one node holds unused when the budget runs
     // out, another node's requests are denied for. Half of an even share held so at 5 nodes a limit
     // of 20 spent with 10 used, and a key at half its limit was denied; the accuracy kit, false
