@@ -57,7 +57,12 @@ class SlidingBackoffTest {
    */
   @Test
   void aSmallLimitsNodeAsksAgainOnceTheFadingHasFreedWhatItNeeded() {
-    afterOneNodeSpentTheWindowBefore(10, 2, (a, other, ticker, store) -> {
+    asksAgainOnceTheFadingHasFreedAPermit(Duration.ofMillis(100));
+  }
+
+  /** A limit of 10 a second on two nodes, synced every {@code sync}: the scenario of the two tests around. */
+  private static void asksAgainOnceTheFadingHasFreedAPermit(Duration sync) {
+    afterOneNodeSpentTheWindowBefore(10, 2, sync, (a, other, ticker, store) -> {
       ticker.advance(Duration.ofMillis(599)); // 1.099 s: 10 x 0.901 = 9.01 weighs
       assertThat(other.tryAcquire("k")).as("nothing free yet").isFalse();
       ticker.advance(Duration.ofMillis(51)); // 1.15 s: 8.5 weighs
@@ -76,14 +81,7 @@ class SlidingBackoffTest {
    */
   @Test
   void aSmallLimitsNodeAsksAgainOnceTheFadingHasFreedWhatItNeededWithLongSyncIntervals() {
-    afterOneNodeSpentTheWindowBefore(10, 2, Duration.ofMillis(500), (a, other, ticker, store) -> {
-      ticker.advance(Duration.ofMillis(599)); // 1.099 s: 10 x 0.901 = 9.01 weighs
-      assertThat(other.tryAcquire("k")).as("nothing free yet").isFalse();
-      ticker.advance(Duration.ofMillis(51)); // 1.15 s: 8.5 weighs
-      long calls = store.calls();
-      assertThat(other.tryAcquire("k")).as("one and a half permits faded since").isTrue();
-      assertThat(store.calls() - calls).as("the store asked").isEqualTo(1);
-    });
+    asksAgainOnceTheFadingHasFreedAPermit(Duration.ofMillis(500));
   }
 
   /**
