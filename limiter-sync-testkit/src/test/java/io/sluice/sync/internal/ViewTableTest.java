@@ -42,7 +42,7 @@ class ViewTableTest {
     ViewTable table = new ViewTable(2, WINDOW, ticker, v -> { }, false);
     KeyView ahead = table.viewFor("ahead");
     ahead.window = w;
-    ahead.aheadClaim = 1;
+    ahead.aheadClaim(1);
     ahead.aheadThrough = w + 8;
     KeyView plain = table.viewFor("plain");
     plain.window = w;
@@ -57,7 +57,7 @@ class ViewTableTest {
     ViewTable full = new ViewTable(1, WINDOW, ticker, v -> { }, false);
     KeyView held = full.viewFor("ahead");
     held.window = Math.floorDiv(ticker.read(), WINDOW);
-    held.aheadClaim = 1;
+    held.aheadClaim(1);
     held.aheadThrough = held.window + 8;
     ticker.advance(Duration.ofSeconds(3));
     assertThat(full.viewFor("new").key).as("a full table sweeps it for a new key").isEqualTo("new");
@@ -89,9 +89,9 @@ class ViewTableTest {
     assertThat(table.get("asked")).as("dropped").isNull();
     KeyView again = table.viewFor("asked");
     // (remembered to the millisecond)
-    assertThat(again.seenBefore).isBetween(askedAt - 1_000_000L, askedAt);
-    assertThat(table.viewFor("never").seenBefore).isEqualTo(Long.MIN_VALUE);
-    assertThat(table.viewFor("unknown").seenBefore).isEqualTo(Long.MIN_VALUE);
-    assertThat(forgetful.viewFor("asked").seenBefore).isEqualTo(Long.MIN_VALUE);
+    assertThat(again.seenBefore()).isBetween(askedAt - 1_000_000L, askedAt);
+    assertThat(table.viewFor("never").seenBefore()).isEqualTo(Long.MIN_VALUE);
+    assertThat(table.viewFor("unknown").seenBefore()).isEqualTo(Long.MIN_VALUE);
+    assertThat(forgetful.viewFor("asked").seenBefore()).isEqualTo(Long.MIN_VALUE);
   }
 }

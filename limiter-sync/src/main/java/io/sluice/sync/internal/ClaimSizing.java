@@ -265,20 +265,20 @@ final class ClaimSizing {
     double ownRate = demandRate(v, now);
     if (!(ownRate > 0) && v.rateSince != Long.MIN_VALUE && v.hits <= 0 && now - v.rateSince >= syncIntervalNanos) {
       ownRate = 1e9 / (now - v.rateSince);
-    } else if (!(ownRate > 0) && v.rateSince == Long.MIN_VALUE && v.seenBefore != Long.MIN_VALUE
-        && now - v.seenBefore >= syncIntervalNanos) {
-      ownRate = 1e9 / (now - v.seenBefore); // (the first request of a view made again: the same, since the last one)
+    } else if (!(ownRate > 0) && v.rateSince == Long.MIN_VALUE && v.seenBefore() != Long.MIN_VALUE
+        && now - v.seenBefore() >= syncIntervalNanos) {
+      ownRate = 1e9 / (now - v.seenBefore()); // (the first request of a view made again: the same, since the last one)
     }
     // for a key the view saw through the window before: what this node admitted since that window's
     // start. The flusher's rate swings by a factor of ten either way on a key asked about once a
     // second (one request in a sync interval reads as several a second, and it halves at each sync
     // without one), and claims ahead sized or refused by it were renewed in few of the windows where
     // they would have spared a decision its store call
-    if (v.lastWindowTotal < 0 && v.ownPrev == 0) {
+    if (v.lastWindowTotal() < 0 && v.ownPrev() == 0) {
       return ownRate;
     }
     long since = windowNanos + Math.max(0, now - v.window * windowNanos);
-    return (v.ownCur + v.ownPrev) * 1e9 / since;
+    return (v.ownCur + v.ownPrev()) * 1e9 / since;
   }
 
   /**
@@ -410,7 +410,7 @@ final class ClaimSizing {
     if (horizon > 2 * syncIntervalNanos) {
       // the rest of the window: at least the rate of this node's whole window before, which the
       // rate measured over the last sync intervals (a few requests at most) swings far below
-      rate = Math.max(rate, v.ownPrev * 1e9 / windowNanos);
+      rate = Math.max(rate, v.ownPrev() * 1e9 / windowNanos);
     }
     double expected = rate * horizon / 1e9;
     return expected < 1 ? 0 : (long) Math.ceil(expected);
@@ -425,7 +425,7 @@ final class ClaimSizing {
   private double keyRate(KeyView v, long now, double ownRate) {
     double elapsedSeconds = Math.max(now - v.window * windowNanos, syncIntervalNanos) / 1e9;
     double rate = Math.max(ownRate * claimNodes(), v.globalCur / elapsedSeconds);
-    return v.lastWindowTotal >= 0 ? Math.max(rate, v.lastWindowTotal * 1e9 / windowNanos) : rate;
+    return v.lastWindowTotal() >= 0 ? Math.max(rate, v.lastWindowTotal() * 1e9 / windowNanos) : rate;
   }
 
   /**
@@ -494,7 +494,7 @@ final class ClaimSizing {
    * what the key weighs now ({@link #weighsNow}) and the nanoseconds left in its window.
    */
   private boolean farBelowLimit(KeyView v, double ownRate, double rate, double weighs, long rest) {
-    if (v.lastWindowTotal < 0 && !(ownRate > 0)) {
+    if (v.lastWindowTotal() < 0 && !(ownRate > 0)) {
       return false;
     }
     return weighs + rate * rest / 1e9 <= capacity(v) / 2.0;
@@ -533,7 +533,7 @@ final class ClaimSizing {
 
   /** The batch size of a key: larger for a hot key, so that it reaches the store less often. */
   long batchFor(KeyView view) {
-    return view.hot ? batchSize * hotBatchMultiplier : batchSize;
+    return view.hot() ? batchSize * hotBatchMultiplier : batchSize;
   }
 
   /**

@@ -435,7 +435,7 @@ final class Flusher {
     }
     boolean release = claimsKept && (d.want() == 0 || keep >= 0);
     if (release) {
-      v.releasesInFlight++; // decisions do not ask for claims until it is answered
+      v.releaseSent(); // decisions do not ask for claims until it is answered
     }
     list.add(new Pending(v, d, release));
     v.deltasOut++;
@@ -520,7 +520,7 @@ final class Flusher {
   /** Under the view's monitor: a release delta is answered (or back among the unsent): decisions may ask again. */
   private static void released(Pending p) {
     if (p.release) {
-      p.view.releasesInFlight--;
+      p.view.releaseAnswered();
       p.view.notifyAll();
     }
   }

@@ -44,8 +44,8 @@ final class KeyHeat {
     double mean = meanKeyRate;
     meanKeyRate = mean == 0 ? rate : mean * 0.95 + rate * 0.05;
     boolean hot = rate >= minHotRate && rate >= hotKeyFactor * mean;
-    if (hot != v.hot) {
-      v.hot = hot;
+    if (hot != v.hot()) {
+      v.hot(hot);
       hotKeys.add(hot ? 1 : -1);
     }
   }

@@ -53,7 +53,7 @@ final class KeyView {
   long unsentPrev;
   /** This node's own admissions in the current and previous window, acknowledged or not. */
   long ownCur;
-  long ownPrev;
+  private long ownPrev;
   /**
    * Of those, the permits takes counted ({@link Delta#taking}) since a numbered flush sent after them
    * was answered, and the number of the last numbered flush sent when the last of them was answered
@@ -106,7 +106,7 @@ final class KeyView {
    */
   long claim = -1;
   /** The store's last answer granted less than an eighth of what was asked: little is free. */
-  boolean noneFree;
+  private boolean noneFree;
   /**
    * Ticker time until which a decision the claim cannot pay is denied without asking the store: a
    * decision asked for what it needed and the store had less.
@@ -131,7 +131,7 @@ final class KeyView {
    * answered, a decision does not ask for a claim (one granted before such a flush arrives would be
    * given up with it); it waits for the answer (see SyncedLimiter.awaitReleases).
    */
-  int releasesInFlight;
+  private int releasesInFlight;
   /**
    * Deltas of this view sent to the store and neither answered nor back among the unsent: a flush
    * trims the claim (Delta#keeping) only when none is, since the answer of another could raise the
@@ -143,14 +143,14 @@ final class KeyView {
    * part of what the previous window frees is split by, as the store answered (0: it holds no part);
    * from then the node also holds previous count / window / claimNodes per unit of time.
    */
-  long claimAt;
+  private long claimAt;
   int claimNodes;
   /**
    * Fixed windows: the claim the store granted this node on each window after the one it was asked in,
    * up to {@link #aheadThrough} (see {@link Delta#claimingAhead}): a window the view rolls into within
    * that range starts with it as its claim, and no store call. 0 and Long.MIN_VALUE: none.
    */
-  long aheadClaim;
+  private long aheadClaim;
   long aheadThrough = Long.MIN_VALUE;
   /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
   boolean prevClaimHeld;
@@ -164,20 +164,20 @@ final class KeyView {
    * The count of the window before {@link #window} as last seen here (the store's count and this
    * node's pending permits when the view rolled), or -1: the view did not see that window.
    */
-  long lastWindowTotal = -1;
+  private long lastWindowTotal = -1;
   double rate;
   long rateSince = Long.MIN_VALUE;
   /**
    * The key's last decision before this view was made (ticker time), as the table remembered it from
    * the key's view it dropped ({@link ViewTable}), or Long.MIN_VALUE: none remembered.
    */
-  long seenBefore = Long.MIN_VALUE;
+  private long seenBefore = Long.MIN_VALUE;
   /**
    * The cost of the key's decisions made under the monitor, a running mean (0 before the first):
    * {@link #rate} counts permits, and a permit rate over a mean cost is a rate of requests.
    */
   double meanCost;
-  boolean hot;
+  private boolean hot;
   /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
   private long lastUrgentSync = Long.MIN_VALUE;
   /** Regional quota's shares and denied demand (null for other limits, and before the first). */
@@ -185,6 +185,77 @@ final class KeyView {
 
   KeyView(String key) {
     this.key = key;
+  }
+
+  /** This node's own admissions in the window before {@link #window}, acknowledged or not. */
+  long ownPrev() {
+    return ownPrev;
+  }
+
+  /** The count of the window before {@link #window} as last seen here, or -1: the view did not see it. */
+  long lastWindowTotal() {
+    return lastWindowTotal;
+  }
+
+  /** The key's last decision before this view was made, as the table remembered it (Long.MIN_VALUE: none). */
+  long seenBefore() {
+    return seenBefore;
+  }
+
+  /** The table remembered the key's last decision before this view was made: at {@code at} (ticker time). */
+  void seenBefore(long at) {
+    seenBefore = at;
+  }
+
+  /** Whether the key is hot (see KeyHeat). */
+  boolean hot() {
+    return hot;
+  }
+
+  void hot(boolean hot) {
+    this.hot = hot;
+  }
+
+  /** A flush that gives this node's claim up or trims it is on its way (see {@link #releasesInFlight}). */
+  void releaseSent() {
+    releasesInFlight++;
+  }
+
+  /** Such a flush was answered, or came back to be sent again. */
+  void releaseAnswered() {
+    releasesInFlight--;
+  }
+
+  /** Whether such a flush is on its way: decisions then wait for its answer before asking for a claim. */
+  boolean releaseInFlight() {
+    return releasesInFlight > 0;
+  }
+
+  /** The store's last answer granted less than an eighth of what was asked (see {@link #noneFree}). */
+  boolean noneFree() {
+    return noneFree;
+  }
+
+  void noneFree(boolean none) {
+    noneFree = none;
+  }
+
+  /** When the claim was granted, ticker time: a sliding window's part of the fading grows from then. */
+  long claimAt() {
+    return claimAt;
+  }
+
+  void claimAt(long at) {
+    claimAt = at;
+  }
+
+  /** Fixed windows: the claim granted on each window after the one asked in, up to {@link #aheadThrough}. */
+  long aheadClaim() {
+    return aheadClaim;
+  }
+
+  void aheadClaim(long claim) {
+    aheadClaim = claim;
   }
 
   /**

@@ -166,7 +166,7 @@ final class StoreLossRefill {
       }
       queue.settle(v);
       long cur = Math.max(0, v.ownCur - v.pendingCur - v.takesUnproven(false, doneBeforeLoss));
-      long prev = Math.max(0, v.ownPrev - v.pendingPrev - v.takesUnproven(true, doneBeforeLoss));
+      long prev = Math.max(0, v.ownPrev() - v.pendingPrev - v.takesUnproven(true, doneBeforeLoss));
       v.takesAccountedFor();
       v.unsentCur += cur;
       v.pendingCur += cur;
@@ -175,10 +175,10 @@ final class StoreLossRefill {
       pendingPermits.add(cur + prev);
       v.claim = -1;
       v.claimNodes = 0;
-      v.aheadClaim = 0; // (and those it held ahead)
+      v.aheadClaim(0); // (and those it held ahead)
       v.aheadThrough = Long.MIN_VALUE;
       v.prevClaimHeld = false;
-      v.noneFree = false;
+      v.noneFree(false);
       v.mayBeFreeNow();
       v.releasedCur = 0; // (given back after the old store counted them: the new one never did)
       if (cur + prev > 0) {

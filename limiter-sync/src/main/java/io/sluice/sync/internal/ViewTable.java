@@ -109,7 +109,7 @@ final class ViewTable {
       int h = spread(key.hashCode());
       long slot = seen[h & (seen.length - 1)];
       if (slot != 0 && slot >>> SEEN_MS_BITS == fingerprint(h)) {
-        v.seenBefore = origin + (slot & SEEN_MS_MASK) * 1_000_000L;
+        v.seenBefore(origin + (slot & SEEN_MS_MASK) * 1_000_000L);
       }
     }
     return v;
@@ -168,7 +168,7 @@ final class ViewTable {
       }
       settle.accept(v);
       long current = Math.floorDiv(now, windowNanos);
-      boolean over = v.window < current - 1 && !(keepAhead && v.aheadClaim > 0 && v.aheadThrough >= current);
+      boolean over = v.window < current - 1 && !(keepAhead && v.aheadClaim() > 0 && v.aheadThrough >= current);
       // remove(key, value): the iterator's remove would drop whatever view the key has now
       if (v.quiet() && !v.queued && over && views.remove(v.key, v)) {
         v.retired = true;

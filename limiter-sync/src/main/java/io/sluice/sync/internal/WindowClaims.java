@@ -104,7 +104,7 @@ final class WindowClaims {
       return Math.max(0, view.claim);
     }
     long windowStart = view.window * windowNanos;
-    long from = Math.max(view.claimAt, windowStart);
+    long from = Math.max(view.claimAt(), windowStart);
     long to = Math.min(at, windowStart + windowNanos);
     if (to <= from || view.claimNodes < 1) {
       return view.claim;
@@ -180,7 +180,7 @@ final class WindowClaims {
    */
   boolean atLimit(KeyView view, double globalEstimate, long at) {
     if (view.claim >= 0) {
-      return view.noneFree; // the store counts the claims too: it said so
+      return view.noneFree(); // the store counts the claims too: it said so
     }
     int nodes = Math.max(1, activeNodes.getAsInt());
     return capacity(view) - globalEstimate - freedSinceSync(view, at) < 2.0 * nodes - 1;
@@ -308,17 +308,17 @@ final class WindowClaims {
         long committed = Math.max(0, claimHeld(v, askedAt) - (take ? 0 : delta.amount()));
         // little was free (less than an eighth of what was asked): a sync would not bring more
         // worth its call before the regular one (see atLimit)
-        v.noneFree = delta.want() > committed && granted - committed < Math.max(1, delta.want() / 8);
+        v.noneFree(delta.want() > committed && granted - committed < Math.max(1, delta.want() / 8));
         noteAsked(v, delta.need(), granted, now);
         v.claim = result.claim(i);
         // (a sliding window's part of the fading starts when the store says: later than the claim where
         // the previous window has not faded by what is left of the allowances' reserve yet, see
         // Delta#partStartMicros)
         long partFrom = result.fadingPartFrom(i);
-        v.claimAt = sliding && partFrom > 0 ? Math.max(askedAt, v.window * windowNanos + 1_000 * partFrom)
-            : askedAt;
+        v.claimAt(sliding && partFrom > 0 ? Math.max(askedAt, v.window * windowNanos + 1_000 * partFrom)
+            : askedAt);
         if (delta.aheadWindows() > 0 && result.ahead(i) > 0) {
-          v.aheadClaim = result.ahead(i);
+          v.aheadClaim(result.ahead(i));
           v.aheadThrough = delta.window() + delta.aheadWindows();
         }
         // 0: no part of a sliding window's fading. Nor is a part of a window before that counted

@@ -441,7 +441,7 @@ final class WindowDecisions {
       credit = Math.min(credit, view.localShareCap() - view.ownCur - cost); // (a share held since a fault)
     }
     if (credit > 0) {
-      boolean throttled = view.hot && view.urgentSyncWithin(now, hotSyncIntervalNanos);
+      boolean throttled = view.hot() && view.urgentSyncWithin(now, hotSyncIntervalNanos);
       view.grantCredit(credit, Math.min((view.window + 1) * windowNanos, view.syncedAt + staleAfterNanos + 1),
           j.urgent || throttled ? 0 : trigger - (view.unsentCur + cost));
     }
@@ -478,7 +478,7 @@ final class WindowDecisions {
     }
     boolean wantsSync = j.urgent;
     view.syncWanted |= j.urgent;
-    if (j.urgent && view.hot) {
+    if (j.urgent && view.hot()) {
       // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
       // next regular sync, and its larger batches cover the gap
       if (view.urgentSyncWithin(now, hotSyncIntervalNanos)) {
@@ -545,7 +545,7 @@ final class WindowDecisions {
    * fails, and the failure policy decides), or stops there ({@link Judgement#noReleaseWait}).
    */
   private int claimStep(KeyView view, Judgement j, long need, long cost) {
-    if (view.releasesInFlight > 0) {
+    if (view.releaseInFlight()) {
       if (j.noReleaseWait) {
         return WOULD_WAIT;
       }
@@ -564,7 +564,7 @@ final class WindowDecisions {
     long start = System.nanoTime();
     long deadline = start + claimTimeout.toNanos();
     try {
-      while (v.releasesInFlight > 0) {
+      while (v.releaseInFlight()) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;

@@ -70,7 +70,7 @@ final class WindowFallback {
               now + shareHoldNanos);
         }
         double unacknowledged = ClaimSizing.weighted(view.pendingPrev, view.pendingCur, prevWeight);
-        double own = ClaimSizing.weighted(view.ownPrev, view.ownCur, prevWeight);
+        double own = ClaimSizing.weighted(view.ownPrev(), view.ownCur, prevWeight);
         return unacknowledged + cost <= part && own + cost <= whole;
     }
   }
