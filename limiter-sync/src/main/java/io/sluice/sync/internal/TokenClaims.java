@@ -187,8 +187,9 @@ final class TokenClaims {
       // back below and the request asks for its whole cost: kept, they left the dropped tokens charged
       // (the give-back needs a node that holds none), a lag behind the exact bucket (one node, costs of
       // 3 at half again a bucket's rate: 38 requests of 20 seeds denied where the exact bucket admitted,
-      // 15 now; BucketFractionTest). With other nodes the give-back may be refused (another wrote the
-      // bucket since), and tokens let go then would be lost: they are kept.
+      // 15 with this, 7 once a key's first decision claimed nothing ahead; BucketFractionTest). With
+      // other nodes the give-back may be refused (another wrote the bucket since), and tokens let go
+      // then would be lost: they are kept.
       h.granted = h.used;
       usable = 0;
     }
