@@ -47,7 +47,7 @@ class ClaimLanesTest {
       }
       for (int k = 1; k < 8; k++) {
         KeyView v = viewOnceMade(node, "k" + k);
-        await(() -> v.storeCallUnderway, v.key + "'s decision, waiting for its claim");
+        await(() -> v.storeCallUnderway(), v.key() + "'s decision, waiting for its claim");
       }
       assertThat(store.sent()).as("calls sent while the first is on its way").isEqualTo(1);
 

@@ -50,7 +50,7 @@ class GiveUpInFlightTest {
       KeyView v = CoreAccess.core(a).viewOf("k");
       long unused;
       synchronized (v) {
-        unused = v.claim - v.pendingCur;
+        unused = v.claim() - v.pendingCur();
       }
       assertThat(unused).as("what this node holds unused before it goes idle").isPositive();
       long window = Math.floorDiv(ticker.read(), limit.periodNanos());
@@ -70,7 +70,7 @@ class GiveUpInFlightTest {
           .isLessThanOrEqualTo(claimsBefore - unused);
 
       synchronized (v) {
-        assertThat(v.claim - v.pendingCur).as("what the node may still admit under a claim the store holds no more")
+        assertThat(v.claim() - v.pendingCur()).as("what the node may still admit under a claim the store holds no more")
             .isLessThanOrEqualTo(0);
       }
       store.release();

@@ -104,17 +104,17 @@ class LateAnswerTest {
     // the claim cannot pay for 6 more: the claim call counts them and leaves no claim
     assertThat(node.tryAcquire("k", 6)).isTrue();
     synchronized (view) {
-      assertThat(view.claim).isZero();
+      assertThat(view.claim()).isZero();
     }
     long countedBefore;
     synchronized (view) {
-      countedBefore = view.globalCur;
+      countedBefore = view.globalCur();
     }
     heldAnswer.complete(answer(1, countedBefore - 6, 100, false)); // the flush's answer, from before the take
     assertThat(flushing.get(10, TimeUnit.SECONDS)).isTrue();
     synchronized (view) {
-      assertThat(view.claim).as("the late answer's claim is from before the take").isZero();
-      assertThat(view.globalCur).as("the larger count of the two answers").isEqualTo(countedBefore);
+      assertThat(view.claim()).as("the late answer's claim is from before the take").isZero();
+      assertThat(view.globalCur()).as("the larger count of the two answers").isEqualTo(countedBefore);
     }
     node.close();
   }

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
  */
 class ViewTableTest {
   private static final long WINDOW = Duration.ofSeconds(1).toNanos();
+  private static final KeyView.OrphanSink NO_ORPHANS = (key, window, amount) -> { };
 
   /**
    * A sweep looks at each view of a small table once, and the next sweep starts the next pass: it went
@@ -27,7 +28,7 @@ class ViewTableTest {
     AtomicInteger looks = new AtomicInteger();
     ViewTable table = new ViewTable(1_000, WINDOW, ticker, v -> looks.incrementAndGet(), false);
     for (String key : new String[] {"a", "b", "c"}) {
-      table.viewFor(key).window = Math.floorDiv(ticker.read(), WINDOW); // (in use: kept)
+      table.viewFor(key).roll(Math.floorDiv(ticker.read(), WINDOW), NO_ORPHANS, false); // (in use: kept)
     }
     table.sweepSome();
     assertThat(looks.get()).isEqualTo(3);
@@ -41,11 +42,10 @@ class ViewTableTest {
     long w = Math.floorDiv(ticker.read(), WINDOW);
     ViewTable table = new ViewTable(2, WINDOW, ticker, v -> { }, false);
     KeyView ahead = table.viewFor("ahead");
-    ahead.window = w;
-    ahead.aheadClaim(1);
-    ahead.aheadThrough = w + 8;
+    ahead.roll(w, NO_ORPHANS, false);
+    ahead.claimedAhead(1, w + 8);
     KeyView plain = table.viewFor("plain");
-    plain.window = w;
+    plain.roll(w, NO_ORPHANS, false);
     ticker.advance(Duration.ofSeconds(3));
     table.sweepSome();
     assertThat(table.get("plain")).as("its windows are over").isNull();
@@ -56,11 +56,10 @@ class ViewTableTest {
 
     ViewTable full = new ViewTable(1, WINDOW, ticker, v -> { }, false);
     KeyView held = full.viewFor("ahead");
-    held.window = Math.floorDiv(ticker.read(), WINDOW);
-    held.aheadClaim(1);
-    held.aheadThrough = held.window + 8;
+    held.roll(Math.floorDiv(ticker.read(), WINDOW), NO_ORPHANS, false);
+    held.claimedAhead(1, held.window() + 8);
     ticker.advance(Duration.ofSeconds(3));
-    assertThat(full.viewFor("new").key).as("a full table sweeps it for a new key").isEqualTo("new");
+    assertThat(full.viewFor("new").key()).as("a full table sweeps it for a new key").isEqualTo("new");
     assertThat(full.get("ahead")).isNull();
   }
 
@@ -78,10 +77,10 @@ class ViewTableTest {
     long askedAt = ticker.read() + 250_000_000L;
     for (ViewTable t : new ViewTable[] {table, forgetful}) {
       KeyView asked = t.viewFor("asked");
-      asked.window = Math.floorDiv(ticker.read(), WINDOW);
-      asked.demandAt = askedAt;
+      asked.roll(Math.floorDiv(ticker.read(), WINDOW), NO_ORPHANS, false);
+      asked.demandNoted(1, askedAt);
       KeyView never = t.viewFor("never");
-      never.window = asked.window;
+      never.roll(asked.window(), NO_ORPHANS, false);
     }
     ticker.advance(Duration.ofSeconds(3));
     table.sweepSome();

@@ -105,8 +105,8 @@ final class Allowances {
    * the reserve a sync interval later (time for the permit to reach the store).
    */
   boolean admits(KeyView v, long at, long cost) {
-    long reserve = reserve(v.window, at + syncIntervalNanos);
-    return cost <= v.allowanceLeft() && reserve > 0 && at >= partStart(v.window, reserve)
+    long reserve = reserve(v.window(), at + syncIntervalNanos);
+    return cost <= v.allowanceLeft() && reserve > 0 && at >= partStart(v.window(), reserve)
         && countedByOthers.getAsBoolean() && storeAnswers();
   }
 
@@ -130,7 +130,7 @@ final class Allowances {
    * the calls stop carrying the reserve (the next regular sync could come a whole interval later).
    */
   boolean sendsAtOnce(KeyView v, long at) {
-    return at >= reserveEnds(v.window) - 2 * syncIntervalNanos;
+    return at >= reserveEnds(v.window()) - 2 * syncIntervalNanos;
   }
 
   /**

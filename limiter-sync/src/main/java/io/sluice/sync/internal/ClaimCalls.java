@@ -71,9 +71,9 @@ final class ClaimCalls {
     long ahead = noPart ? 0 : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
     boolean taking = take > 0 && take <= need && !v.hasUnsettledTake() && store.countsTakes();
-    Delta d = claims.sizing.claimDelta(new Delta(counter, v.key, v.window, taking ? take : 0), want,
+    Delta d = claims.sizing.claimDelta(new Delta(counter, v.key(), v.window(), taking ? take : 0), want,
         Math.min(need, want), noPart, v, now);
-    long reserve = claims.allowances.reserve(v.window, now);
+    long reserve = claims.allowances.reserve(v.window(), now);
     if (reserve > 0) {
       // (an allowance not used is given up and spent with the call: see KeyView#spendAllowanceForAsk)
       d = d.allowing(0, v.spendAllowanceForAsk(), reserve);
@@ -85,19 +85,19 @@ final class ClaimCalls {
     }
     // a claim left on the window gone by still weighs in a sliding window (and blocks a fixed one's
     // claimants no more, but costs a flush): given up here when nothing of it is uncounted
-    boolean givesUpPrevious = v.prevClaimHeld && v.unsentPrev == 0 && v.pendingPrev == 0;
+    boolean givesUpPrevious = v.prevClaimHeld() && v.unsentPrev() == 0 && v.pendingPrev() == 0;
     // (first: a sliding window's claimant part of the window gone by no longer weighs on this claim)
-    List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key, v.window - 1, 0), d) : List.of(d);
+    List<Delta> deltas = givesUpPrevious ? List.of(new Delta(counter, v.key(), v.window() - 1, 0), d) : List.of(d);
     int at = deltas.size() - 1;
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
     long askedAt = System.nanoTime();
     v.claimCallSent(askedAt);
     ClaimLanes.Answer answer;
-    v.storeCallUnderway = true;
+    v.storeCallUnderway(true);
     try {
-      answer = lanes.ask(store.group(counter, v.key), deltas, nowMicros);
+      answer = lanes.ask(store.group(counter, v.key()), deltas, nowMicros);
     } finally {
-      v.storeCallUnderway = false;
+      v.storeCallUnderway(false);
     }
     calls.waited(askedAt);
     FlushResult result = answer == null ? null : answer.result();
@@ -112,7 +112,7 @@ final class ClaimCalls {
     queue.settle(v);
     claims.takeAnswer(v, d, result, at, now, now);
     if (givesUpPrevious) {
-      v.prevClaimHeld = false;
+      v.prevClaimGivenUp();
     }
     return result.taken(at) ? TAKEN : ASKED;
   }

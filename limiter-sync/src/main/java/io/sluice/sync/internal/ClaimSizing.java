@@ -91,12 +91,12 @@ final class ClaimSizing {
    */
   int claimSplit(KeyView v, long now) {
     int nodes = claimNodes();
-    if (!sliding || nodes < 2 || !(v.rate > 0) || v.globalPrev <= 0
-        || weighted(v.globalPrev, v.globalCur, prevWeight(v.window, now)) < capacity(v) / 2.0) {
+    if (!sliding || nodes < 2 || !(v.rate() > 0) || v.globalPrev() <= 0
+        || weighted(v.globalPrev(), v.globalCur(), prevWeight(v.window(), now)) < capacity(v) / 2.0) {
       return nodes;
     }
-    double fadingPerSecond = v.globalPrev * 1e9 / windowNanos;
-    double byDemand = Math.ceil(fadingPerSecond / v.rate - 1e-9);
+    double fadingPerSecond = v.globalPrev() * 1e9 / windowNanos;
+    double byDemand = Math.ceil(fadingPerSecond / v.rate() - 1e-9);
     return (int) Math.max(nodes, Math.min(Delta.MAX_NODES, byDemand));
   }
 
@@ -123,14 +123,14 @@ final class ClaimSizing {
    */
   boolean fadingPartTooSmall(KeyView v, long now) {
     int nodes = claimNodes();
-    if (!sliding || v.globalPrev <= 0
-        || weighted(v.globalPrev, v.globalCur, prevWeight(v.window, now)) < capacity(v) / 2.0) {
+    if (!sliding || v.globalPrev() <= 0
+        || weighted(v.globalPrev(), v.globalCur(), prevWeight(v.window(), now)) < capacity(v) / 2.0) {
       return false;
     }
     if (nodes < 2) {
       return aloneUnconfirmed();
     }
-    double part = (double) v.globalPrev * 2 * syncIntervalNanos / windowNanos / claimSplit(v, now);
+    double part = (double) v.globalPrev() * 2 * syncIntervalNanos / windowNanos / claimSplit(v, now);
     // (and not where what the claimants strand adds up past the error budget: when the window moves on, each
     // leaves the fraction of a permit its part had grown by, half a permit on average (about a request's cost
     // where requests cost more: strandFits), which no other node can use; 16 nodes at a limit of 1,000 lost
@@ -151,7 +151,7 @@ final class ClaimSizing {
    * store calls.
    */
   boolean strandFits(KeyView v, int claimants) {
-    return claimants * Math.max(0.5, v.meanCost - 0.5) <= capacity(v) * maxError;
+    return claimants * Math.max(0.5, v.meanCost() - 0.5) <= capacity(v) * maxError;
   }
 
   /**
@@ -234,8 +234,8 @@ final class ClaimSizing {
    */
   private Delta withClaimsAhead(Delta d, KeyView v, long now) {
     int ahead = aheadWindows();
-    if (ahead == 0 || sliding || !asksClaims() || d.want() == 0 || d.window() != v.window
-        || v.aheadThrough >= v.window + (ahead + 1) / 2) {
+    if (ahead == 0 || sliding || !asksClaims() || d.want() == 0 || d.window() != v.window()
+        || v.aheadThrough() >= v.window() + (ahead + 1) / 2) {
       return d;
     }
     double ownRate = aheadRate(v, now);
@@ -263,9 +263,9 @@ final class ClaimSizing {
    */
   private double aheadRate(KeyView v, long now) {
     double ownRate = demandRate(v, now);
-    if (!(ownRate > 0) && v.rateSince != Long.MIN_VALUE && v.hits <= 0 && now - v.rateSince >= syncIntervalNanos) {
-      ownRate = 1e9 / (now - v.rateSince);
-    } else if (!(ownRate > 0) && v.rateSince == Long.MIN_VALUE && v.seenBefore() != Long.MIN_VALUE
+    if (!(ownRate > 0) && v.rateSince() != Long.MIN_VALUE && v.hits() <= 0 && now - v.rateSince() >= syncIntervalNanos) {
+      ownRate = 1e9 / (now - v.rateSince());
+    } else if (!(ownRate > 0) && v.rateSince() == Long.MIN_VALUE && v.seenBefore() != Long.MIN_VALUE
         && now - v.seenBefore() >= syncIntervalNanos) {
       ownRate = 1e9 / (now - v.seenBefore()); // (the first request of a view made again: the same, since the last one)
     }
@@ -277,8 +277,8 @@ final class ClaimSizing {
     if (v.lastWindowTotal() < 0 && v.ownPrev() == 0) {
       return ownRate;
     }
-    long since = windowNanos + Math.max(0, now - v.window * windowNanos);
-    return (v.ownCur + v.ownPrev()) * 1e9 / since;
+    long since = windowNanos + Math.max(0, now - v.window() * windowNanos);
+    return (v.ownCur() + v.ownPrev()) * 1e9 / since;
   }
 
   /**
@@ -306,7 +306,7 @@ final class ClaimSizing {
 
   /** Whether {@code now} is in the view's window's last sync interval: the next regular sync comes after it ends. */
   private boolean lastSyncOfWindow(KeyView v, long now) {
-    long rest = (v.window + 1) * windowNanos - now;
+    long rest = (v.window() + 1) * windowNanos - now;
     return rest > 0 && rest <= syncIntervalNanos;
   }
 
@@ -319,9 +319,9 @@ final class ClaimSizing {
    * took one script call of its own and its round trip).
    */
   boolean claimsAheadDue(KeyView v, long now) {
-    if (aheadWindows() == 0 || sliding || !asksClaims() || v.aheadThrough > v.window
-        || v.window != Math.floorDiv(now, windowNanos) || !lastSyncOfWindow(v, now)
-        || v.demandAt == Long.MIN_VALUE || now - v.demandAt > idleAfterNanos(v, now)) {
+    if (aheadWindows() == 0 || sliding || !asksClaims() || v.aheadThrough() > v.window()
+        || v.window() != Math.floorDiv(now, windowNanos) || !lastSyncOfWindow(v, now)
+        || v.demandAt() == Long.MIN_VALUE || now - v.demandAt() > idleAfterNanos(v, now)) {
       return false;
     }
     double ownRate = aheadRate(v, now);
@@ -341,7 +341,7 @@ final class ClaimSizing {
 
   /**
    * Under the view's monitor: the key's demand on this node, permits a second. The flusher measures it
-   * at each sync of the key ({@code v.rate}); a key whose every decision asked the store (a take: a claim
+   * at each sync of the key ({@code v.rate()}); a key whose every decision asked the store (a take: a claim
    * that counts the decision's permit) has nothing to sync, so the flusher never measured it, and a claim
    * sized by a rate of 0 covered nothing ahead: every decision of a key asked a few times a second stayed
    * a store call, minute after minute (1,000 store calls per 1,000 decisions on 50 keys at 4 a second
@@ -352,7 +352,7 @@ final class ClaimSizing {
   double demandRate(KeyView v, long now) {
     // (claims only: reservation mode's leases sized by it held permits the other nodes' requests then
     // missed, up to 1% of requests more denied in the accuracy kit's small-limit and shapes profiles)
-    return asksClaims() ? askedRate(v, now) : v.rate;
+    return asksClaims() ? askedRate(v, now) : v.rate();
   }
 
   /**
@@ -362,11 +362,11 @@ final class ClaimSizing {
    * the window's end, where the flusher rarely measures a key: a lease pays for the admissions.)
    */
   double askedRate(KeyView v, long now) {
-    if (v.rate > 0 || v.rateSince == Long.MIN_VALUE || v.hits <= 0) {
-      return v.rate;
+    if (v.rate() > 0 || v.rateSince() == Long.MIN_VALUE || v.hits() <= 0) {
+      return v.rate();
     }
-    long elapsed = now - v.rateSince;
-    return elapsed >= syncIntervalNanos ? v.hits * 1e9 / elapsed : 0;
+    long elapsed = now - v.rateSince();
+    return elapsed >= syncIntervalNanos ? v.hits() * 1e9 / elapsed : 0;
   }
 
   /**
@@ -375,7 +375,7 @@ final class ClaimSizing {
    * unused blocks the other nodes, and its next request asks the store anyway.
    */
   long expectedUntilSync(KeyView v) {
-    double expected = v.rate * 2 * syncIntervalNanos / 1e9;
+    double expected = v.rate() * 2 * syncIntervalNanos / 1e9;
     return expected < 1 ? 0 : (long) Math.ceil(expected);
   }
 
@@ -423,8 +423,8 @@ final class ClaimSizing {
    * there are).
    */
   private double keyRate(KeyView v, long now, double ownRate) {
-    double elapsedSeconds = Math.max(now - v.window * windowNanos, syncIntervalNanos) / 1e9;
-    double rate = Math.max(ownRate * claimNodes(), v.globalCur / elapsedSeconds);
+    double elapsedSeconds = Math.max(now - v.window() * windowNanos, syncIntervalNanos) / 1e9;
+    double rate = Math.max(ownRate * claimNodes(), v.globalCur() / elapsedSeconds);
     return v.lastWindowTotal() >= 0 ? Math.max(rate, v.lastWindowTotal() * 1e9 / windowNanos) : rate;
   }
 
@@ -439,7 +439,7 @@ final class ClaimSizing {
 
   long claimHorizonNanos(KeyView v, long now) {
     long near = 2 * syncIntervalNanos;
-    long windowStart = v.window * windowNanos;
+    long windowStart = v.window() * windowNanos;
     long rest = windowStart + windowNanos - now;
     if (!asksClaims() || rest <= near) {
       return near;
@@ -485,7 +485,7 @@ final class ClaimSizing {
    */
   boolean farBelowLimit(KeyView v, long now) {
     double ownRate = demandRate(v, now);
-    long rest = Math.max(0, v.window * windowNanos + windowNanos - now);
+    long rest = Math.max(0, v.window() * windowNanos + windowNanos - now);
     return farBelowLimit(v, ownRate, keyRate(v, now, ownRate), weighsNow(v, now), rest);
   }
 
@@ -505,8 +505,8 @@ final class ClaimSizing {
    * and this node's pending permits, a sliding window's previous window at its weight.
    */
   private double weighsNow(KeyView v, long now) {
-    double prevWeight = prevWeight(v.window, now);
-    return weighted(v.globalPrev, v.globalCur, prevWeight) + v.pendingCur + v.pendingPrev * prevWeight;
+    double prevWeight = prevWeight(v.window(), now);
+    return weighted(v.globalPrev(), v.globalCur(), prevWeight) + v.pendingCur() + v.pendingPrev() * prevWeight;
   }
 
   /**
@@ -522,13 +522,13 @@ final class ClaimSizing {
       return windowNanos;
     }
     long horizon = claimHorizonNanos(v, now);
-    if (horizon <= 2 * syncIntervalNanos || v.rate <= 0) {
+    if (horizon <= 2 * syncIntervalNanos || v.rate() <= 0) {
       return syncIntervalNanos;
     }
     // (the rate counts permits: over the mean cost, a rate of requests. Read as one, a key asked
     // every 250 ms at costs near 1,000 was idle after a sync interval, and each request on it made a
     // store call to take and another to give its claim up)
-    return Math.max(syncIntervalNanos, Math.min(horizon, (long) (2e9 * Math.max(1, v.meanCost) / v.rate)));
+    return Math.max(syncIntervalNanos, Math.min(horizon, (long) (2e9 * Math.max(1, v.meanCost()) / v.rate())));
   }
 
   /** The batch size of a key: larger for a hot key, so that it reaches the store less often. */
@@ -545,12 +545,12 @@ final class ClaimSizing {
    */
   long untilNextAnswer(KeyView view) {
     int nodes = Math.max(1, activeNodes.getAsInt());
-    long inFlight = (long) Math.ceil(view.rate * 4 * Math.max(calls.roundTripNanos(), flushCycleNanos) / 1e9);
+    long inFlight = (long) Math.ceil(view.rate() * 4 * Math.max(calls.roundTripNanos(), flushCycleNanos) / 1e9);
     long errorBudget = (long) (capacity(view) * maxError / nodes);
     // (a claim smaller than a request's cost pays for none: at costs of 3,000 under 1,000,000 a minute,
     // every request of a key asked four times a second took its own permits from the store, its claim
     // ahead of 1,000 never used)
-    long requests = (long) Math.ceil(2 * view.meanCost);
+    long requests = (long) Math.ceil(2 * view.meanCost());
     return Math.max(1, Math.max(Math.max(batchFor(view), inFlight), Math.max(errorBudget, requests)));
   }
 

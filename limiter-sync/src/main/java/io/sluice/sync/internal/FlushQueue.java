@@ -49,15 +49,13 @@ final class FlushQueue {
     long used = v.revokeCredit();
     if (used > 0) {
       countAdmitted(v, used);
-      v.hits += used;
-      v.demandAt = ticker.read();
+      v.creditUsed(used, ticker.read());
     }
   }
 
   /** Under the view's monitor: puts it in the flusher's queue, unless it is there already. */
   void enqueue(KeyView v) {
-    if (!v.queued) {
-      v.queued = true;
+    if (v.enqueue()) {
       dirty.add(v);
     }
   }
@@ -67,12 +65,7 @@ final class FlushQueue {
    * that permits given back after the store counted them pay for (see {@link SyncedLimiter#release}).
    */
   void countAdmitted(KeyView v, long permits) {
-    long reused = Math.min(permits, v.releasedCur);
-    v.releasedCur -= reused;
-    v.pendingCur += permits - reused;
-    v.unsentCur += permits - reused;
-    v.ownCur += permits;
-    pendingPermits.add(permits - reused);
+    pendingPermits.add(v.countAdmitted(permits));
   }
 
   private void orphan(String key, long window, long amount) {

@@ -293,8 +293,8 @@ final class Flusher {
         // claims last, 2.9 times the key updates of this rule on the accuracy kit's sparse keys; a
         // view with nothing new to count stays held too: a refresh of every held view at each round
         // was 6.5 key updates per decision)
-        boolean sends = everything || (carry && (v.unsentPrev > 0 || v.deniedUnsent() > 0
-            || (v.unsentCur > 0 && v.unsentCur >= claims.claimHeld(v, drainedAt) - v.pendingCur)));
+        boolean sends = everything || (carry && (v.unsentPrev() > 0 || v.deniedUnsent() > 0
+            || (v.unsentCur() > 0 && v.unsentCur() >= claims.claimHeld(v, drainedAt) - v.pendingCur())));
         if (!drain(v, drainedAt, sends, byGroup, wantLeases)) {
           later.add(v);
         }
@@ -312,18 +312,18 @@ final class Flusher {
   private boolean drain(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
       List<KeyView> wantLeases) {
     queue.settle(v);
-    int out = v.deltasOut; // (before this drain's own deltas)
-    if (v.window < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
-        && v.unsentPrev == 0 && !v.prevClaimHeld && !v.syncWanted && !v.hasUnsettledTake() && !v.leaseWanted()) {
+    int out = v.deltasOut(); // (before this drain's own deltas)
+    if (v.window() < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
+        && v.unsentPrev() == 0 && !v.prevClaimHeld() && !v.syncWanted() && !v.hasUnsettledTake() && !v.leaseWanted()) {
       // its window is over with nothing left to send: nothing left to say
-      v.queued = false;
+      v.dequeue();
       return true;
     }
     // (unless it renews its claims ahead: the window ends before the next regular sync)
     boolean renewsAhead = claimsKept && leases == null && claims.sizing.claimsAheadDue(v, drainedAt);
-    if (v.unsentCur == 0 && v.unsentPrev == 0 && !v.prevClaimHeld && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
+    if (v.unsentCur() == 0 && v.unsentPrev() == 0 && !v.prevClaimHeld() && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
         && !v.leaseWanted() && !renewsAhead
-        && !v.syncWanted && v.syncedAt != Long.MIN_VALUE && drainedAt - v.syncedAt < syncIntervalNanos) {
+        && !v.syncWanted() && v.syncedAt() != Long.MIN_VALUE && drainedAt - v.syncedAt() < syncIntervalNanos) {
       // nothing to send and answered within the sync interval: it waits for the regular sync
       // (a claim it holds is given up there if the key went idle), not for every sync another
       // key asked for
@@ -337,20 +337,19 @@ final class Flusher {
       heat.update(v, drainedAt);
       return false;
     }
-    v.queued = false;
-    v.syncWanted = false;
+    v.dequeueForFlush();
     heat.update(v, drainedAt);
     if (v.leaseWanted()) {
       wantLeases.add(v);
     }
-    int group = store.group(counter, v.key);
+    int group = store.group(counter, v.key());
     List<Pending> list = byGroup.computeIfAbsent(group, g -> new ArrayList<>());
     // a take whose answer never came goes with this flush, on its window's delta
     long settles = v.startSettling(); // (Long.MIN_VALUE: no take to settle)
     addEarlierWindows(v, list, settles);
     // always send the current window, even with nothing new: the answer refreshes the view
     // (in reservation mode the lease answer does that, so only real deltas go)
-    if (leases == null || v.unsentCur > 0) {
+    if (leases == null || v.unsentCur() > 0) {
       addCurrentWindow(v, drainedAt, list, settles, out);
     }
     return true;
@@ -361,19 +360,16 @@ final class Flusher {
    * permits and claim, and a take of an older window to settle.
    */
   private void addEarlierWindows(KeyView v, List<Pending> list, long settles) {
-    if (v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsentPrev() > 0 || settles == v.window - 1) {
+    if (v.unsentPrev() > 0 || v.prevClaimHeld() || v.deniedUnsentPrev() > 0 || settles == v.window() - 1) {
       // (a delta asks for no claim: it also gives up the one held on the window gone by)
-      Delta prev = new Delta(counter, v.key, v.window - 1, v.unsentPrev, v.deniedUnsentPrev());
-      boolean settling = settles == v.window - 1;
+      Delta prev = new Delta(counter, v.key(), v.window() - 1, v.unsentPrev(), v.deniedUnsentPrev());
+      boolean settling = settles == v.window() - 1;
       list.add(new Pending(v, settling ? v.settling(prev) : countsAfterWindow ? prev.afterItsWindow() : prev));
-      v.deltasOut++;
-      v.unsentPrev = 0;
-      v.deniedSent(true);
-      v.prevClaimHeld = false;
+      v.prevSent();
     }
-    if (settles != Long.MIN_VALUE && settles < v.window - 1) {
-      list.add(new Pending(v, v.settling(new Delta(counter, v.key, settles, 0))));
-      v.deltasOut++;
+    if (settles != Long.MIN_VALUE && settles < v.window() - 1) {
+      list.add(new Pending(v, v.settling(new Delta(counter, v.key(), settles, 0))));
+      v.settlingSent();
     }
   }
 
@@ -382,10 +378,10 @@ final class Flusher {
    * keeps of the one it holds); {@code out}: the view's deltas on their way before this drain's.
    */
   private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, long settles, int out) {
-    Delta plain = new Delta(counter, v.key, v.window, v.unsentCur, v.deniedUnsent());
+    Delta plain = new Delta(counter, v.key(), v.window(), v.unsentCur(), v.deniedUnsent());
     // the node's allowance on the window is spent with its first delta there: used, or given up (a key
     // this node flushes is paid for by its claim), so that the reserve goes back to the claims at once
-    long reserve = claims.allowances.reserve(v.window, drainedAt);
+    long reserve = claims.allowances.reserve(v.window(), drainedAt);
     long spent = reserve > 0 ? v.allowanceUnspent() : 0;
     // (the delta carries what the node has spent in all, the whole allowance once this delta spends what
     // is left of it: the store records it per node, and a flush after an unanswered claim call that spent
@@ -397,21 +393,19 @@ final class Flusher {
       d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,
           drainedAt);
     }
-    if (countsAfterWindow && v.window < Math.floorDiv(drainedAt, windowNanos) && settles != v.window
+    if (countsAfterWindow && v.window() < Math.floorDiv(drainedAt, windowNanos) && settles != v.window()
         && d.aheadWindows() == 0) {
       // a fixed window that is over: its permits are counted and nothing else (no claim on it weighs
       // now; one Redis command instead of a read and a write of the key's claims), and with none
       // there is nothing to say. (Unless it renews the key's claims on the windows after it: those
       // spare the next windows' decisions a store call each.)
-      if (v.unsentCur > 0) {
+      if (v.unsentCur() > 0) {
         list.add(new Pending(v, plain.afterItsWindow(), false));
-        v.deltasOut++;
-        v.unsentCur = 0;
-        v.allowanceSent(0);
+        v.curSent(0);
       }
       return;
     }
-    if (settles == v.window) {
+    if (settles == v.window()) {
       d = v.settling(d);
     }
     // near the limit (its unused claim more than an even part of what it leaves the others), this
@@ -422,26 +416,22 @@ final class Flusher {
     long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claims.claimToKeep(v, d.want(), drainedAt) : -1;
     if (keep >= 0) {
       d = d.keeping(keep);
-      v.claim = v.pendingCur + keep;
-    } else if (claimsKept && d.want() == 0 && v.claim >= 0) {
+      v.claimKept(keep);
+    } else if (claimsKept && d.want() == 0 && v.claim() >= 0) {
       // a flush that gives the claim up: the store keeps none for this node from when it applies it,
       // so from now on nothing more is admitted under it (what is admitted is pending and goes), nor
       // under its part of a sliding window's fading; a decision the claim cannot pay waits for the
       // answer and then asks. (Left as it was, decisions that came while the flush travelled admitted
       // under a claim the store had already given to others: tune, mixed profile, 4 nodes, a key-window
       // at 101-104 of a limit of 100, the idle node's last permits counted after the others' takes.)
-      v.claim = v.pendingCur;
-      v.claimNodes = 0;
+      v.claimGivenUp();
     }
     boolean release = claimsKept && (d.want() == 0 || keep >= 0);
     if (release) {
       v.releaseSent(); // decisions do not ask for claims until it is answered
     }
     list.add(new Pending(v, d, release));
-    v.deltasOut++;
-    v.unsentCur = 0;
-    v.allowanceSent(spent);
-    v.deniedSent(false);
+    v.curSent(spent);
   }
 
   /**
@@ -451,7 +441,7 @@ final class Flusher {
   private long claimWanted(KeyView v, long drainedAt) {
     // (a key asked less than about once a sync interval holds none either: its next request
     // asks the store, which costs less than a claim held and refreshed at every sync)
-    boolean idle = v.demandAt == Long.MIN_VALUE || drainedAt - v.demandAt > claims.sizing.idleAfterNanos(v, drainedAt);
+    boolean idle = v.demandAt() == Long.MIN_VALUE || drainedAt - v.demandAt() > claims.sizing.idleAfterNanos(v, drainedAt);
     // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
     // stay counted against the other nodes to the window's end)
     // (a key far below its limit keeps a claim, of one permit at least, while not idle: an expected
@@ -467,21 +457,20 @@ final class Flusher {
     long want;
     long at = ticker.read();
     synchronized (v) {
-      w = v.window;
+      w = v.window();
       want = leaseOps.leaseSize(v, at);
     }
-    LeaseStore.Lease lease = leaseOps.askLease(v.key, w, at, want, 1, flushTimeout);
+    LeaseStore.Lease lease = leaseOps.askLease(v.key(), w, at, want, 1, flushTimeout);
     synchronized (v) {
       v.grants().wanted(false);
       if (lease == null) {
-        if (!v.queued) { // ask again on the next round
+        if (v.enqueue()) { // ask again on the next round
           v.grants().wanted(true);
-          v.queued = true;
           dirty.add(v);
         }
         return;
       }
-      if (v.window != w) {
+      if (v.window() != w) {
         return; // the window ended while we asked: the grant is given up (under-admission only)
       }
       leaseOps.takeLeaseAnswer(v, lease, want, 1, ticker.read());
@@ -495,20 +484,9 @@ final class Flusher {
     }
     synchronized (p.view) {
       queue.settle(p.view);
-      p.view.deltasOut--;
+      boolean held = p.view.unanswered(p.delta); // (a take it settles is sent again by the next drain)
       released(p);
-      if (p.view.settledBy(p.delta)) {
-        p.view.settlingFailed(); // the next drain sends it again
-        p.view.syncWanted = true;
-      }
-      if (p.delta.window() == p.view.window) {
-        p.view.unsentCur += p.delta.amount();
-        p.view.allowanceBack(p.delta.allowed(), p.delta.spent());
-        p.view.deniedNotSent(p.delta.denied(), false);
-      } else if (p.delta.window() == p.view.window - 1) {
-        p.view.unsentPrev += p.delta.amount();
-        p.view.deniedNotSent(p.delta.denied(), true);
-      } else if (p.delta.amount() > 0) {
+      if (!held && p.delta.amount() > 0) {
         // (its permits only: a settle stays with the view, which sends it again; an orphaned copy as
         // well would settle twice)
         orphans.add(new Delta(counter, p.delta.key(), p.delta.window(), p.delta.amount()));
@@ -542,26 +520,15 @@ final class Flusher {
       KeyView v = p.view;
       synchronized (v) {
         queue.settle(v); // the credit was sized on the counts this answer replaces
-        v.deltasOut--;
+        // a take it settles is settled: a permit the failure policy admitted is counted now, one way or the other
+        pendingPermits.add(-v.answered(p.delta));
         released(p);
-        if (v.settledBy(p.delta)) {
-          // the take is settled: a permit the failure policy admitted is counted now, one way or the other
-          if (p.delta.settle() > 0) {
-            if (p.delta.window() == v.window) {
-              v.pendingCur -= p.delta.settle();
-            } else if (p.delta.window() == v.window - 1) {
-              v.pendingPrev -= p.delta.settle();
-            }
-            pendingPermits.add(-p.delta.settle());
-          }
-          v.takeSettled();
-        }
         long w = p.delta.window();
-        if (w == v.window) {
-          v.pendingCur -= p.delta.amount();
+        if (w == v.window()) {
+          v.curCounted(p.delta.amount());
           if (p.delta.isAfterItsWindow()) {
             // (the window is over: its count is all the answer says, and a claim on it weighs nowhere)
-            v.globalCur = Math.max(v.globalCur, result.current(i));
+            v.curCountAtLeast(result.current(i));
           } else if (v.sentBeforeLastClaimCall(f.sentAt)) {
             // a decision's claim call went out after this flush and was answered first: which of the
             // two the store ran last is not known here (Redis runs them in order, Hazelcast may not),
@@ -570,11 +537,9 @@ final class Flusher {
           } else {
             claims.takeAnswer(v, p.delta, result, i, now, TimeUnit.MICROSECONDS.toNanos(f.batch.nowMicros()));
           }
-        } else if (w == v.window - 1) {
-          v.globalPrev = result.current(i);
-          v.pendingPrev -= p.delta.amount();
+        } else if (w == v.window() - 1) {
           // the claim on the window gone by is given up: what it held may be free now
-          v.mayBeFreeNow();
+          v.prevCounted(p.delta.amount(), result.current(i));
         }
       }
     }

@@ -29,18 +29,10 @@ final class KeyHeat {
 
   /** Under the sync lock and the view's monitor, as the view is synced (or held) at {@code now}. */
   void update(KeyView v, long now) {
-    if (v.rateSince == Long.MIN_VALUE) {
-      v.rateSince = now;
+    double rate = v.measureRate(now, syncIntervalNanos / 2); // (-1: too short to tell a rate)
+    if (rate < 0) {
       return;
     }
-    long elapsed = now - v.rateSince;
-    if (elapsed < syncIntervalNanos / 2) {
-      return; // too short to tell a rate
-    }
-    double rate = v.hits * 1e9 / elapsed;
-    v.hits = 0;
-    v.rateSince = now;
-    v.rate = v.rate == 0 ? rate : v.rate * 0.5 + rate * 0.5;
     double mean = meanKeyRate;
     meanKeyRate = mean == 0 ? rate : mean * 0.95 + rate * 0.05;
     boolean hot = rate >= minHotRate && rate >= hotKeyFactor * mean;

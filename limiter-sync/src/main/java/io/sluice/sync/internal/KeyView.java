@@ -37,22 +37,22 @@ final class KeyView {
   private long creditGranted;
   /** A decision that leaves the credit at or below this has filled a batch: it asks for a sync. */
   private volatile long syncAtOrBelow;
-  final String key;
+  private final String key;
   /**
    * A decision holds the view's monitor through a store call (a claim or a lease): read without the
    * monitor by a decision that must not wait (see {@link SyncedLimiter#acquireAsync}), which hands
    * itself over rather than enter the monitor and wait for that call.
    */
-  volatile boolean storeCallUnderway;
-  long window = Long.MIN_VALUE;
-  long globalCur;
-  long globalPrev;
-  long pendingCur;
-  long pendingPrev;
-  long unsentCur;
-  long unsentPrev;
+  private volatile boolean storeCallUnderway;
+  private long window = Long.MIN_VALUE;
+  private long globalCur;
+  private long globalPrev;
+  private long pendingCur;
+  private long pendingPrev;
+  private long unsentCur;
+  private long unsentPrev;
   /** This node's own admissions in the current and previous window, acknowledged or not. */
-  long ownCur;
+  private long ownCur;
   private long ownPrev;
   /**
    * Of those, the permits takes counted ({@link Delta#taking}) since a numbered flush sent after them
@@ -67,7 +67,7 @@ final class KeyView {
    * Permits of {@link #window} given back (SyncedLimiter.release) after the store had counted them:
    * this node's next admissions there use them instead of counting new ones.
    */
-  long releasedCur;
+  private long releasedCur;
   /**
    * The node's allowance on {@link #window} (see Allowances): used or given up (permits), the permits
    * admitted under it and not sent yet, and how much of it deltas sent have spent (told the store of).
@@ -83,28 +83,28 @@ final class KeyView {
    */
   private LocalShareCap shareCap;
   /** Ticker time of the last acknowledgement that refreshed the global counts. */
-  long syncedAt = Long.MIN_VALUE;
+  private long syncedAt = Long.MIN_VALUE;
   /** Denial cache: the global count alone is over the limit until then. */
-  long deniedUntil = Long.MIN_VALUE;
+  private long deniedUntil = Long.MIN_VALUE;
   /** System.nanoTime when a decision last sent a claim call for this key (see WindowClaims#mergeOlderAnswer). */
   private long claimCallSentAt = Long.MIN_VALUE;
   /** Dropped from the key table (idle): a decision that still holds it looks the key up again. */
-  boolean retired;
+  private boolean retired;
   /** In the dirty queue, waiting for a flush. */
-  boolean queued;
+  private boolean queued;
   /** A decision asked for a sync of this key (the view is queued): the next sync sends it, whatever it holds. */
-  boolean syncWanted;
+  private boolean syncWanted;
   /** Reservation mode's grants (null in the other modes, and before the key's first grant is asked for). */
   private Grants grants;
   /** Demand (permits asked for) since {@link #rateSince}, its running rate per second, hotness. */
-  long hits;
+  private long hits;
   /** Ticker time the key was last asked for (about: credit decisions are seen when settled); a claim is given up once it is idle. */
-  long demandAt = Long.MIN_VALUE;
+  private long demandAt = Long.MIN_VALUE;
   /**
    * This node's claim on {@link #window} as the store last answered: how many permits it may admit
    * beyond what the store has counted from it; -1 while it has none there (see flush.lua).
    */
-  long claim = -1;
+  private long claim = -1;
   /** The store's last answer granted less than an eighth of what was asked: little is free. */
   private boolean noneFree;
   /**
@@ -137,23 +137,23 @@ final class KeyView {
    * trims the claim (Delta#keeping) only when none is, since the answer of another could raise the
    * claim it trims.
    */
-  int deltasOut;
+  private int deltasOut;
   /**
    * Sliding window: when the claim was granted (ticker time of the flush that asked) and the nodes its
    * part of what the previous window frees is split by, as the store answered (0: it holds no part);
    * from then the node also holds previous count / window / claimNodes per unit of time.
    */
   private long claimAt;
-  int claimNodes;
+  private int claimNodes;
   /**
    * Fixed windows: the claim the store granted this node on each window after the one it was asked in,
    * up to {@link #aheadThrough} (see {@link Delta#claimingAhead}): a window the view rolls into within
    * that range starts with it as its claim, and no store call. 0 and Long.MIN_VALUE: none.
    */
   private long aheadClaim;
-  long aheadThrough = Long.MIN_VALUE;
+  private long aheadThrough = Long.MIN_VALUE;
   /** A claim on the window before {@link #window} is still held in the store: the next flush gives it up. */
-  boolean prevClaimHeld;
+  private boolean prevClaimHeld;
   /**
    * A take (a claim call that also counted the decision's permit, see {@link Delta#taking}) whose
    * answer never came, or null: the key's next flush settles it, and until that is answered decisions
@@ -165,8 +165,8 @@ final class KeyView {
    * node's pending permits when the view rolled), or -1: the view did not see that window.
    */
   private long lastWindowTotal = -1;
-  double rate;
-  long rateSince = Long.MIN_VALUE;
+  private double rate;
+  private long rateSince = Long.MIN_VALUE;
   /**
    * The key's last decision before this view was made (ticker time), as the table remembered it from
    * the key's view it dropped ({@link ViewTable}), or Long.MIN_VALUE: none remembered.
@@ -176,7 +176,7 @@ final class KeyView {
    * The cost of the key's decisions made under the monitor, a running mean (0 before the first):
    * {@link #rate} counts permits, and a permit rate over a mean cost is a rate of requests.
    */
-  double meanCost;
+  private double meanCost;
   private boolean hot;
   /** Ticker time of the last urgent sync asked for this key (hot keys are throttled). */
   private long lastUrgentSync = Long.MIN_VALUE;
@@ -185,6 +185,437 @@ final class KeyView {
 
   KeyView(String key) {
     this.key = key;
+  }
+
+  // ---- what the rest of the limiter reads of the view (under the monitor, but storeCallUnderway)
+
+  String key() {
+    return key;
+  }
+
+  /** The window the view is on (Long.MIN_VALUE before its first decision). */
+  long window() {
+    return window;
+  }
+
+  /** The store's count of {@link #window} and of the window before, as of the last answer. */
+  long globalCur() {
+    return globalCur;
+  }
+
+  long globalPrev() {
+    return globalPrev;
+  }
+
+  /** This node's permits of {@link #window} (and the window before) the store has not acknowledged. */
+  long pendingCur() {
+    return pendingCur;
+  }
+
+  long pendingPrev() {
+    return pendingPrev;
+  }
+
+  /** Of the pending permits, those not sent yet. */
+  long unsentCur() {
+    return unsentCur;
+  }
+
+  long unsentPrev() {
+    return unsentPrev;
+  }
+
+  /** This node's own admissions in {@link #window}, acknowledged or not. */
+  long ownCur() {
+    return ownCur;
+  }
+
+  /** Permits of {@link #window} given back after the store counted them, which admissions use first. */
+  long releasedCur() {
+    return releasedCur;
+  }
+
+  /** Ticker time of the last answer that refreshed the counts (Long.MIN_VALUE: none). */
+  long syncedAt() {
+    return syncedAt;
+  }
+
+  /** Until when the count alone denies (ticker time; the denial cache). */
+  long deniedUntil() {
+    return deniedUntil;
+  }
+
+  /** This node's claim on {@link #window}, as the store last answered (-1: none). */
+  long claim() {
+    return claim;
+  }
+
+  /** The nodes a sliding window's part of the fading is split by (0: the claim holds no part). */
+  int claimNodes() {
+    return claimNodes;
+  }
+
+  /** The last window a claim granted ahead covers (Long.MIN_VALUE: none). */
+  long aheadThrough() {
+    return aheadThrough;
+  }
+
+  /** A claim on the window before {@link #window} is still held in the store. */
+  boolean prevClaimHeld() {
+    return prevClaimHeld;
+  }
+
+  /** Deltas of the view sent and not answered. */
+  int deltasOut() {
+    return deltasOut;
+  }
+
+  boolean retired() {
+    return retired;
+  }
+
+  /** In the flusher's queue. */
+  boolean queued() {
+    return queued;
+  }
+
+  boolean syncWanted() {
+    return syncWanted;
+  }
+
+  /** A decision holds the monitor through a store call (read without the monitor). */
+  boolean storeCallUnderway() {
+    return storeCallUnderway;
+  }
+
+  /** Demand: permits asked for since {@link #rateSince()} (not yet in {@link #rate()}). */
+  long hits() {
+    return hits;
+  }
+
+  /** When the rate's current measure started (ticker time; Long.MIN_VALUE before the key's first decision). */
+  long rateSince() {
+    return rateSince;
+  }
+
+  /** The key's demand on this node, permits per second (0 before a sync measured it). */
+  double rate() {
+    return rate;
+  }
+
+  /** Ticker time the key was last asked for (Long.MIN_VALUE: never). */
+  long demandAt() {
+    return demandAt;
+  }
+
+  /** The running mean cost of the key's decisions (0 before the first). */
+  double meanCost() {
+    return meanCost;
+  }
+
+  // ---- counts
+
+  /**
+   * Under the monitor: {@code permits} admitted in {@link #window}, to be sent, but for those that
+   * permits given back after the store counted them pay for; returns the permits that became pending.
+   */
+  long countAdmitted(long permits) {
+    long reused = Math.min(permits, releasedCur);
+    releasedCur -= reused;
+    pendingCur += permits - reused;
+    unsentCur += permits - reused;
+    ownCur += permits;
+    return permits - reused;
+  }
+
+  /** Under the monitor: a take counted {@code cost} less the released permits {@code reuse} paid (see {@link #taken}). */
+  void admittedByTake(long cost, long reuse, long numberedDone, long numberedSent) {
+    ownCur += cost;
+    releasedCur -= reuse;
+    taken(cost - reuse, numberedDone, numberedSent);
+  }
+
+  /**
+   * Under the monitor: admitted by the failure policy after a take's answer never came: counted by
+   * the flush that settles the take (pending, not unsent), but what released permits paid.
+   */
+  void admittedUnderUnsettledTake(long cost, long reuse) {
+    releasedCur -= reuse;
+    pendingCur += cost - reuse;
+    ownCur += cost;
+  }
+
+  /** Under the monitor: {@code permits} admitted that the store counted when it decided or granted them. */
+  void ownAdmitted(long permits) {
+    ownCur += permits;
+  }
+
+  /** Under the monitor: {@code permits} of this node's own admissions given back (at most {@link #ownCur}). */
+  void ownReleased(long permits) {
+    ownCur -= permits;
+  }
+
+  /**
+   * Under the monitor: {@code permits} of {@link #window} given back ({@link SyncedLimiter#release});
+   * those not sent yet are taken off the pending ones, the rest are kept for this node's next
+   * admissions. Returns the permits taken off the pending ones.
+   */
+  long released(long permits) {
+    ownCur -= permits;
+    long unsent = Math.min(permits, unsentCur);
+    unsentCur -= unsent;
+    pendingCur -= unsent;
+    releasedCur += permits - unsent;
+    return unsent;
+  }
+
+  /** Under the monitor: the store's counts of {@link #window} and the window before, answered at {@code now}. */
+  void countsAnswered(long cur, long prev, long now) {
+    globalCur = cur;
+    globalPrev = prev;
+    syncedAt = now;
+  }
+
+  /** Under the monitor: an older answer's counts, kept only where larger (see WindowClaims#mergeOlderAnswer). */
+  void countsAtLeast(long cur, long prev) {
+    globalCur = Math.max(globalCur, cur);
+    globalPrev = Math.max(globalPrev, prev);
+  }
+
+  /** Under the monitor: a delta of the window gone by was sent, giving up the claim held there. */
+  void prevSent() {
+    deltasOut++;
+    unsentPrev = 0;
+    deniedSent(true);
+    prevClaimHeld = false;
+  }
+
+  /** Under the monitor: a delta that only settles a take was sent. */
+  void settlingSent() {
+    deltasOut++;
+  }
+
+  /** Under the monitor: a delta of {@link #window} was sent, spending {@code spent} of the allowance. */
+  void curSent(long spent) {
+    deltasOut++;
+    unsentCur = 0;
+    allowanceSent(spent);
+    deniedSent(false);
+  }
+
+  /**
+   * Under the monitor: delta {@code d} came back unanswered. Its permits of {@link #window} or the
+   * window before go back among the unsent; false for an older window's, which the view no longer holds.
+   */
+  boolean unanswered(Delta d) {
+    deltasOut--;
+    if (settledBy(d)) {
+      unsettled.inFlight = false; // the next drain sends it again
+      syncWanted = true;
+    }
+    if (d.window() == window) {
+      unsentCur += d.amount();
+      allowanceBack(d.allowed(), d.spent());
+      deniedNotSent(d.denied(), false);
+      return true;
+    }
+    if (d.window() == window - 1) {
+      unsentPrev += d.amount();
+      deniedNotSent(d.denied(), true);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Under the monitor: delta {@code d} was answered. A take it settles is settled; returns the permits
+   * the failure policy admitted that the settling counted (no longer pending).
+   */
+  long answered(Delta d) {
+    deltasOut--;
+    if (!settledBy(d)) {
+      return 0;
+    }
+    long settled = Math.max(0, d.settle());
+    if (d.window() == window) {
+      pendingCur -= settled;
+    } else if (d.window() == window - 1) {
+      pendingPrev -= settled;
+    }
+    unsettled = null;
+    return settled;
+  }
+
+  /** Under the monitor: {@code permits} of {@link #window} were counted by an answer. */
+  void curCounted(long permits) {
+    pendingCur -= permits;
+  }
+
+  /** Under the monitor: the window is over and its count is all an answer said: kept where larger. */
+  void curCountAtLeast(long count) {
+    globalCur = Math.max(globalCur, count);
+  }
+
+  /**
+   * Under the monitor: {@code permits} of the window gone by were counted, which now counts
+   * {@code count}; the claim held there is given up, so what it held may be free now.
+   */
+  void prevCounted(long permits, long count) {
+    globalPrev = count;
+    pendingPrev -= permits;
+    nothingFreeUntil = Long.MIN_VALUE;
+  }
+
+  /**
+   * Under the monitor, refilling a store that lost its data: this node's permits the old store had
+   * acknowledged go back among the unsent (but takes answered after the last numbered flush that
+   * reached it was sent, {@code doneBeforeLoss}: those may be in the new store already), and its
+   * claims are gone. Returns the permits it sends again.
+   */
+  long sendAgainAfterLoss(long doneBeforeLoss) {
+    long cur = Math.max(0, ownCur - pendingCur - takesUnproven(false, doneBeforeLoss));
+    long prev = Math.max(0, ownPrev - pendingPrev - takesUnproven(true, doneBeforeLoss));
+    takesAccountedFor();
+    unsentCur += cur;
+    pendingCur += cur;
+    unsentPrev += prev;
+    pendingPrev += prev;
+    claim = -1;
+    claimNodes = 0;
+    aheadClaim = 0; // (and those it held ahead)
+    aheadThrough = Long.MIN_VALUE;
+    prevClaimHeld = false;
+    noneFree = false;
+    nothingFreeUntil = Long.MIN_VALUE;
+    releasedCur = 0; // (given back after the old store counted them: the new one never did)
+    if (cur + prev > 0) {
+      syncWanted = true;
+    }
+    return cur + prev;
+  }
+
+  // ---- the claim
+
+  /** Under the monitor: the store answered a claim of {@code claim} (and, on a sliding window, a part split by {@code split}). */
+  void claimAnswered(long claim, int split) {
+    this.claim = claim;
+    this.claimNodes = split;
+  }
+
+  /** Under the monitor: an older answer's claim, kept only where smaller (see WindowClaims#mergeOlderAnswer). */
+  void claimAtMost(long claim, int split) {
+    this.claim = Math.min(this.claim, claim);
+    this.claimNodes = Math.min(this.claimNodes, split);
+  }
+
+  /** Under the monitor: no claim on {@link #window} (a window done, with nothing left to say). */
+  void claimGone() {
+    claim = -1;
+    claimNodes = 0;
+  }
+
+  /** Under the monitor: a flush trims the claim: this node admits at most {@code keep} more under it until the answer. */
+  void claimKept(long keep) {
+    claim = pendingCur + keep;
+  }
+
+  /** Under the monitor: a flush gives the claim up: nothing more is admitted under it, nor under a part of the fading. */
+  void claimGivenUp() {
+    claim = pendingCur;
+    claimNodes = 0;
+  }
+
+  /** Under the monitor: the claim on the window gone by was given up (by a claim call). */
+  void prevClaimGivenUp() {
+    prevClaimHeld = false;
+  }
+
+  // ---- the view's place in the flusher's queue and the table
+
+  /** Under the monitor: marks the view queued; false where it was already. */
+  boolean enqueue() {
+    if (queued) {
+      return false;
+    }
+    queued = true;
+    return true;
+  }
+
+  /** Under the monitor: the view left the queue with nothing to send. */
+  void dequeue() {
+    queued = false;
+  }
+
+  /** Under the monitor: the view left the queue for a flush, which does what a sync was asked for. */
+  void dequeueForFlush() {
+    queued = false;
+    syncWanted = false;
+  }
+
+  /** Under the monitor: the next sync sends the view, whatever it holds. */
+  void wantSync() {
+    syncWanted = true;
+  }
+
+  /** Dropped from the table as idle. */
+  void retire() {
+    retired = true;
+  }
+
+  /** A decision starts (true) or ends a store call holding the monitor. */
+  void storeCallUnderway(boolean underway) {
+    storeCallUnderway = underway;
+  }
+
+  /** Under the monitor: the count alone denies until {@code until} (ticker time). */
+  void denyUntil(long until) {
+    deniedUntil = until;
+  }
+
+  /** Under the monitor: the cached denial is out of date (a regional share grew). */
+  void denialOutOfDate() {
+    deniedUntil = Long.MIN_VALUE;
+  }
+
+  // ---- demand
+
+  /** Under the monitor: a decision of {@code cost} at {@code now}, admitted or not. */
+  void demandNoted(long cost, long now) {
+    // (measured from the key's first request, which starts the clock: one request alone is no rate)
+    if (rateSince == Long.MIN_VALUE) {
+      rateSince = now;
+    } else {
+      hits += cost;
+    }
+    meanCost = meanCost == 0 ? cost : meanCost * 0.75 + cost * 0.25;
+    demandAt = now;
+  }
+
+  /** Under the monitor: decisions took {@code permits} of the credit, settled at {@code now}. */
+  void creditUsed(long permits, long now) {
+    hits += permits;
+    demandAt = now;
+  }
+
+  /**
+   * Under the monitor, as the view is synced at {@code now}: the key's rate since the last measure, in
+   * permits per second, folded into {@link #rate}; -1 where too little time has passed to tell
+   * ({@code minNanos}), or the clock only starts now.
+   */
+  double measureRate(long now, long minNanos) {
+    if (rateSince == Long.MIN_VALUE) {
+      rateSince = now;
+      return -1;
+    }
+    long elapsed = now - rateSince;
+    if (elapsed < minNanos) {
+      return -1;
+    }
+    double measured = hits * 1e9 / elapsed;
+    hits = 0;
+    rateSince = now;
+    rate = rate == 0 ? measured : rate * 0.5 + measured * 0.5;
+    return measured;
   }
 
   /** This node's own admissions in the window before {@link #window}, acknowledged or not. */
@@ -254,8 +685,10 @@ final class KeyView {
     return aheadClaim;
   }
 
-  void aheadClaim(long claim) {
+  /** Under the monitor: the store granted {@code claim} on each window after {@link #window} through {@code through}. */
+  void claimedAhead(long claim, long through) {
     aheadClaim = claim;
+    aheadThrough = through;
   }
 
   /**

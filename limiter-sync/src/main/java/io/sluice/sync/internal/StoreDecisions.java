@@ -163,7 +163,7 @@ final class StoreDecisions {
       KeyView view = views.viewFor(key);
       synchronized (view) {
         view.roll(Math.floorDiv(now, windowNanos), queue.orphanSink, sliding);
-        view.ownCur += cost;
+        view.ownAdmitted(cost);
       }
     }
     // the window the store counted in (the next one where a node whose clock is ahead opened it; for a
@@ -194,9 +194,9 @@ final class StoreDecisions {
     if (v != null) {
       synchronized (v) {
         // at most what this node admitted in that window: releases beyond it hand out no other node's permits
-        if (v.window == acquired.window()) {
-          back = Math.min(cost, v.ownCur);
-          v.ownCur -= back;
+        if (v.window() == acquired.window()) {
+          back = Math.min(cost, v.ownCur());
+          v.ownReleased(back);
         }
       }
     }

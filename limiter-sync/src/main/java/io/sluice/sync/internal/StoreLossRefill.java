@@ -128,7 +128,7 @@ final class StoreLossRefill {
     long permits = 0;
     int keys = 0;
     for (KeyView v : views.all()) {
-      Long doneBeforeLoss = lostGroups.get(store.group(counter, v.key));
+      Long doneBeforeLoss = lostGroups.get(store.group(counter, v.key()));
       if (doneBeforeLoss != null) {
         long sent = refill(v, doneBeforeLoss);
         permits += sent;
@@ -137,7 +137,7 @@ final class StoreLossRefill {
         // another group (a slot of a Redis Cluster) may have lost its data too, unseen until a numbered
         // flush reaches it: every view goes with the next sync, which finds out
         synchronized (v) {
-          v.syncWanted = true;
+          v.wantSync();
           queue.enqueue(v);
         }
       }
@@ -161,31 +161,16 @@ final class StoreLossRefill {
       return 0; // (reservation and exact modes: the store counts when it grants or decides, not by flushes)
     }
     synchronized (v) {
-      if (v.window == Long.MIN_VALUE || !v.refillOnce(syncRound)) {
+      if (v.window() == Long.MIN_VALUE || !v.refillOnce(syncRound)) {
         return 0;
       }
       queue.settle(v);
-      long cur = Math.max(0, v.ownCur - v.pendingCur - v.takesUnproven(false, doneBeforeLoss));
-      long prev = Math.max(0, v.ownPrev() - v.pendingPrev - v.takesUnproven(true, doneBeforeLoss));
-      v.takesAccountedFor();
-      v.unsentCur += cur;
-      v.pendingCur += cur;
-      v.unsentPrev += prev;
-      v.pendingPrev += prev;
-      pendingPermits.add(cur + prev);
-      v.claim = -1;
-      v.claimNodes = 0;
-      v.aheadClaim(0); // (and those it held ahead)
-      v.aheadThrough = Long.MIN_VALUE;
-      v.prevClaimHeld = false;
-      v.noneFree(false);
-      v.mayBeFreeNow();
-      v.releasedCur = 0; // (given back after the old store counted them: the new one never did)
-      if (cur + prev > 0) {
-        v.syncWanted = true;
+      long sent = v.sendAgainAfterLoss(doneBeforeLoss);
+      pendingPermits.add(sent);
+      if (sent > 0) {
         queue.enqueue(v);
       }
-      return cur + prev;
+      return sent;
     }
   }
 }

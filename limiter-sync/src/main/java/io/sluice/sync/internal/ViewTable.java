@@ -117,14 +117,14 @@ final class ViewTable {
 
   /** Under the view's monitor, as it is dropped: remembers when its key was last asked for. */
   private void remember(KeyView v) {
-    if (seen == null || v.demandAt == Long.MIN_VALUE) {
+    if (seen == null || v.demandAt() == Long.MIN_VALUE) {
       return;
     }
-    long ms = (v.demandAt - origin) / 1_000_000L;
+    long ms = (v.demandAt() - origin) / 1_000_000L;
     if (ms < 0 || ms > SEEN_MS_MASK) {
       return;
     }
-    int h = spread(v.key.hashCode());
+    int h = spread(v.key().hashCode());
     seen[h & (seen.length - 1)] = fingerprint(h) << SEEN_MS_BITS | ms;
   }
 
@@ -163,15 +163,15 @@ final class ViewTable {
    */
   private void dropIfOver(KeyView v, long now, boolean keepAhead) {
     synchronized (v) {
-      if (v.retired) {
+      if (v.retired()) {
         return; // (a weakly consistent iterator may show a view another sweep already dropped)
       }
       settle.accept(v);
       long current = Math.floorDiv(now, windowNanos);
-      boolean over = v.window < current - 1 && !(keepAhead && v.aheadClaim() > 0 && v.aheadThrough >= current);
+      boolean over = v.window() < current - 1 && !(keepAhead && v.aheadClaim() > 0 && v.aheadThrough() >= current);
       // remove(key, value): the iterator's remove would drop whatever view the key has now
-      if (v.quiet() && !v.queued && over && views.remove(v.key, v)) {
-        v.retired = true;
+      if (v.quiet() && !v.queued() && over && views.remove(v.key(), v)) {
+        v.retire();
         remember(v);
       }
     }

@@ -58,7 +58,7 @@ final class WindowAdmission extends Admission {
   @Override
   Decision decideNow(String key, long cost, int answer, long now, boolean fallback) {
     KeyView view = views.viewFor(key);
-    if (view.storeCallUnderway) {
+    if (view.storeCallUnderway()) {
       return null; // (entering its monitor would wait for that call)
     }
     Judgement j = WindowDecisions.judgement(cost, now, fallback);
@@ -154,20 +154,16 @@ final class WindowAdmission extends Admission {
   /** Under the view's monitor: takes the permits off the window they were counted in, if it is still the view's. */
   private void releaseIntoWindow(KeyView v, long cost, Decision acquired) {
     queue.settle(v);
-    long back = Math.min(cost, v.ownCur);
+    long back = Math.min(cost, v.ownCur());
     // (only into the window the permits were counted in: after a roll they are that window's, gone by)
-    if (v.window != acquired.window() || v.retired || back <= 0) {
+    if (v.window() != acquired.window() || v.retired() || back <= 0) {
       return;
     }
-    v.ownCur -= back;
     if (reservation) {
+      v.ownReleased(back);
       v.grants().add(back); // (the permit came out of the node's grant)
       return;
     }
-    long unsent = Math.min(back, v.unsentCur);
-    v.unsentCur -= unsent;
-    v.pendingCur -= unsent;
-    queue.pendingPermits.add(-unsent);
-    v.releasedCur += back - unsent;
+    queue.pendingPermits.add(-v.released(back));
   }
 }

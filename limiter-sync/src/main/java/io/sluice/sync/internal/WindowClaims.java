@@ -71,7 +71,7 @@ final class WindowClaims {
     int nodes = Math.max(1, activeNodes.getAsInt());
     long batch = sizing.batchFor(view);
     long capacity = capacity(view);
-    if (view.claim >= 0) {
+    if (view.claim() >= 0) {
       // the store's claim, fresh or not: it is reserved for this node whatever the others do; with a
       // sliding window also this node's part of what the previous window freed since the claim, as
       // the store counts it (prev / window / nodes per unit of time)
@@ -100,25 +100,25 @@ final class WindowClaims {
 
   /** What the view's claim lets this node admit at {@code at} beyond its counted permits (claim >= 0). */
   long claimHeld(KeyView view, long at) {
-    if (!sliding || view.claim < 0) {
-      return Math.max(0, view.claim);
+    if (!sliding || view.claim() < 0) {
+      return Math.max(0, view.claim());
     }
-    long windowStart = view.window * windowNanos;
+    long windowStart = view.window() * windowNanos;
     long from = Math.max(view.claimAt(), windowStart);
     long to = Math.min(at, windowStart + windowNanos);
-    if (to <= from || view.claimNodes < 1) {
-      return view.claim;
+    if (to <= from || view.claimNodes() < 1) {
+      return view.claim();
     }
-    if (view.claimNodes == 1) {
+    if (view.claimNodes() == 1) {
       // alone, on the window's own grid: a permit fades at the moment the exact algorithm frees it
       // (the grant was rounded down at the claim's time, and so is the fading then: together they
       // add up to what the exact algorithm has at the decision's time, never more)
-      double perNano = (double) view.globalPrev / windowNanos;
-      return view.claim + (long) Math.floor(perNano * (to - windowStart) + 1e-9)
+      double perNano = (double) view.globalPrev() / windowNanos;
+      return view.claim() + (long) Math.floor(perNano * (to - windowStart) + 1e-9)
           - (long) Math.floor(perNano * (from - windowStart) + 1e-9);
     }
-    double part = (double) view.globalPrev * (to - from) / windowNanos / view.claimNodes;
-    return view.claim + (long) Math.floor(part + borrow(view) + 1e-9);
+    double part = (double) view.globalPrev() * (to - from) / windowNanos / view.claimNodes();
+    return view.claim() + (long) Math.floor(part + borrow(view) + 1e-9);
   }
 
   /**
@@ -133,7 +133,7 @@ final class WindowClaims {
    * and a sync every 500 ms: 1.7 permits over with half a permit borrowed on each node).
    */
   private double borrow(KeyView view) {
-    return sizing.halfPermitsFit(view, view.claimNodes, 1) ? 0.5 : 0;
+    return sizing.halfPermitsFit(view, view.claimNodes(), 1) ? 0.5 : 0;
   }
 
   /**
@@ -153,14 +153,14 @@ final class WindowClaims {
    * 2% more store calls (nodes held the last permits in claims their next requests' costs did not fit).
    */
   long claimToKeep(KeyView v, long want, long now) {
-    if (v.claim < 0) {
+    if (v.claim() < 0) {
       return -1;
     }
-    long unused = v.claim - v.pendingCur;
-    long inFlight = (long) Math.ceil(v.rate * 4 * calls.roundTripNanos() / 1e9);
+    long unused = v.claim() - v.pendingCur();
+    long inFlight = (long) Math.ceil(v.rate() * 4 * calls.roundTripNanos() / 1e9);
     long keep = Math.max(1, Math.max(inFlight, (want + 7) / 8));
-    double counted = ClaimSizing.weighted(v.globalPrev, v.globalCur, sizing.prevWeight(v.window, now));
-    boolean nearLimit = unused * Math.max(1, activeNodes.getAsInt()) > capacity(v) - counted - v.claim;
+    double counted = ClaimSizing.weighted(v.globalPrev(), v.globalCur(), sizing.prevWeight(v.window(), now));
+    boolean nearLimit = unused * Math.max(1, activeNodes.getAsInt()) > capacity(v) - counted - v.claim();
     return unused > keep && nearLimit ? keep : -1;
   }
 
@@ -169,8 +169,8 @@ final class WindowClaims {
    * last synced (or since its window began, if that is later).
    */
   double freedSinceSync(KeyView view, long at) {
-    long since = Math.max(view.syncedAt, view.window * windowNanos);
-    return sliding && at > since ? (double) view.globalPrev * (at - since) / windowNanos : 0;
+    long since = Math.max(view.syncedAt(), view.window() * windowNanos);
+    return sliding && at > since ? (double) view.globalPrev() * (at - since) / windowNanos : 0;
   }
 
   /**
@@ -179,7 +179,7 @@ final class WindowClaims {
    * sync, and meanwhile its allowance grows as a sliding window fades.
    */
   boolean atLimit(KeyView view, double globalEstimate, long at) {
-    if (view.claim >= 0) {
+    if (view.claim() >= 0) {
       return view.noneFree(); // the store counts the claims too: it said so
     }
     int nodes = Math.max(1, activeNodes.getAsInt());
@@ -188,10 +188,10 @@ final class WindowClaims {
 
   /** When the global count (as last seen) will have room for cost more. */
   long retryAfter(KeyView v, long at, long cost) {
-    long windowStart = v.window * windowNanos;
+    long windowStart = v.window() * windowNanos;
     long untilNext = windowStart + windowNanos - at;
-    long cur = v.globalCur + v.pendingCur;
-    long prev = v.globalPrev + v.pendingPrev;
+    long cur = v.globalCur() + v.pendingCur();
+    long prev = v.globalPrev() + v.pendingPrev();
     long free = capacity(v) - cur - cost;
     if (!sliding) {
       return untilNext;
@@ -212,12 +212,12 @@ final class WindowClaims {
    * held unused would keep the last permits from the nodes that have requests for them).
    */
   boolean claimLasts(KeyView v, long now) {
-    if (!asksClaims() || v.claim < 0 || v.syncWanted || v.unsentPrev > 0 || v.prevClaimHeld || v.deniedUnsent() > 0
-        || v.hasUnsettledTake() || v.window != Math.floorDiv(now, windowNanos)) {
+    if (!asksClaims() || v.claim() < 0 || v.syncWanted() || v.unsentPrev() > 0 || v.prevClaimHeld() || v.deniedUnsent() > 0
+        || v.hasUnsettledTake() || v.window() != Math.floorDiv(now, windowNanos)) {
       return false;
     }
-    if (v.window <= v.aheadThrough
-        || (v.demandAt != Long.MIN_VALUE && sizing.keepsClaimToWindowEnd(v, now) && now - v.demandAt <= sizing.idleAfterNanos(v, now))) {
+    if (v.window() <= v.aheadThrough()
+        || (v.demandAt() != Long.MIN_VALUE && sizing.keepsClaimToWindowEnd(v, now) && now - v.demandAt() <= sizing.idleAfterNanos(v, now))) {
       // a key this node holds claims ahead on (far below its limit when they were granted), or a
       // fixed window's key far below its limit, in its window's last sync intervals too: its claim
       // stays, idle or not, and so do the permits it paid for (the store counts the claim; they go
@@ -228,13 +228,13 @@ final class WindowClaims {
       // kit's shapes profile, store calls per 1,000 decisions and false denials, claims ahead kept
       // whatever they cover / refilled once short: 3 nodes 129 and 0.019% / 92 and 0.083%; 8 nodes
       // 186 and 0.149% / 174 and 0.112%)
-      return claimHeld(v, now) - v.pendingCur >= sizing.expectedUntilSync(v);
+      return claimHeld(v, now) - v.pendingCur() >= sizing.expectedUntilSync(v);
     }
-    if (v.demandAt == Long.MIN_VALUE
-        || now - v.demandAt > sizing.idleAfterNanos(v, now) || sizing.claimHorizonNanos(v, now) <= 2 * syncIntervalNanos) {
+    if (v.demandAt() == Long.MIN_VALUE
+        || now - v.demandAt() > sizing.idleAfterNanos(v, now) || sizing.claimHorizonNanos(v, now) <= 2 * syncIntervalNanos) {
       return false;
     }
-    return claimHeld(v, now) - v.pendingCur >= Math.max(1, sizing.expectedUntilSync(v));
+    return claimHeld(v, now) - v.pendingCur() >= Math.max(1, sizing.expectedUntilSync(v));
   }
 
   /**
@@ -249,11 +249,10 @@ final class WindowClaims {
    * run crossed the hour.
    */
   boolean windowDone(KeyView v) {
-    if (sliding || !asksClaims() || v.unsentCur != 0 || v.pendingCur != 0 || v.hasUnsettledTake() || v.deniedUnsent() != 0) {
+    if (sliding || !asksClaims() || v.unsentCur() != 0 || v.pendingCur() != 0 || v.hasUnsettledTake() || v.deniedUnsent() != 0) {
       return false;
     }
-    v.claim = -1;
-    v.claimNodes = 0;
+    v.claimGone();
     return true;
   }
 
@@ -264,15 +263,15 @@ final class WindowClaims {
    * the current window's count alone leaves no room for it.
    */
   long fadedEnoughAt(KeyView v, long need, long now) {
-    double room = capacity(v) - v.globalCur - need;
+    double room = capacity(v) - v.globalCur() - need;
     if (room < 0) {
       return Long.MAX_VALUE;
     }
-    if (v.globalPrev <= room) {
+    if (v.globalPrev() <= room) {
       return now;
     }
-    long windowEnd = (v.window + 1) * windowNanos;
-    return windowEnd - (long) (windowNanos * room / v.globalPrev);
+    long windowEnd = (v.window() + 1) * windowNanos;
+    return windowEnd - (long) (windowNanos * room / v.globalPrev());
   }
 
   /**
@@ -282,11 +281,9 @@ final class WindowClaims {
    * part of the fading and the larger counts (under-use at worst, never over-admission).
    */
   void mergeOlderAnswer(KeyView v, FlushResult result, int i) {
-    v.globalCur = Math.max(v.globalCur, result.current(i));
-    v.globalPrev = Math.max(v.globalPrev, result.previous(i));
-    if (claimsKept && result.claim(i) >= 0 && v.claim >= 0) {
-      v.claim = Math.min(v.claim, result.claim(i));
-      v.claimNodes = Math.min(v.claimNodes, result.split(i));
+    v.countsAtLeast(result.current(i), result.previous(i));
+    if (claimsKept && result.claim(i) >= 0 && v.claim() >= 0) {
+      v.claimAtMost(result.claim(i), result.split(i));
     }
   }
 
@@ -295,9 +292,7 @@ final class WindowClaims {
    * view's current window, asked at ticker time {@code askedAt}: fresh counts, the claim, the share.
    */
   void takeAnswer(KeyView v, Delta delta, FlushResult result, int i, long now, long askedAt) {
-    v.globalCur = result.current(i);
-    v.globalPrev = result.previous(i);
-    v.syncedAt = now;
+    v.countsAnswered(result.current(i), result.previous(i), now);
     if (claimsKept) {
       if (result.claim(i) < 0) {
         sizing.storeKeepsClaims = false; // a store without claims: shares, as for regional quotas
@@ -310,22 +305,20 @@ final class WindowClaims {
         // worth its call before the regular one (see atLimit)
         v.noneFree(delta.want() > committed && granted - committed < Math.max(1, delta.want() / 8));
         noteAsked(v, delta.need(), granted, now);
-        v.claim = result.claim(i);
+        // 0: no part of a sliding window's fading. Nor is a part of a window before that counted
+        // nothing: it is a part of nothing, and to give it up was a flush after each request the store
+        // denied on a key at its limit (a limit of 1 a minute: two store calls per decision)
+        v.claimAnswered(result.claim(i), result.previous(i) == 0 ? 0 : result.split(i));
         // (a sliding window's part of the fading starts when the store says: later than the claim where
         // the previous window has not faded by what is left of the allowances' reserve yet, see
         // Delta#partStartMicros)
         long partFrom = result.fadingPartFrom(i);
-        v.claimAt(sliding && partFrom > 0 ? Math.max(askedAt, v.window * windowNanos + 1_000 * partFrom)
+        v.claimAt(sliding && partFrom > 0 ? Math.max(askedAt, v.window() * windowNanos + 1_000 * partFrom)
             : askedAt);
         if (delta.aheadWindows() > 0 && result.ahead(i) > 0) {
-          v.aheadClaim(result.ahead(i));
-          v.aheadThrough = delta.window() + delta.aheadWindows();
+          v.claimedAhead(result.ahead(i), delta.window() + delta.aheadWindows());
         }
-        // 0: no part of a sliding window's fading. Nor is a part of a window before that counted
-        // nothing: it is a part of nothing, and to give it up was a flush after each request the store
-        // denied on a key at its limit (a limit of 1 a minute: two store calls per decision)
-        v.claimNodes = result.previous(i) == 0 ? 0 : result.split(i);
-        if (v.claim > 0 || v.claimNodes > 0) {
+        if (v.claim() > 0 || v.claimNodes() > 0) {
           // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
           // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle
           queue.enqueue(v);
@@ -358,13 +351,13 @@ final class WindowClaims {
       // frees five a sync interval, and waiting for them left 0.48% of requests on 2 nodes denied
       // and not made up, 0.17% now, AccuracySweepTest's batch 1,000 and sync 500 ms; spread rates on
       // 2 nodes there 0.144% -> 0.019%, for 3-6% more store calls)
-      if (sliding && (double) v.globalPrev * Math.min(syncIntervalNanos, QUICK_ASK_SPAN_NANOS) / windowNanos <= 2) {
+      if (sliding && (double) v.globalPrev() * Math.min(syncIntervalNanos, QUICK_ASK_SPAN_NANOS) / windowNanos <= 2) {
         until = Math.min(until, fadedEnoughAt(v, need, now));
       }
       // (nor past the moment what is left of the allowances' reserve comes back: a key whose requests
       // all reach this node finds the other nodes' unused allowances there)
-      if (allowances.reserve(v.window, now) > 0) {
-        until = Math.min(until, allowances.reserveEnds(v.window));
+      if (allowances.reserve(v.window(), now) > 0) {
+        until = Math.min(until, allowances.reserveEnds(v.window()));
       }
       v.nothingFreeFor(need, until);
     } else if (need > 0) {
@@ -413,12 +406,12 @@ final class WindowClaims {
    * </ul>
    */
   private long slidingBackoff(KeyView v, long need, long now) {
-    long untilWindowEnd = (v.window + 1) * windowNanos - now;
-    if (v.globalPrev <= 0 || (untilWindowEnd > 2 * syncIntervalNanos && !sizing.demandAtMost(v, now, QUICK_ASK_DEMAND)
+    long untilWindowEnd = (v.window() + 1) * windowNanos - now;
+    if (v.globalPrev() <= 0 || (untilWindowEnd > 2 * syncIntervalNanos && !sizing.demandAtMost(v, now, QUICK_ASK_DEMAND)
         && !sizing.partWithheldUntilConfirmed())) {
       return syncIntervalNanos;
     }
-    return Math.max(1, Math.min(syncIntervalNanos, (long) ((double) windowNanos * need / v.globalPrev)));
+    return Math.max(1, Math.min(syncIntervalNanos, (long) ((double) windowNanos * need / v.globalPrev())));
   }
 
   /** Under the view's monitor: a regional quota's shares from the answer to delta i. */
@@ -428,7 +421,7 @@ final class WindowClaims {
     // KeyView#sharesAnswered)
     v.sharesAnswered(result.share(i), result.nextShare(i));
     if (capacity(v) > before) {
-      v.deniedUntil = Long.MIN_VALUE; // the coordinator gave more: the cached denial is out of date
+      v.denialOutOfDate(); // the coordinator gave more: the cached denial is out of date
     }
   }
 }

@@ -188,13 +188,13 @@ final class WindowDecisions {
 
   /** Under the view's monitor: looks, decides (asking the store when a verdict needs it), then records. */
   void judge(KeyView view, Judgement j) {
-    if (view.retired) {
+    if (view.retired()) {
       j.retired = true;
       return;
     }
     queue.settle(view);
     long w = Math.floorDiv(j.now, windowNanos);
-    if (w > view.window) {
+    if (w > view.window()) {
       claims.windowDone(view);
     }
     view.roll(w, orphanSink, sliding);
@@ -202,7 +202,7 @@ final class WindowDecisions {
       leaseOps.giveBackLeftover(view, j.now); // (the store's answer is not waited for)
     }
     while (true) {
-      if (view.retired && !j.took && !j.takeUnsettled) {
+      if (view.retired() && !j.took && !j.takeUnsettled) {
         j.retired = true; // dropped while this decision waited for a release, before it took anything
         return;
       }
@@ -226,20 +226,20 @@ final class WindowDecisions {
     j.urgent = false;
     j.fromLease = false;
     j.retryAfter = 0;
-    j.at = Math.max(j.now, view.window * windowNanos);
-    j.prevWeight = claims.sizing.prevWeight(view.window, j.at);
-    j.globalEstimate = ClaimSizing.weighted(view.globalPrev, view.globalCur, j.prevWeight);
-    j.own = ClaimSizing.weighted(view.pendingPrev, view.pendingCur, j.prevWeight);
+    j.at = Math.max(j.now, view.window() * windowNanos);
+    j.prevWeight = claims.sizing.prevWeight(view.window(), j.at);
+    j.globalEstimate = ClaimSizing.weighted(view.globalPrev(), view.globalCur(), j.prevWeight);
+    j.own = ClaimSizing.weighted(view.pendingPrev(), view.pendingCur(), j.prevWeight);
     j.capacity = claims.capacity(view);
     j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
     if (!j.took && !j.takeUnsettled) {
       // (once this decision's take went to the store, what it reuses is fixed: the take carried the rest)
-      j.reuse = Math.min(view.releasedCur, j.cost);
+      j.reuse = Math.min(view.releasedCur(), j.cost);
     }
     // a sliding window's view from before its window began misses what the other nodes added to
     // the window that is now the previous one, and that still weighs: it is not fresh either
-    j.fresh = view.syncedAt != Long.MIN_VALUE && (j.now - view.syncedAt <= staleAfterNanos || fullByCounts(view, j))
-        && (!sliding || view.syncedAt >= view.window * windowNanos);
+    j.fresh = view.syncedAt() != Long.MIN_VALUE && (j.now - view.syncedAt() <= staleAfterNanos || fullByCounts(view, j))
+        && (!sliding || view.syncedAt() >= view.window() * windowNanos);
   }
 
   /**
@@ -253,7 +253,7 @@ final class WindowDecisions {
    * calls, with no false denial saved. A regional quota's share may grow within its window: not those.)
    */
   private boolean fullByCounts(KeyView view, Judgement j) {
-    return !sliding && !regional && view.syncedAt >= view.window * windowNanos && view.globalCur >= j.capacity;
+    return !sliding && !regional && view.syncedAt() >= view.window() * windowNanos && view.globalCur() >= j.capacity;
   }
 
   /**
@@ -263,18 +263,18 @@ final class WindowDecisions {
   private int verdict(KeyView view, Judgement j) {
     long cost = j.cost;
     if (!j.took && !j.takeUnsettled && !j.fallback && view.localShareHeld(j.now)
-        && view.ownCur + cost > view.localShareCap()) {
+        && view.ownCur() + cost > view.localShareCap()) {
       // this node decided on its local share in this window while its breaker was open, and the
       // other nodes cut off with it may still be doing so: their admissions are not in the store
       // yet, so it keeps within its share (to the window's end, or until the others have had time to
       // come back too) rather than spend theirs (see WindowFallback#admits)
       j.admit = false;
       j.remaining = 0;
-      j.retryAfter = Math.min(view.localShareUntil(), (view.window + 1) * windowNanos) - j.at;
+      j.retryAfter = Math.min(view.localShareUntil(), (view.window() + 1) * windowNanos) - j.at;
     } else if (j.took) {
       // the store counted this permit with the claim it granted: admitted, nothing to send for it
       j.admit = true;
-    } else if (!j.takeUnsettled && view.releasedCur >= cost) {
+    } else if (!j.takeUnsettled && view.releasedCur() >= cost) {
       // permits this node gave back after the store had counted them: its own, used again (counted
       // as admitted below without being sent)
       j.admit = true;
@@ -292,11 +292,11 @@ final class WindowDecisions {
       }
     } else if (leases != null) {
       return verdictOnLease(view, j);
-    } else if (j.now < view.deniedUntil && j.fresh && j.globalEstimate + cost - j.reuse > j.capacity) {
+    } else if (j.now < view.deniedUntil() && j.fresh && j.globalEstimate + cost - j.reuse > j.capacity) {
       // (a smaller cost than the one that cached the denial may still fit)
       cachedDenials.increment();
       j.admit = false;
-      j.retryAfter = view.deniedUntil - j.now;
+      j.retryAfter = view.deniedUntil() - j.now;
     } else if (j.globalEstimate + j.own + cost - j.reuse > j.capacity) {
       return verdictOverTheLimit(view, j);
     } else {
@@ -326,18 +326,18 @@ final class WindowDecisions {
     j.admit = grants.held() >= cost;
     if (j.admit) {
       grants.use(cost);
-      view.ownCur += cost;
+      view.ownAdmitted(cost);
       // what this node still holds of its grants, and what the store had granted no node at its last
       // answer (look's estimate: the grants are in its counts). The grant alone read 0 after the first
       // request of a limit of 5, and a client told "RateLimit-Remaining: 0" held back with 4 left.
       j.remaining = grants.held() + Math.max(0, j.remaining);
     } else {
       j.remaining = 0;
-      j.retryAfter = grants.lastRemaining() == 0 && !sliding ? (view.window + 1) * windowNanos - j.at : syncIntervalNanos;
+      j.retryAfter = grants.lastRemaining() == 0 && !sliding ? (view.window() + 1) * windowNanos - j.at : syncIntervalNanos;
     }
     // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
     // frees budget as the previous window fades, so with none left it asks again now and then
-    boolean budgetLeft = grants.lastRemaining() != 0 || (sliding && now - view.syncedAt > syncIntervalNanos);
+    boolean budgetLeft = grants.lastRemaining() != 0 || (sliding && now - view.syncedAt() > syncIntervalNanos);
     if (!grants.wanted() && claims.sizing.expectedUntilSync(view) > 0 && grants.held() < leaseOps.leaseSize(view, now) / 2 + cost
         && budgetLeft) {
       grants.wanted(true);
@@ -352,7 +352,7 @@ final class WindowDecisions {
     j.admit = false;
     j.retryAfter = claims.retryAfter(view, j.at, cost);
     if (j.fresh && j.globalEstimate + cost > j.capacity) {
-      view.deniedUntil = j.now + j.retryAfter;
+      view.denyUntil(j.now + j.retryAfter);
     } else {
       // our own pending may have been counted already: fresh counts may show room, unless the
       // key was at its limit then too
@@ -415,13 +415,13 @@ final class WindowDecisions {
     boolean cold = claims.asksClaims() && claims.sizing.expectedDemand(view, now) == 0;
     long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
     // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
-    boolean claimed = claims.asksClaims() && view.claim >= 0;
+    boolean claimed = claims.asksClaims() && view.claim() >= 0;
     // (nor does one granted ahead, in a window of the range it was granted for)
-    boolean lasting = claimed && (view.window <= view.aheadThrough
+    boolean lasting = claimed && (view.window() <= view.aheadThrough()
         || claims.sizing.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
     // (and a claim that lasts pays for the permits: they wait for a full batch, not half the
     // allowance, which on a small claim was a flush per request or two)
-    j.urgent = (!j.fresh && !lasting) || view.unsentCur + cost >= (lasting ? batch : trigger);
+    j.urgent = (!j.fresh && !lasting) || view.unsentCur() + cost >= (lasting ? batch : trigger);
     if (j.fresh && credited) {
       grantCredit(view, j, allowance, trigger);
     }
@@ -438,12 +438,12 @@ final class WindowDecisions {
     double ownAfter = j.own + cost - j.reuse;
     long credit = Math.min((long) Math.floor(allowance - ownAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
     if (view.localShareHeld(now)) {
-      credit = Math.min(credit, view.localShareCap() - view.ownCur - cost); // (a share held since a fault)
+      credit = Math.min(credit, view.localShareCap() - view.ownCur() - cost); // (a share held since a fault)
     }
     if (credit > 0) {
       boolean throttled = view.hot() && view.urgentSyncWithin(now, hotSyncIntervalNanos);
-      view.grantCredit(credit, Math.min((view.window + 1) * windowNanos, view.syncedAt + staleAfterNanos + 1),
-          j.urgent || throttled ? 0 : trigger - (view.unsentCur + cost));
+      view.grantCredit(credit, Math.min((view.window() + 1) * windowNanos, view.syncedAt() + staleAfterNanos + 1),
+          j.urgent || throttled ? 0 : trigger - (view.unsentCur() + cost));
     }
   }
 
@@ -451,15 +451,8 @@ final class WindowDecisions {
   private void record(KeyView view, Judgement j) {
     long cost = j.cost;
     long now = j.now;
-    // demand, allowed or not: the rate that decides how much to hold between syncs (measured from
-    // the key's first request, which starts the clock: one request alone is no rate)
-    if (view.rateSince == Long.MIN_VALUE) {
-      view.rateSince = now;
-    } else {
-      view.hits += cost;
-    }
-    view.meanCost = view.meanCost == 0 ? cost : view.meanCost * 0.75 + cost * 0.25;
-    view.demandAt = now;
+    // demand, allowed or not: the rate that decides how much to hold between syncs
+    view.demandNoted(cost, now);
     if (regional && !j.admit) {
       view.deniedNotSent(cost, false); // demand the coordinator weighs, sent with the next flush
     }
@@ -470,14 +463,16 @@ final class WindowDecisions {
       view.unsettledTakeAdmitted(j.admit);
       j.urgent = true;
     }
-    if (view.prevClaimHeld && !view.syncWanted) {
+    if (view.prevClaimHeld() && !view.syncWanted()) {
       // a claim (or a sliding window's part of the fading) held on the window gone by still weighs
       // for every node's claims in this one until a flush gives it up: at once, not at the next
       // regular sync
       j.urgent = true;
     }
     boolean wantsSync = j.urgent;
-    view.syncWanted |= j.urgent;
+    if (j.urgent) {
+      view.wantSync();
+    }
     if (j.urgent && view.hot()) {
       // a hot key wakes the flusher at most once per hot sync interval; it still goes with the
       // next regular sync, and its larger batches cover the gap
@@ -494,18 +489,14 @@ final class WindowDecisions {
   /** Under the view's monitor: an admitted decision's permits, where the view keeps them until counted. */
   private void countAdmitted(KeyView view, Judgement j, long cost) {
     // (in exact mode this path admits only for the failure policy: the store took nothing to give back)
-    j.countedWindow = exact == null ? view.window : Long.MIN_VALUE;
+    j.countedWindow = exact == null ? view.window() : Long.MIN_VALUE;
     if (j.took) {
       // (the take counted the cost less what released permits paid)
-      view.ownCur += cost;
-      view.releasedCur -= j.reuse;
-      view.taken(cost - j.reuse, flusher.numberedDone(view.key), flusher.numberedSent());
+      view.admittedByTake(cost, j.reuse, flusher.numberedDone(view.key()), flusher.numberedSent());
     } else if (j.takeUnsettled) {
       // counted by the flush that settles the take (unless the take counted it), not as unsent
       // (what released permits paid is this node's already: not pending)
-      view.releasedCur -= j.reuse;
-      view.pendingCur += cost - j.reuse;
-      view.ownCur += cost;
+      view.admittedUnderUnsettledTake(cost, j.reuse);
       pendingPermits.add(cost - j.reuse);
     } else if (!j.fromLease) {
       queue.countAdmitted(view, cost);

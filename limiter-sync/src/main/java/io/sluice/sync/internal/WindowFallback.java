@@ -56,7 +56,7 @@ final class WindowFallback {
         }
         int nodes = Math.max(1, activeNodes.getAsInt());
         double free = Math.max(0,
-            claims.capacity(view) - ClaimSizing.weighted(view.globalPrev, view.globalCur, prevWeight));
+            claims.capacity(view) - ClaimSizing.weighted(view.globalPrev(), view.globalCur(), prevWeight));
         // parts rounded down: rounded up, each node's part and whole split gained up to a permit, and
         // three nodes cut off together admitted 12 of a limit of 10 (a limit below the node count
         // admits nothing while every node is cut off: no node can tell which of them may)
@@ -66,11 +66,11 @@ final class WindowFallback {
         // the counts of each node's last answer, up to a sync interval apart (and behind each other)
         long whole = claims.capacity(view) / nodes;
         if (breakerOpen && !sliding) {
-          view.holdLocalShare(Math.min(view.ownCur - view.pendingCur + part, Math.max(view.ownCur, whole)), now,
+          view.holdLocalShare(Math.min(view.ownCur() - view.pendingCur() + part, Math.max(view.ownCur(), whole)), now,
               now + shareHoldNanos);
         }
-        double unacknowledged = ClaimSizing.weighted(view.pendingPrev, view.pendingCur, prevWeight);
-        double own = ClaimSizing.weighted(view.ownPrev(), view.ownCur, prevWeight);
+        double unacknowledged = ClaimSizing.weighted(view.pendingPrev(), view.pendingCur(), prevWeight);
+        double own = ClaimSizing.weighted(view.ownPrev(), view.ownCur(), prevWeight);
         return unacknowledged + cost <= part && own + cost <= whole;
     }
   }

@@ -83,7 +83,7 @@ final class WindowLeases {
       // nor, in a sliding window, more than it is likely to ask before the window ends: the store
       // counted the grant, so what is left unused at the end weighs in the next window as the previous
       // one's count, budget lost for a whole window more
-      long rest = Math.max(0, (view.window + 1) * windowNanos - now);
+      long rest = Math.max(0, (view.window() + 1) * windowNanos - now);
       size = Math.max(1, Math.min(size, (long) Math.ceil(rate * rest / 1e9)));
     }
     return size;
@@ -104,7 +104,7 @@ final class WindowLeases {
       return;
     }
     try {
-      windows.giveBack(limit, v.key, back, TimeUnit.NANOSECONDS.toMicros(now), v.window - 1);
+      windows.giveBack(limit, v.key(), back, TimeUnit.NANOSECONDS.toMicros(now), v.window() - 1);
     } catch (RuntimeException e) {
       // (a store that refuses at once: the permits stay spent)
     }
@@ -114,14 +114,12 @@ final class WindowLeases {
   void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long need, long now) {
     KeyView.Grants grants = v.grants();
     grants.add(lease.granted());
-    v.globalCur = lease.current();
-    v.globalPrev = lease.previous();
+    v.countsAnswered(lease.current(), lease.previous(), now);
     // none granted for a need above 1: less than that was free, and a smaller request may still fit (a
     // hint that the next one asks, as for a claim: see #mayHelp; the store decides)
     grants.lastRemaining(lease.granted() == 0 && need > 1
         ? Math.min(need - 1, Math.max(0, limit.capacity() - lease.current()))
         : lease.granted() < want ? 0 : Math.max(0, limit.capacity() - lease.current()));
-    v.syncedAt = now;
   }
 
   /**
@@ -134,14 +132,14 @@ final class WindowLeases {
    * 9.0% of requests denied where the exact algorithm admitted, 2.2% asking by the counts.)
    */
   boolean mayHelp(KeyView v, long now, long cost) {
-    if (v.grants().lastRemaining() != 0 || v.syncedAt == Long.MIN_VALUE) {
+    if (v.grants().lastRemaining() != 0 || v.syncedAt() == Long.MIN_VALUE) {
       return true;
     }
     if (!sliding) {
       return false;
     }
-    double prevWeight = claims.sizing.prevWeight(v.window, Math.max(now, v.window * windowNanos));
-    return ClaimSizing.weighted(v.globalPrev, v.globalCur, prevWeight) + cost <= claims.capacity(v);
+    double prevWeight = claims.sizing.prevWeight(v.window(), Math.max(now, v.window() * windowNanos));
+    return ClaimSizing.weighted(v.globalPrev(), v.globalCur(), prevWeight) + cost <= claims.capacity(v);
   }
 
   /**
@@ -157,11 +155,11 @@ final class WindowLeases {
     long want = Math.min(limit.capacity(), need + (ahead ? claims.sizing.aheadOfDemand(v, now, size) : 0));
     long askedAt = System.nanoTime();
     LeaseStore.Lease lease;
-    v.storeCallUnderway = true;
+    v.storeCallUnderway(true);
     try {
-      lease = askLease(v.key, v.window, now, want, need, claimTimeout);
+      lease = askLease(v.key(), v.window(), now, want, need, claimTimeout);
     } finally {
-      v.storeCallUnderway = false;
+      v.storeCallUnderway(false);
     }
     calls.waited(askedAt);
     if (lease == null) {
