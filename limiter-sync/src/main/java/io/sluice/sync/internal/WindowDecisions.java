@@ -310,7 +310,7 @@ final class WindowDecisions {
     long cost = j.cost;
     long now = j.now;
     // (what the view holds of a grant is counted in the store already: only the rest needs room)
-    KeyView.Grants grants = view.grants();
+    LeaseGrants grants = view.grants();
     if (grants.held() < cost && !j.asked && leaseOps.mayHelp(view, now, cost - grants.held())) {
       if (j.noWait) {
         return WOULD_WAIT;

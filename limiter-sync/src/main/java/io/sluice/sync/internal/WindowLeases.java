@@ -92,7 +92,7 @@ final class WindowLeases {
   /**
    * Reservation mode, sliding window, under the view's monitor as it rolls into a new window: gives
    * the store back what the view's grant on the window gone by left unused
-   * ({@link KeyView.Grants#takeLeftover}), so that the previous window's count weighs only what the nodes
+   * ({@link LeaseGrants#takeLeftover}), so that the previous window's count weighs only what the nodes
    * admitted. One call per key and window that left some, not waited for: a give-back that fails
    * leaves the permits spent, which errs on the safe side. Nothing while the breaker is open.
    * (Counted as spent, such grants weighed 7 to 25 permits more than the node admitted in the accuracy
@@ -112,7 +112,7 @@ final class WindowLeases {
 
   /** Under the view's monitor: a grant of the view's window, asked for {@code want}, into the view. */
   void takeLeaseAnswer(KeyView v, LeaseStore.Lease lease, long want, long need, long now) {
-    KeyView.Grants grants = v.grants();
+    LeaseGrants grants = v.grants();
     grants.add(lease.granted());
     v.countsAnswered(lease.current(), lease.previous(), now);
     // none granted for a need above 1: less than that was free, and a smaller request may still fit (a
