@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sluice.cli.Sluice;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -112,8 +113,11 @@ class TuneEmbeddedIT {
       for (String line; (line = r.readLine()) != null; ) {
         output.append(line).append('\n');
         if (line.startsWith("[2/3]") && line.contains("replaying")) {
-          // Ctrl-C: SIGINT to that process (Process.destroy would close its output under us)
-          new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).inheritIO().start().waitFor();
+          // Ctrl-C: SIGINT to that process (Process.destroy would close its output under us); SIGTERM,
+          // which runs the same shutdown hook, where SIGINT is ignored here and so in the child (a
+          // background job of a non-interactive shell: the JVM then leaves SIGINT ignored)
+          String signal = sigintIgnored() ? "-TERM" : "-INT";
+          new ProcessBuilder("kill", signal, Long.toString(p.pid())).inheritIO().start().waitFor();
         }
       }
     }
@@ -126,5 +130,19 @@ class TuneEmbeddedIT {
     assertThat(files.csv).hasSize(2);
     files.checkConsistent();
     assertThat(Files.readString(out.resolve(Reports.HTML))).contains("Interrupted:");
+  }
+
+  /** Whether this process ignores SIGINT (Linux: the SigIgn mask of /proc/self/status; false where unknown). */
+  private static boolean sigintIgnored() throws IOException {
+    Path status = Path.of("/proc/self/status");
+    if (!Files.exists(status)) {
+      return false;
+    }
+    for (String line : Files.readAllLines(status)) {
+      if (line.startsWith("SigIgn:")) {
+        return (Long.parseUnsignedLong(line.substring(7).trim(), 16) & (1L << 1)) != 0; // SIGINT is signal 2
+      }
+    }
+    return false;
   }
 }

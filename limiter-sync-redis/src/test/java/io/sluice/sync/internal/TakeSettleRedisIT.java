@@ -74,7 +74,7 @@ class TakeSettleRedisIT {
       // take is counted and its answer lost: FAIL_CLOSED denies the request
       assertThat(node.tryAcquire("a")).isTrue();
       assertThat(node.tryAcquire("a")).isTrue();
-      assertThat(CoreAccess.core(node).viewOf("a").queued).as("a waits for a flush").isTrue();
+      assertThat(CoreAccess.core(node).viewOf("a").queued()).as("a waits for a flush").isTrue();
       loseNextTakeAnswer.set(1);
       assertThat(node.tryAcquire("k")).isFalse();
       assertThat(CounterStoreContract.readWindow(redisStore, counter, "k", w)).as("the take counted").isEqualTo(1);
