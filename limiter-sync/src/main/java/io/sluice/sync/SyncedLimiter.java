@@ -23,59 +23,41 @@ import java.util.function.IntSupplier;
  * (The leaky bucket shaper delays requests in a queue of one process and is not shared.)
  *
  * <h2>How a node decides</h2>
- * Each key has a view (see {@code KeyView}): the global counts as of the last sync, plus what this
- * node admitted since (pending). A request is admitted when
- * <ol>
- *   <li>the estimate over global and pending counts stays within the limit, and</li>
- *   <li>this node's pending permits stay within its <em>claim</em>.</li>
- * </ol>
- * A claim is what the store granted the node (see {@code flush.lua}): permits reserved for it beyond
- * what the store counted from it. Counts plus claims never pass the limit, so nodes admitting within
- * their claims never pass it together, however late a flush comes (a starved or cut-off node's
- * admissions are covered by its claim). Flushes ask for what the key is likely to need until the next
- * regular sync; the store grants ahead of demand at most half of what no count holds, an even part per
- * node, so the other nodes' unused claims never deny a key below half its limit. A sliding window frees
- * budget continuously as the previous window fades: each claimant also holds a part of that flow from
- * the time of its claim (the split the store answered), and where the error budget allows takes a
- * permit once that part is half-way to it: there nodes together may pass the limit by at most the error
- * budget ({@code WindowClaims.borrow}).
+ * Each key has a view: the global counts as of the last sync, plus what this node admitted since
+ * (pending). A request is admitted when the estimate over global and pending counts stays within the
+ * limit and this node's pending permits stay within its <em>claim</em>: permits the store reserved for
+ * it beyond what it counted from it (see {@code flush.lua}). Counts plus claims never pass the limit,
+ * so nodes admitting within their claims never pass it together, however late a flush comes. The
+ * store grants ahead of demand at most half of what no count holds, an even part per node, so the
+ * other nodes' unused claims never deny a key below half its limit. On a sliding window each claimant
+ * also holds a part of what the previous window frees as it fades, and where the error budget allows
+ * takes a permit once that part is half-way to it ({@code WindowClaims.borrow}).
  *
  * <p>A decision the claim cannot pay, on a key below its limit as far as the node knows (a cold key, a
  * small limit, a large cost, the first decision of a window), asks the store for a claim of at least
- * what it needs, in one claim-only call under the key's monitor, and decides from the answer; if the
- * call fails, the {@link StoreFailurePolicy} decides. Where such a call found less free than needed,
- * the node denies without asking for a sync interval (longer after several in a row). A decision never
- * asks while a flush that gives the node's claim up is on its way: it waits for that answer first.
+ * what it needs, in one call under the key's monitor, and decides from the answer; if the call fails,
+ * the {@link StoreFailurePolicy} decides. Where such a call found less free than needed, the node
+ * denies without asking for a while, and it never asks while a flush that gives its claim up is on
+ * its way (it waits for that answer). docs/architecture.md follows one decision and one flush.
  *
- * <p>Regional quotas (and a store that keeps no claims) use a share instead: the budget remaining
- * at the last sync divided by 2N - 1 for N active nodes (every other node may hold such a share
- * unseen), plus for a sliding window an even part of what faded since; a view older than twice the
- * sync interval gets the cold allowance ({@code limit * maxError / nodes}, at least 1).
+ * <p>Regional quotas (and a store that keeps no claims) use a share instead of claims, see {@code
+ * WindowClaims#allowance}.
  *
  * <p>A key whose global count alone is over the limit is denied locally until the count can allow
  * it again (the end of the window, or enough decay of the previous window), without store calls.
  *
  * <h2>Hot keys</h2>
- * The flusher measures each key's admission rate between syncs; a key far above the running mean
- * (heavy hitter) gets batches and leases several times larger and wakes the flusher at most ten
- * times per sync interval, so one key cannot keep a store shard busy. (Splitting a hot key over
- * several Redis Cluster slots is not built: a claim is granted against the key's count and every
- * node's claim in one atomic step, which needs them in one key.)
+ * A key far above the running mean of the keys' rates (a heavy hitter) gets larger batches and wakes
+ * the flusher at most ten times per sync interval ({@link SyncConfig.Builder#hotKeys}). (It is not split
+ * over Redis Cluster slots: a claim is granted against every node's count and claim in one atomic step.)
  *
  * <h2>When the store fails</h2>
- * Every store call goes through a Resilience4j circuit breaker (failure rate and slow-call rate,
- * sized for flush rates by default) and waits at most the flush timeout (and the store's own command
- * timeout): flushes on the flusher thread, claim calls on the deciding thread. While the breaker is
- * open the {@link StoreFailurePolicy} decides; permits admitted meanwhile are kept and flushed once
- * the breaker lets calls through again. The node
- * registry (a heartbeat every second in the store) tells how many nodes share the limit.
- *
- * <h2>Nothing lost, nothing counted twice</h2>
- * One flusher thread sends batches, one at a time per store group, each with this node's next
- * sequence number for the group (starting from the clock in microseconds, so a restarted node never
- * reuses one). A batch that fails or times out is kept and sent again, unchanged, before anything
- * new: the store applies a sequence once, so an indeterminate flush is never applied twice. New
- * admissions meanwhile accumulate as unsent. {@link #close()} flushes what is left.
+ * Every store call goes through a Resilience4j circuit breaker ({@link StoreBreakerConfig}) and waits
+ * at most the flush timeout; while the breaker is open the {@link StoreFailurePolicy} decides, and the
+ * permits admitted meanwhile are flushed once calls get through again. Each batch carries this node's
+ * next sequence number for its store group (from the clock, so a restarted node never reuses one); a
+ * batch that fails or times out is sent again unchanged before anything new, and the store applies a
+ * sequence once: nothing is lost, nothing counted twice. {@link #close()} flushes what is left.
  *
  * <h2>Concurrency</h2>
  * Every method may be called from any thread. Decisions on different keys do not wait for each other;
@@ -133,11 +115,8 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /**
    * {@link #acquire(String, long)}, or null, having decided nothing, where the decision would wait for
-   * the answer to a flush that gives this node's claim on the key up: a decision its claim cannot pay
-   * waits so, at most the claim timeout, before it asks the store (a claim granted before that flush
-   * arrived would be given up with it). Public for tools that run the syncs themselves on a simulated
-   * clock: they move the clock to that answer and ask again, where waiting would hold still the sync
-   * it waits for.
+   * the answer to a flush that gives this node's claim on the key up. Public for tools that run the
+   * syncs themselves on a simulated clock: they move the clock to that answer and ask again.
    */
   public Decision acquireUnlessAwaitingRelease(String key, long cost) {
     return core.acquireUnlessAwaitingRelease(key, cost);
@@ -166,16 +145,12 @@ public final class SyncedLimiter implements KeyedLimiter {
    *       answers, on the store's thread (Lettuce's event loop, a Hazelcast response thread), or, after
    *       the flush timeout, on {@link java.util.concurrent.CompletableFuture}'s delay thread, decided
    *       by the failure policy. Nothing waits for the answer.</li>
-   *   <li>A decision that asks the store for a claim (a cold key, a small limit, a cost above what the
-   *       node holds, the first decision of a window), for a lease (reservation mode) or for a
-   *       batched bucket's tokens is handed to a bounded pool of waiting threads shared by the
-   *       process, not the caller's, and completes there: such a decision holds its key's monitor
-   *       through the store call, so that the key's other decisions and the flusher's answers for it
-   *       come after the answer (see the class comment), which a thread that must not block cannot do.
-   *       Both stores answer asynchronously; it is the limiter's order of answers per key that needs a
-   *       thread here. A decision on a key whose monitor such a call holds is handed over the same
-   *       way rather than enter the monitor. When the pool has 4,096
-   *       decisions in hand, the failure policy decides at once instead.</li>
+   *   <li>A decision that asks the store for a claim, a lease (reservation mode) or a batched bucket's
+   *       tokens is handed to a bounded pool of waiting threads shared by the process, and completes
+   *       there: it holds its key's monitor through the store call, so that the key's other decisions
+   *       and the flusher's answers come after the answer, which a thread that must not block cannot
+   *       do. A decision on a key whose monitor such a call holds is handed over the same way. With
+   *       4,096 decisions in the pool's hands, the failure policy decides at once instead.</li>
    * </ul>
    * A decision on the caller's thread still enters its key's monitor, which other decisions hold
    * for a few microseconds (or, in the instant between the check above and the call, through one
@@ -226,9 +201,8 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   /**
-   * Whether a decision asked for a sync since the last call, clearing the request. Without a flusher
-   * thread ({@code autoSync(false)}) the caller runs that sync ({@link #syncNow()}); public for tools
-   * and tests that drive time themselves, as the flusher thread would be woken.
+   * Whether a decision asked for a sync since the last call, clearing the request: without a flusher
+   * thread ({@code autoSync(false)}) the caller runs that sync ({@link #syncNow()}).
    */
   public boolean takeSyncRequest() {
     return core.takeSyncRequest();
@@ -245,9 +219,8 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   /**
-   * Like {@link #syncNow()}, but also sends the permits a claim still pays for (a regular sync lets
-   * those wait until the claim runs low, the batch fills or the key goes idle): afterwards the store
-   * counts everything this node admitted. {@link #close()} does this; public for tools and tests.
+   * {@link #syncNow()}, also sending the permits a claim still pays for: afterwards the store counts
+   * everything this node admitted. {@link #close()} does this; public for tools and tests.
    */
   public boolean flushAll() {
     return core.sync(true);
@@ -260,14 +233,10 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /**
    * Without a flusher thread ({@code autoSync(false)}): what the flusher thread does about the
-   * registry's heartbeat before each of its syncs, on this limiter's clock. The first beat is a call of
-   * its own; after that, once a heartbeat interval has gone by, the beat is asked of the next store
-   * call that can carry it (the next flush or a decision's claim call, costing no call of its own), and
-   * becomes a call of its own at the first sync half a heartbeat interval later (a sync interval
-   * until the registry has answered twice) if none did; a limiter that made
-   * no store call since its last beat and has nothing to send does not beat. Public for tools that
-   * drive time themselves: call it before each regular or asked {@link #syncNow()}, as the flusher
-   * thread would ({@link #heartbeatNow()} always calls the store).
+   * registry's heartbeat before each of its syncs, on this limiter's clock (a beat rides on the next
+   * store call where one comes soon enough, see {@code NodeBeat}). Public for tools that drive time
+   * themselves: call it before each regular or asked {@link #syncNow()}, as the flusher thread would
+   * ({@link #heartbeatNow()} always calls the store).
    *
    * @throws IllegalStateException when the limiter's own flusher thread runs ({@code autoSync(true)})
    */

@@ -27,8 +27,9 @@ public final class LuaScript {
 
   /**
    * The script as Redis runs it: its name as {@code SCRIPT}, the shared helpers of
-   * {@code prelude.lua} that it uses, then the script's own file (Redis runs each script on its own, so
-   * shared code travels with every script).
+   * {@code prelude.lua} that it uses and those of its own companion {@code <name>_lib.lua} where it has
+   * one (a long script's helpers, kept apart so that its file reads as its steps), then the script's
+   * own file (Redis runs each script on its own, so shared code travels with every script).
    *
    * <p>Only the helpers the script names (and the helpers those name) go in: Redis runs the whole text
    * on every call, so each {@code local function} of the prelude is a closure made again per call, and
@@ -44,7 +45,8 @@ public final class LuaScript {
    */
   public static LuaScript load(Class<?> owner, String name) {
     String own = read(owner, name);
-    return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + preludeFor(own) + "\n" + own);
+    String lib = owner.getResource("lua/" + name + "_lib.lua") == null ? null : read(owner, name + "_lib");
+    return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + preludeFor(own, lib) + "\n" + own);
   }
 
   /** A prelude definition's first line: {@code local NAME =} or {@code local function NAME(}, at the line's start. */
@@ -54,23 +56,19 @@ public final class LuaScript {
   /**
    * {@code prelude.lua} with only the definitions {@code script} needs: its header (up to the first
    * definition), then each definition (with the comment lines right above it, up to the next one's)
-   * whose name the script or another kept definition mentions, in the prelude's order.
+   * whose name the script or another kept definition mentions, in the prelude's order; then, the same
+   * way, those of the script's companion {@code lib} (null: none), whose own header is left out.
    */
-  static String preludeFor(String script) {
+  static String preludeFor(String script, String lib) {
     String prelude = read("prelude");
-    Matcher m = DEFINITION.matcher(prelude);
-    List<Integer> starts = new ArrayList<>();
     List<String> names = new ArrayList<>();
-    while (m.find()) {
-      starts.add(commentsBefore(prelude, m.start()));
-      names.add(m.group(1));
-    }
-    if (starts.isEmpty()) {
-      return prelude;
-    }
     List<String> bodies = new ArrayList<>();
-    for (int i = 0; i < starts.size(); i++) {
-      bodies.add(prelude.substring(starts.get(i), i + 1 < starts.size() ? starts.get(i + 1) : prelude.length()));
+    int first = definitions(prelude, names, bodies);
+    if (lib != null) {
+      definitions(lib, names, bodies);
+    }
+    if (bodies.isEmpty()) {
+      return prelude;
     }
     Set<Integer> kept = new LinkedHashSet<>();
     List<String> pending = new ArrayList<>(List.of(script));
@@ -83,13 +81,30 @@ public final class LuaScript {
         }
       }
     }
-    StringBuilder out = new StringBuilder(prelude.substring(0, starts.get(0)));
+    StringBuilder out = new StringBuilder(prelude.substring(0, first));
     for (int i = 0; i < bodies.size(); i++) {
       if (kept.contains(i)) {
         out.append(bodies.get(i));
       }
     }
     return out.toString();
+  }
+
+  /**
+   * Adds {@code text}'s definitions, each with the comment lines right above it, to {@code names} and
+   * {@code bodies}; returns where the first starts (the text's length where there is none).
+   */
+  private static int definitions(String text, List<String> names, List<String> bodies) {
+    Matcher m = DEFINITION.matcher(text);
+    List<Integer> starts = new ArrayList<>();
+    while (m.find()) {
+      starts.add(commentsBefore(text, m.start()));
+      names.add(m.group(1));
+    }
+    for (int i = 0; i < starts.size(); i++) {
+      bodies.add(text.substring(starts.get(i), i + 1 < starts.size() ? starts.get(i + 1) : text.length()));
+    }
+    return starts.isEmpty() ? text.length() : starts.get(0);
   }
 
   /** Where the comment lines right above the line starting at {@code line} start (no comment: {@code line}). */

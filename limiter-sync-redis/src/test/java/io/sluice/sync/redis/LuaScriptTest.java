@@ -40,4 +40,21 @@ class LuaScriptTest {
     assertThat(body).doesNotContain("-- a GCRA bucket's state");
     assertThat(body.indexOf("local function dropCountsBefore")).isLessThan(body.indexOf("-- fixed_window.lua:"));
   }
+
+  /**
+   * A script with a companion ({@code flush_lib.lua}) carries its helpers too, after the prelude's and
+   * before its own text (they use the prelude's); the companion's header stays out, and a script
+   * without one carries none of them.
+   */
+  @Test
+  void aScriptsCompanionHelpersGoInAfterThePreludesAndBeforeItsText() {
+    String flush = LuaScript.load("flush").body();
+    for (String used : List.of("windowOf", "dropWindowsBefore", "firstWindowWrite", "claimAhead", "shareFor", "digits")) {
+      assertThat(defines(flush, used)).as(used).isTrue();
+    }
+    assertThat(flush.indexOf("local function digits")).isLessThan(flush.indexOf("local function setWithSum"));
+    assertThat(flush.indexOf("local function shareFor")).isLessThan(flush.indexOf("-- flush.lua:"));
+    assertThat(flush).doesNotContain("-- flush_lib.lua:");
+    assertThat(defines(LuaScript.load("fixed_window").body(), "windowOf")).isFalse();
+  }
 }

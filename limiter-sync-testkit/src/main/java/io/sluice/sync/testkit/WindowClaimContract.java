@@ -11,7 +11,6 @@ import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,38 +18,10 @@ import org.junit.jupiter.api.Test;
  * extends it, and a store's test extends that): what a flush asking for a claim is granted, claims
  * ahead, a decision's need, takes and their settling, demand met under claims, a claim trimmed by the
  * node that holds it, and a sliding window's parts of the fading; counts plus claims never pass the
- * capacity. Subclasses hand out stores and start each test from an empty store.
+ * capacity. Subclasses hand out stores and start each test from an empty store. The sliding window's
+ * part is {@link SlidingClaimContract}'s.
  */
-public abstract class WindowClaimContract {
-  protected static final long NOW_MICROS = 1_767_225_600_000_000L; // 2026-01-01T00:00Z
-
-  protected final Counter window = Counter.of(Limit.slidingWindowCounter("api").limit(1_000).window(Duration.ofMinutes(1)).build());
-  protected final Counter bucket = Counter.of(Limit.tokenBucket("tb").capacity(100).refill(10, Duration.ofSeconds(1)).build());
-
-  /**
-   * A store as node {@code node} of a cluster would have it (its own connection, or its own member);
-   * closed by the test.
-   */
-  protected abstract CounterStore store(int node);
-
-  /** Time left before the counter of this limit and key expires, in ms; negative when it has none or no TTL. */
-  protected abstract long counterTtlMillis(String limitName, String key);
-
-  /** Flushes a batch and waits (10 s at most) for the store's answer. */
-  public static FlushResult flush(CounterStore store, Batch batch) {
-    try {
-      return store.flush(batch).toCompletableFuture().get(10, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      throw new AssertionError(e);
-    }
-  }
-
-  /** Reads a window count back through the store: a delta of 0 from a node of its own. */
-  public static long readWindow(CounterStore store, Counter counter, String key, long window) {
-    return flush(store, new Batch("reader", 0, System.nanoTime() & 0xFFFF_FFFF_FFFFL, NOW_MICROS,
-        List.of(new Delta(counter, key, window, 0)))).current(0);
-  }
-
+public abstract class WindowClaimContract extends SlidingClaimContract {
   /**
    * Claims: a flush asking for one is granted the free part of the window (capacity less the count,
    * the other nodes' claims and what the node may still admit under its old claim) split between the
@@ -233,18 +204,27 @@ public abstract class WindowClaimContract {
           List.of(new Delta(fixed, "k4", 100, 0).claiming(97, 97, 4).allowing(0, 0, 4)))).claim(0)).isLessThan(97);
       assertThat(flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, NOW_MICROS,
           List.of(new Delta(fixed, "k5", 100, 0).claiming(96, 96, 4).allowing(0, 1, 4)))).claim(0)).isEqualTo(96);
-      // permits admitted under an allowance are counts: never in a claim-only batch, nor after the window
-      assertThatThrownBy(() -> new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
-          List.of(new Delta(fixed, "k", 100, 1).claiming(1, 1, 4).taking(5).allowing(1, 0, 4))))
-          .hasMessageStartingWith("deltas:");
-      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(2, 2, 4)).hasMessageStartingWith("allowed:");
-      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, -1, 4)).hasMessageStartingWith("spent:");
-      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, 0, -1)).hasMessageStartingWith("reserve:");
-      Counter regional = Counter.regional(Limit.fixedWindow("allow-r").limit(100).window(Duration.ofMinutes(1)).build(), 3);
-      assertThatThrownBy(() -> new Delta(regional, "k", 100, 1).allowing(0, 0, 1)).hasMessageStartingWith("allowing:");
-      assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).afterItsWindow().allowing(0, 0, 1))
-          .hasMessageStartingWith("allowing:");
     }
+  }
+
+  /**
+   * Permits admitted under an allowance are counts: never in a claim-only batch, nor in a regional
+   * quota's or a count sent after its window; more than the delta's amount, a negative spend or
+   * reserve are refused, naming the field.
+   */
+  @Test
+  void allowedPermitsGoOnlyWithAnOrdinaryWindowsCounts() {
+    Counter fixed = Counter.of(Limit.fixedWindow("allow").limit(100).window(Duration.ofMinutes(1)).build());
+    assertThatThrownBy(() -> new Batch("n1", 0, Batch.CLAIM_ONLY, NOW_MICROS,
+        List.of(new Delta(fixed, "k", 100, 1).claiming(1, 1, 4).taking(5).allowing(1, 0, 4))))
+        .hasMessageStartingWith("deltas:");
+    assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(2, 2, 4)).hasMessageStartingWith("allowed:");
+    assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, -1, 4)).hasMessageStartingWith("spent:");
+    assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).allowing(0, 0, -1)).hasMessageStartingWith("reserve:");
+    Counter regional = Counter.regional(Limit.fixedWindow("allow-r").limit(100).window(Duration.ofMinutes(1)).build(), 3);
+    assertThatThrownBy(() -> new Delta(regional, "k", 100, 1).allowing(0, 0, 1)).hasMessageStartingWith("allowing:");
+    assertThatThrownBy(() -> new Delta(fixed, "k", 100, 1).afterItsWindow().allowing(0, 0, 1))
+        .hasMessageStartingWith("allowing:");
   }
 
   /**
@@ -439,174 +419,6 @@ public abstract class WindowClaimContract {
       assertThat(readWindow(store, fixed, "d", 100)).isEqualTo(5);
       assertThatThrownBy(() -> new Batch("n1", 0, 5, NOW_MICROS, List.of(new Delta(fixed, "d", 100, 1).taking(14))))
           .hasMessageStartingWith("deltas:");
-    }
-  }
-
-  /**
-   * A sliding window's previous count weighs in what is free as it fades, at the node's time; what
-   * fades after a claim is the claimants' (an even part each, from the time of their claim), so it is
-   * not granted to anyone else, and a claimant keeps its part as committed.
-   */
-  @Test
-  void aSlidingWindowsClaimCountsThePreviousWindowAsItFades() {
-    long windowMicros = 60_000_000L;
-    long w = NOW_MICROS / windowMicros;
-    long halfWay = w * windowMicros + windowMicros / 2;
-    long threeQuarters = halfWay + windowMicros / 4;
-    try (CounterStore store = store(0)) {
-      flush(store, new Batch("n1", 0, 1, halfWay, List.of(new Delta(window, "s", w - 1, 800))));
-      // half of the previous 800 still weighs: 1,000 - 400 = 600 free; ahead of demand half of it, n1's
-      // part of two: 150
-      FlushResult a = flush(store, new Batch("n1", 0, 2, halfWay, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
-      assertThat(a.previous(0)).isEqualTo(800);
-      assertThat(a.claim(0)).isEqualTo(150);
-      // three quarters in: 200 weighs, n1 holds 150 and its half of the 200 that faded since (100):
-      // 550 free, 150 of it claims, half of the rest split in two
-      FlushResult b = flush(store, new Batch("n2", 0, 1, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
-      assertThat(b.claim(0)).isEqualTo(100);
-      // n1 again: its 150 and the 100 that faded for it are committed; 200 weighs, n2 holds 100: 450
-      // free, 350 of it claims: 25 more
-      FlushResult c = flush(store, new Batch("n1", 0, 3, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 2))));
-      assertThat(c.claim(0)).isEqualTo(275);
-      // giving claims up ends the shares of what fades: n3 alone then has half of all that is free ahead
-      // of demand, and the rest when it needs it
-      flush(store, new Batch("n1", 0, 4, threeQuarters, List.of(new Delta(window, "s", w, 0))));
-      flush(store, new Batch("n2", 0, 2, threeQuarters, List.of(new Delta(window, "s", w, 0))));
-      FlushResult d = flush(store, new Batch("n3", 0, 1, threeQuarters, List.of(new Delta(window, "s", w, 0).claiming(5_000, 1))));
-      assertThat(d.claim(0)).isEqualTo(400);
-      FlushResult e = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, threeQuarters,
-          List.of(new Delta(window, "s", w, 0).claiming(800, 800, 1))));
-      assertThat(e.claim(0)).isEqualTo(800);
-    }
-  }
-
-  /**
-   * Allowances on a sliding window ({@link Delta#allowing}): the reserve is kept from claims as on a fixed
-   * window, and the previous window's count weighs whole at the window's start. A claim that finds the
-   * counts past what the capacity less the reserve leaves holds its part of the fading only from when the
-   * previous window has faded by what is left of the reserve (reserve / capacity of the window, {@link
-   * Delta#partStartMicros}), which its answer says ({@link FlushResult#fadingPartFrom}); one that finds
-   * room, or a reserve all spent, holds it from its own time.
-   */
-  @Test
-  void aSlidingWindowsPartOfTheFadingStartsOnceThePreviousWindowHasFadedByWhatIsLeftOfTheReserve() {
-    Counter sliding = Counter.of(Limit.slidingWindowCounter("allow-s").limit(100).window(Duration.ofMinutes(1)).build());
-    long windowMicros = 60_000_000L;
-    long w = NOW_MICROS / windowMicros;
-    long start = w * windowMicros;
-    try (CounterStore store = store(0)) {
-      // the window before filled the limit
-      flush(store, new Batch("n1", 0, 1, start - 1, List.of(new Delta(sliding, "s", w - 1, 100))));
-      // 1 us in, a reserve of 4: nothing free, and n2's part starts 4 / 100 of the window in
-      FlushResult a = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, start + 1,
-          List.of(new Delta(sliding, "s", w, 0).claiming(10, 1, 4).allowing(0, 0, 4))));
-      assertThat(a.claim(0)).isZero();
-      assertThat(a.split(0)).isEqualTo(4);
-      assertThat(a.fadingPartFrom(0)).isEqualTo(Delta.partStartMicros(windowMicros, 4, 100)).isEqualTo(2_400_000);
-      // half way, with room: n3's part starts at once
-      FlushResult b = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, start + windowMicros / 2,
-          List.of(new Delta(sliding, "s", w, 0).claiming(10, 1, 4).allowing(0, 0, 4))));
-      assertThat(b.claim(0)).isPositive();
-      assertThat(b.fadingPartFrom(0)).as("from the claim's time").isZero();
-      // another key, each of the four nodes' allowances spent: 2 us in, nothing of the reserve is left,
-      // and the part starts at once
-      flush(store, new Batch("n1", 0, 2, start - 1, List.of(new Delta(sliding, "s2", w - 1, 100))));
-      for (int n = 1; n <= 4; n++) {
-        flush(store, new Batch("n" + n, 0, 3, start + 1, List.of(new Delta(sliding, "s2", w, 0).allowing(0, 1, 4))));
-      }
-      FlushResult c = flush(store, new Batch("n5", 0, Batch.CLAIM_ONLY, start + 2,
-          List.of(new Delta(sliding, "s2", w, 0).claiming(10, 1, 4).allowing(0, 0, 4))));
-      assertThat(c.split(0)).isEqualTo(4);
-      assertThat(c.fadingPartFrom(0)).as("from the claim's time").isZero();
-    }
-  }
-
-  /**
-   * A sliding window's claim asked for without a part of the fading ({@link Delta#withoutFadingPart}) is
-   * sized as any claim, and the answer's split says it holds no part: what fades after it stays free for
-   * the next node that asks (beside {@link #aSlidingWindowsClaimCountsThePreviousWindowAsItFades}, where
-   * n1's part of the 200 that fade from half way to three quarters leaves n2 100, not 125).
-   */
-  @Test
-  void aSlidingWindowsClaimWithoutAPartOfTheFadingLeavesWhatFadesToTheOthers() {
-    long windowMicros = 60_000_000L;
-    long w = NOW_MICROS / windowMicros;
-    long halfWay = w * windowMicros + windowMicros / 2;
-    long threeQuarters = halfWay + windowMicros / 4;
-    try (CounterStore store = store(0)) {
-      flush(store, new Batch("n1", 0, 1, halfWay, List.of(new Delta(window, "np", w - 1, 800))));
-      // 600 free, half of it ahead of demand, n1's part of two: 150, and no part of what fades
-      FlushResult a = flush(store, new Batch("n1", 0, 2, halfWay,
-          List.of(new Delta(window, "np", w, 0).claiming(5_000, 2).withoutFadingPart())));
-      assertThat(a.claim(0)).isEqualTo(150);
-      assertThat(a.split(0)).isZero();
-      // three quarters in: 200 weighs, n1 holds its 150 and nothing of the 200 that faded since: 650
-      // free, 150 of it claims, half of the rest split in two
-      FlushResult b = flush(store, new Batch("n2", 0, 1, threeQuarters,
-          List.of(new Delta(window, "np", w, 0).claiming(5_000, 2))));
-      assertThat(b.claim(0)).isEqualTo(125);
-      assertThat(b.split(0)).isEqualTo(2);
-      // a take asked without a part that finds too little free holds none either
-      FlushResult c = flush(store, new Batch("n3", 0, Batch.CLAIM_ONLY, threeQuarters,
-          List.of(new Delta(window, "np", w, 1).claiming(1_000, 1_000, 2).taking(1).withoutFadingPart())));
-      assertThat(c.taken(0)).isFalse();
-      assertThat(c.split(0)).isZero();
-    }
-  }
-
-  /**
-   * What the previous window's claimants may have taken of their parts of the fading, counted against
-   * the window after it, is none where their parts add up to under half a permit: a claimant takes a
-   * permit only once its part is half-way to it. A limit of 1 a minute whose window two back counted
-   * its permit, and a node that claimed an eighth of that fading for the last tenth of the window before
-   * (an eightieth of a permit): the next window's first take is granted (a stranded fraction of a permit
-   * counted as taken denied the key its one permit for a whole window).
-   */
-  @Test
-  void aPreviousWindowsClaimantsPartsUnderHalfAPermitAreNotCountedAsTaken() {
-    Counter one = Counter.of(Limit.slidingWindowCounter("strand").limit(1).window(Duration.ofMinutes(1)).build());
-    long windowMicros = 60_000_000L;
-    long w = NOW_MICROS / windowMicros;
-    try (CounterStore store = store(0)) {
-      flush(store, new Batch("n0", 0, 1, (w - 2) * windowMicros + 5, List.of(new Delta(one, "k", w - 2, 1))));
-      long lastTenth = (w - 1) * windowMicros + windowMicros * 9 / 10;
-      FlushResult part = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, lastTenth,
-          List.of(new Delta(one, "k", w - 1, 0).claiming(1, 0, 8))));
-      assertThat(part.claim(0)).isZero();
-      assertThat(part.split(0)).as("a claimant of the window before").isEqualTo(8);
-      FlushResult take = flush(store, new Batch("n2", 0, Batch.CLAIM_ONLY, w * windowMicros + 1,
-          List.of(new Delta(one, "k", w, 1).claiming(1, 1, 8).taking(1))));
-      assertThat(take.taken(0)).isTrue();
-    }
-  }
-
-  /**
-   * A sliding window's claimants never hold more than the whole fading together, whatever number of
-   * nodes each counts: a node that counted itself alone takes it all, and a node asking after it gets
-   * no part (it learns so from the answer's split); when the first gives its claim up, parts are free again.
-   */
-  @Test
-  void aSlidingWindowsPartsOfTheFadingNeverAddUpToMoreThanTheWhole() {
-    long windowMicros = 60_000_000L;
-    long w = NOW_MICROS / windowMicros;
-    long quarter = w * windowMicros + windowMicros / 4;
-    try (CounterStore store = store(0)) {
-      flush(store, new Batch("n0", 0, 1, quarter, List.of(new Delta(window, "parts", w - 1, 600))));
-      FlushResult alone = flush(store, new Batch("n1", 0, 1, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 1))));
-      assertThat(alone.split(0)).isEqualTo(1);
-      FlushResult third = flush(store, new Batch("n2", 0, 1, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 3))));
-      assertThat(third.split(0)).isZero(); // n1 holds all of it
-      FlushResult half = flush(store, new Batch("n3", 0, 1, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 2))));
-      assertThat(half.split(0)).isZero();
-      flush(store, new Batch("n1", 0, 2, quarter, List.of(new Delta(window, "parts", w, 0)))); // n1 gives up
-      FlushResult again = flush(store, new Batch("n2", 0, 2, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 3))));
-      assertThat(again.split(0)).isEqualTo(3);
-      FlushResult more = flush(store, new Batch("n3", 0, 2, quarter, List.of(new Delta(window, "parts", w, 0).claiming(10, 1))));
-      assertThat(more.split(0)).isEqualTo(2); // two thirds left: at most a half
-      // a fixed window has no fading to split
-      Counter fixed = Counter.of(Limit.fixedWindow("parts-fixed").limit(100).window(Duration.ofMinutes(1)).build());
-      assertThat(flush(store, new Batch("n1", 0, 3, quarter, List.of(new Delta(fixed, "parts", w, 0).claiming(10, 1))))
-          .split(0)).isZero();
     }
   }
 }

@@ -177,22 +177,7 @@ final class TokenClaims {
    * as {@link #decide} does.
    */
   private int askStore(Holding h, String key, long cost, long now, long usable, long toCome, long[] out) {
-    // tokens of the last grant still to come cannot pay for this cost: they are dropped, and given back
-    // only as below (a give-back lowers the store's backlog under the claims other nodes made since,
-    // whose tokens would then look covered after the bucket refilled past them); else the store counts
-    // them until they drain, under-admission only
-    h.granted -= toCome;
-    if (toCome > 0 && h.extra == 0 && h.grantedAt > 0 && h.granted > h.used && nodes.getAsInt() == 1) {
-      // a node alone also lets the last grant's due tokens go, so that all of what it holds unused goes
-      // back below and the request asks for its whole cost: kept, they left the dropped tokens charged
-      // (the give-back needs a node that holds none), a lag behind the exact bucket (one node, costs of
-      // 3 at half again a bucket's rate: 38 requests of 20 seeds denied where the exact bucket admitted,
-      // 15 with this, 7 once a key's first decision claimed nothing ahead; BucketFractionTest). With
-      // other nodes the give-back may be refused (another wrote the bucket since), and tokens let go
-      // then would be lost: they are kept.
-      h.granted = h.used;
-      usable = 0;
-    }
+    usable = dropTokensToCome(h, usable, toCome);
     // what the store's bucket holds beyond this node's own admissions, given back where nothing else
     // wrote the bucket since the last grant (else another node's tokens may rest on it) and this node
     // holds no token: tokens of that grant still to come, dropped just now, and what its held tokens
@@ -230,9 +215,34 @@ final class TokenClaims {
       h.storeCallUnderway = false;
     }
     out[2] = 1;
-    if (grant == null) {
-      return FAILED;
+    return grant == null ? FAILED : decideOnGrant(h, grant, cost, need, now, out);
+  }
+
+  /**
+   * Under the holding's monitor: tokens of the last grant still to come cannot pay for a cost that
+   * needs more than the {@code usable} ones: they are dropped, and given back only as askStore does
+   * (a give-back lowers the store's backlog under the claims other nodes made since, whose tokens
+   * would then look covered after the bucket refilled past them); else the store counts them until
+   * they drain, under-admission only. Returns what is usable then.
+   */
+  private long dropTokensToCome(Holding h, long usable, long toCome) {
+    h.granted -= toCome;
+    if (toCome > 0 && h.extra == 0 && h.grantedAt > 0 && h.granted > h.used && nodes.getAsInt() == 1) {
+      // a node alone also lets the last grant's due tokens go, so that all of what it holds unused goes
+      // back below and the request asks for its whole cost: kept, they left the dropped tokens charged
+      // (the give-back needs a node that holds none), a lag behind the exact bucket (one node, costs of
+      // 3 at half again a bucket's rate: 38 requests of 20 seeds denied where the exact bucket admitted,
+      // 15 with this, 7 once a key's first decision claimed nothing ahead; BucketFractionTest). With
+      // other nodes the give-back may be refused (another wrote the bucket since), and tokens let go
+      // then would be lost: they are kept.
+      h.granted = h.used;
+      return 0;
     }
+    return usable;
+  }
+
+  /** Under the holding's monitor: the decision of {@code cost} on the store's {@code grant} for {@code need}. */
+  private int decideOnGrant(Holding h, TokenGrant grant, long cost, long need, long now, long[] out) {
     h.level = grant.level();
     if (grant.granted() == 0) {
       h.deniedUntil = now + Math.max(1, grant.retryAfterMicros());

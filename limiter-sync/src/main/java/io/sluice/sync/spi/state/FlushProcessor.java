@@ -326,14 +326,8 @@ public final class FlushProcessor implements EntryUpdate {
     // (null: a processor sent by a member from before takes, during a rolling upgrade)
     long token = tokens == null ? 0 : tokens[i];
     long settle = settles == null ? 0 : settles[i];
-    boolean recordToken = false;
-    if (settle != 0) {
-      boolean counted = seenToken >= token;
-      if ((settle > 0 && !counted) || (settle < 0 && counted)) {
-        state = state.addToWindow(w, settle);
-      }
-      recordToken = !counted;
-    }
+    boolean recordToken = settle != 0 && seenToken < token;
+    state = settled(state, w, settle, seenToken >= token);
     // what of its claim the node has admitted and not counted, as it last said (a take says it
     // anew: its need less the take; a flush counts some of it). A take's need may also hold
     // permits a flush on its way has counted, and on a sliding window the previous window's
@@ -359,11 +353,7 @@ public final class FlushProcessor implements EntryUpdate {
     // (nor does a claim asked for without one)
     int split = kinds[i] == WINDOW && wants[i] > 0 && !(taken && wants[i] == needs[i])
         && !(withoutFadingPart != null && withoutFadingPart[i]) ? grantSplit(state, i, w) : 0;
-    // (where the previous window still weighs past what the allowances' reserve leaves, a part starts
-    // once it has faded by what is left of the reserve: flush.lua)
-    long reserveLeft = (reserves == null ? 0 : reserves[i]) - state.spentOn(w) - spent;
-    long since = split <= 0 ? -1 : free[0] >= 0 ? sinceWindowStart(i, w)
-        : Math.max(sinceWindowStart(i, w), Delta.partStartMicros(windowMicros[i], reserveLeft, capacities[i]));
+    long since = partSince(state, i, w, split, spent, free[0]);
     state = state.addToWindow(w, amount).withClaim(nodeId, w, claim, since, split, met);
     if (spent > 0) {
       state = state.withSpent(w, state.spentOn(w) + spent).withSpentBy(nodeId, w, spentBy);
@@ -378,6 +368,29 @@ public final class FlushProcessor implements EntryUpdate {
       out[o + 5] = laterThanNow(since, i, w); // (when its part of the fading starts: flush.lua)
     }
     return state;
+  }
+
+  /**
+   * A lost take's settling ({@code settle}: permits the failure policy admitted, or minus those it
+   * denied) applied to window {@code w}, where the take was {@code counted} or not.
+   */
+  private static CounterEntry settled(CounterEntry state, long w, long settle, boolean counted) {
+    if ((settle > 0 && !counted) || (settle < 0 && counted)) {
+      return state.addToWindow(w, settle);
+    }
+    return state;
+  }
+
+  /**
+   * When delta i's part of the fading, split by {@code split}, starts (us from the window's start; -1: it
+   * holds none): at once where the claim found room ({@code free} not below 0), else once the previous
+   * window, which still weighs past what the allowances' reserve leaves, has faded by what is left of
+   * the reserve (flush.lua).
+   */
+  private long partSince(CounterEntry state, int i, long w, int split, long spent, double free) {
+    long reserveLeft = (reserves == null ? 0 : reserves[i]) - state.spentOn(w) - spent;
+    return split <= 0 ? -1 : free >= 0 ? sinceWindowStart(i, w)
+        : Math.max(sinceWindowStart(i, w), Delta.partStartMicros(windowMicros[i], reserveLeft, capacities[i]));
   }
 
   /**
