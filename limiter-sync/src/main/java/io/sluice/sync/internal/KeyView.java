@@ -10,9 +10,11 @@ import java.lang.invoke.VarHandle;
  * windows as of the last sync, and what this node admitted that the store has not acknowledged yet
  * ({@link ViewCounts}); its claim ({@link ViewClaim}); and here the key's credit, its place in the
  * flusher's queue and the table, its demand, and the state of the rarer modes (regional shares,
- * reservation grants, a local share held since a fault). Guarded by its own monitor: every critical
- * section is a few arithmetic steps, except a decision that asks the store for a claim, which holds
- * it through that one call (the key's other decisions would wait for the answer anyway).
+ * reservation grants, a local share held since a fault).
+ *
+ * <p>Concurrency: guarded by its own monitor, but for the credit and {@code storeCallUnderway} below:
+ * every critical section is a few arithmetic steps, except a decision that asks the store for a claim,
+ * which holds it through that one call (the key's other decisions would wait for the answer anyway).
  *
  * <p>Besides the monitor, a view holds a <em>credit</em>: permits that decisions may take with one
  * compare-and-set and no monitor, until a ticker time. A decision under the monitor grants it (as
