@@ -49,13 +49,6 @@ class TokenClaimsTest {
   }
 
   /**
-   * At a small bucket's limit, with more nodes than tokens refill over the claim horizon, a node claims
-   * no token of the refill to come, not even for its own request: such a token, due later and held by
-   * the node that asked, was denied to another node's request at its due time, which the exact bucket
-   * admits. (The accuracy kit, 8 nodes, worst profile: requests denied and not made up 2.46% -> 0.55%
-   * on buckets, 3.05% -> 0.61% on meters.)
-   */
-  /**
    * A key's first decision on a node claims no token beyond its own: its rate is then that one request,
    * which says nothing. A token claimed ahead on a key asked once stayed charged in the store, and with
    * other nodes writing the bucket it was not given back: here node b, draining the bucket right after,
@@ -79,6 +72,40 @@ class TokenClaimsTest {
     }
   }
 
+  /**
+   * On a bucket of fewer than 8 tokens per node, a node with other nodes claims no token ahead of its
+   * requests, at its limit or not: a node's part of it is a token or two, which, held and not used when
+   * the key's requests went to other nodes, stayed charged in the store (a give-back is refused once
+   * another node has written the bucket), and the store's bucket lagged the exact one. Here node a,
+   * asked twice in 10 ms, held a token ahead, and b, draining the bucket right after, was denied
+   * its last one, which the exact bucket admits (the accuracy kit, spread rates on 3 / 8 nodes,
+   * requests denied and not made up: 0.354% / 0.186% -> 0.133% / 0.129% on buckets, for 10% / 0.3% more
+   * store calls).
+   */
+  @Test
+  void onABucketOfFewerThanEightTokensPerNodeANodeClaimsNoTokenAheadOfItsRequests() {
+    Limit small = Limit.tokenBucket("few").capacity(20).refill(20, Duration.ofSeconds(1)).build();
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(small, store, ticker, "a", 100);
+        SyncedLimiter b = node(small, store, ticker, "b", 100)) {
+      RateLimiter exact = RateLimiter.builder(small).ticker(ticker).build();
+      for (int i = 0; i < 2; i++) {
+        assertThat(a.tryAcquire("k")).as("a's request %d", i).isTrue();
+        assertThat(exact.tryAcquire("k")).isTrue();
+        ticker.advance(Duration.ofMillis(10));
+      }
+      for (int i = 0; exact.tryAcquire("k"); i++) {
+        assertThat(b.tryAcquire("k")).as("b's request %d, which the exact bucket admits", i).isTrue();
+      }
+    }
+  }
+
+  /**
+   * At a small bucket's limit, with more nodes than tokens refill over the claim horizon, a node claims
+   * no token of the refill to come, not even for its own request: such a token, due later and held by
+   * the node that asked, was denied to another node's request at its due time, which the exact bucket
+   * admits. (The accuracy kit, 8 nodes, worst profile: requests denied and not made up 2.46% -> 0.55%
+   * on buckets, 3.05% -> 0.61% on meters.)
+   */
   @Test
   void atASmallBucketsLimitANodeHoldsNoTokenOfTheRefillAheadOfTheOthers() {
     theNextRefilledTokenGoesToWhicheverNodeAsksFirst(10, 8);
