@@ -17,9 +17,11 @@ import java.util.function.Supplier;
  * handed over and not yet finished; past that, {@link #submit} refuses and the caller's failure policy
  * decides (an overloaded store answers no faster for a longer queue).
  *
- * <p>Lock-free on the caller's side: the queue is a {@link LinkedTransferQueue}, whose offer never
- * parks, and every thread is started when the pool is made, so handing a decision over never takes
- * the pool's lock (an event-loop thread must not park, see BlockHound).
+ * <p>Concurrency: lock-free on the caller's side once the pool is made: the queue is a {@link
+ * LinkedTransferQueue}, whose offer never parks, and every thread is started when the pool is made, so
+ * handing a decision over never takes the pool's lock (an event-loop thread must not park, see
+ * BlockHound). The pool itself is made once, on first use, under the class's monitor (double-checked
+ * on the volatile {@code pool}): only the very first hand-over of the process may wait for it.
  */
 final class WaitingThreads {
   static final int MAX_QUEUED = 4096;
