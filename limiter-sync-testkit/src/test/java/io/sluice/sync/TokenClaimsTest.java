@@ -58,18 +58,8 @@ class TokenClaimsTest {
    */
   @Test
   void aKeysFirstDecisionOnANodeClaimsNoTokenAheadOfIt() {
-    Limit small = Limit.tokenBucket("first").capacity(20).refill(20, Duration.ofSeconds(1)).build();
-    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(small, store, ticker, "a", 100);
-        SyncedLimiter b = node(small, store, ticker, "b", 100)) {
-      RateLimiter exact = RateLimiter.builder(small).ticker(ticker).build();
-      assertThat(a.tryAcquire("k")).isTrue();
-      assertThat(exact.tryAcquire("k")).isTrue();
-      ticker.advance(Duration.ofMillis(1));
-      for (int i = 0; i < 19; i++) {
-        assertThat(exact.tryAcquire("k")).as("the exact bucket, request %d", i).isTrue();
-        assertThat(b.tryAcquire("k")).as("b's request %d", i).isTrue();
-      }
-    }
+    // (a bucket of 40 on 3 nodes: large enough for claims ahead, see the next test)
+    bDrainsWhatTheExactBucketAdmitsAfterA(40, 1, Duration.ofMillis(1));
   }
 
   /**
@@ -84,14 +74,23 @@ class TokenClaimsTest {
    */
   @Test
   void onABucketOfFewerThanEightTokensPerNodeANodeClaimsNoTokenAheadOfItsRequests() {
-    Limit small = Limit.tokenBucket("few").capacity(20).refill(20, Duration.ofSeconds(1)).build();
-    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(small, store, ticker, "a", 100);
-        SyncedLimiter b = node(small, store, ticker, "b", 100)) {
-      RateLimiter exact = RateLimiter.builder(small).ticker(ticker).build();
-      for (int i = 0; i < 2; i++) {
+    bDrainsWhatTheExactBucketAdmitsAfterA(20, 2, Duration.ofMillis(10));
+  }
+
+  /**
+   * A bucket of {@code capacity} a second on 3 nodes: node a asks {@code asks} times, {@code gap}
+   * apart, then b drains the bucket, and admits every request the exact bucket admits (a token a held
+   * ahead of its requests would deny b its last).
+   */
+  private void bDrainsWhatTheExactBucketAdmitsAfterA(long capacity, int asks, Duration gap) {
+    Limit limit = Limit.tokenBucket("drained").capacity(capacity).refill(capacity, Duration.ofSeconds(1)).build();
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(limit, store, ticker, "a", 100);
+        SyncedLimiter b = node(limit, store, ticker, "b", 100)) {
+      RateLimiter exact = RateLimiter.builder(limit).ticker(ticker).build();
+      for (int i = 0; i < asks; i++) {
         assertThat(a.tryAcquire("k")).as("a's request %d", i).isTrue();
         assertThat(exact.tryAcquire("k")).isTrue();
-        ticker.advance(Duration.ofMillis(10));
+        ticker.advance(gap);
       }
       for (int i = 0; exact.tryAcquire("k"); i++) {
         assertThat(b.tryAcquire("k")).as("b's request %d, which the exact bucket admits", i).isTrue();
