@@ -264,11 +264,6 @@ abstract class ViewClaim extends ViewCounts {
     return d.settle() != 0 && unsettled != null && unsettled.token == d.token();
   }
 
-  /** Under the monitor: the take is settled. */
-  void takeSettled() {
-    unsettled = null;
-  }
-
   /** A take whose answer never came: its token, window and permits, and what the failure policy decided. */
   private static final class UnsettledTake {
     final long token;
