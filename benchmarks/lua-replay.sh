@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a change to lua/flush.lua costs Redis, on real traffic: captures the script calls of the accuracy
+# What a change to limiter-sync-redis/lua/flush.lua costs Redis, on real traffic: captures the script calls of the accuracy
 # kit's Zipf over 1,000 keys on 4 nodes (AccuracyKitIT, Redis, fixed window, 60 s of traffic) with
 # MONITOR, then replays them against two redis-servers, one running flush.lua as git has it at BASE
 # and one as the working tree has it, and prints the scripts' time on each (lua_replay.py; the answers
@@ -50,8 +50,15 @@ EOF
   sleep 1
 fi
 
-git show "$BASE:lua/flush.lua" > "$WORK/flush-base.lua"
-git show "$BASE:lua/prelude.lua" > "$WORK/prelude.lua"
+# (the scripts sat in the repository's lua/ folder before 2026-12-05; flush.lua's helpers in
+# flush_lib.lua since that day, sent after the prelude: the base's, where it has one, for both sides)
+LUA=limiter-sync-redis/lua
+base_file() { git show "$BASE:$LUA/$1" 2>/dev/null || git show "$BASE:lua/$1" 2>/dev/null; }
+base_file flush.lua > "$WORK/flush-base.lua"
+base_file prelude.lua > "$WORK/prelude.lua"
+base_file flush_lib.lua > "$WORK/flush_lib-base.lua" || true
+cat "$WORK/prelude.lua" "$LUA/flush_lib.lua" > "$WORK/prelude-new.lua"
+cat "$WORK/prelude.lua" "$WORK/flush_lib-base.lua" > "$WORK/prelude-base.lua"
 start_redis() {
   local port; port="$(free_port)"
   "${PIN[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis-$port.log" 2>&1 &
@@ -63,10 +70,10 @@ A="$(start_redis)"
 B="$(start_redis)"
 for round in $(seq 1 "$ROUNDS"); do
   # (the working tree's version on the first server in even rounds: lines name each file)
-  echo ">> round $round: flush.lua at $BASE ($WORK/flush-base.lua) against the working tree's (lua/flush.lua)"
+  echo ">> round $round: flush.lua at $BASE ($WORK/flush-base.lua) against the working tree's ($LUA/flush.lua)"
   if (( round % 2 == 1 )); then
-    python3 benchmarks/lua_replay.py "$CAPTURE" "$A" "$WORK/flush-base.lua" "$B" lua/flush.lua "$WORK/prelude.lua"
+    python3 benchmarks/lua_replay.py "$CAPTURE" "$A" "$WORK/flush-base.lua" "$WORK/prelude-base.lua" "$B" "$LUA/flush.lua" "$WORK/prelude-new.lua"
   else
-    python3 benchmarks/lua_replay.py "$CAPTURE" "$A" lua/flush.lua "$B" "$WORK/flush-base.lua" "$WORK/prelude.lua"
+    python3 benchmarks/lua_replay.py "$CAPTURE" "$A" "$LUA/flush.lua" "$WORK/prelude-new.lua" "$B" "$WORK/flush-base.lua" "$WORK/prelude-base.lua"
   fi
 done

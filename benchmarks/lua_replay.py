@@ -2,7 +2,9 @@
 """Replays the script calls a Redis run captured, against two redis-servers that each run one version
 of flush.lua, and compares what Redis spends on them (benchmarks/lua-replay.sh runs it; see there).
 
-    lua_replay.py MONITOR_FILE PORT_A FLUSH_A.lua PORT_B FLUSH_B.lua PRELUDE.lua
+    lua_replay.py MONITOR_FILE PORT_A FLUSH_A.lua PRELUDE_A.lua PORT_B FLUSH_B.lua PRELUDE_B.lua
+
+(each PRELUDE: prelude.lua with that version's flush_lib.lua after it, as benchmarks/lua-replay.sh makes it)
 
 Every EVALSHA of the capture goes to both servers, in chunks of 200 sent to one then the other, so that
 both see the machine at the same moments (this VM's speed moves by 10% from one run to the next). The
@@ -110,17 +112,18 @@ def script_time(r):
 
 
 def main():
-    monitor, port_a, flush_a, port_b, flush_b, prelude = sys.argv[1:7]
+    # (each side's prelude: prelude.lua followed by that side's flush_lib.lua, where it has one)
+    monitor, port_a, flush_a, prelude_a, port_b, flush_b, prelude_b = sys.argv[1:8]
     scripts, calls = capture(monitor)
     if not calls:
         sys.exit('lua_replay: no EVALSHA in ' + monitor)
-    prelude_text = open(prelude, 'rb').read()
     servers = []
-    for port, flush in ((port_a, flush_a), (port_b, flush_b)):
+    for port, flush, prelude in ((port_a, flush_a, prelude_a), (port_b, flush_b, prelude_b)):
+        prelude_text = open(prelude, 'rb').read()
         r = Redis(int(port))
         r.call('FLUSHALL')
         # flush.lua as LuaScript sends it (its name, then the prelude, then the script; the whole
-        # prelude here, the same for both versions), in place of the one the capture loaded
+        # prelude here, with that version's helpers), in place of the one the capture loaded
         text = b"local SCRIPT = 'flush'\n" + prelude_text + b'\n' + open(flush, 'rb').read()
         remap = {}
         for sha, src in scripts.items():
