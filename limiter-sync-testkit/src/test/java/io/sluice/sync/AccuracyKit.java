@@ -34,7 +34,9 @@ import java.util.function.Supplier;
  * --simulate} runs with one). Traffic is
  * generated from a seed ({@link Traffic}); a failing run prints its seed, which replays it exactly.
  * {@code -Dsluice.kit.debug=true} prints every admission over the bound and every false denial below
- * half the limit with the nodes' views; {@code -Dsluice.kit.debugAll=true} every false denial.
+ * half the limit with the nodes' views; {@code -Dsluice.kit.debugAll=true} every false denial and
+ * every admission the exact algorithm denied (a swap's other half); {@code -Dsluice.kit.trace=true}
+ * every decision in the first 3 ms and the last 20 ms of each window, with both verdicts and the view.
  */
 public final class AccuracyKit {
   /** Simulated time starts near today's epoch time, so a real store's TTLs and windows look ordinary. */
@@ -220,6 +222,10 @@ public final class AccuracyKit {
           ec[1] += r.cost();
           exactAdmitted += r.cost();
         }
+        if (Boolean.getBoolean("sluice.kit.trace") && ((now - w * window) > window - 20_000_000L || (now - w * window) < 3_000_000L)) {
+          System.err.printf("trace: key %s cost %d at +%.3f ms w %d node %d: exact %s %d (prev %d) node %s; %s%n", r.key(), r.cost(),
+              (now - w * window) / 1e6, w, n, exactAllowed, ec[1], ec[2], nodeAllowed, CoreAccess.core(node).describeView(r.key(), now));
+        }
         if (exactAllowed != nodeAllowed) {
           long[] sw = swaps.get(r.key());
           if (sw == null || sw[0] != w) {
@@ -257,6 +263,11 @@ public final class AccuracyKit {
           nodesAdmitted += r.cost();
           if (!exactAllowed) {
             extra++;
+            if (DEBUG_ALL && !bucket) {
+              System.err.printf("admitted beyond exact: key %s cost %d at +%d ms node %d: exact %d (prev %d); %s%n",
+                  r.key(), r.cost(), (now - w * window) / 1_000_000, n, ec[1], ec[2],
+                  CoreAccess.core(node).describeView(r.key(), now));
+            }
           }
           double over;
           if (bucket) {

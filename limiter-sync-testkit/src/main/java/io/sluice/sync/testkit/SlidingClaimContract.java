@@ -185,4 +185,41 @@ public abstract class SlidingClaimContract extends StoreContractBase {
       assertThat(flush(store, new Batch("n1", 0, 3, quarter, List.of(new Delta(fixed, "parts", w, 0).claiming(10, 1))))
           .split(0)).isZero();
     }
-  }}
+  }
+  /**
+   * A claim-only call that opens a window can trim the node's claim on the window gone by, which still
+   * weighs as it fades, to the permits the node admitted under it and has not counted (a delta on that
+   * window asking for them, {@link Delta#keeping} them, without a part): the rest is free for the claim
+   * on the new window in the same call. The flush that counts those permits later gives the claim up.
+   */
+  @Test
+  void aClaimOnTheWindowGoneByTrimmedToWhatTheNodeKeepsFreesTheRestForTheNextWindow() {
+    long windowMicros = 60_000_000L;
+    long w = NOW_MICROS / windowMicros;
+    long start = w * windowMicros;
+    try (CounterStore store = store(0)) {
+      // half way through the window before: 500 counted, a claim of half of what is free (250)
+      FlushResult a = flush(store, new Batch("n1", 0, 1, start - windowMicros / 2,
+          List.of(new Delta(window, "trim", w - 1, 500).claiming(5_000, 1))));
+      assertThat(a.claim(0)).isEqualTo(250);
+      // 1 us into the next window: the node admitted 20 under that claim, not counted yet; trimmed to
+      // them, 520 weighs and 480 are free (without the trim 750 would weigh, and 250 be free)
+      FlushResult b = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, start + 1, List.of(
+          new Delta(window, "trim", w - 1, 0).claiming(20, 1).keeping(20).withoutFadingPart(),
+          new Delta(window, "trim", w, 0).claiming(480, 480, 1))));
+      assertThat(b.claim(0)).as("the claim on the window gone by").isEqualTo(20);
+      assertThat(b.claim(1)).as("the claim on the new window").isEqualTo(480);
+      // the trim is a claim like any other: sent again, it changes nothing
+      FlushResult c = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, start + 2, List.of(
+          new Delta(window, "trim", w - 1, 0).claiming(20, 1).keeping(20).withoutFadingPart())));
+      assertThat(c.claim(0)).isEqualTo(20);
+      // the flush that counts the 20 gives the claim up: counts and claims still fill the limit
+      FlushResult d = flush(store, new Batch("n1", 0, 2, start + 3,
+          List.of(new Delta(window, "trim", w - 1, 20), new Delta(window, "trim", w, 0).claiming(480, 1))));
+      assertThat(d.claim(0)).isZero();
+      assertThat(d.current(1)).isZero();
+      assertThat(d.previous(1)).isEqualTo(520);
+      assertThat(d.claim(1)).isEqualTo(480);
+    }
+  }
+}

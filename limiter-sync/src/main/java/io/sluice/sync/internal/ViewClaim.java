@@ -58,6 +58,8 @@ abstract class ViewClaim extends ViewCounts {
   private long aheadThrough = Long.MIN_VALUE;
   /** A claim on the window before the view's is still held in the store: the next flush gives it up. */
   private boolean prevClaimHeld;
+  /** That claim was trimmed by a claim call to what this node has not counted (ClaimCalls#trimmedPrevious). */
+  private boolean prevClaimTrimmed;
   /** System.nanoTime when a decision last sent a claim call for this key (see WindowClaims#mergeOlderAnswer). */
   private long claimCallSentAt = Long.MIN_VALUE;
   /**
@@ -119,6 +121,16 @@ abstract class ViewClaim extends ViewCounts {
   /** Under the monitor: the claim on the window gone by was given up (by a claim call). */
   void prevClaimGivenUp() {
     prevClaimHeld = false;
+  }
+
+  /** Under the monitor: the claim on the window gone by was trimmed to what this node has not counted (by a claim call). */
+  void prevClaimTrimmed() {
+    prevClaimTrimmed = true;
+  }
+
+  /** Whether a claim call has trimmed the claim on the window gone by since the view rolled. */
+  boolean prevClaimTrimmedAlready() {
+    return prevClaimTrimmed;
   }
 
   /** A flush that gives this node's claim up or trims it is on its way (see {@link #releasesInFlight}). */
@@ -301,6 +313,7 @@ abstract class ViewClaim extends ViewCounts {
     // the next window until given up; a fixed window's claim weighs nowhere once its window is over,
     // and a flush to give it up was a key read and write for nothing)
     prevClaimHeld = sliding && next && (claim > 0 || (claim >= 0 && claimNodes > 0));
+    prevClaimTrimmed = false;
     claim = -1; // a claim is on one window
     claimNodes = 0;
     if (w <= aheadThrough && aheadClaim > 0) {
