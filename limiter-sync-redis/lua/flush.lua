@@ -358,6 +358,12 @@ for i = 1, n do
         if since ~= nil then
           committed = committed + math.floor(fade / split * math.max(0, at - since))
         end
+        -- a window that is over at the node's time: the node admits nothing more there, so what it
+        -- keeps bounds its claim and its part of the fading together (a claim call trims a sliding
+        -- window's claim on the window gone by to the permits the node has not counted)
+        if keep >= 0 and at >= windowMicros and committed > keep then
+          committed = keep
+        end
         if committed < 0 then
           committed = 0
         end

@@ -23,8 +23,9 @@ class PreviousClaimTrimTest {
    * One node, a sliding window of 1,000 a second: 9 permits every 10 ms through a window, synced at
    * +51, +151, ... ms. The store counted 864 of the 900, the node holds a claim of 68 on that window
    * and 36 of its permits are not counted. At +0.04 ms of the next window 900 weigh: the exact algorithm
-   * admits 50. Before the trim, 864 + 68 weighed in the store and the node was denied (and then denied
-   * without asking for a sync interval).
+   * admits 95. Before the trim, 864 + 68 weighed in the store and the node was denied (and then denied
+   * without asking for a sync interval); with the trim alone, the claim on the new window had to pay for
+   * the 36 the trimmed claim holds too, and 64 was the most it admitted.
    */
   @Test
   void aClaimCallTrimsTheNodesClaimOnTheWindowGoneByToWhatItHasNotCounted() {
@@ -47,9 +48,12 @@ class PreviousClaimTrimTest {
       assertThat(store.claims("api", "k", w)).isEqualTo(68);
 
       ticker.advanceNanos(start + SECOND.toNanos() + 40_000 - ticker.read());
-      assertThat(node.tryAcquire("k", 50)).as("900 of 1,000 weigh at +0.04 ms").isTrue();
+      assertThat(node.tryAcquire("k", 95)).as("900 of 1,000 weigh at +0.04 ms").isTrue();
       assertThat(store.claims("api", "k", w)).as("the claim on the window gone by, trimmed").isEqualTo(36);
-      assertThat(store.count("api", "k", w + 1)).as("the take").isEqualTo(50);
+      assertThat(store.count("api", "k", w + 1)).as("the take").isEqualTo(95);
+      // 995 of 1,000 weigh now: 5 more fit, and no more
+      assertThat(node.tryAcquire("k", 5)).isTrue();
+      assertThat(node.tryAcquire("k", 1)).isFalse();
 
       node.flushAll();
       assertThat(store.count("api", "k", w)).isEqualTo(900);

@@ -191,6 +191,7 @@ public abstract class SlidingClaimContract extends StoreContractBase {
    * weighs as it fades, to the permits the node admitted under it and has not counted (a delta on that
    * window asking for them, {@link Delta#keeping} them, without a part): the rest is free for the claim
    * on the new window in the same call. The flush that counts those permits later gives the claim up.
+   * On a window that is over the trim bounds the claim and the node's part of the fading together.
    */
   @Test
   void aClaimOnTheWindowGoneByTrimmedToWhatTheNodeKeepsFreesTheRestForTheNextWindow() {
@@ -220,6 +221,20 @@ public abstract class SlidingClaimContract extends StoreContractBase {
       assertThat(d.current(1)).isZero();
       assertThat(d.previous(1)).isEqualTo(520);
       assertThat(d.claim(1)).isEqualTo(480);
+
+      // with a part of the fading: 600 in the window before that, n1's claim half way through the window
+      // gone by (300 weigh: 350, and its part of the 300 that fade to that window's end); the trim keeps
+      // 20 of the claim and the part together, on a window that is over
+      flush(store, new Batch("n1", 0, 3, start - 3 * windowMicros / 2, List.of(new Delta(window, "part", w - 2, 600))));
+      FlushResult e = flush(store, new Batch("n1", 0, 4, start - windowMicros / 2,
+          List.of(new Delta(window, "part", w - 1, 0).claiming(5_000, 1))));
+      assertThat(e.claim(0)).isEqualTo(350);
+      assertThat(e.split(0)).isEqualTo(1);
+      FlushResult f = flush(store, new Batch("n1", 0, Batch.CLAIM_ONLY, start + 1, List.of(
+          new Delta(window, "part", w - 1, 0).claiming(20, 1).keeping(20).withoutFadingPart(),
+          new Delta(window, "part", w, 0).claiming(900, 900, 1))));
+      assertThat(f.claim(0)).as("the claim and the part on the window gone by, trimmed").isEqualTo(20);
+      assertThat(f.claim(1)).isEqualTo(900);
     }
   }
 }

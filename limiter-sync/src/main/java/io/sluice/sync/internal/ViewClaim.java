@@ -58,8 +58,11 @@ abstract class ViewClaim extends ViewCounts {
   private long aheadThrough = Long.MIN_VALUE;
   /** A claim on the window before the view's is still held in the store: the next flush gives it up. */
   private boolean prevClaimHeld;
-  /** That claim was trimmed by a claim call to what this node has not counted (ClaimCalls#trimmedPrevious). */
-  private boolean prevClaimTrimmed;
+  /**
+   * Once a claim call has trimmed that claim to what this node has not counted there
+   * (ClaimCalls#trimmedPrevious), what the store holds in it for those permits; -1: not trimmed.
+   */
+  private long prevReserved = -1;
   /** System.nanoTime when a decision last sent a claim call for this key (see WindowClaims#mergeOlderAnswer). */
   private long claimCallSentAt = Long.MIN_VALUE;
   /**
@@ -123,14 +126,27 @@ abstract class ViewClaim extends ViewCounts {
     prevClaimHeld = false;
   }
 
-  /** Under the monitor: the claim on the window gone by was trimmed to what this node has not counted (by a claim call). */
-  void prevClaimTrimmed() {
-    prevClaimTrimmed = true;
+  /**
+   * Under the monitor: a claim call trimmed the claim on the window gone by to what this node has not
+   * counted there, and the store holds {@code reserved} of those permits in it.
+   */
+  void prevClaimTrimmed(long reserved) {
+    prevReserved = Math.max(0, reserved);
   }
 
   /** Whether a claim call has trimmed the claim on the window gone by since the view rolled. */
   boolean prevClaimTrimmedAlready() {
-    return prevClaimTrimmed;
+    return prevReserved >= 0;
+  }
+
+  /**
+   * Under the monitor: of this node's uncounted permits of the window gone by, those its trimmed claim
+   * there holds, at {@code prevWeight} (the weight that window has now): the store counts them there,
+   * so its claim on the view's window need not pay for them too. Until a flush has counted them (in
+   * flight, the claim is still held or they are counted: either way they weigh once).
+   */
+  double prevReservedAt(double prevWeight) {
+    return prevReserved <= 0 ? 0 : Math.min(pendingPrev(), prevReserved) * prevWeight;
   }
 
   /** A flush that gives this node's claim up or trims it is on its way (see {@link #releasesInFlight}). */
@@ -299,6 +315,7 @@ abstract class ViewClaim extends ViewCounts {
     aheadClaim = 0;
     aheadThrough = Long.MIN_VALUE;
     prevClaimHeld = false;
+    prevReserved = -1;
     noneFree = false;
     nothingFreeUntil = Long.MIN_VALUE;
   }
@@ -313,7 +330,7 @@ abstract class ViewClaim extends ViewCounts {
     // the next window until given up; a fixed window's claim weighs nowhere once its window is over,
     // and a flush to give it up was a key read and write for nothing)
     prevClaimHeld = sliding && next && (claim > 0 || (claim >= 0 && claimNodes > 0));
-    prevClaimTrimmed = false;
+    prevReserved = -1;
     claim = -1; // a claim is on one window
     claimNodes = 0;
     if (w <= aheadThrough && aheadClaim > 0) {

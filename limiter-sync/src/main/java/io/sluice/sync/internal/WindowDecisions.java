@@ -108,6 +108,11 @@ final class WindowDecisions {
     double prevWeight;
     double globalEstimate;
     double own;
+    /**
+     * Of {@link #own}, what this node's claim on the view's window pays for: all of it but the
+     * uncounted permits of the window gone by that its trimmed claim there holds (ViewClaim#prevReservedAt).
+     */
+    double claimed;
     long capacity;
     boolean fresh;
     /** A store call for a claim or lease was made (at most one per decision). */
@@ -230,6 +235,7 @@ final class WindowDecisions {
     j.prevWeight = claims.sizing.prevWeight(view.window(), j.at);
     j.globalEstimate = ClaimSizing.weighted(view.globalPrev(), view.globalCur(), j.prevWeight);
     j.own = ClaimSizing.weighted(view.pendingPrev(), view.pendingCur(), j.prevWeight);
+    j.claimed = j.own - view.prevReservedAt(j.prevWeight);
     j.capacity = claims.capacity(view);
     j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
     if (!j.took && !j.takeUnsettled) {
@@ -361,7 +367,7 @@ final class WindowDecisions {
         // an old view: only the store knows, ask it now (its answer refreshes the counts) and
         // decide again. (A fresh view over the limit with this node's own permits is at the
         // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-        return j.noWait ? WOULD_WAIT : claimStep(view, j, (long) Math.ceil(j.own + cost), cost);
+        return j.noWait ? WOULD_WAIT : claimStep(view, j, (long) Math.ceil(j.claimed + cost), cost);
       }
     }
     return DECIDED;
@@ -373,8 +379,8 @@ final class WindowDecisions {
     long now = j.now;
     boolean limitReached = claims.atLimit(view, j.globalEstimate, j.at);
     long allowance = claims.allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
-    long need = (long) Math.ceil(j.own + cost);
-    if (j.own + cost > allowance && !j.asked && claims.asksClaims() && j.reuse == 0 && !j.took && !j.takeUnsettled
+    long need = (long) Math.ceil(j.claimed + cost);
+    if (j.claimed + cost > allowance && !j.asked && claims.asksClaims() && j.reuse == 0 && !j.took && !j.takeUnsettled
         && claims.allowances.admits(view, j.at, cost)) {
       // no claim pays, and the node's allowance on the key's window does: admitted without asking (the
       // store keeps a reserve for every node's allowance; the next regular sync counts it)
@@ -384,7 +390,7 @@ final class WindowDecisions {
       j.urgent = claims.allowances.sendsAtOnce(view, j.at);
       return DECIDED;
     }
-    if (j.own + cost > allowance && !j.asked && claims.asksClaims()
+    if (j.claimed + cost > allowance && !j.asked && claims.asksClaims()
         && !view.tooLittleFree(need, now)) {
       // below the limit as far as this node knows, and no claim that pays for the request: a
       // denial would be a guess, so the store decides, in one round trip (a key with a claim that
@@ -393,14 +399,14 @@ final class WindowDecisions {
       // do not use up at their regular syncs).
       return j.noWait ? WOULD_WAIT : claimStep(view, j, need, cost);
     }
-    if (j.own + cost > allowance) {
+    if (j.claimed + cost > allowance) {
       j.admit = false;
       // a sync may show budget the other nodes left; at the limit it shows none worth the call
       j.urgent = !j.fresh || !limitReached;
       j.retryAfter = syncIntervalNanos;
       // what this node can admit now (the rest of the limit is other nodes' claims): a 429 does
       // not announce a quota its retry would be denied
-      j.remaining = Math.max(0, Math.min(j.remaining, (long) Math.floor(allowance - j.own)));
+      j.remaining = Math.max(0, Math.min(j.remaining, (long) Math.floor(allowance - j.claimed)));
       return DECIDED;
     }
     j.admit = true;
@@ -436,7 +442,8 @@ final class WindowDecisions {
     long cost = j.cost;
     long now = j.now;
     double ownAfter = j.own + cost - j.reuse;
-    long credit = Math.min((long) Math.floor(allowance - ownAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
+    double claimedAfter = j.claimed + cost - j.reuse;
+    long credit = Math.min((long) Math.floor(allowance - claimedAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
     if (view.localShareHeld(now)) {
       credit = Math.min(credit, view.localShareCap() - view.ownCur() - cost); // (a share held since a fault)
     }

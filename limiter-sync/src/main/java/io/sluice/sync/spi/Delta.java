@@ -279,7 +279,10 @@ public final class Delta {
    * until that node has used it, however many requests the other nodes are denied meanwhile. The node
    * must not admit more than {@code permits} under its claim beyond this delta's amount until the
    * answer comes (and asks for no claim meanwhile: one granted before this delta arrives would be
-   * trimmed with it).
+   * trimmed with it). On a sliding window the node's part of the fading is kept besides, but for a
+   * window that is over at the batch's time, where the node admits nothing more: there {@code permits}
+   * bounds the claim and the part together (a claim call trims the node's claim on the window gone by
+   * to the permits it admitted there and has not counted).
    *
    * @throws IllegalArgumentException for permits outside 0..2^53, or a delta that asks for no claim
    */

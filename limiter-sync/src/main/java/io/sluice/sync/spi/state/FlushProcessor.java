@@ -457,6 +457,11 @@ public final class FlushProcessor implements EntryUpdate {
     if (kinds[i] == WINDOW && since >= 0) {
       committed += (long) Math.floor(fade / state.claimSplitOf(nodeId, w) * Math.max(0, at - since));
     }
+    if (keeps != null && keeps[i] >= 0 && at >= windowMicros[i] && committed > keeps[i]) {
+      // a window that is over at the node's time: what it keeps bounds its claim and its part of the
+      // fading together (flush.lua)
+      committed = keeps[i];
+    }
     committed = Math.max(0, committed);
     double used = (double) state.count(w) + amount + (state.claimsOn(w) - held) + committed;
     if (kinds[i] == WINDOW) {
