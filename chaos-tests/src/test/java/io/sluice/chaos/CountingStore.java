@@ -41,6 +41,11 @@ final class CountingStore implements CounterStore {
   }
 
   @Override
+  public boolean keepsClaims() {
+    return delegate.keepsClaims();
+  }
+
+  @Override
   public boolean keepsAllowances() {
     return delegate.keepsAllowances();
   }

@@ -163,6 +163,11 @@ public final class AnswerLaterStore implements CounterStore, ExactStore, LeaseSt
   }
 
   @Override
+  public boolean keepsClaims() {
+    return inner.keepsClaims();
+  }
+
+  @Override
   public boolean keepsAllowances() {
     return inner.keepsAllowances();
   }

@@ -14,7 +14,8 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * A unit-test double of the store with the flush script's contract (window counts, per node and
- * group sequences), which can fail before applying a batch or lose the answer after applying it:
+ * group sequences; no claims, {@link CounterStore#keepsClaims}), which can fail before applying a
+ * batch or lose the answer after applying it:
  * the two outcomes a real network gives. The same synchronizer logic runs against real Redis in the
  * integration tests.
  */

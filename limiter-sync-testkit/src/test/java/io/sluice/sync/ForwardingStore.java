@@ -52,6 +52,11 @@ public abstract class ForwardingStore implements CounterStore {
   }
 
   @Override
+  public boolean keepsClaims() {
+    return inner.keepsClaims();
+  }
+
+  @Override
   public boolean keepsAllowances() {
     return inner.keepsAllowances();
   }

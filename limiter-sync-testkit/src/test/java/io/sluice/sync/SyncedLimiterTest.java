@@ -452,7 +452,7 @@ class SyncedLimiterTest {
    */
   @Test
   void closeReturnsWithinItsBoundAndCountsWhatItCouldNotFlush() {
-    FlakyMemoryStore fast = new FlakyMemoryStore(9); // keeps no claims: permits wait as unsent
+    FlakyMemoryStore fast = new FlakyMemoryStore(9); // keeps no claims (CounterStore#keepsClaims): permits wait as unsent
     java.util.concurrent.atomic.AtomicBoolean slowNow = new java.util.concurrent.atomic.AtomicBoolean();
     CounterStore slow = new ForwardingStore(fast) {
       @Override
@@ -470,7 +470,7 @@ class SyncedLimiterTest {
               .slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).slidingWindowSize(100_000).minimumNumberOfCalls(100_000).build())
         .build();
     node.tryAcquire("warm");
-    node.flushAll(); // the store's answer shows it keeps no claims
+    node.flushAll();
     for (int i = 0; i < 10_000; i++) {
       assertThat(node.tryAcquire("k" + i)).isTrue();
     }
@@ -482,6 +482,30 @@ class SyncedLimiterTest {
     assertThat(took).as("close() returned (bound: about twice the flush timeout)").isLessThan(10_000_000_000L);
     assertThat(node.pending()).as("what it could not flush is still counted").isPositive();
     assertThat(fast.total()).as("what it flushed is in the store").isEqualTo(10_001 - node.pending());
+  }
+
+  /**
+   * Claims or shares is the store's to say ({@code CounterStore#keepsClaims}), once, when the limiter is
+   * built: on a store that keeps no claims the first decision on a key takes its node's share and makes
+   * no store call (it asked for a claim, and waited for the answer, until an answer without one turned
+   * claims off for the rest of the limiter's life); on one that keeps them it asks.
+   */
+  @Test
+  void claimsOrSharesIsChosenWhenTheLimiterIsBuilt() {
+    Limit limit = Limit.fixedWindow("choice").limit(1_000).window(Duration.ofMinutes(1)).build();
+    FlakyMemoryStore shares = new FlakyMemoryStore(3);
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, shares).nodeId("s").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).coldKeyAllowance(false).build()) {
+      assertThat(node.tryAcquire("k")).isTrue();
+      assertThat(node.waitedDecisions()).as("decided on its share").isZero();
+      assertThat(shares.calls).isZero();
+    }
+    MemoryStore claims = new MemoryStore();
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, claims).nodeId("c").ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).coldKeyAllowance(false).build()) {
+      assertThat(node.tryAcquire("k")).isTrue();
+      assertThat(node.waitedDecisions()).as("asked the store for a claim").isEqualTo(1);
+    }
   }
 
   /**

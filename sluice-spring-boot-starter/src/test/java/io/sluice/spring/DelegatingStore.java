@@ -43,6 +43,11 @@ class DelegatingStore implements CounterStore {
   }
 
   @Override
+  public boolean keepsClaims() {
+    return memory.keepsClaims();
+  }
+
+  @Override
   public boolean keepsAllowances() {
     return memory.keepsAllowances();
   }

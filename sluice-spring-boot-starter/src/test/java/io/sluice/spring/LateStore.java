@@ -79,6 +79,11 @@ class LateStore implements CounterStore, ExactStore {
   }
 
   @Override
+  public boolean keepsClaims() {
+    return memory.keepsClaims();
+  }
+
+  @Override
   public boolean keepsAllowances() {
     return memory.keepsAllowances();
   }

@@ -223,6 +223,12 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     return true;
   }
 
+  /** Claims on window counters, as flush.lua keeps them. */
+  @Override
+  public boolean keepsClaims() {
+    return true;
+  }
+
   /** flush.lua (and its processor) keep the nodes' allowances' reserve. */
   @Override
   public boolean keepsAllowances() {

@@ -252,6 +252,12 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return true;
   }
 
+  /** Claims on window counters, as flush.lua keeps them. */
+  @Override
+  public boolean keepsClaims() {
+    return true;
+  }
+
   /** flush.lua (and its processor) keep the nodes' allowances' reserve. */
   @Override
   public boolean keepsAllowances() {

@@ -78,6 +78,11 @@ final class LatentStore implements CounterStore, ExactStore, LeaseStore, TokenSt
   }
 
   @Override
+  public boolean keepsClaims() {
+    return store.keepsClaims();
+  }
+
+  @Override
   public boolean keepsAllowances() {
     return store.keepsAllowances();
   }

@@ -126,6 +126,12 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     return true;
   }
 
+  /** Claims on window counters, as flush.lua keeps them. */
+  @Override
+  public boolean keepsClaims() {
+    return true;
+  }
+
   /** flush.lua (and its processor) keep the nodes' allowances' reserve. */
   @Override
   public boolean keepsAllowances() {

@@ -23,6 +23,17 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class WindowClaimContract extends SlidingClaimContract {
   /**
+   * A store that keeps claims says so ({@link CounterStore#keepsClaims}): limiters read it once, when
+   * they are built, and on a store that does not say it their nodes take shares instead of claims.
+   */
+  @Test
+  void aStoreThatKeepsClaimsSaysSo() {
+    try (CounterStore store = store(0)) {
+      assertThat(store.keepsClaims()).isTrue();
+    }
+  }
+
+  /**
    * Claims: a flush asking for one is granted the free part of the window (capacity less the count,
    * the other nodes' claims and what the node may still admit under its old claim) split between the
    * nodes, at most what it asked for; counts plus claims never pass the capacity; giving a claim up

@@ -53,6 +53,11 @@ class LateAnswerTest {
       }
 
       @Override
+      public boolean keepsClaims() {
+        return true;
+      }
+
+      @Override
       public synchronized CompletionStage<FlushResult> flush(Batch batch) {
         int n = batch.deltas().size();
         Delta d = batch.deltas().get(n - 1);

@@ -17,8 +17,7 @@ import java.util.function.IntSupplier;
  * settings; what the node may admit and how answers are taken in is {@link WindowClaims}', which
  * builds on this. Every method that takes a view runs under the view's monitor.
  *
- * <p>Concurrency: immutable settings, and two volatiles: {@code storeKeepsClaims} (cleared once by
- * the first answer that shows a store without claims) and {@code flushCycleNanos} (the flusher's).
+ * <p>Concurrency: immutable settings, and one volatile, {@code flushCycleNanos} (the flusher's).
  */
 final class ClaimSizing {
   private final IntSupplier activeNodes;
@@ -35,11 +34,6 @@ final class ClaimSizing {
   private final long syncIntervalNanos;
   private final long windowNanos;
   /**
-   * The store keeps claims (true until an answer shows otherwise): a decision the view's claim
-   * cannot pay asks the store for one, and waits for it, instead of denying.
-   */
-  volatile boolean storeKeepsClaims;
-  /**
    * Time between the starts of consecutive syncs while the flusher is busy (a sync asked for at
    * once), nanoseconds: a running mean that jumps up to any slower cycle, the flusher's. With the
    * round trip, how long a permit waits for its acknowledgement.
@@ -52,7 +46,6 @@ final class ClaimSizing {
     this.batchSize = l.batchSize;
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
-    this.storeKeepsClaims = l.claimsKept;
     this.counter = l.counter;
     this.hotBatchMultiplier = c.hotBatchMultiplier();
     this.limit = l.limit;
@@ -63,9 +56,12 @@ final class ClaimSizing {
     this.windowNanos = l.windowNanos;
   }
 
-  /** Whether a decision the view cannot pay for asks the store for a claim (and waits for it). */
+  /**
+   * Whether a decision the view cannot pay for asks the store for a claim (and waits for it): window
+   * limits of ordinary limits on a store that keeps claims ({@code CounterStore#keepsClaims}).
+   */
   boolean asksClaims() {
-    return claimsKept && storeKeepsClaims;
+    return claimsKept;
   }
 
   /** The nodes a claim is split between: as the registry counts them (1 before it answers). */

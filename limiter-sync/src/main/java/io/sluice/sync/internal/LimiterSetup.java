@@ -108,7 +108,8 @@ final class LimiterSetup {
     // (a bucket's reservations are its token claims: leases are of windows)
     this.leases = c.reservation() && windowed ? (LeaseStore) store : null;
     this.credited = windowed && exact == null && leases == null;
-    this.claimsKept = credited && !regional; // (credited: a fixed or sliding window, so its counter counts windows)
+    // (credited: a fixed or sliding window, so its counter counts windows)
+    this.claimsKept = credited && !regional && store.keepsClaims();
     this.nodeId = c.nodeId();
     this.owner = nodeId + "/" + limit.name() + "/" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 24, 36);
     this.ticker = c.ticker();

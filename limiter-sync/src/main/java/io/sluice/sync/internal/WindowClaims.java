@@ -294,9 +294,8 @@ final class WindowClaims {
   void takeAnswer(KeyView v, Delta delta, FlushResult result, int i, long now, long askedAt) {
     v.countsAnswered(result.current(i), result.previous(i), now);
     if (claimsKept) {
-      if (result.claim(i) < 0) {
-        sizing.storeKeepsClaims = false; // a store without claims: shares, as for regional quotas
-      } else {
+      // (a store that keeps claims answers one for every window delta: the store contracts check it)
+      if (result.claim(i) >= 0) {
         // a take's amount is not permits the node reports; a take counted came out of the grant
         boolean take = delta.token() > 0 && delta.settle() == 0;
         long granted = result.claim(i) + (result.taken(i) ? delta.amount() : 0);

@@ -70,6 +70,17 @@ public interface CounterStore extends AutoCloseable {
   }
 
   /**
+   * Whether the store keeps the nodes' claims on the window counters of ordinary limits as {@code
+   * flush.lua} does ({@link Delta#claiming}; {@link FlushResult#claim} 0 or more for such a delta):
+   * a node then admits within the claims the store granted it, and a decision its claim cannot pay
+   * asks the store for one. A store that does not (the default) gets shares instead, as regional
+   * quotas do: at each sync, each node's part of what is left. Chosen once, when a limiter is built.
+   */
+  default boolean keepsClaims() {
+    return false;
+  }
+
+  /**
    * Whether the store keeps the nodes' allowances on window counters ({@link Delta#allowing}) as {@code
    * flush.lua} does: claims and takes granted out of the capacity less the allowances' reserve, allowed
    * permits counted without charging the node's claim, and on a sliding window a claim's part of the
