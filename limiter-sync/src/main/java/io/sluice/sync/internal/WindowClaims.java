@@ -293,35 +293,33 @@ final class WindowClaims {
    */
   void takeAnswer(KeyView v, Delta delta, FlushResult result, int i, long now, long askedAt) {
     v.countsAnswered(result.current(i), result.previous(i), now);
-    if (claimsKept) {
-      // (a store that keeps claims answers one for every window delta: the store contracts check it)
-      if (result.claim(i) >= 0) {
-        // a take's amount is not permits the node reports; a take counted came out of the grant
-        boolean take = delta.token() > 0 && delta.settle() == 0;
-        long granted = result.claim(i) + (result.taken(i) ? delta.amount() : 0);
-        long committed = Math.max(0, claimHeld(v, askedAt) - (take ? 0 : delta.amount()));
-        // little was free (less than an eighth of what was asked): a sync would not bring more
-        // worth its call before the regular one (see atLimit)
-        v.noneFree(delta.want() > committed && granted - committed < Math.max(1, delta.want() / 8));
-        noteAsked(v, delta.need(), granted, now);
-        // 0: no part of a sliding window's fading. Nor is a part of a window before that counted
-        // nothing: it is a part of nothing, and to give it up was a flush after each request the store
-        // denied on a key at its limit (a limit of 1 a minute: two store calls per decision)
-        v.claimAnswered(result.claim(i), result.previous(i) == 0 ? 0 : result.split(i));
-        // (a sliding window's part of the fading starts when the store says: later than the claim where
-        // the previous window has not faded by what is left of the allowances' reserve yet, see
-        // Delta#partStartMicros)
-        long partFrom = result.fadingPartFrom(i);
-        v.claimAt(sliding && partFrom > 0 ? Math.max(askedAt, v.window() * windowNanos + 1_000 * partFrom)
-            : askedAt);
-        if (delta.aheadWindows() > 0 && result.ahead(i) > 0) {
-          v.claimedAhead(result.ahead(i), delta.window() + delta.aheadWindows());
-        }
-        if (v.claim() > 0 || v.claimNodes() > 0) {
-          // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
-          // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle
-          queue.enqueue(v);
-        }
+    // (a store that keeps claims answers one for every window delta: the store contracts check it)
+    if (claimsKept && result.claim(i) >= 0) {
+      // a take's amount is not permits the node reports; a take counted came out of the grant
+      boolean take = delta.token() > 0 && delta.settle() == 0;
+      long granted = result.claim(i) + (result.taken(i) ? delta.amount() : 0);
+      long committed = Math.max(0, claimHeld(v, askedAt) - (take ? 0 : delta.amount()));
+      // little was free (less than an eighth of what was asked): a sync would not bring more
+      // worth its call before the regular one (see atLimit)
+      v.noneFree(delta.want() > committed && granted - committed < Math.max(1, delta.want() / 8));
+      noteAsked(v, delta.need(), granted, now);
+      // 0: no part of a sliding window's fading. Nor is a part of a window before that counted
+      // nothing: it is a part of nothing, and to give it up was a flush after each request the store
+      // denied on a key at its limit (a limit of 1 a minute: two store calls per decision)
+      v.claimAnswered(result.claim(i), result.previous(i) == 0 ? 0 : result.split(i));
+      // (a sliding window's part of the fading starts when the store says: later than the claim where
+      // the previous window has not faded by what is left of the allowances' reserve yet, see
+      // Delta#partStartMicros)
+      long partFrom = result.fadingPartFrom(i);
+      v.claimAt(sliding && partFrom > 0 ? Math.max(askedAt, v.window() * windowNanos + 1_000 * partFrom)
+          : askedAt);
+      if (delta.aheadWindows() > 0 && result.ahead(i) > 0) {
+        v.claimedAhead(result.ahead(i), delta.window() + delta.aheadWindows());
+      }
+      if (v.claim() > 0 || v.claimNodes() > 0) {
+        // a claim held (or a sliding window's part of the fading, held even with a claim of 0, as
+        // after a take) blocks the other nodes: the next regular sync gives it up if the key goes idle
+        queue.enqueue(v);
       }
     }
     if (regional) {
