@@ -115,4 +115,30 @@ class ReservationAheadTest {
       }
     }
   }
+
+  /**
+   * Requests that cost more than a node would take ahead of them (its grant ahead at most the batch
+   * size, 100 permits, against requests of 1,000): a grant ahead pays for none of them alone, and
+   * held between a node's requests it is budget another node's request is denied for, while it fits
+   * what the exact algorithm has free. Found by the accuracy kit on seeds it does not run (large limit,
+   * costs 1-2,000, sliding window, 3 nodes: 1.5-1.9% of requests denied that the exact algorithm
+   * admitted, each node holding 100 ahead at the limit; 0-1.3% now). Two nodes, alternating requests of
+   * 1,000 on a fixed window of 10,000: the tenth fits exactly, and is admitted only if nothing is held
+   * ahead.
+   */
+  @Test
+  void aNodeTakesNothingAheadThatPaysForLessThanOneRequest() {
+    Limit limit = Limit.fixedWindow("costly").limit(10_000).window(Duration.ofSeconds(1)).build();
+    MemoryStore store = new MemoryStore();
+    ManualTicker ticker = new ManualTicker(1_000 * SECOND);
+    SyncedLimiter.Builder b = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false)
+        .activeNodes(() -> 2).reservation();
+    try (SyncedLimiter first = b.nodeId("a").build(); SyncedLimiter second = b.nodeId("b").build()) {
+      for (int i = 0; i < 10; i++) {
+        assertThat((i % 2 == 0 ? first : second).tryAcquire("k", 1_000)).as("request %d of 1,000", i + 1).isTrue();
+        ticker.advance(Duration.ofMillis(5));
+      }
+      assertThat(store.count("costly", "k", 1_000)).as("granted: what was admitted, nothing held ahead").isEqualTo(10_000);
+    }
+  }
 }

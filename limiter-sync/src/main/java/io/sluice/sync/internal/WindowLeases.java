@@ -151,7 +151,10 @@ final class WindowLeases {
     long size = leaseSize(v, now);
     // nothing ahead of the request where this node's part of what is left is a permit or less and
     // other nodes share the key: a permit held ahead here is one another node's request is denied
-    boolean ahead = size > 1 || activeNodes.getAsInt() <= 1;
+    // (nor where what it asks for ahead would pay for less than one of the key's requests: held between its
+    // requests, it pays none of another node's, which the store denies while it fits what the exact
+    // algorithm has free)
+    boolean ahead = activeNodes.getAsInt() <= 1 || (size > 1 && size >= v.meanCost());
     long want = Math.min(limit.capacity(), need + (ahead ? claims.sizing.aheadOfDemand(v, now, size) : 0));
     long askedAt = System.nanoTime();
     LeaseStore.Lease lease;
