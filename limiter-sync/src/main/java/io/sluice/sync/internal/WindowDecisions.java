@@ -1,13 +1,8 @@
 package io.sluice.sync.internal;
 
-import io.sluice.node.Limit;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
-import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.ExactStore;
-import io.sluice.sync.spi.LeaseStore;
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -15,68 +10,53 @@ import java.util.concurrent.atomic.LongAdder;
  * reservation modes, and of the exact mode while its store fails, for one {@link SyncedLimiter}: each
  * under its key's view's monitor, a look at the counts, a verdict (asking the store for a claim or a
  * lease, or waiting for a flush that gives one up, where the verdict needs it), and the record of what
- * it admitted for the flusher.
+ * it admitted for the flusher. What every mode decides alike (a local share held since a fault, a take
+ * the store counted, released permits used again, the failure policy) is decided here; the rest by
+ * the mode's {@link WindowVerdict}, chosen when the limiter is built: {@link ClaimVerdict} (claims, or
+ * shares on a store that keeps none) or {@link LeaseVerdict} (reservation grants).
  *
  * <p>Concurrency: a decision runs on its caller's thread and reads and writes a view only under the
  * view's monitor, holding it through at most one store call (a claim or lease call) and one wait for a
  * release; never the sync lock. The judgement it works in is the thread's own.
  */
 final class WindowDecisions {
-  private final LongAdder cachedDenials;
   private final StoreCalls calls;
-  private final Duration claimTimeout;
-  private final boolean claimsKept;
-  private final boolean credited;
   private final ExactStore exact;
   private final LongAdder fallbackDecisions;
   private final long hotSyncIntervalNanos;
-  private final LeaseStore leases;
-  private final Limit limit;
-  /** The name this node's calls carry, made once: a claim call per key and window would build it anew. */
   private final StoreFailurePolicy onStoreFailure;
   private final KeyView.OrphanSink orphanSink;
   private final LongAdder pendingPermits;
   private final boolean regional;
   private final boolean sliding;
   private final long staleAfterNanos;
-  private final CounterStore store;
   private final long syncIntervalNanos;
   private final long windowNanos;
   private final WindowClaims claims;
-  /** Reservation mode's leases (stateless: each part that asks holds one). */
-  private final WindowLeases leaseOps;
   private final FlushQueue queue;
   private final Flusher flusher;
   private final WindowFallback fallback;
-  /** The claim calls a decision makes. */
-  private final ClaimCalls claimCalls;
+  /** The mode's verdict, chosen once: claims (or shares) or reservation grants. */
+  private final WindowVerdict onTheView;
 
   WindowDecisions(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
-    this.cachedDenials = l.cachedDenials;
     this.calls = l.calls;
-    this.claimTimeout = l.claimTimeout;
-    this.claimsKept = l.claimsKept;
-    this.credited = l.credited;
     this.exact = l.exact;
     this.fallbackDecisions = l.fallbackDecisions;
     this.hotSyncIntervalNanos = l.hotSyncIntervalNanos;
-    this.leases = l.leases;
-    this.limit = l.limit;
     this.onStoreFailure = l.onStoreFailure;
     this.orphanSink = queue.orphanSink;
     this.pendingPermits = queue.pendingPermits;
     this.regional = l.regional;
     this.sliding = l.sliding;
     this.staleAfterNanos = l.staleAfterNanos;
-    this.store = l.store;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.windowNanos = l.windowNanos;
     this.claims = claims;
-    this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
     this.flusher = flusher;
     this.fallback = new WindowFallback(l, claims);
-    this.claimCalls = new ClaimCalls(l, claims, queue, flusher);
+    this.onTheView = l.leases != null ? new LeaseVerdict(l, claims) : new ClaimVerdict(l, claims, queue, flusher);
   }
 
   /**
@@ -181,7 +161,7 @@ final class WindowDecisions {
       return this;
     }
 
-    /** Takes in what a {@link #claimStep} did. */
+    /** Takes in what a {@link ClaimVerdict}'s claim step did. */
     void stepped(int step) {
       asked |= step == ASKED || step == ASK_FAILED || step == TAKEN || step == TAKE_FAILED;
       awaited |= step == WAITED || step == WAIT_FAILED;
@@ -203,9 +183,7 @@ final class WindowDecisions {
       claims.windowDone(view);
     }
     view.roll(w, orphanSink, sliding);
-    if (view.hasLeftoverGrant()) {
-      leaseOps.giveBackLeftover(view, j.now); // (the store's answer is not waited for)
-    }
+    onTheView.rolled(view, j.now);
     while (true) {
       if (view.retired() && !j.took && !j.takeUnsettled) {
         j.retired = true; // dropped while this decision waited for a release, before it took anything
@@ -264,7 +242,7 @@ final class WindowDecisions {
 
   /**
    * The verdict, in order of what settles it: {@link #DECIDED}, or a store call this decision makes
-   * before deciding again ({@link #claimStep}'s answer, or {@link #AGAIN} after a lease call).
+   * before deciding again ({@link ClaimVerdict}'s claim step's answer, or {@link #AGAIN} after a lease call).
    */
   private int verdict(KeyView view, Judgement j) {
     long cost = j.cost;
@@ -296,162 +274,10 @@ final class WindowDecisions {
       if (j.admit) {
         j.remaining -= cost;
       }
-    } else if (leases != null) {
-      return verdictOnLease(view, j);
-    } else if (j.now < view.deniedUntil() && j.fresh && j.globalEstimate + cost - j.reuse > j.capacity) {
-      // (a smaller cost than the one that cached the denial may still fit)
-      cachedDenials.increment();
-      j.admit = false;
-      j.retryAfter = view.deniedUntil() - j.now;
-    } else if (j.globalEstimate + j.own + cost - j.reuse > j.capacity) {
-      return verdictOverTheLimit(view, j);
     } else {
-      return verdictWithinTheLimit(view, j);
+      return onTheView.verdict(view, j);
     }
     return DECIDED;
-  }
-
-  /** Reservation mode: admitted when the node's grant pays; a grant asked for when none does. */
-  private int verdictOnLease(KeyView view, Judgement j) {
-    long cost = j.cost;
-    long now = j.now;
-    // (what the view holds of a grant is counted in the store already: only the rest needs room)
-    LeaseGrants grants = view.grants();
-    if (grants.held() < cost && !j.asked && leaseOps.mayHelp(view, now, cost - grants.held())) {
-      if (j.noWait) {
-        return WOULD_WAIT;
-      }
-      // no grant pays for it: the store decides, in one round trip, as for a claim
-      j.asked = true;
-      if (!leaseOps.leaseNow(view, now, cost - grants.held(), claimTimeout)) {
-        j.fallback = true;
-      }
-      return AGAIN;
-    }
-    j.fromLease = true;
-    j.admit = grants.held() >= cost;
-    if (j.admit) {
-      grants.use(cost);
-      view.ownAdmitted(cost);
-      // what this node still holds of its grants, and what the store had granted no node at its last
-      // answer (look's estimate: the grants are in its counts). The grant alone read 0 after the first
-      // request of a limit of 5, and a client told "RateLimit-Remaining: 0" held back with 4 left.
-      j.remaining = grants.held() + Math.max(0, j.remaining);
-    } else {
-      j.remaining = 0;
-      j.retryAfter = grants.lastRemaining() == 0 && !sliding ? (view.window() + 1) * windowNanos - j.at : syncIntervalNanos;
-    }
-    // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
-    // frees budget as the previous window fades, so with none left it asks again now and then
-    boolean budgetLeft = grants.lastRemaining() != 0 || (sliding && now - view.syncedAt() > syncIntervalNanos);
-    if (!grants.wanted() && claims.sizing.expectedUntilSync(view) > 0 && grants.held() < leaseOps.leaseSize(view, now) / 2 + cost
-        && budgetLeft) {
-      grants.wanted(true);
-      j.urgent = true;
-    }
-    return DECIDED;
-  }
-
-  /** Over the limit with this node's own pending permits: denied, unless an old view must ask first. */
-  private int verdictOverTheLimit(KeyView view, Judgement j) {
-    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
-    j.admit = false;
-    j.retryAfter = claims.retryAfter(view, j.at, cost);
-    if (j.fresh && j.globalEstimate + cost > j.capacity) {
-      view.denyUntil(j.now + j.retryAfter);
-    } else {
-      // our own pending may have been counted already: fresh counts may show room, unless the
-      // key was at its limit then too
-      j.urgent = !j.fresh || !claims.atLimit(view, j.globalEstimate, j.at);
-      if (!j.asked && claims.asksClaims() && !j.fresh) {
-        // an old view: only the store knows, ask it now (its answer refreshes the counts) and
-        // decide again. (A fresh view over the limit with this node's own permits is at the
-        // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-        return j.noWait ? WOULD_WAIT : claimStep(view, j, (long) Math.ceil(j.claimed + cost), cost);
-      }
-    }
-    return DECIDED;
-  }
-
-  /** Within the limit as far as the view shows: admitted when the node's allowance (its claim) pays. */
-  private int verdictWithinTheLimit(KeyView view, Judgement j) {
-    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
-    long now = j.now;
-    boolean limitReached = claims.atLimit(view, j.globalEstimate, j.at);
-    long allowance = claims.allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
-    long need = (long) Math.ceil(j.claimed + cost);
-    if (j.claimed + cost > allowance && !j.asked && claims.asksClaims() && j.reuse == 0 && !j.took && !j.takeUnsettled
-        && claims.allowances.admits(view, j.at, cost)) {
-      // no claim pays, and the node's allowance on the key's window does: admitted without asking (the
-      // store keeps a reserve for every node's allowance; the next regular sync counts it)
-      view.admittedUnderAllowance(cost);
-      j.admit = true;
-      j.remaining -= cost;
-      j.urgent = claims.allowances.sendsAtOnce(view, j.at);
-      return DECIDED;
-    }
-    if (j.claimed + cost > allowance && !j.asked && claims.asksClaims()
-        && !view.tooLittleFree(need, now)) {
-      // below the limit as far as this node knows, and no claim that pays for the request: a
-      // denial would be a guess, so the store decides, in one round trip (a key with a claim that
-      // pays never gets here). Only where the store had less than a decision needed, within the
-      // last sync interval, does the node deny without asking (the other nodes give claims they
-      // do not use up at their regular syncs).
-      return j.noWait ? WOULD_WAIT : claimStep(view, j, need, cost);
-    }
-    if (j.claimed + cost > allowance) {
-      j.admit = false;
-      // a sync may show budget the other nodes left; at the limit it shows none worth the call
-      j.urgent = !j.fresh || !limitReached;
-      j.retryAfter = syncIntervalNanos;
-      // what this node can admit now (the rest of the limit is other nodes' claims): a 429 does
-      // not announce a quota its retry would be denied
-      j.remaining = Math.max(0, Math.min(j.remaining, (long) Math.floor(allowance - j.claimed)));
-      return DECIDED;
-    }
-    j.admit = true;
-    j.remaining -= cost;
-    // flush a full batch, or near the limit half the allowance, so that the answer is back
-    // before the allowance runs out (flushing later lets the other nodes' views fall behind:
-    // over-admission tripled when it waited for two round trips' demand); at the limit only a
-    // full batch (see atLimit). A key asked less than about once a sync interval (no claim
-    // ahead of demand) waits for the regular sync: its permit is covered by the claim it
-    // asked for, and a flush per request would double its store calls
-    long batch = claims.sizing.batchFor(view);
-    boolean cold = claims.asksClaims() && claims.sizing.expectedDemand(view, now) == 0;
-    long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
-    // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
-    boolean claimed = claims.asksClaims() && view.claim() >= 0;
-    // (nor does one granted ahead, in a window of the range it was granted for)
-    boolean lasting = claimed && (view.window() <= view.aheadThrough()
-        || claims.sizing.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
-    // (and a claim that lasts pays for the permits: they wait for a full batch, not half the
-    // allowance, which on a small claim was a flush per request or two)
-    j.urgent = (!j.fresh && !lasting) || view.unsentCur() + cost >= (lasting ? batch : trigger);
-    if (j.fresh && credited) {
-      grantCredit(view, j, allowance, trigger);
-    }
-    return DECIDED;
-  }
-
-  /**
-   * What the within-the-limit verdict would go on admitting, with nothing else changing: the next
-   * decisions may take that without the monitor, and the one that fills the batch asks for the sync.
-   */
-  private void grantCredit(KeyView view, Judgement j, long allowance, long trigger) {
-    long cost = j.cost;
-    long now = j.now;
-    double ownAfter = j.own + cost - j.reuse;
-    double claimedAfter = j.claimed + cost - j.reuse;
-    long credit = Math.min((long) Math.floor(allowance - claimedAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
-    if (view.localShareHeld(now)) {
-      credit = Math.min(credit, view.localShareCap() - view.ownCur() - cost); // (a share held since a fault)
-    }
-    if (credit > 0) {
-      boolean throttled = view.hot() && view.urgentSyncWithin(now, hotSyncIntervalNanos);
-      view.grantCredit(credit, Math.min((view.window() + 1) * windowNanos, view.syncedAt() + staleAfterNanos + 1),
-          j.urgent || throttled ? 0 : trigger - (view.unsentCur() + cost));
-    }
   }
 
   /** Under the view's monitor, after the verdict: the key's demand, the admission's count, and its sync. */
@@ -512,70 +338,29 @@ final class WindowDecisions {
 
 
   /**
-   * What {@link #claimStep} did: asked the store for a claim (and the store counted the decision's
+   * What {@link ClaimVerdict}'s claim step did: asked the store for a claim (and the store counted the decision's
    * take with it, or not), or waited for a release; each may fail.
    */
   private static final int ASKED = ClaimCalls.ASKED;
 
   private static final int ASK_FAILED = ClaimCalls.ASK_FAILED;
 
-  private static final int WAITED = 2;
+  static final int WAITED = 2;
 
-  private static final int WAIT_FAILED = 3;
+  static final int WAIT_FAILED = 3;
 
   private static final int TAKEN = ClaimCalls.TAKEN;
 
   private static final int TAKE_FAILED = ClaimCalls.TAKE_FAILED;
 
   /** A verdict made: no store call to make first. */
-  private static final int DECIDED = -1;
+  static final int DECIDED = -1;
 
   /** A lease call made: decide again. */
-  private static final int AGAIN = -2;
+  static final int AGAIN = -2;
 
   /** A decision told not to wait would make a store call or wait for a release: it stops. */
-  private static final int WOULD_WAIT = -3;
+  static final int WOULD_WAIT = -3;
 
-  /**
-   * Under the view's monitor, for a decision its claim cannot pay: asks the store for a claim of at
-   * least {@code need}, taking the decision's {@code cost} with it, or, while a flush that gives the
-   * node's claim up is on its way, waits for its answer first (once per decision: a second wait
-   * fails, and the failure policy decides), or stops there ({@link Judgement#noReleaseWait}).
-   */
-  private int claimStep(KeyView view, Judgement j, long need, long cost) {
-    if (view.releaseInFlight()) {
-      if (j.noReleaseWait) {
-        return WOULD_WAIT;
-      }
-      return !j.awaited && awaitReleases(view) ? WAITED : WAIT_FAILED;
-    }
-    return claimCalls.ask(view, j.now, need, cost);
-  }
-
-  /**
-   * Under the view's monitor: waits, at most the claim timeout, until no flush that gives up this
-   * node's claim on the key's window is on its way; false if one still is. A claim asked for while
-   * such a flush travels could be granted before the flush arrives, and the flush would then give it
-   * up with the rest while the decision admits under it.
-   */
-  private boolean awaitReleases(KeyView v) {
-    long start = System.nanoTime();
-    long deadline = start + claimTimeout.toNanos();
-    try {
-      while (v.releaseInFlight()) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return false;
-        }
-        v.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-      }
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } finally {
-      calls.waited(start);
-    }
-  }
 
 }
