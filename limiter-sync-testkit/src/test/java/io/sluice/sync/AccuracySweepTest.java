@@ -34,17 +34,7 @@ class AccuracySweepTest {
         for (int nodes : new int[] {2, 5}) {
           for (Mode m : new Mode[] {Mode.APPROXIMATE, Mode.RESERVATION}) {
             for (int settings = 0; settings < 3; settings++) {
-              Traffic traffic = p.traffic(a, ++seed);
-              Setup setup = switch (settings) {
-                case 0 -> new Setup(nodes, m, 10, Duration.ofMillis(50));
-                case 1 -> new Setup(nodes, m, 1_000, Duration.ofMillis(500));
-                default -> Setup.of(nodes, m);
-              };
-              if (settings == 2) {
-                traffic = traffic.stretched(60);
-              }
-              Report r = AccuracyKit.run(traffic, setup, MemoryStore::new);
-              System.out.println("accuracy sweep: " + r);
+              Report r = run(p.traffic(a, ++seed), nodes, m, settings);
               if (r.keyWindowsOverBound() > 0 || r.falseDenialsBelowHalf() > 0
                   || (m == Mode.RESERVATION && r.worstOverPermits() > 0)) {
                 failed.add(r.toString());
@@ -70,17 +60,7 @@ class AccuracySweepTest {
       for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER}) {
         for (Mode m : new Mode[] {Mode.APPROXIMATE, Mode.RESERVATION}) {
           for (int settings = 0; settings < 4; settings++) {
-            Traffic traffic = p.traffic(a, ++seed);
-            Setup setup = switch (settings) {
-              case 0 -> new Setup(1, m, 10, Duration.ofMillis(50));
-              case 1 -> new Setup(1, m, 1_000, Duration.ofMillis(500));
-              default -> Setup.of(1, m);
-            };
-            if (settings == 2) {
-              traffic = traffic.stretched(60);
-            }
-            Report r = AccuracyKit.run(traffic, setup, MemoryStore::new);
-            System.out.println("accuracy sweep: " + r);
+            Report r = run(p.traffic(a, ++seed), 1, m, settings);
             if (r.keyWindowsOverBound() > 0 || r.falseDenialsBelowHalf() > 0 || r.falseDenialPercent() > 0.1
                 || (m == Mode.RESERVATION && r.worstOverPermits() > 0)) {
               failed.add(r.toString());
@@ -90,5 +70,21 @@ class AccuracySweepTest {
       }
     }
     assertThat(failed).as("one-node runs over a bound (each names its seed)").isEmpty();
+  }
+
+  /**
+   * The traffic on one of the sweep's settings: 0, batch 10 with a sync every 50 ms; 1, batch 1,000
+   * with a sync every 500 ms; 2, the defaults on windows of a minute (the traffic sixty times slower);
+   * 3, the defaults.
+   */
+  private static Report run(Traffic traffic, int nodes, Mode m, int settings) {
+    Setup setup = switch (settings) {
+      case 0 -> new Setup(nodes, m, 10, Duration.ofMillis(50));
+      case 1 -> new Setup(nodes, m, 1_000, Duration.ofMillis(500));
+      default -> Setup.of(nodes, m);
+    };
+    Report r = AccuracyKit.run(settings == 2 ? traffic.stretched(60) : traffic, setup, MemoryStore::new);
+    System.out.println("accuracy sweep: " + r);
+    return r;
   }
 }
