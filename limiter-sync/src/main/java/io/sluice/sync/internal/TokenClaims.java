@@ -189,9 +189,7 @@ final class TokenClaims {
     // to three times a bucket's rate: 160-403 requests admitted in another order than the exact
     // algorithm's over 2 s; BucketFractionTest). The node's own bucket (ownBacklog) is never below what
     // its admissions leave in the store's, so what is given back never lowers the store below them.
-    long unused = h.grantedAt > 0 && h.extra == 0 && h.granted == h.used
-        ? Math.max(0, drained(h.backlogAfter, h.grantedAt, now) - drained(h.ownBacklog, h.ownAt, now))
-        : 0;
+    long unused = h.extra == 0 && h.granted == h.used ? chargedBeyondOwn(h, now) : 0;
     long ifAt = h.grantedAt;
     long ifBacklog = h.backlogAfter;
     long need = cost - usable;
@@ -319,7 +317,15 @@ final class TokenClaims {
    * 7,980 denied that the exact algorithm admitted). Kept until the bucket has drained past it.
    */
   private boolean owesGiveBack(Holding h, long now) {
-    return h.grantedAt > 0 && drained(h.backlogAfter, h.grantedAt, now) > drained(h.ownBacklog, h.ownAt, now);
+    return chargedBeyondOwn(h, now) > 0;
+  }
+
+  /**
+   * Under the holding's monitor: what the store's bucket holds, at {@code now}, beyond this node's own
+   * admissions since its last grant (scaled units; 0 before any grant).
+   */
+  private long chargedBeyondOwn(Holding h, long now) {
+    return h.grantedAt > 0 ? Math.max(0, drained(h.backlogAfter, h.grantedAt, now) - drained(h.ownBacklog, h.ownAt, now)) : 0;
   }
 
   private Holding holding(String key) {
