@@ -62,10 +62,10 @@ class EnvoyCommandTest {
     assertThat(error("--config", "x.yaml", "--grpc-port", "70000"))
         .isEqualTo("sluice envoy: --grpc-port: must be 0 to 65535, got 70000");
     assertThat(error("--config", "x.yaml", "--reload-interval", "5ms"))
-        .isEqualTo("sluice envoy: --reload-interval: must be 0 (off) or at least 10ms, got PT0.005S");
+        .isEqualTo("sluice envoy: --reload-interval: must be 0 (off) or at least 10ms, got 5ms");
     assertThat(error("--config", "x.yaml", "--sync-interval", "1s"))
         .isEqualTo("sluice envoy: --sync-interval: must be positive and at most 500ms (half a second, the shortest"
-            + " unit), got PT1S");
+            + " unit), got 1s");
     assertThat(error("--config", "x.yaml", "--threads", "0"))
         .isEqualTo("sluice envoy: --threads: must be 1 to 1024, got 0");
     // a configuration file's error names its line and field, before any store is started

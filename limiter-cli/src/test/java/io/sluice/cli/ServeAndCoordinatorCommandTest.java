@@ -64,7 +64,7 @@ class ServeAndCoordinatorCommandTest {
     r = run("serve", "--limit", "api=10/150ms", "--port", "0");
     assertThat(r.code()).isEqualTo(2);
     assertThat(r.err().split("\\R")[0]).isEqualTo("sluice serve: --sync-interval: at most half the window of limit api"
-        + " (PT0.15S), got PT0.1S");
+        + " (150ms), got 100ms");
     assertThat(r.err()).doesNotContain("\tat ");
     r = run("serve", "--limit", "api=10/1m", "--bogus");
     assertThat(r.err().split("\\R")[0]).startsWith("sluice serve: Unknown option: '--bogus'");

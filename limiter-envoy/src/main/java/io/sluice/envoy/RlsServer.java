@@ -7,6 +7,7 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.sluice.node.Durations;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
@@ -466,7 +467,7 @@ public final class RlsServer implements AutoCloseable {
 
       public Builder redisTimeout(Duration timeout) {
         if (timeout == null || timeout.isZero() || timeout.isNegative()) {
-          throw new IllegalArgumentException("redisTimeout: must be positive, got " + timeout);
+          throw new IllegalArgumentException("redisTimeout: must be positive, got " + Durations.format(timeout));
         }
         this.redisTimeout = timeout;
         return this;
@@ -507,7 +508,7 @@ public final class RlsServer implements AutoCloseable {
         if (interval == null || interval.isZero() || interval.isNegative()
             || interval.compareTo(Duration.ofMillis(500)) > 0) {
           throw new IllegalArgumentException("syncInterval: must be positive and at most 500ms (half a second, the"
-              + " shortest unit), got " + interval);
+              + " shortest unit), got " + Durations.format(interval));
         }
         sync.syncInterval(interval);
         return this;
@@ -582,7 +583,7 @@ public final class RlsServer implements AutoCloseable {
       /** How often the configuration files are read for changes; zero turns reloading off. */
       public Builder reloadInterval(Duration interval) {
         if (interval == null || interval.isNegative() || (!interval.isZero() && interval.toMillis() < 10)) {
-          throw new IllegalArgumentException("reloadInterval: must be 0 (off) or at least 10ms, got " + interval);
+          throw new IllegalArgumentException("reloadInterval: must be 0 (off) or at least 10ms, got " + Durations.format(interval));
         }
         this.reloadInterval = interval;
         return this;

@@ -44,9 +44,22 @@ public final class Durations {
     }
   }
 
-  /** The shortest of the short forms that says it exactly ({@code 90s}, {@code 2m}, {@code 250ms}). */
+  /**
+   * The shortest of the short forms that says it exactly ({@code 90s}, {@code 2m}, {@code 250ms}), and
+   * ISO-8601 for what they cannot say ({@code PT0.0005S}, a negative duration): what {@link #parse}
+   * reads back to the same duration, and what every message of Sluice's prints a duration as.
+   */
   public static String format(Duration d) {
+    if (d == null) {
+      return "null"; // (a message saying what it got: a setter refusing null)
+    }
+    if (d.isNegative() || d.getNano() % 1_000_000 != 0 || d.getSeconds() > Long.MAX_VALUE / 1_000 - 1) {
+      return d.toString();
+    }
     long ms = d.toMillis();
+    if (ms == 0) {
+      return "0s";
+    }
     if (ms > 0 && ms % 86_400_000 == 0) {
       return ms / 86_400_000 + "d";
     }
@@ -60,6 +73,11 @@ public final class Durations {
       return ms / 1_000 + "s";
     }
     return ms + "ms";
+  }
+
+  /** {@link #format} of a duration in nanoseconds. */
+  public static String formatNanos(long nanos) {
+    return format(Duration.ofNanos(nanos));
   }
 
   private static final String FORMS = "a whole number with ms, s, m, h or d, e.g. 500ms, 10s, 1d; or ISO-8601 like PT90S";

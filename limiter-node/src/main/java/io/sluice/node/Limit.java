@@ -160,9 +160,9 @@ public final class Limit {
   public String toString() {
     if (isBucket(algorithm)) {
       return name + "[" + algorithm + " capacity=" + capacity + " refill=" + refillTokens + "/"
-          + Duration.ofNanos(periodNanos) + " " + mode + "]";
+          + Durations.formatNanos(periodNanos) + " " + mode + "]";
     }
-    return name + "[" + algorithm + " limit=" + capacity + " window=" + Duration.ofNanos(periodNanos)
+    return name + "[" + algorithm + " limit=" + capacity + " window=" + Durations.formatNanos(periodNanos)
         + " " + mode + "]";
   }
 
@@ -251,7 +251,7 @@ public final class Limit {
       }
       long nanos = positivePeriod("window", window);
       if (nanos < MIN_WINDOW.toNanos()) {
-        throw new IllegalArgumentException("window: must be at least " + MIN_WINDOW + ", got " + window);
+        throw new IllegalArgumentException("window: must be at least " + Durations.format(MIN_WINDOW) + ", got " + Durations.format(window));
       }
       this.periodNanos = nanos;
       return this;
@@ -279,7 +279,7 @@ public final class Limit {
         long interval = periodNanos / g;
         if (capacity > MAX_BURST_SPAN / interval) {
           throw new IllegalArgumentException("capacity: " + capacity + " overflows with refill "
-              + refillTokens + " per " + Duration.ofNanos(periodNanos)
+              + refillTokens + " per " + Durations.formatNanos(periodNanos)
               + "; lower the capacity or use a simpler refill ratio");
         }
       } else {
@@ -297,7 +297,7 @@ public final class Limit {
         throw new IllegalArgumentException(field + ": must not be null");
       }
       if (period.isNegative() || period.isZero()) {
-        throw new IllegalArgumentException(field + ": must be positive, got " + period);
+        throw new IllegalArgumentException(field + ": must be positive, got " + Durations.format(period));
       }
       try {
         return period.toNanos();

@@ -1,6 +1,7 @@
 package io.sluice.sidecar;
 
 import io.sluice.node.Algorithm;
+import io.sluice.node.Durations;
 import io.sluice.node.Limit;
 import io.sluice.node.LimitSpec;
 import io.sluice.node.Rules;
@@ -310,7 +311,7 @@ public final class ServeConfig {
     /** How long one Redis command (and the connection handshake) may take; 500 ms by default. */
     public Builder redisTimeout(Duration timeout) {
       if (timeout == null || timeout.toMillis() < 1 || timeout.toSeconds() > 60) {
-        throw new IllegalArgumentException("redisTimeout: must be 1 ms to 60 s, got " + timeout);
+        throw new IllegalArgumentException("redisTimeout: must be 1ms to 60s, got " + Durations.format(timeout));
       }
       this.redisTimeout = timeout;
       return this;
@@ -419,7 +420,7 @@ public final class ServeConfig {
      */
     public Builder bodyTimeout(Duration timeout) {
       if (timeout == null || timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
-        throw new IllegalArgumentException("bodyTimeout: must be 1 ms to 10 minutes, got " + timeout);
+        throw new IllegalArgumentException("bodyTimeout: must be 1ms to 10m, got " + Durations.format(timeout));
       }
       this.bodyTimeout = timeout;
       return this;
@@ -467,10 +468,10 @@ public final class ServeConfig {
       return this;
     }
 
-    /** How often the meters are pushed over OTLP; 1 s to 1 hour, 1 minute by default. */
+    /** How often the meters are pushed over OTLP; 1s to 1h, 1 minute by default. */
     public Builder otlpStep(Duration step) {
       if (step == null || step.toMillis() < 1_000 || step.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("otlpStep: must be 1 s to 1 hour, got " + step);
+        throw new IllegalArgumentException("otlpStep: must be 1s to 1h, got " + Durations.format(step));
       }
       this.otlpStep = step;
       this.otlpStepSet = true;
@@ -509,7 +510,7 @@ public final class ServeConfig {
         }
         if (SyncedLimiter.batches(l) && syncInterval.toNanos() * 2 > l.periodNanos()) {
           throw new IllegalArgumentException("syncInterval: at most half the window of limit " + l.name() + " ("
-              + java.time.Duration.ofNanos(l.periodNanos()) + "), got " + syncInterval);
+              + Durations.formatNanos(l.periodNanos()) + "), got " + Durations.format(syncInterval));
         }
       }
       if (redisUri == null && redisCluster) {

@@ -125,7 +125,7 @@ class SyncConfigTest {
     SyncConfig slow = SyncConfig.custom().syncInterval(Duration.ofMillis(600)).autoSync(false).build();
     try (MemoryStore store = new MemoryStore()) {
       assertThatThrownBy(() -> SyncedLimiter.of(window, store, slow))
-          .hasMessageStartingWith("syncInterval: at most half the window PT1S of limit w");
+          .hasMessageStartingWith("syncInterval: at most half the window 1s of limit w");
       assertThatThrownBy(() -> SyncedLimiter.of(window, store, null)).hasMessage("config: must not be null");
     }
   }

@@ -4,6 +4,7 @@ import static io.sluice.sync.SyncedLimiter.batches;
 import static io.sluice.sync.SyncedLimiter.claimsTokens;
 
 import io.sluice.node.Algorithm;
+import io.sluice.node.Durations;
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
@@ -49,7 +50,7 @@ final class BuilderChecks {
   static void checkSyncInterval(Limit limit, Duration interval) {
     if (batches(limit) && interval.toNanos() * 2 > limit.periodNanos()) {
       throw new IllegalArgumentException("syncInterval: at most half the window "
-          + Duration.ofNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + interval);
+          + Durations.formatNanos(limit.periodNanos()) + " of limit " + limit.name() + ", got " + Durations.format(interval));
     }
   }
 

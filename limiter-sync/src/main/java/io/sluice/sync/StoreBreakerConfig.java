@@ -1,5 +1,6 @@
 package io.sluice.sync;
 
+import io.sluice.node.Durations;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -145,7 +146,7 @@ public final class StoreBreakerConfig {
 
     public Builder slowCallDuration(Duration duration) {
       if (duration == null || duration.isNegative() || duration.isZero()) {
-        throw new IllegalArgumentException("slowCallDuration: must be positive, got " + duration);
+        throw new IllegalArgumentException("slowCallDuration: must be positive, got " + Durations.format(duration));
       }
       this.slowCallDuration = duration;
       return this;
@@ -153,7 +154,7 @@ public final class StoreBreakerConfig {
 
     public Builder waitInOpenState(Duration duration) {
       if (duration == null || duration.isNegative() || duration.isZero()) {
-        throw new IllegalArgumentException("waitInOpenState: must be positive, got " + duration);
+        throw new IllegalArgumentException("waitInOpenState: must be positive, got " + Durations.format(duration));
       }
       this.waitInOpenState = duration;
       return this;

@@ -1,5 +1,6 @@
 package io.sluice.sync;
 
+import io.sluice.node.Durations;
 import io.sluice.node.LimitListener;
 import io.sluice.node.Ticker;
 import java.time.Duration;
@@ -199,9 +200,9 @@ public final class SyncConfig {
   public String toString() {
     return "SyncConfig{nodeId=" + nodeId + ", batchSize=" + (batchSizeSet ? batchSize : "default")
         + (bucketBatchSize > 1 ? ", bucketBatchSize=" + bucketBatchSize : "")
-        + ", syncInterval=" + syncInterval + ", maxError=" + maxError + ", onStoreFailure=" + onStoreFailure
-        + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", flushTimeout=" + flushTimeout
-        + ", claimTimeout=" + claimTimeout + (coldKeyAllowance ? "" : ", no cold-key allowance")
+        + ", syncInterval=" + Durations.format(syncInterval) + ", maxError=" + maxError + ", onStoreFailure=" + onStoreFailure
+        + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", flushTimeout=" + Durations.format(flushTimeout)
+        + ", claimTimeout=" + Durations.format(claimTimeout) + (coldKeyAllowance ? "" : ", no cold-key allowance")
         + (regions > 0 ? ", regions=" + regions : "") + "}";
   }
 
@@ -320,7 +321,7 @@ public final class SyncConfig {
     /** How often dirty keys are flushed even below their batch size; at most half the window. */
     public Builder syncInterval(Duration interval) {
       if (interval == null || interval.isNegative() || interval.isZero()) {
-        throw new IllegalArgumentException("syncInterval: must be positive, got " + interval);
+        throw new IllegalArgumentException("syncInterval: must be positive, got " + Durations.format(interval));
       }
       this.syncInterval = interval;
       return this;
@@ -410,7 +411,7 @@ public final class SyncConfig {
     /** How often the node tells the registry it is alive (default 1 s); it counts as gone after three missed. */
     public Builder heartbeatInterval(Duration interval) {
       if (interval == null || interval.toMillis() < 1) {
-        throw new IllegalArgumentException("heartbeatInterval: must be at least 1 ms, got " + interval);
+        throw new IllegalArgumentException("heartbeatInterval: must be at least 1ms, got " + Durations.format(interval));
       }
       this.heartbeatInterval = interval;
       return this;
@@ -444,7 +445,7 @@ public final class SyncConfig {
      */
     public Builder claimTimeout(Duration timeout) {
       if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("claimTimeout: must be positive, got " + timeout);
+        throw new IllegalArgumentException("claimTimeout: must be positive, got " + Durations.format(timeout));
       }
       this.claimTimeout = timeout;
       return this;
@@ -453,7 +454,7 @@ public final class SyncConfig {
     /** How long one flush may take before it counts as failed (and is retried unchanged); default 2 s. */
     public Builder flushTimeout(Duration timeout) {
       if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("flushTimeout: must be positive, got " + timeout);
+        throw new IllegalArgumentException("flushTimeout: must be positive, got " + Durations.format(timeout));
       }
       this.flushTimeout = timeout;
       return this;

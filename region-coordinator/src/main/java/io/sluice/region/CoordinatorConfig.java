@@ -1,5 +1,6 @@
 package io.sluice.region;
 
+import io.sluice.node.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -117,7 +118,7 @@ public final class CoordinatorConfig {
      */
     public Builder roundInterval(Duration interval) {
       if (interval == null || interval.toMillis() < 10) {
-        throw new IllegalArgumentException("roundInterval: must be at least 10 ms, got " + interval);
+        throw new IllegalArgumentException("roundInterval: must be at least 10ms, got " + Durations.format(interval));
       }
       this.roundInterval = interval;
       return this;

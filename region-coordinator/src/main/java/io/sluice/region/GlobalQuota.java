@@ -1,5 +1,6 @@
 package io.sluice.region;
 
+import io.sluice.node.Durations;
 import io.sluice.node.Limit;
 import java.time.Duration;
 import java.util.Collections;
@@ -104,7 +105,7 @@ public final class GlobalQuota {
 
   @Override
   public String toString() {
-    return name + " (" + quota + " per " + (sliding ? "sliding " : "") + window + " for keys " + keyPattern + ")";
+    return name + " (" + quota + " per " + (sliding ? "sliding " : "") + Durations.format(window) + " for keys " + keyPattern + ")";
   }
 
   /** Settings of a {@link GlobalQuota}; every error names its field. */
@@ -135,7 +136,7 @@ public final class GlobalQuota {
 
     public Builder window(Duration window) {
       if (window == null || window.toMillis() < 100) {
-        throw new IllegalArgumentException("window: must be at least 100 ms, got " + window + " in quota " + name);
+        throw new IllegalArgumentException("window: must be at least 100ms, got " + Durations.format(window) + " in quota " + name);
       }
       this.window = window;
       return this;

@@ -1,11 +1,13 @@
 package io.sluice.spring;
 
+import io.sluice.node.Durations;
 import io.sluice.node.RulesFile;
 import io.sluice.spring.SluiceProperties.Endpoint;
 import io.sluice.spring.SluiceProperties.LimitProperties;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -166,6 +168,12 @@ final class PropertyRules {
     if (limit.getWindow() == null) {
       throw new SluiceConfigurationException(path + ".window", "must be set (e.g. 1m)");
     }
+    Duration window;
+    try {
+      window = SluiceProperties.duration("window", limit.getWindow());
+    } catch (IllegalArgumentException e) {
+      throw SluiceConfigurationException.naming(path, e);
+    }
     if (limit.getAlgorithm() == null) {
       throw new SluiceConfigurationException(path + ".algorithm", "must not be empty");
     }
@@ -183,7 +191,7 @@ final class PropertyRules {
     if (limit.getBurst() != null && limit.getBurst() < 0) {
       throw new SluiceConfigurationException(path + ".burst", "must be positive, got " + limit.getBurst());
     }
-    return name + " = " + limit.getLimit() + "/" + limit.getWindow() + ", " + limit.getAlgorithm().spec() + ", "
+    return name + " = " + limit.getLimit() + "/" + Durations.format(window) + ", " + limit.getAlgorithm().spec() + ", "
         + limit.getMode().name().toLowerCase(Locale.ROOT) + (limit.getBurst() == null ? "" : ", burst=" + limit.getBurst());
   }
 

@@ -109,7 +109,7 @@ public class SluiceAutoConfiguration {
         b.bucketBatchSize(sync.getBucketBatchSize());
       }
       if (sync.getSyncInterval() != null) {
-        b.syncInterval(sync.getSyncInterval());
+        b.syncInterval(SluiceProperties.duration("syncInterval", sync.getSyncInterval()));
       }
       if (sync.getOnStoreFailure() != null) {
         b.onStoreFailure(sync.getOnStoreFailure());
@@ -118,10 +118,10 @@ public class SluiceAutoConfiguration {
         b.maxKeys(sync.getMaxKeys());
       }
       if (sync.getClaimTimeout() != null) {
-        b.claimTimeout(sync.getClaimTimeout());
+        b.claimTimeout(SluiceProperties.duration("claimTimeout", sync.getClaimTimeout()));
       }
       if (sync.getFlushTimeout() != null) {
-        b.flushTimeout(sync.getFlushTimeout());
+        b.flushTimeout(SluiceProperties.duration("flushTimeout", sync.getFlushTimeout()));
       }
       if (sync.getColdKeyAllowance() != null) {
         b.coldKeyAllowance(sync.getColdKeyAllowance());
@@ -168,7 +168,7 @@ public class SluiceAutoConfiguration {
       try {
         config = RedisStoreConfig.builder(store.getRedisUri())
             .keyPrefix(store.getKeyPrefix())
-            .commandTimeout(store.getRedisCommandTimeout())
+            .commandTimeout(SluiceProperties.duration("commandTimeout", store.getRedisCommandTimeout()))
             .evictionCheck(RedisStoreConfig.EvictionCheck.valueOf(store.getRedisEvictionCheck().name()))
             .cluster(store.isRedisCluster())
             .build();

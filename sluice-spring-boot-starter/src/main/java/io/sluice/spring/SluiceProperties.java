@@ -1,5 +1,6 @@
 package io.sluice.spring;
 
+import io.sluice.node.Durations;
 import io.sluice.node.Mode;
 import io.sluice.sync.StoreFailurePolicy;
 import java.time.Duration;
@@ -129,6 +130,19 @@ public class SluiceProperties {
     }
   }
 
+  /**
+   * {@code text} read as every duration of Sluice's is ({@code io.sluice.node.Durations}: 250ms, 10s, 1m,
+   * 1h, 1d or ISO-8601), so that a duration means the same in application.yml, a rules file and a
+   * command's option; what it cannot read is an error that starts with {@code field}.
+   */
+  static Duration duration(String field, String text) {
+    try {
+      return Durations.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(field + ": " + e.getMessage(), e);
+    }
+  }
+
   /** What connecting to Redis does when the server may evict Sluice's keys (RedisStoreConfig.EvictionCheck). */
   public enum EvictionCheck {
     /** Refuse to connect, naming the policy (the default). */
@@ -143,8 +157,8 @@ public class SluiceProperties {
   public static class LimitProperties {
     /** Permits per window (for a bucket: tokens refilled per window). */
     private Long limit;
-    /** The window (for a bucket: the refill period), e.g. 1m, 15m, 500ms. */
-    private Duration window;
+    /** The window (for a bucket: the refill period), e.g. 1m, 15m, 500ms (a duration as Sluice reads it everywhere: 250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S). */
+    private String window;
     /** The algorithm; sliding-window-counter by default. */
     private Algorithm algorithm = Algorithm.SLIDING_WINDOW_COUNTER;
     /** hard (deny), soft (allow, count and notify) or shadow (decide and record, never deny). */
@@ -160,11 +174,11 @@ public class SluiceProperties {
       this.limit = limit;
     }
 
-    public Duration getWindow() {
+    public String getWindow() {
       return window;
     }
 
-    public void setWindow(Duration window) {
+    public void setWindow(String window) {
       this.window = window;
     }
 
@@ -280,8 +294,8 @@ public class SluiceProperties {
     private String redisUri;
     /** Prefix of the store's keys (Redis) or maps (Hazelcast), shared with other nodes of the same limits. */
     private String keyPrefix = "sluice";
-    /** Longest a Redis command may take before it counts as failed. */
-    private Duration redisCommandTimeout = Duration.ofMillis(500);
+    /** Longest a Redis command may take before it counts as failed (a duration as Sluice reads it everywhere: 250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S). */
+    private String redisCommandTimeout = "500ms";
     /** What connecting does when the Redis server may evict Sluice's keys: refuse, warn or off. */
     private EvictionCheck redisEvictionCheck = EvictionCheck.REFUSE;
     /**
@@ -319,11 +333,11 @@ public class SluiceProperties {
       this.keyPrefix = keyPrefix;
     }
 
-    public Duration getRedisCommandTimeout() {
+    public String getRedisCommandTimeout() {
       return redisCommandTimeout;
     }
 
-    public void setRedisCommandTimeout(Duration redisCommandTimeout) {
+    public void setRedisCommandTimeout(String redisCommandTimeout) {
       this.redisCommandTimeout = redisCommandTimeout;
     }
 
@@ -376,16 +390,16 @@ public class SluiceProperties {
     private Long batchSize;
     /** Tokens a node claims ahead at once for token and leaky buckets (default 1: exact mode, one store call per decision). */
     private Long bucketBatchSize;
-    /** How often unflushed permits are sent even below the batch size (default 100ms); at most half a window. */
-    private Duration syncInterval;
+    /** How often unflushed permits are sent even below the batch size (default 100ms); at most half a window (a duration as Sluice reads it everywhere: 250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S). */
+    private String syncInterval;
     /** What decides while the store fails: local-share (the default), fail-open or fail-closed. */
     private StoreFailurePolicy onStoreFailure;
     /** Most keys each limit holds at once (default 1,000,000). */
     private Integer maxKeys;
-    /** Longest a decision waits for a claim from the store (default 200ms). */
-    private Duration claimTimeout;
-    /** Longest a flush (and exact decision) waits for the store (default 2s); closing flushes for about as long. */
-    private Duration flushTimeout;
+    /** Longest a decision waits for a claim from the store (default 200ms) (a duration as Sluice reads it everywhere: 250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S). */
+    private String claimTimeout;
+    /** Longest a flush (and exact decision) waits for the store (default 2s); closing flushes for about as long (a duration as Sluice reads it everywhere: 250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S). */
+    private String flushTimeout;
     /**
      * Fixed and sliding windows: a node admits a key's first permit in each window without asking the store (default
      * true); false while nodes of a version without it still run.
@@ -424,11 +438,11 @@ public class SluiceProperties {
       this.bucketBatchSize = bucketBatchSize;
     }
 
-    public Duration getSyncInterval() {
+    public String getSyncInterval() {
       return syncInterval;
     }
 
-    public void setSyncInterval(Duration syncInterval) {
+    public void setSyncInterval(String syncInterval) {
       this.syncInterval = syncInterval;
     }
 
@@ -448,19 +462,19 @@ public class SluiceProperties {
       this.maxKeys = maxKeys;
     }
 
-    public Duration getClaimTimeout() {
+    public String getClaimTimeout() {
       return claimTimeout;
     }
 
-    public void setClaimTimeout(Duration claimTimeout) {
+    public void setClaimTimeout(String claimTimeout) {
       this.claimTimeout = claimTimeout;
     }
 
-    public Duration getFlushTimeout() {
+    public String getFlushTimeout() {
       return flushTimeout;
     }
 
-    public void setFlushTimeout(Duration flushTimeout) {
+    public void setFlushTimeout(String flushTimeout) {
       this.flushTimeout = flushTimeout;
     }
   }

@@ -28,9 +28,17 @@ class SluiceValidationTest {
         // the limit's own builder, its field turned into the property
         Arguments.of(new String[] {"sluice.limits.api.limit=0"}, "sluice.limits.api.limit: must be positive, got 0"),
         Arguments.of(new String[] {"sluice.limits.api.limit=-3"}, "sluice.limits.api.limit: must be positive, got -3"),
-        Arguments.of(new String[] {"sluice.limits.api.window=0s"}, "sluice.limits.api.window: must be positive, got PT0S"),
+        Arguments.of(new String[] {"sluice.limits.api.window=0s"}, "sluice.limits.api.window: must be positive, got 0s"),
         Arguments.of(new String[] {"sluice.limits.api.window=5ms"},
-            "sluice.limits.api.window: must be at least PT0.01S, got PT0.005S"),
+            "sluice.limits.api.window: must be at least 10ms, got 5ms"),
+        // one duration grammar: what a rules file and a command's option read, and nothing else
+        Arguments.of(new String[] {"sluice.limits.api.window=60000"}, "sluice.limits.api.window: '60000' is not a"
+            + " duration (a whole number with ms, s, m, h or d, e.g. 500ms, 10s, 1d; or ISO-8601 like PT90S)"),
+        Arguments.of(new String[] {"sluice.sync.claim-timeout=2 sec"}, "sluice.sync.claim-timeout: '2 sec' is not a"
+            + " duration (a whole number with ms, s, m, h or d, e.g. 500ms, 10s, 1d; or ISO-8601 like PT90S)"),
+        Arguments.of(new String[] {"sluice.store.redis-uri=redis://127.0.0.1:1", "sluice.store.redis-command-timeout=5x"},
+            "sluice.store.redis-command-timeout: '5x' is not a duration (a whole number with ms, s, m, h or d, e.g."
+                + " 500ms, 10s, 1d; or ISO-8601 like PT90S)"),
         Arguments.of(new String[] {"sluice.limits.api.algorithm=token-bucket", "sluice.limits.api.burst=0"},
             "sluice.limits.api.burst: must be positive, got 0"),
         Arguments.of(new String[] {"sluice.limits.api.algorithm=token-bucket", "sluice.limits.api.limit=0"},
@@ -55,7 +63,7 @@ class SluiceValidationTest {
             "sluice.rules.default-plan: no plan \"gold\" in sluice.rules.plans (plans: free)"),
         // SyncConfig's setters and what SyncedLimiter checks against the limit
         Arguments.of(new String[] {"sluice.sync.batch-size=0"}, "sluice.sync.batch-size: must be at least 1, got 0"),
-        Arguments.of(new String[] {"sluice.sync.sync-interval=0s"}, "sluice.sync.sync-interval: must be positive, got PT0S"),
+        Arguments.of(new String[] {"sluice.sync.sync-interval=0s"}, "sluice.sync.sync-interval: must be positive, got 0s"),
         Arguments.of(new String[] {"sluice.sync.node-id=web 1"},
             "sluice.sync.node-id: must be 1 to 64 characters of [A-Za-z0-9_.:-], got web 1"),
         Arguments.of(new String[] {"sluice.sync.max-keys=0"}, "sluice.sync.max-keys: must be positive, got 0"),

@@ -9,6 +9,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.ExtendedMapEntry;
 import com.hazelcast.map.IMap;
+import io.sluice.node.Durations;
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
@@ -504,7 +505,7 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
 
       public Builder sequenceTtl(Duration sequenceTtl) {
         if (sequenceTtl == null || sequenceTtl.toMillis() < 1_000) {
-          throw new IllegalArgumentException("sequenceTtl: must be at least 1 s, got " + sequenceTtl);
+          throw new IllegalArgumentException("sequenceTtl: must be at least 1s, got " + Durations.format(sequenceTtl));
         }
         this.sequenceTtl = sequenceTtl;
         return this;

@@ -1,5 +1,6 @@
 package io.sluice.sync.redis;
 
+import io.sluice.node.Durations;
 import java.time.Duration;
 
 /**
@@ -161,7 +162,7 @@ public final class RedisStoreConfig {
     public Builder sequenceTtl(Duration ttl) {
       this.sequenceTtl = positive("sequenceTtl", ttl);
       if (ttl.toSeconds() < 1) {
-        throw new IllegalArgumentException("sequenceTtl: must be at least one second, got " + ttl);
+        throw new IllegalArgumentException("sequenceTtl: must be at least 1s, got " + Durations.format(ttl));
       }
       return this;
     }

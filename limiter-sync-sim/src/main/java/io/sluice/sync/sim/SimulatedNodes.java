@@ -1,6 +1,7 @@
 package io.sluice.sync.sim;
 
 import io.sluice.node.Decision;
+import io.sluice.node.Durations;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.spi.CounterStore;
@@ -88,10 +89,10 @@ public final class SimulatedNodes implements AutoCloseable {
       throw new IllegalArgumentException("nodes: must be between 1 and " + MAX_NODES + ", got " + count);
     }
     if (syncInterval == null || syncInterval.isNegative() || syncInterval.isZero()) {
-      throw new IllegalArgumentException("syncInterval: must be positive, got " + syncInterval);
+      throw new IllegalArgumentException("syncInterval: must be positive, got " + Durations.format(syncInterval));
     }
     if (roundTrip == null || roundTrip.isNegative()) {
-      throw new IllegalArgumentException("roundTrip: must not be negative, got " + roundTrip);
+      throw new IllegalArgumentException("roundTrip: must not be negative, got " + Durations.format(roundTrip));
     }
     this.clock = new ManualTicker(startNanos);
     this.roundTripNanos = roundTrip.toNanos();

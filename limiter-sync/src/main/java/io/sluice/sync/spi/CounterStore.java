@@ -1,5 +1,6 @@
 package io.sluice.sync.spi;
 
+import io.sluice.node.Durations;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -47,7 +48,7 @@ public interface CounterStore extends AutoCloseable {
       throw new IllegalArgumentException("nodeId: must not be null or empty");
     }
     if (ttl == null || ttl.toMillis() < 1) {
-      throw new IllegalArgumentException("ttl: must be at least 1 ms, got " + ttl);
+      throw new IllegalArgumentException("ttl: must be at least 1ms, got " + Durations.format(ttl));
     }
   }
 
