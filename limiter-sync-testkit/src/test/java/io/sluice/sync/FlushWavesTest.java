@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.StoreUnavailableException;
 import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
@@ -81,6 +83,100 @@ class FlushWavesTest {
       assertThat(counted(memory, limit, ticker)).as("every admission counted once").isEqualTo(admitted);
     } finally {
       answers.shutdownNow();
+    }
+  }
+
+  /**
+   * Reservation mode: the leases a sync asks for (one per key whose grant runs low) go out together
+   * before any answer is awaited, as flushes do: a sync once asked them one after the other, each a
+   * round trip before the next key's went and before the sync's flushes, so a node with leases to renew
+   * on a hundred keys spent a hundred round trips per sync. A sync asks ahead for the keys whose rate
+   * the flusher has measured (here: synced while the failure policy admitted, the store refusing
+   * leases); with answers 500 ms late, 16 leases out at once, one at a time on the code before.
+   */
+  @Test
+  void everyKeysLeaseIsAskedBeforeAnyAnswerIsAwaited() throws Exception {
+    ScheduledExecutorService answers = Executors.newSingleThreadScheduledExecutor();
+    try {
+      MemoryStore memory = new MemoryStore();
+      SlowLeaseStore store = new SlowLeaseStore(memory, answers);
+      Limit limit = Limit.fixedWindow("lease-waves").limit(100_000).window(Duration.ofHours(1)).build();
+      ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      try (SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 1)
+          .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
+          .reservation().build()) {
+        int keys = 16;
+        // the flusher measures a key's rate when it syncs the key: here the admissions the failure
+        // policy made while the store refused leases; then the leases come, and the next ones are
+        // asked for ahead, at the syncs
+        store.failing = true;
+        for (int round = 1; round <= 100; round++) {
+          if (round == 40) {
+            store.failing = false;
+          }
+          for (int k = 0; k < keys; k++) {
+            node.tryAcquire("key-" + k);
+          }
+          ticker.advance(Duration.ofMillis(5));
+          if (round % 20 == 0 && round < 100) {
+            node.syncNow();
+          }
+        }
+        long granted = granted(memory, limit, ticker, keys);
+        store.slow = true;
+        node.syncNow();
+        assertThat(store.leases.get()).as("leases the sync asked for").isGreaterThan(1);
+        assertThat(store.maxOutstanding.get()).as("leases out at once").isEqualTo(store.leases.get());
+        assertThat(granted(memory, limit, ticker, keys)).as("granted by the sync's leases").isGreaterThan(granted);
+      }
+    } finally {
+      answers.shutdownNow();
+    }
+  }
+
+  private static long granted(MemoryStore memory, Limit limit, ManualTicker ticker, int keys) {
+    long window = Math.floorDiv(ticker.read(), limit.periodNanos());
+    long granted = 0;
+    for (int k = 0; k < keys; k++) {
+      granted += memory.count(limit.name(), "key-" + k, window);
+    }
+    return granted;
+  }
+
+  /** Answers leases 500 ms late on another thread once slow, and counts the leases out at once. */
+  private static final class SlowLeaseStore extends ForwardingStore implements LeaseStore {
+    private final MemoryStore memory;
+    private final ScheduledExecutorService answers;
+    volatile boolean slow;
+    volatile boolean failing;
+    final AtomicInteger outstanding = new AtomicInteger();
+    final AtomicInteger maxOutstanding = new AtomicInteger();
+    final AtomicInteger leases = new AtomicInteger();
+
+    SlowLeaseStore(MemoryStore memory, ScheduledExecutorService answers) {
+      super(memory);
+      this.memory = memory;
+      this.answers = answers;
+    }
+
+    @Override
+    public CompletionStage<Lease> lease(Counter counter, String key, long window, long elapsedMicros, long want,
+        long need) {
+      if (failing) {
+        return CompletableFuture.failedFuture(new StoreUnavailableException("leases refused", null));
+      }
+      if (!slow) {
+        return memory.lease(counter, key, window, elapsedMicros, want, need);
+      }
+      leases.incrementAndGet();
+      maxOutstanding.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
+      Lease lease = memory.lease(counter, key, window, elapsedMicros, want, need).toCompletableFuture().join();
+      CompletableFuture<Lease> answer = new CompletableFuture<>();
+      answers.schedule(() -> {
+        outstanding.decrementAndGet();
+        answer.complete(lease);
+      }, 500, TimeUnit.MILLISECONDS);
+      return answer;
     }
   }
 

@@ -242,9 +242,7 @@ final class Flusher {
       List<KeyView> wantLeases = new ArrayList<>();
       drainDirty(everything, byGroup, wantLeases);
       byGroup.values().removeIf(List::isEmpty);
-      for (KeyView v : wantLeases) {
-        takeLease(v);
-      }
+      takeLeases(wantLeases);
       boolean sent = sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
       if (!everything && deadline == Long.MAX_VALUE) {
         // a regular sync, the flusher thread's or one a tool driving time runs as its flusher: drops
@@ -451,16 +449,34 @@ final class Flusher {
     return Math.min(want, counter.limit().capacity());
   }
 
-  /** Reservation mode: asks the store for the view's next grant and adds it to the view. */
-  private void takeLease(KeyView v) {
-    long w;
-    long want;
-    long at = ticker.read();
-    synchronized (v) {
-      w = v.window();
-      want = leaseOps.leaseSize(v, at);
+  /**
+   * Reservation mode: asks the store for each view's next grant and adds it to the view. Every call
+   * goes out before any answer is waited for (one round trip for the sync's leases, not one per key),
+   * and the answers are taken in the order asked, before the sync's flushes go.
+   */
+  private void takeLeases(List<KeyView> views) {
+    if (views.isEmpty()) {
+      return;
     }
-    LeaseStore.Lease lease = leaseOps.askLease(v.key(), w, at, want, 1, flushTimeout);
+    WindowLeases.AskedLease[] asked = new WindowLeases.AskedLease[views.size()];
+    long[] windows = new long[views.size()];
+    long[] wants = new long[views.size()];
+    for (int i = 0; i < asked.length; i++) {
+      KeyView v = views.get(i);
+      long at = ticker.read();
+      synchronized (v) {
+        windows[i] = v.window();
+        wants[i] = leaseOps.leaseSize(v, at);
+      }
+      asked[i] = leaseOps.beginLease(v.key(), windows[i], at, wants[i], 1);
+    }
+    for (int i = 0; i < asked.length; i++) {
+      takeLease(views.get(i), windows[i], wants[i], leaseOps.awaitLease(asked[i], flushTimeout));
+    }
+  }
+
+  /** A view's grant of window {@code w}, asked for {@code want}, into the view; null: it did not come. */
+  private void takeLease(KeyView v, long w, long want, LeaseStore.Lease lease) {
     synchronized (v) {
       v.grants().wanted(false);
       if (lease == null) {

@@ -5,6 +5,7 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
@@ -46,8 +47,37 @@ final class WindowLeases {
    * ticker time {@code at}, waiting at most {@code timeout}; null when it did not answer.
    */
   LeaseStore.Lease askLease(String key, long w, long at, long want, long need, Duration timeout) {
+    return awaitLease(beginLease(key, w, at, want, need), timeout);
+  }
+
+  /**
+   * {@link #askLease} without waiting: the call goes out now and its answer is read with
+   * {@link #awaitLease}, so that a sync asks every key's lease before it waits for any.
+   */
+  AskedLease beginLease(String key, long w, long at, long want, long need) {
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(at - w * windowNanos);
-    return calls.guarded(() -> store.lease(counter, key, w, elapsedMicros, want, need), timeout);
+    long startedAt = System.nanoTime();
+    long tick = calls.callClock();
+    return new AskedLease(calls.start(() -> store.lease(counter, key, w, elapsedMicros, want, need)), startedAt, tick);
+  }
+
+  /** The answer of a lease call begun, waiting at most {@code timeout} from its start; null when it did not answer. */
+  LeaseStore.Lease awaitLease(AskedLease asked, Duration timeout) {
+    return asked.answer == null ? null
+        : calls.await(asked.answer, asked.startedAt, timeout.toNanos(), () -> calls.callClock() - asked.tick);
+  }
+
+  /** A lease call on its way: null {@code answer} when the breaker let no call through. */
+  static final class AskedLease {
+    private final CompletableFuture<LeaseStore.Lease> answer;
+    private final long startedAt;
+    private final long tick;
+
+    private AskedLease(CompletableFuture<LeaseStore.Lease> answer, long startedAt, long tick) {
+      this.answer = answer;
+      this.startedAt = startedAt;
+      this.tick = tick;
+    }
   }
 
   /**
