@@ -6,6 +6,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Ctrl-C for long commands: the JVM's shutdown hook sets a flag that the running command polls,
  * then waits (bounded) until the command says it has written what it measured so far.
+ *
+ * <p>Concurrency: the flags are set by the JVM's shutdown-hook thread and read by the command's
+ * thread, hence volatile; the latch hands "written" back the other way.
  */
 public final class Shutdown {
   private static volatile boolean inProgress;

@@ -18,6 +18,10 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>When the table is full of keys that are not at rest, a new key is charged to one shared
  * overflow state instead of getting a fresh budget: a flood of unique keys then shares one budget and
  * cannot grow the heap.
+ *
+ * <p>Concurrency: any number of deciding threads at once, without a lock: the map is concurrent, a
+ * state is retired by CAS before it is removed, and {@code sweeping} lets one thread sweep at a time
+ * (the others skip the sweep rather than wait for it).
  */
 final class KeyTable {
   static final long FULL_SWEEP_INTERVAL_NANOS = 100_000_000L;

@@ -163,7 +163,9 @@ final class ExactCall {
   /**
    * The calls of the limits a store decides for, found by the limit's identity without a lock or an
    * allocation: one slot per identity hash (16 slots; a limit whose slot another limit took since is
-   * encoded again, which a store serving a few limiters seldom sees).
+   * encoded again, which a store serving a few limiters seldom sees). Concurrency: deciding threads
+   * read and fill the slots at once; a slot holds an immutable call, and a race to fill it only
+   * encodes a limit twice.
    */
   static final class Cache {
     private final AtomicReferenceArray<ExactCall> slots = new AtomicReferenceArray<>(16);

@@ -410,8 +410,9 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   }
 
   /**
-   * Runs one of Sluice's scripts ({@link LuaScript#load}: only the scripts shipped in this jar) on
-   * this store's connection, for Sluice's other modules (the region coordinator's share store).
+   * Runs one of Sluice's scripts ({@link LuaScript#load}: this jar's, or another Sluice module's
+   * loaded by {@code LuaScript.load(owner, ...)}, as the region coordinator's share store loads its
+   * own) on this store's connection, for Sluice's other modules.
    * Keys and arguments go as KEYS and ARGV; the answer is the script's reply as Lettuce decodes it.
    */
   public CompletionStage<List<Object>> evalsha(LuaScript script, byte[][] keys, byte[][] args) {

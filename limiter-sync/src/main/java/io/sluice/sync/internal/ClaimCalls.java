@@ -98,17 +98,7 @@ final class ClaimCalls {
     // (first: a sliding window's claimant part of the window gone by no longer weighs on this claim)
     List<Delta> deltas = previous != null ? List.of(previous, d) : List.of(d);
     int at = deltas.size() - 1;
-    long nowMicros = TimeUnit.NANOSECONDS.toMicros(now);
-    long askedAt = System.nanoTime();
-    v.claimCallSent(askedAt);
-    ClaimLanes.Answer answer;
-    v.storeCallUnderway(true);
-    try {
-      answer = lanes.ask(store.group(counter, v.key()), deltas, nowMicros);
-    } finally {
-      v.storeCallUnderway(false);
-    }
-    calls.waited(askedAt);
+    ClaimLanes.Answer answer = send(v, deltas, now);
     FlushResult result = answer == null ? null : answer.result();
     at += answer == null ? 0 : answer.offset();
     if (result == null) {
@@ -126,6 +116,21 @@ final class ClaimCalls {
       v.prevClaimTrimmed(Math.min(v.pendingPrev(), result.claim(at - 1)));
     }
     return result.taken(at) ? TAKEN : ASKED;
+  }
+
+  /** Under the view's monitor: the claim call, waited for (the decision waits with it); null: no answer. */
+  private ClaimLanes.Answer send(KeyView v, List<Delta> deltas, long now) {
+    long askedAt = System.nanoTime();
+    v.claimCallSent(askedAt);
+    ClaimLanes.Answer answer;
+    v.storeCallUnderway(true);
+    try {
+      answer = lanes.ask(store.group(counter, v.key()), deltas, TimeUnit.NANOSECONDS.toMicros(now));
+    } finally {
+      v.storeCallUnderway(false);
+    }
+    calls.waited(askedAt);
+    return answer;
   }
 
   /**

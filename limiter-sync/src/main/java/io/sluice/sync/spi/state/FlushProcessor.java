@@ -99,7 +99,11 @@ public final class FlushProcessor implements EntryUpdate {
   private final long[] alloweds;
   private final long[] spents;
   private final long[] reserves;
-  /** Key to index, built once on each member that runs this processor (for several partitions at once). */
+  /**
+   * Key to index, built once on each member that runs this processor (for several partitions at once).
+   * Partition threads run one processor at once: a thread that finds it null builds it and publishes
+   * it through the volatile; two that race build the same map, and either one serves.
+   */
   private transient volatile Map<ByteBuffer, Integer> index;
 
   /** A processor for {@code n} deltas under {@code keys}, each filled in by {@link #put}. */
