@@ -7,6 +7,7 @@ import io.sluice.sync.hazelcast.HazelcastCounterStore;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.state.CounterEntry;
+import io.sluice.sync.testkit.ExactStoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,22 +42,22 @@ class HazelcastExactIT extends ExactStoreContract {
   }
 
   @Override
-  ExactStore node(int n) {
+  protected ExactStore node(int n) {
     return stores.get(n);
   }
 
   @Override
-  long ttlMillis(String limitName, String key) {
+  protected long ttlMillis(String limitName, String key) {
     return hazelcast.ttlMillis(limitName, key);
   }
 
   @Override
-  boolean exists(String limitName, String key) {
+  protected boolean exists(String limitName, String key) {
     return hazelcast.counter(limitName, key) != null;
   }
 
   @Override
-  long logSize(String limitName, String key) {
+  protected long logSize(String limitName, String key) {
     CounterEntry entry = hazelcast.counter(limitName, key);
     return entry == null ? 0 : entry.log().size();
   }

@@ -1,6 +1,7 @@
 package io.sluice.sync;
 
 import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.testkit.LeaseStoreContract;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -12,12 +13,12 @@ class HazelcastLeaseIT extends LeaseStoreContract {
   static final HazelcastFixture hazelcast = new HazelcastFixture("lease-it");
 
   @Override
-  CounterStore newStore(int n) {
+  protected CounterStore newStore(int n) {
     return hazelcast.store(n);
   }
 
   @Override
-  long counterTtlMillis(String limitName, String key) {
+  protected long counterTtlMillis(String limitName, String key) {
     return hazelcast.ttlMillis(limitName, key);
   }
 }

@@ -3,6 +3,7 @@ package io.sluice.sync;
 import io.sluice.sync.hazelcast.HazelcastCounterStore;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.TokenStore;
+import io.sluice.sync.testkit.TokenStoreContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -34,22 +35,22 @@ class HazelcastTokenIT extends TokenStoreContract {
   }
 
   @Override
-  TokenStore tokens(int n) {
+  protected TokenStore tokens(int n) {
     return stores.get(n);
   }
 
   @Override
-  ExactStore exact(int n) {
+  protected ExactStore exact(int n) {
     return stores.get(n);
   }
 
   @Override
-  long ttlMillis(String limitName, String key) {
+  protected long ttlMillis(String limitName, String key) {
     return hazelcast.ttlMillis(limitName, key);
   }
 
   @Override
-  boolean exists(String limitName, String key) {
+  protected boolean exists(String limitName, String key) {
     return hazelcast.counter(limitName, key) != null;
   }
 }

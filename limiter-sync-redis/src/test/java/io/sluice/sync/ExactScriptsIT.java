@@ -14,6 +14,7 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.testkit.CounterStoreContract;
+import io.sluice.sync.testkit.ExactStoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +49,7 @@ class ExactScriptsIT extends ExactStoreContract {
   }
 
   @Override
-  ExactStore node(int n) {
+  protected ExactStore node(int n) {
     return stores.get(n);
   }
 
@@ -57,17 +58,17 @@ class ExactScriptsIT extends ExactStoreContract {
   }
 
   @Override
-  long ttlMillis(String limitName, String key) {
+  protected long ttlMillis(String limitName, String key) {
     return redis.cli().pttl(key(limitName, key));
   }
 
   @Override
-  boolean exists(String limitName, String key) {
+  protected boolean exists(String limitName, String key) {
     return redis.cli().exists(key(limitName, key)) == 1;
   }
 
   @Override
-  long logSize(String limitName, String key) {
+  protected long logSize(String limitName, String key) {
     return redis.cli().zcard(key(limitName, key));
   }
 

@@ -1,6 +1,7 @@
 package io.sluice.sync;
 
 import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.testkit.LeaseStoreContract;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Reservation mode against a real redis-server: the lease contract ({@link LeaseStoreContract}) on {@code lease.lua}. */
@@ -9,12 +10,12 @@ class LeaseIT extends LeaseStoreContract {
   static final RedisFixture redis = new RedisFixture();
 
   @Override
-  CounterStore newStore(int n) {
+  protected CounterStore newStore(int n) {
     return redis.newStore();
   }
 
   @Override
-  long counterTtlMillis(String limitName, String key) {
+  protected long counterTtlMillis(String limitName, String key) {
     return redis.cli().pttl(RedisFixture.counterKey(limitName, key));
   }
 }

@@ -11,6 +11,7 @@ import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.TokenStore;
+import io.sluice.sync.testkit.TokenStoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,22 +45,22 @@ class TokenClaimScriptIT extends TokenStoreContract {
   }
 
   @Override
-  TokenStore tokens(int n) {
+  protected TokenStore tokens(int n) {
     return stores.get(n);
   }
 
   @Override
-  ExactStore exact(int n) {
+  protected ExactStore exact(int n) {
     return stores.get(n);
   }
 
   @Override
-  long ttlMillis(String limitName, String key) {
+  protected long ttlMillis(String limitName, String key) {
     return redis.cli().pttl(RedisFixture.counterKey(limitName, key));
   }
 
   @Override
-  boolean exists(String limitName, String key) {
+  protected boolean exists(String limitName, String key) {
     return redis.cli().exists(RedisFixture.counterKey(limitName, key)) == 1;
   }
 

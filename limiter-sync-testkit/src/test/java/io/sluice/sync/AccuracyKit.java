@@ -2,7 +2,7 @@ package io.sluice.sync;
 
 import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
-import io.sluice.node.ReferenceModelAccess;
+import io.sluice.node.ReferenceModels;
 import io.sluice.sync.sim.SimulatedNodes;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.testkit.MemoryStore;
@@ -182,7 +182,7 @@ public final class AccuracyKit {
     double refillPerNano = (double) limit.refillTokens() / limit.periodNanos();
     Map<String, double[]> debts = new HashMap<>();
     double bound = Math.max(1, 0.005 * limit.capacity());
-    Map<String, ReferenceModelAccess.Model> exact = new HashMap<>();
+    Map<String, ReferenceModels.Model> exact = new HashMap<>();
     Map<String, long[]> exactCounts = new HashMap<>(); // key -> {window, count, previous count}
     Map<String, long[]> nodeCounts = new HashMap<>();
     Map<String, double[]> worst = new HashMap<>(); // key -> {window, worst over in it}
@@ -215,7 +215,7 @@ public final class AccuracyKit {
         long[] ec = roll(exactCounts.computeIfAbsent(r.key(), k -> new long[] {w, 0, 0}), w);
         double exactEstimate = ec[2] * prevWeight + ec[1];
         // at the stores' resolution: every store takes the nodes' times in whole microseconds
-        ReferenceModelAccess.Expected expected = exact.computeIfAbsent(r.key(), k -> ReferenceModelAccess.of(limit,
+        ReferenceModels.Answer expected = exact.computeIfAbsent(r.key(), k -> ReferenceModels.of(limit,
             START_NANOS)).request(now / 1_000 * 1_000, r.cost());
         boolean exactAllowed = expected.allowed;
         if (exactAllowed) {

@@ -1,6 +1,7 @@
 package io.sluice.sync;
 
 import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.testkit.ExactStoreContract;
 import io.sluice.sync.testkit.MemoryStore;
 
 /** The in-memory double keeps the exact scripts' contract (traces against the reference models, bad input). */
@@ -8,22 +9,22 @@ class MemoryStoreExactTest extends ExactStoreContract {
   private final MemoryStore store = new MemoryStore();
 
   @Override
-  ExactStore node(int n) {
+  protected ExactStore node(int n) {
     return store;
   }
 
   @Override
-  long ttlMillis(String limitName, String key) {
+  protected long ttlMillis(String limitName, String key) {
     return store.ttlMillis(limitName, key);
   }
 
   @Override
-  boolean exists(String limitName, String key) {
+  protected boolean exists(String limitName, String key) {
     return store.exists(limitName, key);
   }
 
   @Override
-  long logSize(String limitName, String key) {
+  protected long logSize(String limitName, String key) {
     return store.logSize(limitName, key);
   }
 }

@@ -1,6 +1,7 @@
 package io.sluice.sync;
 
 import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.testkit.LeaseStoreContract;
 import io.sluice.sync.testkit.MemoryStore;
 
 /** The in-memory double keeps the lease script's contract (reservation mode). */
@@ -8,12 +9,12 @@ class MemoryStoreLeaseTest extends LeaseStoreContract {
   private final MemoryStore store = new MemoryStore();
 
   @Override
-  CounterStore newStore(int n) {
+  protected CounterStore newStore(int n) {
     return store;
   }
 
   @Override
-  long counterTtlMillis(String limitName, String key) {
+  protected long counterTtlMillis(String limitName, String key) {
     return store.ttlMillis(limitName, key);
   }
 }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Algorithm;
 import io.sluice.node.Limit;
-import io.sluice.node.ReferenceModelAccess;
+import io.sluice.node.ReferenceModels;
 import io.sluice.sync.AccuracyKit.Mode;
 import io.sluice.sync.AccuracyKit.Profile;
 import io.sluice.sync.AccuracyKit.Report;
@@ -107,7 +107,7 @@ class SimulatedNodesKitTest {
     SplittableRandom random = new SplittableRandom(traffic.seed() * 31 + setup.nodes());
     MemoryStore store = new MemoryStore();
     String prefix = "kit-" + Long.toHexString(traffic.seed());
-    Map<String, ReferenceModelAccess.Model> exact = new HashMap<>();
+    Map<String, ReferenceModels.Model> exact = new HashMap<>();
     long admitted = 0;
     long falseDenials = 0;
     long hash = 17;
@@ -118,7 +118,7 @@ class SimulatedNodesKitTest {
         nodes.advanceTo(r.atNanos());
         boolean allowed = nodes.decide(random.nextInt(setup.nodes()), r.key(), r.cost()).allowed();
         long now = nodes.now();
-        boolean exactAllowed = exact.computeIfAbsent(r.key(), k -> ReferenceModelAccess.of(limit,
+        boolean exactAllowed = exact.computeIfAbsent(r.key(), k -> ReferenceModels.of(limit,
             AccuracyKit.START_NANOS)).request(now / 1_000 * 1_000, r.cost()).allowed;
         if (allowed) {
           admitted += r.cost();

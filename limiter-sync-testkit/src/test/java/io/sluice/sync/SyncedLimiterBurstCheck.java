@@ -6,6 +6,7 @@ import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.testkit.LeaseStoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,30 +30,6 @@ abstract class SyncedLimiterBurstCheck {
   static final int NODES = 4;
   static final int THREADS_PER_NODE = 2;
   private static final int ATTEMPTS_PER_THREAD = 40_000;
-
-  /**
-   * Threads, {@code threadsPerNode} on each node, each asking {@code attempts} times for one permit of
-   * {@code key}; returns when all are done. Admissions are added to {@code admitted}.
-   */
-  static void hammer(List<SyncedLimiter> nodes, int threadsPerNode, int attempts, String key, LongAdder admitted)
-      throws InterruptedException {
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < nodes.size() * threadsPerNode; t++) {
-      SyncedLimiter node = nodes.get(t % nodes.size());
-      Thread thread = new Thread(() -> {
-        for (int i = 0; i < attempts; i++) {
-          if (node.tryAcquire(key)) {
-            admitted.increment();
-          }
-        }
-      });
-      thread.start();
-      threads.add(thread);
-    }
-    for (Thread thread : threads) {
-      thread.join();
-    }
-  }
 
   /** A store for node {@code n}, ready for use (the burst must not measure a first call's warm-up). */
   abstract CounterStore nodeStore(int n) throws Exception;
@@ -353,7 +330,7 @@ abstract class SyncedLimiterBurstCheck {
       stores.add(store);
       nodes.add(SyncedLimiter.builder(limit, store).nodeId("exact-" + n).ticker(ticker).batchSize(1).build());
     }
-    hammer(nodes, THREADS_PER_NODE, 300, "hot", admitted);
+    LeaseStoreContract.hammer(nodes, THREADS_PER_NODE, 300, "hot", admitted);
     long storeCalls = nodes.stream().mapToLong(SyncedLimiter::storeCalls).sum();
     nodes.forEach(SyncedLimiter::close);
     stores.forEach(CounterStore::close);
@@ -392,7 +369,7 @@ abstract class SyncedLimiterBurstCheck {
       nodes.add(SyncedLimiter.builder(burst, stores.get(n)).nodeId("burst-" + n).ticker(ticker).build());
     }
     LongAdder admitted = new LongAdder();
-    hammer(nodes, THREADS_PER_NODE, 100, "hot", admitted);
+    LeaseStoreContract.hammer(nodes, THREADS_PER_NODE, 100, "hot", admitted);
     nodes.forEach(SyncedLimiter::close);
     stores.forEach(CounterStore::close);
     assertThat(admitted.sum()).isEqualTo(burst.capacity());

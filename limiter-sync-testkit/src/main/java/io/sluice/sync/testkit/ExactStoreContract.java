@@ -1,4 +1,4 @@
-package io.sluice.sync;
+package io.sluice.sync.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,7 +8,7 @@ import io.sluice.node.Decision;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.node.RateLimiter;
-import io.sluice.node.ReferenceModelAccess;
+import io.sluice.node.ReferenceModels;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
@@ -44,33 +44,33 @@ import org.junit.jupiter.api.Test;
  * the whole class on a store of their own (keys are not cleaned up between tests: every test uses
  * limits of its own), and say how to look at a key.
  */
-abstract class ExactStoreContract {
+public abstract class ExactStoreContract {
   private static final int TRACES = 150;
   private static final int MAX_STEPS = 80;
   private static final long BASE_SEED = 0xE7AC7L;
   /** 2026-01-01T00:00Z, the node's ManualTicker's default start, in microseconds. */
-  static final long EPOCH_2026_MICROS = 1_767_225_600_000_000L;
+  protected static final long EPOCH_2026_MICROS = 1_767_225_600_000_000L;
   /** Nodes, each with its own store (connection, member or client). */
-  static final int NODES = 4;
+  protected static final int NODES = 4;
 
   /** The store of node {@code n} (0 to {@link #NODES} - 1); the subclass closes it after the class. */
-  abstract ExactStore node(int n);
+  protected abstract ExactStore node(int n);
 
   /** Time left before the key of this limit expires, in ms; negative when the key does not exist or never expires. */
   /** {@code storeName}: the limit's {@link StoreKeys#storeName}. */
-  abstract long ttlMillis(String storeName, String key);
+  protected abstract long ttlMillis(String storeName, String key);
 
   /** Whether the store holds the key of this limit. */
-  abstract boolean exists(String limitName, String key);
+  protected abstract boolean exists(String limitName, String key);
 
   /** Permits the sliding window log of this limit's key holds (ZCARD), 0 when there is none. */
-  abstract long logSize(String limitName, String key);
+  protected abstract long logSize(String limitName, String key);
 
-  ExactResult acquire(Limit limit, String key, long cost, long nowMicros) {
+  protected ExactResult acquire(Limit limit, String key, long cost, long nowMicros) {
     return acquire(node(0), limit, key, cost, nowMicros);
   }
 
-  static ExactResult acquire(ExactStore store, Limit limit, String key, long cost, long nowMicros) {
+  protected static ExactResult acquire(ExactStore store, Limit limit, String key, long cost, long nowMicros) {
     try {
       return store.acquire(limit, key, cost, nowMicros).toCompletableFuture().get(10, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -201,7 +201,7 @@ abstract class ExactStoreContract {
   private void check(long seed, Limit limit, long startMicros, List<Step> trace, long[] tally) {
     ManualTicker ticker = new ManualTicker(startMicros * 1_000);
     RateLimiter inProcess = RateLimiter.builder(limit).ticker(ticker).build();
-    ReferenceModelAccess.Model model = ReferenceModelAccess.of(limit, ticker.read());
+    ReferenceModels.Model model = ReferenceModels.of(limit, ticker.read());
     long periodMicros = limit.periodNanos() / 1_000;
     String key = "trace-" + seed;
     long now = startMicros;
@@ -220,16 +220,16 @@ abstract class ExactStoreContract {
       ExactResult actual = acquire(node(i % NODES), limit, key, cost, now);
       tally[0]++;
       tally[1] += actual.allowed() ? 0 : 1;
-      ReferenceModelAccess.Expected expected = model.request(now * 1_000, cost);
+      ReferenceModels.Answer expected = model.request(now * 1_000, cost);
       Decision local = inProcess.acquire("k", cost);
       String where = "seed " + seed + " " + limit + " step " + i++ + " (+" + gap + "us x" + cost + ") at "
           + now + "us: model " + expected + ", in-process " + local + ", store " + actual;
       assertThat(actual.allowed()).as(where).isEqualTo(expected.allowed);
       assertThat(actual.remaining()).as(where).isEqualTo(expected.remaining);
-      if (expected.retryAfterNanos >= 0) {
-        assertThat(actual.retryAfterMicros()).as(where).isEqualTo(ceilMicros(expected.retryAfterNanos));
+      if (expected.retryAfter >= 0) {
+        assertThat(actual.retryAfterMicros()).as(where).isEqualTo(ceilMicros(expected.retryAfter));
       }
-      assertThat(actual.delayMicros()).as(where).isEqualTo(ceilMicros(expected.delayNanos));
+      assertThat(actual.delayMicros()).as(where).isEqualTo(ceilMicros(expected.delay));
       // the in-process limiter on the same clock: also where the model is silent (the sliding
       // counter's retry-after) and for the time until reset, which the models do not track
       assertThat(local.allowed()).as(where).isEqualTo(expected.allowed);

@@ -1,17 +1,17 @@
-package io.sluice.sync;
+package io.sluice.sync.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
+import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
-import io.sluice.sync.testkit.CounterStoreContract;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,14 +26,14 @@ import org.junit.jupiter.api.Test;
  * out stores, each a {@link CounterStore} and a {@link LeaseStore}, on a store of their own for the
  * class (every test uses limits of its own).
  */
-abstract class LeaseStoreContract {
-  static final long NOW_MICROS = 1_767_225_600_000_000L; // 2026-01-01T00:00Z
+public abstract class LeaseStoreContract {
+  protected static final long NOW_MICROS = 1_767_225_600_000_000L; // 2026-01-01T00:00Z
 
   /** A store as node {@code n} would have it (its own connection, member or client); closed by the test. */
-  abstract CounterStore newStore(int n);
+  protected abstract CounterStore newStore(int n);
 
   /** Time left before the counter of this limit and key expires, in ms; negative when there is none. */
-  abstract long counterTtlMillis(String limitName, String key);
+  protected abstract long counterTtlMillis(String limitName, String key);
 
   static LeaseStore.Lease lease(CounterStore store, Counter c, String key, long w, long elapsed, long want) {
     try {
@@ -154,7 +154,7 @@ abstract class LeaseStoreContract {
       limiters.add(SyncedLimiter.builder(limit, store).nodeId("res-" + n).ticker(ticker).activeNodes(() -> nodes)
           .syncInterval(Duration.ofMillis(20)).reservation().build());
     }
-    SyncedLimiterBurstCheck.hammer(limiters, 2, 40_000, "hot", admitted);
+    hammer(limiters, 2, 40_000, "hot", admitted);
     // the burst ends faster than grants come back: later requests use what is left
     for (int round = 0; round < 20; round++) {
       for (SyncedLimiter node : limiters) {
@@ -216,6 +216,30 @@ abstract class LeaseStoreContract {
         }
       }
       assertThat(previous).as("the previous window counts what was admitted").isEqualTo(21);
+    }
+  }
+
+  /**
+   * {@code threadsPerNode} threads per node, started together, each trying {@code key} {@code attempts}
+   * times; {@code admitted} counts what the nodes admitted.
+   */
+  public static void hammer(List<SyncedLimiter> nodes, int threadsPerNode, int attempts, String key, LongAdder admitted)
+      throws InterruptedException {
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < nodes.size() * threadsPerNode; t++) {
+      SyncedLimiter node = nodes.get(t % nodes.size());
+      Thread thread = new Thread(() -> {
+        for (int i = 0; i < attempts; i++) {
+          if (node.tryAcquire(key)) {
+            admitted.increment();
+          }
+        }
+      });
+      thread.start();
+      threads.add(thread);
+    }
+    for (Thread thread : threads) {
+      thread.join();
     }
   }
 }

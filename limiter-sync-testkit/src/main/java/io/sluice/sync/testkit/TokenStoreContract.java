@@ -1,4 +1,4 @@
-package io.sluice.sync;
+package io.sluice.sync.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -35,25 +35,25 @@ import org.junit.jupiter.api.Test;
  * Subclasses hand out the nodes' stores (each both a token and an exact store, open for the whole
  * class; keys are not cleaned up: every test uses limits of its own) and say how to look at a key.
  */
-abstract class TokenStoreContract {
-  static final long T0 = ExactStoreContract.EPOCH_2026_MICROS + 3_600_000_000L;
-  static final int NODES = ExactStoreContract.NODES;
+public abstract class TokenStoreContract {
+  protected static final long T0 = ExactStoreContract.EPOCH_2026_MICROS + 3_600_000_000L;
+  protected static final int NODES = ExactStoreContract.NODES;
   private static final long SECOND = 1_000_000L;
   private static final int TRACES = 150;
   private static final int MAX_STEPS = 60;
   private static final long BASE_SEED = 0x70C3L;
 
   /** The token store of node {@code n} (0 to {@link #NODES} - 1). */
-  abstract TokenStore tokens(int n);
+  protected abstract TokenStore tokens(int n);
 
   /** The exact store of node {@code n}: the same store as {@link #tokens}. */
-  abstract ExactStore exact(int n);
+  protected abstract ExactStore exact(int n);
 
   /** Time left before the key of this limit expires, in ms; negative when it does not exist. */
-  abstract long ttlMillis(String limitName, String key);
+  protected abstract long ttlMillis(String limitName, String key);
 
   /** Whether the store holds the key of this limit. */
-  abstract boolean exists(String limitName, String key);
+  protected abstract boolean exists(String limitName, String key);
 
   static TokenGrant claim(TokenStore store, Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros) {
@@ -66,11 +66,11 @@ abstract class TokenStoreContract {
     }
   }
 
-  TokenGrant claim(Limit limit, String key, long want, long need, long giveBack, long horizonMicros, long now) {
+  protected TokenGrant claim(Limit limit, String key, long want, long need, long giveBack, long horizonMicros, long now) {
     return claim(tokens(0), limit, key, want, need, giveBack, horizonMicros, now);
   }
 
-  ExactResult acquire(Limit limit, String key, long cost, long nowMicros) {
+  protected ExactResult acquire(Limit limit, String key, long cost, long nowMicros) {
     return ExactStoreContract.acquire(exact(1), limit, key, cost, nowMicros);
   }
 

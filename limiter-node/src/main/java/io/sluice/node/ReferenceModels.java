@@ -10,19 +10,24 @@ import java.util.Map;
 /**
  * Deliberately naive models of the five algorithms, written from their textbook definitions with
  * exact big-integer arithmetic and no shared code with the kernels (except the sliding counter's time
- * unit, which is part of its contract). Each answers one request at a time for a single key.
+ * unit, which is part of its contract). Each answers one request at a time for a single key. They are
+ * slow and keep every key's state: for tests, not for deciding. The in-process kernels are checked
+ * against them ({@code AlgorithmModelTest}), so are a store's exact scripts (limiter-sync-testkit's
+ * {@code ExactStoreContract}) and the batched modes (its accuracy kit's exact algorithm); public so
+ * that a store written outside this project can be checked against the same models.
  */
-final class ReferenceModels {
+public final class ReferenceModels {
   private ReferenceModels() {
   }
 
-  /** What a model says of one request. */
-  static final class Answer {
-    final boolean allowed;
-    final long remaining;
+  /** What a model says of one request; times in nanoseconds. */
+  public static final class Answer {
+    public final boolean allowed;
+    public final long remaining;
     /** Nanoseconds until the request could pass; -1 when the model does not define it. */
-    final long retryAfter;
-    final long delay;
+    public final long retryAfter;
+    /** Nanoseconds a shaper holds the request before it passes (0 for every other algorithm). */
+    public final long delay;
 
     Answer(boolean allowed, long remaining, long retryAfter, long delay) {
       this.allowed = allowed;
@@ -38,11 +43,14 @@ final class ReferenceModels {
     }
   }
 
-  interface Model {
+  /** One key's model. */
+  public interface Model {
+    /** The answer to a request of {@code cost} permits at {@code now} (nanoseconds, never going back). */
     Answer request(long now, long cost);
   }
 
-  static Model of(Limit limit, long start) {
+  /** The model of {@code limit} for a key first seen at {@code start} (nanoseconds). */
+  public static Model of(Limit limit, long start) {
     switch (limit.algorithm()) {
       case TOKEN_BUCKET:
         return new TokenBucket(limit, start);
