@@ -10,6 +10,9 @@
 #   BASE=48ed773 benchmarks/lua-replay.sh
 #   CAPTURE=/tmp/monitor.txt benchmarks/lua-replay.sh   # replay a capture made before
 #   ROUNDS=3 benchmarks/lua-replay.sh                   # replay it three times (the order alternating)
+#   KIT_CASE=redis KIT_ARGS= benchmarks/lua-replay.sh    # capture all of AccuracyKitIT's Redis cases
+#                                                         # (sliding windows, leases, buckets too), 10 s each
+#   SAVE_CAPTURE=/tmp/all.txt benchmarks/lua-replay.sh  # keep the capture, to replay it with CAPTURE=
 #
 # Needs redis-server, redis-cli, python3, and for the capture a build (./mvnw -o -q install -DskipTests).
 # Only loopback, only free ports. Not part of CI. The figures of 2026-12-04 are in the README (Distributed
@@ -41,13 +44,16 @@ for a in "\$@"; do if [ "\$prev" = "--port" ]; then port=\$a; fi; prev=\$a; done
 exec ${PIN[*]} redis-server "\$@"
 EOF
   chmod +x "$WORK/redis-monitored"
-  echo ">> capturing: AccuracyKitIT, redis ZIPF_1K FIXED_WINDOW 4 APPROXIMATE, 60 s of traffic"
+  KIT_CASE="${KIT_CASE-redis ZIPF_1K FIXED_WINDOW 4 APPROXIMATE}"
+  KIT_ARGS="${KIT_ARGS--Dsluice.kit.zipf1kSeconds=60}"
+  echo ">> capturing: AccuracyKitIT, $KIT_CASE ($KIT_ARGS)"
   SLUICE_REDIS_SERVER="$WORK/redis-monitored" ./mvnw -B -q -o -pl limiter-sync-hazelcast verify \
     -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
-    -Dit.test=AccuracyKitIT "-Dsluice.kit.case=redis ZIPF_1K FIXED_WINDOW 4 APPROXIMATE" \
-    -DargLine=-Dsluice.kit.zipf1kSeconds=60 > "$WORK/capture.log" 2>&1 \
+    -Dit.test=AccuracyKitIT "-Dsluice.kit.case=$KIT_CASE" \
+    "-DargLine=$KIT_ARGS" > "$WORK/capture.log" 2>&1 \
     || { tail -40 "$WORK/capture.log"; exit 1; }
   sleep 1
+  if [[ -n "${SAVE_CAPTURE:-}" ]]; then cp "$CAPTURE" "$SAVE_CAPTURE"; fi
 fi
 
 # (the scripts sat in the repository's lua/ folder before 2026-12-05; flush.lua's helpers in
