@@ -78,6 +78,38 @@ class ReservationAheadTest {
   }
 
   /**
+   * A node the registry has confirmed alone asks for its next grant at a sync, before the one it holds
+   * runs out, and its decisions do not wait for the store. The flusher asks ahead for the keys whose
+   * rate it has measured, and it measures a key where it syncs it: a view that only spent grants had
+   * nothing to send, so it was never measured, and every grant was asked for by a decision that found
+   * the last one spent (the accuracy kit, one node: 35-39% of decisions waited on sparse keys, 9% now,
+   * store calls 362-388 -> 184-240 per 1,000). A key at 100 a second on a limit of 10,000 per 10 s,
+   * synced every 100 ms: of its last 200 decisions, 33 waited before, none now. (With other nodes a
+   * grant held ahead is budget their requests are denied: there decisions still ask as they need.)
+   */
+  @Test
+  void aNodeConfirmedAloneAsksForItsNextGrantAtASync() {
+    Limit limit = Limit.fixedWindow("alone").limit(10_000).window(Duration.ofSeconds(10)).build();
+    ManualTicker ticker = new ManualTicker(1_000 * 10 * SECOND);
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, new MemoryStore()).ticker(ticker).autoSync(false)
+        .activeNodes(() -> 1).reservation().build()) {
+      long waitedBefore = 0;
+      for (int i = 1; i <= 300; i++) {
+        if (i == 101) {
+          waitedBefore = node.waitedDecisions();
+        }
+        assertThat(node.tryAcquire("k")).isTrue();
+        ticker.advance(Duration.ofMillis(10));
+        if (i % 10 == 0) {
+          node.syncNow();
+        }
+      }
+      assertThat(node.waitedDecisions() - waitedBefore).as("of the last 200 decisions, those that waited for a grant")
+          .isZero();
+    }
+  }
+
+  /**
    * Grants are taken first come, first served, so what nodes hold ahead of their requests when the
    * budget runs out is what the other nodes' requests are denied: each node takes at once at most an
    * eighth of its even share of what is left (half of it let five nodes spend a limit of 20 with 10

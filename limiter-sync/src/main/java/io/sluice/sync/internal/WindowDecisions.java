@@ -108,6 +108,8 @@ final class WindowDecisions {
     boolean admit;
     boolean urgent;
     boolean fromLease;
+    /** Reservation mode: the view goes to the flusher, which measures its rate there (and sends nothing). */
+    boolean measure;
     /** Dropped from the table as idle after this thread found it: decided on its successor. */
     boolean retired;
     long remaining;
@@ -149,6 +151,7 @@ final class WindowDecisions {
       admit = false;
       urgent = false;
       fromLease = false;
+      measure = false;
       retired = false;
       noWait = false;
       noReleaseWait = false;
@@ -208,6 +211,7 @@ final class WindowDecisions {
   private void look(KeyView view, Judgement j) {
     j.urgent = false;
     j.fromLease = false;
+    j.measure = false;
     j.retryAfter = 0;
     j.at = Math.max(j.now, view.window() * windowNanos);
     j.prevWeight = claims.sizing.prevWeight(view.window(), j.at);
@@ -315,7 +319,7 @@ final class WindowDecisions {
         view.urgentSyncAsked(now);
       }
     }
-    if ((j.admit && !j.fromLease && !j.took) || wantsSync || (regional && !j.admit)) {
+    if ((j.admit && !j.fromLease && !j.took) || wantsSync || (regional && !j.admit) || j.measure) {
       queue.enqueue(view);
     }
   }
