@@ -60,20 +60,18 @@ public final class Durations {
     if (ms == 0) {
       return "0s";
     }
-    if (ms > 0 && ms % 86_400_000 == 0) {
-      return ms / 86_400_000 + "d";
+    for (int i = 0; i < UNIT_MILLIS.length; i++) {
+      if (ms % UNIT_MILLIS[i] == 0) {
+        long count = ms / UNIT_MILLIS[i];
+        // (the short forms take at most nine digits)
+        return count <= 999_999_999L ? count + UNIT_NAMES[i] : d.toString();
+      }
     }
-    if (ms > 0 && ms % 3_600_000 == 0) {
-      return ms / 3_600_000 + "h";
-    }
-    if (ms > 0 && ms % 60_000 == 0) {
-      return ms / 60_000 + "m";
-    }
-    if (ms > 0 && ms % 1_000 == 0) {
-      return ms / 1_000 + "s";
-    }
-    return ms + "ms";
+    throw new AssertionError(); // (every whole number of milliseconds is one of milliseconds)
   }
+
+  private static final long[] UNIT_MILLIS = {86_400_000L, 3_600_000L, 60_000L, 1_000L, 1L};
+  private static final String[] UNIT_NAMES = {"d", "h", "m", "s", "ms"};
 
   /** {@link #format} of a duration in nanoseconds. */
   public static String formatNanos(long nanos) {

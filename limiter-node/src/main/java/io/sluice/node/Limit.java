@@ -302,7 +302,7 @@ public final class Limit {
       try {
         return period.toNanos();
       } catch (ArithmeticException e) {
-        throw new IllegalArgumentException(field + ": too long, got " + period, e);
+        throw new IllegalArgumentException(field + ": too long, got " + Durations.format(period), e);
       }
     }
   }

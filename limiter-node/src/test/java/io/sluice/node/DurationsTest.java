@@ -28,7 +28,9 @@ class DurationsTest {
   void whatItFormatsReadsBackAsTheSameDuration() {
     Duration[] samples = {Duration.ZERO, Duration.ofNanos(1), Duration.ofNanos(500_000), Duration.ofMillis(1),
         Duration.ofMillis(1_500), Duration.ofSeconds(61), Duration.ofMinutes(90), Duration.ofHours(25),
-        Duration.ofDays(400), Duration.ofSeconds(-5), ChronoUnit.FOREVER.getDuration()};
+        Duration.ofDays(400), Duration.ofSeconds(-5), ChronoUnit.FOREVER.getDuration(), Duration.ofMillis(1_000_000_001),
+        Duration.ofSeconds(1_000_000_001), Duration.ofDays(999_999_999), Duration.ofDays(1_000_000_000),
+        Duration.ofMillis(999_999_999), Duration.parse("PT1000000.5S")};
     for (Duration d : samples) {
       assertThat(Durations.parse(Durations.format(d))).as("%s", d).isEqualTo(d);
     }

@@ -106,22 +106,7 @@ class FlushWavesTest {
           .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
           .reservation().build()) {
         int keys = 16;
-        // the flusher measures a key's rate when it syncs the key: here the admissions the failure
-        // policy made while the store refused leases; then the leases come, and the next ones are
-        // asked for ahead, at the syncs
-        store.failing = true;
-        for (int round = 1; round <= 100; round++) {
-          if (round == 40) {
-            store.failing = false;
-          }
-          for (int k = 0; k < keys; k++) {
-            node.tryAcquire("key-" + k);
-          }
-          ticker.advance(Duration.ofMillis(5));
-          if (round % 20 == 0 && round < 100) {
-            node.syncNow();
-          }
-        }
+        warmUp(node, store, ticker, keys);
         long granted = granted(memory, limit, ticker, keys);
         store.slow = true;
         node.syncNow();
@@ -131,6 +116,58 @@ class FlushWavesTest {
       }
     } finally {
       answers.shutdownNow();
+    }
+  }
+
+  /**
+   * Reservation mode: a lease's time as the breaker and the claims' sizing hear it is its own call's,
+   * to its answer, not the time until a sync that asked several leases got to reading it. Of a sync's
+   * 16 leases the first is answered 300 ms late (on the limiter's clock), the others at once: 300 ms of
+   * store time in all, where the code before counted each later lease as long as the first (4.8 s;
+   * with the breaker's slow-call threshold below that, one slow answer opened it for every lease).
+   */
+  @Test
+  void aLeaseTakesTheTimeOfItsOwnCall() throws Exception {
+    ScheduledExecutorService answers = Executors.newSingleThreadScheduledExecutor();
+    try {
+      MemoryStore memory = new MemoryStore();
+      SlowLeaseStore store = new SlowLeaseStore(memory, answers);
+      Limit limit = Limit.fixedWindow("lease-time").limit(100_000).window(Duration.ofHours(1)).build();
+      ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      try (SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 1)
+          .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
+          .reservation().build()) {
+        warmUp(node, store, ticker, 16);
+        store.firstLate = ticker;
+        long before = node.storeNanos();
+        node.syncNow();
+        assertThat(store.leases.get()).as("leases the sync asked for").isGreaterThan(1);
+        assertThat(node.storeNanos() - before).as("store time of the sync's leases, ns")
+            .isEqualTo(Duration.ofMillis(300).toNanos());
+      }
+    } finally {
+      answers.shutdownNow();
+    }
+  }
+
+  /**
+   * Sixteen keys at 200 a second each, synced every 100 ms: the flusher measures a key's rate when it
+   * syncs the key, here the admissions the failure policy made while the store refused leases; then the
+   * leases come, and the next ones are asked for ahead, at the syncs (at the sync that follows this).
+   */
+  private static void warmUp(SyncedLimiter node, SlowLeaseStore store, ManualTicker ticker, int keys) {
+    store.failing = true;
+    for (int round = 1; round <= 100; round++) {
+      if (round == 40) {
+        store.failing = false;
+      }
+      for (int k = 0; k < keys; k++) {
+        node.tryAcquire("key-" + k);
+      }
+      ticker.advance(Duration.ofMillis(5));
+      if (round % 20 == 0 && round < 100) {
+        node.syncNow();
+      }
     }
   }
 
@@ -149,6 +186,8 @@ class FlushWavesTest {
     private final ScheduledExecutorService answers;
     volatile boolean slow;
     volatile boolean failing;
+    /** Set: the next lease is answered 300 ms late on this clock, every other at once (and counted). */
+    volatile ManualTicker firstLate;
     final AtomicInteger outstanding = new AtomicInteger();
     final AtomicInteger maxOutstanding = new AtomicInteger();
     final AtomicInteger leases = new AtomicInteger();
@@ -164,6 +203,20 @@ class FlushWavesTest {
         long need) {
       if (failing) {
         return CompletableFuture.failedFuture(new StoreUnavailableException("leases refused", null));
+      }
+      ManualTicker late = firstLate;
+      if (late != null) {
+        leases.incrementAndGet();
+        CompletionStage<Lease> lease = memory.lease(counter, key, window, elapsedMicros, want, need);
+        if (leases.get() > 1) {
+          return lease;
+        }
+        CompletableFuture<Lease> answer = new CompletableFuture<>();
+        answers.schedule(() -> {
+          late.advance(Duration.ofMillis(300));
+          answer.complete(lease.toCompletableFuture().join());
+        }, 50, TimeUnit.MILLISECONDS);
+        return answer;
       }
       if (!slow) {
         return memory.lease(counter, key, window, elapsedMicros, want, need);

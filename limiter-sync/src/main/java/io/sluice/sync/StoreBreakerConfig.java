@@ -97,8 +97,8 @@ public final class StoreBreakerConfig {
   public String toString() {
     return "StoreBreakerConfig{slidingWindowSize=" + slidingWindowSize + ", minimumNumberOfCalls=" + minimumNumberOfCalls
         + ", failureRateThreshold=" + failureRateThreshold + ", slowCallRateThreshold=" + slowCallRateThreshold
-        + ", slowCallDuration=" + (slowCallDuration == null ? "(from the flush timeout)" : slowCallDuration)
-        + ", waitInOpenState=" + waitInOpenState + ", permittedCallsInHalfOpenState=" + permittedCallsInHalfOpenState + "}";
+        + ", slowCallDuration=" + (slowCallDuration == null ? "(from the flush timeout)" : Durations.format(slowCallDuration))
+        + ", waitInOpenState=" + Durations.format(waitInOpenState) + ", permittedCallsInHalfOpenState=" + permittedCallsInHalfOpenState + "}";
   }
 
   /** Builds a {@link StoreBreakerConfig}; every setter checks its value and names it when wrong. */

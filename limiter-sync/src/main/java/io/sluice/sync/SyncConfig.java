@@ -15,7 +15,7 @@ import java.util.function.IntSupplier;
  * another config.
  *
  * <p>Every setter checks what it can check alone and names its field in the message
- * ({@code syncInterval: must be positive, got PT0S}); what depends on the limit or the store (a sync
+ * ({@code syncInterval: must be positive, got 0s}); what depends on the limit or the store (a sync
  * interval at most half the window, a store that keeps leases for reservation mode) is checked when
  * the limiter is built, with the same kind of message.
  */

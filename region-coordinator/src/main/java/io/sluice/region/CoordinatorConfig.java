@@ -130,7 +130,7 @@ public final class CoordinatorConfig {
      */
     public Builder lease(Duration lease) {
       if (lease == null || lease.isNegative() || lease.isZero()) {
-        throw new IllegalArgumentException("lease: must be positive, got " + lease);
+        throw new IllegalArgumentException("lease: must be positive, got " + Durations.format(lease));
       }
       this.lease = lease;
       return this;

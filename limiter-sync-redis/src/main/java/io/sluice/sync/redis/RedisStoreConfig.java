@@ -219,7 +219,7 @@ public final class RedisStoreConfig {
 
     private static Duration positive(String field, Duration d) {
       if (d == null || d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(field + ": must be positive, got " + d);
+        throw new IllegalArgumentException(field + ": must be positive, got " + Durations.format(d));
       }
       return d;
     }

@@ -15,6 +15,7 @@ import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -454,10 +455,12 @@ final class Flusher {
    * goes out before any answer is waited for (one round trip for the sync's leases, not one per key),
    * and the answers are taken in the order asked, before the sync's flushes go.
    */
-  private void takeLeases(List<KeyView> views) {
-    if (views.isEmpty()) {
+  private void takeLeases(List<KeyView> wanted) {
+    if (wanted.isEmpty()) {
       return;
     }
+    // (a view queued again by a decision while this sync drained it is in the list twice: one lease)
+    List<KeyView> views = new ArrayList<>(new LinkedHashSet<>(wanted));
     WindowLeases.AskedLease[] asked = new WindowLeases.AskedLease[views.size()];
     long[] windows = new long[views.size()];
     long[] wants = new long[views.size()];
@@ -470,22 +473,40 @@ final class Flusher {
       }
       asked[i] = leaseOps.beginLease(v.key(), windows[i], at, wants[i], 1);
     }
-    for (int i = 0; i < asked.length; i++) {
-      takeLease(views.get(i), windows[i], wants[i], leaseOps.awaitLease(asked[i], flushTimeout));
+    int taken = 0;
+    try {
+      for (; taken < asked.length; taken++) {
+        takeLease(views.get(taken), windows[taken], wants[taken], leaseOps.awaitLease(asked[taken], flushTimeout));
+      }
+    } finally {
+      // every call begun is awaited, so that the breaker hears of each (a half-open breaker's permits
+      // would otherwise stay taken); the views' leases are asked for again at the next sync
+      for (int i = taken + 1; i < asked.length; i++) {
+        leaseOps.awaitLease(asked[i], flushTimeout);
+        requeueLease(views.get(i));
+      }
+    }
+  }
+
+  /** A lease asked for and not taken in: asked for again on the next round. */
+  private void requeueLease(KeyView v) {
+    synchronized (v) {
+      v.grants().wanted(false);
+      if (v.enqueue()) {
+        v.grants().wanted(true);
+        dirty.add(v);
+      }
     }
   }
 
   /** A view's grant of window {@code w}, asked for {@code want}, into the view; null: it did not come. */
   private void takeLease(KeyView v, long w, long want, LeaseStore.Lease lease) {
     synchronized (v) {
-      v.grants().wanted(false);
       if (lease == null) {
-        if (v.enqueue()) { // ask again on the next round
-          v.grants().wanted(true);
-          dirty.add(v);
-        }
+        requeueLease(v); // ask again on the next round
         return;
       }
+      v.grants().wanted(false);
       if (v.window() != w) {
         return; // the window ended while we asked: the grant is given up (under-admission only)
       }

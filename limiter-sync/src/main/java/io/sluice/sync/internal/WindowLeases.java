@@ -58,13 +58,13 @@ final class WindowLeases {
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(at - w * windowNanos);
     long startedAt = System.nanoTime();
     long tick = calls.callClock();
-    return new AskedLease(calls.start(() -> store.lease(counter, key, w, elapsedMicros, want, need)), startedAt, tick);
+    return new AskedLease(calls.start(() -> store.lease(counter, key, w, elapsedMicros, want, need)), startedAt, tick,
+        calls);
   }
 
   /** The answer of a lease call begun, waiting at most {@code timeout} from its start; null when it did not answer. */
   LeaseStore.Lease awaitLease(AskedLease asked, Duration timeout) {
-    return asked.answer == null ? null
-        : calls.await(asked.answer, asked.startedAt, timeout.toNanos(), () -> calls.callClock() - asked.tick);
+    return asked.answer == null ? null : calls.await(asked.answer, asked.startedAt, timeout.toNanos(), asked::took);
   }
 
   /** A lease call on its way: null {@code answer} when the breaker let no call through. */
@@ -72,11 +72,28 @@ final class WindowLeases {
     private final CompletableFuture<LeaseStore.Lease> answer;
     private final long startedAt;
     private final long tick;
+    private final StoreCalls calls;
+    /** When the answer arrived on the calls' clock (MIN_VALUE before). */
+    private volatile long answeredTick = Long.MIN_VALUE;
 
-    private AskedLease(CompletableFuture<LeaseStore.Lease> answer, long startedAt, long tick) {
+    private AskedLease(CompletableFuture<LeaseStore.Lease> answer, long startedAt, long tick, StoreCalls calls) {
       this.answer = answer;
       this.startedAt = startedAt;
       this.tick = tick;
+      this.calls = calls;
+      if (answer != null) {
+        answer.whenComplete((lease, failure) -> answeredTick = calls.callClock());
+      }
+    }
+
+    /**
+     * How long the call took: to its answer, not to when a sync that asked several leases got to
+     * reading it (the breaker and the round trip that sizes claims hear the call's own time), or until
+     * now for one not answered yet (a timeout).
+     */
+    private long took() {
+      long at = answeredTick;
+      return (at == Long.MIN_VALUE ? calls.callClock() : at) - tick;
     }
   }
 
