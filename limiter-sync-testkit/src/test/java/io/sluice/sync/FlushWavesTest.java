@@ -102,9 +102,7 @@ class FlushWavesTest {
       SlowLeaseStore store = new SlowLeaseStore(memory, answers);
       Limit limit = Limit.fixedWindow("lease-waves").limit(100_000).window(Duration.ofHours(1)).build();
       ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-      try (SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 1)
-          .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
-          .reservation().build()) {
+      try (SyncedLimiter node = aloneInReservation(limit, store, ticker)) {
         int keys = 16;
         warmUp(node, store, ticker, keys);
         long granted = granted(memory, limit, ticker, keys);
@@ -134,9 +132,7 @@ class FlushWavesTest {
       SlowLeaseStore store = new SlowLeaseStore(memory, answers);
       Limit limit = Limit.fixedWindow("lease-time").limit(100_000).window(Duration.ofHours(1)).build();
       ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-      try (SyncedLimiter node = SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 1)
-          .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
-          .reservation().build()) {
+      try (SyncedLimiter node = aloneInReservation(limit, store, ticker)) {
         warmUp(node, store, ticker, 16);
         store.firstLate = ticker;
         long before = node.storeNanos();
@@ -148,6 +144,13 @@ class FlushWavesTest {
     } finally {
       answers.shutdownNow();
     }
+  }
+
+  /** A node in reservation mode, alone, synced by the test; a breaker that the failures of warmUp leave closed. */
+  private static SyncedLimiter aloneInReservation(Limit limit, SlowLeaseStore store, ManualTicker ticker) {
+    return SyncedLimiter.builder(limit, store).ticker(ticker).autoSync(false).activeNodes(() -> 1)
+        .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(1_000).minimumNumberOfCalls(1_000).build())
+        .reservation().build();
   }
 
   /**
