@@ -74,6 +74,11 @@ start_redis() {
 }
 A="$(start_redis)"
 B="$(start_redis)"
+# (start_redis runs in a subshell, whose pids+= the cleanup on exit never saw: both servers outlived
+# every run; their pids, from the servers themselves)
+for port in "$A" "$B"; do
+  pids+=("$(redis-cli -p "$port" info server | tr -d '\r' | sed -n 's/^process_id://p')")
+done
 for round in $(seq 1 "$ROUNDS"); do
   # (the working tree's version on the first server in even rounds: lines name each file)
   echo ">> round $round: flush.lua at $BASE ($WORK/flush-base.lua) against the working tree's ($LUA/flush.lua)"
