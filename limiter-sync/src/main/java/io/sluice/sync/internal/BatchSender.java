@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -194,51 +193,30 @@ final class BatchSender {
     final InFlight flight;
     /** Its number among the node's numbered batches (see numberedSent). */
     final long index;
-    /** Null when the breaker let no call through. */
-    final CompletableFuture<FlushResult> answer;
-    final long startedAt;
-    private final StoreCalls calls;
-    /** When it was sent and when the answer arrived on the calls' clock (StoreCalls#callClock; MIN_VALUE before). */
-    private final long sentTick;
-    private volatile long answeredTick = Long.MIN_VALUE;
+    /** The call, timed to its own answer (not to when the wave got to reading it). */
+    final StoreCalls.Started<FlushResult> call;
 
-    Sending(InFlight flight, long index, CompletableFuture<FlushResult> answer, long startedAt, StoreCalls calls,
-        long sentTick) {
+    Sending(InFlight flight, long index, StoreCalls.Started<FlushResult> call) {
       this.flight = flight;
-      this.calls = calls;
       this.index = index;
-      this.answer = answer;
-      this.startedAt = startedAt;
-      this.sentTick = sentTick;
-      if (answer != null) {
-        answer.whenComplete((result, failure) -> answeredTick = calls.callClock());
-      }
-    }
-
-    /**
-     * How long the call took: to its answer (the call's time, not when the wave got to reading it), or
-     * until now for one not answered yet (a timeout).
-     */
-    long took() {
-      long at = answeredTick;
-      return (at != Long.MIN_VALUE ? at : calls.callClock()) - sentTick;
+      this.call = call;
     }
   }
 
   /** Sends one batch through the breaker, without waiting for the answer. */
   private Sending start(InFlight f) {
-    f.sentAt = System.nanoTime();
-    long sentTick = calls.callClock();
     long index = numberedSent.incrementAndGet();
-    return new Sending(f, index, calls.start(() -> store.flush(f.batch)), f.sentAt, calls, sentTick);
+    StoreCalls.Started<FlushResult> call = calls.begin(() -> store.flush(f.batch));
+    f.sentAt = call.startedAt;
+    return new Sending(f, index, call);
   }
 
   /** Waits for a batch's answer (at most the flush timeout from its start) and takes it in. */
   private boolean finish(Sending s) {
-    if (s.answer == null) {
+    if (s.call.answer == null) {
       return false;
     }
-    FlushResult result = calls.await(s.answer, s.startedAt, flushTimeout.toNanos(), s::took);
+    FlushResult result = calls.finish(s.call, flushTimeout.toNanos());
     return result != null && answers.take(s.flight, s.index, result);
   }
 

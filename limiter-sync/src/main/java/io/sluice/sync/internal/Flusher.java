@@ -461,28 +461,28 @@ final class Flusher {
     }
     // (a view queued again by a decision while this sync drained it is in the list twice: one lease)
     List<KeyView> views = new ArrayList<>(new LinkedHashSet<>(wanted));
-    WindowLeases.AskedLease[] asked = new WindowLeases.AskedLease[views.size()];
+    List<StoreCalls.Started<LeaseStore.Lease>> asked = new ArrayList<>(views.size());
     long[] windows = new long[views.size()];
     long[] wants = new long[views.size()];
-    for (int i = 0; i < asked.length; i++) {
+    for (int i = 0; i < views.size(); i++) {
       KeyView v = views.get(i);
       long at = ticker.read();
       synchronized (v) {
         windows[i] = v.window();
         wants[i] = leaseOps.leaseSize(v, at);
       }
-      asked[i] = leaseOps.beginLease(v.key(), windows[i], at, wants[i], 1);
+      asked.add(leaseOps.beginLease(v.key(), windows[i], at, wants[i], 1));
     }
     int taken = 0;
     try {
-      for (; taken < asked.length; taken++) {
-        takeLease(views.get(taken), windows[taken], wants[taken], leaseOps.awaitLease(asked[taken], flushTimeout));
+      for (; taken < asked.size(); taken++) {
+        takeLease(views.get(taken), windows[taken], wants[taken], leaseOps.awaitLease(asked.get(taken), flushTimeout));
       }
     } finally {
       // every call begun is awaited, so that the breaker hears of each (a half-open breaker's permits
       // would otherwise stay taken); the views' leases are asked for again at the next sync
-      for (int i = taken + 1; i < asked.length; i++) {
-        leaseOps.awaitLease(asked[i], flushTimeout);
+      for (int i = taken + 1; i < asked.size(); i++) {
+        leaseOps.awaitLease(asked.get(i), flushTimeout);
         requeueLease(views.get(i));
       }
     }

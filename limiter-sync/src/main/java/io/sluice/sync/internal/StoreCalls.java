@@ -249,6 +249,53 @@ final class StoreCalls {
   }
 
   /**
+   * A call begun now and awaited later ({@link #finish}), several at once (a sync's batches, its leases):
+   * timed to its own answer, so that the breaker and the round trip hear the call's time, not the time
+   * until the caller got to reading it behind the others.
+   */
+  <T> Started<T> begin(Supplier<CompletionStage<T>> call) {
+    long startedAt = System.nanoTime();
+    long tick = callClock.getAsLong();
+    return new Started<>(start(call), startedAt, tick, callClock);
+  }
+
+  /**
+   * The answer of a call {@link #begin begun}, waiting at most {@code timeoutNanos} from its start: null
+   * when the breaker refused it, it failed, or it took longer.
+   */
+  <T> T finish(Started<T> call, long timeoutNanos) {
+    return call.answer == null ? null : await(call.answer, call.startedAt, timeoutNanos, call::took);
+  }
+
+  /** A call {@link #begin begun}, its answer not read yet. */
+  static final class Started<T> {
+    /** Null when the breaker let no call through. */
+    final CompletableFuture<T> answer;
+    /** System.nanoTime when it was begun. */
+    final long startedAt;
+    private final long tick;
+    private final LongSupplier clock;
+    /** When the answer arrived on the calls' clock (MIN_VALUE before). */
+    private volatile long answeredTick = Long.MIN_VALUE;
+
+    private Started(CompletableFuture<T> answer, long startedAt, long tick, LongSupplier clock) {
+      this.answer = answer;
+      this.startedAt = startedAt;
+      this.tick = tick;
+      this.clock = clock;
+      if (answer != null) {
+        answer.whenComplete((value, failure) -> answeredTick = clock.getAsLong());
+      }
+    }
+
+    /** How long the call took: to its answer, or until now for one not answered yet (a timeout). */
+    private long took() {
+      long at = answeredTick;
+      return (at == Long.MIN_VALUE ? clock.getAsLong() : at) - tick;
+    }
+  }
+
+  /**
    * Starts a store call without waiting for it: null when the breaker lets no call through; a call
    * that throws at once is a failed answer. The caller must {@link #await} a started call, so that the
    * breaker hears how it went.

@@ -5,7 +5,6 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
@@ -54,47 +53,14 @@ final class WindowLeases {
    * {@link #askLease} without waiting: the call goes out now and its answer is read with
    * {@link #awaitLease}, so that a sync asks every key's lease before it waits for any.
    */
-  AskedLease beginLease(String key, long w, long at, long want, long need) {
+  StoreCalls.Started<LeaseStore.Lease> beginLease(String key, long w, long at, long want, long need) {
     long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(at - w * windowNanos);
-    long startedAt = System.nanoTime();
-    long tick = calls.callClock();
-    return new AskedLease(calls.start(() -> store.lease(counter, key, w, elapsedMicros, want, need)), startedAt, tick,
-        calls);
+    return calls.begin(() -> store.lease(counter, key, w, elapsedMicros, want, need));
   }
 
   /** The answer of a lease call begun, waiting at most {@code timeout} from its start; null when it did not answer. */
-  LeaseStore.Lease awaitLease(AskedLease asked, Duration timeout) {
-    return asked.answer == null ? null : calls.await(asked.answer, asked.startedAt, timeout.toNanos(), asked::took);
-  }
-
-  /** A lease call on its way: null {@code answer} when the breaker let no call through. */
-  static final class AskedLease {
-    private final CompletableFuture<LeaseStore.Lease> answer;
-    private final long startedAt;
-    private final long tick;
-    private final StoreCalls calls;
-    /** When the answer arrived on the calls' clock (MIN_VALUE before). */
-    private volatile long answeredTick = Long.MIN_VALUE;
-
-    private AskedLease(CompletableFuture<LeaseStore.Lease> answer, long startedAt, long tick, StoreCalls calls) {
-      this.answer = answer;
-      this.startedAt = startedAt;
-      this.tick = tick;
-      this.calls = calls;
-      if (answer != null) {
-        answer.whenComplete((lease, failure) -> answeredTick = calls.callClock());
-      }
-    }
-
-    /**
-     * How long the call took: to its answer, not to when a sync that asked several leases got to
-     * reading it (the breaker and the round trip that sizes claims hear the call's own time), or until
-     * now for one not answered yet (a timeout).
-     */
-    private long took() {
-      long at = answeredTick;
-      return (at == Long.MIN_VALUE ? calls.callClock() : at) - tick;
-    }
+  LeaseStore.Lease awaitLease(StoreCalls.Started<LeaseStore.Lease> asked, Duration timeout) {
+    return calls.finish(asked, timeout.toNanos());
   }
 
   /**
