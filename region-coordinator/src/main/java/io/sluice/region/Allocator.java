@@ -32,9 +32,13 @@ final class Allocator {
    * a region keeps at least what it is expected to ask for over that time, up to what it holds. A
    * share cut below that is passed by what its nodes admit before they read it, while the other
    * regions are given the difference at once (rounds within a window, on a region whose demand just
-   * fell; tests pass 0 for none).
+   * fell; tests pass 0 for none). The counts reach the regions' Redis up to a sync late: what a
+   * region admitted over {@code countLagNanos} before the round is not in {@code admitted} yet, and is
+   * split for as demand still to come (split by the rest of the window alone, a region was short of
+   * that much at every round, and the busy regions spent it).
    */
-  static Target target(long quota, long remainingNanos, long windowNanos, RegionView[] regions, long readLagNanos) {
+  static Target target(long quota, long remainingNanos, long windowNanos, RegionView[] regions, long readLagNanos,
+      long countLagNanos) {
     int n = regions.length;
     long budgetNow = quota;
     long budgetLater = quota;
@@ -58,7 +62,7 @@ final class Allocator {
         floorsNow[j] = Math.max(Math.max(0, r.floor() - r.admitted()),
             committed(r, Math.min(readLagNanos, remainingNanos)) - r.admitted());
         floorsLater[j] = r.floor();
-        demandNow[j] = r.demandPerNano() * remainingNanos;
+        demandNow[j] = r.demandPerNano() * (remainingNanos + countLagNanos);
         demandLater[j] = r.demandPerNano() * windowNanos;
         j++;
       }

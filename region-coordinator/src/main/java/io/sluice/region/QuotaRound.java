@@ -229,6 +229,9 @@ final class QuotaRound {
       }
       held(i, r, m, b);
       rates[r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
+      if (!q.sliding()) {
+        rates[r] = ShareArithmetic.plannedRate(rates[r], Double.longBitsToDouble(m[b + 9]));
+      }
       if (q.sliding() && reachable[r] && s != null) {
         rates[r] = slidingRate(s);
       }
@@ -253,7 +256,8 @@ final class QuotaRound {
     // by then, its share now: leases carry the current split, and shares move within a window, as
     // what the regions counted before fades)
     Allocator.Target t = q.sliding() ? Allocator.slidingTarget(q.quota(), windowNanos, views, READ_LAG_NANOS)
-        : Allocator.target(q.quota(), remaining, windowNanos, views, READ_LAG_NANOS);
+        : Allocator.target(q.quota(), remaining, windowNanos, views, READ_LAG_NANOS,
+            FLUSH_LAG_NANOS);
     targetNow[i] = t.now();
     targetLater[i] = t.later();
     return t;

@@ -77,7 +77,7 @@ public final class RegionCoordinator implements AutoCloseable {
     this.links = new RegionLinks(config.regions(), connect);
     this.leadership = new Leadership(config);
     this.heartbeats = new NodeHeartbeats(config, links);
-    this.memory = new ShareMemory(leadership);
+    this.memory = new ShareMemory(leadership, config.regions().size());
     if (scheduleRounds) {
       scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-coordinator-" + config.clusterName());

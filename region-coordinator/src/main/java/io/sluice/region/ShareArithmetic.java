@@ -9,9 +9,22 @@ package io.sluice.region;
 final class ShareArithmetic {
   /**
    * Per region in a state entry: share window, share, later share, lease end, attempts, window, time,
-   * rate, and the attempts of the window before as the last round read them.
+   * rate, the attempts of the window before as the last round read them, the spread of the rate's
+   * readings ({@link #spread}), and the last round's own reading (attempts, over nanoseconds).
    */
-  static final int FIELDS = 9;
+  static final int FIELDS = 12;
+
+  /** How much a reading moves the spread: about the last four rounds' readings count. */
+  private static final double SPREAD_WEIGHT = 0.25;
+  /**
+   * A reading further than this from the running rate (relative) is a shift of demand, not noise:
+   * the rate follows it, the spread does not (after a shift a region would be planned for a margin
+   * it no longer needs for several rounds).
+   */
+  private static final double SHIFT = 0.3;
+  /** The margin a fixed window quota's split plans for: this many spreads, at most {@link #MAX_MARGIN}. */
+  private static final double SPREADS = 2;
+  private static final double MAX_MARGIN = 0.3;
 
   private ShareArithmetic() {
   }
@@ -31,14 +44,37 @@ final class ShareArithmetic {
     return ratePerNano * windowNanos < 1 ? Math.min(floor, Math.max(1, floor / 10)) : floor;
   }
 
-  /** Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. */
+  /**
+   * Running demand rate per region: attempts (admitted + denied) per nanosecond, smoothed. Each round
+   * observes what the region asked for since the round before and since the one before that: its
+   * nodes flush every sync interval (100 ms), rounds come every 250 ms, so the last flushes a round
+   * sees fall 50 ms further from it at one round than at the next and back (it reads 200 ms of demand
+   * as 250, the next 300), and the round just after a window's start sees all of the window before (a
+   * node's first decision in a window sends the last one's counts) where the next sees a window
+   * begun 50 ms or more before its flushes; over two rounds both cancel. (Round by round, a steady
+   * 600 a second read 520-730 in real time, and a region below the max-min level split by a low
+   * reading admitted 81-90% of what it asked.) A reading that is a shift of demand is taken alone.
+   */
   static void observeDemand(long[] m, int b, long attempts, long attemptsBefore, long w, long windowNanos,
       long now, double smoothing, long roundNanos) {
     long[] seen = seenSince(m[b + 5], m[b + 4], m[b + 8], m[b + 6], w, attempts, attemptsBefore, windowNanos, now);
     if (seen == null) {
       return;
     }
-    double rate = smoothed(Double.longBitsToDouble(m[b + 7]), seen[0], seen[1], smoothing, roundNanos);
+    double before = Double.longBitsToDouble(m[b + 7]);
+    long pairSeen = seen[0];
+    long pairSpan = seen[1];
+    // (the round before came right before this one, and this one's reading is not a shift of demand,
+    // which the rate follows at once)
+    if (now - m[b + 6] <= 2 * roundNanos && !shift(before, seen[0], seen[1])) {
+      pairSeen += m[b + 10];
+      pairSpan += m[b + 11];
+    }
+    double rate = smoothed(before, pairSeen, pairSpan, smoothing, roundNanos);
+    m[b + 9] = Double.doubleToLongBits(spread(Double.longBitsToDouble(m[b + 9]), before, pairSeen, pairSpan,
+        roundNanos));
+    m[b + 10] = seen[0];
+    m[b + 11] = seen[1];
     m[b + 4] = attempts;
     m[b + 5] = w;
     m[b + 6] = now;
@@ -84,6 +120,40 @@ final class ShareArithmetic {
     }
     double weight = alpha * Math.min(1.0, (double) spanNanos / roundNanos);
     return weight * observed + (1 - weight) * rate;
+  }
+
+  /**
+   * The spread of a region's demand readings after one more: the mean relative distance of a round's
+   * reading from the running rate before it, readings of at least half a round that are not shifts
+   * ({@link #SHIFT}). A round reads the counts its region's nodes flushed, each every sync interval:
+   * it sees two or three flushes of each node, and in real time a steady 600 a second read 520-730.
+   */
+  static double spread(double spread, double rate, long seen, long spanNanos, long roundNanos) {
+    if (rate <= 0 || spanNanos < roundNanos / 2) {
+      return spread;
+    }
+    return shift(rate, seen, spanNanos) ? spread
+        : SPREAD_WEIGHT * Math.abs((double) seen / spanNanos - rate) / rate + (1 - SPREAD_WEIGHT) * spread;
+  }
+
+  /** Whether a reading of {@code seen} over {@code spanNanos} is a shift from the running {@code rate}. */
+  private static boolean shift(double rate, long seen, long spanNanos) {
+    return rate <= 0 || Math.abs((double) seen / spanNanos - rate) > SHIFT * rate;
+  }
+
+  /**
+   * The demand rate a fixed window quota's split plans for: the running rate, and a margin for the
+   * noise its readings show ({@link #spread}). A region below the max-min level was split the rate a
+   * round read, and the busy regions were given the rest at once and spent it before a later round
+   * could take it back: read 12% low at the round that split the window, the smallest region of
+   * {@code RegionRealTimeIT} admitted 81-90% of what it asked, window after window. What a region
+   * leaves of its margin the rounds that follow take back, as the rest of the window shrinks; a
+   * region above the level gets the level either way; where readings are steady (rounds and flushes
+   * in step, as in simulated time) there is no margin. (A sliding window quota splits whole windows at
+   * every round: a margin there would stay unused, and is not planned.)
+   */
+  static double plannedRate(double rate, double spread) {
+    return rate * (1 + Math.min(MAX_MARGIN, SPREADS * spread));
   }
 
   static long[] fresh(int n) {

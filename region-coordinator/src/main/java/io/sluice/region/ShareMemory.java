@@ -23,8 +23,12 @@ final class ShareMemory {
   private final Map<String, Map<String, long[]>> peaks = new HashMap<>();
   private final Leadership leadership;
 
-  ShareMemory(Leadership leadership) {
+  /** The length of a key's record: {@link ShareArithmetic#FIELDS} per region. */
+  private final int recordLength;
+
+  ShareMemory(Leadership leadership, int regions) {
     this.leadership = leadership;
+    this.recordLength = regions * ShareArithmetic.FIELDS;
   }
 
   /** The records of a quota's keys (a live map: the round adds and drops keys in it). */
@@ -44,7 +48,9 @@ final class ShareMemory {
     for (Map.Entry<String, long[]> e : leadership.state().entrySet()) {
       String k = e.getKey();
       int bar = k.indexOf('|', 2);
-      if (k.startsWith("q|") && bar > 0) {
+      // (a record of another layout, replicated by a replica of another version, is not read: the
+      // regions it covered count as unknown, at the most they may hold, until they are reached)
+      if (k.startsWith("q|") && bar > 0 && e.getValue().length == recordLength) {
         memory.computeIfAbsent(k.substring(2, bar), x -> new HashMap<>()).put(k.substring(bar + 1), e.getValue().clone());
       }
     }

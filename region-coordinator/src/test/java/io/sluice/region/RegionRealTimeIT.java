@@ -147,8 +147,9 @@ class RegionRealTimeIT {
           + " (a redis-server each), %d nodes per region; %d coordinator replicas as processes of their own (rounds every"
           + " %,d ms on the clock's grid, lease 5 s). Run %s.%n%n", G, KEYS.length, REGIONS, NODES, 2, ROUND_MS,
           java.time.Instant.now().toString().substring(0, 16) + " UTC"));
-      md.append("| run | windows | mean utilisation | worst window | worst over G | windows to reconverge (≥ 95%) |\n");
-      md.append("|---|---:|---:|---:|---:|---|\n");
+      md.append("| run | windows | mean utilisation | worst window | worst over G | windows to reconverge (≥ 95%)"
+          + " | regions owed all they ask: admitted / asked, mean (worst) |\n");
+      md.append("|---|---:|---:|---:|---:|---|---:|\n");
       row(md, "static G / 3 (no coordinator)", staticFrom, staticTo, true);
       row(md, "coordinator", coordinatedFrom, coordinatedTo, true);
       row(md, String.format(Locale.ROOT, "leader killed with SIGKILL (the other led %.2f s later)", takeoverSeconds),
@@ -264,8 +265,62 @@ class RegionRealTimeIT {
     } else {
       reconverge.append("–");
     }
-    md.append(String.format(Locale.ROOT, "| %s | %d | %.1f%% | %.1f%% | %+.2f%% | %s |%n", run, to - from,
-        100.0 * sum / n, 100.0 * worst, 100.0 * Math.max(0, over), reconverge));
+    double[] fair = fairness(from, to);
+    md.append(String.format(Locale.ROOT, "| %s | %d | %.1f%% | %.1f%% | %+.2f%% | %s | %s |%n", run, to - from,
+        100.0 * sum / n, 100.0 * worst, 100.0 * Math.max(0, over), reconverge,
+        fair == null ? "–" : String.format(Locale.ROOT, "%.1f%% (%.1f%%)", 100 * fair[0], 100 * fair[1])));
+  }
+
+  /**
+   * Max-min fairness in windows [from, to): for every key and every region whose demand its max-min
+   * fair split of G meets in full (it asks for no more than the others' level), what it admitted over
+   * what it asked for, at most 1: {mean, worst}; null where no region asked for anything.
+   */
+  private double[] fairness(long from, long to) {
+    double sum = 0;
+    double worst = 1;
+    int n = 0;
+    for (long w = from; w < to; w++) {
+      double[] in = splits.get(w);
+      AtomicLongArray counts = admitted.get(w);
+      if (in == null || counts == null) {
+        continue;
+      }
+      double[] demand = new double[REGIONS];
+      for (int r = 0; r < REGIONS; r++) {
+        demand[r] = 2.0 * G * in[r] * WINDOW_NANOS / 1e9;
+      }
+      double[] fair = maxMin(G, demand);
+      for (int k = 0; k < KEYS.length; k++) {
+        for (int r = 0; r < REGIONS; r++) {
+          if (demand[r] >= 1 && fair[r] >= demand[r] - 1e-9) {
+            double ratio = Math.min(1, counts.get(k * REGIONS + r) / demand[r]);
+            sum += ratio;
+            worst = Math.min(worst, ratio);
+            n++;
+          }
+        }
+      }
+    }
+    return n == 0 ? null : new double[] {sum / n, worst};
+  }
+
+  /** Max-min fair split of {@code budget} over {@code demand}: the smallest demands met in full, the rest level. */
+  static double[] maxMin(double budget, double[] demand) {
+    int n = demand.length;
+    double[] x = new double[n];
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    java.util.Arrays.sort(order, java.util.Comparator.comparingDouble(i -> demand[i]));
+    double left = budget;
+    for (int j = 0; j < n; j++) {
+      int i = order[j];
+      x[i] = Math.min(demand[i], left / (n - j));
+      left -= x[i];
+    }
+    return x;
   }
 
   private long total(long w, int k) {
