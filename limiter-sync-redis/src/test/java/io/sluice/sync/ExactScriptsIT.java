@@ -88,6 +88,15 @@ class ExactScriptsIT extends ExactStoreContract {
         .hasMessageContaining("fixed_window: now must be an integer");
     assertThatThrownBy(() -> eval("fixed_window", key, "1", "1", "5"))
         .hasMessageContaining("fixed_window: expected 4 arguments");
+    // (past the usual case's lines, which answer before the checks: what they let by is checked there)
+    assertThatThrownBy(() -> eval("fixed_window", key, "1", "6", "5", "1000"))
+        .hasMessageContaining("fixed_window: cost must be an integer between 1 and 5");
+    assertThatThrownBy(() -> eval("fixed_window", key, "inf", "1", "5", "1000"))
+        .hasMessageContaining("fixed_window: now must be an integer");
+    assertThatThrownBy(() -> eval("fixed_window", key, "1", "1", "5", "0"))
+        .hasMessageContaining("fixed_window: window must be an integer");
+    assertThatThrownBy(() -> eval("fixed_window", new String[0], "1", "1", "5", "1000"))
+        .hasMessageContaining("fixed_window: expected 1 key");
     assertThatThrownBy(() -> eval("sliding_window_counter", key, "1", "1", "5", "1000", "0"))
         .hasMessageContaining("sliding_window_counter: unit must be an integer");
     assertThatThrownBy(() -> eval("sliding_window_counter", key, "1", "1", "2147483647", "4000000000000", "1"))

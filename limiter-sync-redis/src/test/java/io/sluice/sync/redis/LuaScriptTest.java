@@ -1,6 +1,7 @@
 package io.sluice.sync.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -34,11 +35,30 @@ class LuaScriptTest {
   /** A helper's own comment goes with it, and the script's text follows the helpers whole. */
   @Test
   void theTextIsTheNameTheHelpersAndTheScript() {
-    String body = LuaScript.load("fixed_window").body();
-    assertThat(body).startsWith("local SCRIPT = 'fixed_window'\n");
+    String body = LuaScript.load("gcra").body();
+    assertThat(body).startsWith("local SCRIPT = 'gcra'\n");
     assertThat(body).contains("-- x as Redis stores it");
-    assertThat(body).doesNotContain("-- a GCRA bucket's state");
-    assertThat(body.indexOf("local function dropCountsBefore")).isLessThan(body.indexOf("-- fixed_window.lua:"));
+    assertThat(body).doesNotContain("-- fixed_window.lua");
+    assertThat(body.indexOf("local function bucketAt")).isLessThan(body.indexOf("-- gcra.lua:"));
+  }
+
+  /**
+   * A script with the helpers' mark ({@code -- @helpers}, fixed_window.lua) runs the lines above it
+   * first, before any helper is made: its usual case is answered there. Those lines may not use a
+   * helper (nor a constant of the prelude): such a script is refused when loaded, by name.
+   */
+  @Test
+  void theLinesAboveTheHelpersMarkRunBeforeTheHelpersAreMade() {
+    String body = LuaScript.load("fixed_window").body();
+    assertThat(body).startsWith("local SCRIPT = 'fixed_window'\n-- fixed_window.lua:");
+    assertThat(body).doesNotContain("\n-- @helpers\n");
+    int fastPath = body.indexOf("local taken");
+    assertThat(fastPath).isPositive().isLessThan(body.indexOf("local function fail"));
+    assertThat(body.indexOf("local MAX_EXACT")).isGreaterThan(fastPath);
+    assertThat(body.indexOf("local function dropCountsBefore")).isLessThan(body.indexOf("if #KEYS ~= 1 then"));
+    assertThatThrownBy(() -> LuaScript.load(LuaScriptTest.class, "head_uses_a_helper"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("lua/head_uses_a_helper.lua").hasMessageContaining("use digits");
   }
 
   /**
