@@ -28,49 +28,41 @@
 --
 -- An admission in the caller's window that is not the window's first is answered by the lines above
 -- '-- @helpers', before the prelude's helpers are made (as in fixed_window.lua: each a closure made
--- again at every call); anything else goes on below with what they read (`read`) and took (`taken`).
+-- again at every call); anything else goes on below with what they read (`read`).
 
-local read, taken
+local read
 do
-  -- (the checks below spelt out: windowArgs', the unit's, the cost's and the units'; floordiv inline)
+  -- floor(a / b) for integers, exact (the prelude's floordiv, not made yet here: one closure, not ten)
+  local function quotient(a, b)
+    local q = math.floor(a / b)
+    if q * b > a then
+      return q - 1
+    elseif (q + 1) * b <= a then
+      return q + 1
+    end
+    return q
+  end
+  -- (the checks below spelt out: windowArgs', the unit's, the cost's and the units')
   local now, cost, limit, window, unit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]),
       tonumber(ARGV[5])
   if #KEYS == 1 and #ARGV == 5 and now and cost and limit and window and unit and now >= 0
       and now <= 4503599627370496 and now % 1 == 0 and limit >= 1 and limit <= 2251799813685248 and limit % 1 == 0
       and window >= 1 and window <= 2251799813685248 and window % 1 == 0 and unit >= 1 and unit <= window
       and unit % 1 == 0 and cost >= 1 and cost <= limit and cost % 1 == 0 then
-    local units = math.floor(window / unit)
-    if units * unit > window then
-      units = units - 1
-    elseif (units + 1) * unit <= window then
-      units = units + 1
-    end
+    local units = quotient(window, unit)
     if 3 * limit * units <= 9007199254740992 then
       local offset = math.fmod(now, window)
       local index = (now - offset) / window
       read = redis.call('HMGET', KEYS[1], string.format('%d', index - 1), string.format('%d', index),
           string.format('%d', index + 1))
       if not read[3] then
-        local elapsed = math.floor(offset / unit)
-        if elapsed * unit > offset then
-          elapsed = elapsed - 1
-        elseif (elapsed + 1) * unit <= offset then
-          elapsed = elapsed + 1
-        end
         local cur = tonumber(read[2] or '0')
-        local spare = limit * units - (cur + cost) * units - tonumber(read[1] or '0') * (units - elapsed)
+        local spare = limit * units - (cur + cost) * units
+            - tonumber(read[1] or '0') * (units - quotient(offset, unit))
         if spare >= 0 and cur > 0 then
-          taken = redis.call('HINCRBY', KEYS[1], string.format('%d', index), cost)
-          if taken ~= cost then
-            -- (spare / units, rounded down: both integers below 2^53, the quotient exact where it is whole)
-            local remaining = math.floor(spare / units)
-            if remaining * units > spare then
-              remaining = remaining - 1
-            elseif (remaining + 1) * units <= spare then
-              remaining = remaining + 1
-            end
-            return remaining
-          end
+          -- (not the window's first admission, which drops older windows and sets the key's TTL below)
+          redis.call('HINCRBY', KEYS[1], string.format('%d', index), cost)
+          return quotient(spare, units)
         end
       end
     end
@@ -158,7 +150,7 @@ if used > budget then
 end
 
 local reset = (w + 2) * window - now
-if (taken or redis.call('HINCRBY', key, digits(w), cost)) == cost then
+if redis.call('HINCRBY', key, digits(w), cost) == cost then
   -- the window's first admission: drop the windows before the previous one, and live until this
   -- window's count stops weighing, the next window's end (later admissions in the window find this
   -- done: two commands each, not four)
