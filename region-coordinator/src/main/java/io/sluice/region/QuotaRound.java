@@ -231,8 +231,7 @@ final class QuotaRound {
       rates[r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
       if (!q.sliding()) {
         rates[r] = ShareArithmetic.plannedRate(rates[r], Double.longBitsToDouble(m[b + 9]));
-      }
-      if (q.sliding() && reachable[r] && s != null) {
+      } else if (reachable[r] && s != null) {
         rates[r] = slidingRate(s);
       }
       applyPeaks(i, r, m, b, p);

@@ -64,9 +64,10 @@ final class ShareArithmetic {
     double before = Double.longBitsToDouble(m[b + 7]);
     long pairSeen = seen[0];
     long pairSpan = seen[1];
-    // (the round before came right before this one, and this one's reading is not a shift of demand,
-    // which the rate follows at once)
-    if (now - m[b + 6] <= 2 * roundNanos && !shift(before, seen[0], seen[1])) {
+    // (the round before came right before this one and read a round or so itself: not the first
+    // round after a gap, or after a take-over, whose reading spans it; and this one's reading is not a
+    // shift of demand, which the rate follows at once)
+    if (now - m[b + 6] <= 2 * roundNanos && m[b + 11] <= 2 * roundNanos && !shift(before, seen[0], seen[1])) {
       pairSeen += m[b + 10];
       pairSpan += m[b + 11];
     }
@@ -124,13 +125,13 @@ final class ShareArithmetic {
 
   /**
    * The spread of a region's demand readings after one more: the mean relative distance of a round's
-   * reading from the running rate before it, readings of at least half a round that are not shifts
-   * ({@link #SHIFT}). A round reads the counts its region's nodes flushed, each every sync interval:
+   * reading from the running rate before it, readings of half a round to three (two rounds' together)
+   * that are not shifts ({@link #SHIFT}). A round reads the counts its region's nodes flushed, each every sync interval:
    * it sees two or three flushes of each node, and in real time a steady 600 a second read 520-730.
    */
   static double spread(double spread, double rate, long seen, long spanNanos, long roundNanos) {
-    if (rate <= 0 || spanNanos < roundNanos / 2) {
-      return spread;
+    if (rate <= 0 || spanNanos <= 0 || spanNanos < roundNanos / 2 || spanNanos > 3 * roundNanos) {
+      return spread; // (a reading of a sliver of a round, or of a gap of many: not a round's noise)
     }
     return shift(rate, seen, spanNanos) ? spread
         : SPREAD_WEIGHT * Math.abs((double) seen / spanNanos - rate) / rate + (1 - SPREAD_WEIGHT) * spread;

@@ -47,11 +47,12 @@ final class ShareMemory {
     memory.clear();
     for (Map.Entry<String, long[]> e : leadership.state().entrySet()) {
       String k = e.getKey();
-      int bar = k.indexOf('|', 2);
-      // (a record of another layout, replicated by a replica of another version, is not read: the
-      // regions it covered count as unknown, at the most they may hold, until they are reached)
-      if (k.startsWith("q|") && bar > 0 && e.getValue().length == recordLength) {
-        memory.computeIfAbsent(k.substring(2, bar), x -> new HashMap<>()).put(k.substring(bar + 1), e.getValue().clone());
+      int bar = k.indexOf('|', RECORDS.length());
+      // (a record of another length, for another number of regions, is not read: the regions count
+      // as unknown, at the most they may hold, until they are reached)
+      if (k.startsWith(RECORDS) && bar > 0 && e.getValue().length == recordLength) {
+        memory.computeIfAbsent(k.substring(RECORDS.length(), bar), x -> new HashMap<>())
+            .put(k.substring(bar + 1), e.getValue().clone());
       }
     }
   }
@@ -59,17 +60,28 @@ final class ShareMemory {
   void replicate(GlobalQuota q, Map<String, long[]> known) {
     Map<String, long[]> copy = new HashMap<>();
     for (Map.Entry<String, long[]> e : known.entrySet()) {
-      copy.put("q|" + q.name() + "|" + e.getKey(), e.getValue().clone());
+      copy.put(RECORDS + q.name() + "|" + e.getKey(), e.getValue().clone());
     }
     leadership.state().putAll(copy);
-    String prefix = "q|" + q.name() + "|";
+    String prefix = RECORDS + q.name() + "|";
     for (Iterator<String> it = leadership.state().keySet().iterator(); it.hasNext(); ) {
       String key = it.next();
-      if (key.startsWith(prefix) && !copy.containsKey(key)) {
+      if ((key.startsWith(prefix) && !copy.containsKey(key)) || key.startsWith(FORMER_RECORDS)) {
         leadership.state().remove(key);
       }
     }
   }
+
+  /**
+   * The replicated map's keys of the records, {@code q2|<quota>|<key>}: the layout of
+   * {@link ShareArithmetic#FIELDS} per region, twelve since 2026-12-06. The records of nine fields went
+   * under {@code q|} ({@link #FORMER_RECORDS}): a replica of the version before, leading during a
+   * rolling upgrade, reads none of the new ones (it counts the regions as unknown, at the most they may
+   * hold, until it reaches them) rather than reading twelve fields in steps of nine, and this version
+   * reads none of its records and drops them.
+   */
+  static final String RECORDS = "q2|";
+  private static final String FORMER_RECORDS = "q|";
 
   /** The key's peaks (see {@link #peaks}), per region of {@code n} {window, now, next}. */
   long[] peaksOf(String quota, String key, int n) {

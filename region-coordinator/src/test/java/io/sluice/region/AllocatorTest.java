@@ -466,6 +466,38 @@ class AllocatorTest {
     assertThat(Double.longBitsToDouble(m[9])).as("the spread: neither the flushes' phase nor the shift").isLessThan(0.03);
   }
 
+  /**
+   * A reading that spans a gap (rounds that did not reach the region, or a take-over) is not paired with
+   * the round after it: that round's reading would be mostly the gap's. Steady 600 a second, then 10 s
+   * unread at 450, then 600 again: the round after the gap moves the rate toward 600 (paired, it went
+   * to 459, away from it), and the gap's reading does not count as a round's noise (the round after it,
+   * 25% off the rate the gap left, does: a margin of about an eighth for the few rounds that follow).
+   */
+  @Test
+  void aReadingAcrossAGapIsNotPairedWithTheRoundAfterIt() {
+    long window = 60_000_000_000L;
+    long round = 250_000_000L;
+    long w = 29_410_560L;
+    long start = w * window;
+    long[] m = ShareArithmetic.fresh(1);
+    long at = start;
+    double attempts = 0;
+    for (int k = 1; k <= 8; k++) {
+      at += round;
+      attempts += 600e-9 * round;
+      ShareArithmetic.observeDemand(m, 0, Math.round(attempts), 0, w, window, at, 0.8, round);
+    }
+    at += 10_000_000_000L;
+    attempts += 450e-9 * 10_000_000_000L;
+    ShareArithmetic.observeDemand(m, 0, Math.round(attempts), 0, w, window, at, 0.8, round);
+    double afterGap = Double.longBitsToDouble(m[7]) * 1e9;
+    assertThat(Double.longBitsToDouble(m[9])).as("the spread after the gap's reading").isLessThan(0.01);
+    at += round;
+    attempts += 600e-9 * round;
+    ShareArithmetic.observeDemand(m, 0, Math.round(attempts), 0, w, window, at, 0.8, round);
+    assertThat(Double.longBitsToDouble(m[7]) * 1e9).as("after the gap (%.0f)", afterGap).isGreaterThan(560);
+  }
+
 
 
 }

@@ -49,8 +49,9 @@ public final class LuaScript {
     int mark = own.indexOf(HELPERS_MARK);
     String head = mark < 0 ? "" : own.substring(0, mark + 1);
     String rest = mark < 0 ? own : own.substring(mark + HELPERS_MARK.length());
+    String headCode = withoutCommentLines(head);
     for (String helper : helperNames(lib)) {
-      if (mentions(withoutComments(head), helper)) {
+      if (mentions(headCode, helper)) {
         throw new IllegalStateException("lua/" + name + ".lua: the lines above '" + HELPERS_MARK.strip()
             + "' run before the helpers are made, and use " + helper);
       }
@@ -60,7 +61,8 @@ public final class LuaScript {
 
   /**
    * A line of its own in a script: the helpers go in there rather than above the script's text. The
-   * lines above it run first, with none of the helpers (nor the prelude's constants) made yet: a
+   * lines above it (code and whole-line comments) run first, with none of the helpers (nor the
+   * prelude's constants) made yet: a
    * usual case answered there costs no closure (fixed_window.lua's admission in an open window: a
    * fifth of its time in Redis went to making the eight helpers it names).
    */
@@ -76,9 +78,14 @@ public final class LuaScript {
     return names;
   }
 
-  /** {@code text} without its comments (a Lua comment runs from {@code --} to the line's end). */
-  private static String withoutComments(String text) {
-    return text.replaceAll("--[^\n]*", "");
+  /**
+   * {@code text} without its lines that are comments whole ({@code --} first on the line). A comment
+   * after code on its line, or a block comment's later lines, stay: a helper named there refuses the
+   * script, which is the safe side (stripping from {@code --} to the line's end anywhere also stripped
+   * a string's {@code '--'} and the code after it, and let a helper by).
+   */
+  private static String withoutCommentLines(String text) {
+    return text.replaceAll("(?m)^[ \t]*--.*$", "");
   }
 
   /** A prelude definition's first line: {@code local NAME =} or {@code local function NAME(}, at the line's start. */

@@ -59,6 +59,9 @@ class LuaScriptTest {
     assertThatThrownBy(() -> LuaScript.load(LuaScriptTest.class, "head_uses_a_helper"))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("lua/head_uses_a_helper.lua").hasMessageContaining("use digits");
+    assertThatThrownBy(() -> LuaScript.load(LuaScriptTest.class, "head_hides_a_helper"))
+        .as("a string's '--' is not a comment").isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("use digits");
   }
 
   /**
