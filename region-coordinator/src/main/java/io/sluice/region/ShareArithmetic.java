@@ -126,8 +126,9 @@ final class ShareArithmetic {
   /**
    * The spread of a region's demand readings after one more: the mean relative distance of a round's
    * reading from the running rate before it, readings of half a round to three (two rounds' together)
-   * that are not shifts ({@link #SHIFT}). A round reads the counts its region's nodes flushed, each every sync interval:
-   * it sees two or three flushes of each node, and in real time a steady 600 a second read 520-730.
+   * that are not shifts ({@link #SHIFT}). A round reads the counts its region's nodes flushed, each
+   * every sync interval: it sees two or three flushes of each node, and in real time a steady 600 a
+   * second read 520-730.
    */
   static double spread(double spread, double rate, long seen, long spanNanos, long roundNanos) {
     if (rate <= 0 || spanNanos <= 0 || spanNanos < roundNanos / 2 || spanNanos > 3 * roundNanos) {
