@@ -30,7 +30,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * split between the regions 60/30/10, 10/60/30, 30/10/60, 0/50/50 for 5 s each; first with no
  * coordinator (the static G / 3 split), then with it; then the leader killed with SIGKILL; then region
  * b's Redis killed for 5 s and restarted empty. Per window and key: what the regions admitted together,
- * over G.
+ * over G; and max-min fairness, what each region admitted over what it asked where its max-min fair
+ * split of G meets all it asks ({@link #fairness}).
  *
  * <p>A report, not a check: timing on a shared machine moves its figures, so it runs only when asked
  * ({@code -Dsluice.realtime=true}, {@code region-coordinator/run-report.sh}) and writes
