@@ -24,9 +24,10 @@
 -- answered by the lines above '-- @helpers', before the prelude's helpers are made (LuaScript puts them
 -- there; Redis runs the whole text at every call, and the eight helpers this script names, each a
 -- closure made again per call, were a fifth of its time in Redis); anything else goes on below with
--- the take done (`taken`), where the checks tell a bad argument by name. A window's first admission is the take that
--- finds its count at 0 (HINCRBY answers the cost): only then are the older windows dropped, the TTL
--- set, and the next window looked for. That look is enough to find a window a caller ahead has opened:
+-- the take done (`taken`), where the checks tell a bad argument by name. A window's first admission
+-- is the take that finds its count at 0 (HINCRBY answers the cost): only then are the older windows
+-- dropped, the TTL set, and the next window looked for. That look is enough to find a window a caller
+-- ahead has opened:
 -- its first admission dropped this one, so a caller behind that counts here finds 0 and looks.
 -- (A key that other scripts write too, batched flushes of the limit, flush.lua, or a sliding window
 -- counter of the same name, keeps older windows for a while: there a caller behind may count in its

@@ -62,9 +62,9 @@ public final class LuaScript {
   /**
    * A line of its own in a script: the helpers go in there rather than above the script's text. The
    * lines above it (code and whole-line comments) run first, with none of the helpers (nor the
-   * prelude's constants) made yet: a
-   * usual case answered there costs no closure (fixed_window.lua's admission in an open window: a
-   * fifth of its time in Redis went to making the eight helpers it names).
+   * prelude's constants) made yet: a usual case answered there costs no closure (fixed_window.lua's
+   * admission in an open window: a fifth of its time in Redis went to making the eight helpers it
+   * names).
    */
   static final String HELPERS_MARK = "\n-- @helpers\n";
 
