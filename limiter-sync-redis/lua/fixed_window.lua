@@ -27,8 +27,8 @@
 -- the take done (`taken`), where the checks tell a bad argument by name. A window's first admission
 -- is the take that finds its count at 0 (HINCRBY answers the cost): only then are the older windows
 -- dropped, the TTL set, and the next window looked for. That look is enough to find a window a caller
--- ahead has opened:
--- its first admission dropped this one, so a caller behind that counts here finds 0 and looks.
+-- ahead has opened: its first admission dropped this one, so a caller behind that counts here finds 0
+-- and looks.
 -- (A key that other scripts write too, batched flushes of the limit, flush.lua, or a sliding window
 -- counter of the same name, keeps older windows for a while: there a caller behind may count in its
 -- own window while the next one is open.)
