@@ -47,8 +47,10 @@ public final class LuaScript {
     String own = read(owner, name);
     String lib = owner.getResource("lua/" + name + "_lib.lua") == null ? null : read(owner, name + "_lib");
     int mark = own.indexOf(HELPERS_MARK);
-    String head = mark < 0 ? "" : own.substring(0, mark + 1);
-    String rest = mark < 0 ? own : own.substring(mark + HELPERS_MARK.length());
+    if (mark < 0) {
+      return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + preludeFor(own, lib) + "\n" + own);
+    }
+    String head = own.substring(0, mark + 1);
     String headCode = withoutCommentLines(head);
     for (String helper : helperNames(lib)) {
       if (mentions(headCode, helper)) {
@@ -56,7 +58,8 @@ public final class LuaScript {
             + "' run before the helpers are made, and use " + helper);
       }
     }
-    return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + head + preludeFor(own, lib) + "\n" + rest);
+    return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + head + preludeFor(own, lib) + "\n"
+        + own.substring(mark + HELPERS_MARK.length()));
   }
 
   /**
