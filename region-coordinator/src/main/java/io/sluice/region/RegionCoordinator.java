@@ -159,6 +159,7 @@ public final class RegionCoordinator implements AutoCloseable {
   public synchronized boolean round() {
     if (!leadership.oldest()) {
       epoch = 0;
+      links.keepWarm(ticker.read());
       return false;
     }
     if (fenced && leadership.membershipChanges() == fencedAtMembership) {
