@@ -191,16 +191,30 @@ final class Flusher {
     return sender.numberedSent();
   }
 
+  /**
+   * The flusher thread: a regular sync every sync interval, on a cadence of its own (a sync a decision
+   * asked for in between does not put the next regular one off), and a sync whenever a decision asks.
+   * (Parking a whole interval after every sync, asked or not, left a node that synced on demand near a
+   * key's limit without a regular sync for up to an interval after its last: the accuracy kit's model,
+   * which keeps the cadence, found 30-35% more false denials on its fixed-window Zipf and shapes
+   * profiles at 3 nodes that way, for 0-4% fewer store calls.)
+   */
   private void flushLoop() {
+    long nextRegular = System.nanoTime() + syncIntervalNanos;
     while (!closed) {
-      if (!syncRequested.get()) {
-        LockSupport.parkNanos(this, syncIntervalNanos);
+      long now = System.nanoTime();
+      if (!syncRequested.get() && now - nextRegular < 0) {
+        LockSupport.parkNanos(this, nextRegular - now);
       }
       boolean asked = syncRequested.getAndSet(false);
       if (closed) {
         return;
       }
       long start = System.nanoTime();
+      if (!asked && start - nextRegular < 0) {
+        continue; // woken early, with nothing asked (a spurious wake-up): not a sync
+      }
+      nextRegular = nextRegularSync(nextRegular, start, syncIntervalNanos);
       if (asked && lastSyncStart != Long.MIN_VALUE) {
         long cycle = Math.min(start - lastSyncStart, syncIntervalNanos);
         claims.sizing.flushCycleNanos = Math.max(cycle, (claims.sizing.flushCycleNanos * 7 + cycle) / 8);
@@ -213,6 +227,15 @@ final class Flusher {
         calls.countFailure(); // kept for the next round; the loop must survive anything
       }
     }
+  }
+
+  /**
+   * When the regular sync is due after a sync that starts at {@code start} (System.nanoTime): still at
+   * {@code due} when that is later (a sync asked for in between does not put it off), else the next
+   * point of the cadence after {@code start} (a sync that ran long skips the points it missed).
+   */
+  static long nextRegularSync(long due, long start, long interval) {
+    return start - due < 0 ? due : due + ((start - due) / interval + 1) * interval;
   }
 
   boolean sync(boolean everything) {
