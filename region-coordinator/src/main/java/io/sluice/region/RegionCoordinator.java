@@ -153,8 +153,9 @@ public final class RegionCoordinator implements AutoCloseable {
   }
 
   /**
-   * One round: does nothing unless this replica leads; returns whether it led. Public for tools and
-   * tests that drive rounds themselves.
+   * One round: splits the quotas if this replica leads; a replica standing by only keeps its links to
+   * the regions warm ({@link RegionLinks#keepWarm}). Returns whether it led. Public for tools and tests
+   * that drive rounds themselves.
    */
   public synchronized boolean round() {
     if (!leadership.oldest()) {
