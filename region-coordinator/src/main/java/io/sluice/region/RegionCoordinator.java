@@ -154,7 +154,7 @@ public final class RegionCoordinator implements AutoCloseable {
 
   /**
    * One round: splits the quotas if this replica leads; a replica standing by only keeps its links to
-   * the regions warm ({@link RegionLinks#keepWarm}). Returns whether it led. Public for tools and tests
+   * the regions warm ({@code RegionLinks.keepWarm}). Returns whether it led. Public for tools and tests
    * that drive rounds themselves.
    */
   public synchronized boolean round() {
