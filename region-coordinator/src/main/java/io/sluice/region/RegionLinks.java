@@ -16,6 +16,9 @@ import java.util.function.Function;
  * round thread only.
  */
 final class RegionLinks implements AutoCloseable {
+  /** How often a replica standing by uses each link (see {@link #keepWarm}). */
+  static final long WARM_EVERY_NANOS = 1_000_000_000L;
+
   private final List<Region> regions;
   private final RegionClient[] clients;
   private final AtomicLong refusedWrites = new AtomicLong();
@@ -81,8 +84,6 @@ final class RegionLinks implements AutoCloseable {
       }
     }
   }
-
-  static final long WARM_EVERY_NANOS = 1_000_000_000L;
 
   long refusedWrites() {
     return refusedWrites.get();
