@@ -15,7 +15,6 @@ import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -266,7 +265,7 @@ final class Flusher {
       List<KeyView> wantLeases = new ArrayList<>();
       drainDirty(everything, byGroup, wantLeases);
       byGroup.values().removeIf(List::isEmpty);
-      takeLeases(wantLeases);
+      leaseOps.takeSyncLeases(wantLeases, flushTimeout, dirty::add);
       boolean sent = sender.sendInWaves(new ArrayList<>(byGroup.entrySet()), deadline);
       if (!everything && deadline == Long.MAX_VALUE) {
         // a regular sync, the flusher thread's or one a tool driving time runs as its flusher: drops
@@ -471,70 +470,6 @@ final class Flusher {
     long want = idle || closed ? 0 : Math.max(claims.sizing.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
         Math.min(claims.sizing.untilNextAnswer(v), claims.sizing.expectedDemand(v, drainedAt)));
     return Math.min(want, counter.limit().capacity());
-  }
-
-  /**
-   * Reservation mode: asks the store for each view's next grant and adds it to the view. Every call
-   * goes out before any answer is waited for (one round trip for the sync's leases, not one per key),
-   * and the answers are taken in the order asked, before the sync's flushes go.
-   */
-  private void takeLeases(List<KeyView> wanted) {
-    if (wanted.isEmpty()) {
-      return;
-    }
-    // (a view queued again by a decision while this sync drained it is in the list twice: one lease)
-    List<KeyView> views = new ArrayList<>(new LinkedHashSet<>(wanted));
-    List<StoreCalls.Started<LeaseStore.Lease>> asked = new ArrayList<>(views.size());
-    long[] windows = new long[views.size()];
-    long[] wants = new long[views.size()];
-    for (int i = 0; i < views.size(); i++) {
-      KeyView v = views.get(i);
-      long at = ticker.read();
-      synchronized (v) {
-        windows[i] = v.window();
-        wants[i] = leaseOps.leaseSize(v, at);
-      }
-      asked.add(leaseOps.beginLease(v.key(), windows[i], at, wants[i], 1));
-    }
-    int taken = 0;
-    try {
-      for (; taken < asked.size(); taken++) {
-        takeLease(views.get(taken), windows[taken], wants[taken], leaseOps.awaitLease(asked.get(taken), flushTimeout));
-      }
-    } finally {
-      // every call begun is awaited, so that the breaker hears of each (a half-open breaker's permits
-      // would otherwise stay taken); the views' leases are asked for again at the next sync
-      for (int i = taken + 1; i < asked.size(); i++) {
-        leaseOps.awaitLease(asked.get(i), flushTimeout);
-        requeueLease(views.get(i));
-      }
-    }
-  }
-
-  /** A lease asked for and not taken in: asked for again on the next round. */
-  private void requeueLease(KeyView v) {
-    synchronized (v) {
-      v.grants().wanted(false);
-      if (v.enqueue()) {
-        v.grants().wanted(true);
-        dirty.add(v);
-      }
-    }
-  }
-
-  /** A view's grant of window {@code w}, asked for {@code want}, into the view; null: it did not come. */
-  private void takeLease(KeyView v, long w, long want, LeaseStore.Lease lease) {
-    synchronized (v) {
-      if (lease == null) {
-        requeueLease(v); // ask again on the next round
-        return;
-      }
-      v.grants().wanted(false);
-      if (v.window() != w) {
-        return; // the window ended while we asked: the grant is given up (under-admission only)
-      }
-      leaseOps.takeLeaseAnswer(v, lease, want, 1, ticker.read());
-    }
   }
 
   private void requeue(Pending p) {

@@ -4,15 +4,21 @@ import io.sluice.node.Limit;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
+import io.sluice.node.Ticker;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 /**
  * Reservation mode's arithmetic for a window limit: how much a node asks the store to grant it at
  * once, whether asking may help, the call that asks, and the grant taken into the key's view. Every method that takes a view
- * runs under the view's monitor; the settings are immutable.
+ * runs under the view's monitor, but {@link #takeSyncLeases}, which takes each view's monitor in turn (the flusher's
+ * thread, with no monitor held); the settings are immutable.
  */
 final class WindowLeases {
   private final IntSupplier activeNodes;
@@ -27,6 +33,7 @@ final class WindowLeases {
   private final boolean sliding;
   /** The store's exact scripts, which give a window's permits back (null: a store without them). */
   private final ExactStore windows;
+  private final Ticker ticker;
 
   WindowLeases(LimiterSetup l, WindowClaims claims) {
     this.activeNodes = l.activeNodes;
@@ -39,6 +46,73 @@ final class WindowLeases {
     this.windowNanos = l.windowNanos;
     this.sliding = l.sliding;
     this.windows = l.store instanceof ExactStore ? (ExactStore) l.store : null;
+    this.ticker = l.ticker;
+  }
+
+  /**
+   * At a sync (the flusher's thread): asks the store for each view's next grant and adds it to the
+   * view. Every call goes out before any answer is waited for (one round trip for the sync's leases,
+   * not one per key), and the answers are taken in the order asked, before the sync's flushes go; each
+   * waited for at most {@code timeout}. A view whose grant did not come is handed to {@code toSync},
+   * queued again: its lease is asked for at the next sync.
+   */
+  void takeSyncLeases(List<KeyView> wanted, Duration timeout, Consumer<KeyView> toSync) {
+    if (wanted.isEmpty()) {
+      return;
+    }
+    // (a view queued again by a decision while this sync drained it is in the list twice: one lease)
+    List<KeyView> views = new ArrayList<>(new LinkedHashSet<>(wanted));
+    List<StoreCalls.Started<LeaseStore.Lease>> asked = new ArrayList<>(views.size());
+    long[] ws = new long[views.size()];
+    long[] wants = new long[views.size()];
+    for (int i = 0; i < views.size(); i++) {
+      KeyView v = views.get(i);
+      long at = ticker.read();
+      synchronized (v) {
+        ws[i] = v.window();
+        wants[i] = leaseSize(v, at);
+      }
+      asked.add(beginLease(v.key(), ws[i], at, wants[i], 1));
+    }
+    int taken = 0;
+    try {
+      for (; taken < asked.size(); taken++) {
+        takeSyncLease(views.get(taken), ws[taken], wants[taken], awaitLease(asked.get(taken), timeout), toSync);
+      }
+    } finally {
+      // every call begun is awaited, so that the breaker hears of each (a half-open breaker's permits
+      // would otherwise stay taken); the views' leases are asked for again at the next sync
+      for (int i = taken + 1; i < asked.size(); i++) {
+        awaitLease(asked.get(i), timeout);
+        requeueLease(views.get(i), toSync);
+      }
+    }
+  }
+
+  /** A lease asked for and not taken in: asked for again on the next round. */
+  private static void requeueLease(KeyView v, Consumer<KeyView> toSync) {
+    synchronized (v) {
+      v.grants().wanted(false);
+      if (v.enqueue()) {
+        v.grants().wanted(true);
+        toSync.accept(v);
+      }
+    }
+  }
+
+  /** A view's grant of window {@code w}, asked for {@code want}, into the view; null: it did not come. */
+  private void takeSyncLease(KeyView v, long w, long want, LeaseStore.Lease lease, Consumer<KeyView> toSync) {
+    synchronized (v) {
+      if (lease == null) {
+        requeueLease(v, toSync); // ask again on the next round
+        return;
+      }
+      v.grants().wanted(false);
+      if (v.window() != w) {
+        return; // the window ended while we asked: the grant is given up (under-admission only)
+      }
+      takeLeaseAnswer(v, lease, want, 1, ticker.read());
+    }
   }
 
   /**
