@@ -1,10 +1,10 @@
 package io.sluice.sync.internal;
 
 import io.sluice.node.Limit;
+import io.sluice.node.Ticker;
 import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.LeaseStore;
-import io.sluice.node.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
