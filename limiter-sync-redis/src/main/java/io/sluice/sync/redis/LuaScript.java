@@ -47,19 +47,21 @@ public final class LuaScript {
     String own = read(owner, name);
     String lib = owner.getResource("lua/" + name + "_lib.lua") == null ? null : read(owner, name + "_lib");
     int mark = own.indexOf(HELPERS_MARK);
-    if (mark < 0) {
-      return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + preludeFor(own, lib) + "\n" + own);
-    }
-    String head = own.substring(0, mark + 1);
-    String headCode = withoutCommentLines(head);
-    for (String helper : helperNames(lib)) {
-      if (mentions(headCode, helper)) {
-        throw new IllegalStateException("lua/" + name + ".lua: the lines above '" + HELPERS_MARK.strip()
-            + "' run before the helpers are made, and use " + helper);
+    String head = "";
+    String rest = own;
+    if (mark >= 0) {
+      // (only a script with the mark has lines that run before the helpers: only there is the check read)
+      head = own.substring(0, mark + 1);
+      rest = own.substring(mark + HELPERS_MARK.length());
+      String headCode = withoutCommentLines(head);
+      for (String helper : helperNames(lib)) {
+        if (mentions(headCode, helper)) {
+          throw new IllegalStateException("lua/" + name + ".lua: the lines above '" + HELPERS_MARK.strip()
+              + "' run before the helpers are made, and use " + helper);
+        }
       }
     }
-    return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + head + preludeFor(own, lib) + "\n"
-        + own.substring(mark + HELPERS_MARK.length()));
+    return new LuaScript(name, "local SCRIPT = '" + name + "'\n" + head + preludeFor(own, lib) + "\n" + rest);
   }
 
   /**
