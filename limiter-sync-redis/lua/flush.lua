@@ -542,7 +542,7 @@ for i = 1, n do
     local amount = tonumber(ARGV[cursor + 3])
     local c
     if apply then
-      c = count(key, w, amount, ttl)
+      c = addRegionalCount(key, w, amount, ttl)
     else
       c = tonumber(redis.call('HGET', key, tostring(w)) or '0')
     end

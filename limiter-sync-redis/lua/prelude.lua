@@ -167,3 +167,116 @@ local function beat(registry, node, now, ttl)
   redis.call('PEXPIRE', registry, digits(ttl * 2))
   return redis.call('ZCARD', registry)
 end
+
+-- Window counts (flush.lua's, and a regional quota's in regional_bucket.lua) live in fields named by the
+-- window index; claims in 'c<window>:<node>' and 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>', takes'
+-- tokens in 'x<window>:<node>', demand met in 'u<window>:<node>' and 'U<window>', the allowances
+-- spent in 'A<window>' and each node's in 'a<window>:<node>'; a regional quota
+-- also keeps the denied demand of a window in 'd<window>' and the coordinator's share record in 's:*'
+-- fields. The window of a field, or nil for the key's own ('h', 'P', 's:*'): one pattern match, as a
+-- drop reads every field of the key (three string operations per field made a drop of a key with
+-- fifty fields cost 70 us of script time, Zipf over 1,000 keys on 4 nodes).
+local function windowOf(field)
+  return tonumber(string.match(field, '^[dACTKUactxu]?(%-?%d+)'))
+end
+
+-- drops the key's fields of windows before `keep`: one HDEL for up to 500 of them (unpack has a
+-- stack limit)
+local function dropWindowsBefore(key, keep)
+  local old = {}
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    local fw = windowOf(f)
+    if fw ~= nil and fw < keep then
+      old[#old + 1] = f
+    end
+  end
+  for from = 1, #old, 500 do
+    redis.call('HDEL', key, unpack(old, from, math.min(#old, from + 499)))
+  end
+end
+
+-- the first write of a region's window: drop windows before `keep` (the previous one) and make the
+-- key live through the next window (the TTL covers this window and the one after it, where this
+-- count still weighs), never shortening a TTL the coordinator set for a longer share lease
+local function firstWrite(key, ttl, keep)
+  local pttl = redis.call('PTTL', key)
+  -- -1: the write just made created the key (every key of ours has a TTL), so it holds no older
+  -- window to drop (a key seen now and then, the common case, costs two commands here, not four)
+  if pttl ~= -1 then
+    dropWindowsBefore(key, keep)
+  end
+  if pttl < tonumber(ttl) then
+    redis.call('PEXPIRE', key, ttl)
+  end
+end
+
+-- adds amount to the key's count of window w and returns the new count (regional window counters)
+local function addRegionalCount(key, w, amount, ttl)
+  local c = redis.call('HINCRBY', key, tostring(w), amount)
+  if c == amount then
+    firstWrite(key, ttl, w - 1)
+  end
+  return c
+end
+
+-- the share record's value for window w: its current share when the record is for w, its lease
+-- share for later windows up to the lease's end, else -1
+local function shareFor(record, w)
+  local sw, sv, sn, sx = tonumber(record[1]), tonumber(record[2]), tonumber(record[3]), tonumber(record[4])
+  if sw == nil then
+    return -1
+  elseif w == sw then
+    return sv
+  elseif w > sw and w <= sx then
+    return sn
+  end
+  return -1
+end
+
+-- A regional token bucket (regional_bucket.lua; region_share.lua rebases it when the share changes):
+-- its backlog 'q' at base time 'b', in units of which a permit is one window's length in us, so that
+-- the bucket drains at its region's share (permits per window) in units per us, whatever the share.
+-- The rate in force in window x: the share the record gives x, else the static share (no record,
+-- or past its lease).
+local function regionalRate(record, x, static)
+  local share = shareFor(record, x)
+  return share >= 0 and share or static
+end
+
+-- A regional token bucket's state at `now`: the time it counts at (the newest seen, as bucketAt), its
+-- backlog drained window by window at the rate in force in each, the share record ('s:w', 's:v',
+-- 's:n', 's:x', as shareFor reads it), and whether the key holds a bucket. Every change of the record rebases the bucket to the time of the
+-- change at the rates before it (region_share.lua), so the record read now held since the base time:
+-- the drain is exact. Windows before the record's own (a base time written by a clock behind the
+-- coordinator's) drain at the smaller of the record's share and the static share, the safe side; past
+-- the lease the static share holds for good, so at most the lease's windows are walked one by one.
+local function regionalBucketAt(key, now, window, static)
+  local v = redis.call('HMGET', key, 'b', 'q', 's:w', 's:v', 's:n', 's:x')
+  local record = {v[3], v[4], v[5], v[6]}
+  local b, q = tonumber(v[1]), tonumber(v[2])
+  if b == nil or q == nil then
+    return now, 0, record, false
+  end
+  local at = now
+  if at < b then
+    at = b
+  end
+  local t = b
+  local sw, sx = tonumber(record[1]), tonumber(record[4])
+  while q > 0 and t < at do
+    local x = floordiv(t, window)
+    local stop, rate
+    if sw == nil or x > sx then
+      stop, rate = at, static
+    else
+      stop = math.min(at, (x + 1) * window)
+      rate = x < sw and math.min(math.max(0, tonumber(record[2])), static) or regionalRate(record, x, static)
+    end
+    q = q - (stop - t) * rate
+    t = stop
+  end
+  if q < 0 then
+    q = 0
+  end
+  return at, q, record, true
+end

@@ -35,6 +35,13 @@ public final class CoordinatorCommand implements Callable<Integer> {
           + " sliding window counter too), in the form of --quota. Repeat per quota.")
   List<String> slidingQuotas = new java.util.ArrayList<>();
 
+  @Option(names = "--bucket-quota", paramLabel = "NAME=G/WINDOW,BURST[:PATTERN]",
+      description = "A token-bucket global quota: a refill of G permits per WINDOW, its rate split between the"
+          + " regions by demand, and a burst of BURST permits split evenly, e.g. api=6000/10s,600:tenant-*; the nodes"
+          + " build a token bucket of that burst and refill in exact mode with FAIL_CLOSED or FAIL_OPEN (see the"
+          + " README). Repeat per quota.")
+  List<String> bucketQuotas = new java.util.ArrayList<>();
+
   @Option(names = "--round", paramLabel = "TIME", defaultValue = "250ms", converter = DurationConverter.class,
       description = "How often the leader reallocates (default: ${DEFAULT-VALUE}).")
   Duration round;
@@ -69,14 +76,18 @@ public final class CoordinatorCommand implements Callable<Integer> {
         String[] nameUri = split(r, "--region", "NAME=URI");
         b.region(Region.of(nameUri[0], RedisStoreConfig.builder(nameUri[1]).keyPrefix(keyPrefix).build()));
       }
-      if (quotas.isEmpty() && slidingQuotas.isEmpty()) {
-        throw new IllegalArgumentException("--quota: give at least one quota (--quota or --sliding-quota)");
+      if (quotas.isEmpty() && slidingQuotas.isEmpty() && bucketQuotas.isEmpty()) {
+        throw new IllegalArgumentException("--quota: give at least one quota (--quota, --sliding-quota or"
+            + " --bucket-quota)");
       }
       for (String q : quotas) {
         b.quota(quota(q, "--quota", false));
       }
       for (String q : slidingQuotas) {
         b.quota(quota(q, "--sliding-quota", true));
+      }
+      for (String q : bucketQuotas) {
+        b.quota(bucketQuota(q));
       }
       config = b.build();
     } catch (IllegalArgumentException e) {
@@ -129,6 +140,34 @@ public final class CoordinatorCommand implements Callable<Integer> {
     }
     GlobalQuota.Builder q = GlobalQuota.builder(nameRest[0]).quota(g).window(window).keyPattern(pattern);
     return (sliding ? q.slidingWindow() : q).build();
+  }
+
+  /** {@code NAME=G/WINDOW,BURST[:PATTERN]}: a token bucket's refill of G per WINDOW, and its burst. */
+  static GlobalQuota bucketQuota(String spec) {
+    String[] nameRest = split(spec, "--bucket-quota", "NAME=G/WINDOW,BURST[:PATTERN]");
+    String rest = nameRest[1];
+    int colon = rest.indexOf(':');
+    String head = colon >= 0 ? rest.substring(0, colon) : rest;
+    int comma = head.indexOf(',');
+    if (comma <= 0) {
+      throw new IllegalArgumentException("--bucket-quota: expected NAME=G/WINDOW,BURST[:PATTERN], got " + spec);
+    }
+    long burst;
+    try {
+      burst = Long.parseLong(head.substring(comma + 1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--bucket-quota: BURST must be a whole number of permits, got " + spec);
+    }
+    String windowSpec = nameRest[0] + "=" + head.substring(0, comma) + (colon >= 0 ? rest.substring(colon) : "");
+    GlobalQuota window;
+    try {
+      window = quota(windowSpec, "--bucket-quota", false);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(e.getMessage().startsWith("--bucket-quota: expected")
+          ? "--bucket-quota: expected NAME=G/WINDOW,BURST[:PATTERN], got " + spec : e.getMessage().replace(windowSpec, spec), e);
+    }
+    return GlobalQuota.builder(window.name()).quota(window.quota()).window(window.window())
+        .keyPattern(window.keyPattern()).tokenBucket(burst).build();
   }
 
   private static String[] split(String spec, String option, String form) {

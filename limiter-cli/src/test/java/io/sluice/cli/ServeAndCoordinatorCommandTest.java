@@ -31,6 +31,15 @@ class ServeAndCoordinatorCommandTest {
     assertThat(sliding.sliding()).isTrue();
     assertThat(sliding.limit().algorithm()).isEqualTo(io.sluice.node.Algorithm.SLIDING_WINDOW_COUNTER);
     assertThat(sliding.limit().capacity()).isEqualTo(6000);
+    GlobalQuota bucket = CoordinatorCommand.bucketQuota("api=6000/10s,600:tenant-*");
+    assertThat(bucket.bucket()).isTrue();
+    assertThat(bucket.burst()).isEqualTo(600);
+    assertThat(bucket.matches("tenant-7")).isTrue();
+    assertThat(bucket.limit().algorithm()).isEqualTo(io.sluice.node.Algorithm.TOKEN_BUCKET);
+    assertThat(bucket.limit().capacity()).isEqualTo(600);
+    assertThat(bucket.limit().refillTokens()).isEqualTo(6000);
+    assertThat(bucket.limit().periodNanos()).isEqualTo(Duration.ofSeconds(10).toNanos());
+    assertThat(CoordinatorCommand.bucketQuota("all=100/1m,5").matches("anything")).isTrue();
   }
 
   @Test
@@ -46,7 +55,16 @@ class ServeAndCoordinatorCommandTest {
     assertThat(r.err()).contains("--region");
     r = run("coordinator", "--region", "eu=redis://127.0.0.1:1");
     assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: --quota: give at least one quota"
-        + " (--quota or --sliding-quota)");
+        + " (--quota, --sliding-quota or --bucket-quota)");
+    r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--bucket-quota", "api=600/1s");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: --bucket-quota: expected"
+        + " NAME=G/WINDOW,BURST[:PATTERN], got api=600/1s");
+    r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--bucket-quota", "api=600,60:x");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: --bucket-quota: expected"
+        + " NAME=G/WINDOW,BURST[:PATTERN], got api=600,60:x");
+    r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--bucket-quota", "api=600/1s,0");
+    assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: burst: must be at least 1 permit, got 0"
+        + " in quota api");
     r = run("coordinator", "--region", "eu=redis://127.0.0.1:1", "--sliding-quota", "api=600");
     assertThat(r.err().split("\\R")[0]).isEqualTo("sluice coordinator: --sliding-quota: expected"
         + " NAME=G/WINDOW[:PATTERN], got api=600");

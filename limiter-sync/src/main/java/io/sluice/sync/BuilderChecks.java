@@ -79,7 +79,7 @@ final class BuilderChecks {
       }
     }
     if (c.regions() > 0) {
-      checkRegional(limit, store, c.regions(), reservation, batchSize);
+      checkRegional(limit, store, c, batchSize);
     }
     return batchSize;
   }
@@ -108,15 +108,26 @@ final class BuilderChecks {
   }
 
   /**
-   * A regional quota: a fixed window or sliding window counter with room for every region, the
-   * approximate mode, a store that keeps shares.
+   * A regional quota: a fixed window or sliding window counter with room for every region in the
+   * approximate mode, or a token bucket in exact mode with a failure policy that admits nothing the
+   * coordinator does not count; a store that keeps shares.
    */
-  private static void checkRegional(Limit limit, CounterStore store, int regions, boolean reservation,
-      long batchSize) {
-    Counter.regional(limit, regions); // a window with room for every region, or a message
-    if (reservation || batchSize == 1) {
+  private static void checkRegional(Limit limit, CounterStore store, SyncConfig c, long batchSize) {
+    Counter counter = Counter.regional(limit, c.regions()); // room for every region, or a message
+    if (counter.regionalBucket()) {
+      if (c.reservation() || batchSize != 1) {
+        throw new IllegalArgumentException("regionalQuota: a token-bucket quota's share is enforced in exact mode"
+            + " (batch size 1: one script per decision on the region's Redis); not with "
+            + (c.reservation() ? "reservation" : "batchSize " + batchSize));
+      }
+      if (c.onStoreFailure() == StoreFailurePolicy.LOCAL_SHARE) {
+        throw new IllegalArgumentException("onStoreFailure: a token-bucket regional quota takes FAIL_CLOSED or"
+            + " FAIL_OPEN; LOCAL_SHARE would admit an even part of the static share, which the region coordinator"
+            + " does not count for a region whose nodes lost their Redis");
+      }
+    } else if (c.reservation() || batchSize == 1) {
       throw new IllegalArgumentException("regionalQuota: shares are enforced in the approximate mode; not with "
-          + (reservation ? "reservation" : "batchSize 1 (exact mode)"));
+          + (c.reservation() ? "reservation" : "batchSize 1 (exact mode)"));
     }
     if (!store.sharesRegionalQuotas()) {
       throw new IllegalArgumentException("regionalQuota: needs a store that keeps regional quotas (a standalone"

@@ -144,6 +144,42 @@ final class Allocator {
   }
 
   /**
+   * Targets for one key of a token-bucket quota. A share is a rate (permits per window of refill), in
+   * force from the moment the region's Redis holds it: its nodes read the record at every decision,
+   * and a change rebases the region's bucket to the time of the write (region_share.lua), so nothing
+   * of the past weighs on it and no read lag needs covering. Each round splits the whole rate anew:
+   * floors, then max-min fair water-filling of a window's demand, then the rest by demand; the same
+   * for the lease windows. An unreachable region counts at the most it holds now or in any later window.
+   */
+  static Target bucketTarget(long quota, long windowNanos, RegionView[] regions) {
+    int n = regions.length;
+    long budget = quota;
+    int reachable = 0;
+    for (RegionView r : regions) {
+      if (r.reachable()) {
+        reachable++;
+      } else {
+        budget -= Math.max(r.heldNow(), r.heldLaterMax());
+      }
+    }
+    long[] floors = new long[reachable];
+    double[] demand = new double[reachable];
+    for (int i = 0, j = 0; i < n; i++) {
+      if (regions[i].reachable()) {
+        floors[j] = regions[i].floor();
+        demand[j] = regions[i].demandPerNano() * windowNanos;
+        j++;
+      }
+    }
+    long[] x = split(Math.max(0, budget), floors, demand);
+    long[] now = new long[n];
+    for (int i = 0, j = 0; i < n; i++) {
+      now[i] = regions[i].reachable() ? x[j++] : -1;
+    }
+    return new Target(now, now.clone());
+  }
+
+  /**
    * What a reachable region may count before its nodes read a share written now: what it counts, and
    * up to {@code readLagNanos} of its demand within what it holds.
    */

@@ -13,6 +13,11 @@ import java.util.regex.Pattern;
  * each key matching {@link #keyPattern()}, summed over all regions. The coordinator splits it into
  * regional shares; every node of a region enforces its share through a {@code SyncedLimiter} built
  * on {@link #limit()} with {@code regionalQuota(regions)}.
+ *
+ * <p>A token-bucket quota ({@link Builder#tokenBucket(long)}) refills {@link #quota()} permits per
+ * {@link #window()} and holds a burst of {@link #burst()}: the coordinator splits the refill rate by
+ * demand, and each region's bucket holds an even part of the burst, so the regions together admit at
+ * most the burst plus the refill over any time.
  */
 public final class GlobalQuota {
   private final String name;
@@ -23,6 +28,8 @@ public final class GlobalQuota {
   private final double floorFraction;
   private final Map<String, Long> floors;
   private final boolean sliding;
+  /** A token-bucket quota's burst; 0 for a window quota. */
+  private final long burst;
   private final Limit limit;
 
   private GlobalQuota(Builder b) {
@@ -34,8 +41,10 @@ public final class GlobalQuota {
     this.floorFraction = b.floorFraction;
     this.floors = Collections.unmodifiableMap(new LinkedHashMap<>(b.floors));
     this.sliding = b.sliding;
-    this.limit = (b.sliding ? Limit.slidingWindowCounter(b.name) : Limit.fixedWindow(b.name)).limit(b.quota)
-        .window(b.window).build();
+    this.burst = b.burst;
+    this.limit = b.burst > 0 ? Limit.tokenBucket(b.name).capacity(b.burst).refill(b.quota, b.window).build()
+        : (b.sliding ? Limit.slidingWindowCounter(b.name) : Limit.fixedWindow(b.name)).limit(b.quota)
+            .window(b.window).build();
   }
 
   public static Builder builder(String name) {
@@ -72,7 +81,23 @@ public final class GlobalQuota {
     return sliding;
   }
 
-  /** The limit every node of every region builds its {@code SyncedLimiter} on. */
+  /**
+   * Whether the quota is a token bucket: {@link #quota()} permits of refill per {@link #window()}, its
+   * rate split between the regions, and a burst of {@link #burst()} split evenly.
+   */
+  public boolean bucket() {
+    return burst > 0;
+  }
+
+  /** A token-bucket quota's burst, all regions together; 0 for a window quota. */
+  public long burst() {
+    return burst;
+  }
+
+  /**
+   * The limit every node of every region builds its {@code SyncedLimiter} on (a token bucket's in exact
+   * mode, its default, with {@code onStoreFailure} FAIL_CLOSED or FAIL_OPEN).
+   */
   public Limit limit() {
     return limit;
   }
@@ -105,7 +130,8 @@ public final class GlobalQuota {
 
   @Override
   public String toString() {
-    return name + " (" + quota + " per " + (sliding ? "sliding " : "") + Durations.format(window) + " for keys " + keyPattern + ")";
+    return name + " (" + quota + " per " + (sliding ? "sliding " : "") + Durations.format(window)
+        + (burst > 0 ? " token bucket, burst " + burst : "") + " for keys " + keyPattern + ")";
   }
 
   /** Settings of a {@link GlobalQuota}; every error names its field. */
@@ -117,6 +143,7 @@ public final class GlobalQuota {
     private double floorFraction = 0.1;
     private final Map<String, Long> floors = new LinkedHashMap<>();
     private boolean sliding;
+    private long burst;
 
     Builder(String name) {
       if (name == null || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
@@ -149,6 +176,21 @@ public final class GlobalQuota {
      */
     public Builder slidingWindow() {
       this.sliding = true;
+      return this;
+    }
+
+    /**
+     * A token bucket instead of a window: the quota becomes a refill of {@code quota} permits per
+     * {@code window} (the rate the coordinator splits between regions by demand), and the bucket holds
+     * up to {@code burst} permits, split evenly between the regions (a burst that moved with demand
+     * could be spent twice: a region keeps what its bucket holds when its share shrinks). At least one
+     * permit per region; see the README's multi-region section.
+     */
+    public Builder tokenBucket(long burst) {
+      if (burst < 1) {
+        throw new IllegalArgumentException("burst: must be at least 1 permit, got " + burst + " in quota " + name);
+      }
+      this.burst = burst;
       return this;
     }
 
@@ -188,6 +230,10 @@ public final class GlobalQuota {
       }
       if (window == null) {
         throw new IllegalArgumentException("window: must be set in quota " + name);
+      }
+      if (burst > 0 && sliding) {
+        throw new IllegalArgumentException("tokenBucket: a quota is a token bucket or a sliding window, not both,"
+            + " in quota " + name);
       }
       return new GlobalQuota(this);
     }

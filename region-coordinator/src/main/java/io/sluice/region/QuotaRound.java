@@ -10,6 +10,7 @@ import io.sluice.region.RegionCoordinator.RegionSummary;
 import io.sluice.region.RegionShareStore.KeyState;
 import io.sluice.region.RegionShareStore.ShareWrite;
 import io.sluice.region.RegionShareStore.WriteResult;
+import io.sluice.sync.spi.Counter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -49,6 +50,9 @@ final class QuotaRound {
 
   final GlobalQuota q;
   final Limit limit;
+  /** What the regions' shares are of: the quota's counter as its nodes keep it (its kind, static share, window). */
+  private final Counter counter;
+  private final Ticker ticker;
   final int n;
   final long windowNanos;
   final long now;
@@ -92,6 +96,8 @@ final class QuotaRound {
     this.q = q;
     this.limit = q.limit();
     this.n = links.size();
+    this.counter = Counter.regional(limit, n);
+    this.ticker = ticker;
     this.windowNanos = q.window().toNanos();
     this.now = ticker.read();
     this.w = Math.floorDiv(now, windowNanos);
@@ -186,7 +192,7 @@ final class QuotaRound {
       if (!reachable[r] || shrink.get(r).isEmpty()) {
         continue;
       }
-      WriteResult res = links.write(r, epoch.getAsLong(), limit, w, ttl, shrink.get(r));
+      WriteResult res = links.write(r, epoch.getAsLong(), counter, w, micros(now), ttl, shrink.get(r));
       if (res == null) {
         reachable[r] = false; // held stays as it was: a shrink not confirmed may not have happened
       } else if (!res.accepted()) {
@@ -254,7 +260,8 @@ final class QuotaRound {
     // window's start, so a region's share of the next window may be no smaller than what it may count
     // by then, its share now: leases carry the current split, and shares move within a window, as
     // what the regions counted before fades)
-    Allocator.Target t = q.sliding() ? Allocator.slidingTarget(q.quota(), windowNanos, views, READ_LAG_NANOS)
+    Allocator.Target t = q.bucket() ? Allocator.bucketTarget(q.quota(), windowNanos, views)
+        : q.sliding() ? Allocator.slidingTarget(q.quota(), windowNanos, views, READ_LAG_NANOS)
         : Allocator.target(q.quota(), remaining, windowNanos, views, READ_LAG_NANOS,
             FLUSH_LAG_NANOS);
     targetNow[i] = t.now();
@@ -378,7 +385,9 @@ final class QuotaRound {
         continue;
       }
       List<ShareWrite> writes = grow.get(r);
-      WriteResult res = links.write(r, epoch.getAsLong(), limit, w, ttl, writes);
+      // (a bucket's share is a rate from the moment it is written: the growth counts from after every
+      // shrink of the first phase, not from the round's start)
+      WriteResult res = links.write(r, epoch.getAsLong(), counter, w, micros(ticker.read()), ttl, writes);
       if (res != null && !res.accepted()) {
         refusedFor = res.epoch();
         return true;
@@ -439,6 +448,10 @@ final class QuotaRound {
     }
   }
 
+  private static long micros(long nanos) {
+    return Math.floorDiv(nanos, 1_000L);
+  }
+
   /** The quota after the round, summed over its keys. */
   QuotaSummary summarize() {
     long[] shares = new long[n];
@@ -459,7 +472,8 @@ final class QuotaRound {
         demand[r] += Math.max(0, rate) * 1e9;
       }
       total += sum;
-      over = Math.max(over, sum - q.quota());
+      // (a token bucket's window may also hold its burst)
+      over = Math.max(over, sum - q.quota() - q.burst());
     }
     List<RegionSummary> per = new ArrayList<>(n);
     for (int r = 0; r < n; r++) {

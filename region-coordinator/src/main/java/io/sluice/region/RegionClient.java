@@ -1,6 +1,7 @@
 package io.sluice.region;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.List;
@@ -26,7 +27,7 @@ interface RegionClient extends AutoCloseable {
 
   List<RegionShareStore.KeyState> read(Limit limit, long window, List<String> keys);
 
-  RegionShareStore.WriteResult write(long epoch, Limit limit, long window, Duration ttl,
+  RegionShareStore.WriteResult write(long epoch, Counter counter, long window, long nowMicros, Duration ttl,
       List<RegionShareStore.ShareWrite> writes);
 
   @Override
@@ -68,9 +69,9 @@ interface RegionClient extends AutoCloseable {
       }
 
       @Override
-      public RegionShareStore.WriteResult write(long epoch, Limit limit, long window, Duration ttl,
-          List<RegionShareStore.ShareWrite> writes) {
-        return store().write(epoch, limit, window, ttl, writes);
+      public RegionShareStore.WriteResult write(long epoch, Counter counter, long window, long nowMicros,
+          Duration ttl, List<RegionShareStore.ShareWrite> writes) {
+        return store().write(epoch, counter, window, nowMicros, ttl, writes);
       }
 
       @Override

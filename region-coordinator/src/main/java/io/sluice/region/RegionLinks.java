@@ -1,6 +1,7 @@
 package io.sluice.region;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.spi.Counter;
 import io.sluice.region.RegionShareStore.ShareWrite;
 import io.sluice.region.RegionShareStore.WriteResult;
 import java.time.Duration;
@@ -51,9 +52,10 @@ final class RegionLinks implements AutoCloseable {
   }
 
   /** A write of shares to region r; null when it failed (counted), the result (refusals counted) otherwise. */
-  WriteResult write(int r, long epoch, Limit limit, long w, Duration ttl, List<ShareWrite> writes) {
+  WriteResult write(int r, long epoch, Counter counter, long w, long nowMicros, Duration ttl,
+      List<ShareWrite> writes) {
     try {
-      WriteResult res = clients[r].write(epoch, limit, w, ttl, writes);
+      WriteResult res = clients[r].write(epoch, counter, w, nowMicros, ttl, writes);
       if (!res.accepted()) {
         refusedWrites.incrementAndGet();
       }

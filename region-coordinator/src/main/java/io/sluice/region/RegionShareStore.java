@@ -5,6 +5,7 @@ import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.LuaScript;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.nio.charset.StandardCharsets;
@@ -154,7 +155,7 @@ public final class RegionShareStore implements AutoCloseable {
     List<String> out = new ArrayList<>(keys.size());
     for (Object k : keys) {
       try {
-        out.add(StoreKeys.keyOf(prefix, limit.name(), (byte[]) k));
+        out.add(StoreKeys.keyOf(prefix, StoreKeys.storeName(limit), (byte[]) k));
       } catch (IllegalArgumentException notThisLayout) {
         // a key indexed by a node of a version before the limit name was length-prefixed (the index
         // lives about two windows): its counter is not one this version reads or writes
@@ -171,7 +172,7 @@ public final class RegionShareStore implements AutoCloseable {
     }
     byte[][] storeKeys = new byte[keys.size()][];
     for (int i = 0; i < keys.size(); i++) {
-      storeKeys[i] = StoreKeys.counterKey(prefix, limit.name(), keys.get(i));
+      storeKeys[i] = StoreKeys.counterKey(prefix, limit, keys.get(i));
     }
     List<Object> r = await(store.evalsha(DEMAND, storeKeys, new byte[][] {RedisCounterStore.ascii(window)}));
     for (int i = 0; i < keys.size(); i++) {
@@ -182,11 +183,18 @@ public final class RegionShareStore implements AutoCloseable {
     return out;
   }
 
+  private static final byte[] WINDOW_KIND = "window".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] BUCKET_KIND = "bucket".getBytes(StandardCharsets.US_ASCII);
+
   /**
    * Writes shares of window w with the writer's epoch; the keys live at least {@code ttl} (to the end
-   * of the lease). Refused as a whole when the region has accepted a newer epoch.
+   * of the lease). Refused as a whole when the region has accepted a newer epoch. A token-bucket
+   * quota's ({@link Counter#regionalBucket()}) shares are rates, in force from {@code nowMicros} (the
+   * writer's time, us since the epoch: the region's buckets are drained to it at the rates before).
    */
-  public WriteResult write(long epoch, Limit limit, long window, Duration ttl, List<ShareWrite> writes) {
+  public WriteResult write(long epoch, Counter counter, long window, long nowMicros, Duration ttl,
+      List<ShareWrite> writes) {
+    Limit limit = counter.limit();
     if (epoch < 1) {
       throw new IllegalArgumentException("epoch: must be positive, got " + epoch);
     }
@@ -194,17 +202,23 @@ public final class RegionShareStore implements AutoCloseable {
       return new WriteResult(true, epoch, new long[0], new long[0]);
     }
     byte[][] keys = new byte[writes.size() + 1][];
-    byte[][] args = new byte[3 + 3 * writes.size()][];
+    int head = 7;
+    byte[][] args = new byte[head + 3 * writes.size()][];
     keys[0] = StoreKeys.epochKey(prefix);
     args[0] = RedisCounterStore.ascii(epoch);
     args[1] = RedisCounterStore.ascii(window);
     args[2] = RedisCounterStore.ascii(Math.max(1, ttl.toMillis()));
+    boolean bucket = counter.regionalBucket();
+    args[3] = bucket ? BUCKET_KIND : WINDOW_KIND;
+    args[4] = RedisCounterStore.ascii(bucket ? nowMicros : 0);
+    args[5] = RedisCounterStore.ascii(bucket ? counter.windowNanos() / 1_000 : 0);
+    args[6] = RedisCounterStore.ascii(bucket ? counter.staticShare() : 0);
     for (int i = 0; i < writes.size(); i++) {
       ShareWrite w = writes.get(i);
-      keys[i + 1] = StoreKeys.counterKey(prefix, limit.name(), w.key());
-      args[3 + 3 * i] = RedisCounterStore.ascii(w.share());
-      args[4 + 3 * i] = RedisCounterStore.ascii(w.nextShare());
-      args[5 + 3 * i] = RedisCounterStore.ascii(w.leaseEnd());
+      keys[i + 1] = StoreKeys.counterKey(prefix, limit, w.key());
+      args[head + 3 * i] = RedisCounterStore.ascii(w.share());
+      args[head + 1 + 3 * i] = RedisCounterStore.ascii(w.nextShare());
+      args[head + 2 + 3 * i] = RedisCounterStore.ascii(w.leaseEnd());
     }
     List<Object> r = await(store.evalsha(SHARE, keys, args));
     if ((Long) r.get(0) == 0L) {

@@ -142,6 +142,60 @@ class AllocatorTest {
    * below its fair split never gets less than it weighs; and a region whose demand is met by its fair
    * split never gets more than that unless every other region's fair split is met.
    */
+  /**
+   * A token-bucket quota's targets are rates: whatever a region admitted, the reachable regions share
+   * what the unreachable ones may hold at most, max-min fairly by demand above their floors, the same now
+   * and later, and never more than the quota in all (an admitted count above a share, a burst spent,
+   * does not raise it, as it does a window's).
+   */
+  @Test
+  void bucketTargetsSplitTheRateLeftByTheUnreachableRegions() {
+    for (int seed = 0; seed < TRIALS; seed++) {
+      SplittableRandom rnd = new SplittableRandom(seed);
+      int n = 1 + rnd.nextInt(5);
+      long quota = rnd.nextLong(n, 100_000);
+      long staticShare = quota / n;
+      long window = 10_000_000_000L;
+      Allocator.RegionView[] views = new Allocator.RegionView[n];
+      long unreachable = 0;
+      for (int i = 0; i < n; i++) {
+        boolean reachable = rnd.nextInt(4) != 0;
+        long held = rnd.nextBoolean() ? staticShare : rnd.nextLong(0, staticShare + 1);
+        long heldLater = rnd.nextBoolean() ? held : rnd.nextLong(0, staticShare + 1);
+        views[i] = new Allocator.RegionView(reachable, rnd.nextLong(0, 3 * quota), rnd.nextDouble() * 1e-6,
+            rnd.nextLong(0, staticShare / 4 + 1), held, Math.min(held, heldLater), Math.max(held, heldLater));
+        unreachable += reachable ? 0 : Math.max(held, heldLater);
+      }
+      Allocator.Target t = Allocator.bucketTarget(quota, window, views);
+      long budget = Math.max(0, quota - unreachable);
+      long floors = 0;
+      double[] demand = new double[n];
+      long sum = 0;
+      for (int i = 0; i < n; i++) {
+        assertThat(t.later()[i]).as("seed " + seed).isEqualTo(t.now()[i]);
+        if (views[i].reachable()) {
+          assertThat(t.now()[i]).as("seed " + seed).isNotNegative();
+          sum += t.now()[i];
+          floors += views[i].floor();
+          demand[i] = views[i].demandPerNano() * window;
+        } else {
+          assertThat(t.now()[i]).as("seed " + seed).isEqualTo(-1);
+        }
+      }
+      assertThat(sum).as("seed " + seed).isLessThanOrEqualTo(budget);
+      if (floors <= budget) {
+        for (int i = 0; i < n; i++) {
+          if (views[i].reachable()) {
+            assertThat(t.now()[i]).as("seed " + seed).isGreaterThanOrEqualTo(views[i].floor());
+          }
+        }
+        if (Arrays.stream(views).anyMatch(Allocator.RegionView::reachable)) {
+          assertThat(sum).as("seed " + seed).isEqualTo(budget); // the whole rate is handed out
+        }
+      }
+    }
+  }
+
   @Test
   void slidingTargetsCountEveryRegionAtWhatItMayWeighAndStayWithinTheQuota() {
     for (int seed = 0; seed < TRIALS; seed++) {

@@ -12,7 +12,7 @@ import java.time.Duration;
  *
  * <p>Arguments: cluster name, first Hazelcast port, quota name, G, window (ms), key pattern, lease
  * (ms), round interval (ms), then one {@code name=redis://...} per region; {@code -Dsluice.realtime.sliding=true}
- * for a sliding window quota.
+ * for a sliding window quota, {@code -Dsluice.realtime.bucket=BURST} for a token-bucket one.
  */
 public final class CoordinatorProcess {
   private CoordinatorProcess() {
@@ -21,7 +21,9 @@ public final class CoordinatorProcess {
   public static void main(String[] args) throws Exception {
     GlobalQuota.Builder spec = GlobalQuota.builder(args[2]).quota(Long.parseLong(args[3]))
         .window(Duration.ofMillis(Long.parseLong(args[4]))).keyPattern(args[5]);
-    GlobalQuota quota = (Boolean.getBoolean("sluice.realtime.sliding") ? spec.slidingWindow() : spec).build();
+    long burst = Long.getLong("sluice.realtime.bucket", 0);
+    GlobalQuota quota = (Boolean.getBoolean("sluice.realtime.sliding") ? spec.slidingWindow()
+        : burst > 0 ? spec.tokenBucket(burst) : spec).build();
     CoordinatorConfig.Builder b = CoordinatorConfig.builder().quota(quota)
         .cluster(args[0], Integer.parseInt(args[1]), 20).lease(Duration.ofMillis(Long.parseLong(args[6])))
         .roundInterval(Duration.ofMillis(Long.parseLong(args[7])));

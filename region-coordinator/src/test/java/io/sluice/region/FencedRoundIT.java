@@ -3,6 +3,7 @@ package io.sluice.region;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.spi.Counter;
 import io.sluice.node.ManualTicker;
 import io.sluice.region.RegionShareStore.KeyState;
 import io.sluice.region.RegionShareStore.ShareWrite;
@@ -40,7 +41,8 @@ class FencedRoundIT {
     }
 
     @Override
-    public synchronized WriteResult write(long epoch, Limit limit, long window, Duration ttl, List<ShareWrite> writes) {
+    public synchronized WriteResult write(long epoch, Counter counter, long window, long nowMicros, Duration ttl,
+        List<ShareWrite> writes) {
       writeEpochs.add(epoch);
       long[] shares = writes.stream().mapToLong(ShareWrite::share).toArray();
       long[] next = writes.stream().mapToLong(ShareWrite::nextShare).toArray();

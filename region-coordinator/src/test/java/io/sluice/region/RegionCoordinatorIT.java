@@ -154,6 +154,50 @@ class RegionCoordinatorIT {
   }
 
   /**
+   * A token-bucket quota (a refill of G per 10 s window, a burst of a tenth of G): the coordinator
+   * splits the rate by demand, each region's bucket holds a third of the burst. Over every interval of
+   * the run the regions together admit at most the burst plus the refill (a shrink and a growth of a
+   * round are in force from their writes, the regions' buckets drained to then at the rates before);
+   * under skew the rate is filled and split max-min fairly, where the static split leaves it unused;
+   * a shift is followed within two rounds.
+   */
+  @Test
+  void aTokenBucketQuotaSplitsItsRateByDemandAndHoldsItsBound() {
+    GlobalQuota bucket = GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10)).keyPattern("tenant-*")
+        .tokenBucket(G / 10).build();
+    try (RegionRig rig = new RegionRig(3, 2, bucket)) {
+      RegionCoordinator coordinator = rig.addCoordinator("bucket-" + UUID.randomUUID());
+      long first = rig.window();
+      rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
+      long shiftWindow = rig.window();
+      int converged = shift(rig, coordinator);
+      long end = rig.window();
+      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
+      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow, SKEW);
+      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end, SHIFTED);
+      double over = rig.worstOverBucket("tenant-1");
+      double staticOver = rig.worstOverBucket("static-1");
+      REPORT.add(row("token bucket (burst G/10): skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));
+      REPORT.add(row("token bucket (burst G/10): skew 70/20/10, demand 2G", "static G/R", staticSplit, "-"));
+      REPORT.add(row("token bucket (burst G/10): after shift to 10/20/70", "demand-based", afterShift,
+          converged < 0 ? "> 60" : Integer.toString(converged)));
+      REPORT.add(String.format(Locale.ROOT, "| token bucket: the most admitted over any interval beyond the burst plus"
+          + " the refill, whole run | demand-based | - | - | - | %+.2f%% of G (%+.0f permits) | - | - |",
+          100 * Math.max(0, over) / G, over));
+      System.out.printf(Locale.ROOT, "token-bucket quota: over any interval %+.1f permits beyond burst + refill"
+          + " (static split %+.1f), converged after %d rounds; %s; %s; after shift %s%n", over, staticOver, converged,
+          coordinated, staticSplit, afterShift);
+      assertThat(over).isLessThanOrEqualTo(0.005 * G);
+      assertThat(staticOver).isLessThanOrEqualTo(0.005 * G);
+      assertThat(coordinated.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      assertThat(coordinated.worstFair).isGreaterThanOrEqualTo(0.95);
+      assertThat(staticSplit.meanUtilisation).isLessThan(0.90);
+      assertThat(afterShift.meanUtilisation).isGreaterThanOrEqualTo(0.95);
+      assertThat(converged).isBetween(1, 2);
+    }
+  }
+
+  /**
    * Floors do not cap utilisation: regions with no demand keep a tenth of their floors, so all the
    * demand in one region (100/0/0, 2G) gets at least 95% of G (93.3% when idle regions kept full floors
    * of a tenth of G / 3 each); and nothing passes G.

@@ -3,6 +3,7 @@ package io.sluice.region;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
+import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.List;
@@ -36,7 +37,7 @@ class RegionLinksTest {
     }
 
     @Override
-    public RegionShareStore.WriteResult write(long epoch, Limit limit, long window, Duration ttl,
+    public RegionShareStore.WriteResult write(long epoch, Counter counter, long window, long nowMicros, Duration ttl,
         List<RegionShareStore.ShareWrite> writes) {
       calls++;
       return null;

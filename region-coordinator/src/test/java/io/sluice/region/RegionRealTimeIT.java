@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Ticker;
 import io.sluice.sync.RedisServer;
+import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
@@ -39,7 +40,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = "sluice.realtime", matches = "true")
 class RegionRealTimeIT {
-  private static final long G = 3_000;
+  /** G per window ({@code -Dsluice.realtime.g}, default 3,000). */
+  private static final long G = Long.getLong("sluice.realtime.g", 3_000);
   private static final long WINDOW_NANOS = 1_000_000_000L;
   private static final String[] KEYS = {"tenant-1", "tenant-2", "tenant-3"};
   private static final int REGIONS = 3;
@@ -50,9 +52,20 @@ class RegionRealTimeIT {
   private static final long ROUND_MS = Long.getLong("sluice.realtime.round", 250);
   /** A sliding window counter quota instead of a fixed window ({@code -Dsluice.realtime.sliding=true}). */
   private static final boolean SLIDING = Boolean.getBoolean("sluice.realtime.sliding");
+  /**
+   * A token-bucket quota with this burst instead of a window quota ({@code -Dsluice.realtime.bucket=BURST};
+   * 0: none): G becomes its refill per window, its nodes decide in exact mode (a script per decision, so
+   * run it with a smaller G, {@code -Dsluice.realtime.g=600}), and over-admission is measured over every
+   * interval against the burst plus the refill ({@link #worstOverBucket}).
+   */
+  private static final long BUCKET = Long.getLong("sluice.realtime.bucket", 0);
+  /** Slots of 10 ms in which a token-bucket quota's admissions are counted (the interval bound's grain). */
+  private static final long SLOT_NANOS = 10_000_000L;
 
   /** Per window (absolute index), per key, per region: permits admitted. */
   private final Map<Long, AtomicLongArray> admitted = new ConcurrentHashMap<>();
+  /** Per 10 ms slot (absolute index), per key: permits admitted in all regions (token-bucket quotas). */
+  private final Map<Long, AtomicLongArray> slots = new ConcurrentHashMap<>();
   /** Per window: the demand split the drivers last saw in it. */
   private final Map<Long, double[]> splits = new ConcurrentHashMap<>();
   private volatile double[] split = ROTATION[0];
@@ -62,7 +75,7 @@ class RegionRealTimeIT {
   void regionsInRealTime() throws Exception {
     GlobalQuota.Builder spec = GlobalQuota.builder("api").quota(G).window(Duration.ofNanos(WINDOW_NANOS))
         .keyPattern("tenant-*");
-    GlobalQuota quota = (SLIDING ? spec.slidingWindow() : spec).build();
+    GlobalQuota quota = (SLIDING ? spec.slidingWindow() : BUCKET > 0 ? spec.tokenBucket(BUCKET) : spec).build();
     List<RedisServer> servers = new ArrayList<>();
     List<SyncedLimiter> nodes = new ArrayList<>();
     List<RedisCounterStore> stores = new ArrayList<>();
@@ -74,8 +87,12 @@ class RegionRealTimeIT {
         for (int n = 0; n < NODES; n++) {
           RedisCounterStore store = RedisCounterStore.connect(RedisStoreConfig.builder(servers.get(r).uri()).build());
           stores.add(store);
-          nodes.add(SyncedLimiter.builder(quota.limit(), store).nodeId("region-" + (char) ('a' + r) + "-" + n)
-              .ticker(Ticker.system()).regionalQuota(REGIONS).build());
+          SyncedLimiter.Builder b = SyncedLimiter.builder(quota.limit(), store)
+              .nodeId("region-" + (char) ('a' + r) + "-" + n).ticker(Ticker.system()).regionalQuota(REGIONS);
+          if (BUCKET > 0) {
+            b.onStoreFailure(StoreFailurePolicy.FAIL_CLOSED); // (a regional bucket's policies admit nothing uncounted)
+          }
+          nodes.add(b.build());
         }
       }
       List<Thread> drivers = new ArrayList<>();
@@ -144,10 +161,12 @@ class RegionRealTimeIT {
         t.join(5_000);
       }
 
-      md.append(String.format(Locale.ROOT, "G = %,d per 1 s window on each of %d keys, demand 2G per key; %d regions"
+      md.append(String.format(Locale.ROOT, "G = %,d per 1 s window on each of %d keys%s, demand 2G per key; %d regions"
           + " (a redis-server each), %d nodes per region; %d coordinator replicas as processes of their own (rounds every"
-          + " %,d ms on the clock's grid, lease 5 s). Run %s.%n%n", G, KEYS.length, REGIONS, NODES, 2, ROUND_MS,
-          java.time.Instant.now().toString().substring(0, 16) + " UTC"));
+          + " %,d ms on the clock's grid, lease 5 s). Run %s.%n%n", G, KEYS.length, BUCKET > 0 ? String.format(Locale.ROOT,
+          " (a token bucket: G is its refill per second, its burst %,d; the nodes in exact mode; \"over\" is the most"
+          + " all regions admitted in any interval beyond the burst plus the refill over it, counted in 10 ms slots)",
+          BUCKET) : "", REGIONS, NODES, 2, ROUND_MS, java.time.Instant.now().toString().substring(0, 16) + " UTC"));
       md.append("| run | windows | mean utilisation | worst window | worst over G | windows to reconverge (≥ 95%)"
           + " | regions owed all they ask: admitted / asked, mean (worst) |\n");
       md.append("|---|---:|---:|---:|---:|---|---:|\n");
@@ -175,7 +194,8 @@ class RegionRealTimeIT {
       md.append("```\n");
       Path dir = Path.of(System.getProperty("sluice.report.dir", "target"));
       Files.createDirectories(dir);
-      String name = "regions-realtime" + (SLIDING ? "-sliding" : "") + (ROUND_MS == 250 ? "" : "-" + ROUND_MS + "ms");
+      String name = "regions-realtime" + (SLIDING ? "-sliding" : "") + (BUCKET > 0 ? "-bucket" : "")
+          + (ROUND_MS == 250 ? "" : "-" + ROUND_MS + "ms");
       Files.writeString(dir.resolve(name + ".md"), md.toString());
       System.out.println(md);
       assertThat(total(coordinatedFrom, 0)).as("the coordinated run admitted something").isPositive();
@@ -216,6 +236,7 @@ class RegionRealTimeIT {
       last = now;
       long w = Math.floorDiv(now, WINDOW_NANOS);
       AtomicLongArray counts = admitted.computeIfAbsent(w, x -> new AtomicLongArray(KEYS.length * REGIONS));
+      AtomicLongArray slot = slots.computeIfAbsent(Math.floorDiv(now, SLOT_NANOS), x -> new AtomicLongArray(KEYS.length));
       splits.put(w, split);
       for (int k = 0; k < KEYS.length; k++) {
         carry[k] += 2.0 * G * split[r] * seconds;
@@ -223,6 +244,7 @@ class RegionRealTimeIT {
           carry[k] -= 1;
           if (nodes.get(next++ % nodes.size()).tryAcquire(KEYS[k])) {
             counts.incrementAndGet(k * REGIONS + r);
+            slot.incrementAndGet(k);
           }
         }
       }
@@ -267,9 +289,36 @@ class RegionRealTimeIT {
       reconverge.append("–");
     }
     double[] fair = fairness(from, to);
+    if (BUCKET > 0) {
+      over = 0;
+      for (int k = 0; k < KEYS.length; k++) {
+        over = Math.max(over, worstOverBucket(k, from, to) / G);
+      }
+    }
     md.append(String.format(Locale.ROOT, "| %s | %d | %.1f%% | %.1f%% | %+.2f%% | %s | %s |%n", run, to - from,
         100.0 * sum / n, 100.0 * worst, 100.0 * Math.max(0, over), reconverge,
         fair == null ? "–" : String.format(Locale.ROOT, "%.1f%% (%.1f%%)", 100 * fair[0], 100 * fair[1])));
+  }
+
+  /**
+   * A token-bucket quota: the most all regions admitted of key k in any run of 10 ms slots within
+   * windows [from, to), beyond the burst plus the refill over the run's length (permits; at most 0
+   * where the bound holds). A slot's admissions may fall anywhere in it, so a run of slots i..j is
+   * given the refill of its whole length, (j - i + 1) slots: the bound as the slots can show it.
+   */
+  private double worstOverBucket(int k, long from, long to) {
+    double perSlot = (double) G * SLOT_NANOS / WINDOW_NANOS;
+    double worst = Double.NEGATIVE_INFINITY;
+    double lowest = Double.POSITIVE_INFINITY;
+    long sum = 0;
+    long firstSlot = from * (WINDOW_NANOS / SLOT_NANOS);
+    for (long i = firstSlot; i < to * (WINDOW_NANOS / SLOT_NANOS); i++) {
+      AtomicLongArray slot = slots.get(i);
+      lowest = Math.min(lowest, sum - perSlot * (i - firstSlot));
+      sum += slot == null ? 0 : slot.get(k);
+      worst = Math.max(worst, sum - perSlot * (i - firstSlot + 1) - lowest);
+    }
+    return worst - BUCKET;
   }
 
   /**
@@ -338,7 +387,8 @@ class RegionRealTimeIT {
 
   private static Process startCoordinator(String cluster, List<String> regions, Path log) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-Dsluice.realtime.sliding=" + SLIDING, "-cp", System.getProperty("java.class.path"),
+        "-Xmx256m", "-Dsluice.realtime.sliding=" + SLIDING, "-Dsluice.realtime.bucket=" + BUCKET, "-cp",
+        System.getProperty("java.class.path"),
         CoordinatorProcess.class.getName(), cluster, "5801",
         "api", Long.toString(G), Long.toString(WINDOW_NANOS / 1_000_000), "tenant-*", "5000", Long.toString(ROUND_MS)));
     cmd.addAll(regions);

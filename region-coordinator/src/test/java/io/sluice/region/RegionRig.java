@@ -2,6 +2,7 @@ package io.sluice.region;
 
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.RedisServer;
+import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
@@ -41,6 +42,8 @@ public final class RegionRig implements AutoCloseable {
    * all regions, plus window w - 1's at the weight the counter gives it) at any step, in permits.
    */
   final Map<String, Double> peakSlidingEstimate = new java.util.HashMap<>();
+  /** Per key, per step (its time, ns): permits admitted in all regions (a token-bucket quota's bound is over any interval). */
+  final Map<String, TreeMap<Long, Long>> admittedAt = new java.util.HashMap<>();
   private final double[] carry;
   private int nextNode;
   /** How often the coordinators are asked for a round, ns of simulated time (a whole number of steps). */
@@ -73,10 +76,14 @@ public final class RegionRig implements AutoCloseable {
         for (int n = 0; n < nodesPerRegion; n++) {
           RedisCounterStore store = RedisCounterStore.connect(redis(nodeLink.uri(r, server.port())));
           stores.add(store);
-          list.add(SyncedLimiter.builder(quota.limit(), store).nodeId(regionNames.get(r) + "-" + n).ticker(ticker)
-              .autoSync(false).activeNodes(() -> nodesPerRegion).regionalQuota(regions)
+          SyncedLimiter.Builder b = SyncedLimiter.builder(quota.limit(), store).nodeId(regionNames.get(r) + "-" + n)
+              .ticker(ticker).autoSync(false).activeNodes(() -> nodesPerRegion).regionalQuota(regions)
               .heartbeatInterval(Duration.ofMillis(100)) // (beats at every sync below, on the wall clock)
-              .flushTimeout(Duration.ofSeconds(10)).build());
+              .flushTimeout(Duration.ofSeconds(10));
+          if (quota.bucket()) {
+            b.onStoreFailure(StoreFailurePolicy.FAIL_CLOSED); // (a regional bucket's policies admit nothing uncounted)
+          }
+          list.add(b.build());
         }
         nodes.add(list);
       }
@@ -167,10 +174,10 @@ public final class RegionRig implements AutoCloseable {
         }
 
         @Override
-        public RegionShareStore.WriteResult write(long epoch, io.sluice.node.Limit limit, long window, Duration ttl,
-            List<RegionShareStore.ShareWrite> writes) {
+        public RegionShareStore.WriteResult write(long epoch, io.sluice.sync.spi.Counter counter, long window,
+            long nowMicros, Duration ttl, List<RegionShareStore.ShareWrite> writes) {
           check();
-          return real.write(epoch, limit, window, ttl, writes);
+          return real.write(epoch, counter, window, nowMicros, ttl, writes);
         }
 
         @Override
@@ -205,6 +212,7 @@ public final class RegionRig implements AutoCloseable {
             if (node.tryAcquire(key)) {
               admitted.computeIfAbsent(key, k -> new TreeMap<>())
                   .computeIfAbsent(w, x -> new long[servers.size()])[r]++;
+              admittedAt.computeIfAbsent(key, k -> new TreeMap<>()).merge(now, 1L, Long::sum);
             }
           }
         }
@@ -229,6 +237,26 @@ public final class RegionRig implements AutoCloseable {
       }
     }
     return led;
+  }
+
+  /**
+   * A token-bucket quota's bound, checked over every interval of the run: the most that all regions
+   * together admitted of a key in an interval beyond the quota's burst plus its refill over the
+   * interval's length (permits; at most 0 where the bound holds). One pass: for steps i <= j, the
+   * admissions of steps i..j less the refill over t_j - t_i is (P_j - rate * t_j) - (P_{i-1} - rate * t_i).
+   */
+  public double worstOverBucket(String key) {
+    double rate = (double) quota.quota() / quota.window().toNanos();
+    double worst = Double.NEGATIVE_INFINITY;
+    double lowest = Double.POSITIVE_INFINITY;
+    long sum = 0;
+    for (Map.Entry<Long, Long> e : admittedAt.getOrDefault(key, new TreeMap<>()).entrySet()) {
+      double t = e.getKey() - (double) ticker.read(); // (relative, so that the products stay small)
+      lowest = Math.min(lowest, sum - rate * t);
+      sum += e.getValue();
+      worst = Math.max(worst, sum - rate * t - lowest);
+    }
+    return worst == Double.NEGATIVE_INFINITY ? 0 : worst - quota.burst();
   }
 
   /** After a step's decisions at {@code now}: the sliding estimate of every key, the peak kept. */

@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.RedisFixture;
+import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.hazelcast.HazelcastCounterStore;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
+import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.StoreKeys;
 import java.nio.charset.StandardCharsets;
@@ -54,6 +56,112 @@ class RegionSharesIT {
     return admitted;
   }
 
+  /** Takes one permit at a time until the node denies; returns how many it admitted. */
+  private static long takeAll(SyncedLimiter node, String key) {
+    long admitted = 0;
+    while (node.tryAcquire(key)) {
+      admitted++;
+    }
+    return admitted;
+  }
+
+  /**
+   * A region's part of a token-bucket quota (a refill of 300 per 10 s, a burst of 30, three regions):
+   * its bucket holds a third of the burst and refills at the static share (10 a second) without a
+   * coordinator, at the share written from the moment it is written (the time before drained at the
+   * rate before it), back to the static share past the lease; every attempt counts as demand, and the
+   * key is in the demand index; a release gives its permit back.
+   */
+  @Test
+  void aRegionalTokenBucketRefillsAtItsShareFromTheMomentItIsWritten() {
+    GlobalQuota q = GlobalQuota.builder("q-bucket").quota(300).window(Duration.ofSeconds(10)).tokenBucket(30).build();
+    Limit quota = q.limit();
+    Counter counter = Counter.regional(quota, 3);
+    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    long second = 1_000_000_000L;
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = SyncedLimiter.builder(quota, store).nodeId("n1").ticker(ticker).autoSync(false)
+             .activeNodes(() -> 1).regionalQuota(3).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build()) {
+      assertThat(takeAll(node, "k")).isEqualTo(10); // a third of the burst
+      ticker.advanceNanos(second);
+      assertThat(takeAll(node, "k")).isEqualTo(10); // 100 per 10 s
+      assertThat(shares.keys(quota, w, 10)).containsExactly("k");
+      RegionShareStore.KeyState k = shares.read(quota, w, List.of("k")).get(0);
+      assertThat(k.admitted()).isEqualTo(20);
+      assertThat(k.denied()).isEqualTo(2);
+
+      // 200 per 10 s from now: a quarter of a second at 10 a second, then a quarter at 20 (7.5 permits;
+      // 10 had the whole half second refilled at the new rate), then 0.4 s more at 20
+      ticker.advanceNanos(second / 4);
+      assertThat(shares.write(1, counter, w, ticker.read() / 1_000, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 200, 50, w + 1))).shares()).containsExactly(200);
+      ticker.advanceNanos(second / 4);
+      assertThat(takeAll(node, "k")).isEqualTo(7);
+      ticker.advanceNanos(second * 4 / 10);
+      assertThat(takeAll(node, "k")).isEqualTo(8);
+
+      // the next window, the lease's share: 5 a second; past the lease, the static share again
+      ticker.advanceNanos(WINDOW_NANOS - 19 * second / 10);
+      takeAll(node, "k");
+      ticker.advanceNanos(second);
+      assertThat(takeAll(node, "k")).isEqualTo(5);
+      ticker.advanceNanos(WINDOW_NANOS);
+      takeAll(node, "k");
+      ticker.advanceNanos(second);
+      assertThat(takeAll(node, "k")).isEqualTo(10);
+
+      // a release gives its permit back
+      ticker.advanceNanos(second / 10);
+      io.sluice.node.Decision d = node.acquire("k", 1);
+      assertThat(d.allowed()).isTrue();
+      assertThat(node.tryAcquire("k")).isFalse();
+      node.release("k", 1, d);
+      assertThat(node.tryAcquire("k")).isTrue();
+    }
+  }
+
+  /**
+   * A region's Redis that loses its data (a restart without persistence) while a lease covers a
+   * regional bucket's key: the node that read the lease's record gives it back to the key, so the
+   * bucket refills at the leased share, the one the coordinator counts the region at (not the static
+   * share, twice it here), and starts empty, not with a fresh burst; past the lease, the static share.
+   */
+  @Test
+  void aRegionalBucketWhoseRedisLostItsDataKeepsItsLeasedShareAndNoFreshBurst() {
+    GlobalQuota q = GlobalQuota.builder("q-bucket-lost").quota(300).window(Duration.ofSeconds(10)).tokenBucket(30)
+        .build();
+    Limit quota = q.limit();
+    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    long second = 1_000_000_000L;
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = SyncedLimiter.builder(quota, store).nodeId("n1").ticker(ticker).autoSync(false)
+             .activeNodes(() -> 1).regionalQuota(3).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build()) {
+      shares.write(1, Counter.regional(quota, 3), w, ticker.read() / 1_000, Duration.ofSeconds(60),
+          List.of(new RegionShareStore.ShareWrite("k", 50, 50, w + 1)));
+      assertThat(takeAll(node, "k")).isEqualTo(10);
+      ticker.advanceNanos(second);
+      assertThat(takeAll(node, "k")).isEqualTo(5); // 50 per 10 s; the node has read the record
+
+      redis.cli().flushall();
+      ticker.advanceNanos(second);
+      // empty from the first decision after the loss (a fresh key would hold 10, its burst), then 5 a
+      // second (10 at the static share)
+      assertThat(takeAll(node, "k")).isZero();
+      ticker.advanceNanos(second);
+      assertThat(takeAll(node, "k")).isEqualTo(5);
+      assertThat(shares.read(quota, w, List.of("k")).get(0).shareFor(w + 1)).isEqualTo(50);
+
+      ticker.advanceNanos(2 * WINDOW_NANOS - 3 * second); // w + 2: past the lease
+      takeAll(node, "k");
+      ticker.advanceNanos(second);
+      assertThat(takeAll(node, "k")).isEqualTo(10);
+    }
+  }
+
   @Test
   void enforcesStaticShareThenCoordinatorsShareThenLeaseThenStaticAgain() {
     Limit quota = quota("q-lease");
@@ -65,7 +173,7 @@ class RegionSharesIT {
       // no coordinator yet: 300 / 3 regions
       assertThat(drain(node, "k")).isEqualTo(100);
 
-      RegionShareStore.WriteResult written = shares.write(1, quota, w, Duration.ofSeconds(60),
+      RegionShareStore.WriteResult written = shares.write(1, Counter.regional(quota, 3), w, 0, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 150, 120, w + 2)));
       assertThat(written.accepted()).isTrue();
       assertThat(written.shares()).containsExactly(150);
@@ -108,7 +216,7 @@ class RegionSharesIT {
          SyncedLimiter node = node(quota, store, ticker)) {
       node.tryAcquire("k");
       node.syncNow(); // (the key is in the demand index: the share store writes only keys it knows)
-      shares.write(1, quota, w, Duration.ofSeconds(60), List.of(new RegionShareStore.ShareWrite("k", 150, 100, w + 2)));
+      shares.write(1, Counter.regional(quota, 3), w, 0, Duration.ofSeconds(60), List.of(new RegionShareStore.ShareWrite("k", 150, 100, w + 2)));
       node.syncNow();
       assertThat(1 + drain(node, "k")).isEqualTo(150);
       ticker.advanceNanos(WINDOW_NANOS - WINDOW_NANOS / 100);
@@ -148,7 +256,7 @@ class RegionSharesIT {
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
          SyncedLimiter node = node(quota, store, ticker)) {
-      assertThat(shares.write(1, quota, w, Duration.ofSeconds(60),
+      assertThat(shares.write(1, Counter.regional(quota, 3), w, 0, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 60, 50, w + 2))).accepted()).isTrue();
       node.syncNow();
       assertThat(drain(node, "k")).as("the leased share").isEqualTo(60);
@@ -214,7 +322,7 @@ class RegionSharesIT {
         node.syncNow();
       }
       assertThat(admitted).isEqualTo(80);
-      RegionShareStore.WriteResult written = shares.write(1, quota, w, Duration.ofSeconds(60),
+      RegionShareStore.WriteResult written = shares.write(1, Counter.regional(quota, 3), w, 0, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 10, 30, w + 1)));
       assertThat(written.shares()).containsExactly(80);
       assertThat(written.nextShares()).containsExactly(30);
@@ -230,9 +338,9 @@ class RegionSharesIT {
     try (RegionShareStore shares = RegionShareStore.connect(
         RedisStoreConfig.builder(redis.uri()).keyPrefix("fenced").build())) {
       assertThat(shares.epoch()).isZero();
-      assertThat(shares.write(2, quota, 5, Duration.ofSeconds(60),
+      assertThat(shares.write(2, Counter.regional(quota, 3), 5, 0, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 10, 10, 6))).accepted()).isTrue();
-      RegionShareStore.WriteResult stale = shares.write(1, quota, 5, Duration.ofSeconds(60),
+      RegionShareStore.WriteResult stale = shares.write(1, Counter.regional(quota, 3), 5, 0, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 99, 99, 6)));
       assertThat(stale.accepted()).isFalse();
       assertThat(stale.epoch()).isEqualTo(2);
@@ -246,10 +354,21 @@ class RegionSharesIT {
 
   @Test
   void badConfigurationNamesTheField() {
+    Limit meter = Limit.leakyBucket("s").capacity(300).leakRate(300, Duration.ofSeconds(10)).build();
     Limit bucket = Limit.tokenBucket("s").capacity(300).refill(300, Duration.ofSeconds(10)).build();
     try (RedisCounterStore store = redis.newStore()) {
-      assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).regionalQuota(3).build())
+      assertThatThrownBy(() -> SyncedLimiter.builder(meter, store).regionalQuota(3).build())
           .hasMessageStartingWith("limit: a regional quota");
+      // a token bucket: exact mode, and a failure policy the coordinator counts
+      assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).regionalQuota(3).build())
+          .hasMessageStartingWith("onStoreFailure: a token-bucket regional quota");
+      assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).regionalQuota(3).batchSize(100)
+          .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build())
+          .hasMessageStartingWith("regionalQuota: a token-bucket quota's share is enforced in exact mode");
+      Limit tinyBurst = Limit.tokenBucket("t").capacity(2).refill(300, Duration.ofSeconds(10)).build();
+      assertThatThrownBy(() -> SyncedLimiter.builder(tinyBurst, store).regionalQuota(3)
+          .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build())
+          .hasMessageStartingWith("regions: must be at most the burst 2");
       assertThatThrownBy(() -> SyncedLimiter.builder(quota("b1"), store).regionalQuota(3).batchSize(1).build())
           .hasMessageStartingWith("regionalQuota:");
       assertThatThrownBy(() -> SyncedLimiter.builder(quota("z"), store).regionalQuota(0))

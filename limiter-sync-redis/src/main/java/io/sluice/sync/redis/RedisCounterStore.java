@@ -18,7 +18,9 @@ import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
+import io.sluice.sync.spi.RegionalDecision;
 import io.sluice.sync.spi.SequenceWitness;
+import io.sluice.sync.spi.ShareRecord;
 import io.sluice.sync.spi.StoreKeys;
 import io.sluice.sync.spi.StoreUnavailableException;
 import io.sluice.sync.spi.TokenGrant;
@@ -55,6 +57,7 @@ import java.util.concurrent.TimeUnit;
 public final class RedisCounterStore implements CounterStore, ExactStore, LeaseStore, TokenStore {
   private static final LuaScript FLUSH = LuaScript.load("flush");
   private static final LuaScript GCRA = LuaScript.load("gcra");
+  private static final LuaScript REGIONAL_BUCKET = LuaScript.load("regional_bucket");
   private static final LuaScript FIXED_WINDOW = LuaScript.load("fixed_window");
   private static final LuaScript SLIDING_WINDOW_COUNTER = LuaScript.load("sliding_window_counter");
   private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
@@ -64,7 +67,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript GIVE_BACK = LuaScript.load("give_back");
   private static final LuaScript TOKEN_CLAIM = LuaScript.load("token_claim");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
-      SLIDING_WINDOW_LOG, HEARTBEAT, LEAVE, LEASE, GIVE_BACK, TOKEN_CLAIM);
+      SLIDING_WINDOW_LOG, HEARTBEAT, LEAVE, LEASE, GIVE_BACK, TOKEN_CLAIM, REGIONAL_BUCKET);
   private final RedisStoreConfig config;
   /** The client's own resources (event loops, reconnect delay): shut down with it. */
   private final io.lettuce.core.resource.ClientResources resources;
@@ -389,6 +392,50 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     }
     byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), limit, key)};
     return this.<Long>evalsha(GIVE_BACK, ScriptOutputType.INTEGER, keys, args).thenApply(left -> null);
+  }
+
+  private static final byte[] NO_WINDOW = ascii(-1);
+
+  /** {@code regional_bucket.lua} on the counter key, the quota's demand index beside it. */
+  @Override
+  public CompletionStage<RegionalDecision> acquireRegional(Counter counter, String key, long cost, long nowMicros,
+      ShareRecord known) {
+    ExactArgs.checkRegional(counter, key, cost, nowMicros);
+    return this.<List<Object>>evalsha(REGIONAL_BUCKET, ScriptOutputType.MULTI, regionalKeys(counter, key),
+        regionalArgs(counter, cost, nowMicros, NO_WINDOW, known)).thenApply(r -> {
+          ExactResult result = new ExactResult((Long) r.get(0) == 1L, (Long) r.get(1), (Long) r.get(2),
+              (Long) r.get(3), 0, (Long) r.get(4));
+          long window = (Long) r.get(5);
+          ShareRecord record = window < 0 ? ShareRecord.NONE
+              : known.window() == window && known.share() == (Long) r.get(6) && known.later() == (Long) r.get(7)
+                  && known.leaseEnd() == (Long) r.get(8) ? known
+              : new ShareRecord(window, (Long) r.get(6), (Long) r.get(7), (Long) r.get(8));
+          return new RegionalDecision(result, record);
+        });
+  }
+
+  @Override
+  public CompletionStage<Void> giveBackRegional(Counter counter, String key, long cost, long nowMicros,
+      long window) {
+    ExactArgs.checkRegional(counter, key, cost, nowMicros);
+    if (window < 0) {
+      throw new IllegalArgumentException("window: must not be negative, got " + window);
+    }
+    return this.<List<Object>>evalsha(REGIONAL_BUCKET, ScriptOutputType.MULTI, regionalKeys(counter, key),
+        regionalArgs(counter, -cost, nowMicros, ascii(window), ShareRecord.NONE)).thenApply(r -> null);
+  }
+
+  private byte[][] regionalKeys(Counter counter, String key) {
+    return new byte[][] {StoreKeys.counterKey(config.keyPrefix(), counter.limit(), key),
+        StoreKeys.demandIndexKey(config.keyPrefix(), counter.limit().name())};
+  }
+
+  private static byte[][] regionalArgs(Counter counter, long cost, long nowMicros, byte[] giveBackWindow,
+      ShareRecord known) {
+    return new byte[][] {ascii(nowMicros), ascii(cost), ascii(counter.staticBurst()),
+        ascii(counter.windowNanos() / 1_000), ascii(counter.staticShare()), ascii(counter.windowTtlMillis()),
+        ascii(counter.windowTtlMillis()), giveBackWindow, ascii(known.window()), ascii(known.share()),
+        ascii(known.later()), ascii(known.leaseEnd())};
   }
 
   /** One {@code token_claim} call on the bucket's key (the key {@code gcra} keeps). */

@@ -7,9 +7,13 @@ import io.sluice.node.RateLimiter;
 import io.sluice.node.Ticker;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
+import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
+import io.sluice.sync.spi.ShareRecord;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -42,6 +46,11 @@ final class StoreDecisions {
   private final java.time.Duration flushTimeout;
   private final Answers answers;
   private final LongAdder fallbackDecisions;
+  /** A region's part of a token-bucket global quota (exact mode, its own script); else null. */
+  private final Counter regionalBucket;
+  /** A regional bucket's share records, per key, as this node last read them (see {@link #acquire}). */
+  private final ConcurrentHashMap<String, ShareRecord> records = new ConcurrentHashMap<>();
+  private final int maxRecords;
   /** Exact mode: give-backs (release) that failed, leaving their permits spent. */
   private final LongAdder giveBacksFailed = new LongAdder();
 
@@ -52,6 +61,8 @@ final class StoreDecisions {
     this.sliding = l.sliding;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.exact = l.exact;
+    this.regionalBucket = l.counter.regionalBucket() ? l.counter : null;
+    this.maxRecords = l.config.maxKeys();
     this.tokens = l.tokens;
     this.localShares = localShares;
     this.onStoreFailure = l.onStoreFailure;
@@ -98,7 +109,7 @@ final class StoreDecisions {
   /** Exact mode's decision, one script call; null when the store failed it (the policy decides). */
   Decision exactly(String key, long cost, int answer, long now) {
     long askedAt = System.nanoTime();
-    ExactResult r = calls.guarded(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
+    ExactResult r = calls.guarded(() -> acquire(key, cost, TimeUnit.NANOSECONDS.toMicros(now)));
     calls.waited(askedAt);
     return r == null ? null : exactDecision(key, now, cost, r, answer);
   }
@@ -110,11 +121,49 @@ final class StoreDecisions {
    */
   CompletableFuture<Decision> exactlyAsync(String key, long cost, int answer, long now) {
     long askedAt = System.nanoTime();
-    return calls.<ExactResult>guardedAsync(() -> exact.acquire(limit, key, cost, TimeUnit.NANOSECONDS.toMicros(now)),
+    return calls.<ExactResult>guardedAsync(() -> acquire(key, cost, TimeUnit.NANOSECONDS.toMicros(now)),
         flushTimeout).thenApply(r -> {
           calls.waited(askedAt);
           return r == null ? null : exactDecision(key, now, cost, r, answer);
         });
+  }
+
+  /**
+   * The exact script's call: the limit's own, or a regional bucket's, which is given the share record
+   * this node last read for the key (so that a region whose Redis lost the key keeps to the share the
+   * coordinator counts it at, see {@link ExactStore#acquireRegional}) and answers the record it holds.
+   */
+  private CompletionStage<ExactResult> acquire(String key, long cost, long nowMicros) {
+    if (regionalBucket == null) {
+      return exact.acquire(limit, key, cost, nowMicros);
+    }
+    ShareRecord known = records.getOrDefault(key, ShareRecord.NONE);
+    return exact.acquireRegional(regionalBucket, key, cost, nowMicros, known).thenApply(d -> {
+      remember(key, known, d.record());
+      return d.result();
+    });
+  }
+
+  /**
+   * Keeps the record a regional bucket's key holds, as read. Bounded by the limiter's key table: a full
+   * table first forgets the records whose leases have ended (a lost key is known by a lease that
+   * covers it), and takes no new key while none has.
+   */
+  private void remember(String key, ShareRecord known, ShareRecord read) {
+    if (read == known) {
+      return;
+    }
+    if (read.window() < 0) {
+      records.remove(key);
+      return;
+    }
+    if (records.size() >= maxRecords && !records.containsKey(key)) {
+      records.values().removeIf(r -> r.leaseEnd() < read.window());
+      if (records.size() >= maxRecords) {
+        return;
+      }
+    }
+    records.put(key, read);
   }
 
   long giveBacksFailed() {
@@ -170,7 +219,7 @@ final class StoreDecisions {
     // bucket, the refill period's index): what release gives back to, and the mark of a permit the
     // store took (a fallback's admission has none)
     long window = !r.allowed() || limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Long.MIN_VALUE
-        : windowed && r.window() >= 0 ? r.window() : Math.floorDiv(now, windowNanos);
+        : (windowed || regionalBucket != null) && r.window() >= 0 ? r.window() : Math.floorDiv(now, windowNanos);
     return answers.answer(key, r.allowed(), answer, r.remaining(), TimeUnit.MICROSECONDS.toNanos(r.resetMicros()),
         TimeUnit.MICROSECONDS.toNanos(r.retryAfterMicros()), window);
   }
@@ -205,7 +254,8 @@ final class StoreDecisions {
     }
     long nowMicros = TimeUnit.NANOSECONDS.toMicros(ticker.read());
     try {
-      exact.giveBack(limit, key, back, nowMicros, acquired.window()).whenComplete((done, failure) -> {
+      (regionalBucket != null ? exact.giveBackRegional(regionalBucket, key, back, nowMicros, acquired.window())
+          : exact.giveBack(limit, key, back, nowMicros, acquired.window())).whenComplete((done, failure) -> {
         if (failure != null) {
           giveBacksFailed.increment();
         }

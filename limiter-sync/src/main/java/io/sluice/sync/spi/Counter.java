@@ -41,21 +41,44 @@ public final class Counter {
   /**
    * The counter of one region's part of a global quota: the limit's capacity is the global quota G,
    * shared by {@code regions} regions; the store also keeps the region's denied demand and the share
-   * a region coordinator gives it (see {@code SyncedLimiter.Builder#regionalQuota(int)}).
+   * a region coordinator gives it (see {@code SyncedLimiter.Builder#regionalQuota(int)}). For a token
+   * bucket the share is of the refill rate (G = the tokens of one refill period, which is the quota's
+   * window), and each region's bucket holds an even part of the burst ({@link #staticBurst()}).
    *
-   * @throws IllegalArgumentException unless the limit is a fixed window or a sliding window counter
-   *     (shares are budgets of one window) and regions is between 1 and the capacity
+   * @throws IllegalArgumentException unless the limit is a fixed window, a sliding window counter (shares
+   *     are budgets of one window) or a token bucket, and regions is between 1 and the quota (for a
+   *     bucket also the burst); for a bucket also a refill period that is not a whole number of
+   *     microseconds, or a burst or refill whose product with it passes the store's 53-bit arithmetic
    */
   public static Counter regional(Limit limit, int regions) {
-    if (limit.algorithm() != Algorithm.FIXED_WINDOW && limit.algorithm() != Algorithm.SLIDING_WINDOW_COUNTER) {
-      throw new IllegalArgumentException("limit: a regional quota is split per window; " + limit.name() + " is "
-          + limit.algorithm() + " (use FIXED_WINDOW or SLIDING_WINDOW_COUNTER)");
+    Algorithm a = limit.algorithm();
+    if (a != Algorithm.FIXED_WINDOW && a != Algorithm.SLIDING_WINDOW_COUNTER && a != Algorithm.TOKEN_BUCKET) {
+      throw new IllegalArgumentException("limit: a regional quota is split per window or by refill rate; "
+          + limit.name() + " is " + a + " (use FIXED_WINDOW, SLIDING_WINDOW_COUNTER or TOKEN_BUCKET)");
     }
-    if (regions < 1 || regions > limit.capacity()) {
-      throw new IllegalArgumentException("regions: must be between 1 and the quota " + limit.capacity()
+    long quota = a == Algorithm.TOKEN_BUCKET ? limit.refillTokens() : limit.capacity();
+    if (regions < 1 || regions > quota) {
+      throw new IllegalArgumentException("regions: must be between 1 and the quota " + quota
           + " of limit " + limit.name() + ", got " + regions);
     }
-    return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, regions);
+    if (a != Algorithm.TOKEN_BUCKET) {
+      return new Counter(limit, Kind.WINDOW, limit.periodNanos(), 1, 1, regions);
+    }
+    if (regions > limit.capacity()) {
+      throw new IllegalArgumentException("regions: must be at most the burst " + limit.capacity() + " of limit "
+          + limit.name() + " (each region holds a part of it), got " + regions);
+    }
+    if (limit.periodNanos() % 1_000 != 0) {
+      throw new IllegalArgumentException("refill.period: must be a whole number of microseconds for a "
+          + "distributed store, got " + limit.periodNanos() + " ns in limit " + limit.name());
+    }
+    long windowMicros = limit.periodNanos() / 1_000;
+    if (Math.max(limit.capacity(), limit.refillTokens()) > LUA_MAX_EXACT / 2 / windowMicros) {
+      throw new IllegalArgumentException("capacity: a burst of " + limit.capacity() + " and a refill of "
+          + limit.refillTokens() + " per " + windowMicros + " us do not fit the store's 53-bit arithmetic in"
+          + " regional limit " + limit.name());
+    }
+    return new Counter(limit, Kind.GCRA, limit.periodNanos(), 1, 1, regions);
   }
 
   /**
@@ -124,12 +147,26 @@ public final class Counter {
     return regions;
   }
 
-  /** What a region enforces without a coordinator's share: the quota divided evenly, rounded down. */
+  /**
+   * What a region enforces without a coordinator's share: the quota divided evenly, rounded down (a
+   * regional token bucket's: its refill per period).
+   */
   public long staticShare() {
+    long quota = regionalBucket() ? limit.refillTokens() : limit.capacity();
+    return regions > 0 ? quota / regions : quota;
+  }
+
+  /** Whether this counts one region's part of a token-bucket global quota (its rate split by a coordinator). */
+  public boolean regionalBucket() {
+    return regions > 0 && kind == Kind.GCRA;
+  }
+
+  /** A regional token bucket's part of the burst: the burst divided evenly, rounded down. */
+  public long staticBurst() {
     return regions > 0 ? limit.capacity() / regions : limit.capacity();
   }
 
-  /** The window of a window counter; 0 for GCRA. */
+  /** The window of a window counter (a regional token bucket's: its refill period); 0 for other GCRA counters. */
   public long windowNanos() {
     return windowNanos;
   }

@@ -38,6 +38,22 @@ public final class ExactArgs {
   }
 
   /**
+   * The checks {@link ExactStore#acquireRegional} and {@link ExactStore#giveBackRegional} promise: a
+   * regional bucket's counter, a key, a cost within the region's part of the burst, a time in range.
+   */
+  public static void checkRegional(Counter counter, String key, long cost, long nowMicros) {
+    if (counter == null || !counter.regionalBucket()) {
+      throw new IllegalArgumentException("counter: must be a regional token bucket's (Counter.regional), got "
+          + counter);
+    }
+    checkAcquire(counter.limit(), key, 1, nowMicros);
+    if (cost < 1 || cost > counter.staticBurst()) {
+      throw new IllegalArgumentException("cost: must be between 1 and the region's part " + counter.staticBurst()
+          + " of the burst of limit " + counter.limit().name() + ", got " + cost);
+    }
+  }
+
+  /**
    * The checks {@link TokenStore#claimTokens} promises, before anything is sent; answers the limit's
    * counter. Every number the claim computes stays below 2^53: the burst ({@link Counter#of}) and the
    * horizon in scaled units together fit 2^52, so does a give-back's units, and so do the backlogs a

@@ -39,6 +39,43 @@ public interface ExactStore extends AutoCloseable {
    */
   CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window);
 
+  /**
+   * One exact decision of a region's part of a token-bucket global quota ({@link Counter#regionalBucket()}):
+   * takes {@code cost} permits from the region's bucket, which refills at the share of the rate the
+   * region coordinator gave the region (or the static share, {@link Counter#staticShare()}) and holds
+   * {@link Counter#staticBurst()}; the attempt counts as the region's demand (admitted or denied).
+   * {@link ExactResult#window()} is the window it counted in.
+   *
+   * <p>{@code known} is the share record this node last read for the key ({@link ShareRecord#NONE}:
+   * none). Where the key holds neither a bucket nor a record while {@code known}'s lease still covers
+   * the window, the region's Redis lost the key (a key lives through its lease): the bucket then refills
+   * at {@code known}'s share, the share the coordinator counts the region at, not at the static share,
+   * and starts empty, not with a fresh burst.
+   *
+   * @throws IllegalArgumentException (at once) for a counter that is not a regional bucket, a null or
+   *     empty key, a cost outside 1..the region's burst, or a time outside 0..2^52 us
+   * @throws UnsupportedOperationException where the store keeps no regional quotas (the default)
+   */
+  default CompletionStage<RegionalDecision> acquireRegional(Counter counter, String key, long cost, long nowMicros,
+      ShareRecord known) {
+    throw new UnsupportedOperationException("regionalQuota: " + getClass().getSimpleName()
+        + " keeps no regional token buckets");
+  }
+
+  /**
+   * Gives back {@code cost} permits that an allowed {@link #acquireRegional} took in {@code window},
+   * when another limit of the same request denied it: the bucket gets them back (never above full), the
+   * window's admitted count loses them (never below 0).
+   *
+   * @throws IllegalArgumentException (at once) for what {@link #acquireRegional} refuses
+   * @throws UnsupportedOperationException where the store keeps no regional quotas (the default)
+   */
+  default CompletionStage<Void> giveBackRegional(Counter counter, String key, long cost, long nowMicros,
+      long window) {
+    throw new UnsupportedOperationException("regionalQuota: " + getClass().getSimpleName()
+        + " keeps no regional token buckets");
+  }
+
   @Override
   void close();
 }
