@@ -235,9 +235,11 @@ final class QuotaRound {
       }
       held(i, r, m, b);
       rates[r] = Math.max(0, Double.longBitsToDouble(m[b + 7])); // -1: no rate observed yet
-      if (!q.sliding()) {
+      if (!q.sliding() && !q.bucket()) {
+        // (a token-bucket quota's rates are split whole at every round, as a sliding window's: a region
+        // leaves unused whatever margin it was given, and no later round takes it back)
         rates[r] = ShareArithmetic.plannedRate(rates[r], Double.longBitsToDouble(m[b + 9]));
-      } else if (reachable[r] && s != null) {
+      } else if (q.sliding() && reachable[r] && s != null) {
         rates[r] = slidingRate(s);
       }
       applyPeaks(i, r, m, b, p);

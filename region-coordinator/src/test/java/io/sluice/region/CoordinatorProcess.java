@@ -15,6 +15,9 @@ import java.time.Duration;
  * for a sliding window quota, {@code -Dsluice.realtime.bucket=BURST} for a token-bucket one.
  */
 public final class CoordinatorProcess {
+  /** Each round's split printed ({@code -Dsluice.realtime.verbose=true}): shares, silent regions, demand. */
+  private static final boolean VERBOSE = Boolean.getBoolean("sluice.realtime.verbose");
+
   private CoordinatorProcess() {
   }
 
@@ -36,6 +39,7 @@ public final class CoordinatorProcess {
       System.out.println("started");
       System.out.flush();
       long lastStatus = System.nanoTime();
+      RegionCoordinator.QuotaSummary lastPrinted = null;
       while (true) {
         boolean now = c.leading();
         if (now != leading) {
@@ -49,6 +53,18 @@ public final class CoordinatorProcess {
               + " fenced=%b regionErrors=%d refusedWrites=%d members=%d", java.time.Instant.now(), c.rounds(),
               c.leaderships(), c.epoch(), c.fenced(), c.regionErrors(), c.refusedWrites(), c.members()));
           System.out.flush();
+        }
+        if (VERBOSE && c.leading()) {
+          RegionCoordinator.QuotaSummary q = c.lastRound().get(args[2]);
+          if (q != null && q != lastPrinted) {
+            lastPrinted = q;
+            StringBuilder line = new StringBuilder("round " + java.time.Instant.now() + " w" + q.window());
+            for (RegionCoordinator.RegionSummary r : q.regions()) {
+              line.append(String.format(java.util.Locale.ROOT, " %s%s %d/%d (%.0f/s)", r.region(),
+                  r.reachable() ? "" : "(silent)", r.share(), r.nextShare(), r.demandPerSecond()));
+            }
+            System.out.println(line);
+          }
         }
         Thread.sleep(10);
       }

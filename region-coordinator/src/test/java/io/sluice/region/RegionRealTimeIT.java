@@ -66,6 +66,11 @@ class RegionRealTimeIT {
   private final Map<Long, AtomicLongArray> admitted = new ConcurrentHashMap<>();
   /** Per 10 ms slot (absolute index), per key: permits admitted in all regions (token-bucket quotas). */
   private final Map<Long, AtomicLongArray> slots = new ConcurrentHashMap<>();
+  /**
+   * Per window: the longest a driver went between two turns of its loop, ns (a driver held up that long
+   * offers the demand of the gap at once, which a token bucket admits only up to its burst).
+   */
+  private final Map<Long, Long> stalls = new ConcurrentHashMap<>();
   /** Per window: the demand split the drivers last saw in it. */
   private final Map<Long, double[]> splits = new ConcurrentHashMap<>();
   private volatile double[] split = ROTATION[0];
@@ -175,8 +180,8 @@ class RegionRealTimeIT {
       row(md, String.format(Locale.ROOT, "leader killed with SIGKILL (the other led %.2f s later)", takeoverSeconds),
           killWindow, killTo, false);
       row(md, "region b's Redis down 5 s, restarted empty", downWindow, downTo, false);
-      md.append("\nPer window (sum over regions / G, per key; then the first key's permits per region and the split of"
-          + " the demand in force):\n\n```\n");
+      md.append("\nPer window (sum over regions / G, per key; then the first key's permits per region, the split of"
+          + " the demand in force, and the longest any region's driver went between two turns):\n\n```\n");
       for (long w = staticFrom; w < downTo; w++) {
         md.append(String.format(Locale.ROOT, "w%-3d", w - staticFrom));
         for (int k = 0; k < KEYS.length; k++) {
@@ -186,8 +191,9 @@ class RegionRealTimeIT {
         AtomicLongArray counts = admitted.get(w);
         double[] in = splits.get(w);
         if (counts != null && in != null) {
-          md.append(String.format(Locale.ROOT, "   %s: %5d %5d %5d   demand %2.0f/%2.0f/%2.0f", KEYS[0], counts.get(0),
-              counts.get(1), counts.get(2), 100 * in[0], 100 * in[1], 100 * in[2]));
+          md.append(String.format(Locale.ROOT, "   %s: %5d %5d %5d   demand %2.0f/%2.0f/%2.0f   driver stall %3d ms",
+              KEYS[0], counts.get(0), counts.get(1), counts.get(2), 100 * in[0], 100 * in[1], 100 * in[2],
+              stalls.getOrDefault(w, 0L) / 1_000_000));
         }
         md.append('\n');
       }
@@ -233,8 +239,9 @@ class RegionRealTimeIT {
     while (driving) {
       long now = Ticker.system().read();
       double seconds = (now - last) / 1e9;
-      last = now;
       long w = Math.floorDiv(now, WINDOW_NANOS);
+      stalls.merge(w, now - last, Math::max);
+      last = now;
       AtomicLongArray counts = admitted.computeIfAbsent(w, x -> new AtomicLongArray(KEYS.length * REGIONS));
       AtomicLongArray slot = slots.computeIfAbsent(Math.floorDiv(now, SLOT_NANOS), x -> new AtomicLongArray(KEYS.length));
       splits.put(w, split);
@@ -387,7 +394,8 @@ class RegionRealTimeIT {
 
   private static Process startCoordinator(String cluster, List<String> regions, Path log) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-Dsluice.realtime.sliding=" + SLIDING, "-Dsluice.realtime.bucket=" + BUCKET, "-cp",
+        "-Xmx256m", "-Dsluice.realtime.sliding=" + SLIDING, "-Dsluice.realtime.bucket=" + BUCKET,
+        "-Dsluice.realtime.verbose=" + Boolean.getBoolean("sluice.realtime.verbose"), "-cp",
         System.getProperty("java.class.path"),
         CoordinatorProcess.class.getName(), cluster, "5801",
         "api", Long.toString(G), Long.toString(WINDOW_NANOS / 1_000_000), "tenant-*", "5000", Long.toString(ROUND_MS)));

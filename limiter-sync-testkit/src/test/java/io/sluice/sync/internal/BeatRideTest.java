@@ -83,4 +83,54 @@ class BeatRideTest {
     assertThat(own).as("heartbeat calls of their own over 17.5 s").isBetween(6, 10);
     assertThat(registered.get()).as("the registry still counts the node").isEqualTo(2);
   }
+
+  /**
+   * An exact-mode limiter makes no call a beat could ride on (its scripts carry none): it beats when
+   * its interval is up, not half an interval later. Waiting for a ride, a regional quota's exact-mode
+   * nodes beat 200 ms apart and their coordinator (rounds every 250 ms) took their region for silent in
+   * about half of its rounds.
+   */
+  @Test
+  void anExactModeLimiterBeatsWhenItsIntervalIsUp() {
+    java.util.List<Long> beatTimes = new java.util.ArrayList<>();
+    ManualTicker ticker = new ManualTicker(1_764_547_200_000_000_000L);
+    MemoryStore memory = new MemoryStore();
+    class Recording extends ForwardingStore implements io.sluice.sync.spi.ExactStore {
+      Recording() {
+        super(memory);
+      }
+
+      @Override
+      public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+        beatTimes.add(ticker.read());
+        return super.heartbeat(nodeId, nowMillis, ttl);
+      }
+
+      @Override
+      public CompletionStage<io.sluice.sync.spi.ExactResult> acquire(Limit limit, String key, long cost,
+          long nowMicros) {
+        return memory.acquire(limit, key, cost, nowMicros);
+      }
+
+      @Override
+      public CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros, long window) {
+        return memory.giveBack(limit, key, cost, nowMicros, window);
+      }
+    }
+    Recording store = new Recording();
+    Limit bucket = Limit.tokenBucket("api").capacity(1_000).refill(1_000, Duration.ofSeconds(1)).build();
+    try (SyncedLimiter node = SyncedLimiter.builder(bucket, store).nodeId("n").ticker(ticker).autoSync(false)
+        .syncInterval(SYNC).heartbeatInterval(Duration.ofSeconds(1)).build()) {
+      for (int step = 1; step <= 50; step++) {
+        ticker.advance(SYNC);
+        node.heartbeatIfDue();
+        node.syncNow();
+        assertThat(node.tryAcquire("k")).isTrue(); // (one exact script per decision: the node is working)
+      }
+    }
+    assertThat(beatTimes).hasSizeGreaterThanOrEqualTo(4);
+    for (int i = 1; i < beatTimes.size(); i++) {
+      assertThat(beatTimes.get(i) - beatTimes.get(i - 1)).as("beat " + i).isEqualTo(Duration.ofSeconds(1).toNanos());
+    }
+  }
 }

@@ -52,6 +52,14 @@ final class NodeBeat {
   private final Ticker ticker;
   private final ConcurrentLinkedQueue<KeyView> dirty;
   private final ConcurrentLinkedQueue<Delta> orphans;
+  /**
+   * Whether a beat asked for can ride on a store call: a flush or a claim call. An exact-mode limiter
+   * makes neither (its scripts carry no beat), so its beats are calls of their own at once: waiting a
+   * ride for nothing put a regional quota's exact-mode node's beats 200 ms apart, and its coordinator,
+   * rounds every 250 ms, took its region for silent in about half of its rounds (a token-bucket quota
+   * in real time, where a fixed window's nodes, beating on their flushes, were silent in 9 rounds of 99).
+   */
+  private final boolean rides;
   /** Whether the limiter has a flusher thread of its own: the beats' clock is then System.nanoTime. */
   private final boolean ownThread;
   /** This node's beat on this store, shared with its other limiters (see SharedBeat). */
@@ -96,6 +104,7 @@ final class NodeBeat {
         REGIONAL_TTL_BEAT_NANOS)) : intervalNanos);
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.rideNanos = Math.max(l.syncIntervalNanos, intervalNanos / 2);
+    this.rides = l.exact == null;
     this.ticker = l.ticker;
     this.dirty = queue.dirty;
     this.orphans = queue.orphans;
@@ -156,7 +165,7 @@ final class NodeBeat {
       int recent = calls.closed() ? shared.recent(intervalNanos / 2, now) : -1;
       if (recent > 0) {
         nodesCounted(recent);
-      } else if (firstBeat) {
+      } else if (firstBeat || !rides) {
         beatNow(); // (before any claim: a node must be counted before it sizes its claims)
       } else {
         beatAskedAt = now;
