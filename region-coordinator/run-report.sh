@@ -4,8 +4,10 @@
 # demand-based shares with the static G/R split to region-coordinator/results/regions.md; then the same
 # in real time (RegionRealTimeIT: coordinator replicas as processes of their own, the system clock,
 # rotating demand, a leader killed with SIGKILL, a regional Redis killed) to results/regions-realtime.md,
-# and once more with a sliding window quota to results/regions-realtime-sliding.md.
-#   region-coordinator/run-report.sh        (about 7 minutes; needs redis-server on the PATH; run the
+# and once more with a sliding window quota to results/regions-realtime-sliding.md, and with a token-bucket
+# quota (a refill of 300 per second, burst 60: its nodes decide in exact mode) to
+# results/regions-realtime-bucket.md.
+#   region-coordinator/run-report.sh        (about 10 minutes; needs redis-server on the PATH; run the
 #                                            real-time part on a quiet machine: its figures are timing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,4 +21,8 @@ mkdir -p "$out"
   -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test='RegionRealTimeIT' -Dfailsafe.failIfNoSpecifiedTests=false -Dsluice.realtime=true \
   -Dsluice.realtime.sliding=true -Dsluice.report.dir="$out"
-cat "$out/regions.md" "$out/regions-realtime.md" "$out/regions-realtime-sliding.md"
+./mvnw -B -q verify -pl region-coordinator -am \
+  -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false \
+  -Dit.test='RegionRealTimeIT' -Dfailsafe.failIfNoSpecifiedTests=false -Dsluice.realtime=true \
+  -Dsluice.realtime.bucket=60 -Dsluice.realtime.g=300 -Dsluice.report.dir="$out"
+cat "$out/regions.md" "$out/regions-realtime.md" "$out/regions-realtime-sliding.md" "$out/regions-realtime-bucket.md"
