@@ -14,12 +14,4 @@ package io.sluice.sync.spi;
 public record ShareRecord(long window, long share, long later, long leaseEnd) {
   /** No record. */
   public static final ShareRecord NONE = new ShareRecord(-1, -1, -1, -1);
-
-  /** The share the record gives window {@code w}: its own share, the later share up to the lease's end, else -1. */
-  public long shareFor(long w) {
-    if (window < 0) {
-      return -1;
-    }
-    return w == window ? share : w > window && w <= leaseEnd ? later : -1;
-  }
 }
