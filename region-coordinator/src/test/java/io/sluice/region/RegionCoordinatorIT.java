@@ -50,16 +50,14 @@ class RegionCoordinatorIT {
   void demandBasedSharesFillTheQuotaUnderSkewAndFollowAShift() {
     try (RegionRig rig = new RegionRig(3, 2, quota())) {
       RegionCoordinator coordinator = rig.addCoordinator("skew-" + UUID.randomUUID());
-      long first = rig.window();
-      // "tenant-1" is split by the coordinator; "static-1" (outside the key pattern) keeps G / 3
-      rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
-      long shiftWindow = rig.window();
-      int converged = shift(rig, coordinator);
-      long end = rig.window();
-
-      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
-      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow, SKEW);
-      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end, SHIFTED);
+      SkewThenShift run = skewThenShift(rig, coordinator);
+      long first = run.first();
+      long shiftWindow = run.shiftWindow();
+      long end = run.end();
+      int converged = run.converged();
+      Figures coordinated = run.coordinated();
+      Figures staticSplit = run.staticSplit();
+      Figures afterShift = run.afterShift();
       Figures staticAfter = figures(rig, "static-1", shiftWindow + 1, end, SHIFTED);
       Figures all = figures(rig, "tenant-1", first, end);
       REPORT.add(row("skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));
@@ -87,6 +85,25 @@ class RegionCoordinatorIT {
       assertThat(all.worstOver).isLessThanOrEqualTo(0.01);
       assertThat(converged).isBetween(1, 2);
     }
+  }
+
+  /**
+   * 80 s of {@link #SKEW} on "tenant-1", which the coordinator splits, and "static-1" (outside the key
+   * pattern: G / 3 each), then the shift to {@link #SHIFTED} ({@link #shift}); the figures of both.
+   */
+  private static SkewThenShift skewThenShift(RegionRig rig, RegionCoordinator coordinator) {
+    long first = rig.window();
+    rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
+    long shiftWindow = rig.window();
+    int converged = shift(rig, coordinator);
+    long end = rig.window();
+    return new SkewThenShift(first, shiftWindow, end, converged, figures(rig, "tenant-1", first + 1, shiftWindow, SKEW),
+        figures(rig, "static-1", first + 1, shiftWindow, SKEW), figures(rig, "tenant-1", shiftWindow + 1, end, SHIFTED));
+  }
+
+  /** A run of {@link #skewThenShift}: its windows, the rounds the shift took, and the figures. */
+  private record SkewThenShift(long first, long shiftWindow, long end, int converged, Figures coordinated,
+      Figures staticSplit, Figures afterShift) {
   }
 
   /**
@@ -124,14 +141,11 @@ class RegionCoordinatorIT {
     try (RegionRig rig = new RegionRig(3, 2, sliding)) {
       rig.roundNanos = 250_000_000L;
       RegionCoordinator coordinator = rig.addCoordinator("sliding-" + UUID.randomUUID());
-      long first = rig.window();
-      rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
-      long shiftWindow = rig.window();
-      int converged = shift(rig, coordinator);
-      long end = rig.window();
-      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
-      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow, SKEW);
-      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end, SHIFTED);
+      SkewThenShift run = skewThenShift(rig, coordinator);
+      int converged = run.converged();
+      Figures coordinated = run.coordinated();
+      Figures staticSplit = run.staticSplit();
+      Figures afterShift = run.afterShift();
       double peakOver = rig.peakSlidingEstimate.get("tenant-1") / G - 1;
       double staticPeakOver = rig.peakSlidingEstimate.get("static-1") / G - 1;
       REPORT.add(row("sliding window: skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));
@@ -167,14 +181,11 @@ class RegionCoordinatorIT {
         .tokenBucket(G / 10).build();
     try (RegionRig rig = new RegionRig(3, 2, bucket)) {
       RegionCoordinator coordinator = rig.addCoordinator("bucket-" + UUID.randomUUID());
-      long first = rig.window();
-      rig.run(Duration.ofSeconds(80), r -> demand(SKEW, r), "tenant-1", "static-1");
-      long shiftWindow = rig.window();
-      int converged = shift(rig, coordinator);
-      long end = rig.window();
-      Figures coordinated = figures(rig, "tenant-1", first + 1, shiftWindow, SKEW);
-      Figures staticSplit = figures(rig, "static-1", first + 1, shiftWindow, SKEW);
-      Figures afterShift = figures(rig, "tenant-1", shiftWindow + 1, end, SHIFTED);
+      SkewThenShift run = skewThenShift(rig, coordinator);
+      int converged = run.converged();
+      Figures coordinated = run.coordinated();
+      Figures staticSplit = run.staticSplit();
+      Figures afterShift = run.afterShift();
       double over = rig.worstOverBucket("tenant-1");
       double staticOver = rig.worstOverBucket("static-1");
       REPORT.add(row("token bucket (burst G/10): skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));

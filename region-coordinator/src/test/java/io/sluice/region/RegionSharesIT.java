@@ -56,6 +56,17 @@ class RegionSharesIT {
     return admitted;
   }
 
+  /** A regional token bucket of a refill of 300 per 10 s and a burst of 30 (three regions: 100 and 10 each). */
+  private static Limit bucketQuota(String name) {
+    return GlobalQuota.builder(name).quota(300).window(Duration.ofSeconds(10)).tokenBucket(30).build().limit();
+  }
+
+  /** A node of a regional bucket, on the test's clock: exact mode, FAIL_CLOSED. */
+  private static SyncedLimiter bucketNode(Limit quota, CounterStore store, ManualTicker ticker) {
+    return SyncedLimiter.builder(quota, store).nodeId("n1").ticker(ticker).autoSync(false).activeNodes(() -> 1)
+        .regionalQuota(3).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build();
+  }
+
   /** Takes one permit at a time until the node denies; returns how many it admitted. */
   private static long takeAll(SyncedLimiter node, String key) {
     long admitted = 0;
@@ -74,16 +85,14 @@ class RegionSharesIT {
    */
   @Test
   void aRegionalTokenBucketRefillsAtItsShareFromTheMomentItIsWritten() {
-    GlobalQuota q = GlobalQuota.builder("q-bucket").quota(300).window(Duration.ofSeconds(10)).tokenBucket(30).build();
-    Limit quota = q.limit();
+    Limit quota = bucketQuota("q-bucket");
     Counter counter = Counter.regional(quota, 3);
     ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
     long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
     long second = 1_000_000_000L;
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
-         SyncedLimiter node = SyncedLimiter.builder(quota, store).nodeId("n1").ticker(ticker).autoSync(false)
-             .activeNodes(() -> 1).regionalQuota(3).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build()) {
+         SyncedLimiter node = bucketNode(quota, store, ticker)) {
       assertThat(takeAll(node, "k")).isEqualTo(10); // a third of the burst
       ticker.advanceNanos(second);
       assertThat(takeAll(node, "k")).isEqualTo(10); // 100 per 10 s
@@ -130,16 +139,13 @@ class RegionSharesIT {
    */
   @Test
   void aRegionalBucketWhoseRedisLostItsDataKeepsItsLeasedShareAndNoFreshBurst() {
-    GlobalQuota q = GlobalQuota.builder("q-bucket-lost").quota(300).window(Duration.ofSeconds(10)).tokenBucket(30)
-        .build();
-    Limit quota = q.limit();
+    Limit quota = bucketQuota("q-bucket-lost");
     ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
     long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
     long second = 1_000_000_000L;
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
-         SyncedLimiter node = SyncedLimiter.builder(quota, store).nodeId("n1").ticker(ticker).autoSync(false)
-             .activeNodes(() -> 1).regionalQuota(3).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build()) {
+         SyncedLimiter node = bucketNode(quota, store, ticker)) {
       shares.write(1, Counter.regional(quota, 3), w, ticker.read() / 1_000, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 50, 50, w + 1)));
       assertThat(takeAll(node, "k")).isEqualTo(10);
