@@ -92,7 +92,10 @@ if cost < 0 then
   local back, err2 = int(8, 'giveBackWindow', 0, MAX_EXACT / 2)
   if not back then return fail(err2) end
   q = math.max(0, q + cost * window)
-  redis.call('HSET', key, 'b', digits(at), 'q', digits(q))
+  if found or record[1] then
+    -- (a key without a bucket holds a full one: nothing to write, and no key made without a TTL)
+    redis.call('HSET', key, 'b', digits(at), 'q', digits(q))
+  end
   local counted = tonumber(redis.call('HGET', key, digits(back)) or '0')
   if counted > 0 then
     redis.call('HINCRBY', key, digits(back), math.max(cost, -counted))

@@ -128,6 +128,10 @@ class RegionSharesIT {
       assertThat(node.tryAcquire("k")).isFalse();
       node.release("k", 1, d);
       assertThat(node.tryAcquire("k")).isTrue();
+
+      // a give-back to a key that holds no bucket (a full one) writes nothing: no key without a TTL
+      store.giveBackRegional(counter, "never-seen", 1, ticker.read() / 1_000, w).toCompletableFuture().join();
+      assertThat(redis.cli().exists(RedisFixture.counterKey(StoreKeys.storeName(quota), "never-seen"))).isZero();
     }
   }
 
