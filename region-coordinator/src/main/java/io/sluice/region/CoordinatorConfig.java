@@ -1,6 +1,7 @@
 package io.sluice.region;
 
 import io.sluice.node.Durations;
+import io.sluice.sync.spi.Counter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -193,6 +194,11 @@ public final class CoordinatorConfig {
         if (q.quota() < regions.size()) {
           throw new IllegalArgumentException("quotas[" + q.name() + "].quota: " + q.quota() + " cannot be split over "
               + regions.size() + " regions");
+        }
+        try {
+          Counter.regional(q.limit(), regions.size()); // what the nodes' counters must hold (a bucket's burst)
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("quotas[" + q.name() + "]." + e.getMessage(), e);
         }
         for (Map.Entry<String, Long> f : q.floors().entrySet()) {
           if (!regionNames.contains(f.getKey())) {

@@ -48,6 +48,13 @@ class CoordinatorConfigTest {
     assertThatThrownBy(() -> CoordinatorConfig.builder().quota(quota("q").build()).build())
         .hasMessageStartingWith("regions:");
     assertThatThrownBy(() -> CoordinatorConfig.builder().smoothing(0)).hasMessageStartingWith("smoothing:");
+    // a token bucket's burst is split between the regions too
+    assertThatThrownBy(() -> regions().quota(quota("b").tokenBucket(1).build()).build())
+        .hasMessageStartingWith("quotas[b].regions: must be at most the burst 1 of limit b");
+    assertThatThrownBy(() -> GlobalQuota.builder("b").quota(10).window(Duration.ofSeconds(1)).tokenBucket(0))
+        .hasMessageStartingWith("burst:");
+    assertThatThrownBy(() -> quota("b").slidingWindow().tokenBucket(10).build())
+        .hasMessageStartingWith("tokenBucket: a quota is a token bucket or a sliding window");
     assertThatThrownBy(() -> CoordinatorConfig.builder().cluster("c", 65535, 2)).hasMessageStartingWith("cluster.port:");
   }
 
