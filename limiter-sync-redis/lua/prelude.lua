@@ -169,13 +169,13 @@ local function beat(registry, node, now, ttl)
 end
 
 -- Window counts (flush.lua's, and a regional quota's in regional_bucket.lua) live in fields named by the
--- window index; claims in 'c<window>:<node>' and 'C<window>', a sliding window's claimants in 't<window>:<node>', 'T<window>', 'K<window>', takes'
--- tokens in 'x<window>:<node>', demand met in 'u<window>:<node>' and 'U<window>', the allowances
--- spent in 'A<window>' and each node's in 'a<window>:<node>'; a regional quota
--- also keeps the denied demand of a window in 'd<window>' and the coordinator's share record in 's:*'
--- fields. The window of a field, or nil for the key's own ('h', 'P', 's:*'): one pattern match, as a
--- drop reads every field of the key (three string operations per field made a drop of a key with
--- fifty fields cost 70 us of script time, Zipf over 1,000 keys on 4 nodes).
+-- window index; claims in 'c<window>:<node>' and 'C<window>', a sliding window's claimants in
+-- 't<window>:<node>', 'T<window>', 'K<window>', takes' tokens in 'x<window>:<node>', demand met in
+-- 'u<window>:<node>' and 'U<window>', the allowances spent in 'A<window>' and each node's in
+-- 'a<window>:<node>'; a regional quota also keeps the denied demand of a window in 'd<window>' and the
+-- coordinator's share record in 's:*' fields. The window of a field, or nil for the key's own ('h', 'P',
+-- 's:*'): one pattern match, as a drop reads every field of the key (three string operations per field made a
+-- drop of a key with fifty fields cost 70 us of script time, Zipf over 1,000 keys on 4 nodes).
 local function windowOf(field)
   return tonumber(string.match(field, '^[dACTKUactxu]?(%-?%d+)'))
 end
@@ -243,13 +243,13 @@ local function regionalRate(record, x, static)
   return share >= 0 and share or static
 end
 
--- A regional token bucket's state at `now`: the time it counts at (the newest seen, as bucketAt), its
--- backlog drained window by window at the rate in force in each, the share record ('s:w', 's:v',
--- 's:n', 's:x', as shareFor reads it), and whether the key holds a bucket. Every change of the record rebases the bucket to the time of the
--- change at the rates before it (region_share.lua), so the record read now held since the base time:
--- the drain is exact. Windows before the record's own (a base time written by a clock behind the
--- coordinator's) drain at the smaller of the record's share and the static share, the safe side; past
--- the lease the static share holds for good, so at most the lease's windows are walked one by one.
+-- A regional token bucket's state at `now`: the time it counts at (the newest seen, as bucketAt), its backlog
+-- drained window by window at the rate in force in each, the share record ('s:w', 's:v', 's:n', 's:x', as
+-- shareFor reads it), and whether the key holds a bucket. Every change of the record rebases the bucket to
+-- the time of the change at the rates before it (region_share.lua), so the record read now held since the
+-- base time: the drain is exact. Windows before the record's own (a base time written by a clock behind the
+-- coordinator's) drain at the smaller of the record's share and the static share, the safe side; past the
+-- lease the static share holds for good, so at most the lease's windows are walked one by one.
 local function regionalBucketAt(key, now, window, static)
   local v = redis.call('HMGET', key, 'b', 'q', 's:w', 's:v', 's:n', 's:x')
   local record = {v[3], v[4], v[5], v[6]}

@@ -164,7 +164,8 @@ public final class CoordinatorCommand implements Callable<Integer> {
       window = quota(windowSpec, "--bucket-quota", false);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(e.getMessage().startsWith("--bucket-quota: expected")
-          ? "--bucket-quota: expected NAME=G/WINDOW,BURST[:PATTERN], got " + spec : e.getMessage().replace(windowSpec, spec), e);
+          ? "--bucket-quota: expected NAME=G/WINDOW,BURST[:PATTERN], got " + spec
+          : e.getMessage().replace(windowSpec, spec), e);
     }
     return GlobalQuota.builder(window.name()).quota(window.quota()).window(window.window())
         .keyPattern(window.keyPattern()).tokenBucket(burst).build();
