@@ -76,11 +76,17 @@ local function bucketAt(key, now, scale)
   return at, backlog, true, b, t
 end
 
--- writes a bucket's state, and a TTL to when it is at rest (a drained backlog: equal to a fresh key,
--- a full bucket), plus the margin
+-- how long (ms) a bucket's key must live for its backlog to drain at `perMicro` units per us (a rate of 0
+-- counts as 1), plus the margin for node clocks a few seconds apart: then it is at rest (equal to a fresh
+-- key, a full bucket)
+local function drainMs(backlog, perMicro)
+  return ceildiv(ceildiv(backlog, math.max(1, perMicro)), 1000) + TTL_MARGIN_MS
+end
+
+-- writes a bucket's state, and a TTL to when it is at rest
 local function writeBucket(key, at, backlog, scale)
   redis.call('HSET', key, 'b', digits(at), 't', digits(backlog))
-  redis.call('PEXPIRE', key, digits(ceildiv(ceildiv(backlog, scale), 1000) + TTL_MARGIN_MS))
+  redis.call('PEXPIRE', key, digits(drainMs(backlog, scale)))
 end
 
 -- a bucket's arguments, as gcra.lua and token_claim.lua take them: the time in ARGV[nowAt], and the

@@ -33,8 +33,8 @@
 -- windows before the previous one and lists the key in the index. The key lives at least until its
 -- bucket is full again at the slower of its rate and the static share (region_share.lua extends it
 -- when it cuts the share).
--- fail, int, floordiv, ceildiv, digits, regionalBucketAt, regionalRate, firstWrite, TTL_MARGIN_MS and
--- MAX_EXACT come from prelude.lua.
+-- fail, int, floordiv, ceildiv, digits, regionalBucketAt, regionalRate, drainMs, firstWrite,
+-- TTL_MARGIN_MS and MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 2 then
   return fail('expected 2 keys (the counter key and the demand index), got ' .. #KEYS)
@@ -119,7 +119,7 @@ if c == cost then
 end
 if allowed then
   -- the bucket's state outlives its backlog, drained at the slower of its rate and the static share
-  local rest = ceildiv(ceildiv(q, math.max(1, math.min(rate, static))), 1000) + TTL_MARGIN_MS
+  local rest = drainMs(q, math.min(rate, static))
   if redis.call('PTTL', key) < rest then
     redis.call('PEXPIRE', key, rest)
   end

@@ -87,7 +87,7 @@ for i = 1, n do
     local at, q = regionalBucketAt(key, now, windowMicros, static)
     if q > 0 then
       redis.call('HSET', key, 'b', digits(at), 'q', digits(q))
-      rest = ceildiv(ceildiv(q, math.max(1, math.min(share, later, static))), 1000) + TTL_MARGIN_MS
+      rest = drainMs(q, math.min(share, later, static))
     end
   else
     local counted = tonumber(redis.call('HGET', key, field) or '0')

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -310,22 +311,19 @@ class RegionRealTimeIT {
   /**
    * A token-bucket quota: the most all regions admitted of key k in any run of 10 ms slots within
    * windows [from, to), beyond the burst plus the refill over the run's length (permits; at most 0
-   * where the bound holds). A slot's admissions may fall anywhere in it, so a run of slots i..j is
-   * given the refill of its whole length, (j - i + 1) slots: the bound as the slots can show it.
+   * where the bound holds). A slot's admissions may fall anywhere in it, so a run of slots is given the
+   * refill of its whole length ({@link RegionRig#worstOverBucket}, a grain of one slot).
    */
   private double worstOverBucket(int k, long from, long to) {
-    double perSlot = (double) G * SLOT_NANOS / WINDOW_NANOS;
-    double worst = Double.NEGATIVE_INFINITY;
-    double lowest = Double.POSITIVE_INFINITY;
-    long sum = 0;
-    long firstSlot = from * (WINDOW_NANOS / SLOT_NANOS);
-    for (long i = firstSlot; i < to * (WINDOW_NANOS / SLOT_NANOS); i++) {
+    TreeMap<Long, Long> counts = new TreeMap<>();
+    long slotsPerWindow = WINDOW_NANOS / SLOT_NANOS;
+    for (long i = from * slotsPerWindow; i < to * slotsPerWindow; i++) {
       AtomicLongArray slot = slots.get(i);
-      lowest = Math.min(lowest, sum - perSlot * (i - firstSlot));
-      sum += slot == null ? 0 : slot.get(k);
-      worst = Math.max(worst, sum - perSlot * (i - firstSlot + 1) - lowest);
+      if (slot != null && slot.get(k) > 0) {
+        counts.put(i * SLOT_NANOS, slot.get(k));
+      }
     }
-    return worst - BUCKET;
+    return RegionRig.worstOverBucket(counts, (double) G / WINDOW_NANOS, SLOT_NANOS, BUCKET);
   }
 
   /**

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.TreeMap;
 import java.util.function.IntToDoubleFunction;
 
@@ -242,21 +243,36 @@ public final class RegionRig implements AutoCloseable {
   /**
    * A token-bucket quota's bound, checked over every interval of the run: the most that all regions
    * together admitted of a key in an interval beyond the quota's burst plus its refill over the
-   * interval's length (permits; at most 0 where the bound holds). One pass: for steps i <= j, the
-   * admissions of steps i..j less the refill over t_j - t_i is (P_j - rate * t_j) - (P_{i-1} - rate * t_i).
+   * interval's length (permits; at most 0 where the bound holds), the admissions of a step at its time.
    */
   public double worstOverBucket(String key) {
-    double rate = (double) quota.quota() / quota.window().toNanos();
+    return worstOverBucket(admittedAt.getOrDefault(key, new TreeMap<>()),
+        (double) quota.quota() / quota.window().toNanos(), 0, quota.burst());
+  }
+
+  /**
+   * The most {@code counts} (time, ns, to permits admitted, in time order) hold in any interval beyond
+   * {@code burst} plus {@code perNano} of refill over the interval's length, where each count may fall
+   * anywhere within {@code grainNanos} of its time (0: at it), so that counts i..j are given the refill
+   * of t_j - t_i + grain. One pass: that is (P_j - rate * (t_j + grain)) - (P_{i-1} - rate * t_i), the
+   * least of the second term kept as it goes.
+   */
+  static double worstOverBucket(NavigableMap<Long, Long> counts, double perNano, long grainNanos,
+      long burst) {
+    if (counts.isEmpty()) {
+      return 0;
+    }
+    long origin = counts.firstKey(); // (times relative to it, so that the products stay small)
     double worst = Double.NEGATIVE_INFINITY;
     double lowest = Double.POSITIVE_INFINITY;
     long sum = 0;
-    for (Map.Entry<Long, Long> e : admittedAt.getOrDefault(key, new TreeMap<>()).entrySet()) {
-      double t = e.getKey() - (double) ticker.read(); // (relative, so that the products stay small)
-      lowest = Math.min(lowest, sum - rate * t);
+    for (Map.Entry<Long, Long> e : counts.entrySet()) {
+      double t = e.getKey() - origin;
+      lowest = Math.min(lowest, sum - perNano * t);
       sum += e.getValue();
-      worst = Math.max(worst, sum - rate * t - lowest);
+      worst = Math.max(worst, sum - perNano * (t + grainNanos) - lowest);
     }
-    return worst == Double.NEGATIVE_INFINITY ? 0 : worst - quota.burst();
+    return worst - burst;
   }
 
   /** After a step's decisions at {@code now}: the sliding estimate of every key, the peak kept. */

@@ -31,6 +31,12 @@ class RegionSharesIT {
   static final RedisFixture redis = new RedisFixture();
 
   private static final long WINDOW_NANOS = Duration.ofSeconds(10).toNanos();
+  private static final long SECOND = 1_000_000_000L;
+
+  /** A test clock at the start of the current 10 s window. */
+  private static ManualTicker atAWindowStart() {
+    return new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+  }
 
   private static Limit quota(String name) {
     return Limit.fixedWindow(name).limit(300).window(Duration.ofSeconds(10)).build();
@@ -87,14 +93,13 @@ class RegionSharesIT {
   void aRegionalTokenBucketRefillsAtItsShareFromTheMomentItIsWritten() {
     Limit quota = bucketQuota("q-bucket");
     Counter counter = Counter.regional(quota, 3);
-    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    ManualTicker ticker = atAWindowStart();
     long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
-    long second = 1_000_000_000L;
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
          SyncedLimiter node = bucketNode(quota, store, ticker)) {
       assertThat(takeAll(node, "k")).isEqualTo(10); // a third of the burst
-      ticker.advanceNanos(second);
+      ticker.advanceNanos(SECOND);
       assertThat(takeAll(node, "k")).isEqualTo(10); // 100 per 10 s
       assertThat(shares.keys(quota, w, 10)).containsExactly("k");
       RegionShareStore.KeyState k = shares.read(quota, w, List.of("k")).get(0);
@@ -103,26 +108,26 @@ class RegionSharesIT {
 
       // 200 per 10 s from now: a quarter of a second at 10 a second, then a quarter at 20 (7.5 permits;
       // 10 had the whole half second refilled at the new rate), then 0.4 s more at 20
-      ticker.advanceNanos(second / 4);
+      ticker.advanceNanos(SECOND / 4);
       assertThat(shares.write(1, counter, w, ticker.read() / 1_000, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 200, 50, w + 1))).shares()).containsExactly(200);
-      ticker.advanceNanos(second / 4);
+      ticker.advanceNanos(SECOND / 4);
       assertThat(takeAll(node, "k")).isEqualTo(7);
-      ticker.advanceNanos(second * 4 / 10);
+      ticker.advanceNanos(SECOND * 4 / 10);
       assertThat(takeAll(node, "k")).isEqualTo(8);
 
       // the next window, the lease's share: 5 a second; past the lease, the static share again
-      ticker.advanceNanos(WINDOW_NANOS - 19 * second / 10);
+      ticker.advanceNanos(WINDOW_NANOS - 19 * SECOND / 10);
       takeAll(node, "k");
-      ticker.advanceNanos(second);
+      ticker.advanceNanos(SECOND);
       assertThat(takeAll(node, "k")).isEqualTo(5);
       ticker.advanceNanos(WINDOW_NANOS);
       takeAll(node, "k");
-      ticker.advanceNanos(second);
+      ticker.advanceNanos(SECOND);
       assertThat(takeAll(node, "k")).isEqualTo(10);
 
       // a release gives its permit back
-      ticker.advanceNanos(second / 10);
+      ticker.advanceNanos(SECOND / 10);
       io.sluice.node.Decision d = node.acquire("k", 1);
       assertThat(d.allowed()).isTrue();
       assertThat(node.tryAcquire("k")).isFalse();
@@ -144,30 +149,29 @@ class RegionSharesIT {
   @Test
   void aRegionalBucketWhoseRedisLostItsDataKeepsItsLeasedShareAndNoFreshBurst() {
     Limit quota = bucketQuota("q-bucket-lost");
-    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    ManualTicker ticker = atAWindowStart();
     long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
-    long second = 1_000_000_000L;
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
          SyncedLimiter node = bucketNode(quota, store, ticker)) {
       shares.write(1, Counter.regional(quota, 3), w, ticker.read() / 1_000, Duration.ofSeconds(60),
           List.of(new RegionShareStore.ShareWrite("k", 50, 50, w + 1)));
       assertThat(takeAll(node, "k")).isEqualTo(10);
-      ticker.advanceNanos(second);
+      ticker.advanceNanos(SECOND);
       assertThat(takeAll(node, "k")).isEqualTo(5); // 50 per 10 s; the node has read the record
 
       redis.cli().flushall();
-      ticker.advanceNanos(second);
+      ticker.advanceNanos(SECOND);
       // empty from the first decision after the loss (a fresh key would hold 10, its burst), then 5 a
       // second (10 at the static share)
       assertThat(takeAll(node, "k")).isZero();
-      ticker.advanceNanos(second);
+      ticker.advanceNanos(SECOND);
       assertThat(takeAll(node, "k")).isEqualTo(5);
       assertThat(shares.read(quota, w, List.of("k")).get(0).shareFor(w + 1)).isEqualTo(50);
 
-      ticker.advanceNanos(2 * WINDOW_NANOS - 3 * second); // w + 2: past the lease
+      ticker.advanceNanos(2 * WINDOW_NANOS - 3 * SECOND); // w + 2: past the lease
       takeAll(node, "k");
-      ticker.advanceNanos(second);
+      ticker.advanceNanos(SECOND);
       assertThat(takeAll(node, "k")).isEqualTo(10);
     }
   }
@@ -175,7 +179,7 @@ class RegionSharesIT {
   @Test
   void enforcesStaticShareThenCoordinatorsShareThenLeaseThenStaticAgain() {
     Limit quota = quota("q-lease");
-    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    ManualTicker ticker = atAWindowStart();
     long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
@@ -219,7 +223,7 @@ class RegionSharesIT {
   @Test
   void aSlidingQuotasNodeWeighsThePreviousWindowAgainstItsShare() {
     Limit quota = Limit.slidingWindowCounter("q-sliding").limit(300).window(Duration.ofSeconds(10)).build();
-    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    ManualTicker ticker = atAWindowStart();
     long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
@@ -261,7 +265,7 @@ class RegionSharesIT {
   @Test
   void aRegionWhoseRedisLostItsDataKeepsItsLeasedShare() {
     Limit quota = quota("q-lost");
-    ManualTicker ticker = new ManualTicker(Math.floorDiv(System.currentTimeMillis() * 1_000_000L, WINDOW_NANOS) * WINDOW_NANOS);
+    ManualTicker ticker = atAWindowStart();
     long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
     try (RedisCounterStore store = redis.newStore();
          RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());

@@ -406,11 +406,8 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
           ExactResult result = new ExactResult((Long) r.get(0) == 1L, (Long) r.get(1), (Long) r.get(2),
               (Long) r.get(3), 0, (Long) r.get(4));
           long window = (Long) r.get(5);
-          ShareRecord record = window < 0 ? ShareRecord.NONE
-              : known.window() == window && known.share() == (Long) r.get(6) && known.later() == (Long) r.get(7)
-                  && known.leaseEnd() == (Long) r.get(8) ? known
-              : new ShareRecord(window, (Long) r.get(6), (Long) r.get(7), (Long) r.get(8));
-          return new RegionalDecision(result, record);
+          return new RegionalDecision(result, window < 0 ? ShareRecord.NONE
+              : new ShareRecord(window, (Long) r.get(6), (Long) r.get(7), (Long) r.get(8)));
         });
   }
 

@@ -150,7 +150,7 @@ final class StoreDecisions {
    * covers it), and takes no new key while none has.
    */
   private void remember(String key, ShareRecord known, ShareRecord read) {
-    if (read == known) {
+    if (read.equals(known)) {
       return;
     }
     if (read.window() < 0) {

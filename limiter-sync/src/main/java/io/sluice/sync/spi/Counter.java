@@ -68,11 +68,7 @@ public final class Counter {
       throw new IllegalArgumentException("regions: must be at most the burst " + limit.capacity() + " of limit "
           + limit.name() + " (each region holds a part of it), got " + regions);
     }
-    if (limit.periodNanos() % 1_000 != 0) {
-      throw new IllegalArgumentException("refill.period: must be a whole number of microseconds for a "
-          + "distributed store, got " + limit.periodNanos() + " ns in limit " + limit.name());
-    }
-    long windowMicros = limit.periodNanos() / 1_000;
+    long windowMicros = periodMicros(limit);
     if (Math.max(limit.capacity(), limit.refillTokens()) > LUA_MAX_EXACT / 2 / windowMicros) {
       throw new IllegalArgumentException("capacity: a burst of " + limit.capacity() + " and a refill of "
           + limit.refillTokens() + " per " + windowMicros + " us do not fit the store's 53-bit arithmetic in"
@@ -97,11 +93,7 @@ public final class Counter {
       case TOKEN_BUCKET:
       case LEAKY_BUCKET:
       case LEAKY_BUCKET_SHAPER: {
-        if (limit.periodNanos() % 1_000 != 0) {
-          throw new IllegalArgumentException("refill.period: must be a whole number of microseconds for a "
-              + "distributed store, got " + limit.periodNanos() + " ns in limit " + limit.name());
-        }
-        long periodMicros = limit.periodNanos() / 1_000;
+        long periodMicros = periodMicros(limit);
         long g = gcd(limit.refillTokens(), periodMicros);
         long scale = limit.refillTokens() / g;
         long interval = periodMicros / g;
@@ -193,6 +185,15 @@ public final class Counter {
    */
   public static long drained(long backlog, long elapsedMicros, long scale) {
     return elapsedMicros > backlog / scale ? 0 : backlog - elapsedMicros * scale;
+  }
+
+  /** A bucket's refill period in microseconds, the unit of the store's arithmetic; or a message naming it. */
+  private static long periodMicros(Limit limit) {
+    if (limit.periodNanos() % 1_000 != 0) {
+      throw new IllegalArgumentException("refill.period: must be a whole number of microseconds for a "
+          + "distributed store, got " + limit.periodNanos() + " ns in limit " + limit.name());
+    }
+    return limit.periodNanos() / 1_000;
   }
 
   static long gcd(long a, long b) {
