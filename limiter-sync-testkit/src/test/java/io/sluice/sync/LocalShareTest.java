@@ -107,6 +107,57 @@ class LocalShareTest {
   }
 
   /**
+   * A node back before the others holds no claim beyond its local share: cut off with the others, it
+   * comes back first, at its share, while they still decide on theirs and their admissions are not in
+   * the store. A claim the store granted it then (on counts without theirs) was budget they had spent:
+   * held past its share, the node admitted on it once the share ran out, after they had flushed (the
+   * chaos suite's staggered recovery, 10 s windows: 6,036-6,059 of a limit of 6,000, where the node's
+   * view, with nothing to send, was not refreshed before it did). Here the claim the node holds while the
+   * share caps it is read: 100 permits before, nothing beyond its uncounted permits now.
+   */
+  @Test
+  void aNodeBackFirstHoldsNoClaimBeyondItsShare() {
+    Limit limit = Limit.fixedWindow("first-back").limit(6_000).window(WINDOW).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    List<CutLink> stores = new ArrayList<>();
+    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT, stores);
+    long start = ticker.read();
+    long admitted = 0;
+    long unusedClaimWhileCapped = -1;
+    // 3,600 requests a second, a third to each node, for a window of 10 s: every node reaches its share
+    // while cut off (an even third of what was free, 2,000 with what it had admitted)
+    for (int i = 0; i < 35_999; i++) {
+      ticker.advance(Duration.ofNanos(277_778));
+      long at = (ticker.read() - start) / 1_000_000;
+      stores.get(0).cut = at >= 1_000 && at < 2_000; // node 0 is back at 2 s
+      stores.get(1).cut = at >= 1_000 && at < 5_000; // the others at 5 s
+      stores.get(2).cut = at >= 1_000 && at < 5_000;
+      int node = i % 3;
+      admitted += nodes.get(node).tryAcquire("key") ? 1 : 0;
+      if (i % 360 == 359) {
+        nodes.forEach(SyncedLimiter::syncNow); // a sync every 100 ms
+      }
+      if (at == 4_500 && unusedClaimWhileCapped < 0) {
+        unusedClaimWhileCapped = unusedClaim(nodes.get(0), ticker.read());
+      }
+    }
+    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided on the share")
+        .isPositive();
+    assertThat(unusedClaimWhileCapped).as("node 0's claim beyond its uncounted permits, at its share, the others"
+        + " still cut off").isZero();
+    assertThat(admitted).as("admitted in the window, limit 6,000").isBetween(5_700L, 6_000L + 6_000 / 200);
+    nodes.forEach(SyncedLimiter::close);
+  }
+
+  /** What the node's claim on "key" holds beyond its uncounted permits (0 where it holds none). */
+  private static long unusedClaim(SyncedLimiter node, long now) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("pending (\\d+)/\\d+ .* claim (-?\\d+) ")
+        .matcher(CoreAccess.core(node).describeView("key", now));
+    assertThat(m.find()).as("the node's view of the key").isTrue();
+    return Math.max(0, Long.parseLong(m.group(2)) - Long.parseLong(m.group(1)));
+  }
+
+  /**
    * Three nodes of {@code limit} under LOCAL_SHARE, each on a link of its own to one in-memory store
    * (added to {@code links}), with a breaker that opens after two failed calls and waits {@code open}
    * on the test's clock, and the flush timeout {@code flush}.

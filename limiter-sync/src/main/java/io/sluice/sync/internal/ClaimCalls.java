@@ -82,6 +82,11 @@ final class ClaimCalls {
     boolean noPart = claims.sizing.fadingPartTooSmall(v, now);
     long ahead = noPart ? 0 : claims.sizing.aheadOfDemand(v, now, claims.sizing.untilNextAnswer(v));
     long want = Math.max(need, Math.min(capacity, need + ahead));
+    long room = v.localShareRoom(now);
+    if (room != Long.MAX_VALUE) {
+      // (no claim beyond what a local share held since a fault lets the node admit: KeyView#localShareRoom)
+      want = Math.max(need, Math.min(want, v.pendingCur() + room));
+    }
     boolean taking = take > 0 && take <= need && !v.hasUnsettledTake() && store.countsTakes();
     Delta d = claims.sizing.claimDelta(new Delta(counter, v.key(), v.window(), taking ? take : 0), want,
         Math.min(need, want), noPart, v, now);

@@ -422,6 +422,12 @@ final class Flusher {
     // while the other nodes' requests are denied. Only with nothing else of the view on its way,
     // whose answer could raise the claim this flush trims.
     long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claims.claimToKeep(v, d.want(), drainedAt) : -1;
+    long room = v.localShareRoom(drainedAt);
+    if (room != Long.MAX_VALUE && claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE
+        && v.claim() - v.pendingCur() > room && (keep < 0 || keep > room)) {
+      // (an old claim beyond what a local share held since a fault lets the node admit: see localShareRoom)
+      keep = room;
+    }
     if (keep >= 0) {
       d = d.keeping(keep);
       v.claimKept(keep);
@@ -456,6 +462,12 @@ final class Flusher {
     // demand that rounds to nothing at a quiet moment gave it up, and its next request asked)
     long want = idle || closed ? 0 : Math.max(claims.sizing.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
         Math.min(claims.sizing.untilNextAnswer(v), claims.sizing.expectedDemand(v, drainedAt)));
+    // (while a local share held since a fault caps the node, no more than the share lets it admit, its
+    // permits on their way included: see KeyView#localShareRoom)
+    long room = v.localShareRoom(drainedAt);
+    if (room != Long.MAX_VALUE) {
+      want = Math.min(want, room + v.pendingCur() - v.unsentCur());
+    }
     return Math.min(want, counter.limit().capacity());
   }
 

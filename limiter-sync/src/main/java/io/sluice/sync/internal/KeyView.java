@@ -497,6 +497,17 @@ final class KeyView extends ViewClaim {
     return shareCap != null && shareCap.window == window() && now < shareCap.until;
   }
 
+  /**
+   * Under the monitor: what a local share held since a fault still lets this node admit in its window
+   * at {@code now} (Long.MAX_VALUE where none is held): the most a claim it asks for should let it admit
+   * beyond its uncounted permits. A claim granted while the others cut off with it have not counted
+   * their admissions is budget they may have spent: held past the share, it is admitted on once the
+   * share runs out (the chaos suite's staggered recovery: 6,036-6,059 of a limit of 6,000).
+   */
+  long localShareRoom(long now) {
+    return localShareHeld(now) ? Math.max(0, shareCap.cap - ownCur()) : Long.MAX_VALUE;
+  }
+
   /** Under the monitor, while {@link #localShareHeld}: the most this node may admit in its window. */
   long localShareCap() {
     return shareCap.cap;
