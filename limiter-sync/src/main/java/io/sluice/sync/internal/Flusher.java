@@ -421,13 +421,7 @@ final class Flusher {
     // part per node, so that a claim granted far from the limit does not hold the last permits
     // while the other nodes' requests are denied. Only with nothing else of the view on its way,
     // whose answer could raise the claim this flush trims.
-    long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claims.claimToKeep(v, d.want(), drainedAt) : -1;
-    long room = v.localShareRoom(drainedAt);
-    if (room != Long.MAX_VALUE && claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE
-        && v.claim() - v.pendingCur() > room && (keep < 0 || keep > room)) {
-      // (an old claim beyond what a local share held since a fault lets the node admit: see localShareRoom)
-      keep = room;
-    }
+    long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claimToKeep(v, d.want(), drainedAt) : -1;
     if (keep >= 0) {
       d = d.keeping(keep);
       v.claimKept(keep);
@@ -446,6 +440,17 @@ final class Flusher {
     }
     list.add(new Pending(v, d, release));
     v.curSent(spent);
+  }
+
+  /**
+   * Under the view's monitor: what of its claim the node keeps with a flush that asks for one (-1: all
+   * of it), near the limit (WindowClaims#claimToKeep), and no more than a local share held since a fault
+   * still lets it admit (KeyView#localShareRoom).
+   */
+  private long claimToKeep(KeyView v, long want, long drainedAt) {
+    long keep = claims.claimToKeep(v, want, drainedAt);
+    long room = v.localShareRoom(drainedAt);
+    return room != Long.MAX_VALUE && v.claim() - v.pendingCur() > room && (keep < 0 || keep > room) ? room : keep;
   }
 
   /**
