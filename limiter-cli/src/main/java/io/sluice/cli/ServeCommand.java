@@ -95,6 +95,12 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Keys each limit keeps in memory (default: ${DEFAULT-VALUE}).")
   int maxKeys;
 
+  @Option(names = "--min-nodes", paramLabel = "N", defaultValue = "1",
+      description = "The fewest sidecars that share the limits, e.g. the deployment's minReplicas: each sizes its"
+          + " parts (on-store-failure local-share, its claims) for at least that many, also when it starts while the"
+          + " store is out of reach (default: ${DEFAULT-VALUE}).")
+  int minNodes;
+
   @Option(names = "--otlp-endpoint", paramLabel = "URL",
       description = "Also push the metrics over OTLP/HTTP to this OpenTelemetry collector endpoint, e.g."
           + " http://127.0.0.1:4318/v1/metrics (default: none, Prometheus GET /metrics only).")
@@ -140,7 +146,7 @@ public final class ServeCommand implements Callable<Integer> {
       Map.entry("redisCluster", "--redis-cluster"), Map.entry("redisEvictionCheck", "--redis-eviction-check"),
       Map.entry("maxBodyBytes", "--max-body"), Map.entry("maxKeyLength", "--max-key-length"),
       Map.entry("maxThreads", "--max-threads"), Map.entry("bodyTimeout", "--body-timeout"),
-      Map.entry("maxKeys", "--max-keys"), Map.entry("otlpEndpoint", "--otlp-endpoint"),
+      Map.entry("maxKeys", "--max-keys"), Map.entry("minNodes", "--min-nodes"), Map.entry("otlpEndpoint", "--otlp-endpoint"),
       Map.entry("otlpStep", "--otlp-step"), Map.entry("bucketBatchSize", "--bucket-batch-size"),
       Map.entry("reservation", "--reservation")));
 
@@ -160,7 +166,7 @@ public final class ServeCommand implements Callable<Integer> {
           .bucketBatchSize(bucketBatchSize).reservation(reservation).syncInterval(store.syncInterval)
           .onStoreFailure(store.onStoreFailure).coldKeyAllowance(store.coldKeyAllowance)
           .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
-          .maxKeys(maxKeys).otlpEndpoint(otlpEndpoint);
+          .maxKeys(maxKeys).minNodes(minNodes).otlpEndpoint(otlpEndpoint);
       if (otlpStep != null) {
         b.otlpStep(otlpStep);
       }

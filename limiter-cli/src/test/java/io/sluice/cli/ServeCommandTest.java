@@ -62,7 +62,7 @@ class ServeCommandTest {
         "--port", "0", "--host=::1", "--redis", "redis://127.0.0.1:7000", "--batch-size", "1",
         "--sync-interval", "50ms", "--on-store-failure", "fail-open", "--max-body", "1024", "--node-id", "side-1",
         "--key-prefix", "app", "--max-key-length", "64", "--max-threads", "32", "--redis-timeout", "2s",
-        "--body-timeout", "PT3S", "--redis-eviction-check", "warn", "--max-keys", "5000",
+        "--body-timeout", "PT3S", "--redis-eviction-check", "warn", "--max-keys", "5000", "--min-nodes", "3",
         "--otlp-endpoint", "http://127.0.0.1:4318/v1/metrics", "--otlp-step", "10s", "--bucket-batch-size", "25");
     assertThat(c.limits()).extracting(Limit::name).containsExactly("api", "login");
     assertThat(c.port()).isZero();
@@ -81,6 +81,8 @@ class ServeCommandTest {
     assertThat(c.redisTimeout()).isEqualTo(Duration.ofSeconds(2));
     assertThat(c.bodyTimeout()).as("one duration grammar: ISO-8601 too").isEqualTo(Duration.ofSeconds(3));
     assertThat(c.maxKeys()).isEqualTo(5000);
+    assertThat(c.minNodes()).isEqualTo(3);
+    assertThat(config("--limit", "api=100/1m").minNodes()).isEqualTo(1);
     assertThat(c.redisEvictionCheck()).isEqualTo(RedisStoreConfig.EvictionCheck.WARN);
     assertThat(c.otlpEndpoint()).contains("http://127.0.0.1:4318/v1/metrics");
     assertThat(c.otlpStep()).isEqualTo(Duration.ofSeconds(10));
@@ -109,6 +111,8 @@ class ServeCommandTest {
         + " (NAME=COUNT/PERIOD[,ALGORITHM][,hard|soft|shadow][,burst=N], e.g. api=1000/1m)");
     assertThat(error("--limit", "api=1/1m", "--port", "http")).startsWith("sluice serve: ").contains("--port");
     assertThat(error("--limit", "api=1/1m", "--port", "70000")).isEqualTo("sluice serve: --port: must be 0 to 65535, got 70000");
+    assertThat(error("--limit", "api=1/1m", "--min-nodes", "0"))
+        .isEqualTo("sluice serve: --min-nodes: must be between 1 and 4095, got 0");
     assertThat(error("--limit", "api=1/1m", "--bogus", "1")).startsWith("sluice serve: Unknown options: '--bogus'");
     assertThat(error("--limit", "api=1/1m", "8080")).startsWith("sluice serve: Unmatched argument");
     assertThat(error("--limit")).startsWith("sluice serve: Missing required parameter for option '--limit'");

@@ -189,6 +189,11 @@ public final class ServeConfig {
     return sync.maxKeys();
   }
 
+  /** The fewest sidecars that share the limits (see SyncConfig.Builder#minNodes). */
+  public int minNodes() {
+    return sync.minNodes();
+  }
+
   /** How long a check's body may take to arrive before the answer is 408. */
   public Duration bodyTimeout() {
     return bodyTimeout;
@@ -435,6 +440,15 @@ public final class ServeConfig {
         throw new IllegalArgumentException("maxKeys: must be 1 to 100000000, got " + keys);
       }
       sync.maxKeys(keys);
+      return this;
+    }
+
+    /**
+     * The fewest sidecars that share the limits (default 1): each sizes its parts for at least that many,
+     * also when it starts while the store is out of reach (see SyncConfig.Builder#minNodes).
+     */
+    public Builder minNodes(int nodes) {
+      sync.minNodes(nodes);
       return this;
     }
 

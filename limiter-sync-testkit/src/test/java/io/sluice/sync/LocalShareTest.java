@@ -149,6 +149,84 @@ class LocalShareTest {
     nodes.forEach(SyncedLimiter::close);
   }
 
+  /**
+   * Nodes started while the store is out of reach have never heard the registry and take themselves for
+   * alone: three of them admitted 30 of a limit of 10 on LOCAL_SHARE (33 of a bucket of 10). Told the
+   * fewest nodes the deployment runs ({@code minNodes}), each keeps to that part from the start (a
+   * bucket's parts rounded down, as a window's are: rounded up, 12 of a bucket of 10).
+   */
+  @ParameterizedTest(name = "{0}, minNodes {1}")
+  @CsvSource({"FIXED_WINDOW, 1, 30", "FIXED_WINDOW, 3, 9", "SLIDING_WINDOW_COUNTER, 1, 30",
+      "SLIDING_WINDOW_COUNTER, 3, 9", "TOKEN_BUCKET, 1, 33", "TOKEN_BUCKET, 3, 9"})
+  void nodesStartedCutOffKeepToTheFewestNodesTheyAreTold(io.sluice.node.Algorithm algorithm, int minNodes,
+      int expected) {
+    Limit limit = algorithm == io.sluice.node.Algorithm.TOKEN_BUCKET
+        ? Limit.tokenBucket("unheard").capacity(10).refill(10, WINDOW).build()
+        : Limit.builder("unheard", algorithm).limit(10).window(WINDOW).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    MemoryStore memory = new MemoryStore();
+    List<SyncedLimiter> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      // cut off from the first moment: every call fails, heartbeats included
+      io.sluice.sync.spi.CounterStore link = algorithm == io.sluice.node.Algorithm.TOKEN_BUCKET
+          ? new CutExactStore(memory) : new CutLink(memory);
+      if (link instanceof CutLink l) {
+        l.cut = true;
+      }
+      nodes.add(SyncedLimiter.builder(limit, link).nodeId("u" + i).ticker(ticker).autoSync(false).minNodes(minNodes)
+          .flushTimeout(Duration.ofMillis(100)).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+          .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2)
+              .waitInOpenState(Duration.ofSeconds(60)).build())
+          .breakerClock(new TickerClock(ticker)).build());
+    }
+    int admitted = 0;
+    for (int i = 0; i < 60; i++) { // 60 requests over 1.2 s, round robin
+      ticker.advance(Duration.ofMillis(20));
+      SyncedLimiter node = nodes.get(i % 3);
+      admitted += node.tryAcquire("k") ? 1 : 0;
+      node.syncNow();
+    }
+    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided by the policy")
+        .isPositive();
+    assertThat(admitted).as("admitted by three nodes that never heard the registry, limit 10, minNodes %s", minNodes)
+        .isEqualTo(expected);
+    nodes.forEach(SyncedLimiter::close);
+  }
+
+  /** A store whose every call fails, the exact scripts and heartbeats included: a node cut off from the start. */
+  private static final class CutExactStore extends ForwardingStore implements io.sluice.sync.spi.ExactStore {
+    CutExactStore(MemoryStore inner) {
+      super(inner);
+    }
+
+    private static <T> java.util.concurrent.CompletionStage<T> cut() {
+      return java.util.concurrent.CompletableFuture.failedFuture(
+          new io.sluice.sync.spi.StoreUnavailableException("cut off", null));
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<io.sluice.sync.spi.FlushResult> flush(io.sluice.sync.spi.Batch batch) {
+      return cut();
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
+      return cut();
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<io.sluice.sync.spi.ExactResult> acquire(Limit limit, String key, long cost,
+        long nowMicros) {
+      return cut();
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Void> giveBack(Limit limit, String key, long cost, long nowMicros,
+        long window) {
+      return cut();
+    }
+  }
+
   /** What the node's claim on "key" holds beyond its uncounted permits (0 where it holds none). */
   private static long unusedClaim(SyncedLimiter node, long now) {
     java.util.regex.Matcher m = java.util.regex.Pattern.compile("pending (\\d+)/\\d+ .* claim (-?\\d+) ")

@@ -33,7 +33,7 @@ class SyncConfigTest {
   @Test
   void aCopyKeepsEverySettingAndChangesOnlyWhatItIsTold() {
     SyncConfig base = SyncConfig.custom().nodeId("n1").batchSize(50).syncInterval(Duration.ofMillis(40))
-        .maxError(0.01).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).maxKeys(1_000).reservation(true)
+        .maxError(0.01).onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).maxKeys(1_000).reservation(true).minNodes(3)
         .claimTimeout(Duration.ofMillis(70)).flushTimeout(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(300))
         .hotKeys(5, 10, 2).autoSync(false).bucketBatchSize(30).build();
     SyncConfig copy = SyncConfig.from(base).syncInterval(Duration.ofMillis(20)).build();
@@ -44,6 +44,7 @@ class SyncConfigTest {
     assertThat(copy.maxError()).isEqualTo(0.01);
     assertThat(copy.onStoreFailure()).isEqualTo(StoreFailurePolicy.FAIL_CLOSED);
     assertThat(copy.maxKeys()).isEqualTo(1_000);
+    assertThat(copy.minNodes()).isEqualTo(3);
     assertThat(copy.reservation()).isTrue();
     assertThat(copy.claimTimeout()).isEqualTo(Duration.ofMillis(70));
     assertThat(copy.flushTimeout()).isEqualTo(Duration.ofSeconds(1));
@@ -65,6 +66,7 @@ class SyncConfigTest {
     assertThatThrownBy(() -> b.maxError(0)).hasMessageStartingWith("maxError: must be in (0, 1]");
     assertThatThrownBy(() -> b.nodeId("a b")).hasMessageStartingWith("nodeId: ");
     assertThatThrownBy(() -> b.maxKeys(0)).hasMessageStartingWith("maxKeys: ");
+    assertThatThrownBy(() -> b.minNodes(0)).hasMessage("minNodes: must be between 1 and 4095, got 0");
     assertThatThrownBy(() -> b.claimTimeout(Duration.ofMillis(-1))).hasMessageStartingWith("claimTimeout: ");
     assertThatThrownBy(() -> b.flushTimeout(null)).hasMessageStartingWith("flushTimeout: ");
     assertThatThrownBy(() -> b.heartbeatInterval(Duration.ZERO)).hasMessageStartingWith("heartbeatInterval: ");

@@ -44,6 +44,7 @@ public final class SyncConfig {
   private final double minHotRate;
   private final long hotBatchMultiplier;
   private final int maxKeys;
+  private final int minNodes;
   private final Duration flushTimeout;
   private final Duration claimTimeout;
   private final boolean autoSync;
@@ -68,6 +69,7 @@ public final class SyncConfig {
     this.minHotRate = b.minHotRate;
     this.hotBatchMultiplier = b.hotBatchMultiplier;
     this.maxKeys = b.maxKeys;
+    this.minNodes = b.minNodes;
     this.flushTimeout = b.flushTimeout;
     this.claimTimeout = b.claimTimeout;
     this.autoSync = b.autoSync;
@@ -169,6 +171,11 @@ public final class SyncConfig {
     return maxKeys;
   }
 
+  /** The fewest nodes a node assumes share the limit (default 1); see {@link Builder#minNodes}. */
+  public int minNodes() {
+    return minNodes;
+  }
+
   public Duration flushTimeout() {
     return flushTimeout;
   }
@@ -201,7 +208,7 @@ public final class SyncConfig {
     return "SyncConfig{nodeId=" + nodeId + ", batchSize=" + (batchSizeSet ? batchSize : "default")
         + (bucketBatchSize > 1 ? ", bucketBatchSize=" + bucketBatchSize : "")
         + ", syncInterval=" + Durations.format(syncInterval) + ", maxError=" + maxError + ", onStoreFailure=" + onStoreFailure
-        + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", flushTimeout=" + Durations.format(flushTimeout)
+        + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", minNodes=" + minNodes + ", flushTimeout=" + Durations.format(flushTimeout)
         + ", claimTimeout=" + Durations.format(claimTimeout) + (coldKeyAllowance ? "" : ", no cold-key allowance")
         + (regions > 0 ? ", regions=" + regions : "") + "}";
   }
@@ -224,6 +231,7 @@ public final class SyncConfig {
     private double minHotRate = 1_000;
     private long hotBatchMultiplier = 4;
     private int maxKeys = DEFAULT_MAX_KEYS;
+    private int minNodes = 1;
     private Duration flushTimeout = DEFAULT_FLUSH_TIMEOUT;
     private Duration claimTimeout = DEFAULT_CLAIM_TIMEOUT;
     private boolean autoSync = true;
@@ -252,6 +260,7 @@ public final class SyncConfig {
       this.minHotRate = c.minHotRate;
       this.hotBatchMultiplier = c.hotBatchMultiplier;
       this.maxKeys = c.maxKeys;
+      this.minNodes = c.minNodes;
       this.flushTimeout = c.flushTimeout;
       this.claimTimeout = c.claimTimeout;
       this.autoSync = c.autoSync;
@@ -426,6 +435,23 @@ public final class SyncConfig {
         throw new IllegalArgumentException("activeNodes: must not be null");
       }
       this.activeNodes = activeNodes;
+      return this;
+    }
+
+    /**
+     * The fewest nodes that share the limit (default 1): a node sizes its parts of it (LOCAL_SHARE's,
+     * and the even parts of what is free its claims are granted) for at least this many, also before
+     * the node registry has answered it. Without it, a node started while the store is out of reach
+     * takes itself for alone, and n such nodes admit up to n times the limit on LOCAL_SHARE until the
+     * store answers. Set it to the fewest instances the deployment runs (a Kubernetes HorizontalPodAutoscaler's
+     * minReplicas): more than run only costs admissions (each part smaller), never the limit.
+     */
+    public Builder minNodes(int minNodes) {
+      if (minNodes < 1 || minNodes > io.sluice.sync.spi.Delta.MAX_NODES) {
+        throw new IllegalArgumentException("minNodes: must be between 1 and " + io.sluice.sync.spi.Delta.MAX_NODES
+            + ", got " + minNodes);
+      }
+      this.minNodes = minNodes;
       return this;
     }
 

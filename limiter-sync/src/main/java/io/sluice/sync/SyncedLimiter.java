@@ -537,6 +537,12 @@ public final class SyncedLimiter implements KeyedLimiter {
       return this;
     }
 
+    /** See {@link SyncConfig.Builder#minNodes}. */
+    public Builder minNodes(int minNodes) {
+      config.minNodes(minNodes);
+      return this;
+    }
+
     public Builder maxKeys(int maxKeys) {
       config.maxKeys(maxKeys);
       return this;

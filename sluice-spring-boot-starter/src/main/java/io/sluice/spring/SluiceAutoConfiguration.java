@@ -117,6 +117,9 @@ public class SluiceAutoConfiguration {
       if (sync.getMaxKeys() != null) {
         b.maxKeys(sync.getMaxKeys());
       }
+      if (sync.getMinNodes() != null) {
+        b.minNodes(sync.getMinNodes());
+      }
       if (sync.getClaimTimeout() != null) {
         b.claimTimeout(SluiceProperties.duration("claimTimeout", sync.getClaimTimeout()));
       }

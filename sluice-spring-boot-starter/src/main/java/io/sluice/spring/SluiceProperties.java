@@ -396,6 +396,8 @@ public class SluiceProperties {
     private StoreFailurePolicy onStoreFailure;
     /** Most keys each limit holds at once (default 1,000,000). */
     private Integer maxKeys;
+    /** The fewest instances that share the limits (default 1), e.g. the deployment's minReplicas: each sizes its parts (local-share's, its claims' even parts) for at least that many, also when it starts while the store is out of reach. */
+    private Integer minNodes;
     /** Longest a decision waits for a claim from the store (default 200ms) (a duration as Sluice reads it everywhere: 250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S). */
     private String claimTimeout;
     /** Longest a flush (and exact decision) waits for the store (default 2s); closing flushes for about as long (a duration as Sluice reads it everywhere: 250ms, 10s, 1m, 1h, 1d or ISO-8601 like PT90S). */
@@ -460,6 +462,14 @@ public class SluiceProperties {
 
     public void setMaxKeys(Integer maxKeys) {
       this.maxKeys = maxKeys;
+    }
+
+    public Integer getMinNodes() {
+      return minNodes;
+    }
+
+    public void setMinNodes(Integer minNodes) {
+      this.minNodes = minNodes;
     }
 
     public String getClaimTimeout() {

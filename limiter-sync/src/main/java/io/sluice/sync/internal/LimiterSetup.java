@@ -119,7 +119,10 @@ final class LimiterSetup {
     this.syncIntervalNanos = c.syncInterval().toNanos();
     this.staleAfterNanos = 2 * syncIntervalNanos;
     // (the flusher is made after this: the supplier reads it only once decisions begin)
-    this.activeNodes = c.activeNodes().orElse(this::nodesInRegistry);
+    IntSupplier counted = c.activeNodes().orElse(this::nodesInRegistry);
+    int minNodes = c.minNodes();
+    // (never fewer than the deployment says run: before the registry has answered, too)
+    this.activeNodes = minNodes > 1 ? () -> Math.max(minNodes, counted.getAsInt()) : counted;
     // (a count the caller supplies is its own to vouch for)
     this.nodeCountConfirmed = c.activeNodes().isPresent() ? () -> true : this::registryConfirmed;
     this.countedByOthers = c.activeNodes().isPresent() ? () -> true : () -> flusher.countedByOthers();
