@@ -53,6 +53,11 @@ final class ChaosNode implements AutoCloseable {
 
   // written by the load thread only
   final Map<Long, long[]> rateAdmitted = new HashMap<>();
+  /**
+   * The first rate key's admissions per second (its epoch second): by the store's budget, and by the
+   * failure policy. Where a window of several seconds went over, which node admitted when, and how.
+   */
+  final Map<Long, long[]> firstKeyPerSecond = new HashMap<>();
   final long[] ledgerAdmitted = new long[LEDGER_KEYS];
   final Histogram[] latency = new Histogram[PHASES];
   final long[] slowDecisions = new long[PHASES];
@@ -172,11 +177,16 @@ final class ChaosNode implements AutoCloseable {
     long t0 = System.nanoTime();
     if (slot == 0) {
       int r = (int) ((k / 3) % RATE_KEYS.length);
+      long fallbacks = r == 0 ? rate.fallbackDecisions() : 0;
       boolean allowed = rate.tryAcquire(RATE_KEYS[r]);
       long took = System.nanoTime() - t0;
       if (allowed) {
         long w = Math.floorDiv(RecordingTicker.INSTANCE.lastRead(), rateWindow.toNanos());
         rateAdmitted.computeIfAbsent(w, x -> new long[RATE_KEYS.length])[r]++;
+        if (r == 0) {
+          long second = Math.floorDiv(RecordingTicker.INSTANCE.lastRead(), 1_000_000_000L);
+          firstKeyPerSecond.computeIfAbsent(second, x -> new long[2])[rate.fallbackDecisions() != fallbacks ? 1 : 0]++;
+        }
       }
       record(phase, took);
     } else {

@@ -92,6 +92,19 @@ final class ChaosReport {
           .append(" | ").append(r.recoveryNanos < 0 ? "never" : Long.toString(r.recoveryNanos / 1_000_000))
           .append(" |\n");
     }
+    boolean byNode = rows.stream().anyMatch(row -> !row.r.faultWindowByNode.isEmpty());
+    if (byNode) {
+      b.append("\nWindows of 10 s, the window the fault began in, the first rate key: what each node admitted in each ")
+          .append("second of it (`100+300f`: 100 by the store's budget, 300 by the failure policy). Where a window ")
+          .append("passes its limit, this shows which node admitted the rest, and when.\n\n")
+          .append("| # | policy | node | admitted per second |\n|---|---|---:|---|\n");
+      for (Row row : rows) {
+        for (int i = 0; i < row.r.faultWindowByNode.size(); i++) {
+          b.append("| ").append(row.number).append(" | ").append(row.r.policy).append(" | ").append(i).append(" | ")
+              .append(row.r.faultWindowByNode.get(i)).append(" |\n");
+        }
+      }
+    }
     return b.toString();
   }
 

@@ -230,6 +230,18 @@ final class ChaosRun implements AutoCloseable {
       });
     }
     long windowNanos = rateWindow.toNanos();
+    if (windowNanos > 1_000_000_000L) {
+      // (the first second of the window the fault began in, and each after it to the window's end)
+      long first = Math.floorDiv(faultStart, windowNanos) * windowNanos / 1_000_000_000L;
+      for (ChaosNode n : nodes) {
+        StringBuilder line = new StringBuilder();
+        for (long s = first; s < first + windowNanos / 1_000_000_000L; s++) {
+          long[] c = n.firstKeyPerSecond.getOrDefault(s, new long[2]);
+          line.append(line.length() == 0 ? "" : " ").append(c[0]).append(c[1] > 0 ? "+" + c[1] + "f" : "");
+        }
+        r.faultWindowByNode.add(line.toString());
+      }
+    }
     long recovered = recoveredAt.getOrDefault(policy, -1L);
     long faultEnd = recovered > 0 ? recovered : healedAt;
     for (Map.Entry<Long, long[]> e : perWindow.entrySet()) {

@@ -10,6 +10,12 @@ final class GroupResult {
   final StoreFailurePolicy policy;
   final int nodes;
   final long rateLimit;
+  /**
+   * Windows longer than a second: per node, the first rate key's admissions in each second of the window
+   * the fault began in ({@code 400} by the store's budget, {@code 100+300f} with 300 by the failure
+   * policy), one line per node; empty otherwise.
+   */
+  final List<String> faultWindowByNode = new ArrayList<>();
 
   long ledgerAdmitted;
   long ledgerStored;
