@@ -444,7 +444,7 @@ public final class SyncConfig {
      * the node registry has answered it. Without it, a node started while the store is out of reach
      * takes itself for alone, and n such nodes admit up to n times the limit on LOCAL_SHARE until the
      * store answers. Set it to the fewest instances the deployment runs (a Kubernetes HorizontalPodAutoscaler's
-     * minReplicas): more than run only costs admissions (each part smaller), never the limit.
+     * minReplicas): more than run costs admissions and store calls (each part smaller), never the limit.
      */
     public Builder minNodes(int minNodes) {
       if (minNodes < 1 || minNodes > io.sluice.sync.spi.Delta.MAX_NODES) {
