@@ -247,6 +247,40 @@ class SluiceAutoConfigurationTest {
         });
   }
 
+  /**
+   * Started while its Redis is down, an instance has never heard the node registry: told the fewest
+   * instances the deployment runs, it keeps to its part of each limit (a fifth of 5 a minute, 1, with
+   * five), where alone it would admit all 5 (and five such instances 25).
+   */
+  @Test
+  void anInstanceStartedWhileRedisIsDownKeepsToItsPartOfTheFewestInstancesItIsTold() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    }
+    for (int minNodes : new int[] {1, 5}) {
+      new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+          .withPropertyValues(API_5_PER_MINUTE)
+          .withPropertyValues("sluice.store.redis-uri=redis://127.0.0.1:" + port, "sluice.sync.min-nodes=" + minNodes)
+          .run(context -> {
+            RequestLimiter limiter = context.getBean(RequestLimiter.class);
+            int allowed;
+            long minute;
+            int attempt = 0;
+            do { // (on a key of its own each time the checks straddled a minute's edge, where the limit starts over)
+              minute = System.currentTimeMillis() / 60_000;
+              RequestContext request = RequestContext.builder().identity("api-key", "k" + attempt++).build();
+              allowed = 0;
+              for (int i = 0; i < 8; i++) {
+                allowed += limiter.check(request).allowed() ? 1 : 0;
+              }
+            } while (System.currentTimeMillis() / 60_000 != minute);
+            assertThat(allowed).as("admitted of 5 a minute, Redis down, min-nodes %s", minNodes)
+                .isEqualTo(minNodes == 1 ? 5 : 1);
+          });
+    }
+  }
+
   @Test
   void theEmbeddedClusterIsNamedAfterTheApplicationUnlessSet() {
     assertThat(SluiceAutoConfiguration.clusterName(null, "orders")).isEqualTo("sluice-orders");
