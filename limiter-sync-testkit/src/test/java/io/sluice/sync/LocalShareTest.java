@@ -86,20 +86,9 @@ class LocalShareTest {
     List<CutLink> stores = new ArrayList<>();
     // (a short flush timeout: closing nodes still cut off does not wait long)
     List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofSeconds(60), Duration.ofMillis(100), stores);
-    int admitted = 0;
-    for (int i = 0; i < 4; i++) { // round robin, each node synced after its request: views at 1..4
-      ticker.advance(Duration.ofMillis(20));
-      SyncedLimiter node = nodes.get(i % 3);
-      admitted += node.tryAcquire("k") ? 1 : 0;
-      node.syncNow();
-    }
+    int admitted = roundRobin(nodes, ticker, 4); // each node synced after its request: views at 1..4
     stores.forEach(s -> s.cut = true);
-    for (int i = 0; i < 30; i++) {
-      ticker.advance(Duration.ofMillis(20));
-      SyncedLimiter node = nodes.get(i % 3);
-      admitted += node.tryAcquire("k") ? 1 : 0;
-      node.syncNow();
-    }
+    admitted += roundRobin(nodes, ticker, 30);
     assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided on the share")
         .isPositive();
     assertThat(admitted).as("admitted in the window, limit 10").isBetween(6, 10);
@@ -179,14 +168,8 @@ class LocalShareTest {
               .waitInOpenState(Duration.ofSeconds(60)).build())
           .breakerClock(new TickerClock(ticker)).build());
     }
-    int admitted = 0;
-    for (int i = 0; i < 60; i++) { // 60 requests over 1.2 s, round robin
-      ticker.advance(Duration.ofMillis(20));
-      SyncedLimiter node = nodes.get(i % 3);
-      admitted += node.tryAcquire("k") ? 1 : 0;
-      node.syncNow();
-    }
-    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided by the policy")
+    int admitted = roundRobin(nodes, ticker, 60);
+    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided on the share")
         .isPositive();
     assertThat(admitted).as("admitted by three nodes that never heard the registry, limit 10, minNodes %s", minNodes)
         .isEqualTo(expected);
@@ -225,6 +208,18 @@ class LocalShareTest {
         long window) {
       return cut();
     }
+  }
+
+  /** {@code requests} on key "k", 20 ms apart, to the nodes in turn, each synced after its request: the permits admitted. */
+  private static int roundRobin(List<SyncedLimiter> nodes, ManualTicker ticker, int requests) {
+    int admitted = 0;
+    for (int i = 0; i < requests; i++) {
+      ticker.advance(Duration.ofMillis(20));
+      SyncedLimiter node = nodes.get(i % nodes.size());
+      admitted += node.tryAcquire("k") ? 1 : 0;
+      node.syncNow();
+    }
+    return admitted;
   }
 
   /** What the node's claim on "key" holds beyond its uncounted permits (0 where it holds none). */
