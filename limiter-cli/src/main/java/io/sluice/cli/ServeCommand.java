@@ -97,8 +97,8 @@ public final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--min-nodes", paramLabel = "N", defaultValue = "1",
       description = "The fewest sidecars that share the limits, e.g. the deployment's minReplicas: each sizes its"
-          + " parts (on-store-failure local-share, its claims) for at least that many, also when it starts while the"
-          + " store is out of reach (default: ${DEFAULT-VALUE}).")
+          + " parts (on-store-failure local-share, its claims) for at least that many, whatever the node registry"
+          + " counts (default: ${DEFAULT-VALUE}).")
   int minNodes;
 
   @Option(names = "--otlp-endpoint", paramLabel = "URL",
@@ -146,7 +146,8 @@ public final class ServeCommand implements Callable<Integer> {
       Map.entry("redisCluster", "--redis-cluster"), Map.entry("redisEvictionCheck", "--redis-eviction-check"),
       Map.entry("maxBodyBytes", "--max-body"), Map.entry("maxKeyLength", "--max-key-length"),
       Map.entry("maxThreads", "--max-threads"), Map.entry("bodyTimeout", "--body-timeout"),
-      Map.entry("maxKeys", "--max-keys"), Map.entry("minNodes", "--min-nodes"), Map.entry("otlpEndpoint", "--otlp-endpoint"),
+      Map.entry("maxKeys", "--max-keys"), Map.entry("minNodes", "--min-nodes"),
+      Map.entry("otlpEndpoint", "--otlp-endpoint"),
       Map.entry("otlpStep", "--otlp-step"), Map.entry("bucketBatchSize", "--bucket-batch-size"),
       Map.entry("reservation", "--reservation")));
 

@@ -445,7 +445,8 @@ public final class ServeConfig {
 
     /**
      * The fewest sidecars that share the limits (default 1): each sizes its parts for at least that many,
-     * also when it starts while the store is out of reach (see SyncConfig.Builder#minNodes).
+     * whatever the node registry counts (see SyncConfig.Builder#minNodes; a sidecar does not start without
+     * its store, so it never decides before the registry has answered).
      */
     public Builder minNodes(int nodes) {
       sync.minNodes(nodes);

@@ -208,7 +208,8 @@ public final class SyncConfig {
     return "SyncConfig{nodeId=" + nodeId + ", batchSize=" + (batchSizeSet ? batchSize : "default")
         + (bucketBatchSize > 1 ? ", bucketBatchSize=" + bucketBatchSize : "")
         + ", syncInterval=" + Durations.format(syncInterval) + ", maxError=" + maxError + ", onStoreFailure=" + onStoreFailure
-        + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", minNodes=" + minNodes + ", flushTimeout=" + Durations.format(flushTimeout)
+        + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", minNodes=" + minNodes
+        + ", flushTimeout=" + Durations.format(flushTimeout)
         + ", claimTimeout=" + Durations.format(claimTimeout) + (coldKeyAllowance ? "" : ", no cold-key allowance")
         + (regions > 0 ? ", regions=" + regions : "") + "}";
   }
@@ -443,8 +444,9 @@ public final class SyncConfig {
      * and the even parts of what is free its claims are granted) for at least this many, also before
      * the node registry has answered it. Without it, a node started while the store is out of reach
      * takes itself for alone, and n such nodes admit up to n times the limit on LOCAL_SHARE until the
-     * store answers. Set it to the fewest instances the deployment runs (a Kubernetes HorizontalPodAutoscaler's
-     * minReplicas): more than run costs admissions and store calls (each part smaller), never the limit.
+     * store answers. Set it to the fewest instances the deployment runs (a Kubernetes
+     * HorizontalPodAutoscaler's minReplicas): more than run costs admissions and store calls (each part
+     * smaller), never the limit.
      */
     public Builder minNodes(int minNodes) {
       if (minNodes < 1 || minNodes > io.sluice.sync.spi.Delta.MAX_NODES) {
