@@ -38,8 +38,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  *       node had admitted and could not flush (its allowance, at most remaining / (2N - 1)), and not at
  *       all when every node is cut at once; LOCAL_SHARE passes it by at most the cut nodes' shares (while
  *       recovering, by the shares of the nodes still on theirs), and by no more than the error budget (0.5% of
- *       the limit) when every node is cut together and Redis keeps its counts; FAIL_OPEN promises nothing and
- *       is only reported.</li>
+ *       the limit, or two permits per node) when every node is cut together and Redis keeps its counts;
+ *       FAIL_OPEN promises nothing and is only reported.</li>
  * </ul>
  * Latency figures (p99 during the fault against the baseline) are reported, not asserted.
  */
@@ -449,10 +449,11 @@ class ChaosIT {
           if (onShare == r.nodes && !dataLost) {
             // every node cut off together, the store's counts kept: the nodes' parts add up to what was
             // free, and a node back before the others keeps to its part (and claims nothing beyond it)
-            // until they can be back too, so the limit holds within the error budget (the nodes' last
-            // answers are up to a sync interval apart). Scenario 11 read 6,028-6,127 of 6,000 before a
-            // node back first stopped holding claims beyond its part (2026-12-06).
-            long budget = limit + Math.max(1, limit / 200);
+            // until they can be back too, so the limit holds within the error budget, or a couple of
+            // permits per node on a small limit (the nodes' last answers are up to a sync interval apart:
+            // 601 of 600 once in scenario 9). Scenario 11 read 6,028-6,127 of 6,000 before a node back
+            // first stopped holding claims beyond its part (2026-12-06).
+            long budget = limit + Math.max(limit / 200, 2L * r.nodes);
             assertThat(r.worstFaultWindow).as(who + "most admitted in a window during the fault, limit " + limit
                 + ", every node cut off").isLessThanOrEqualTo(budget);
             assertThat(r.worstRecoveryWindow).as(who + "most admitted in a window while recovering, limit " + limit
