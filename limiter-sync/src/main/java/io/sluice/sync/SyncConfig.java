@@ -3,6 +3,7 @@ package io.sluice.sync;
 import io.sluice.node.Durations;
 import io.sluice.node.LimitListener;
 import io.sluice.node.Ticker;
+import io.sluice.sync.spi.Delta;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.IntSupplier;
@@ -449,9 +450,8 @@ public final class SyncConfig {
      * smaller), never the limit.
      */
     public Builder minNodes(int minNodes) {
-      if (minNodes < 1 || minNodes > io.sluice.sync.spi.Delta.MAX_NODES) {
-        throw new IllegalArgumentException("minNodes: must be between 1 and " + io.sluice.sync.spi.Delta.MAX_NODES
-            + ", got " + minNodes);
+      if (minNodes < 1 || minNodes > Delta.MAX_NODES) {
+        throw new IllegalArgumentException("minNodes: must be between 1 and " + Delta.MAX_NODES + ", got " + minNodes);
       }
       this.minNodes = minNodes;
       return this;
