@@ -3,91 +3,43 @@ package io.sluice.sync.internal;
 import io.sluice.sync.internal.WindowDecisions.Judgement;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The approximate mode's verdict on a window limit's key (see {@link WindowVerdict}): a decision is
- * admitted where the view's counts leave room and the node's claim (or, on a store that keeps no claims,
- * its share of the limit) pays for it; one the claim cannot pay asks the store for a claim, in one round
- * trip, taking its permits with it ({@link ClaimCalls}); one over the limit is denied, and remembered as
- * denied until the counts could have changed.
+ * The approximate mode's verdict with claims, on a store that keeps them (see {@link CountVerdict} for
+ * what it decides as shares do): a decision the node's claim cannot pay is admitted under the node's
+ * allowance on the key's window where that applies, else asks the store for a claim, in one round
+ * trip, taking its permits with it ({@link ClaimCalls}); an old view over the limit asks too.
  *
  * <p>Concurrency: immutable; every method runs under the view's monitor (a claim call and a wait for a
  * release hold it, as a decision does).
  */
-final class ClaimVerdict implements WindowVerdict {
-  private final LongAdder cachedDenials;
+final class ClaimVerdict extends CountVerdict {
   private final StoreCalls calls;
   private final Duration claimTimeout;
-  private final boolean credited;
-  private final long hotSyncIntervalNanos;
-  private final long staleAfterNanos;
-  private final long syncIntervalNanos;
-  private final long windowNanos;
-  private final WindowClaims claims;
   /** The claim calls a decision makes. */
   private final ClaimCalls claimCalls;
 
   ClaimVerdict(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
-    this.cachedDenials = l.cachedDenials;
+    super(l, claims);
     this.calls = l.calls;
     this.claimTimeout = l.claimTimeout;
-    this.credited = l.credited;
-    this.hotSyncIntervalNanos = l.hotSyncIntervalNanos;
-    this.staleAfterNanos = l.staleAfterNanos;
-    this.syncIntervalNanos = l.syncIntervalNanos;
-    this.windowNanos = l.windowNanos;
-    this.claims = claims;
     this.claimCalls = new ClaimCalls(l, claims, queue, flusher);
   }
 
-  /** A denial the view remembers, then over the limit or within it as the view's counts show. */
   @Override
-  public int verdict(KeyView view, Judgement j) {
-    long cost = j.cost;
-    if (j.now < view.deniedUntil() && j.fresh && j.globalEstimate + cost - j.reuse > j.capacity) {
-      // (a smaller cost than the one that cached the denial may still fit)
-      cachedDenials.increment();
-      j.admit = false;
-      j.retryAfter = view.deniedUntil() - j.now;
-      return WindowDecisions.DECIDED;
-    }
-    if (j.globalEstimate + j.own + cost - j.reuse > j.capacity) {
-      return overTheLimit(view, j);
-    }
-    return withinTheLimit(view, j);
-  }
-
-  /** Over the limit with this node's own pending permits: denied, unless an old view must ask first. */
-  private int overTheLimit(KeyView view, Judgement j) {
-    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
-    j.admit = false;
-    j.retryAfter = claims.retryAfter(view, j.at, cost);
-    if (j.fresh && j.globalEstimate + cost > j.capacity) {
-      view.denyUntil(j.now + j.retryAfter);
-    } else {
-      // our own pending may have been counted already: fresh counts may show room, unless the
-      // key was at its limit then too
-      j.urgent = !j.fresh || !claims.atLimit(view, j.globalEstimate, j.at);
-      if (!j.asked && claims.asksClaims() && !j.fresh) {
-        // an old view: only the store knows, ask it now (its answer refreshes the counts) and
-        // decide again. (A fresh view over the limit with this node's own permits is at the
-        // limit, or its last permits are on their way to the store: the sync asked for shows it.)
-        return j.noWait ? WindowDecisions.WOULD_WAIT : claimStep(view, j, (long) Math.ceil(j.claimed + cost), cost);
-      }
+  int overTheLimitAsk(KeyView view, Judgement j, long cost) {
+    if (!j.asked && !j.fresh) {
+      // an old view: only the store knows, ask it now (its answer refreshes the counts) and
+      // decide again. (A fresh view over the limit with this node's own permits is at the
+      // limit, or its last permits are on their way to the store: the sync asked for shows it.)
+      return j.noWait ? WindowDecisions.WOULD_WAIT : claimStep(view, j, (long) Math.ceil(j.claimed + cost), cost);
     }
     return WindowDecisions.DECIDED;
   }
 
-  /** Within the limit as far as the view shows: admitted when the node's allowance (its claim) pays. */
-  private int withinTheLimit(KeyView view, Judgement j) {
-    long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
-    long now = j.now;
-    boolean limitReached = claims.atLimit(view, j.globalEstimate, j.at);
-    long allowance = claims.allowance(view, j.globalEstimate, j.fresh, j.at, limitReached);
-    long need = (long) Math.ceil(j.claimed + cost);
-    if (j.claimed + cost > allowance && !j.asked && claims.asksClaims() && j.reuse == 0 && !j.took && !j.takeUnsettled
-        && claims.allowances.admits(view, j.at, cost)) {
+  @Override
+  int unpaid(KeyView view, Judgement j, long need, long cost) {
+    if (!j.asked && j.reuse == 0 && !j.took && !j.takeUnsettled && claims.allowances.admits(view, j.at, cost)) {
       // no claim pays, and the node's allowance on the key's window does: admitted without asking (the
       // store keeps a reserve for every node's allowance; the next regular sync counts it)
       view.admittedUnderAllowance(cost);
@@ -96,8 +48,7 @@ final class ClaimVerdict implements WindowVerdict {
       j.urgent = claims.allowances.sendsAtOnce(view, j.at);
       return WindowDecisions.DECIDED;
     }
-    if (j.claimed + cost > allowance && !j.asked && claims.asksClaims()
-        && !view.tooLittleFree(need, now)) {
+    if (!j.asked && !view.tooLittleFree(need, j.now)) {
       // below the limit as far as this node knows, and no claim that pays for the request: a
       // denial would be a guess, so the store decides, in one round trip (a key with a claim that
       // pays never gets here). Only where the store had less than a decision needed, within the
@@ -105,59 +56,20 @@ final class ClaimVerdict implements WindowVerdict {
       // do not use up at their regular syncs).
       return j.noWait ? WindowDecisions.WOULD_WAIT : claimStep(view, j, need, cost);
     }
-    if (j.claimed + cost > allowance) {
-      j.admit = false;
-      // a sync may show budget the other nodes left; at the limit it shows none worth the call
-      j.urgent = !j.fresh || !limitReached;
-      j.retryAfter = syncIntervalNanos;
-      // what this node can admit now (the rest of the limit is other nodes' claims): a 429 does
-      // not announce a quota its retry would be denied
-      j.remaining = Math.max(0, Math.min(j.remaining, (long) Math.floor(allowance - j.claimed)));
-      return WindowDecisions.DECIDED;
-    }
-    j.admit = true;
-    j.remaining -= cost;
-    // flush a full batch, or near the limit half the allowance, so that the answer is back
-    // before the allowance runs out (flushing later lets the other nodes' views fall behind:
-    // over-admission tripled when it waited for two round trips' demand); at the limit only a
-    // full batch (see atLimit). A key asked less than about once a sync interval (no claim
-    // ahead of demand) waits for the regular sync: its permit is covered by the claim it
-    // asked for, and a flush per request would double its store calls
-    long batch = claims.sizing.batchFor(view);
-    boolean cold = claims.asksClaims() && claims.sizing.expectedDemand(view, now) == 0;
-    long trigger = limitReached || cold ? batch : Math.max(1, Math.min(batch, allowance / 2));
-    // (a view whose claim pays needs no fresh counts: the claim is reserved for this node)
-    boolean claimed = claims.asksClaims() && view.claim() >= 0;
-    // (nor does one granted ahead, in a window of the range it was granted for)
-    boolean lasting = claimed && (view.window() <= view.aheadThrough()
-        || claims.sizing.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
-    // (and a claim that lasts pays for the permits: they wait for a full batch, not half the
-    // allowance, which on a small claim was a flush per request or two)
-    j.urgent = (!j.fresh && !lasting) || view.unsentCur() + cost >= (lasting ? batch : trigger);
-    if (j.fresh && credited) {
-      grantCredit(view, j, allowance, trigger);
-    }
-    return WindowDecisions.DECIDED;
+    return DENIED;
   }
 
-  /**
-   * What the within-the-limit verdict would go on admitting, with nothing else changing: the next
-   * decisions may take that without the monitor, and the one that fills the batch asks for the sync.
-   */
-  private void grantCredit(KeyView view, Judgement j, long allowance, long trigger) {
-    long cost = j.cost;
-    long now = j.now;
-    double ownAfter = j.own + cost - j.reuse;
-    double claimedAfter = j.claimed + cost - j.reuse;
-    long credit = Math.min((long) Math.floor(allowance - claimedAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
-    if (view.localShareHeld(now)) {
-      credit = Math.min(credit, view.localShareCap() - view.ownCur() - cost); // (a share held since a fault)
-    }
-    if (credit > 0) {
-      boolean throttled = view.hot() && view.urgentSyncWithin(now, hotSyncIntervalNanos);
-      view.grantCredit(credit, Math.min((view.window() + 1) * windowNanos, view.syncedAt() + staleAfterNanos + 1),
-          j.urgent || throttled ? 0 : trigger - (view.unsentCur() + cost));
-    }
+  @Override
+  boolean lasting(KeyView view, long now) {
+    // (a view whose claim pays needs no fresh counts: the claim is reserved for this node; nor does
+    // one granted ahead, in a window of the range it was granted for)
+    return view.claim() >= 0 && (view.window() <= view.aheadThrough()
+        || claims.sizing.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
+  }
+
+  @Override
+  boolean cold(KeyView view, long now) {
+    return claims.sizing.expectedDemand(view, now) == 0;
   }
 
   /**

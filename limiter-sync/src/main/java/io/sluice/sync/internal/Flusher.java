@@ -11,7 +11,6 @@ import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.Delta;
 import io.sluice.sync.spi.FlushResult;
-import io.sluice.sync.spi.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,9 +39,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class Flusher {
   private final StoreCalls calls;
-  private final boolean claimsKept;
   private final Counter counter;
-  private final LeaseStore leases;
   /** How long a store call waits (a lease asked for at a sync). */
   private final Duration flushTimeout;
   private final Limit limit;
@@ -59,6 +56,8 @@ final class Flusher {
    */
   private final boolean countsAfterWindow;
   private final WindowClaims claims;
+  /** What a current window's delta carries besides its counts: the mode's claim, if any. */
+  private final FlushClaims flushClaims;
   /** Reservation mode's leases (stateless: each part that asks holds one). */
   private final WindowLeases leaseOps;
   private final FlushQueue queue;
@@ -85,9 +84,7 @@ final class Flusher {
 
   Flusher(LimiterSetup l, SyncConfig c, WindowClaims claims, FlushQueue queue) {
     this.calls = l.calls;
-    this.claimsKept = l.claimsKept;
     this.counter = l.counter;
-    this.leases = l.leases;
     this.flushTimeout = l.flushTimeout;
     this.limit = l.limit;
     this.nodeId = l.nodeId;
@@ -99,6 +96,7 @@ final class Flusher {
     this.windowNanos = l.windowNanos;
     this.countsAfterWindow = Delta.goesAfterItsWindow(l.counter);
     this.claims = claims;
+    this.flushClaims = FlushClaims.of(l, claims, () -> closed);
     this.heat = new KeyHeat(c, l.syncIntervalNanos);
     this.leaseOps = new WindowLeases(l, claims);
     this.queue = queue;
@@ -328,7 +326,7 @@ final class Flusher {
       return true;
     }
     // (unless it renews its claims ahead: the window ends before the next regular sync)
-    boolean renewsAhead = claimsKept && leases == null && claims.sizing.claimsAheadDue(v, drainedAt);
+    boolean renewsAhead = flushClaims.renewsAhead(v, drainedAt);
     if (v.unsentCur() == 0 && v.unsentPrev() == 0 && !v.prevClaimHeld() && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
         && !v.leaseWanted() && !renewsAhead
         && !v.syncWanted() && v.syncedAt() != Long.MIN_VALUE && drainedAt - v.syncedAt() < syncIntervalNanos) {
@@ -357,7 +355,7 @@ final class Flusher {
     addEarlierWindows(v, list, settles);
     // always send the current window, even with nothing new: the answer refreshes the view
     // (in reservation mode the lease answer does that, so only real deltas go)
-    if (leases == null || v.unsentCur() > 0) {
+    if (flushClaims.sendsWithoutPermits() || v.unsentCur() > 0) {
       addCurrentWindow(v, drainedAt, list, settles, out);
     }
     return true;
@@ -396,11 +394,7 @@ final class Flusher {
     // it spends it again only if the call never arrived)
     Delta d = v.allowedUnsent() > 0 || reserve > 0
         ? plain.allowing(v.allowedUnsent(), reserve > 0 ? Allowances.PER_KEY : 0, reserve) : plain;
-    if (claimsKept) {
-      // (as a decision's claim call: no part of a sliding window's fading where it would be a few permits)
-      d = claims.sizing.claimDelta(d, claimWanted(v, drainedAt), 0, claims.sizing.fadingPartTooSmall(v, drainedAt), v,
-          drainedAt);
-    }
+    d = flushClaims.asking(v, d, drainedAt);
     if (countsAfterWindow && v.window() < Math.floorDiv(drainedAt, windowNanos) && settles != v.window()
         && d.aheadWindows() == 0) {
       // a fixed window that is over: its permits are counted and nothing else (no claim on it weighs
@@ -416,64 +410,8 @@ final class Flusher {
     if (settles == v.window()) {
       d = v.settling(d);
     }
-    // near the limit (its unused claim more than an even part of what it leaves the others), this
-    // node keeps what it will admit before the answer and the store grants the rest anew, an even
-    // part per node, so that a claim granted far from the limit does not hold the last permits
-    // while the other nodes' requests are denied. Only with nothing else of the view on its way,
-    // whose answer could raise the claim this flush trims.
-    long keep = claimsKept && d.want() > 0 && out == 0 && settles == Long.MIN_VALUE ? claimToKeep(v, d.want(), drainedAt) : -1;
-    if (keep >= 0) {
-      d = d.keeping(keep);
-      v.claimKept(keep);
-    } else if (claimsKept && d.want() == 0 && v.claim() >= 0) {
-      // a flush that gives the claim up: the store keeps none for this node from when it applies it,
-      // so from now on nothing more is admitted under it (what is admitted is pending and goes), nor
-      // under its part of a sliding window's fading; a decision the claim cannot pay waits for the
-      // answer and then asks. (Left as it was, decisions that came while the flush travelled admitted
-      // under a claim the store had already given to others: tune, mixed profile, 4 nodes, a key-window
-      // at 101-104 of a limit of 100, the idle node's last permits counted after the others' takes.)
-      v.claimGivenUp();
-    }
-    boolean release = claimsKept && (d.want() == 0 || keep >= 0);
-    if (release) {
-      v.releaseSent(); // decisions do not ask for claims until it is answered
-    }
-    list.add(new Pending(v, d, release));
+    list.add(flushClaims.sent(v, d, out, settles, drainedAt));
     v.curSent(spent);
-  }
-
-  /**
-   * Under the view's monitor: what of its claim the node keeps with a flush that asks for one (-1: all
-   * of it), near the limit (WindowClaims#claimToKeep), and no more than a local share held since a fault
-   * still lets it admit (KeyView#localShareRoom).
-   */
-  private long claimToKeep(KeyView v, long want, long drainedAt) {
-    long keep = claims.claimToKeep(v, want, drainedAt);
-    long room = v.localShareRoom(drainedAt);
-    return room != Long.MAX_VALUE && v.claim() - v.pendingCur() > room && (keep < 0 || keep > room) ? room : keep;
-  }
-
-  /**
-   * Under the view's monitor: the claim a flush asks for, what the node will admit until its next
-   * answer; none once the key has been idle for a sync interval (a claim held blocks the other nodes).
-   */
-  private long claimWanted(KeyView v, long drainedAt) {
-    // (a key asked less than about once a sync interval holds none either: its next request
-    // asks the store, which costs less than a claim held and refreshed at every sync)
-    boolean idle = v.demandAt() == Long.MIN_VALUE || drainedAt - v.demandAt() > claims.sizing.idleAfterNanos(v, drainedAt);
-    // (nor once the limiter is closing: its last flush gives its claims up, which would otherwise
-    // stay counted against the other nodes to the window's end)
-    // (a key far below its limit keeps a claim, of one permit at least, while not idle: an expected
-    // demand that rounds to nothing at a quiet moment gave it up, and its next request asked)
-    long want = idle || closed ? 0 : Math.max(claims.sizing.keepsClaimToWindowEnd(v, drainedAt) ? 1 : 0,
-        Math.min(claims.sizing.untilNextAnswer(v), claims.sizing.expectedDemand(v, drainedAt)));
-    // (while a local share held since a fault caps the node, no more than the share lets it admit, its
-    // permits on their way included: see KeyView#localShareRoom)
-    long room = v.localShareRoom(drainedAt);
-    if (room != Long.MAX_VALUE) {
-      want = Math.min(want, room + v.pendingCur() - v.unsentCur());
-    }
-    return Math.min(want, counter.limit().capacity());
   }
 
   private void requeue(Pending p) {

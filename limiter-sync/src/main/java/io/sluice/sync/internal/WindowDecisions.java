@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.LongAdder;
  * lease, or waiting for a flush that gives one up, where the verdict needs it), and the record of what
  * it admitted for the flusher. What every mode decides alike (a local share held since a fault, a take
  * the store counted, released permits used again, the failure policy) is decided here; the rest by
- * the mode's {@link WindowVerdict}, chosen when the limiter is built: {@link ClaimVerdict} (claims, or
- * shares on a store that keeps none) or {@link LeaseVerdict} (reservation grants).
+ * the mode's {@link WindowVerdict}, chosen when the limiter is built: {@link ClaimVerdict} (claims),
+ * {@link ShareVerdict} (shares, on a store that keeps no claims or for a regional quota) or {@link
+ * LeaseVerdict} (reservation grants).
  *
  * <p>Concurrency: a decision runs on its caller's thread and reads and writes a view only under the
  * view's monitor, holding it through at most one store call (a claim or lease call) and one wait for a
@@ -36,7 +37,7 @@ final class WindowDecisions {
   private final FlushQueue queue;
   private final Flusher flusher;
   private final WindowFallback fallback;
-  /** The mode's verdict, chosen once: claims (or shares) or reservation grants. */
+  /** The mode's verdict, chosen once: claims, shares or reservation grants. */
   private final WindowVerdict onTheView;
 
   WindowDecisions(LimiterSetup l, WindowClaims claims, FlushQueue queue, Flusher flusher) {
@@ -56,7 +57,8 @@ final class WindowDecisions {
     this.queue = queue;
     this.flusher = flusher;
     this.fallback = new WindowFallback(l, claims);
-    this.onTheView = l.leases != null ? new LeaseVerdict(l, claims) : new ClaimVerdict(l, claims, queue, flusher);
+    this.onTheView = l.leases != null ? new LeaseVerdict(l, claims)
+        : claims.asksClaims() ? new ClaimVerdict(l, claims, queue, flusher) : new ShareVerdict(l, claims);
   }
 
   /**

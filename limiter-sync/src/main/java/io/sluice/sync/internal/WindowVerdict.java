@@ -5,8 +5,9 @@ import io.sluice.sync.internal.WindowDecisions.Judgement;
 /**
  * How a window limit's decision is settled once the cases every mode shares are not it (a local
  * share held since a fault, a take the store counted, released permits used again, the failure
- * policy): by claims ({@link ClaimVerdict}: the approximate mode, claims or, on a store that keeps
- * none, shares) or by grants ({@link LeaseVerdict}: reservation mode). One per limiter, chosen when
+ * policy): by claims ({@link ClaimVerdict}: the approximate mode), by shares ({@link ShareVerdict}: the
+ * approximate mode where the store keeps no claims, and regional quotas) or by grants ({@link
+ * LeaseVerdict}: reservation mode). One per limiter, chosen when
  * it is built ({@link WindowDecisions}); each runs under the key's view's monitor.
  */
 interface WindowVerdict {
