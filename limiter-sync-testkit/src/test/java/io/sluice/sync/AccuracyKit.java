@@ -36,12 +36,14 @@ import java.util.function.Supplier;
  * {@code -Dsluice.kit.debug=true} prints every admission over the bound and every false denial below
  * half the limit with the nodes' views; {@code -Dsluice.kit.debugAll=true} every false denial and
  * every admission the exact algorithm denied (a swap's other half); {@code -Dsluice.kit.trace=true}
- * every decision in the first 3 ms and the last 20 ms of each window, with both verdicts and the view.
+ * every decision in the first 3 ms and the last 20 ms of each window, with both verdicts and the view;
+ * {@code -Dsluice.kit.traceKey=KEY} every decision on one key.
  */
 public final class AccuracyKit {
-  /** Simulated time starts near today's epoch time, so a real store's TTLs and windows look ordinary. */
   private static final boolean DEBUG = Boolean.getBoolean("sluice.kit.debug");
   private static final boolean DEBUG_ALL = Boolean.getBoolean("sluice.kit.debugAll");
+  private static final String TRACE_KEY = System.getProperty("sluice.kit.traceKey");
+  /** Simulated time starts near today's epoch time, so a real store's TTLs and windows look ordinary. */
   public static final long START_NANOS = 1_764_547_200_000_000_000L; // 2025-12-01T00:00:00Z
 
   enum Mode { APPROXIMATE, RESERVATION, EXACT }
@@ -69,15 +71,46 @@ public final class AccuracyKit {
   }
 
   /** How the nodes are set up. */
-  record Setup(int nodes, Mode mode, long batchSize, Duration syncInterval) {
+  /**
+   * How the nodes are set up, and how requests reach them: each to a node drawn at random, or, {@code
+   * eachKeyOnOneNode}, every request of a key to the same node (a load balancer's session affinity, keys
+   * hashed to instances), the node drawn from the key's hash. {@code coldKeyAllowance}: the builder's
+   * (on by default).
+   */
+  record Setup(int nodes, Mode mode, long batchSize, Duration syncInterval, boolean eachKeyOnOneNode,
+      boolean coldKeyAllowance) {
+    Setup(int nodes, Mode mode, long batchSize, Duration syncInterval) {
+      this(nodes, mode, batchSize, syncInterval, false, true);
+    }
+
+    /** This setup with the nodes' cold-key allowances off ({@code SyncConfig.Builder#coldKeyAllowance}). */
+    Setup withoutColdKeyAllowance() {
+      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, false);
+    }
+
     static Setup of(int nodes, Mode mode) {
       return new Setup(nodes, mode, SyncedLimiter.Builder.DEFAULT_BATCH_SIZE, SyncedLimiter.Builder.DEFAULT_SYNC_INTERVAL);
+    }
+
+    /** {@link #of}, with every request of a key sent to the same node. */
+    static Setup eachKeyOnOneNode(int nodes, Mode mode) {
+      return new Setup(nodes, mode, SyncedLimiter.Builder.DEFAULT_BATCH_SIZE, SyncedLimiter.Builder.DEFAULT_SYNC_INTERVAL,
+          true, true);
+    }
+
+    /** The node request {@code r} goes to ({@code random} draws it where keys go to any node). */
+    int nodeFor(Request r, SplittableRandom random) {
+      int drawn = random.nextInt(nodes);
+      // (a hash spread by the golden ratio: String.hashCode of keys that differ in their last digit
+      // would put neighbours on neighbouring nodes)
+      return eachKeyOnOneNode ? Math.floorMod(r.key().hashCode() * 0x9E3779B9, nodes) : drawn;
     }
 
     @Override
     public String toString() {
       return nodes + " node" + (nodes == 1 ? "" : "s") + ", " + mode.name().toLowerCase(Locale.ROOT)
-          + (mode == Mode.EXACT ? "" : ", batch " + batchSize + ", sync " + syncInterval.toMillis() + " ms");
+          + (mode == Mode.EXACT ? "" : ", batch " + batchSize + ", sync " + syncInterval.toMillis() + " ms")
+          + (eachKeyOnOneNode ? ", each key on one node" : "") + (coldKeyAllowance ? "" : ", no cold-key allowance");
     }
   }
 
@@ -165,7 +198,8 @@ public final class AccuracyKit {
     // SimulatedNodes with no round trip, which sluice tune --simulate runs too (with one)
     SimulatedNodes sim = new SimulatedNodes(setup.nodes(), setup.syncInterval(), Duration.ZERO, START_NANOS, random,
         storeOf, (i, s) -> {
-          SyncedLimiter.Builder b = SyncedLimiter.builder(limit, s).nodeId(nodePrefix + "-" + i);
+          SyncedLimiter.Builder b = SyncedLimiter.builder(limit, s).nodeId(nodePrefix + "-" + i)
+              .coldKeyAllowance(setup.coldKeyAllowance());
           switch (setup.mode()) {
             case EXACT -> b.batchSize(1);
             case RESERVATION -> b.batchSize(setup.batchSize()).reservation();
@@ -200,7 +234,7 @@ public final class AccuracyKit {
     try {
       for (Request r : traffic.requests()) {
         sim.advanceTo(r.atNanos());
-        int n = random.nextInt(nodes.size());
+        int n = setup.nodeFor(r, random);
         SyncedLimiter node = nodes.get(n);
         long waitedBefore = node.waitedDecisions();
         long startedAt = System.nanoTime();
@@ -222,7 +256,7 @@ public final class AccuracyKit {
           ec[1] += r.cost();
           exactAdmitted += r.cost();
         }
-        if (Boolean.getBoolean("sluice.kit.trace") && ((now - w * window) > window - 20_000_000L || (now - w * window) < 3_000_000L)) {
+        if (r.key().equals(TRACE_KEY) || Boolean.getBoolean("sluice.kit.trace") && ((now - w * window) > window - 20_000_000L || (now - w * window) < 3_000_000L)) {
           System.err.printf("trace: key %s cost %d at +%.3f ms w %d node %d: exact %s %d (prev %d) node %s; %s%n", r.key(), r.cost(),
               (now - w * window) / 1e6, w, n, exactAllowed, ec[1], ec[2], nodeAllowed, CoreAccess.core(node).describeView(r.key(), now));
         }

@@ -60,25 +60,66 @@ class AccuracyKitTest {
   @ParameterizedTest(name = "{0} {1} {2} nodes {3} seed {4}")
   @MethodSource("cases")
   void everyKeyIsDecidedWithinTheBounds(Profile profile, Algorithm algorithm, int nodes, Mode mode, long seed) {
+    run(profile, algorithm, mode, seed, Setup.of(nodes, mode));
+  }
+
+  /**
+   * The same profiles with every request of a key sent to one node (a load balancer's session affinity,
+   * keys hashed to instances), the batched modes on 3 and 8 nodes: a key then lives on one node of
+   * several, whose registry counts them all. Before a node told a key it alone admits on from one the
+   * others share (ClaimSizing#keyNodes), sliding windows lost 0.49-0.58% of requests not made up in their
+   * windows here, and swapped 9.9-11.6% on the shapes profile, where one node has none.
+   */
+  static Stream<Arguments> eachKeyOnOneNodeCases() {
+    List<Arguments> cases = new ArrayList<>();
+    long seed = 5_001; // (a range of its own)
+    for (Profile p : Profile.values()) {
+      for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
+          Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET}) {
+        for (int nodes : new int[] {3, 8}) {
+          for (Mode m : new Mode[] {Mode.APPROXIMATE, Mode.RESERVATION}) {
+            long caseSeed = AccuracyKit.seed(seed++);
+            String only = System.getProperty("sluice.kit.case", "");
+            if ((p + " " + a + " " + nodes + " " + m + " each key on one node").contains(only)) {
+              cases.add(Arguments.of(p, a, nodes, m, caseSeed));
+            }
+          }
+        }
+      }
+    }
+    return cases.stream();
+  }
+
+  @ParameterizedTest(name = "{0} {1} {2} nodes {3} seed {4}, each key on one node")
+  @MethodSource("eachKeyOnOneNodeCases")
+  void everyKeyOnOneNodeIsDecidedWithinTheBounds(Profile profile, Algorithm algorithm, int nodes, Mode mode, long seed) {
+    run(profile, algorithm, mode, seed, Setup.eachKeyOnOneNode(nodes, mode));
+  }
+
+  private static void run(Profile profile, Algorithm algorithm, Mode mode, long seed, Setup setup) {
     Traffic traffic = profile.traffic(algorithm, seed);
-    Setup setup = Setup.of(nodes, mode);
     Report r = AccuracyKit.replayable(traffic, setup, () -> {
       Report report = AccuracyKit.run(traffic, setup, MemoryStore::new);
       System.out.println("accuracy kit: " + report);
-      assertBounds(report, mode, profile, algorithm, nodes);
+      assertBounds(report, mode, profile, algorithm, setup);
       return report;
     });
     assertThat(r.requests()).isPositive();
   }
 
   static void assertBounds(Report r, Mode mode, Profile profile, Algorithm algorithm, int nodes) {
+    assertBounds(r, mode, profile, algorithm, Setup.of(nodes, mode));
+  }
+
+  static void assertBounds(Report r, Mode mode, Profile profile, Algorithm algorithm, Setup setup) {
+    int nodes = setup.nodes();
     assertThat(r.keyWindowsOverBound()).as("key-windows over the bound: %s", r).isZero();
     if (mode != Mode.APPROXIMATE || algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
       // (token claims take every token from the store's bucket before it is used: none over, ever)
       assertThat(r.worstOverPermits()).as("over-admission in %s mode: %s", mode, r).isLessThanOrEqualTo(1e-9);
     }
     assertThat(r.falseDenialsBelowHalf()).as("false denials below half the limit: %s", r).isZero();
-    double gap = falseDenialGap(mode, algorithm, nodes);
+    double gap = setup.eachKeyOnOneNode() ? eachKeyOnOneNodeFalseDenialGap(mode, algorithm) : falseDenialGap(mode, algorithm, nodes);
     assertThat(r.falseDenialPercent()).as("false denials (bound %.1f%%, reached so far %.1f%%): %s",
         FALSE_DENIAL_BOUND, gap, r).isLessThanOrEqualTo(Math.max(FALSE_DENIAL_BOUND, gap));
     double notMadeUp = notMadeUpGap(mode, algorithm, nodes);
@@ -130,6 +171,21 @@ class AccuracyKitTest {
       return nodes > 1 ? 0.85 : 0;
     }
     return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.25 : 0.15;
+  }
+
+  /**
+   * {@link #falseDenialGap} where each key's requests all reach one node, what is reached where the bound
+   * is not (the kit's seeds, 2026-12-06): the multi-node gaps, and on fixed windows in the approximate
+   * mode 0.33% at 8 nodes (shapes; Zipf 0.29%), all made up in their windows. A key at its limit on one
+   * node of eight finds seven permits of the limit in the store's reserve for the other nodes'
+   * allowances ({@code Allowances}), which they never use on it; they come back a sync interval before
+   * the window's end, where the node admits them. Reservation mode and buckets: within 0.05%.
+   */
+  static double eachKeyOnOneNodeFalseDenialGap(Mode mode, Algorithm algorithm) {
+    if (mode == Mode.APPROXIMATE && algorithm == Algorithm.FIXED_WINDOW) {
+      return 0.4;
+    }
+    return falseDenialGap(mode, algorithm, 2);
   }
 
   /** DESIGN.md's bound on false denials, in % of the requests of a profile. */

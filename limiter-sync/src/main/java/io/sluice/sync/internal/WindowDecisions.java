@@ -220,7 +220,7 @@ final class WindowDecisions {
     j.globalEstimate = ClaimSizing.weighted(view.globalPrev(), view.globalCur(), j.prevWeight);
     j.own = ClaimSizing.weighted(view.pendingPrev(), view.pendingCur(), j.prevWeight);
     j.claimed = j.own - view.prevReservedAt(j.prevWeight);
-    j.capacity = claims.capacity(view);
+    j.capacity = claims.decidingCapacity(view, j.at);
     j.remaining = (long) Math.floor(j.capacity - j.globalEstimate - j.own);
     if (!j.took && !j.takeUnsettled) {
       // (once this decision's take went to the store, what it reuses is fixed: the take carried the rest)
