@@ -76,6 +76,11 @@ class SluiceBadInputTest {
         "sluice tune: --round-trip: only with --simulate (a real store's round trip is what it is)");
     assertUsageError(run("tune", "--simulate", "--round-trip", "2s"),
         "sluice tune: --round-trip: must be between 0s and 1s, got 2s");
+    assertUsageError(run("tune", "--simulate", "--key-affinity", "--node-skew", "1"),
+        "sluice tune: --key-affinity: not with --node-skew (each sets how requests spread over the nodes)");
+    assertUsageError(run("tune", "--algorithm", "fixed", "--key-affinity", "--region-redis", "redis://127.0.0.1:1",
+        "--region-redis", "redis://127.0.0.1:2"),
+        "sluice tune: --key-affinity: not with --region-redis (each sets how requests spread over the nodes)");
     assertUsageError(run("tune", "--simulate", "--redis", "redis://127.0.0.1:1"),
         "sluice tune: --simulate: not together with --redis (the simulation has its own in-memory store)");
   }

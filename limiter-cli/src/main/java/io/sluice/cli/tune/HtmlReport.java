@@ -23,9 +23,9 @@ final class HtmlReport {
     h.append("<p>Command: <code>").append(esc(t.command())).append("</code><br>\n");
     h.append("Started ").append(esc(t.started())).append(", store: ").append(esc(t.store())).append("</p>\n");
     h.append("<p>").append(esc(String.format(Locale.ROOT,
-        "Traffic: profile %s (%s), %,d requests over %d windows of %s, spread at random over %d nodes; limit %,d per %s"
+        "Traffic: profile %s (%s), %,d requests over %d windows of %s, %s; limit %,d per %s"
             + " per key (%s window); seed %d.", c.profile().label, c.profile().description, t.traceRequests(), c.windows(),
-        Durations.format(c.window()), c.nodes(), c.limit(), Durations.format(c.window()), c.algorithm(), c.seed())))
+        Durations.format(c.window()), c.routing(), c.limit(), Durations.format(c.window()), c.algorithm(), c.seed())))
         .append("</p>\n");
     recommendation(h, t, c, rec);
     chart(h, svg);

@@ -201,6 +201,7 @@ final class Reports {
     j.field("max_false_denials_pct").number(c.maxFalseDenialsPct());
     j.field("flat_out_ms").number(c.throughput().toMillis());
     j.field("requests_in_trace").number(t.traceRequests());
+    j.field("key_affinity").bool(c.keyAffinity());
     if (c.simulated()) {
       j.field("simulated_round_trip_ms").number(c.simulatedRoundTrip().toNanos() / 1e6);
     }
@@ -406,8 +407,9 @@ final class Reports {
 
   static String chartTitle(TuneResult t) {
     TuneConfig c = t.config();
-    return String.format(Locale.ROOT, "%s, %d nodes, limit %,d per %s (%s window), demand %sx%s", c.profile().label,
-        c.nodes(), c.limit(), Durations.format(c.window()), c.algorithm(), plain(c.demand()),
+    return String.format(Locale.ROOT, "%s, %d nodes%s, limit %,d per %s (%s window), demand %sx%s", c.profile().label,
+        c.nodes(), c.keyAffinity() ? " (each key on one)" : "", c.limit(), Durations.format(c.window()), c.algorithm(),
+        plain(c.demand()),
         c.simulated() ? ", simulated (round trip " + Durations.format(c.simulatedRoundTrip()) + ")" : "");
   }
 }

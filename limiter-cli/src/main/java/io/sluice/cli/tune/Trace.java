@@ -74,15 +74,16 @@ final class Trace {
 
   static Trace generate(Profile p, long limit, double demand, int keys, int nodes, int windows, long windowNanos,
       long seed) {
-    return generate(p, limit, demand, keys, nodes, windows, windowNanos, seed, null);
+    return generate(p, limit, demand, keys, nodes, windows, windowNanos, seed, null, false);
   }
 
   /**
    * As above, with requests spread over the nodes in proportion to {@code nodeWeights} (null: evenly),
-   * e.g. to give regions unequal demand.
+   * e.g. to give regions unequal demand, or with {@code keyAffinity} every request of a key to one node,
+   * the node drawn from the key.
    */
   static Trace generate(Profile p, long limit, double demand, int keys, int nodes, int windows, long windowNanos,
-      long seed, double[] nodeWeights) {
+      long seed, double[] nodeWeights, boolean keyAffinity) {
     double expected = expected(p, limit, demand, keys, windows);
     if (expected > MAX_REQUESTS) {
       throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
@@ -92,7 +93,7 @@ final class Trace {
     SplittableRandom rnd = new SplittableRandom(seed);
     Builder b = new Builder((int) Math.min(Integer.MAX_VALUE - 8, (long) (expected * 1.1) + 1_024));
     arrivals(b, rnd, p, limit, demand, keys, windows, windowNanos);
-    return b.build(rnd, nodes, p.manyKeys() ? keys : 1, windows, windowNanos, nodeWeights);
+    return b.build(rnd, nodes, p.manyKeys() ? keys : 1, windows, windowNanos, nodeWeights, keyAffinity);
   }
 
   /** The profile's requests, their times and keys, into {@code b}. */
@@ -274,7 +275,8 @@ final class Trace {
       packed[n++] = (at << KEY_BITS) | key;
     }
 
-    Trace build(SplittableRandom rnd, int nodes, int keys, int windows, long windowNanos, double[] nodeWeights) {
+    Trace build(SplittableRandom rnd, int nodes, int keys, int windows, long windowNanos, double[] nodeWeights,
+        boolean keyAffinity) {
       double[] cumulative = null;
       if (nodeWeights != null) {
         cumulative = new double[nodes];
@@ -296,9 +298,15 @@ final class Trace {
       for (int i = 0; i < n; i++) {
         at[i] = sorted[i] >>> KEY_BITS;
         key[i] = (int) (sorted[i] & ((1L << KEY_BITS) - 1));
-        node[i] = cumulative == null ? rnd.nextInt(nodes) : pick(cumulative, rnd.nextDouble());
+        node[i] = keyAffinity ? nodeOfKey(key[i], nodes)
+            : cumulative == null ? rnd.nextInt(nodes) : pick(cumulative, rnd.nextDouble());
       }
       return new Trace(at, key, node, keys, nodes, windows, windowNanos);
     }
+  }
+
+  /** The node every request of key {@code key} goes to under --key-affinity: the key's index, spread by the golden ratio. */
+  static int nodeOfKey(int key, int nodes) {
+    return Math.floorMod(key * 0x9E3779B9, nodes);
   }
 }

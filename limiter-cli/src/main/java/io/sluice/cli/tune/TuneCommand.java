@@ -131,6 +131,12 @@ public final class TuneCommand implements Callable<Integer> {
           + " balancer that favours some instances would. Not with --region-weights. Default: ${DEFAULT-VALUE}.")
   double nodeSkew;
 
+  @Option(names = "--key-affinity",
+      description = "Every request of a key to the same node (a load balancer's session affinity, keys hashed to"
+          + " instances), the node drawn from the key's hash; without it each request goes to a node at random."
+          + " Not with --node-skew or --region-redis.")
+  boolean keyAffinity;
+
   @Option(names = "--out", paramLabel = "DIR", defaultValue = "tune-report",
       description = "Directory for results.csv, results.json, chart.svg and report.html. Default: ${DEFAULT-VALUE}.")
   Path out;
@@ -235,7 +241,7 @@ public final class TuneCommand implements Callable<Integer> {
     checkSimulation();
     return new TuneConfig(profile, nodes, limit, window, duration, sliding, demand, k, seed, List.copyOf(batches),
         List.copyOf(intervals), redis, out, maxError, maxFalseDenials, flatOut, List.copyOf(regionRedis),
-        List.copyOf(regionWeights), simulate ? roundTrip : null, nodeSkew, reservation);
+        List.copyOf(regionWeights), simulate ? roundTrip : null, nodeSkew, reservation, keyAffinity);
   }
 
   /** --simulate and --round-trip. */
@@ -337,6 +343,10 @@ public final class TuneCommand implements Callable<Integer> {
     }
     if (nodeSkew > 0 && !regionWeights.isEmpty()) {
       throw bad("--node-skew: not with --region-weights (each sets how requests spread over the nodes)");
+    }
+    if (keyAffinity && (nodeSkew > 0 || !regionRedis.isEmpty())) {
+      throw bad("--key-affinity: not with " + (nodeSkew > 0 ? "--node-skew" : "--region-redis")
+          + " (each sets how requests spread over the nodes)");
     }
     if (!regionWeights.isEmpty()) {
       if (regionWeights.size() != regionRedis.size()) {

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /** The validated options of one {@code tune} run. */
 record TuneConfig(
@@ -31,14 +32,16 @@ record TuneConfig(
     /** {@code --node-skew}: 0 spreads requests evenly over the nodes, above 0 by Zipf's law with this exponent. */
     double nodeSkew,
     /** {@code --reservation}: the reservation mode measured too, at every batch size above 1 and sync interval. */
-    boolean reservation) {
+    boolean reservation,
+    /** {@code --key-affinity}: every request of a key to the same node (else each to a node at random). */
+    boolean keyAffinity) {
 
   /** One region (no --region-redis), the default --max-false-denials. */
   TuneConfig(Profile profile, int nodes, long limit, Duration window, Duration duration, boolean sliding, double demand,
       int keys, long seed, List<Long> batchSizes, List<Duration> syncIntervals, String redis, Path out,
       double maxErrorPct, Duration throughput) {
     this(profile, nodes, limit, window, duration, sliding, demand, keys, seed, batchSizes, syncIntervals, redis, out,
-        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of(), null, 0, false);
+        maxErrorPct, Recommender.DEFAULT_MAX_FALSE_DENIALS_PCT, throughput, List.of(), List.of(), null, 0, false, false);
   }
 
   /** {@code --simulate}: simulated nodes on a simulated clock, no store of their own. */
@@ -76,6 +79,20 @@ record TuneConfig(
       w[n] = regionWeights.get(r) / inRegion;
     }
     return w;
+  }
+
+  /** How requests reach the nodes, for the reports: "spread at random over 4 nodes" and the like. */
+  String routing() {
+    if (keyAffinity) {
+      return String.format(Locale.ROOT, "each key's requests on one of %d nodes (--key-affinity)", nodes);
+    }
+    if (nodeSkew > 0) {
+      return String.format(Locale.ROOT, "spread over %d nodes by Zipf's law (--node-skew %s)", nodes, nodeSkew);
+    }
+    if (regional() && !regionWeights.isEmpty()) {
+      return String.format(Locale.ROOT, "spread over %d nodes by region weights %s", nodes, regionWeights);
+    }
+    return String.format(Locale.ROOT, "spread at random over %d nodes", nodes);
   }
 
   Limit sluiceLimit() {

@@ -39,7 +39,7 @@ final class Tuner {
     Trace trace;
     try {
       trace = Trace.generate(config.profile(), config.limit(), config.demand(), config.keys(), config.nodes(),
-          config.windows(), config.window().toNanos(), config.seed(), config.nodeWeights());
+          config.windows(), config.window().toNanos(), config.seed(), config.nodeWeights(), config.keyAffinity());
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage(), io.sluice.cli.Sluice.EXIT_USAGE);
     }
@@ -86,9 +86,9 @@ final class Tuner {
   }
 
   private void printHeader(Trace trace, String storeText) {
-    out.printf(Locale.ROOT, "sluice tune: %s, %,d requests over %d windows of %s, %d nodes, limit %,d per key per"
+    out.printf(Locale.ROOT, "sluice tune: %s, %,d requests over %d windows of %s, %s, limit %,d per key per"
             + " window (%s), store: %s%n", config.profile().label, trace.size(), trace.windows,
-        Durations.format(config.window()), config.nodes(), config.limit(), config.algorithm(), storeText);
+        Durations.format(config.window()), config.routing(), config.limit(), config.algorithm(), storeText);
     out.flush();
   }
 

@@ -23,7 +23,7 @@ class SimulatedReplayTest {
   }
 
   static Row simulate(int nodes, int windows, long seed, Duration roundTrip, double[] nodeWeights) {
-    Trace trace = Trace.generate(Profile.STEADY, 1_000, 2, 1, nodes, windows, 1_000_000_000L, seed, nodeWeights);
+    Trace trace = Trace.generate(Profile.STEADY, 1_000, 2, 1, nodes, windows, 1_000_000_000L, seed, nodeWeights, false);
     Simulation sim = new Simulation(trace, LIMIT, 0);
     SimulatedReplay.Result r = new SimulatedReplay(trace, LIMIT, sim, roundTrip)
         .run(BATCH_100, seed, () -> false, new Progress(new PrintWriter(new StringWriter()), false, 1, 1_000));
@@ -37,7 +37,7 @@ class SimulatedReplayTest {
    */
   @Test
   void theReservationModeIsMeasuredAndNeverPassesTheLimit() {
-    Trace trace = Trace.generate(Profile.STEADY, 1_000, 2, 1, 16, 3, 1_000_000_000L, 7, null);
+    Trace trace = Trace.generate(Profile.STEADY, 1_000, 2, 1, 16, 3, 1_000_000_000L, 7, null, false);
     Simulation sim = new Simulation(trace, LIMIT, 0);
     SimulatedReplay.Result r = new SimulatedReplay(trace, LIMIT, sim, Duration.ofMillis(2))
         .run(new Setting(100, Duration.ofMillis(100), true), 7, () -> false,

@@ -67,6 +67,29 @@ class TraceTest {
     assertThat(second / 2.0).isBetween(1_850.0, 2_150.0);
   }
 
+  /** --key-affinity: every request of a key to one node, the keys spread over every node. */
+  @Test
+  void withKeyAffinityEachKeysRequestsGoToOneNode() {
+    Trace t = Trace.generate(Profile.MIXED, 100, 3, 200, 4, 8, SECOND, 42, null, true);
+    int[] nodeOfKey = new int[t.keys];
+    java.util.Arrays.fill(nodeOfKey, -1);
+    long[] perNode = new long[4];
+    for (int i = 0; i < t.key.length; i++) {
+      int k = t.key[i];
+      if (nodeOfKey[k] < 0) {
+        nodeOfKey[k] = t.node[i];
+      }
+      assertThat(t.node[i]).as("key %d's request %d", k, i).isEqualTo(nodeOfKey[k]);
+      perNode[t.node[i]]++;
+    }
+    for (long n : perNode) {
+      assertThat(n).as("requests per node: %s", java.util.Arrays.toString(perNode)).isPositive();
+    }
+    Trace random = Trace.generate(Profile.MIXED, 100, 3, 200, 4, 8, SECOND, 42);
+    assertThat(random.at).as("the same arrivals, routed otherwise").isEqualTo(t.at);
+    assertThat(random.node).isNotEqualTo(t.node);
+  }
+
   @Test
   void mixedIsTheSameForTheSameSeed() {
     Trace a = Trace.generate(Profile.MIXED, 100, 3, 200, 4, 8, SECOND, 42);
