@@ -75,17 +75,35 @@ public final class AccuracyKit {
    * How the nodes are set up, and how requests reach them: each to a node drawn at random, or, {@code
    * eachKeyOnOneNode}, every request of a key to the same node (a load balancer's session affinity, keys
    * hashed to instances), the node drawn from the key's hash. {@code coldKeyAllowance}: the builder's
-   * (on by default).
+   * (on by default). {@code clockStep}: how far apart neighbouring nodes' clocks are (node i's clock
+   * {@code (i - (nodes - 1) / 2) * clockStep} ahead of the simulation's; zero: all in step).
    */
   record Setup(int nodes, Mode mode, long batchSize, Duration syncInterval, boolean eachKeyOnOneNode,
-      boolean coldKeyAllowance) {
+      boolean coldKeyAllowance, Duration clockStep) {
     Setup(int nodes, Mode mode, long batchSize, Duration syncInterval) {
-      this(nodes, mode, batchSize, syncInterval, false, true);
+      this(nodes, mode, batchSize, syncInterval, false, true, Duration.ZERO);
     }
 
     /** This setup with the nodes' cold-key allowances off ({@code SyncConfig.Builder#coldKeyAllowance}). */
     Setup withoutColdKeyAllowance() {
-      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, false);
+      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, false, clockStep);
+    }
+
+    /** This setup with neighbouring nodes' clocks {@code step} apart. */
+    Setup withClockStep(Duration step) {
+      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, coldKeyAllowance, step);
+    }
+
+    /** Each node's clock offset from the simulation's (null: all in step). */
+    long[] clockOffsetsNanos() {
+      if (clockStep.isZero()) {
+        return null;
+      }
+      long[] offsets = new long[nodes];
+      for (int i = 0; i < nodes; i++) {
+        offsets[i] = (long) ((i - (nodes - 1) / 2.0) * clockStep.toNanos());
+      }
+      return offsets;
     }
 
     static Setup of(int nodes, Mode mode) {
@@ -95,7 +113,7 @@ public final class AccuracyKit {
     /** {@link #of}, with every request of a key sent to the same node. */
     static Setup eachKeyOnOneNode(int nodes, Mode mode) {
       return new Setup(nodes, mode, SyncedLimiter.Builder.DEFAULT_BATCH_SIZE, SyncedLimiter.Builder.DEFAULT_SYNC_INTERVAL,
-          true, true);
+          true, true, Duration.ZERO);
     }
 
     /** The node request {@code r} goes to ({@code random} draws it where keys go to any node). */
@@ -110,7 +128,8 @@ public final class AccuracyKit {
     public String toString() {
       return nodes + " node" + (nodes == 1 ? "" : "s") + ", " + mode.name().toLowerCase(Locale.ROOT)
           + (mode == Mode.EXACT ? "" : ", batch " + batchSize + ", sync " + syncInterval.toMillis() + " ms")
-          + (eachKeyOnOneNode ? ", each key on one node" : "") + (coldKeyAllowance ? "" : ", no cold-key allowance");
+          + (eachKeyOnOneNode ? ", each key on one node" : "") + (coldKeyAllowance ? "" : ", no cold-key allowance")
+          + (clockStep.isZero() ? "" : ", clocks " + clockStep.toNanos() / 1e6 + " ms apart");
     }
   }
 
@@ -206,7 +225,7 @@ public final class AccuracyKit {
             default -> b.batchSize(setup.batchSize());
           }
           return b;
-        });
+        }, setup.clockOffsetsNanos());
     List<SyncedLimiter> nodes = sim.limiters();
     long window = limit.periodNanos();
     boolean sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;

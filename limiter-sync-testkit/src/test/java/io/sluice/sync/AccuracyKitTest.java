@@ -9,6 +9,7 @@ import io.sluice.sync.AccuracyKit.Report;
 import io.sluice.sync.AccuracyKit.Setup;
 import io.sluice.sync.AccuracyKit.Traffic;
 import io.sluice.sync.testkit.MemoryStore;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -96,7 +97,15 @@ class AccuracyKitTest {
     run(profile, algorithm, mode, seed, Setup.eachKeyOnOneNode(nodes, mode));
   }
 
-  private static void run(Profile profile, Algorithm algorithm, Mode mode, long seed, Setup setup) {
+  /**
+   * {@code -Dsluice.kit.clockStepMs=N}: every case with neighbouring nodes' clocks N ms apart (a
+   * measurement; the bounds assume clocks in step: see the README's "Nodes' clocks").
+   */
+  private static final Duration CLOCK_STEP = Duration.ofNanos(
+      (long) (1e6 * Double.parseDouble(System.getProperty("sluice.kit.clockStepMs", "0"))));
+
+  private static void run(Profile profile, Algorithm algorithm, Mode mode, long seed, Setup given) {
+    Setup setup = given.withClockStep(CLOCK_STEP);
     Traffic traffic = profile.traffic(algorithm, seed);
     Report r = AccuracyKit.replayable(traffic, setup, () -> {
       Report report = AccuracyKit.run(traffic, setup, MemoryStore::new);

@@ -3,6 +3,7 @@ package io.sluice.sync.sim;
 import io.sluice.node.Decision;
 import io.sluice.node.Durations;
 import io.sluice.node.ManualTicker;
+import io.sluice.node.Ticker;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.spi.CounterStore;
 import java.time.Duration;
@@ -85,6 +86,20 @@ public final class SimulatedNodes implements AutoCloseable {
    */
   public SimulatedNodes(int count, Duration syncInterval, Duration roundTrip, long startNanos, SplittableRandom phases,
       IntFunction<? extends CounterStore> storeOf, NodeBuilder builder) {
+    this(count, syncInterval, roundTrip, startNanos, phases, storeOf, builder, null);
+  }
+
+  /**
+   * As above, with node i's clock {@code clockOffsetsNanos[i]} ahead of the simulation's (behind where
+   * negative; null: every node on the simulation's clock): nodes whose clocks are not quite in step, as
+   * NTP keeps real ones. The simulation's events (requests, syncs, the store's round trips) run on its
+   * own clock; each node reads the time, for its windows and the times it sends the store, from its own.
+   */
+  public SimulatedNodes(int count, Duration syncInterval, Duration roundTrip, long startNanos, SplittableRandom phases,
+      IntFunction<? extends CounterStore> storeOf, NodeBuilder builder, long[] clockOffsetsNanos) {
+    if (clockOffsetsNanos != null && clockOffsetsNanos.length != count) {
+      throw new IllegalArgumentException("clockOffsetsNanos: one per node (" + count + "), got " + clockOffsetsNanos.length);
+    }
     if (count < 1 || count > MAX_NODES) {
       throw new IllegalArgumentException("nodes: must be between 1 and " + MAX_NODES + ", got " + count);
     }
@@ -103,7 +118,10 @@ public final class SimulatedNodes implements AutoCloseable {
         Node node = new Node(i);
         nodes[i] = node;
         CounterStore store = storeOf.apply(i);
-        node.limiter = builder.builder(i, new LatentStore(store, node, this)).ticker(clock).autoSync(false).syncInterval(syncInterval).build();
+        long offset = clockOffsetsNanos == null ? 0 : clockOffsetsNanos[i];
+        Ticker ticker = offset == 0 ? clock : () -> clock.read() + offset;
+        node.limiter = builder.builder(i, new LatentStore(store, node, this)).ticker(ticker).autoSync(false)
+            .syncInterval(syncInterval).build();
         limiters.add(node.limiter);
         schedule(startNanos + phases.nextLong(intervalNanos), Event.SYNC, i);
       }
