@@ -29,26 +29,26 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class AccuracyKitTest {
 
-  static Stream<Arguments> cases() {
+  /** The seed of a case: its profile, algorithm, node count and mode in the order the kit lists them. */
+  private interface SeedOf {
+    long next(Algorithm algorithm, Mode mode);
+  }
+
+  /**
+   * Every profile and algorithm at {@code nodeCounts} and {@code modes}, each with its seed;
+   * -Dsluice.kit.case="SPREAD FIXED_WINDOW 3 APPROXIMATE" keeps the cases whose description (with
+   * {@code suffix}) contains it.
+   */
+  private static Stream<Arguments> casesOf(int[] nodeCounts, Mode[] modes, String suffix, SeedOf seedOf) {
     List<Arguments> cases = new ArrayList<>();
-    long seed = 1;
-    long bucketSeed = 1_001; // (a range of its own: the window cases keep the seeds of their published figures)
-    long bucketReservationSeed = 2_001; // (and one more: the bucket cases keep theirs)
-    long meterSeed = 3_001; // (leaky bucket meters: ranges of their own too)
-    long meterReservationSeed = 4_001;
+    String only = System.getProperty("sluice.kit.case", "");
     for (Profile p : Profile.values()) {
       for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
           Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET}) {
-        for (int nodes : new int[] {1, 3, 8}) {
-          for (Mode m : Mode.values()) {
-            // (a bucket's reservations are its token claims, as in the approximate mode, at the batch size)
-            long caseSeed = AccuracyKit.seed(a == Algorithm.LEAKY_BUCKET
-                ? (m == Mode.RESERVATION ? meterReservationSeed++ : meterSeed++)
-                : a != Algorithm.TOKEN_BUCKET ? seed++
-                : m == Mode.RESERVATION ? bucketReservationSeed++ : bucketSeed++);
-            // -Dsluice.kit.case="SPREAD FIXED_WINDOW 3 APPROXIMATE" runs only the cases that match
-            String only = System.getProperty("sluice.kit.case", "");
-            if ((p + " " + a + " " + nodes + " " + m).contains(only)) {
+        for (int nodes : nodeCounts) {
+          for (Mode m : modes) {
+            long caseSeed = AccuracyKit.seed(seedOf.next(a, m));
+            if ((p + " " + a + " " + nodes + " " + m + suffix).contains(only)) {
               cases.add(Arguments.of(p, a, nodes, m, caseSeed));
             }
           }
@@ -56,6 +56,20 @@ class AccuracyKitTest {
       }
     }
     return cases.stream();
+  }
+
+  static Stream<Arguments> cases() {
+    long[] seeds = {
+        1, // window limits
+        1_001, // token buckets (a range of its own: the window cases keep the seeds of their published figures)
+        2_001, // token buckets in reservation mode (and one more: the bucket cases keep theirs)
+        3_001, // leaky bucket meters: ranges of their own too
+        4_001}; // and in reservation mode
+    // (a bucket's reservations are its token claims, as in the approximate mode, at the batch size)
+    return casesOf(new int[] {1, 3, 8}, Mode.values(), "", (a, m) -> a == Algorithm.LEAKY_BUCKET
+        ? (m == Mode.RESERVATION ? seeds[4]++ : seeds[3]++)
+        : a != Algorithm.TOKEN_BUCKET ? seeds[0]++
+        : m == Mode.RESERVATION ? seeds[2]++ : seeds[1]++);
   }
 
   @ParameterizedTest(name = "{0} {1} {2} nodes {3} seed {4}")
@@ -72,23 +86,9 @@ class AccuracyKitTest {
    * windows here, and swapped 9.9-11.6% on the shapes profile, where one node has none.
    */
   static Stream<Arguments> eachKeyOnOneNodeCases() {
-    List<Arguments> cases = new ArrayList<>();
-    long seed = 5_001; // (a range of its own)
-    for (Profile p : Profile.values()) {
-      for (Algorithm a : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
-          Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET}) {
-        for (int nodes : new int[] {3, 8}) {
-          for (Mode m : new Mode[] {Mode.APPROXIMATE, Mode.RESERVATION}) {
-            long caseSeed = AccuracyKit.seed(seed++);
-            String only = System.getProperty("sluice.kit.case", "");
-            if ((p + " " + a + " " + nodes + " " + m + " each key on one node").contains(only)) {
-              cases.add(Arguments.of(p, a, nodes, m, caseSeed));
-            }
-          }
-        }
-      }
-    }
-    return cases.stream();
+    long[] seed = {5_001}; // (a range of its own)
+    return casesOf(new int[] {3, 8}, new Mode[] {Mode.APPROXIMATE, Mode.RESERVATION}, " each key on one node",
+        (a, m) -> seed[0]++);
   }
 
   @ParameterizedTest(name = "{0} {1} {2} nodes {3} seed {4}, each key on one node")
