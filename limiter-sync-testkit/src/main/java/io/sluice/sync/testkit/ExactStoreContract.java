@@ -84,50 +84,34 @@ public abstract class ExactStoreContract {
 
   // ---- random traces against the reference models and the in-process limiter ----
 
-  /** One request: the time since the previous one (whole microseconds) and its cost. */
-  private static final class Step {
-    final long gapMicros;
-    final long cost;
-
-    Step(long gapMicros, long cost) {
-      this.gapMicros = gapMicros;
-      this.cost = cost;
-    }
-
-    @Override
-    public String toString() {
-      return "+" + gapMicros + "us x" + cost;
-    }
-  }
-
   @Test
   void tokenBucketMatchesModel() {
-    forEachTrace(r -> bucket(Limit.tokenBucket("tb"), r));
+    forEachTrace(r -> ExactTraces.bucket(Limit.tokenBucket("tb"), r));
   }
 
   @Test
   void leakyBucketMeterMatchesModel() {
-    forEachTrace(r -> bucket(Limit.leakyBucket("leaky"), r));
+    forEachTrace(r -> ExactTraces.bucket(Limit.leakyBucket("leaky"), r));
   }
 
   @Test
   void leakyBucketShaperMatchesModel() {
-    forEachTrace(r -> bucket(Limit.leakyBucketShaper("shaper"), r));
+    forEachTrace(r -> ExactTraces.bucket(Limit.leakyBucketShaper("shaper"), r));
   }
 
   @Test
   void fixedWindowMatchesModel() {
-    forEachTrace(r -> window(Limit.fixedWindow("fixed"), r));
+    forEachTrace(r -> ExactTraces.window(Limit.fixedWindow("fixed"), r));
   }
 
   @Test
   void slidingWindowLogMatchesModel() {
-    forEachTrace(r -> window(Limit.slidingWindowLog("log"), r));
+    forEachTrace(r -> ExactTraces.window(Limit.slidingWindowLog("log"), r));
   }
 
   @Test
   void slidingWindowCounterMatchesModel() {
-    forEachTrace(r -> window(Limit.slidingWindowCounter("counter"), r));
+    forEachTrace(r -> ExactTraces.window(Limit.slidingWindowCounter("counter"), r));
   }
 
   private void forEachTrace(Function<SplittableRandom, Limit> limits) {
@@ -137,68 +121,14 @@ public abstract class ExactStoreContract {
       SplittableRandom random = new SplittableRandom(seed);
       Limit limit = limits.apply(random);
       long startMicros = EPOCH_2026_MICROS + random.nextLong(0, 3_600_000_000L);
-      check(seed, limit, startMicros, trace(random, limit.periodNanos() / 1_000), tally);
+      check(seed, limit, startMicros, ExactTraces.trace(random, limit.periodNanos() / 1_000, MAX_STEPS), tally);
     }
     // the traces must exercise both answers, or matching the model would prove little
     System.out.println(getClass().getSimpleName() + ": " + tally[0] + " steps, " + tally[1] + " denied");
     assertThat(tally[1]).as("denials in " + tally[0] + " steps").isBetween(tally[0] / 10, tally[0] * 9 / 10);
   }
 
-  /** Capacities and rates as in limiter-node's AlgorithmModelTest, with periods in whole microseconds. */
-  private static Limit bucket(Limit.Builder b, SplittableRandom r) {
-    long periodMicros = r.nextInt(3) == 0
-        ? new long[] {1_000_000L, 60_000_000L, 7_000L}[r.nextInt(3)]
-        : r.nextLong(1, 1_000_001L);
-    long capacity = r.nextInt(10) == 0 ? r.nextLong(41, 1_001) : r.nextLong(1, 41);
-    return b.capacity(capacity).refill(r.nextLong(1, 26), Duration.ofNanos(periodMicros * 1_000)).build();
-  }
-
-  private static Limit window(Limit.Builder b, SplittableRandom r) {
-    long windowMicros = r.nextInt(3) == 0
-        ? new long[] {1_000_000L, 60_000_000L}[r.nextInt(2)]
-        : r.nextLong(10_000L, 3_000_001L);
-    long limit = r.nextInt(10) == 0 ? r.nextLong(41, 1_001) : r.nextLong(1, 41);
-    return b.limit(limit).window(Duration.ofNanos(windowMicros * 1_000)).build();
-  }
-
-  /**
-   * Gaps from "the same instant" to "minutes later", biased to short ones so that limits bite, with
-   * exact fractions and multiples of the period, and steps that land on, just before or just after
-   * the next epoch-aligned period boundary (a window edge), so that boundaries are hit to the
-   * microsecond. The gap of a boundary step is filled in by {@link #check}, which knows the time.
-   */
-  private static List<Step> trace(SplittableRandom r, long periodMicros) {
-    int length = r.nextInt(1, MAX_STEPS + 1);
-    List<Step> steps = new ArrayList<>(length);
-    for (int i = 0; i < length; i++) {
-      long gap;
-      switch (r.nextInt(7)) {
-        case 0:
-        case 6: // bursts at one instant, twice as likely, so that the buckets' limits bite too
-          gap = 0;
-          break;
-        case 1:
-          gap = r.nextLong(50_000L);
-          break;
-        case 2:
-          gap = r.nextLong(2_000_000L);
-          break;
-        case 3:
-          gap = r.nextBoolean() ? periodMicros / r.nextInt(1, 5) : periodMicros * r.nextInt(1, 3);
-          break;
-        case 4:
-          gap = -2 + r.nextInt(3); // -2, -1, 0: to the next boundary, 1 us before it, 1 us after it
-          break;
-        default: // 5
-          gap = r.nextLong(200_000_000L);
-      }
-      long cost = r.nextInt(5) == 0 ? r.nextLong(1, 41) : 1;
-      steps.add(new Step(gap, cost));
-    }
-    return steps;
-  }
-
-  private void check(long seed, Limit limit, long startMicros, List<Step> trace, long[] tally) {
+  private void check(long seed, Limit limit, long startMicros, List<ExactTraces.Step> trace, long[] tally) {
     ManualTicker ticker = new ManualTicker(startMicros * 1_000);
     RateLimiter inProcess = RateLimiter.builder(limit).ticker(ticker).build();
     ReferenceModels.Model model = ReferenceModels.of(limit, ticker.read());
@@ -206,7 +136,7 @@ public abstract class ExactStoreContract {
     String key = "trace-" + seed;
     long now = startMicros;
     int i = 0;
-    for (Step step : trace) {
+    for (ExactTraces.Step step : trace) {
       long gap = step.gapMicros;
       if (gap < 0) {
         long toBoundary = (Math.floorDiv(now, periodMicros) + 1) * periodMicros - now;
