@@ -3,7 +3,6 @@ package io.sluice.sync.internal;
 import io.sluice.node.Limit;
 import io.sluice.sync.SyncConfig;
 import io.sluice.sync.SyncedLimiter;
-import io.sluice.sync.spi.Counter;
 import io.sluice.sync.spi.Delta;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -25,11 +24,10 @@ final class ClaimSizing {
   private final long batchSize;
   private final StoreCalls calls;
   private final boolean claimsKept;
-  private final Counter counter;
+  private final WindowBudget budget;
   private final long hotBatchMultiplier;
   private final Limit limit;
   private final double maxError;
-  private final boolean regional;
   private final boolean sliding;
   private final long syncIntervalNanos;
   private final long windowNanos;
@@ -46,11 +44,10 @@ final class ClaimSizing {
     this.batchSize = l.batchSize;
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
-    this.counter = l.counter;
+    this.budget = l.budget;
     this.hotBatchMultiplier = c.hotBatchMultiplier();
     this.limit = l.limit;
     this.maxError = c.maxError();
-    this.regional = l.regional;
     this.sliding = l.sliding;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.windowNanos = l.windowNanos;
@@ -579,15 +576,8 @@ final class ClaimSizing {
     return Math.max(1, Math.max(Math.max(batchFor(view), inFlight), Math.max(errorBudget, requests)));
   }
 
-  /**
-   * The budget of the view's window: the limit, or for a regional quota the region's share as the
-   * store last told it, else the static share (the quota divided by the regions).
-   */
+  /** The budget of the view's window ({@link WindowBudget#capacity}). */
   long capacity(KeyView v) {
-    if (!regional) {
-      return limit.capacity();
-    }
-    long share = v.share();
-    return share >= 0 ? share : counter.staticShare();
+    return budget.capacity(v);
   }
 }

@@ -35,6 +35,8 @@ final class LimiterSetup {
   final Counter counter;
   /** One region's part of a global quota: the cap is the share the coordinator gives the region. */
   final boolean regional;
+  /** What a window limit's key is decided against: the limit's capacity or a region's share. */
+  final WindowBudget budget;
   final CounterStore store;
   /**
    * Whether the limit counts windows, which nodes batch and claim; buckets and the sliding log are
@@ -102,6 +104,7 @@ final class LimiterSetup {
         : limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? Counter.ofLog(limit) : Counter.of(limit);
     this.windowed = SyncedLimiter.batches(limit);
     this.regional = c.regions() > 0;
+    this.budget = WindowBudget.of(this);
     this.store = store;
     // (a bucket in reservation mode with a batch size of 1: each decision is the store's, exact mode)
     this.exact = batchSize == 1 && !(c.reservation() && windowed) ? (ExactStore) store : null;

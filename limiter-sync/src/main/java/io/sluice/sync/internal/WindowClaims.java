@@ -26,7 +26,7 @@ final class WindowClaims {
   private final StoreCalls calls;
   private final boolean claimsKept;
   private final double maxError;
-  private final boolean regional;
+  private final WindowBudget budget;
   private final boolean sliding;
   private final long syncIntervalNanos;
   private final long windowNanos;
@@ -39,7 +39,7 @@ final class WindowClaims {
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
     this.maxError = c.maxError();
-    this.regional = l.regional;
+    this.budget = l.budget;
     this.sliding = l.sliding;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.windowNanos = l.windowNanos;
@@ -337,9 +337,7 @@ final class WindowClaims {
         queue.enqueue(v);
       }
     }
-    if (regional) {
-      takeShare(v, result, i);
-    }
+    budget.answered(v, result, i);
   }
 
   /**
@@ -432,16 +430,5 @@ final class WindowClaims {
       return syncIntervalNanos;
     }
     return Math.max(1, Math.min(syncIntervalNanos, (long) ((double) windowNanos * need / v.globalPrev())));
-  }
-
-  /** Under the view's monitor: a regional quota's shares from the answer to delta i. */
-  private void takeShare(KeyView v, FlushResult result, int i) {
-    long before = capacity(v);
-    // (an answer without a share for a window this node holds one for keeps the one it holds: see
-    // KeyView#sharesAnswered)
-    v.sharesAnswered(result.share(i), result.nextShare(i));
-    if (capacity(v) > before) {
-      v.denialOutOfDate(); // the coordinator gave more: the cached denial is out of date
-    }
   }
 }

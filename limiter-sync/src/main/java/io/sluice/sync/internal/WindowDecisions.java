@@ -28,7 +28,7 @@ final class WindowDecisions {
   private final StoreFailurePolicy onStoreFailure;
   private final KeyView.OrphanSink orphanSink;
   private final LongAdder pendingPermits;
-  private final boolean regional;
+  private final WindowBudget budget;
   private final boolean sliding;
   private final long staleAfterNanos;
   private final long syncIntervalNanos;
@@ -48,7 +48,7 @@ final class WindowDecisions {
     this.onStoreFailure = l.onStoreFailure;
     this.orphanSink = queue.orphanSink;
     this.pendingPermits = queue.pendingPermits;
-    this.regional = l.regional;
+    this.budget = l.budget;
     this.sliding = l.sliding;
     this.staleAfterNanos = l.staleAfterNanos;
     this.syncIntervalNanos = l.syncIntervalNanos;
@@ -243,7 +243,7 @@ final class WindowDecisions {
    * calls, with no false denial saved. A regional quota's share may grow within its window: not those.)
    */
   private boolean fullByCounts(KeyView view, Judgement j) {
-    return !sliding && !regional && view.syncedAt() >= view.window() * windowNanos && view.globalCur() >= j.capacity;
+    return !sliding && budget.fixedWithinWindow() && view.syncedAt() >= view.window() * windowNanos && view.globalCur() >= j.capacity;
   }
 
   /**
@@ -292,7 +292,7 @@ final class WindowDecisions {
     long now = j.now;
     // demand, allowed or not: the rate that decides how much to hold between syncs
     view.demandNoted(cost, now);
-    if (regional && !j.admit) {
+    if (!j.admit && budget.countsDenials()) {
       view.deniedNotSent(cost, false); // demand the coordinator weighs, sent with the next flush
     }
     if (j.admit) {
@@ -321,7 +321,7 @@ final class WindowDecisions {
         view.urgentSyncAsked(now);
       }
     }
-    if ((j.admit && !j.fromLease && !j.took) || wantsSync || (regional && !j.admit) || j.measure) {
+    if ((j.admit && !j.fromLease && !j.took) || wantsSync || (!j.admit && budget.countsDenials()) || j.measure) {
       queue.enqueue(view);
     }
   }

@@ -13,7 +13,7 @@ final class WindowFallback {
   private final IntSupplier activeNodes;
   private final WindowClaims claims;
   private final StoreFailurePolicy onStoreFailure;
-  private final boolean regional;
+  private final WindowBudget budget;
   private final long shareHoldNanos;
   private final boolean sliding;
 
@@ -21,7 +21,7 @@ final class WindowFallback {
     this.activeNodes = l.activeNodes;
     this.claims = claims;
     this.onStoreFailure = l.onStoreFailure;
-    this.regional = l.regional;
+    this.budget = l.budget;
     this.shareHoldNanos = l.shareHoldNanos;
     this.sliding = l.sliding;
   }
@@ -47,7 +47,7 @@ final class WindowFallback {
       case FAIL_CLOSED:
         return false;
       default:
-        if (regional && view.share() < 0) {
+        if (!budget.localShareAllowed(view)) {
           // a region's node that cannot reach its store and holds no share for this window admits
           // nothing: the coordinator, which sees it stop beating, counts the region at the shares its
           // leases gave only until they run out, and G / R now could push the regions' sum over G (a
