@@ -3,7 +3,7 @@ package io.sluice.envoy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

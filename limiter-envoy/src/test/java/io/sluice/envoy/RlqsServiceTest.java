@@ -13,7 +13,7 @@ import io.envoyproxy.envoy.type.v3.RateLimitStrategy;
 import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

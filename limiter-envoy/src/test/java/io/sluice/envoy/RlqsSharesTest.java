@@ -2,7 +2,7 @@ package io.sluice.envoy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -15,7 +15,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.sluice.sync.SyncConfig;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

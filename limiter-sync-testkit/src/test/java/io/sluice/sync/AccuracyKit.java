@@ -5,7 +5,7 @@ import io.sluice.node.Limit;
 import io.sluice.node.ReferenceModels;
 import io.sluice.sync.sim.SimulatedNodes;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -8,7 +8,7 @@ import io.sluice.sync.AccuracyKit.Profile;
 import io.sluice.sync.AccuracyKit.Report;
 import io.sluice.sync.AccuracyKit.Setup;
 import io.sluice.sync.AccuracyKit.Traffic;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

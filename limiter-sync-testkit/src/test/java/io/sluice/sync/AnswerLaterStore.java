@@ -10,7 +10,7 @@ import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.TokenGrant;
 import io.sluice.sync.spi.TokenStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -7,7 +7,7 @@ import io.sluice.node.ManualTicker;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.FlushResult;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;

@@ -9,7 +9,7 @@ import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.StoreUnavailableException;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;

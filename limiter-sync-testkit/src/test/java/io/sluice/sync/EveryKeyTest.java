@@ -2,7 +2,7 @@ package io.sluice.sync;
 
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.util.List;
 
 /**

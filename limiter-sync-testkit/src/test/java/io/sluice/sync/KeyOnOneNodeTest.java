@@ -9,7 +9,7 @@ import io.sluice.sync.AccuracyKit.Setup;
 import io.sluice.sync.AccuracyKit.Traffic;
 import io.sluice.sync.AccuracyKit.TrafficBuilder;
 import io.sluice.sync.sim.SimulatedNodes;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;

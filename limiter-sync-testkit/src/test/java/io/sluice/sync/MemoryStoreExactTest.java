@@ -2,7 +2,7 @@ package io.sluice.sync;
 
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.testkit.ExactStoreContract;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 
 /** The in-memory double keeps the exact scripts' contract (traces against the reference models, bad input). */
 class MemoryStoreExactTest extends ExactStoreContract {

@@ -2,7 +2,7 @@ package io.sluice.sync;
 
 import io.sluice.sync.spi.CounterStore;
 import io.sluice.sync.testkit.LeaseStoreContract;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 
 /** The in-memory double keeps the lease script's contract (reservation mode). */
 class MemoryStoreLeaseTest extends LeaseStoreContract {

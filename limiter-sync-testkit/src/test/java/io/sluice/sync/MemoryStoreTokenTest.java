@@ -2,7 +2,7 @@ package io.sluice.sync;
 
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.TokenStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import io.sluice.sync.testkit.TokenStoreContract;
 
 /** The in-memory double keeps the token claims' contract (the Java processor against the model). */

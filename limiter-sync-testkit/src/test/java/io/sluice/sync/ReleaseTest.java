@@ -9,7 +9,7 @@ import io.sluice.node.RequestContext;
 import io.sluice.node.RequestLimiter;
 import io.sluice.node.Rule;
 import io.sluice.node.Rules;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sluice.node.Decision;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -16,7 +16,7 @@ import io.sluice.node.Rules;
 import io.sluice.sync.spi.ExactResult;
 import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.StoreUnavailableException;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -12,7 +12,7 @@ import io.sluice.sync.AccuracyKit.Request;
 import io.sluice.sync.AccuracyKit.Setup;
 import io.sluice.sync.AccuracyKit.Traffic;
 import io.sluice.sync.sim.SimulatedNodes;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

@@ -8,7 +8,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

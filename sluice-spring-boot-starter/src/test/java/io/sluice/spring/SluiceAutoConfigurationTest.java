@@ -16,7 +16,7 @@ import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.hazelcast.HazelcastCounterStore;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

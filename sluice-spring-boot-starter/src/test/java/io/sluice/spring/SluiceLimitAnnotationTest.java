@@ -7,7 +7,7 @@ import io.sluice.node.RequestContext;
 import io.sluice.node.Rule;
 import io.sluice.node.RulesFile;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

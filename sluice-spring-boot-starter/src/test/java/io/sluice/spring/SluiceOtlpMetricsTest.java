@@ -10,7 +10,7 @@ import io.micrometer.registry.otlp.OtlpMeterRegistry;
 import io.sluice.node.RequestContext;
 import io.sluice.node.RequestLimiter;
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;

@@ -4,7 +4,7 @@ import static io.sluice.spring.SluiceAutoConfigurationTest.API_5_PER_MINUTE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.sync.spi.CounterStore;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -138,7 +138,7 @@ class SluiceWebFilterTest {
   void theFilterBacksOffWhenDisabledAndIsNotRegisteredOnServletApplications() {
     ReactiveWebApplicationContextRunner reactive = new ReactiveWebApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
-        .withBean(CounterStore.class, io.sluice.sync.testkit.MemoryStore::new)
+        .withBean(CounterStore.class, io.sluice.sync.sim.MemoryStore::new)
         .withPropertyValues("sluice.limits.api.limit=3", "sluice.limits.api.window=1m", "sluice.rules.always=api by ip");
     reactive.run(c -> assertThat(c).hasSingleBean(SluiceWebFilter.class));
     reactive.withPropertyValues("sluice.filter.enabled=false").run(c -> assertThat(c).doesNotHaveBean(SluiceWebFilter.class));

@@ -4,7 +4,7 @@ import io.sluice.node.Limit;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.sim.SimulatedNodes;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.SplittableRandom;

@@ -10,7 +10,6 @@ import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.TokenGrant;
 import io.sluice.sync.spi.TokenStore;
-import io.sluice.sync.testkit.MemoryStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

@@ -6,7 +6,7 @@ import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
 import io.sluice.sync.ForwardingStore;
 import io.sluice.sync.SyncedLimiter;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;

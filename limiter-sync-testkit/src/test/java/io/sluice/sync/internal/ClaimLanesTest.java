@@ -9,7 +9,7 @@ import io.sluice.sync.AnswerLaterStore;
 import io.sluice.sync.CoreAccess;
 import io.sluice.sync.StoreFailurePolicy;
 import io.sluice.sync.SyncedLimiter;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

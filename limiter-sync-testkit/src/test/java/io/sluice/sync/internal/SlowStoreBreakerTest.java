@@ -8,7 +8,7 @@ import io.sluice.sync.AnswerLaterStore;
 import io.sluice.sync.CoreAccess;
 import io.sluice.sync.StoreBreaker;
 import io.sluice.sync.SyncedLimiter;
-import io.sluice.sync.testkit.MemoryStore;
+import io.sluice.sync.sim.MemoryStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,6 @@
 package io.sluice.sync.testkit;
 
+import io.sluice.sync.sim.MemoryStore;
 import io.sluice.sync.spi.CounterStore;
 import org.junit.jupiter.api.BeforeEach;
 

@@ -1,4 +1,4 @@
-package io.sluice.sync.testkit;
+package io.sluice.sync.sim;
 
 import io.sluice.node.Limit;
 import io.sluice.sync.spi.Batch;
