@@ -70,7 +70,6 @@ public final class AccuracyKit {
     }
   }
 
-  /** How the nodes are set up. */
   /**
    * How the nodes are set up, and how requests reach them: each to a node drawn at random, or, {@code
    * eachKeyOnOneNode}, every request of a key to the same node (a load balancer's session affinity, keys
@@ -119,8 +118,8 @@ public final class AccuracyKit {
     /** The node request {@code r} goes to ({@code random} draws it where keys go to any node). */
     int nodeFor(Request r, SplittableRandom random) {
       int drawn = random.nextInt(nodes);
-      // (a hash spread by the golden ratio: String.hashCode of keys that differ in their last digit
-      // would put neighbours on neighbouring nodes)
+      // (the key's String.hashCode times an odd constant, mod the nodes: a fixed spread of the keys, even
+      // over the kit's keys; for a power-of-two node count it is the hash mod the nodes)
       return eachKeyOnOneNode ? Math.floorMod(r.key().hashCode() * 0x9E3779B9, nodes) : drawn;
     }
 

@@ -126,4 +126,36 @@ class KeyOnOneNodeTest {
     }
     return new long[][] {admittedBy, askedOf};
   }
+
+  /**
+   * The node alone on a key holds all of what fades until its next answer; when it goes quiet, a node
+   * that joins the key waits at most for that answer, where its idle claim (and its part of the fading)
+   * is given up. Node 0 alone at 1.5 times a sliding window's limit for two windows, quiet from the
+   * third; node 1 asked every 5 ms from then on: admitted 15 ms in (2026-12-06), where the exact
+   * algorithm admits about 10 ms in, once a permit of the window before has faded.
+   */
+  @Test
+  void aNodeThatJoinsAKeyItsOnlyNodeLeftIsAdmittedWithinTwoSyncIntervals() {
+    Limit limit = Limit.slidingWindowCounter("left").limit(100).window(Duration.ofSeconds(1)).build();
+    MemoryStore store = new MemoryStore();
+    long start = AccuracyKit.START_NANOS;
+    SplittableRandom random = new SplittableRandom(7);
+    long joined = start + Duration.ofSeconds(2).toNanos();
+    long firstAdmitted = -1;
+    try (SimulatedNodes sim = new SimulatedNodes(3, Duration.ofMillis(100), Duration.ofMillis(1), start,
+        new SplittableRandom(5), i -> store, (i, s) -> SyncedLimiter.builder(limit, s).nodeId("n" + i))) {
+      for (long at = start; at < joined; at += (long) (-Math.log(1 - random.nextDouble()) / 150 * 1e9)) {
+        sim.advanceTo(at);
+        sim.decide(0, "k", 1);
+      }
+      for (long at = joined; at < joined + Duration.ofMillis(500).toNanos() && firstAdmitted < 0;
+          at += Duration.ofMillis(5).toNanos()) {
+        sim.advanceTo(at);
+        if (sim.decide(1, "k", 1).allowed()) {
+          firstAdmitted = at - joined;
+        }
+      }
+    }
+    assertThat(firstAdmitted).as("ns until node 1's first admission").isBetween(0L, Duration.ofMillis(200).toNanos());
+  }
 }

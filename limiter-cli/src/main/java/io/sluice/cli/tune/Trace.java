@@ -305,7 +305,11 @@ final class Trace {
     }
   }
 
-  /** The node every request of key {@code key} goes to under --key-affinity: the key's index, spread by the golden ratio. */
+  /**
+   * The node every request of key {@code key} goes to under --key-affinity: the key's index times an odd
+   * constant, mod the nodes (for a power-of-two node count, the index mod the nodes), so that the keys,
+   * hot and cold, spread evenly.
+   */
   static int nodeOfKey(int key, int nodes) {
     return Math.floorMod(key * 0x9E3779B9, nodes);
   }

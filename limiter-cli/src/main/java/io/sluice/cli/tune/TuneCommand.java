@@ -133,7 +133,7 @@ public final class TuneCommand implements Callable<Integer> {
 
   @Option(names = "--key-affinity",
       description = "Every request of a key to the same node (a load balancer's session affinity, keys hashed to"
-          + " instances), the node drawn from the key's hash; without it each request goes to a node at random."
+          + " instances), the node fixed by the key; without it each request goes to a node at random."
           + " Not with --node-skew or --region-redis.")
   boolean keyAffinity;
 
