@@ -77,6 +77,9 @@ public final class AccuracyKit {
    * (on by default). {@code clockStep}: how far apart neighbouring nodes' clocks are (node i's clock
    * {@code (i - (nodes - 1) / 2) * clockStep} ahead of the simulation's; zero: all in step).
    */
+  /** Whether nodes whose clocks are apart ({@link Setup#clockStep}) set them to the store's (the builder's default for the wall clock). */
+  static final boolean ALIGN_CLOCKS = Boolean.parseBoolean(System.getProperty("sluice.kit.alignClocks", "true"));
+
   record Setup(int nodes, Mode mode, long batchSize, Duration syncInterval, boolean eachKeyOnOneNode,
       boolean coldKeyAllowance, Duration clockStep) {
     Setup(int nodes, Mode mode, long batchSize, Duration syncInterval) {
@@ -218,6 +221,11 @@ public final class AccuracyKit {
         storeOf, (i, s) -> {
           SyncedLimiter.Builder b = SyncedLimiter.builder(limit, s).nodeId(nodePrefix + "-" + i)
               .coldKeyAllowance(setup.coldKeyAllowance());
+          if (!setup.clockStep().isZero()) {
+            // (nodes' clocks apart: set to the store's, the simulation's, unless -Dsluice.kit.alignClocks=false
+            // measures them as they are; in step, nothing to set)
+            b.alignClockToStore(ALIGN_CLOCKS);
+          }
           switch (setup.mode()) {
             case EXACT -> b.batchSize(1);
             case RESERVATION -> b.batchSize(setup.batchSize()).reservation();

@@ -50,6 +50,7 @@ public final class SyncConfig {
   private final Duration claimTimeout;
   private final boolean autoSync;
   private final boolean coldKeyAllowance;
+  private final Boolean alignClockToStore;
   private final int regions;
   private final LimitListener listener;
 
@@ -75,6 +76,7 @@ public final class SyncConfig {
     this.claimTimeout = b.claimTimeout;
     this.autoSync = b.autoSync;
     this.coldKeyAllowance = b.coldKeyAllowance;
+    this.alignClockToStore = b.alignClockToStore;
     this.regions = b.regions;
     this.listener = b.listener;
   }
@@ -190,6 +192,15 @@ public final class SyncConfig {
     return autoSync;
   }
 
+  /**
+   * Whether the node sets its clock to agree with its store's, where the store tells time (see {@link
+   * Builder#alignClockToStore}): as set, else when the ticker is the wall clock ({@link Ticker#cached()},
+   * the default, or {@link Ticker#system()}).
+   */
+  public boolean alignsClockToStore() {
+    return alignClockToStore != null ? alignClockToStore : ticker == Ticker.cached() || ticker == Ticker.system();
+  }
+
   /** Whether nodes admit a key's first permit in a window without asking the store (see {@link Builder#coldKeyAllowance}). */
   public boolean coldKeyAllowance() {
     return coldKeyAllowance;
@@ -212,6 +223,7 @@ public final class SyncConfig {
         + (reservation ? ", reservation" : "") + ", maxKeys=" + maxKeys + ", minNodes=" + minNodes
         + ", flushTimeout=" + Durations.format(flushTimeout)
         + ", claimTimeout=" + Durations.format(claimTimeout) + (coldKeyAllowance ? "" : ", no cold-key allowance")
+        + (alignClockToStore == null ? "" : alignClockToStore ? ", clock aligned to the store" : ", own clock")
         + (regions > 0 ? ", regions=" + regions : "") + "}";
   }
 
@@ -238,6 +250,7 @@ public final class SyncConfig {
     private Duration claimTimeout = DEFAULT_CLAIM_TIMEOUT;
     private boolean autoSync = true;
     private boolean coldKeyAllowance = true;
+    private Boolean alignClockToStore;
     private int regions;
     private LimitListener listener = LimitListener.NONE;
 
@@ -267,6 +280,7 @@ public final class SyncConfig {
       this.claimTimeout = c.claimTimeout;
       this.autoSync = c.autoSync;
       this.coldKeyAllowance = c.coldKeyAllowance;
+      this.alignClockToStore = c.alignClockToStore;
       this.regions = c.regions;
       this.listener = c.listener;
     }
@@ -522,6 +536,23 @@ public final class SyncConfig {
      */
     public Builder coldKeyAllowance(boolean allowance) {
       this.coldKeyAllowance = allowance;
+      return this;
+    }
+
+    /**
+     * Whether the node sets its clock to agree with its store's (Redis: {@code TIME}; a store that tells
+     * no time leaves it alone). Windows follow the deciding node's clock, in every mode: nodes whose
+     * clocks are half a millisecond apart disagree near a window's edge about which window a request
+     * falls in, and a key-window can pass its limit by the requests of that moment. Aligned, they agree
+     * within half a round trip to the store: the node reads the store's time at its first four flusher
+     * rounds and every ten seconds after (one call each), keeps the reading with the shortest round trip
+     * of its last four, and never runs backwards (a clock set back runs at half speed until it has
+     * caught up). Default: aligned when the ticker is the wall clock ({@link Ticker#cached()}, the
+     * default, or {@link Ticker#system()}); a ticker of your own (a test's, a simulation's) is taken as
+     * it is unless this is set.
+     */
+    public Builder alignClockToStore(boolean align) {
+      this.alignClockToStore = align;
       return this;
     }
 

@@ -274,6 +274,15 @@ public final class SyncedLimiter implements KeyedLimiter {
     return core.activeNodes();
   }
 
+  /**
+   * How far this node's clock is set from its own to agree with the store's ({@link
+   * SyncConfig.Builder#alignClockToStore}): positive when the store's clock is ahead; zero when the
+   * clock is not aligned or before the store first told its time.
+   */
+  public java.time.Duration clockOffset() {
+    return java.time.Duration.ofNanos(core.clockOffsetNanos());
+  }
+
   /** Nodes alive as last seen through the registry (1 until the first heartbeat). */
   public int registeredNodes() {
     return core.registeredNodes();
@@ -492,6 +501,12 @@ public final class SyncedLimiter implements KeyedLimiter {
     /** Reservation mode, see {@link SyncConfig.Builder#reservation}. */
     public Builder reservation() {
       config.reservation(true);
+      return this;
+    }
+
+    /** See {@link SyncConfig.Builder#alignClockToStore}. */
+    public Builder alignClockToStore(boolean align) {
+      config.alignClockToStore(align);
       return this;
     }
 

@@ -63,11 +63,12 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
   private static final LuaScript LEAVE = LuaScript.load("leave");
+  private static final LuaScript TIME = LuaScript.load("time");
   private static final LuaScript LEASE = LuaScript.load("lease");
   private static final LuaScript GIVE_BACK = LuaScript.load("give_back");
   private static final LuaScript TOKEN_CLAIM = LuaScript.load("token_claim");
   private static final List<LuaScript> SCRIPTS = List.of(FLUSH, GCRA, FIXED_WINDOW, SLIDING_WINDOW_COUNTER,
-      SLIDING_WINDOW_LOG, HEARTBEAT, LEAVE, LEASE, GIVE_BACK, TOKEN_CLAIM, REGIONAL_BUCKET);
+      SLIDING_WINDOW_LOG, HEARTBEAT, LEAVE, TIME, LEASE, GIVE_BACK, TOKEN_CLAIM, REGIONAL_BUCKET);
   private final RedisStoreConfig config;
   /** The client's own resources (event loops, reconnect delay): shut down with it. */
   private final io.lettuce.core.resource.ClientResources resources;
@@ -340,6 +341,19 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     byte[][] keys = {StoreKeys.registryKey(config.keyPrefix())};
     byte[][] args = {nodeId.getBytes(StandardCharsets.UTF_8), ascii(nowMillis), ascii(ttl.toMillis())};
     return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);
+  }
+
+  /** Redis has one clock every node reads: its {@code TIME}. */
+  @Override
+  public boolean tellsTime() {
+    return true;
+  }
+
+  /** {@code time.lua}: the server's {@code TIME}, on the registry key's server (one server in a cluster). */
+  @Override
+  public CompletionStage<Long> timeMicros() {
+    byte[][] keys = {StoreKeys.registryKey(config.keyPrefix())};
+    return this.<Long>evalsha(TIME, ScriptOutputType.INTEGER, keys, new byte[0][]);
   }
 
   /** {@code leave.lua}: out of {@code <prefix>:nodes}, into {@code <prefix>:left} for {@link #LEFT_MEMORY}. */

@@ -115,6 +115,21 @@ final class LatentStore implements CounterStore, ExactStore, LeaseStore, TokenSt
     return simulatedRegistry ? Math.floorDiv(nodes.now(), 1_000_000L) : nowMillis;
   }
 
+  /**
+   * The simulation's clock is the store's: a node whose clock is set apart ({@link SimulatedNodes}'
+   * offsets) and aligns it to its store's ({@code alignClockToStore}) reads it here.
+   */
+  @Override
+  public boolean tellsTime() {
+    return true;
+  }
+
+  /** The simulated time at which the call reaches the store. */
+  @Override
+  public CompletionStage<Long> timeMicros() {
+    return travel(() -> CompletableFuture.completedFuture(Math.floorDiv(nodes.now(), 1_000L)));
+  }
+
   @Override
   public CompletionStage<Integer> heartbeat(String nodeId, long nowMillis, Duration ttl) {
     long at = registryMillis(nowMillis);

@@ -47,6 +47,8 @@ final class Flusher {
   private final CounterStore store;
   private final long syncIntervalNanos;
   private final Ticker ticker;
+  /** The node's clock set to the store's, sampled at each beat round; null where it is not. */
+  private final StoreClock storeClock;
   private final TokenClaims tokens;
   private final ViewTable views;
   private final long windowNanos;
@@ -91,6 +93,7 @@ final class Flusher {
     this.store = l.store;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.ticker = l.ticker;
+    this.storeClock = l.storeClock;
     this.tokens = l.tokens;
     this.views = l.views;
     this.windowNanos = l.windowNanos;
@@ -490,6 +493,9 @@ final class Flusher {
 
   /** See {@link NodeBeat#round}. */
   void beatRound(long now) {
+    if (storeClock != null) {
+      storeClock.round(now, calls, store, flushTimeout);
+    }
     beats.round(now);
   }
 

@@ -272,6 +272,10 @@ public final class LimiterCore {
     return Math.max(1, setup.activeNodes.getAsInt());
   }
 
+  public long clockOffsetNanos() {
+    return setup.storeClock == null ? 0 : setup.storeClock.offsetNanos();
+  }
+
   public int registeredNodes() {
     return Math.max(1, flusher.registeredNodes());
   }

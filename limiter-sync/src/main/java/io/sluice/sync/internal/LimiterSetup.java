@@ -69,7 +69,10 @@ final class LimiterSetup {
    * (RestartedNodeClaimTest). The registry still knows the node by its id alone.
    */
   final String owner;
+  /** The node's clock: its ticker, or that ticker set to agree with the store's ({@link #storeClock}). */
   final Ticker ticker;
+  /** The ticker aligned to the store's clock, or null where it is taken as it is. */
+  final StoreClock storeClock;
   final long windowNanos;
   final boolean sliding;
   final long batchSize;
@@ -115,7 +118,14 @@ final class LimiterSetup {
     this.claimsKept = credited && !regional && store.keepsClaims();
     this.nodeId = c.nodeId();
     this.owner = nodeId + "/" + limit.name() + "/" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 24, 36);
-    this.ticker = c.ticker();
+    this.storeClock = c.alignsClockToStore() && store.tellsTime() ? new StoreClock(c.ticker()) : null;
+    this.ticker = storeClock != null ? storeClock : c.ticker();
+    this.calls = StoreCalls.create("sluice-" + limit.name() + "-" + c.nodeId(), c.storeBreaker(), c.flushTimeout(),
+        store.callTimeout(), c.autoSync() ? System::nanoTime : ticker::read, breakerClock);
+    if (storeClock != null) {
+      // (before anything reads the clock: the first reading sets it, whichever way)
+      storeClock.first(calls, store, c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout());
+    }
     this.windowNanos = limit.periodNanos();
     this.sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
     this.batchSize = batchSize;
@@ -135,8 +145,6 @@ final class LimiterSetup {
     this.flushTimeout = c.flushTimeout();
     this.claimTimeout = c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout();
     this.onStoreFailure = c.onStoreFailure();
-    this.calls = StoreCalls.create("sluice-" + limit.name() + "-" + c.nodeId(), c.storeBreaker(), c.flushTimeout(),
-        store.callTimeout(), c.autoSync() ? System::nanoTime : ticker::read, breakerClock);
     // nodes cut off together come back within a breaker's wait in the open state and a flush of each
     // other (twice, for the probe that fails first): a local share is held that long after its last use
     this.shareHoldNanos = 2 * (c.storeBreaker().waitInOpenState().toNanos() + flushTimeout.toNanos()) + syncIntervalNanos;

@@ -50,6 +50,8 @@ final class NodeBeat {
    */
   private final long rideNanos;
   private final Ticker ticker;
+  /** The clock set to the store's, whose readings are not work; null where there is none. */
+  private final StoreClock storeClock;
   private final ConcurrentLinkedQueue<KeyView> dirty;
   private final ConcurrentLinkedQueue<Delta> orphans;
   /**
@@ -106,6 +108,7 @@ final class NodeBeat {
     this.rideNanos = Math.max(l.syncIntervalNanos, intervalNanos / 2);
     this.rides = l.exact == null;
     this.ticker = l.ticker;
+    this.storeClock = l.storeClock;
     this.dirty = queue.dirty;
     this.orphans = queue.orphans;
     this.ownThread = ownThread;
@@ -195,9 +198,12 @@ final class NodeBeat {
         && orphans.isEmpty() && calls.closed();
   }
 
-  /** This limiter's store calls other than heartbeats of their own (a flush that carries one is work). */
+  /**
+   * This limiter's store calls other than heartbeats of their own and readings of the store's clock (a
+   * flush that carries a beat is work).
+   */
   private long workCalls() {
-    return calls.calls() - beatCalls.sum();
+    return calls.calls() - beatCalls.sum() - (storeClock == null ? 0 : storeClock.calls());
   }
 
   /**

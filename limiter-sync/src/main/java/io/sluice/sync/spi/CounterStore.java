@@ -109,6 +109,23 @@ public interface CounterStore extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Whether the store has one clock every node can read ({@link #timeMicros}): Redis does (its {@code
+   * TIME}); false by default. Nodes that read the wall clock align theirs to it, so that they agree
+   * about which window a request falls in however far apart their own clocks are.
+   */
+  default boolean tellsTime() {
+    return false;
+  }
+
+  /**
+   * The store's clock, microseconds since the epoch, read when the call reaches the store (a node
+   * takes the middle of its call's round trip for that moment). Only where {@link #tellsTime()}.
+   */
+  default CompletionStage<Long> timeMicros() {
+    return CompletableFuture.failedFuture(new UnsupportedOperationException("this store does not tell time"));
+  }
+
   /** How long a store remembers that a node left the registry ({@link #leave}). */
   Duration LEFT_MEMORY = Duration.ofMinutes(1);
 
