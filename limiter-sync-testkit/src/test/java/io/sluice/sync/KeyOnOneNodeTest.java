@@ -158,4 +158,48 @@ class KeyOnOneNodeTest {
     }
     assertThat(firstAdmitted).as("ns until node 1's first admission").isBetween(0L, Duration.ofMillis(200).toNanos());
   }
+
+  /**
+   * A fixed window's key on one node of three, at its limit before the window's last sync interval:
+   * the node counts on the limit less the two other nodes' allowances the store keeps in reserve until
+   * then, so its denial there is over what it counts on, not over the limit. It must say to retry when
+   * the reserve comes back, not at the window's end, and admit the last two permits then. (Its denial
+   * said the window's end: a client that honours Retry-After waited past them.)
+   */
+  @Test
+  void aDenialOverTheOtherNodesReserveSaysToRetryWhenTheReserveComesBack() {
+    Limit limit = Limit.fixedWindow("reserve").limit(64).window(Duration.ofSeconds(1)).build();
+    MemoryStore store = new MemoryStore();
+    long start = AccuracyKit.START_NANOS;
+    long ms = Duration.ofMillis(1).toNanos();
+    try (SimulatedNodes sim = new SimulatedNodes(3, Duration.ofMillis(100), Duration.ZERO, start,
+        new SplittableRandom(5), i -> store, (i, s) -> SyncedLimiter.builder(limit, s).nodeId("r" + i))) {
+      for (long at = start + 10 * ms; at < start + 1_000 * ms; at += 50 * ms) { // window 0: 20 permits, node 0 only
+        sim.advanceTo(at);
+        sim.decide(0, "k", 1);
+      }
+      long window = start + 1_000 * ms;
+      long admitted = 0;
+      io.sluice.node.Decision denied = null;
+      long deniedAt = 0;
+      for (long at = window + 10 * ms; at < window + 850 * ms; at += 5 * ms) {
+        sim.advanceTo(at);
+        io.sluice.node.Decision d = sim.decide(0, "k", 1);
+        if (d.allowed()) {
+          admitted++;
+        } else if (denied == null) {
+          denied = d;
+          deniedAt = at;
+        }
+      }
+      assertThat(admitted).as("admitted before the reserve comes back").isEqualTo(62);
+      assertThat(denied).isNotNull();
+      // the reserve comes back a sync interval before the window's end, 900 ms into it
+      assertThat(deniedAt + denied.retryAfterNanos()).as("retry at").isLessThanOrEqualTo(window + 900 * ms);
+      sim.advanceTo(window + 950 * ms);
+      assertThat(sim.decide(0, "k", 1).allowed()).isTrue();
+      assertThat(sim.decide(0, "k", 1).allowed()).isTrue();
+      assertThat(sim.decide(0, "k", 1).allowed()).as("the limit").isFalse();
+    }
+  }
 }

@@ -79,7 +79,7 @@ abstract class CountVerdict implements WindowVerdict {
   private int overTheLimit(KeyView view, Judgement j) {
     long cost = j.cost - j.reuse; // (what needs room: released permits are counted already)
     j.admit = false;
-    j.retryAfter = claims.retryAfter(view, j.at, cost);
+    j.retryAfter = claims.retryAfter(view, j.at, cost, j.capacity);
     if (j.fresh && j.globalEstimate + cost > j.capacity) {
       view.denyUntil(j.now + j.retryAfter);
     } else {

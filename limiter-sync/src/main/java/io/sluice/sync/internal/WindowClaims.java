@@ -201,8 +201,18 @@ final class WindowClaims {
     return capacity(view) - globalEstimate - freedSinceSync(view, at) < 2.0 * nodes - 1;
   }
 
-  /** When the global count (as last seen) will have room for cost more. */
-  long retryAfter(KeyView v, long at, long cost) {
+  /**
+   * When the global count (as last seen) will have room for cost more; where the decision counted on
+   * less than the capacity ({@code deciding}, see {@link #decidingCapacity}), no later than when the
+   * other nodes' allowances' reserve comes back (a client that honours Retry-After would wait past the
+   * last permits of the window).
+   */
+  long retryAfter(KeyView v, long at, long cost, long deciding) {
+    long retry = retryAfter(v, at, cost);
+    return deciding < capacity(v) ? Math.min(retry, Math.max(1, allowances.reserveEnds(v.window()) - at)) : retry;
+  }
+
+  private long retryAfter(KeyView v, long at, long cost) {
     long windowStart = v.window() * windowNanos;
     long untilNext = windowStart + windowNanos - at;
     long cur = v.globalCur() + v.pendingCur();
