@@ -310,6 +310,20 @@ public final class HazelcastCounterStore implements CounterStore, ExactStore, Le
     return registry.heartbeat(nodeId, nowMillis, ttl);
   }
 
+  /**
+   * The member that owns the registry entry tells every node its clock ({@code NodeRegistry.ReadClock},
+   * an entry processor: a client's cluster needs this module on its members, as for every processor).
+   */
+  @Override
+  public boolean tellsTime() {
+    return true;
+  }
+
+  @Override
+  public CompletionStage<Long> timeMicros() {
+    return registry.timeMicros();
+  }
+
   /** Out of the registry at once (the coordinator's regions are Redis: no record of the departure here). */
   @Override
   public CompletionStage<Void> leave(String nodeId, long nowMillis) {

@@ -1,8 +1,10 @@
 package io.sluice.sync.hazelcast;
 
+import com.hazelcast.core.ReadOnly;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -43,6 +45,37 @@ final class NodeRegistry {
       return KeyCalls.onCompletion(registry.submitToKey("nodes", new Leave(nodeId)), callbacks).thenApply(left -> null);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * {@link ReadClock}: the clock of the member that owns the registry, which every node of the cluster
+   * reads (as {@code time.lua} reads the registry key's Redis server).
+   */
+  CompletionStage<Long> timeMicros() {
+    try {
+      return KeyCalls.onCompletion(registry.submitToKey("nodes", new ReadClock()), callbacks);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * {@code time.lua}: the member's clock, microseconds since the epoch (java.time's system clock, which
+   * reads microseconds where the platform does, Linux among them); the entry is left as it is.
+   */
+  static final class ReadClock implements EntryProcessor<String, HashMap<String, Long>, Long>, ReadOnly {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Long process(Map.Entry<String, HashMap<String, Long>> entry) {
+      Instant now = Instant.now();
+      return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    @Override
+    public EntryProcessor<String, HashMap<String, Long>, Long> getBackupProcessor() {
+      return null;
     }
   }
 
