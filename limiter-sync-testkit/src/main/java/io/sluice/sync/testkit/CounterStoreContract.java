@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,31 @@ import org.junit.jupiter.api.Test;
  * each test from an empty store.
  */
 public abstract class CounterStoreContract extends WindowClaimContract {
+  /**
+   * A store that tells time ({@link CounterStore#tellsTime}) reads one clock for every node, in
+   * microseconds since the epoch: a store on this machine reads the machine's clock, within a few
+   * milliseconds, through every node's connection (nodes set their clocks to it: a store that says it
+   * tells time and reads milliseconds, or another epoch, would move them). A store that tells none is
+   * left alone.
+   */
+  @Test
+  void aStoreThatTellsTimeReadsTheMachinesClockInMicroseconds() throws Exception {
+    try (CounterStore first = store(0); CounterStore second = store(1)) {
+      Assumptions.assumeTrue(first.tellsTime(), "the store tells no time");
+      assertThat(second.tellsTime()).isTrue();
+      boolean finerThanMillis = false;
+      for (int i = 0; i < 8; i++) {
+        CounterStore s = i % 2 == 0 ? first : second;
+        long before = System.currentTimeMillis() * 1_000;
+        long micros = s.timeMicros().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        long after = System.currentTimeMillis() * 1_000 + 1_000;
+        assertThat(micros).as("reading %d", i).isBetween(before - 5_000, after + 5_000);
+        finerThanMillis |= micros % 1_000 != 0;
+      }
+      assertThat(finerThanMillis).as("microseconds, not whole milliseconds").isTrue();
+    }
+  }
+
   @Test
   void windowDeltasAddUpAndReturnBothWindows() {
     try (CounterStore store = store(0)) {
