@@ -86,6 +86,9 @@ final class Simulation {
 
     long storeFailures();
 
+    /** How far the node's clock is set from the wall clock's, to agree with its store's (SyncedLimiter#clockOffset). */
+    long clockOffsetNanos();
+
     void close();
   }
 
@@ -348,7 +351,8 @@ final class Simulation {
       long due = start + trace.at[e];
       waitUntil(due);
       behind.recordValue(Math.max(0, Ticker.system().read() - due));
-      long moment = Ticker.cached().read() - start;
+      // (the limiter's own clock: the wall clock set to the store's)
+      long moment = Ticker.cached().read() + d.clockOffsetNanos() - start;
       long w = Math.floorDiv(moment, windowNanos);
       String key = keyNames[trace.key[e]];
       long t0 = System.nanoTime();
@@ -568,6 +572,11 @@ final class Simulation {
     @Override
     public long storeFailures() {
       return limiter.storeFailures();
+    }
+
+    @Override
+    public long clockOffsetNanos() {
+      return limiter.clockOffset().toNanos();
     }
 
     @Override
