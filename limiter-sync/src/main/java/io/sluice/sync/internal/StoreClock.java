@@ -13,11 +13,16 @@ import java.util.concurrent.atomic.LongAdder;
  * request falls in, exact mode included (the README's "Nodes' clocks"). Set to one clock, they agree
  * within half a round trip to the store.
  *
- * <p>A sample reads the store's time and takes the middle of the call's round trip, on the node's own
- * clock, for the moment the store read it: the offset it gives is off by at most half the round trip.
- * Of its last {@link #KEPT} samples the node keeps the one with the shortest round trip. It samples at
- * its start ({@link #first}, the limiter waiting for it), at each of its first flusher rounds until it
- * has {@link #FIRST_SAMPLES}, then every {@link #SAMPLE_EVERY}.
+ * <p>A sample reads the store's time somewhere within the call's round trip: the offset lies in an
+ * interval as wide as the round trip, and its middle is off by at most half of it (more only where the
+ * network's two directions differ by more than the round trip's shortest). The offset the node keeps
+ * is known to within its own error, that of the sample that set it plus what two clocks may drift apart
+ * since ({@link #DRIFT_PER_SECOND}, as NTP's dispersion grows). A sample whose error is no larger sets
+ * the offset to its middle; a wider one (a slow call, a congested link, one direction delayed) only
+ * brings the offset into its interval where it lies outside, and moves it no further: a slow call
+ * never moves a clock by half its delay. The node samples while it is built ({@link #first}, waiting for
+ * the answer), at its flusher's next rounds until it has {@link #FIRST_SAMPLES}, then every {@link
+ * #SAMPLE_EVERY}.
  *
  * <p>Never backwards: an offset that grows is taken at once (the clock jumps ahead, as it does when a
  * window starts), one that shrinks is taken in gradually, the clock running at half speed until it has
@@ -30,7 +35,8 @@ import java.util.concurrent.atomic.LongAdder;
 final class StoreClock implements Ticker {
   static final int FIRST_SAMPLES = 4;
   static final Duration SAMPLE_EVERY = Duration.ofSeconds(10);
-  static final int KEPT = 4;
+  /** How fast two clocks may drift apart: 50 ppm, a quartz clock's worst, what no NTP corrects. */
+  static final double DRIFT_PER_SECOND = 50e-6;
 
   private final Ticker local;
   private volatile Offset offset = new Offset(0, 0, 0);
@@ -39,9 +45,10 @@ final class StoreClock implements Ticker {
   private volatile int taken;
   /** When the last sample was asked for, on the round's clock; guarded by {@link #asking}. */
   private long lastAsked = Long.MIN_VALUE;
-  // guarded by this: the last samples, as offsets and round trips (ns), newest at (taken - 1) % KEPT
-  private final long[] offsets = new long[KEPT];
-  private final long[] trips = new long[KEPT];
+  // guarded by this: the offset the node keeps (ns), its error when set, and when (the node's clock)
+  private long target;
+  private long error = Long.MAX_VALUE;
+  private long setAt;
 
   StoreClock(Ticker local) {
     this.local = local;
@@ -118,24 +125,30 @@ final class StoreClock implements Ticker {
 
   private synchronized void sample(long sent, long answered, long storeMicros, boolean step) {
     long trip = Math.max(0, answered - sent);
-    // the store's clock reads whole microseconds, the middle of one at best; so does the offset (a
-    // half rounded down): a store whose clock is a whole number of microseconds from the node's, as a
-    // simulation's is, is read exactly over a round trip of 0
-    long raw = storeMicros * 1_000 + 500 - (sent + trip / 2);
-    int slot = taken % KEPT;
-    offsets[slot] = Math.floorDiv(raw + 499, 1_000) * 1_000;
-    trips[slot] = trip;
+    // the store read a whole microsecond somewhere between sent and answered: the offset lies in
+    // [low, high]; its middle is rounded to whole microseconds (a half down), so a store whose clock is
+    // a whole number of microseconds from the node's, as a simulation's is, is read exactly over a
+    // round trip of 0
+    long storeNanos = storeMicros * 1_000;
+    long low = storeNanos - answered;
+    long high = storeNanos + 999 - sent;
+    long middle = Math.floorDiv(storeNanos + 500 - (sent + trip / 2) + 499, 1_000) * 1_000;
+    long sampleError = trip / 2 + 500;
     taken++;
-    int best = slot;
-    for (int i = 0; i < Math.min(taken, KEPT); i++) {
-      if (trips[i] < trips[best]) {
-        best = i;
-      }
+    long keptError = error == Long.MAX_VALUE ? Long.MAX_VALUE
+        : error + (long) (DRIFT_PER_SECOND * Math.max(0, answered - setAt));
+    long next;
+    if (sampleError <= keptError) {
+      next = middle;
+      error = sampleError;
+      setAt = answered;
+    } else {
+      next = Math.min(Math.max(target, low), high);
     }
-    long target = offsets[best];
+    target = next;
     Offset now = offset;
     long current = now.at(answered);
-    offset = step || target >= current ? new Offset(target, 0, answered) : new Offset(target, current - target, answered);
+    offset = step || next >= current ? new Offset(next, 0, answered) : new Offset(next, current - next, answered);
   }
 
   /**
