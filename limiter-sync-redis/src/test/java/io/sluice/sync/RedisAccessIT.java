@@ -66,6 +66,28 @@ class RedisAccessIT {
     }
   }
 
+  /**
+   * A user that may run the scripts but not {@code TIME}: the store stops telling time at its first
+   * refusal, and the limiter keeps its own clock without a failed call every ten seconds.
+   */
+  @Test
+  void aUserRefusedTimeLeavesTheNodesOnTheirOwnClocks() throws Exception {
+    try (RedisServer server = RedisServer.start(List.of(), List.of(
+        "--user", "default", "off",
+        "--user", "notime", "on", ">n0t1me", "~*", "&*", "+@all", "-time"))) {
+      try (RedisCounterStore store = RedisCounterStore.connect(
+          RedisStoreConfig.builder("redis://notime:n0t1me@127.0.0.1:" + server.port()).build())) {
+        assertThat(flushFive(store)).isEqualTo(5);
+        assertThat(store.tellsTime()).isTrue();
+        try (SyncedLimiter node = SyncedLimiter.builder(LIMIT, store).nodeId("no-time").build()) {
+          assertThat(store.tellsTime()).as("after the first refusal").isFalse();
+          assertThat(node.clockOffset()).isZero();
+          assertThat(node.tryAcquire("k")).isTrue();
+        }
+      }
+    }
+  }
+
   @Test
   void tlsWithAPrivateCertificateAuthority() throws Exception {
     Assumptions.assumeTrue(run(dir, "openssl", "version") == 0, "openssl is needed to make test certificates");

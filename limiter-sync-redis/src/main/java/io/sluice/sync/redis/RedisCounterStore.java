@@ -343,17 +343,35 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     return this.<Long>evalsha(HEARTBEAT, ScriptOutputType.INTEGER, keys, args).thenApply(Long::intValue);
   }
 
-  /** Redis has one clock every node reads: its {@code TIME}. */
+  /**
+   * Redis has one clock every node reads, its {@code TIME}; unless the server refused it to this user
+   * (an ACL without {@code TIME}): then the nodes keep their own clocks, and no more calls fail for it.
+   */
   @Override
   public boolean tellsTime() {
-    return true;
+    return !timeRefused;
   }
+
+  /** Whether Redis refused the call to this user by its ACL (inside a script: "can't run this command"). */
+  private static boolean refusedByAcl(Throwable failure) {
+    String message = String.valueOf(RedisConnector.rootMessage(failure));
+    return message.contains("NOPERM") || message.contains("can't run this command");
+  }
+
+  /** Set once the server refuses {@code TIME} to this user (its ACL). */
+  private volatile boolean timeRefused;
 
   /** {@code time.lua}: the server's {@code TIME}, on the registry key's server (one server in a cluster). */
   @Override
   public CompletionStage<Long> timeMicros() {
     byte[][] keys = {StoreKeys.registryKey(config.keyPrefix())};
-    return this.<Long>evalsha(TIME, ScriptOutputType.INTEGER, keys, new byte[0][]);
+    return this.<Long>evalsha(TIME, ScriptOutputType.INTEGER, keys, new byte[0][]).whenComplete((micros, failure) -> {
+      if (failure != null && !timeRefused && RedisConnector.answered(failure) && refusedByAcl(failure)) {
+        timeRefused = true;
+        LOG.log(System.Logger.Level.WARNING, "sluice: Redis at {0} refuses TIME to this user ({1}): nodes keep their"
+            + " own clocks (grant +time, or run NTP on every node)", where, RedisConnector.rootMessage(failure));
+      }
+    });
   }
 
   /** {@code leave.lua}: out of {@code <prefix>:nodes}, into {@code <prefix>:left} for {@link #LEFT_MEMORY}. */

@@ -80,7 +80,7 @@ final class StoreClock implements Ticker {
    * due and none is on its way, through the breaker, waiting for nothing.
    */
   void round(long now, StoreCalls calls, CounterStore store, Duration timeout) {
-    if (!asking.compareAndSet(false, true)) {
+    if (!store.tellsTime() || !asking.compareAndSet(false, true)) {
       return;
     }
     if (taken >= FIRST_SAMPLES && lastAsked != Long.MIN_VALUE && now - lastAsked < SAMPLE_EVERY.toNanos()) {
