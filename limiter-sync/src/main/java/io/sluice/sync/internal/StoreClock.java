@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
  * window starts), one that shrinks is taken in gradually, the clock running at half speed until it has
  * come down to it.
  *
- * <p>Concurrency: {@link #read} on any thread (one volatile read of an immutable offset); a sample is
+ * <p>Concurrency: {@link #read} on any thread (one volatile read, two while the clock slews); a sample is
  * asked for by the flusher's round, one at a time, and applied under this object's monitor on the
  * thread that brings the answer.
  */
@@ -40,6 +40,12 @@ final class StoreClock implements Ticker {
 
   private final Ticker local;
   private volatile Offset offset = new Offset(0, 0, 0);
+  /**
+   * The offset while no slew is under way, else {@link #SLEWING} (read {@link #offset}): a decision
+   * reads one volatile long. Written after {@link #offset}.
+   */
+  private volatile long steady;
+  private static final long SLEWING = Long.MIN_VALUE;
   private final AtomicBoolean asking = new AtomicBoolean();
   private final LongAdder calls = new LongAdder();
   private volatile int taken;
@@ -56,13 +62,18 @@ final class StoreClock implements Ticker {
 
   @Override
   public long read() {
+    long s = steady;
+    if (s != SLEWING) {
+      return local.read() + s;
+    }
     long t = local.read();
     return t + offset.at(t);
   }
 
   /** How far this clock is set from the node's own now, ns (0 before the first sample). */
   long offsetNanos() {
-    return offset.at(local.read());
+    long s = steady;
+    return s != SLEWING ? s : offset.at(local.read());
   }
 
   /** Store calls this clock made (answered or not). */
@@ -146,9 +157,16 @@ final class StoreClock implements Ticker {
       next = Math.min(Math.max(target, low), high);
     }
     target = next;
-    Offset now = offset;
-    long current = now.at(answered);
-    offset = step || next >= current ? new Offset(next, 0, answered) : new Offset(next, current - next, answered);
+    // (taken at the present: what the clock reads now is what it must not go below)
+    long present = local.read();
+    long current = offset.at(present);
+    if (step || next >= current) {
+      offset = new Offset(next, 0, present);
+      steady = next;
+    } else {
+      offset = new Offset(next, current - next, present);
+      steady = SLEWING;
+    }
   }
 
   /**
