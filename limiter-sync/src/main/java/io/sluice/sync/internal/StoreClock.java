@@ -91,6 +91,9 @@ final class StoreClock implements Ticker {
    * due and none is on its way, through the breaker, waiting for nothing.
    */
   void round(long now, StoreCalls calls, CounterStore store, Duration timeout) {
+    if (steady == SLEWING) {
+      settle();
+    }
     if (!store.tellsTime() || !asking.compareAndSet(false, true)) {
       return;
     }
@@ -150,8 +153,11 @@ final class StoreClock implements Ticker {
         : error + (long) (DRIFT_PER_SECOND * Math.max(0, answered - setAt));
     long next;
     if (sampleError <= keptError) {
-      next = middle;
-      error = sampleError;
+      // (an offset within the sample's own error of its middle stays where it is, its error what the two
+      // together say: a clock that only moved by a reading's noise would slew at every other reading)
+      long apart = Math.abs(middle - target);
+      next = step || keptError == Long.MAX_VALUE || apart > sampleError ? middle : target;
+      error = next == middle ? sampleError : apart + sampleError;
       setAt = answered;
     } else {
       next = Math.min(Math.max(target, low), high);
@@ -166,6 +172,14 @@ final class StoreClock implements Ticker {
     } else {
       offset = new Offset(next, current - next, present);
       steady = SLEWING;
+    }
+  }
+
+  /** A slew that has come down to its offset: decisions read the steady offset again. */
+  private synchronized void settle() {
+    Offset o = offset;
+    if (steady == SLEWING && o.at(local.read()) == o.target()) {
+      steady = o.target();
     }
   }
 
