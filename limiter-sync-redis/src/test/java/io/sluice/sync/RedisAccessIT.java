@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.sluice.node.Limit;
+import io.sluice.node.Ticker;
 import io.sluice.sync.redis.RedisCounterStore;
 import io.sluice.sync.redis.RedisStoreConfig;
 import io.sluice.sync.spi.Batch;
@@ -79,7 +80,9 @@ class RedisAccessIT {
           RedisStoreConfig.builder("redis://notime:n0t1me@127.0.0.1:" + server.port()).build())) {
         assertThat(flushFive(store)).isEqualTo(5);
         assertThat(store.tellsTime()).isTrue();
-        try (SyncedLimiter node = SyncedLimiter.builder(LIMIT, store).nodeId("no-time").build()) {
+        // (a clock of its own: the process's wall clock may have been set already, by other tests' stores)
+        try (SyncedLimiter node = SyncedLimiter.builder(LIMIT, store).nodeId("no-time")
+            .ticker(() -> Ticker.system().read()).alignClockToStore(true).build()) {
           assertThat(store.tellsTime()).as("after the first refusal").isFalse();
           assertThat(node.clockOffset()).isZero();
           assertThat(node.tryAcquire("k")).isTrue();

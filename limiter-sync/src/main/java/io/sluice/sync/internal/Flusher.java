@@ -49,6 +49,7 @@ final class Flusher {
   private final Ticker ticker;
   /** The node's clock set to the store's, sampled at each beat round; null where it is not. */
   private final StoreClock storeClock;
+  private final java.util.concurrent.atomic.LongAdder clockCalls;
   private final TokenClaims tokens;
   private final ViewTable views;
   private final long windowNanos;
@@ -94,6 +95,7 @@ final class Flusher {
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.ticker = l.ticker;
     this.storeClock = l.storeClock;
+    this.clockCalls = l.clockCalls;
     this.tokens = l.tokens;
     this.views = l.views;
     this.windowNanos = l.windowNanos;
@@ -493,8 +495,8 @@ final class Flusher {
 
   /** See {@link NodeBeat#round}. */
   void beatRound(long now) {
-    if (storeClock != null) {
-      storeClock.round(now, calls, store, flushTimeout);
+    if (storeClock != null && storeClock.round(calls, store, flushTimeout)) {
+      clockCalls.increment();
     }
     beats.round(now);
   }

@@ -73,6 +73,8 @@ final class LimiterSetup {
   final Ticker ticker;
   /** The ticker aligned to the store's clock, or null where it is taken as it is. */
   final StoreClock storeClock;
+  /** This limiter's calls for the store's time (not work: see NodeBeat#workCalls). */
+  final LongAdder clockCalls = new LongAdder();
   final long windowNanos;
   final boolean sliding;
   final long batchSize;
@@ -118,13 +120,15 @@ final class LimiterSetup {
     this.claimsKept = credited && !regional && store.keepsClaims();
     this.nodeId = c.nodeId();
     this.owner = nodeId + "/" + limit.name() + "/" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 24, 36);
-    this.storeClock = c.alignsClockToStore() && store.tellsTime() ? new StoreClock(c.ticker()) : null;
+    this.storeClock = c.alignsClockToStore() && store.tellsTime() ? StoreClock.of(c.ticker()) : null;
     this.ticker = storeClock != null ? storeClock : c.ticker();
     this.calls = StoreCalls.create("sluice-" + limit.name() + "-" + c.nodeId(), c.storeBreaker(), c.flushTimeout(),
         store.callTimeout(), c.autoSync() ? System::nanoTime : ticker::read, breakerClock);
     if (storeClock != null) {
       // (before anything reads the clock: the first reading sets it, whichever way)
-      storeClock.first(calls, store, c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout());
+      if (storeClock.first(calls, store, c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout())) {
+        clockCalls.increment();
+      }
     }
     this.windowNanos = limit.periodNanos();
     this.sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;

@@ -50,8 +50,8 @@ final class NodeBeat {
    */
   private final long rideNanos;
   private final Ticker ticker;
-  /** The clock set to the store's, whose readings are not work; null where there is none. */
-  private final StoreClock storeClock;
+  /** This limiter's calls for the store's time, which are not work. */
+  private final java.util.concurrent.atomic.LongAdder clockCalls;
   private final ConcurrentLinkedQueue<KeyView> dirty;
   private final ConcurrentLinkedQueue<Delta> orphans;
   /**
@@ -108,7 +108,7 @@ final class NodeBeat {
     this.rideNanos = Math.max(l.syncIntervalNanos, intervalNanos / 2);
     this.rides = l.exact == null;
     this.ticker = l.ticker;
-    this.storeClock = l.storeClock;
+    this.clockCalls = l.clockCalls;
     this.dirty = queue.dirty;
     this.orphans = queue.orphans;
     this.ownThread = ownThread;
@@ -203,7 +203,7 @@ final class NodeBeat {
    * flush that carries a beat is work).
    */
   private long workCalls() {
-    return calls.calls() - beatCalls.sum() - (storeClock == null ? 0 : storeClock.calls());
+    return calls.calls() - beatCalls.sum() - clockCalls.sum();
   }
 
   /**

@@ -4,7 +4,6 @@ import io.sluice.node.Ticker;
 import io.sluice.sync.spi.CounterStore;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A node's clock set to agree with its store's ({@link CounterStore#timeMicros}), as a client of NTP
@@ -47,17 +46,30 @@ final class StoreClock implements Ticker {
   private volatile long steady;
   private static final long SLEWING = Long.MIN_VALUE;
   private final AtomicBoolean asking = new AtomicBoolean();
-  private final LongAdder calls = new LongAdder();
   private volatile int taken;
-  /** When the last sample was asked for, on the round's clock; guarded by {@link #asking}. */
+  /** When the last sample was asked for, on the node's own clock; guarded by {@link #asking}. */
   private long lastAsked = Long.MIN_VALUE;
   // guarded by this: the offset the node keeps (ns), its error when set, and when (the node's clock)
   private long target;
   private long error = Long.MAX_VALUE;
   private long setAt;
 
+  private static final StoreClock CACHED = new StoreClock(Ticker.cached());
+  private static final StoreClock SYSTEM = new StoreClock(Ticker.system());
+
   StoreClock(Ticker local) {
     this.local = local;
+  }
+
+  /**
+   * The clock a limiter on {@code local} sets: on the wall clock, one per process, which all its
+   * limiters set and read, so that they stay in step with each other as they were on the wall clock (a
+   * clock each, each off the store's by its own readings' error, put a process's nodes a fraction of a
+   * round trip apart: `sluice tune`'s nodes, in one JVM, passed their bounds more often); a ticker of
+   * one's own (a simulation's node) gets a clock of its own.
+   */
+  static StoreClock of(Ticker local) {
+    return local == Ticker.cached() ? CACHED : local == Ticker.system() ? SYSTEM : new StoreClock(local);
   }
 
   @Override
@@ -76,34 +88,30 @@ final class StoreClock implements Ticker {
     return s != SLEWING ? s : offset.at(local.read());
   }
 
-  /** Store calls this clock made (answered or not). */
-  long calls() {
-    return calls.sum();
-  }
-
   /** Samples taken so far. */
   int samples() {
     return taken;
   }
 
   /**
-   * The flusher's round at {@code now} (its own clock): asks the store for its time when a sample is
-   * due and none is on its way, through the breaker, waiting for nothing.
+   * A flusher's round: asks the store for its time when a sample is due and none is on its way,
+   * through the breaker, waiting for nothing; whether it made the call.
    */
-  void round(long now, StoreCalls calls, CounterStore store, Duration timeout) {
+  boolean round(StoreCalls calls, CounterStore store, Duration timeout) {
     if (steady == SLEWING) {
       settle();
     }
     if (!store.tellsTime() || !asking.compareAndSet(false, true)) {
-      return;
+      return false;
     }
-    if (taken >= FIRST_SAMPLES && lastAsked != Long.MIN_VALUE && now - lastAsked < SAMPLE_EVERY.toNanos()) {
-      asking.set(false);
-      return;
-    }
-    lastAsked = now;
+    // (the cadence on the node's own clock: the limiters that share this clock run their rounds on
+    // different clocks, the flusher thread's System.nanoTime or, without one, the limiter's)
     long sent = local.read();
-    this.calls.increment();
+    if (taken >= FIRST_SAMPLES && lastAsked != Long.MIN_VALUE && sent - lastAsked < SAMPLE_EVERY.toNanos()) {
+      asking.set(false);
+      return false;
+    }
+    lastAsked = sent;
     calls.guardedAsync(store::timeMicros, timeout).whenComplete((micros, failure) -> {
       try {
         if (micros != null) {
@@ -113,6 +121,7 @@ final class StoreClock implements Ticker {
         asking.set(false);
       }
     });
+    return true;
   }
 
   /**
@@ -128,13 +137,16 @@ final class StoreClock implements Ticker {
    * waited for, at most {@code timeout}, and taken at once whichever way it sets the clock. Where the
    * store does not answer, the flusher's rounds ask again.
    */
-  void first(StoreCalls calls, CounterStore store, Duration timeout) {
+  boolean first(StoreCalls calls, CounterStore store, Duration timeout) {
+    if (taken > 0) {
+      return false; // (a clock the process's other limiters share, set already)
+    }
     long sent = local.read();
-    this.calls.increment();
     Long micros = calls.guarded(store::timeMicros, timeout);
     if (micros != null) {
       sample(sent, local.read(), micros, true);
     }
+    return true;
   }
 
   private synchronized void sample(long sent, long answered, long storeMicros, boolean step) {

@@ -3,6 +3,7 @@ package io.sluice.sync.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.ManualTicker;
+import io.sluice.node.Ticker;
 import io.sluice.sync.StoreBreakerConfig;
 import io.sluice.sync.spi.Batch;
 import io.sluice.sync.spi.Counter;
@@ -17,6 +18,14 @@ import org.junit.jupiter.api.Test;
 class StoreClockTest {
   private static final long MS = 1_000_000L;
   private static final long START = 1_700_000_000_000L * MS;
+
+  @Test
+  void aProcesssLimitersOnTheWallClockShareOneClockAndATickerOfOnesOwnHasItsOwn() {
+    assertThat(StoreClock.of(Ticker.cached())).isSameAs(StoreClock.of(Ticker.cached()));
+    assertThat(StoreClock.of(Ticker.system())).isSameAs(StoreClock.of(Ticker.system()));
+    ManualTicker own = new ManualTicker(START);
+    assertThat(StoreClock.of(own)).isNotSameAs(StoreClock.of(own));
+  }
 
   @Test
   void aSampleSetsTheClockToTheStoresAtTheMiddleOfItsRoundTrip() {
@@ -146,14 +155,14 @@ class StoreClockTest {
     StoreCalls calls = StoreCalls.create("clock-test", StoreBreakerConfig.ofDefaults(), Duration.ofSeconds(1), null,
         local::read, null);
     for (int round = 0; round < 10; round++) {
-      clock.round(local.read(), calls, store, Duration.ofSeconds(1));
+      clock.round(calls, store, Duration.ofSeconds(1));
       local.advance(Duration.ofMillis(100));
     }
     assertThat(store.asked).isEqualTo(StoreClock.FIRST_SAMPLES);
     assertThat(clock.offsetNanos()).isBetween(5 * MS, 5 * MS + 1_000);
     local.advance(StoreClock.SAMPLE_EVERY);
-    clock.round(local.read(), calls, store, Duration.ofSeconds(1));
-    clock.round(local.read(), calls, store, Duration.ofSeconds(1));
+    clock.round(calls, store, Duration.ofSeconds(1));
+    clock.round(calls, store, Duration.ofSeconds(1));
     assertThat(store.asked).isEqualTo(StoreClock.FIRST_SAMPLES + 1);
     assertThat(clock.read() - local.read()).isBetween(5 * MS, 5 * MS + 1_000);
   }
