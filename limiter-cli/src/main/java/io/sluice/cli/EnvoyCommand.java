@@ -95,7 +95,7 @@ public final class EnvoyCommand implements Callable<Integer> {
       RlsServer.Settings.Builder b = RlsServer.Settings.builder().host(host).port(grpcPort).redis(store.redis)
           .redisTimeout(store.redisTimeout).hazelcastCluster(store.hazelcastCluster).keyPrefix(store.keyPrefix)
           .batchSize(store.batchSize).syncInterval(store.syncInterval).onStoreFailure(store.onStoreFailure)
-          .coldKeyAllowance(store.coldKeyAllowance)
+          .coldKeyAllowance(store.coldKeyAllowance).alignClockToStore(store.alignClock)
           .threads(threads).queue(queue)
           .maxLimits(maxLimits).responseHeaders(responseHeaders).reloadInterval(reloadInterval).claimTimeout(claimTimeout)
           .rlqsMaxStreams(rlqsMaxStreams);

@@ -166,7 +166,7 @@ public final class ServeCommand implements Callable<Integer> {
           .hazelcastCluster(store.hazelcastCluster).keyPrefix(store.keyPrefix).batchSize(store.batchSize)
           .bucketBatchSize(bucketBatchSize).reservation(reservation).syncInterval(store.syncInterval)
           .onStoreFailure(store.onStoreFailure).coldKeyAllowance(store.coldKeyAllowance)
-          .maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
+          .alignClockToStore(store.alignClock).maxBodyBytes(maxBody).maxKeyLength(maxKeyLength).maxThreads(maxThreads).bodyTimeout(bodyTimeout)
           .maxKeys(maxKeys).minNodes(minNodes).otlpEndpoint(otlpEndpoint);
       if (otlpStep != null) {
         b.otlpStep(otlpStep);

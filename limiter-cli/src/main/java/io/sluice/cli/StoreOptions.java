@@ -59,4 +59,9 @@ final class StoreOptions {
           + " (the store keeps a permit per node free for it); --no-cold-key-allowance asks, e.g. while nodes of"
           + " a version without it still run (default: ${DEFAULT-VALUE}).")
   boolean coldKeyAllowance;
+
+  @Option(names = "--align-clock", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "Set this process's clock to the store's (Redis TIME, a Hazelcast member's clock), so that nodes"
+          + " agree which window a request falls in; --no-align-clock keeps the machine's own (default: ${DEFAULT-VALUE}).")
+  boolean alignClock;
 }

@@ -56,6 +56,13 @@ class ServeCommandTest {
     assertThat(config("--limit", "api=100/1m", "--cold-key-allowance=false").sync().coldKeyAllowance()).isFalse();
   }
 
+  /** --no-align-clock: the process keeps the machine's clock (on by default: the wall clock is the ticker). */
+  @Test
+  void theClockIsAlignedToTheStoresByDefaultAndCanBeLeftAlone() {
+    assertThat(config("--limit", "api=100/1m").sync().alignsClockToStore()).isTrue();
+    assertThat(config("--limit", "api=100/1m", "--no-align-clock").sync().alignsClockToStore()).isFalse();
+  }
+
   @Test
   void optionsMapOntoTheConfig() {
     ServeConfig c = config("--limit", "api=100/1m", "--limit=login=5/15m,fixed-window",

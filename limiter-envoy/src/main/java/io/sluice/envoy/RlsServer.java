@@ -514,6 +514,12 @@ public final class RlsServer implements AutoCloseable {
         return this;
       }
 
+      /** See {@link SyncConfig.Builder#alignClockToStore} ({@code sluice envoy --no-align-clock}). */
+      public Builder alignClockToStore(boolean align) {
+        sync.alignClockToStore(align);
+        return this;
+      }
+
       /** See {@link SyncConfig.Builder#coldKeyAllowance} ({@code sluice envoy --no-cold-key-allowance}). */
       public Builder coldKeyAllowance(boolean allowance) {
         sync.coldKeyAllowance(allowance);

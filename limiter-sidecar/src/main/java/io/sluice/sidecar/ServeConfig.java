@@ -387,6 +387,12 @@ public final class ServeConfig {
       return this;
     }
 
+    /** See {@link SyncConfig.Builder#alignClockToStore} ({@code sluice serve --no-align-clock}). */
+    public Builder alignClockToStore(boolean align) {
+      sync.alignClockToStore(align);
+      return this;
+    }
+
     public Builder onStoreFailure(StoreFailurePolicy policy) {
       sync.onStoreFailure(policy);
       return this;

@@ -129,6 +129,9 @@ public class SluiceAutoConfiguration {
       if (sync.getColdKeyAllowance() != null) {
         b.coldKeyAllowance(sync.getColdKeyAllowance());
       }
+      if (sync.getAlignClock() != null) {
+        b.alignClockToStore(sync.getAlignClock());
+      }
       return b.build();
     } catch (IllegalArgumentException e) {
       throw SluiceConfigurationException.naming("sluice.sync", e);

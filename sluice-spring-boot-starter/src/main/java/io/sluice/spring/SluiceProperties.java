@@ -408,6 +408,20 @@ public class SluiceProperties {
      */
     private Boolean coldKeyAllowance;
 
+    /**
+     * Set this process's clock to the store's (Redis TIME, a Hazelcast member's clock), so that the instances agree
+     * which window a request falls in (default true); false keeps the machine's own.
+     */
+    private Boolean alignClock;
+
+    public Boolean getAlignClock() {
+      return alignClock;
+    }
+
+    public void setAlignClock(Boolean alignClock) {
+      this.alignClock = alignClock;
+    }
+
     public Boolean getColdKeyAllowance() {
       return coldKeyAllowance;
     }

@@ -123,7 +123,8 @@ class SluiceAutoConfigurationTest {
     runner.withPropertyValues(API_5_PER_MINUTE).withPropertyValues("sluice.sync.node-id=web-1",
         "sluice.sync.batch-size=50", "sluice.sync.sync-interval=250ms", "sluice.sync.on-store-failure=fail-closed",
         "sluice.sync.max-keys=1000", "sluice.sync.claim-timeout=300ms", "sluice.sync.flush-timeout=3s",
-        "sluice.sync.bucket-batch-size=40", "sluice.sync.cold-key-allowance=false", "sluice.sync.min-nodes=3")
+        "sluice.sync.bucket-batch-size=40", "sluice.sync.cold-key-allowance=false", "sluice.sync.min-nodes=3",
+        "sluice.sync.align-clock=false")
         .run(context -> {
           SyncConfig config = context.getBean(SyncConfig.class);
           assertThat(config.nodeId()).isEqualTo("web-1");
@@ -135,6 +136,7 @@ class SluiceAutoConfigurationTest {
           assertThat(config.flushTimeout()).isEqualTo(Duration.ofSeconds(3));
           assertThat(config.bucketBatchSize()).isEqualTo(40);
           assertThat(config.coldKeyAllowance()).isFalse();
+          assertThat(config.alignsClockToStore()).isFalse();
           assertThat(config.minNodes()).isEqualTo(3);
           SyncedLimiter api = (SyncedLimiter) context.getBean(RequestLimiter.class).limiters().iterator().next();
           assertThat(api.nodeId()).isEqualTo("web-1");
