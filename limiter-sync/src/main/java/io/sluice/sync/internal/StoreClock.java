@@ -4,6 +4,7 @@ import io.sluice.node.Ticker;
 import io.sluice.sync.spi.CounterStore;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A node's clock set to agree with its store's ({@link CounterStore#timeMicros}), as a client of NTP
@@ -46,6 +47,8 @@ final class StoreClock implements Ticker {
   private volatile long steady;
   private static final long SLEWING = Long.MIN_VALUE;
   private final AtomicBoolean asking = new AtomicBoolean();
+  /** Limiters given this clock (see {@link #first}: a clock others may have read is never set back at once). */
+  private final AtomicInteger limiters = new AtomicInteger();
   private volatile int taken;
   /** When the last sample was asked for, on the node's own clock; guarded by {@link #asking}. */
   private long lastAsked = Long.MIN_VALUE;
@@ -69,7 +72,14 @@ final class StoreClock implements Ticker {
    * one's own (a simulation's node) gets a clock of its own.
    */
   static StoreClock of(Ticker local) {
-    return local == Ticker.cached() ? CACHED : local == Ticker.system() ? SYSTEM : new StoreClock(local);
+    StoreClock clock = local == Ticker.cached() ? CACHED : local == Ticker.system() ? SYSTEM : new StoreClock(local);
+    clock.given();
+    return clock;
+  }
+
+  /** One more limiter has this clock. */
+  void given() {
+    limiters.incrementAndGet();
   }
 
   @Override
@@ -112,15 +122,20 @@ final class StoreClock implements Ticker {
       return false;
     }
     lastAsked = sent;
-    calls.guardedAsync(store::timeMicros, timeout).whenComplete((micros, failure) -> {
-      try {
-        if (micros != null) {
-          sample(sent, local.read(), micros);
+    try {
+      calls.guardedAsync(store::timeMicros, timeout).whenComplete((micros, failure) -> {
+        try {
+          if (micros != null) {
+            sample(sent, local.read(), micros);
+          }
+        } finally {
+          asking.set(false);
         }
-      } finally {
-        asking.set(false);
-      }
-    });
+      });
+    } catch (RuntimeException e) {
+      asking.set(false); // (a call that could not even start: the next round asks again)
+      throw e;
+    }
     return true;
   }
 
@@ -133,9 +148,10 @@ final class StoreClock implements Ticker {
   }
 
   /**
-   * The first sample, before the limiter has read its clock (it is being built): asked for at once and
-   * waited for, at most {@code timeout}, and taken at once whichever way it sets the clock. Where the
-   * store does not answer, the flusher's rounds ask again.
+   * The first sample, while the limiter is built: asked for at once and waited for, at most {@code
+   * timeout}; taken at once whichever way it sets the clock where no other limiter has the clock (none
+   * has read it), else as any sample. Where the store does not answer, the flusher's rounds ask again.
+   * Whether it made the call (not where the process's clock was set already).
    */
   boolean first(StoreCalls calls, CounterStore store, Duration timeout) {
     if (taken > 0) {
@@ -144,7 +160,7 @@ final class StoreClock implements Ticker {
     long sent = local.read();
     Long micros = calls.guarded(store::timeMicros, timeout);
     if (micros != null) {
-      sample(sent, local.read(), micros, true);
+      sample(sent, local.read(), micros, limiters.get() <= 1);
     }
     return true;
   }

@@ -28,6 +28,25 @@ class StoreClockTest {
   }
 
   @Test
+  void aFirstReadingSetsTheClockBackAtOnceOnlyWhereNoOtherLimiterHasIt() {
+    StoreCalls calls = StoreCalls.create("clock-first", StoreBreakerConfig.ofDefaults(), Duration.ofSeconds(1), null,
+        System::nanoTime, null);
+    ManualTicker alone = new ManualTicker(START);
+    StoreClock own = new StoreClock(alone);
+    own.given();
+    own.first(calls, new TimeStore(alone, -10 * MS), Duration.ofSeconds(1));
+    assertThat(own.read()).as("set back at once: nothing read it").isEqualTo(START - 10 * MS);
+    ManualTicker shared = new ManualTicker(START);
+    StoreClock both = new StoreClock(shared);
+    both.given();
+    both.given(); // (a limiter built while the store did not answer, which may have read the clock)
+    both.first(calls, new TimeStore(shared, -10 * MS), Duration.ofSeconds(1));
+    assertThat(both.read()).as("never below what it read before").isEqualTo(START);
+    shared.advance(Duration.ofMillis(30));
+    assertThat(both.read()).as("slewed down by then").isEqualTo(START + 20 * MS);
+  }
+
+  @Test
   void aSampleSetsTheClockToTheStoresAtTheMiddleOfItsRoundTrip() {
     ManualTicker local = new ManualTicker(START);
     StoreClock clock = new StoreClock(local);
