@@ -544,11 +544,12 @@ public final class SyncConfig {
      * no time leaves it alone). Windows follow the deciding node's clock, in every mode: nodes whose
      * clocks are half a millisecond apart disagree near a window's edge about which window a request
      * falls in, and a key-window can pass its limit by the requests of that moment. Aligned, they agree
-     * within half a round trip to the store: the node reads the store's time while it is built (the
-     * builder waits for that call, at most the claim timeout) and at its flusher's next rounds until it
-     * has four readings, then every ten seconds (one call each), moves its offset only as far as a reading's round
-     * trip says it must (a slow call moves it by nothing), and never runs backwards (a clock set back runs at half speed until it has
-     * caught up). Default: aligned when the ticker is the wall clock ({@link Ticker#cached()}, the
+     * within half a round trip to the store: the process reads the store's time while its first limiter
+     * is built (the builder waits for that call, at most the claim timeout) and at the flushers' next
+     * rounds until it has four readings, then every ten seconds (one call each), moves its offset only
+     * as far as a reading's round trip says it must (a slow call moves it by nothing), and never runs
+     * backwards (a clock set back runs at half speed until it has caught up); the limiters of a process
+     * on the wall clock share one such clock. Default: aligned when the ticker is the wall clock ({@link Ticker#cached()}, the
      * default, or {@link Ticker#system()}); a ticker of your own (a test's, a simulation's) is taken as
      * it is unless this is set.
      */

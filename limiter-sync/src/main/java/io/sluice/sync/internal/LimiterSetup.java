@@ -124,11 +124,10 @@ final class LimiterSetup {
     this.ticker = storeClock != null ? storeClock : c.ticker();
     this.calls = StoreCalls.create("sluice-" + limit.name() + "-" + c.nodeId(), c.storeBreaker(), c.flushTimeout(),
         store.callTimeout(), c.autoSync() ? System::nanoTime : ticker::read, breakerClock);
-    if (storeClock != null) {
-      // (before anything reads the clock: the first reading sets it, whichever way)
-      if (storeClock.first(calls, store, c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout())) {
-        clockCalls.increment();
-      }
+    // (before this limiter reads its clock: see StoreClock#first)
+    if (storeClock != null
+        && storeClock.first(calls, store, c.claimTimeout().compareTo(c.flushTimeout()) < 0 ? c.claimTimeout() : c.flushTimeout())) {
+      clockCalls.increment();
     }
     this.windowNanos = limit.periodNanos();
     this.sliding = limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;
