@@ -49,7 +49,7 @@ final class Flusher {
   private final Ticker ticker;
   /** The node's clock set to the store's, sampled at each beat round; null where it is not. */
   private final StoreClock storeClock;
-  private final java.util.concurrent.atomic.LongAdder clockCalls;
+  private final LongAdder clockCalls;
   private final TokenClaims tokens;
   private final ViewTable views;
   private final long windowNanos;

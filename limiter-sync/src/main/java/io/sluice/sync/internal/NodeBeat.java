@@ -51,7 +51,7 @@ final class NodeBeat {
   private final long rideNanos;
   private final Ticker ticker;
   /** This limiter's calls for the store's time, which are not work. */
-  private final java.util.concurrent.atomic.LongAdder clockCalls;
+  private final LongAdder clockCalls;
   private final ConcurrentLinkedQueue<KeyView> dirty;
   private final ConcurrentLinkedQueue<Delta> orphans;
   /**

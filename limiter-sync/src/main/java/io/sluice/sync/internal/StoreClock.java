@@ -52,8 +52,8 @@ final class StoreClock implements Ticker {
   private volatile int taken;
   /** When the last sample was asked for, on the node's own clock; guarded by {@link #asking}. */
   private long lastAsked = Long.MIN_VALUE;
-  // guarded by this: the offset the node keeps (ns), its error when set, and when (the node's clock)
-  private long target;
+  // guarded by this: the error of the offset the node keeps (its offset's target), and when it was
+  // set (the node's clock)
   private long error = Long.MAX_VALUE;
   private long setAt;
 
@@ -96,11 +96,6 @@ final class StoreClock implements Ticker {
   long offsetNanos() {
     long s = steady;
     return s != SLEWING ? s : offset.at(local.read());
-  }
-
-  /** Samples taken so far. */
-  int samples() {
-    return taken;
   }
 
   /**
@@ -179,6 +174,7 @@ final class StoreClock implements Ticker {
     taken++;
     long keptError = error == Long.MAX_VALUE ? Long.MAX_VALUE
         : error + (long) (DRIFT_PER_SECOND * Math.max(0, answered - setAt));
+    long target = offset.target();
     long next;
     if (sampleError <= keptError) {
       // (an offset within the sample's own error of its middle stays where it is, its error what the two
@@ -190,7 +186,6 @@ final class StoreClock implements Ticker {
     } else {
       next = Math.min(Math.max(target, low), high);
     }
-    target = next;
     // (taken at the present: what the clock reads now is what it must not go below)
     long present = local.read();
     long current = offset.at(present);
