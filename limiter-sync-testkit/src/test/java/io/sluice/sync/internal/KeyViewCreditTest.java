@@ -58,7 +58,10 @@ class KeyViewCreditTest {
     long grants = 0;
     long crossedGrants = 0;
     SplittableRandom random = new SplittableRandom(99);
-    for (int round = 0; round < 20_000; round++) {
+    // (at least 20,000 rounds, and on until the takers have taken something: on a busy 2-core machine
+    // 20,000 rounds ended once before a taker ran, CI 2026-12-06 18:27 UTC; a minute at most)
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    for (int round = 0; round < 20_000 || (paid.sum() == 0 && System.nanoTime() < deadline); round++) {
       long amount = 1 + random.nextInt(200);
       synchronized (view) {
         long u = view.revokeCredit();
