@@ -32,7 +32,7 @@ final class ProbeSim implements AutoCloseable {
   /** The nodes' batch size: 0 for the default. */
   long batchSize;
   private final List<SyncedLimiter> nodes = new ArrayList<>();
-  private final List<long[]> timers = new ArrayList<>(); // {next regular sync, asked sync, next heartbeat}
+  private final List<long[]> timers = new ArrayList<>(); // {next regular sync, asked sync, next heartbeat, stalled until}
   private final List<Boolean> closed = new ArrayList<>();
   private final List<SyncedLimiter> crashed = new ArrayList<>();
   /** Node decisions and the exact algorithm's, one letter each (A, D), in order. */
@@ -68,7 +68,7 @@ final class ProbeSim implements AutoCloseable {
     nodes.add(node);
     closed.add(false);
     timers.add(new long[] {ticker.read() + (firstSyncAfter >= 0 ? firstSyncAfter : sync.toNanos()), Long.MAX_VALUE,
-        ticker.read() + 1_000 * MS});
+        ticker.read() + 1_000 * MS, Long.MIN_VALUE});
     node.heartbeatNow();
     return nodes.size() - 1;
   }
@@ -96,7 +96,7 @@ final class ProbeSim implements AutoCloseable {
         if (closed.get(i)) {
           continue;
         }
-        long at = Math.min(timers.get(i)[0], timers.get(i)[1]);
+        long at = Math.max(Math.min(timers.get(i)[0], timers.get(i)[1]), timers.get(i)[3]);
         if (at <= dueAt) {
           due = i;
           dueAt = at;
@@ -143,6 +143,11 @@ final class ProbeSim implements AutoCloseable {
     if (lastExact.allowed()) {
       exact.release(key, cost, lastExact);
     }
+  }
+
+  /** Node i's flusher stalls until {@code start + untilOffsetNanos}: its syncs due meanwhile run then. */
+  void stall(int i, long untilOffsetNanos) {
+    timers.get(i)[3] = start + untilOffsetNanos;
   }
 
   void close(int i) {

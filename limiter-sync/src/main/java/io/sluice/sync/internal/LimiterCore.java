@@ -12,6 +12,7 @@ import io.sluice.sync.spi.CounterStore;
 import java.time.Clock;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The inside of one {@link SyncedLimiter}: its parts, wired once for the limit's algorithm and mode,
@@ -371,6 +372,9 @@ public final class LimiterCore {
    * relative to {@code now}), or "no view": for a test's or a tool's debugging output.
    */
   public String describeView(String key, long now) {
+    if (setup.tokens != null) {
+      return setup.tokens.describe(key, TimeUnit.NANOSECONDS.toMicros(now));
+    }
     KeyView v = setup.views.get(key);
     if (v == null) {
       return "no view";

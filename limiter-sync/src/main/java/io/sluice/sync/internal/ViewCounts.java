@@ -172,6 +172,10 @@ abstract class ViewCounts {
     ownCur -= permits;
     long unsent = Math.min(permits, unsentCur);
     unsentCur -= unsent;
+    // (the permits admitted under the allowance are among those not sent, never more: left as they were
+    // after a give-back, the next delta said more of them than it carried and the sync threw building it,
+    // at every sync to the window's end; AllowanceReleaseTest)
+    allowedUnsent = Math.min(allowedUnsent, unsentCur);
     pendingCur -= unsent;
     releasedCur += permits - unsent;
     return unsent;

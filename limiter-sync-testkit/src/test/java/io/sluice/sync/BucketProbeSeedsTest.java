@@ -1,0 +1,41 @@
+package io.sluice.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Cases {@link BucketProbe} found (2026-12-06, its first 300 seeds), replayed: batched token buckets and
+ * leaky bucket meters denied what the exact algorithm admitted, with the bucket full or more than half
+ * full. Each failed before its fix in {@code TokenClaims}:
+ * <ul>
+ *   <li>259: a node's last answer found the bucket empty, and 400 ms (four whole refills) later it still
+ *       took the bucket for one at its limit and claimed all of it ahead of a request of 3 tokens; the next
+ *       request, on another node, was denied with the bucket full;
+ *   <li>14: at its limit, a request of the whole capacity had its need claimed of the refill to come and
+ *       was denied all the same; the node then held those tokens from the requests the exact bucket
+ *       admitted until they came due (199 of 1,541 requests denied where the exact bucket admitted);
+ *   <li>226: a cost beyond what a holding had due and to come dropped its tokens to come, charged in the
+ *       store all the same (705 permits admitted where the exact meter admitted 1,357);
+ *   <li>57: a node alone held 3 whole tokens beside 1.96 refilled in the store, and denied a cost of 5
+ *       on a bucket of 5 the exact algorithm found full;
+ *   <li>261: a few requests of the whole capacity (10^6) among requests of one token made the key's mean
+ *       cost a quarter of the bucket, and each of two nodes claimed a tenth of a second's refill ahead,
+ *       holding the other's requests off (531 of 1,621 requests denied where the exact bucket admitted).
+ * </ul>
+ */
+class BucketProbeSeedsTest {
+
+  @ParameterizedTest(name = "seed {0}")
+  @CsvSource({"14, false denial over half full", "57, large cost denied on a full bucket",
+      "226, false denial over half full", "259, false denial over half full", "261, false denial over half full"})
+  void aFoundCaseDecidesAsTheExactBucket(long seed, String found) {
+    BucketProbe.Case c = BucketProbe.Case.draw(seed);
+    BucketProbe.Result r = BucketProbe.run(c);
+    assertThat(r.counts()).as("%s: %s", c, r.violations()).doesNotContainKeys("over the bucket", found);
+    assertThat(r.falseDenials()).as("requests denied that the exact algorithm admitted, %s", c)
+        .isLessThanOrEqualTo(r.requests() / 200);
+    assertThat((double) r.nodesAdmitted()).as("permits admitted, %s", c).isGreaterThanOrEqualTo(0.99 * r.exactAdmitted());
+  }
+}
