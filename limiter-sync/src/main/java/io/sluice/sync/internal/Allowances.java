@@ -2,8 +2,9 @@ package io.sluice.sync.internal;
 
 import io.sluice.sync.spi.Delta;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * A node's allowance on the keys of a fixed window or sliding window counter: a permit it may admit on
@@ -25,9 +26,9 @@ import java.util.function.IntSupplier;
  * <p>Only where the reserve is a small part of the limit (the limit at least {@link
  * #CAPACITY_PER_NODE} permits per node, {@link #CAPACITY_PER_NODE_SLIDING} on a sliding window) and
  * the window long enough for the margins (at least {@link #SYNCS_PER_WINDOW} sync intervals); only for
- * a node that every other node counts (see NodeBeat#countedByOthers: the others' reserve is as many
- * allowances as they count nodes) and whose store answers it, on a store that keeps the reserve; and
- * unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}).
+ * a node that every other node has counted since before the window began (see NodeBeat#countedByOthers:
+ * the others' reserve is as many allowances as they count nodes) and whose store answers it, on a store
+ * that keeps the reserve; and unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}).
  *
  * <p>Sliding windows: at a window's start the previous window's count weighs whole and may fill the
  * limit (the reserve went back to the claims at that window's end), so there is room for the reserve
@@ -66,10 +67,15 @@ final class Allowances {
   private final long windowNanos;
   private final long syncIntervalNanos;
   private final IntSupplier nodes;
-  private final BooleanSupplier countedByOthers;
+  private final LongSupplier countedFor;
   private final StoreCalls calls;
   /** How recently the store must have answered (two heartbeat intervals: a working node beats every one). */
   private final long answeredWithinNanos;
+  /**
+   * The last window in whose course the others began to count this node (Long.MAX_VALUE before they
+   * do): its allowance holds from the window after, see {@link #counted}.
+   */
+  private final AtomicLong countedFromWindow;
 
   Allowances(LimiterSetup l, ClaimSizing sizing) {
     this.possible = l.config.coldKeyAllowance() && l.claimsKept && !l.regional && l.leases == null
@@ -79,9 +85,10 @@ final class Allowances {
     this.windowNanos = l.windowNanos;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.nodes = sizing::claimNodes;
-    this.countedByOthers = l.countedByOthers;
+    this.countedFor = l.countedFor;
     this.calls = l.calls;
     this.answeredWithinNanos = 2 * l.config.heartbeatInterval().toNanos();
+    this.countedFromWindow = new AtomicLong(Long.MAX_VALUE);
   }
 
   /** The nodes' allowances' reserve on window {@code w}, as a call at {@code at} carries it (0: none). */
@@ -107,7 +114,35 @@ final class Allowances {
   boolean admits(KeyView v, long at, long cost) {
     long reserve = reserve(v.window(), at + syncIntervalNanos);
     return cost <= v.allowanceLeft() && reserve > 0 && at >= partStart(v.window(), reserve)
-        && countedByOthers.getAsBoolean() && storeAnswers();
+        && counted(v.window(), at) && storeAnswers();
+  }
+
+  /**
+   * Whether every other node has counted this one since window {@code w} began at the latest: their
+   * calls on {@code w} have then all carried a reserve with this node's allowance in it. A node counted
+   * only from within the window found its counts filled by the nodes there before it (their allowances
+   * were all the reserve held) and admitted its own on top (WindowProbe seed 802684 with unit costs: a
+   * fixed window of 100 an hour, two nodes started after the count reached 100, each a permit over).
+   */
+  private boolean counted(long w, long at) {
+    noteCounted(at);
+    return w > countedFromWindow.get();
+  }
+
+  /**
+   * At every sync and every decision the allowance might pay, at {@code at} (ticker time): notes, once
+   * the others count this node, the window in whose course they began to.
+   */
+  void noteCounted(long at) {
+    if (countedFromWindow.get() != Long.MAX_VALUE) {
+      return;
+    }
+    long since = countedFor.getAsLong();
+    if (since >= 0) {
+      // (counted from a window's very start counts for that window)
+      long w = since == Long.MAX_VALUE ? Long.MIN_VALUE : Math.floorDiv(at - since - 1, windowNanos);
+      countedFromWindow.compareAndSet(Long.MAX_VALUE, w);
+    }
   }
 
   /**

@@ -167,9 +167,9 @@ final class Flusher {
     return beats.countConfirmed();
   }
 
-  /** Whether the other nodes count this one by now (see NodeBeat#countedByOthers). */
-  boolean countedByOthers() {
-    return beats.countedByOthers();
+  /** How long the other nodes have counted this one, -1 while they do not (see NodeBeat#countedForNanos). */
+  long countedForNanos() {
+    return beats.countedForNanos();
   }
 
   long hotKeys() {
@@ -244,6 +244,9 @@ final class Flusher {
     try {
       if (tokens != null) {
         tokens.sweep(ticker.read());
+      }
+      if (claims != null) {
+        claims.allowances.noteCounted(ticker.read());
       }
       if (!sender.resendKept()) {
         return false; // (nothing new goes out while a kept batch is unanswered)

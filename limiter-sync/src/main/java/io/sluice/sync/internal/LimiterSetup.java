@@ -16,6 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * What a {@link SyncedLimiter}'s parts share, settled once in its constructor: the limit and the store
@@ -85,8 +86,11 @@ final class LimiterSetup {
   final IntSupplier activeNodes;
   /** Whether {@link #activeNodes} is a count the node can act on (see NodeBeat#countConfirmed). */
   final BooleanSupplier nodeCountConfirmed;
-  /** Whether the other nodes count this one by now (see NodeBeat#countedByOthers). */
-  final BooleanSupplier countedByOthers;
+  /**
+   * How long the other nodes have counted this one, nanoseconds, -1 while they do not (see
+   * NodeBeat#countedForNanos; Long.MAX_VALUE where the node count is configured).
+   */
+  final LongSupplier countedFor;
   final Duration flushTimeout;
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   final Duration claimTimeout;
@@ -141,7 +145,7 @@ final class LimiterSetup {
     this.activeNodes = minNodes > 1 ? () -> Math.max(minNodes, counted.getAsInt()) : counted;
     // (a count the caller supplies is its own to vouch for)
     this.nodeCountConfirmed = c.activeNodes().isPresent() ? () -> true : this::registryConfirmed;
-    this.countedByOthers = c.activeNodes().isPresent() ? () -> true : () -> flusher.countedByOthers();
+    this.countedFor = c.activeNodes().isPresent() ? () -> Long.MAX_VALUE : () -> flusher.countedForNanos();
     this.queue = new FlushQueue(counter, ticker);
     // (keys seen before sized claims ahead: fixed windows' claims only)
     this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle, claimsKept && !sliding);

@@ -140,6 +140,14 @@ final class NodeBeat {
     return countedByOthers;
   }
 
+  /**
+   * How long the other nodes have counted this one as {@link #countedByOthers} judges it (since two beat
+   * intervals after the registry's first answer), in nanoseconds; -1 while they do not.
+   */
+  long countedForNanos() {
+    return countedByOthers ? Math.max(0, clock() - firstAnswerAt - 2 * intervalNanos) : -1;
+  }
+
   /** Whether a beat is asked for and waits for a call to carry it. */
   boolean asked() {
     return beatAsked.get();
