@@ -80,4 +80,34 @@ class ClosedNodeClaimTest {
           sim.exactLetters).isEqualTo(asked);
     }
   }
+
+  /**
+   * Found by {@code WindowProbe} (2026-12-06, seed 801404 with unit costs: a sliding window of 37 per
+   * 15 minutes, syncs 90 s apart, a node closed with a claim of 5 and nothing left to count). The closing
+   * flushes passed over a view with nothing to send that had been answered within the sync interval
+   * (it waits for the regular sync while the limiter runs), and over views in no queue: the claim stayed
+   * in the store to the window's end, and a node started in its place was told nothing was free far
+   * below the limit. Here the regular sync at 1,841.5 s sends the counts and keeps a claim of 2; the
+   * node closes 31 s later.
+   */
+  @Test
+  void aClosedNodeWithNothingLeftToCountHoldsNoClaim() {
+    Limit limit = Limit.slidingWindowCounter("quiet-claim").limit(37).window(Duration.ofMinutes(15)).build();
+    long s = 1_000 * ProbeSim.MS;
+    try (ProbeSim sim = new ProbeSim(limit, Duration.ofSeconds(90), false)) {
+      sim.firstSyncAfter = 41_500 * ProbeSim.MS; // (regular syncs at 41.5 s + 90 s k: one at 1,841.5 s)
+      sim.startNode();
+      for (long t : new long[] {1_836, 1_839, 1_840, 1_841, 1_843}) {
+        sim.at(t * s);
+        assertThat(sim.acquire(0, "k", 1)).isTrue();
+      }
+      sim.at(1_874 * s);
+      long w = sim.window();
+      assertThat(sim.store.count("quiet-claim", "k", w)).as("counted before the close").isEqualTo(5);
+      assertThat(sim.store.claims("quiet-claim", "k", w)).as("the claim the node holds").isPositive();
+      sim.close(0);
+      assertThat(sim.store.claims("quiet-claim", "k", w)).as("claims the closed node left in the store").isZero();
+      assertThat(sim.store.count("quiet-claim", "k", w)).isEqualTo(5);
+    }
+  }
 }
