@@ -290,7 +290,10 @@ final class BucketProbe {
           debt[0] = backlogBefore + cost;
           debt[1] = at;
           double over = debt[0] - cap;
-          if (over > 1e-6 * cap) {
+          // (within a microsecond's refill: the stores count time in whole microseconds, this replay at
+          // the requests' own instants truncated to them; seeds 5041 and 5235 showed 0.002 and 0.0003
+          // tokens "over" where the exact algorithm admitted the same request too)
+          if (over > Math.max(1e-6 * cap, 1.5 * refillPerNano * 1_000)) {
             worstOver = Math.max(worstOver, over);
             note(violations, counts, "over the bucket", key, String.format(Locale.ROOT, "%.3f tokens past a capacity of"
                 + " %d; %s", over, cap, where));
