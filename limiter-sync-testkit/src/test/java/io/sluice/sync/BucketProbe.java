@@ -351,44 +351,14 @@ final class BucketProbe {
    * in chunks and then one by one, while the case still shows one.
    */
   static Case shrink(Case c, String type) {
-    List<Event> events = new ArrayList<>(c.events());
-    int chunk = Math.max(1, events.size() / 2);
-    while (true) {
-      boolean removed = false;
-      for (int from = 0; from < events.size(); ) {
-        List<Event> candidate = new ArrayList<>(events);
-        candidate.subList(from, Math.min(events.size(), from + chunk)).clear();
-        Case smaller = new Case(c.seed(), c.limit(), c.nodes(), c.mode(), c.batch(), c.sync(), List.copyOf(candidate),
-            c.traffic() + " (shrunk)");
-        boolean shows;
-        try {
-          shows = run(smaller).counts().keySet().stream().anyMatch(t -> t.startsWith(type));
-        } catch (RuntimeException e) {
-          shows = false;
-        }
-        if (shows) {
-          events = candidate;
-          removed = true;
-        } else {
-          from += chunk;
-        }
-      }
-      if (!removed) {
-        if (chunk == 1) {
-          break;
-        }
-        chunk = Math.max(1, chunk / 2);
-      }
-    }
-    return new Case(c.seed(), c.limit(), c.nodes(), c.mode(), c.batch(), c.sync(), List.copyOf(events),
-        c.traffic() + " (shrunk)");
+    List<Event> events = ProbeShrink.shrink(c.events(), candidate -> run(new Case(c.seed(), c.limit(), c.nodes(),
+        c.mode(), c.batch(), c.sync(), candidate, c.traffic() + " (shrunk)")).counts().keySet().stream()
+        .anyMatch(t -> t.startsWith(type)));
+    return new Case(c.seed(), c.limit(), c.nodes(), c.mode(), c.batch(), c.sync(), events, c.traffic() + " (shrunk)");
   }
 
   private static void note(List<Violation> violations, Map<String, Integer> counts, String type, String key,
       String detail) {
-    counts.merge(type, 1, Integer::sum);
-    if (violations.stream().filter(v -> v.type().equals(type)).count() < 3) {
-      violations.add(new Violation(type, key, 0, detail));
-    }
+    ProbeShrink.note(violations, counts, type, key, 0, detail);
   }
 }

@@ -564,37 +564,11 @@ final class WindowProbe {
    * (which draws the sync phases and random routing) are kept.
    */
   static Case shrink(Case c, String type) {
-    List<Event> events = new ArrayList<>(c.events());
-    int chunk = Math.max(1, events.size() / 2);
-    while (true) {
-      boolean removed = false;
-      for (int from = 0; from < events.size(); ) {
-        List<Event> candidate = new ArrayList<>(events);
-        candidate.subList(from, Math.min(events.size(), from + chunk)).clear();
-        Case smaller = new Case(c.seed(), c.limit(), c.nodes(), c.reservation(), c.batch(), c.sync(), c.heartbeatAtStart(),
-            List.copyOf(candidate), c.traffic() + " (shrunk)");
-        boolean shows;
-        try {
-          shows = run(smaller).counts().keySet().stream().anyMatch(t -> t.startsWith(type));
-        } catch (RuntimeException e) {
-          shows = false;
-        }
-        if (shows) {
-          events = candidate;
-          removed = true;
-        } else {
-          from += chunk;
-        }
-      }
-      if (!removed) {
-        if (chunk == 1) {
-          break;
-        }
-        chunk = Math.max(1, chunk / 2);
-      }
-    }
+    List<Event> events = ProbeShrink.shrink(c.events(), candidate -> run(new Case(c.seed(), c.limit(), c.nodes(),
+        c.reservation(), c.batch(), c.sync(), c.heartbeatAtStart(), candidate, c.traffic() + " (shrunk)")).counts()
+        .keySet().stream().anyMatch(t -> t.startsWith(type)));
     return new Case(c.seed(), c.limit(), c.nodes(), c.reservation(), c.batch(), c.sync(), c.heartbeatAtStart(),
-        List.copyOf(events), c.traffic() + " (shrunk)");
+        events, c.traffic() + " (shrunk)");
   }
 
   private static void overOf(List<Violation> violations, Map<String, Integer> counts, String key, double[] wk,
@@ -608,10 +582,7 @@ final class WindowProbe {
 
   private static void note(List<Violation> violations, Map<String, Integer> counts, String type, String key, long window,
       String detail) {
-    counts.merge(type, 1, Integer::sum);
-    if (violations.stream().filter(v -> v.type().equals(type)).count() < 3) {
-      violations.add(new Violation(type, key, window, detail));
-    }
+    ProbeShrink.note(violations, counts, type, key, window, detail);
   }
 
   private static void advance(ManualTicker ticker, long at) {
