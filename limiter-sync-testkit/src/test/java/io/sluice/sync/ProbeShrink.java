@@ -6,7 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
-/** What the randomized probes ({@link WindowProbe}, {@link BucketProbe}) share: shrinking a case, noting a violation. */
+/**
+ * What the randomized probes ({@link WindowProbe}, {@link BucketProbe}) share: shrinking a case, noting
+ * what it found.
+ */
 final class ProbeShrink {
   private ProbeShrink() {
   }

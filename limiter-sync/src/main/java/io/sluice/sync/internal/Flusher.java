@@ -350,7 +350,8 @@ final class Flusher {
     boolean renewsAhead = flushClaims.renewsAhead(v, drainedAt);
     if (v.unsentCur() == 0 && v.unsentPrev() == 0 && !v.prevClaimHeld() && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
         && !v.leaseWanted() && !renewsAhead
-        && !v.syncWanted() && v.syncedAt() != Long.MIN_VALUE && drainedAt - v.syncedAt() < syncIntervalNanos && !closed) {
+        && !v.syncWanted() && v.syncedAt() != Long.MIN_VALUE && drainedAt - v.syncedAt() < syncIntervalNanos
+        && !closed) {
       // nothing to send and answered within the sync interval: it waits for the regular sync
       // (a claim it holds is given up there if the key went idle), not for every sync another
       // key asked for; a closing limiter's last flushes give such a claim up (ClosedNodeClaimTest)

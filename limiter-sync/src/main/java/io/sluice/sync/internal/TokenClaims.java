@@ -114,7 +114,7 @@ final class TokenClaims {
     long ownBacklog;
     /** Whole tokens the store had left at its last answer (for a decision's remaining permits). */
     long level = -1;
-    /** The store's backlog after its last answer (scaled units), and when it counted it (us): see {@link #levelNow}. */
+    /** The store's backlog after its last answer (scaled units) and when it counted it (us): {@link #levelNow}. */
     long levelBacklog;
     long levelAt;
     /**
@@ -212,9 +212,9 @@ final class TokenClaims {
     long ifAt = h.grantedAt;
     long ifBacklog = h.backlogAfter;
     long need = cost - usable;
-    // a key at its limit (the bucket empty as far as its last answer tells, see levelNow) claims of the refill to come,
-    // paced by due times, where its node's even part of that refill over the horizon is a token or
-    // more (MIN_REFILL_PART with other nodes, see ahead); any other key only of what the bucket holds
+    // a key at its limit (the bucket empty as far as its last answer tells, see levelNow) claims of the
+    // refill to come, paced by due times, where its node's even part of that refill over the horizon is a
+    // token or more (MIN_REFILL_PART with other nodes, see ahead); any other key only of what the bucket holds
     // now, so that no node holds tokens in debt that another node's request would need. (A small
     // bucket over many nodes: a node that claimed a token
     // still to come held it from the others' requests at its due time, which the exact bucket admits;
@@ -229,8 +229,8 @@ final class TokenClaims {
       // bucket holds now, as the exact bucket pays it: claimed of the refill to come, its tokens were
       // charged for a request denied all the same, and the node then held them from the requests
       // the exact bucket admitted until they came due (BucketProbe seed 14: a cost of 100 on a bucket
-      // of 100 refilled 1 a millisecond, at its limit on one node of five; 117 requests denied of 1,541
-      // with the exact bucket over half full)
+      // of 100 refilled 1 a millisecond, at its limit on one node of five: 117 of 1,541 requests denied
+      // that the exact bucket admitted, some with it over half full; 0 with this)
       ahead = 0;
     }
     long horizon = atLimit && ahead > 0 ? horizonMicros : 0;
