@@ -16,8 +16,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -261,13 +265,19 @@ final class Flusher {
         // count, which may be in no queue: its claim stayed counted against the other nodes to the
         // window's end (WindowProbe seed 801404 with unit costs: a sliding window of 37 per 15 minutes,
         // syncs 90 s apart, a node closed with a claim of 5 and nothing unsent; ClosedNodeClaimTest)
+        List<CompletableFuture<Void>> givenBack = new ArrayList<>();
         for (KeyView v : views.all()) {
           synchronized (v) {
             if (v.claim() > 0 || v.prevClaimHeld() || v.aheadThrough() > v.window()) {
               queue.enqueue(v);
             }
+            CompletionStage<Void> back = leaseOps.giveBackHeld(v, ticker.read());
+            if (back != null) {
+              givenBack.add(back.toCompletableFuture());
+            }
           }
         }
+        awaitGivenBack(givenBack, deadline);
       }
       drainDirty(everything, byGroup, wantLeases);
       byGroup.values().removeIf(List::isEmpty);
@@ -299,6 +309,21 @@ final class Flusher {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
+    }
+  }
+
+  /** A closing limiter's lease give-backs, waited for until {@code deadline} (System.nanoTime) at most. */
+  private void awaitGivenBack(List<CompletableFuture<Void>> givenBack, long deadline) {
+    if (givenBack.isEmpty()) {
+      return;
+    }
+    long wait = Math.min(flushTimeout.toNanos(), Math.max(0, deadline - System.nanoTime()));
+    try {
+      CompletableFuture.allOf(givenBack.toArray(new CompletableFuture<?>[0])).get(wait, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // (a give-back that failed or did not come: its permits stay counted, under-admission only)
     }
   }
 

@@ -526,6 +526,11 @@ final class KeyView extends ViewClaim {
   }
 
   /** Under the monitor: reservation mode's grants of this view, made at first use. */
+  /** Under the monitor: reservation mode's permits granted for the window and not used yet (0 without a grant). */
+  long leaseHeld() {
+    return grants == null ? 0 : grants.held();
+  }
+
   LeaseGrants grants() {
     if (grants == null) {
       grants = new LeaseGrants();
