@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 
 /**
  * A randomized differential probe of token buckets and leaky bucket meters decided by
@@ -276,14 +277,16 @@ final class BucketProbe {
         Decision d = sim.lastNode;
         Decision x = sim.lastExact;
         boolean exactAllowed = x.allowed();
-        String where = String.format(Locale.ROOT, "cost %d at %.3f ms node %d (%s; exact %s)", cost, now / 1e6, n, d, x);
+        // (formatted only for a violation: most requests show none)
+        Supplier<String> where = () -> String.format(Locale.ROOT, "cost %d at %.3f ms node %d (%s; exact %s)", cost,
+            now / 1e6, n, d, x);
         if (key.equals(WindowProbe.TRACE)) {
           System.out.printf(Locale.ROOT, "trace %.3f ms node %d cost %d: %s | exact %s (remaining %d) | nodes' level %.2f"
                   + " | %s%n", now / 1e6, n, cost, nodeAllowed ? "A" : "D", exactAllowed ? "A" : "D", x.remaining(),
               cap - backlogBefore, CoreAccess.core(sim.node(n)).describeView(key, sim.ticker.read()));
         }
         if (c.mode() == Mode.EXACT && nodeAllowed != exactAllowed) {
-          note(violations, counts, "exact mode decided otherwise", key, where);
+          note(violations, counts, "exact mode decided otherwise", key, where.get());
         }
         if (nodeAllowed) {
           nodesAdmitted += cost;
@@ -296,7 +299,7 @@ final class BucketProbe {
           if (over > Math.max(1e-6 * cap, 1.5 * refillPerNano * 1_000)) {
             worstOver = Math.max(worstOver, over);
             note(violations, counts, "over the bucket", key, String.format(Locale.ROOT, "%.3f tokens past a capacity of"
-                + " %d; %s", over, cap, where));
+                + " %d; %s", over, cap, where.get()));
           }
         }
         if (exactAllowed) {
@@ -308,12 +311,12 @@ final class BucketProbe {
           if (backlogBefore < 1e-9 && cost > cap / 2.0) {
             // (a large cost on a bucket the nodes' admissions leave full: no half of it stays)
             note(violations, counts, "large cost denied on a full bucket" + (now <= lastFault + whole + sync
-                ? " (after a fault)" : ""), key, where);
+                ? " (after a fault)" : ""), key, where.get());
           } else if (x.remaining() >= cap / 2.0 && nodesLevel - cost >= cap / 2.0) {
             String context = (now - startedAt[Math.min(n, startedAt.length - 1)] < 1_000 * MS && n >= c.nodes()
                 ? " on a node started within 1 s" : "") + (now <= lastFault + whole + sync ? " after a fault" : "");
             note(violations, counts, "false denial over half full" + (context.isEmpty() ? "" : " (" + context.trim() + ")"),
-                key, String.format(Locale.ROOT, "the nodes' admissions leave %.2f of %d; %s", nodesLevel, cap, where));
+                key, String.format(Locale.ROOT, "the nodes' admissions leave %.2f of %d; %s", nodesLevel, cap, where.get()));
           }
         }
         List<String> lies = new ArrayList<>();
@@ -339,7 +342,7 @@ final class BucketProbe {
           lies.add("retry-after " + d.retryAfterNanos() + " ns beyond a whole refill (" + whole + " ns) and a sync");
         }
         if (!lies.isEmpty()) {
-          note(violations, counts, "decision", key, String.join("; ", lies) + "; " + where);
+          note(violations, counts, "decision", key, String.join("; ", lies) + "; " + where.get());
         }
       }
     }

@@ -125,8 +125,12 @@ final class Allowances {
    * fixed window of 100 an hour, two nodes started after the count reached 100, each a permit over).
    */
   private boolean counted(long w, long at) {
-    noteCounted(at);
-    return w > countedFromWindow.get();
+    long from = countedFromWindow.get();
+    if (from == Long.MAX_VALUE) {
+      noteCounted(at);
+      from = countedFromWindow.get();
+    }
+    return w > from;
   }
 
   /**

@@ -266,12 +266,13 @@ final class Flusher {
         // window's end (WindowProbe seed 801404 with unit costs: a sliding window of 37 per 15 minutes,
         // syncs 90 s apart, a node closed with a claim of 5 and nothing unsent; ClosedNodeClaimTest)
         List<CompletableFuture<Void>> givenBack = new ArrayList<>();
+        long closingAt = ticker.read();
         for (KeyView v : views.all()) {
           synchronized (v) {
             if (v.claim() > 0 || v.prevClaimHeld() || v.aheadThrough() > v.window()) {
               queue.enqueue(v);
             }
-            CompletionStage<Void> back = leaseOps.giveBackHeld(v, ticker.read());
+            CompletionStage<Void> back = leaseOps.giveBackHeld(v, closingAt);
             if (back != null) {
               givenBack.add(back.toCompletableFuture());
             }
