@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.ObjLongConsumer;
 
 /**
  * The flusher of one {@link SyncedLimiter}: the sync that drains the queued views into batches (their
@@ -67,6 +68,8 @@ final class Flusher {
   private final FlushClaims flushClaims;
   /** Reservation mode's leases (stateless: each part that asks holds one). */
   private final WindowLeases leaseOps;
+  /** What the sweep does to each view it looks at: reservation mode gives idle grants back. */
+  private final ObjLongConsumer<KeyView> idleGrants;
   private final FlushQueue queue;
   private final ConcurrentLinkedQueue<KeyView> dirty;
   private final ConcurrentLinkedQueue<Delta> orphans;
@@ -108,6 +111,7 @@ final class Flusher {
     this.flushClaims = FlushClaims.of(l, claims, () -> closed);
     this.heat = new KeyHeat(c, l.syncIntervalNanos);
     this.leaseOps = new WindowLeases(l, claims);
+    this.idleGrants = l.leases != null ? (ObjLongConsumer<KeyView>) leaseOps::giveBackIdle : ViewTable.NO_VISIT;
     this.queue = queue;
     this.beats = new NodeBeat(l, c, queue, c.autoSync());
     this.lossRefill = new StoreLossRefill(l, queue);
@@ -287,7 +291,7 @@ final class Flusher {
       if (!everything && deadline == Long.MAX_VALUE) {
         // a regular sync, the flusher thread's or one a tool driving time runs as its flusher: drops
         // some idle views too (under the sync lock, which keeps the sweep's cursor to one thread)
-        views.sweepSome();
+        views.sweepSome(idleGrants);
       }
       return sent;
     } finally {

@@ -188,6 +188,14 @@ abstract class ViewCounts {
     syncedAt = now;
   }
 
+  /**
+   * Under the monitor: this node gave the store back {@code permits} of {@link #window} that its last
+   * answer counted (a grant it did not use), so the view's count no longer holds them.
+   */
+  void countGivenBack(long permits) {
+    globalCur = Math.max(0, globalCur - permits);
+  }
+
   /** Under the monitor: an older answer's counts, kept only where larger (see WindowClaims#mergeOlderAnswer). */
   void countsAtLeast(long cur, long prev) {
     globalCur = Math.max(globalCur, cur);

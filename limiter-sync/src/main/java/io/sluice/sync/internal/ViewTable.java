@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
 
 /**
  * The views of one {@link SyncedLimiter}'s keys, bounded: at most {@code maxKeys}; a full table is
@@ -92,7 +93,7 @@ final class ViewTable {
       if (now - last >= FULL_SWEEP_NANOS && LAST_FULL_SWEEP.compareAndSet(this, last, now)) {
         long at = ticker.read();
         for (KeyView view : views.values()) {
-          dropIfOver(view, at, false);
+          dropIfOver(view, at, false, NO_VISIT);
         }
       }
     }
@@ -146,14 +147,25 @@ final class ViewTable {
    * under the view's monitor, taking its credit back: 6% of the Envoy service's CPU on one hot key.)
    */
   void sweepSome() {
+    sweepSome(NO_VISIT);
+  }
+
+  /**
+   * {@link #sweepSome()}, with {@code visit} called under each view's monitor, at the sweep's time,
+   * before it is judged (reservation mode gives idle grants back there: WindowLeases#giveBackIdle).
+   */
+  void sweepSome(ObjLongConsumer<KeyView> visit) {
     long now = ticker.read();
     Iterator<KeyView> it = sweep != null ? sweep : views.values().iterator();
     // (weakly consistent: views added meanwhile are seen on the next pass)
     for (int i = 0; i < SWEEP_PER_SYNC && it.hasNext(); i++) {
-      dropIfOver(it.next(), now, true);
+      dropIfOver(it.next(), now, true, visit);
     }
     sweep = it.hasNext() ? it : null;
   }
+
+  /** A sweep that only drops. */
+  static final ObjLongConsumer<KeyView> NO_VISIT = (v, now) -> { };
 
   /**
    * Under no monitor: drops the view if nothing of it is pending and its windows no longer weigh; with
@@ -161,12 +173,13 @@ final class ViewTable {
    * against the limit whether or not this node uses them, and only the view knows it holds them; a
    * full table drops it all the same: its claims then lapse unused, which costs under-admission only).
    */
-  private void dropIfOver(KeyView v, long now, boolean keepAhead) {
+  private void dropIfOver(KeyView v, long now, boolean keepAhead, ObjLongConsumer<KeyView> visit) {
     synchronized (v) {
       if (v.retired()) {
         return; // (a weakly consistent iterator may show a view another sweep already dropped)
       }
       settle.accept(v);
+      visit.accept(v, now);
       long current = Math.floorDiv(now, windowNanos);
       boolean over = v.window() < current - 1 && !(keepAhead && v.aheadClaim() > 0 && v.aheadThrough() >= current);
       // remove(key, value): the iterator's remove would drop whatever view the key has now
