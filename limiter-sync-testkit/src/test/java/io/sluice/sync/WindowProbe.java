@@ -78,8 +78,13 @@ final class WindowProbe {
       return values[r.nextInt(values.length)];
     }
 
-    /** A case drawn from {@code seed}. */
+    /** A case drawn from {@code seed}, with the traffic the switches ask for. */
     static Case draw(long seed) {
+      return draw(seed, HOT, UNIT_COSTS);
+    }
+
+    /** A case drawn from {@code seed}: with {@code hot}, keys at and above their limits; with {@code unitCosts}, every cost 1. */
+    static Case draw(long seed, boolean hot, boolean unitCosts) {
       SplittableRandom r = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + 17);
       boolean sliding = r.nextBoolean();
       long limit = pick(r, 1, 2, 3, 5, 10, 37, 100, 1_000, 1_000_000);
@@ -104,11 +109,11 @@ final class WindowProbe {
         int route = r.nextInt(3);
         double releaseP = r.nextInt(3) == 0 ? 0.1 + 0.4 * r.nextDouble() : 0;
         int costKind = r.nextInt(4); // 0,1: cost 1; 2: random up to the limit; 3: sometimes the whole limit
-        if (UNIT_COSTS) {
+        if (unitCosts) {
           costKind = 0;
         }
         int pattern = r.nextInt(6);
-        if (HOT) {
+        if (hot) {
           pattern = r.nextBoolean() ? 3 : 4; // (bursts at the edges, or Poisson at the limit and above)
         }
         traffic.append(key).append(':').append(new String[] {"paced~sync", "idle-gaps", "mid-window", "edges",
@@ -155,7 +160,7 @@ final class WindowProbe {
             }
           }
           case 4 -> { // Poisson at a fraction or a multiple of the limit
-            double rate = limit * (HOT ? pickD(r, 0.9, 1, 1.2, 2, 4) : pickD(r, 0.02, 0.1, 0.3, 0.45, 1, 2, 4)) / window;
+            double rate = limit * (hot ? pickD(r, 0.9, 1, 1.2, 2, 4) : pickD(r, 0.02, 0.1, 0.3, 0.45, 1, 2, 4)) / window;
             long t = from;
             while (t < START + duration) {
               times.add(t);
@@ -190,7 +195,7 @@ final class WindowProbe {
         }
       }
       // faults: nodes closing (and others starting), a node's flusher stalling, the clock jumping over syncs
-      if (r.nextInt(HOT ? 2 : 3) == 0) {
+      if (r.nextInt(hot ? 2 : 3) == 0) {
         int n = 1 + r.nextInt(3);
         for (int i = 0; i < n; i++) {
           long at = START + r.nextLong(duration);
@@ -200,13 +205,13 @@ final class WindowProbe {
         }
         traffic.append("churn ").append(n).append(' ');
       }
-      if (r.nextInt(HOT ? 2 : 4) == 0) {
+      if (r.nextInt(hot ? 2 : 4) == 0) {
         long at = START + r.nextLong(duration);
         long length = pick(r, 2 * sync, window, window + window / 2);
         events.add(new Event(at, Kind.STALL, null, 0, 0, false, length, r.nextInt(8)));
         traffic.append("stall ").append(Duration.ofNanos(length)).append(' ');
       }
-      if (r.nextInt(HOT ? 3 : 5) == 0) {
+      if (r.nextInt(hot ? 3 : 5) == 0) {
         long at = START + r.nextLong(duration);
         long length = pick(r, sync + sync / 2, window - window / 3, 2 * window + window / 2);
         events.add(new Event(at, Kind.JUMP, null, 0, 0, false, length, -1));

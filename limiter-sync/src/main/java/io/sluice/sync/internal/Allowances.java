@@ -27,7 +27,8 @@ import java.util.function.LongSupplier;
  * #CAPACITY_PER_NODE} permits per node, {@link #CAPACITY_PER_NODE_SLIDING} on a sliding window) and
  * the window long enough for the margins (at least {@link #SYNCS_PER_WINDOW} sync intervals); only for
  * a node that every other node has counted since before the window began (see NodeBeat#countedByOthers:
- * the others' reserve is as many allowances as they count nodes) and whose store answers it, on a store
+ * the others' reserve is as many allowances as they count nodes), whose store answers it and whose
+ * count of nodes the others share ({@link #countShared}), on a store
  * that keeps the reserve; and unless turned off ({@code SyncConfig.Builder#coldKeyAllowance}).
  *
  * <p>Sliding windows: at a window's start the previous window's count weighs whole and may fill the
@@ -76,6 +77,11 @@ final class Allowances {
    * do): its allowance holds from the window after, see {@link #counted}.
    */
   private final AtomicLong countedFromWindow;
+  /** When the registry's answer last lowered the count, and the count's age (see LimiterSetup#countFellAgo). */
+  private final LongSupplier countFellAgo;
+  private final LongSupplier countAge;
+  /** How long after the count fell every node that may hold an allowance has heard of it. */
+  private final long countSettlesNanos;
 
   Allowances(LimiterSetup l, ClaimSizing sizing) {
     this.possible = l.config.coldKeyAllowance() && l.claimsKept && !l.regional && l.leases == null
@@ -89,6 +95,11 @@ final class Allowances {
     this.calls = l.calls;
     this.answeredWithinNanos = 2 * l.config.heartbeatInterval().toNanos();
     this.countedFromWindow = new AtomicLong(Long.MAX_VALUE);
+    this.countFellAgo = l.countFellAgo;
+    this.countAge = l.countAge;
+    // (nodes that answer within two beat intervals have heard of the fall by then, and a permit one
+    // spent just before is sent within a sync interval or two)
+    this.countSettlesNanos = answeredWithinNanos + 2 * syncIntervalNanos;
   }
 
   /** The nodes' allowances' reserve on window {@code w}, as a call at {@code at} carries it (0: none). */
@@ -114,7 +125,26 @@ final class Allowances {
   boolean admits(KeyView v, long at, long cost) {
     long reserve = reserve(v.window(), at + syncIntervalNanos);
     return cost <= v.allowanceLeft() && reserve > 0 && at >= partStart(v.window(), reserve)
-        && counted(v.window(), at) && storeAnswers();
+        && counted(v.window(), at) && storeAnswers() && countShared();
+  }
+
+  /**
+   * Whether this node's count of nodes is one the others share: the registry answered it within the
+   * last two beat intervals, and has not lowered it within {@link #countSettlesNanos}. Whether a node
+   * holds an allowance, and the reserve its calls carry, follow from its count; a node that spends one
+   * on a count the others no longer share may find their calls carrying no reserve for it. A count
+   * answered long before left two nodes counting two, each holding an allowance on a limit of 37 an
+   * hour (one per 16 permits and node), after a third had started: counting three, its calls carried no
+   * reserve, and it was granted all 37 while the two spent theirs (WindowProbe seed 910225 with
+   * -Dsluice.probe.hot=true, syncs 6 minutes apart, on which the beats rode: 39 admitted). And a node
+   * that hears first that the count fell may hold an allowance the others, counting one more, carry no
+   * reserve for until they hear it too. (A node started less than two beat intervals after another's
+   * last answer is not yet in that node's count: for that long, calls of the new node that count too
+   * many nodes for allowances carry no reserve for the other's, at most one permit per such node and
+   * key-window.)
+   */
+  private boolean countShared() {
+    return countAge.getAsLong() <= answeredWithinNanos && countFellAgo.getAsLong() >= countSettlesNanos;
   }
 
   /**

@@ -180,6 +180,16 @@ final class Flusher {
     return beats.countedForNanos();
   }
 
+  /** See NodeBeat#countFellNanosAgo. */
+  long countFellNanosAgo() {
+    return beats.countFellNanosAgo();
+  }
+
+  /** See NodeBeat#countAgeNanos. */
+  long countAgeNanos() {
+    return beats.countAgeNanos();
+  }
+
   long hotKeys() {
     return heat.hotKeys();
   }

@@ -525,22 +525,17 @@ final class KeyView extends ViewClaim {
     long until = Long.MIN_VALUE;
   }
 
-  /** Under the monitor: reservation mode's grants of this view, made at first use. */
-  /** Under the monitor: reservation mode's permits granted for the window and not used yet (0 without a grant). */
+  /** Under the monitor: permits granted for {@link #window} and not used yet (reservation mode; 0 otherwise). */
   long leaseHeld() {
     return grants == null ? 0 : grants.held();
   }
 
+  /** Under the monitor: reservation mode's grants of this view, made at first use. */
   LeaseGrants grants() {
     if (grants == null) {
       grants = new LeaseGrants();
     }
     return grants;
-  }
-
-  /** Under the monitor: permits granted for {@link #window} and not used yet (reservation mode; 0 otherwise). */
-  long leased() {
-    return grants == null ? 0 : grants.held();
   }
 
   /** Under the monitor: whether the window gone by's grant left permits to give back (reservation, sliding). */

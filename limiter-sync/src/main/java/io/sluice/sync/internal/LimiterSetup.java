@@ -91,6 +91,12 @@ final class LimiterSetup {
    * NodeBeat#countedForNanos; Long.MAX_VALUE where the node count is configured).
    */
   final LongSupplier countedFor;
+  /**
+   * How long ago the registry's answers last lowered the node count, and how long ago it last answered,
+   * nanoseconds (see NodeBeat#countFellNanosAgo; long ago and fresh where the node count is configured).
+   */
+  final LongSupplier countFellAgo;
+  final LongSupplier countAge;
   final Duration flushTimeout;
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   final Duration claimTimeout;
@@ -146,6 +152,8 @@ final class LimiterSetup {
     // (a count the caller supplies is its own to vouch for)
     this.nodeCountConfirmed = c.activeNodes().isPresent() ? () -> true : this::registryConfirmed;
     this.countedFor = c.activeNodes().isPresent() ? () -> Long.MAX_VALUE : () -> flusher.countedForNanos();
+    this.countFellAgo = c.activeNodes().isPresent() ? () -> Long.MAX_VALUE : () -> flusher.countFellNanosAgo();
+    this.countAge = c.activeNodes().isPresent() ? () -> 0 : () -> flusher.countAgeNanos();
     this.queue = new FlushQueue(counter, ticker);
     // (keys seen before sized claims ahead: fixed windows' claims only)
     this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle, claimsKept && !sliding);

@@ -72,6 +72,9 @@ final class NodeBeat {
   private volatile int answers;
   /** The beats' clock at the registry's first answer to this limiter (see {@link #countedByOthers}). */
   private volatile long firstAnswerAt;
+  /** The beats' clock at the registry answer that last lowered the count, and at the last answer (see Allowances#countSettled). */
+  private volatile long countFellAt = Long.MIN_VALUE;
+  private volatile long countedAt = Long.MIN_VALUE;
   /** Set once an answer comes two beat intervals after the first (see {@link #countedByOthers()}). */
   private volatile boolean countedByOthers;
   /** The flusher thread's: when it last beat. */
@@ -146,6 +149,20 @@ final class NodeBeat {
    */
   long countedForNanos() {
     return countedByOthers ? Math.max(0, clock() - firstAnswerAt - 2 * intervalNanos) : -1;
+  }
+
+  /** How long ago the registry's answer last lowered the count, nanoseconds (Long.MAX_VALUE: never). */
+  long countFellNanosAgo() {
+    return ago(countFellAt);
+  }
+
+  private long ago(long at) {
+    return at == Long.MIN_VALUE ? Long.MAX_VALUE : clock() - at;
+  }
+
+  /** How long ago the registry last answered, nanoseconds (Long.MAX_VALUE before it has). */
+  long countAgeNanos() {
+    return ago(countedAt);
   }
 
   /** Whether a beat is asked for and waits for a call to carry it. */
@@ -251,6 +268,11 @@ final class NodeBeat {
     if (counted < registeredNodes && calls.troubleWithin(ttlNanos + intervalNanos)) {
       counted = registeredNodes;
     }
+    long now = clock();
+    if (counted < registeredNodes) {
+      countFellAt = now;
+    }
+    countedAt = now;
     registeredNodes = counted;
     if (answers == 0) {
       firstAnswerAt = clock();
