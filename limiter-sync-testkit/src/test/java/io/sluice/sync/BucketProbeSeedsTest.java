@@ -2,6 +2,7 @@ package io.sluice.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -23,6 +24,15 @@ import org.junit.jupiter.params.provider.CsvSource;
  *   <li>261: a few requests of the whole capacity (10^6) among requests of one token made the key's mean
  *       cost a quarter of the bucket, and each of two nodes claimed a tenth of a second's refill ahead,
  *       holding the other's requests off (531 of 1,621 requests denied where the exact bucket admitted).
+ *   <li>7175 (seeds 7000-7599, later the same day): a token bucket of 100 refilled 200 per 100 ms on five
+ *       nodes, requests of one token among requests of the whole bucket. Each large request counted
+ *       whole in the rate a node's claims ahead are sized by (500-1,200 tokens a second), and nodes
+ *       claimed 25-44 tokens of the refill to come ahead of their next requests of one, holding the other
+ *       nodes' requests off with the bucket full as their admissions left it (451 of 3,840 requests denied
+ *       that the exact bucket admitted, 167 of them with the bucket over half full). A request counts in
+ *       that rate for at most what a claim ahead holds; a large cost at the limit is paid from the bucket
+ *       now whatever the node holds of it. Requests of the whole bucket are still denied on a full bucket
+ *       there (the tokens other nodes hold are charged), so this seed gets a test of its own.
  * </ul>
  */
 class BucketProbeSeedsTest {
@@ -37,5 +47,14 @@ class BucketProbeSeedsTest {
     assertThat(r.falseDenials()).as("requests denied that the exact algorithm admitted, %s", c)
         .isLessThanOrEqualTo(r.requests() / 200);
     assertThat((double) r.nodesAdmitted()).as("permits admitted, %s", c).isGreaterThanOrEqualTo(0.99 * r.exactAdmitted());
+  }
+
+  @Test
+  void largeCostsDoNotSizeTheClaimsAheadOfSmallOnes() {
+    BucketProbe.Case c = BucketProbe.Case.draw(7175);
+    BucketProbe.Result r = BucketProbe.run(c);
+    assertThat(r.counts()).as("%s: %s", c, r.violations()).doesNotContainKeys("over the bucket", "false denial over half full");
+    assertThat(r.falseDenials()).as("requests denied that the exact algorithm admitted, %s", c)
+        .isLessThanOrEqualTo(r.requests() / 20);
   }
 }
