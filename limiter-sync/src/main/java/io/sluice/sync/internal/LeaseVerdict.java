@@ -104,8 +104,8 @@ final class LeaseVerdict implements WindowVerdict {
     // a sync, it is spent before a request it pays for comes, a store call for nothing)
     long ahead = leaseOps.leaseSize(view, now);
     // (nor for a denied cost a grant ahead cannot pay: each such denial took another grant ahead of the
-    // one held unused, 737 -> 836 -> 936 of a limit of 1,000 on a node that then got no more requests,
-    // and the other nodes' requests were denied below a fifth of the limit: WindowProbe seed 606228)
+    // one held unused, 737 -> 836 of a limit of 1,000 on a node that then got no more requests, and the
+    // other node's requests were denied from 192 admitted: WindowProbe seed 606228, IdleLeaseTest)
     long next = j.admit || cost <= ahead ? cost : 0;
     if (!grants.wanted() && claims.sizing.expectedUntilSync(view) > 0 && grants.held() < ahead / 2 + next
         && ahead >= view.meanCost() && budgetLeft) {

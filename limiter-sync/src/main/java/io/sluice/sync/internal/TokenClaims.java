@@ -413,10 +413,8 @@ final class TokenClaims {
     // among requests of one token made the mean a quarter of a bucket of 10^6, and each node's claim
     // ahead, two requests at that mean, a tenth of a second's refill held the other's requests off for
     // that long, BucketProbe seed 261: 531 of 1,621 requests denied that the exact bucket admitted; a
-    // key whose costs do rise is followed within a few requests. The same in the rate the claims ahead
-    // are sized by: requests of the whole bucket of 100, denied, counted whole, made it 500-980 tokens a
-    // second on nodes whose other requests cost one, and each of five nodes claimed 25-44 tokens of the
-    // refill to come for them, holding the others' requests off, BucketProbe seed 7175)
+    // key whose costs do rise is followed within a few requests. In the rate the claims ahead are sized
+    // by, a cost counts for no more than a claim ahead holds: see largestAhead)
     double counted = h.meanCost == 0 ? cost : Math.min(cost, 4 * h.meanCost);
     double inRate = Math.min(counted, largestAhead());
     h.rate += inRate / tau;
@@ -431,7 +429,7 @@ final class TokenClaims {
    * costs more is paid from the bucket, not from a claim ahead (at the limit, see askStore), so it asks
    * the store whatever is held ahead: counted whole, a few requests of the whole bucket of 100 among
    * requests of one token made the rate 500-1,200 tokens a second on nodes of five, and each claimed
-   * 34-37 tokens of the refill to come ahead of its next requests of one, holding the other nodes'
+   * 25-44 tokens of the refill to come ahead of its next requests of one, holding the other nodes'
    * requests off (BucketProbe seed 7175).
    */
   private double largestAhead() {
