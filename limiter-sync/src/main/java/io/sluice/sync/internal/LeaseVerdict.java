@@ -55,8 +55,12 @@ final class LeaseVerdict implements WindowVerdict {
       return false;
     }
     long left = grants.lastRemaining();
-    boolean alone = activeNodes.getAsInt() <= 1 && nodeCountConfirmed.getAsBoolean();
-    return left == 0 || (alone && left > 0 && grants.held() + left < cost);
+    return left == 0 || (confirmedAlone() && left > 0 && grants.held() + left < cost);
+  }
+
+  /** Whether the registry has confirmed that this node is alone. */
+  private boolean confirmedAlone() {
+    return activeNodes.getAsInt() <= 1 && nodeCountConfirmed.getAsBoolean();
   }
 
   /** Admitted when the node's grant pays; a grant asked for when none does. */
@@ -84,7 +88,7 @@ final class LeaseVerdict implements WindowVerdict {
     // it. Grants held ahead block no other node's requests where there is none; with others, a grant
     // sized so held the permits their requests were then denied (the accuracy kit, 3 and 8 nodes:
     // up to 3.7% of requests more denied), so they keep asking when they need
-    j.measure = !(view.rate() > 0) && activeNodes.getAsInt() <= 1 && nodeCountConfirmed.getAsBoolean();
+    j.measure = !(view.rate() > 0) && confirmedAlone();
     j.admit = grants.held() >= cost;
     if (j.admit) {
       grants.use(cost);

@@ -275,8 +275,8 @@ final class NodeBeat {
     countedAt = now;
     registeredNodes = counted;
     if (answers == 0) {
-      firstAnswerAt = clock();
-    } else if (!countedByOthers && clock() - firstAnswerAt >= 2 * intervalNanos) {
+      firstAnswerAt = now;
+    } else if (!countedByOthers && now - firstAnswerAt >= 2 * intervalNanos) {
       countedByOthers = true;
     }
     if (answers < 2) {

@@ -201,8 +201,9 @@ final class WindowLeases {
   }
 
   /**
-   * Reservation mode, a closing limiter's last flush, under the view's monitor: gives the store back what
-   * the node holds of its grant on the view's window, so that the store's count no longer holds permits
+   * Reservation mode, under the view's monitor, at a closing limiter's last flush (and for an idle key,
+   * {@link #giveBackIdle}): gives the store back what the node holds of its grant on the view's window,
+   * so that the store's count no longer holds permits
    * for a node that is gone (a lease of 9 on a window of 10 per 15 minutes, left by a node that closed,
    * held the node started in its place to 1 permit: WindowProbe seed 700207). Null where nothing goes
    * back or the store cannot take it (the permits then stay counted: under-admission only).
@@ -228,13 +229,13 @@ final class WindowLeases {
    * end while the other nodes' requests were denied (IdleLeaseTest). Idle: no request for two sync
    * intervals and for twice the key's mean gap between requests. Only for a key the store's last answer
    * counted at half its limit or more, grants included (a sliding window's previous window at its
-   * weight); below, the others have room. The call is not waited for: one that fails leaves the permits
-   * counted (under-admission only). Nothing while the breaker is open or a grant is on its way (its
-   * answer adds to what is held).
+   * weight); below, the others have room. The call ({@link #giveBackHeld}) is not waited for: one that
+   * fails leaves the permits counted (under-admission only). Nothing while the breaker is open or a
+   * grant is on its way (its answer adds to what is held).
    */
   void giveBackIdle(KeyView v, long now) {
     long back = v.leaseHeld();
-    if (back <= 0 || windows == null || v.leaseWanted() || activeNodes.getAsInt() <= 1 || calls.open()) {
+    if (back <= 0 || v.leaseWanted() || activeNodes.getAsInt() <= 1) {
       return;
     }
     long w = v.window();
@@ -254,15 +255,11 @@ final class WindowLeases {
     if (v.demandAt() != Long.MIN_VALUE && now - v.demandAt() <= idleAfter) {
       return;
     }
-    v.grants().use(back);
-    v.countGivenBack(back);
-    // (the store's last answer counted these permits as granted: a request here may ask again)
-    long last = v.grants().lastRemaining();
-    v.grants().lastRemaining(last < 0 ? -1 : last + back);
-    try {
-      windows.giveBack(limit, v.key(), back, TimeUnit.NANOSECONDS.toMicros(now), w);
-    } catch (RuntimeException e) {
-      // (a store that refuses at once: the permits stay counted)
+    if (giveBackHeld(v, now) != null) {
+      v.countGivenBack(back);
+      // (the store's last answer counted these permits as granted: a request here may ask again)
+      long last = v.grants().lastRemaining();
+      v.grants().lastRemaining(last < 0 ? -1 : last + back);
     }
   }
 
