@@ -20,12 +20,24 @@ import org.junit.jupiter.params.provider.CsvSource;
  *       node, and its request of 78, denied, left it a claim of all 55 that was free; another node's
  *       request of 8, which the exact algorithm admits at 39 of 100, was denied. A node now counts itself
  *       alone on a key by its requests in the window before, not its permits ({@code ClaimSizing#keyNodes}).
+ *   <li>930408, 930454, 932024 (seeds from 930,000, 2026-12-07): sliding windows (37 per 250 ms, 1,000 a
+ *       second, 10 per 250 ms) on three nodes started together, requests of the whole limit. A node that
+ *       counted itself alone, the registry not yet confirming it, asked for the whole limit on a key
+ *       another node had used (1 of 37); the store grants a node alone all that is free where less than
+ *       its need is (a sliding window frees more as it fades), so the denied request left that node a
+ *       claim of all 36 that were free (35 of 37, 998 of 1,000, 9 of 10 in the three cases), and the
+ *       other nodes' requests of 1 were denied below half the limit until it gave the claim up. Such a
+ *       node's claim call now splits by two where the key is below half its limit and the need is more
+ *       than half of what the node sees free ({@code ClaimSizing#claimDelta}).
  * </ul>
  */
 class WindowProbeSeedsTest {
 
   @ParameterizedTest(name = "seed {0}")
-  @CsvSource({"910225, true, over-admission", "902654, false, false denial below half (after a large cost denied)"})
+  @CsvSource({"910225, true, over-admission", "902654, false, false denial below half (after a large cost denied)",
+      "930408, false, false denial below half (after a large cost denied on a node started within 1 s)",
+      "930454, false, false denial below half (after a large cost denied on a node started within 1 s)",
+      "932024, false, false denial below half (after a large cost denied on a node started within 1 s)"})
   void aFoundCaseNoLongerShowsWhatWasFound(long seed, boolean hot, String found) {
     WindowProbe.Case c = WindowProbe.Case.draw(seed, hot, false);
     WindowProbe.Result r = WindowProbe.run(c);
