@@ -181,7 +181,7 @@ final class BucketProbe {
 
   /** What a run found: the violations (first ones in detail), the counts of each type, and its totals. */
   record Result(List<Violation> violations, Map<String, Integer> counts, long requests, long nodesAdmitted,
-      long exactAdmitted, long falseDenials, double worstOver) {
+      long exactAdmitted, long falseDenials, double worstOver, long storeCalls) {
     boolean clean() {
       return counts.isEmpty();
     }
@@ -207,6 +207,7 @@ final class BucketProbe {
     long exactAdmitted = 0;
     long falseDenials = 0;
     double worstOver = 0;
+    long storeCalls;
     long lastFault = Long.MIN_VALUE;
     try (ProbeSim sim = new ProbeSim(limit, c.sync(), c.mode() == Mode.RESERVATION)) {
       sim.batchSize = c.batch();
@@ -345,8 +346,9 @@ final class BucketProbe {
           note(violations, counts, "decision", key, String.join("; ", lies) + "; " + where.get());
         }
       }
+      storeCalls = sim.storeCalls();
     }
-    return new Result(violations, counts, requests, nodesAdmitted, exactAdmitted, falseDenials, worstOver);
+    return new Result(violations, counts, requests, nodesAdmitted, exactAdmitted, falseDenials, worstOver, storeCalls);
   }
 
   /**

@@ -31,6 +31,7 @@ class BucketProbeTest {
     long falseDenials = 0;
     long exactAdmitted = 0;
     long nodesAdmitted = 0;
+    long storeCalls = 0;
     TreeMap<Double, String> shortest = new TreeMap<>(); // admitted / exact -> case, the lowest few
     for (long s = only != null ? Long.parseLong(only) : first; ran < cases && System.nanoTime() < deadline; s++) {
       BucketProbe.Case c = BucketProbe.Case.draw(s);
@@ -49,6 +50,7 @@ class BucketProbeTest {
       falseDenials += r.falseDenials();
       exactAdmitted += r.exactAdmitted();
       nodesAdmitted += r.nodesAdmitted();
+      storeCalls += r.storeCalls();
       if (r.exactAdmitted() > 0) {
         shortest.put((double) r.nodesAdmitted() / r.exactAdmitted() + s * 1e-12, c + ": admitted " + r.nodesAdmitted()
             + " exact " + r.exactAdmitted() + " false denials " + r.falseDenials() + " of " + r.requests());
@@ -82,8 +84,8 @@ class BucketProbeTest {
       }
     }
     System.out.printf(java.util.Locale.ROOT, "probe: %d cases, %d requests, seeds from %d; false denials %d (%.3f%%),"
-            + " admitted %d, exact %d%n", ran, requests, first, falseDenials, 100.0 * falseDenials / Math.max(1, requests),
-        nodesAdmitted, exactAdmitted);
+            + " admitted %d, exact %d; store calls %.1f per 1,000 requests%n", ran, requests, first, falseDenials,
+        100.0 * falseDenials / Math.max(1, requests), nodesAdmitted, exactAdmitted, 1000.0 * storeCalls / Math.max(1, requests));
     shortest.forEach((ratio, what) -> System.out.printf(java.util.Locale.ROOT, "probe: admitted %.2f%% of exact: %s%n",
         100 * ratio, what));
     bySeed.forEach((type, seeds) -> System.out.println("probe: " + type + ": " + seeds.size() + " cases, seeds "

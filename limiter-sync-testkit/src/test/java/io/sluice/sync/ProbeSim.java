@@ -52,6 +52,15 @@ final class ProbeSim implements AutoCloseable {
     this.exact = RateLimiter.builder(limit).ticker(exactTicker).build();
   }
 
+  /** Store calls every node started here has made so far, closed and crashed ones included. */
+  long storeCalls() {
+    long sum = 0;
+    for (SyncedLimiter node : nodes) {
+      sum += node.storeCalls();
+    }
+    return sum;
+  }
+
   /** Starts a node now (it heartbeats at once, as its flusher does when it starts); its index. */
   int startNode() {
     return startNode("node-" + nodes.size());
