@@ -7,6 +7,7 @@ import io.sluice.sync.spi.Delta;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * How much a node asks the store for on a window limit's key, and for how long it keeps it, for one
@@ -22,7 +23,7 @@ final class ClaimSizing {
   private final IntSupplier activeNodes;
   private final BooleanSupplier nodeCountConfirmed;
   /** How long ago the registry last answered (LimiterSetup#countAge), and how recent an answer counts as current. */
-  private final java.util.function.LongSupplier countAge;
+  private final LongSupplier countAge;
   private final long countAnsweredWithinNanos;
   private final long batchSize;
   private final StoreCalls calls;
