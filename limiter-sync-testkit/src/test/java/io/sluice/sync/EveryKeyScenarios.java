@@ -140,8 +140,9 @@ abstract class EveryKeyScenarios {
     /**
      * Fixed windows start at multiples of their length since the epoch: a scenario run across one
      * starts its last requests on a fresh window, which the expected pattern does not allow for (a CI
-     * run once read "AAAAA" for "ADAAA" with the scenario's 130 ms across a minute's edge). Waits for
-     * the edge where the requests, with a few seconds for a slow machine, would reach it.
+     * run once read "AAAAA" for "ADAAA", no store failure logged, in a test class that ran across a
+     * minute's edge: the likely cause). Waits for the edge where the requests, with a few seconds for a
+     * slow machine, would reach it.
      */
     @Override
     void clearOfWindowEdge(Limit limit, long nanos) {
