@@ -3,6 +3,7 @@ package io.sluice.sync.internal;
 import io.sluice.sync.spi.Delta;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
@@ -77,9 +78,9 @@ final class Allowances {
    * do): its allowance holds from the window after, see {@link #counted}.
    */
   private final AtomicLong countedFromWindow;
-  /** When the registry's answer last lowered the count, and the count's age (see LimiterSetup#countFellAgo). */
+  /** When the registry's answer last lowered the count, and whether its count is current (see LimiterSetup#countFellAgo, #countCurrent). */
   private final LongSupplier countFellAgo;
-  private final LongSupplier countAge;
+  private final BooleanSupplier countCurrent;
   /** How long after the count fell every node that may hold an allowance has heard of it. */
   private final long countSettlesNanos;
 
@@ -96,7 +97,7 @@ final class Allowances {
     this.answeredWithinNanos = 2 * l.config.heartbeatInterval().toNanos();
     this.countedFromWindow = new AtomicLong(Long.MAX_VALUE);
     this.countFellAgo = l.countFellAgo;
-    this.countAge = l.countAge;
+    this.countCurrent = l.countCurrent;
     // (nodes that answer within two beat intervals have heard of the fall by then, and a permit one
     // spent just before is sent within a sync interval or two)
     this.countSettlesNanos = answeredWithinNanos + 2 * syncIntervalNanos;
@@ -144,7 +145,7 @@ final class Allowances {
    * key-window.)
    */
   private boolean countShared() {
-    return countAge.getAsLong() <= answeredWithinNanos && countFellAgo.getAsLong() >= countSettlesNanos;
+    return countCurrent.getAsBoolean() && countFellAgo.getAsLong() >= countSettlesNanos;
   }
 
   /**

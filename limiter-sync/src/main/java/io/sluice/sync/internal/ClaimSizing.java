@@ -7,7 +7,6 @@ import io.sluice.sync.spi.Delta;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
-import java.util.function.LongSupplier;
 
 /**
  * How much a node asks the store for on a window limit's key, and for how long it keeps it, for one
@@ -22,9 +21,8 @@ import java.util.function.LongSupplier;
 final class ClaimSizing {
   private final IntSupplier activeNodes;
   private final BooleanSupplier nodeCountConfirmed;
-  /** How long ago the registry last answered (LimiterSetup#countAge), and how recent an answer counts as current. */
-  private final LongSupplier countAge;
-  private final long countAnsweredWithinNanos;
+  /** Whether the registry's count is current (LimiterSetup#countCurrent). */
+  private final BooleanSupplier countCurrent;
   private final long batchSize;
   private final StoreCalls calls;
   private final boolean claimsKept;
@@ -45,8 +43,7 @@ final class ClaimSizing {
   ClaimSizing(LimiterSetup l, SyncConfig c) {
     this.activeNodes = l.activeNodes;
     this.nodeCountConfirmed = l.nodeCountConfirmed;
-    this.countAge = l.countAge;
-    this.countAnsweredWithinNanos = 2 * c.heartbeatInterval().toNanos();
+    this.countCurrent = l.countCurrent;
     this.batchSize = l.batchSize;
     this.calls = l.calls;
     this.claimsKept = l.claimsKept;
@@ -256,7 +253,7 @@ final class ClaimSizing {
    * on flushes it does not make, and nodes started since are not in it).
    */
   private boolean alonePerhapsNot() {
-    return claimNodes() < 2 && (aloneUnconfirmed() || countAge.getAsLong() > countAnsweredWithinNanos);
+    return claimNodes() < 2 && (aloneUnconfirmed() || !countCurrent.getAsBoolean());
   }
 
   /** Whether the key is below half its limit as the view shows it, and {@code need} more than half of what is free there. */

@@ -92,11 +92,16 @@ final class LimiterSetup {
    */
   final LongSupplier countedFor;
   /**
-   * How long ago the registry's answers last lowered the node count, and how long ago it last answered,
-   * nanoseconds (see NodeBeat#countFellNanosAgo; long ago and fresh where the node count is configured).
+   * How long ago the registry's answers last lowered the node count, nanoseconds (see
+   * NodeBeat#countFellNanosAgo; long ago where the node count is configured).
    */
   final LongSupplier countFellAgo;
-  final LongSupplier countAge;
+  /**
+   * Whether the registry last answered within two beat intervals (NodeBeat#countAgeNanos): every node
+   * alive has beaten since the answer before, so the count holds the nodes started meanwhile, and theirs
+   * holds this one. Always where the node count is configured.
+   */
+  final BooleanSupplier countCurrent;
   final Duration flushTimeout;
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   final Duration claimTimeout;
@@ -153,7 +158,8 @@ final class LimiterSetup {
     this.nodeCountConfirmed = c.activeNodes().isPresent() ? () -> true : this::registryConfirmed;
     this.countedFor = c.activeNodes().isPresent() ? () -> Long.MAX_VALUE : () -> flusher.countedForNanos();
     this.countFellAgo = c.activeNodes().isPresent() ? () -> Long.MAX_VALUE : () -> flusher.countFellNanosAgo();
-    this.countAge = c.activeNodes().isPresent() ? () -> 0 : () -> flusher.countAgeNanos();
+    long currentWithin = 2 * c.heartbeatInterval().toNanos();
+    this.countCurrent = c.activeNodes().isPresent() ? () -> true : () -> flusher.countAgeNanos() <= currentWithin;
     this.queue = new FlushQueue(counter, ticker);
     // (keys seen before sized claims ahead: fixed windows' claims only)
     this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle, claimsKept && !sliding);

@@ -72,7 +72,7 @@ final class NodeBeat {
   private volatile int answers;
   /** The beats' clock at the registry's first answer to this limiter (see {@link #countedByOthers}). */
   private volatile long firstAnswerAt;
-  /** The beats' clock at the registry answer that last lowered the count, and at the last answer (see Allowances#countShared). */
+  /** The beats' clock at the registry answer that last lowered the count, and at the last answer (see Allowances#countShared, LimiterSetup#countCurrent). */
   private volatile long countFellAt = Long.MIN_VALUE;
   private volatile long countedAt = Long.MIN_VALUE;
   /** Set once an answer comes two beat intervals after the first (see {@link #countedByOthers()}). */
