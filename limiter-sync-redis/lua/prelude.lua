@@ -255,7 +255,8 @@ end
 -- the time of the change at the rates before it (region_share.lua), so the record read now held since the
 -- base time: the drain is exact. Windows before the record's own (a base time written by a clock behind the
 -- coordinator's) drain at the smaller of the record's share and the static share, the safe side; past the
--- lease the static share holds for good, so at most the lease's windows are walked one by one.
+-- lease the static share holds for good, so at most the lease's windows are walked one by one. Then, for a
+-- key that holds a bucket, its state as stored (base time and backlog, before draining).
 local function regionalBucketAt(key, now, window, static)
   local v = redis.call('HMGET', key, 'b', 'q', 's:w', 's:v', 's:n', 's:x')
   local record = {v[3], v[4], v[5], v[6]}
@@ -263,6 +264,7 @@ local function regionalBucketAt(key, now, window, static)
   if b == nil or q == nil then
     return now, 0, record, false
   end
+  local stored = q
   local at = now
   if at < b then
     at = b
@@ -284,5 +286,5 @@ local function regionalBucketAt(key, now, window, static)
   if q < 0 then
     q = 0
   end
-  return at, q, record, true
+  return at, q, record, true, b, stored
 end

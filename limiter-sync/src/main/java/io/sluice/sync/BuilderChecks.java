@@ -109,16 +109,16 @@ final class BuilderChecks {
 
   /**
    * A regional quota: a fixed window or sliding window counter with room for every region in the
-   * approximate mode, or a token bucket in exact mode with a failure policy that admits nothing the
-   * coordinator does not count; a store that keeps shares.
+   * approximate mode, or a token bucket in exact mode or with token claims, with a failure policy that
+   * admits nothing the coordinator does not count; a store that keeps shares.
    */
   private static void checkRegional(Limit limit, CounterStore store, SyncConfig c, long batchSize) {
     Counter counter = Counter.regional(limit, c.regions()); // room for every region, or a message
     if (counter.regionalBucket()) {
-      if (c.reservation() || batchSize != 1) {
+      if (c.reservation()) {
         throw new IllegalArgumentException("regionalQuota: a token-bucket quota's share is enforced in exact mode"
-            + " (batch size 1: one script per decision on the region's Redis); not with "
-            + (c.reservation() ? "reservation" : "batchSize " + batchSize));
+            + " (batch size 1: one script per decision on the region's Redis) or with token claims (a bucket"
+            + " batch size above 1); not with reservation");
       }
       if (c.onStoreFailure() == StoreFailurePolicy.LOCAL_SHARE) {
         throw new IllegalArgumentException("onStoreFailure: a token-bucket regional quota takes FAIL_CLOSED or"

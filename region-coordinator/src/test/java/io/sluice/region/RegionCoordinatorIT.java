@@ -177,9 +177,23 @@ class RegionCoordinatorIT {
    */
   @Test
   void aTokenBucketQuotaSplitsItsRateByDemandAndHoldsItsBound() {
+    tokenBucketQuota(1);
+  }
+
+  /**
+   * The same with batched nodes (token claims of batch 100, each of the tokens in the region's bucket now,
+   * expiring at the quota's whole rate): the same bound, utilisation, fairness and convergence.
+   */
+  @Test
+  void aBatchedTokenBucketQuotaSplitsItsRateByDemandAndHoldsItsBound() {
+    tokenBucketQuota(100);
+  }
+
+  private void tokenBucketQuota(long batch) {
     GlobalQuota bucket = GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10)).keyPattern("tenant-*")
         .tokenBucket(G / 10).build();
-    try (RegionRig rig = new RegionRig(3, 2, bucket)) {
+    String mode = batch > 1 ? ", batched (token claims, batch " + batch + ")" : "";
+    try (RegionRig rig = new RegionRig(3, 2, bucket, (r, port) -> "redis://127.0.0.1:" + port, batch)) {
       RegionCoordinator coordinator = rig.addCoordinator("bucket-" + UUID.randomUUID());
       SkewThenShift run = skewThenShift(rig, coordinator);
       int converged = run.converged();
@@ -188,16 +202,18 @@ class RegionCoordinatorIT {
       Figures afterShift = run.afterShift();
       double over = rig.worstOverBucket("tenant-1");
       double staticOver = rig.worstOverBucket("static-1");
-      REPORT.add(row("token bucket (burst G/10): skew 70/20/10, demand 2G", "demand-based", coordinated, "-"));
-      REPORT.add(row("token bucket (burst G/10): skew 70/20/10, demand 2G", "static G/R", staticSplit, "-"));
-      REPORT.add(row("token bucket (burst G/10): after shift to 10/20/70", "demand-based", afterShift,
+      REPORT.add(row("token bucket (burst G/10)" + mode + ": skew 70/20/10, demand 2G", "demand-based", coordinated,
+          "-"));
+      REPORT.add(row("token bucket (burst G/10)" + mode + ": skew 70/20/10, demand 2G", "static G/R", staticSplit,
+          "-"));
+      REPORT.add(row("token bucket (burst G/10)" + mode + ": after shift to 10/20/70", "demand-based", afterShift,
           converged < 0 ? "> 60" : Integer.toString(converged)));
-      REPORT.add(String.format(Locale.ROOT, "| token bucket: the most admitted over any interval beyond the burst plus"
-          + " the refill, whole run | demand-based | - | - | - | %+.2f%% of G (%+.0f permits) | - | - |",
-          100 * Math.max(0, over) / G, over));
-      System.out.printf(Locale.ROOT, "token-bucket quota: over any interval %+.1f permits beyond burst + refill"
-          + " (static split %+.1f), converged after %d rounds; %s; %s; after shift %s%n", over, staticOver, converged,
-          coordinated, staticSplit, afterShift);
+      REPORT.add(String.format(Locale.ROOT, "| token bucket%s: the most admitted over any interval beyond the burst"
+          + " plus the refill, whole run | demand-based | - | - | - | %+.2f%% of G (%+.0f permits) | - | - |",
+          mode, 100 * Math.max(0, over) / G, over));
+      System.out.printf(Locale.ROOT, "token-bucket quota%s: over any interval %+.1f permits beyond burst + refill"
+          + " (static split %+.1f), converged after %d rounds; %s; %s; after shift %s%n", mode, over, staticOver,
+          converged, coordinated, staticSplit, afterShift);
       assertThat(over).isLessThanOrEqualTo(0.005 * G);
       assertThat(staticOver).isLessThanOrEqualTo(0.005 * G);
       assertThat(coordinated.meanUtilisation).isGreaterThanOrEqualTo(0.95);

@@ -62,6 +62,14 @@ public final class RegionRig implements AutoCloseable {
 
   /** A rig whose nodes reach their region's Redis at {@code nodeLink}'s address (the coordinator directly). */
   public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota, NodeLink nodeLink) {
+    this(regions, nodesPerRegion, quota, nodeLink, 1);
+  }
+
+  /**
+   * A rig whose token-bucket quota's nodes claim tokens in batches of {@code bucketBatch} (1: exact mode,
+   * one script per decision).
+   */
+  public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota, NodeLink nodeLink, long bucketBatch) {
     this.quota = quota;
     // start on a window edge, so that the first window is a whole one
     long window = quota.window().toNanos();
@@ -83,6 +91,9 @@ public final class RegionRig implements AutoCloseable {
               .flushTimeout(Duration.ofSeconds(10));
           if (quota.bucket()) {
             b.onStoreFailure(StoreFailurePolicy.FAIL_CLOSED); // (a regional bucket's policies admit nothing uncounted)
+            if (bucketBatch > 1) {
+              b.batchSize(bucketBatch);
+            }
           }
           list.add(b.build());
         }

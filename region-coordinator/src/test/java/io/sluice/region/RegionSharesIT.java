@@ -376,7 +376,10 @@ class RegionSharesIT {
       // a token bucket: exact mode, and a failure policy the coordinator counts
       assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).regionalQuota(3).build())
           .hasMessageStartingWith("onStoreFailure: a token-bucket regional quota");
-      assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).regionalQuota(3).batchSize(100)
+      // exact mode or token claims (a batch size above 1), not reservation
+      SyncedLimiter.builder(bucket, store).regionalQuota(3).batchSize(100)
+          .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build().close();
+      assertThatThrownBy(() -> SyncedLimiter.builder(bucket, store).regionalQuota(3).reservation()
           .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build())
           .hasMessageStartingWith("regionalQuota: a token-bucket quota's share is enforced in exact mode");
       Limit tinyBurst = Limit.tokenBucket("t").capacity(2).refill(300, Duration.ofSeconds(10)).build();

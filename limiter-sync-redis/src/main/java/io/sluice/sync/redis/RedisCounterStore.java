@@ -19,6 +19,7 @@ import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.FlushResult;
 import io.sluice.sync.spi.LeaseStore;
 import io.sluice.sync.spi.RegionalDecision;
+import io.sluice.sync.spi.RegionalGrant;
 import io.sluice.sync.spi.SequenceWitness;
 import io.sluice.sync.spi.ShareRecord;
 import io.sluice.sync.spi.StoreKeys;
@@ -58,6 +59,7 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
   private static final LuaScript FLUSH = LuaScript.load("flush");
   private static final LuaScript GCRA = LuaScript.load("gcra");
   private static final LuaScript REGIONAL_BUCKET = LuaScript.load("regional_bucket");
+  private static final LuaScript REGIONAL_CLAIM = LuaScript.load("regional_claim");
   private static final LuaScript FIXED_WINDOW = LuaScript.load("fixed_window");
   private static final LuaScript SLIDING_WINDOW_COUNTER = LuaScript.load("sliding_window_counter");
   private static final LuaScript SLIDING_WINDOW_LOG = LuaScript.load("sliding_window_log");
@@ -452,6 +454,24 @@ public final class RedisCounterStore implements CounterStore, ExactStore, LeaseS
     }
     return this.<List<Object>>evalsha(REGIONAL_BUCKET, ScriptOutputType.MULTI, regionalKeys(counter, key),
         regionalArgs(counter, -cost, nowMicros, ascii(window), ShareRecord.NONE)).thenApply(r -> null);
+  }
+
+  /** {@code regional_claim.lua} on the counter key. */
+  @Override
+  public CompletionStage<RegionalGrant> claimRegionalTokens(Counter counter, String key, long want, long need,
+      long nowMicros, long unused, long ifAt, long ifBacklog, ShareRecord known) {
+    ExactArgs.checkRegionalClaim(counter, key, want, need, nowMicros, unused, ifAt, ifBacklog);
+    byte[][] keys = {StoreKeys.counterKey(config.keyPrefix(), counter.limit(), key)};
+    byte[][] args = {ascii(nowMicros), ascii(want), ascii(need), ascii(counter.staticBurst()),
+        ascii(counter.windowNanos() / 1_000), ascii(counter.staticShare()), ascii(unused), ascii(ifAt),
+        ascii(ifBacklog), ascii(known.window()), ascii(known.share()), ascii(known.later()), ascii(known.leaseEnd())};
+    return this.<List<Object>>evalsha(REGIONAL_CLAIM, ScriptOutputType.MULTI, keys, args).thenApply(r -> {
+      TokenGrant grant = new TokenGrant((Long) r.get(0), (Long) r.get(1), (Long) r.get(2), (Long) r.get(3),
+          (Long) r.get(4));
+      long window = (Long) r.get(5);
+      return new RegionalGrant(grant, window < 0 ? ShareRecord.NONE
+          : new ShareRecord(window, (Long) r.get(6), (Long) r.get(7), (Long) r.get(8)));
+    });
   }
 
   private byte[][] regionalKeys(Counter counter, String key) {

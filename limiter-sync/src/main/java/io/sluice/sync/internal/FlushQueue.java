@@ -36,6 +36,15 @@ final class FlushQueue {
     this.ticker = ticker;
   }
 
+  /**
+   * A regional token bucket's demand ({@code TokenClaims}): permits admitted and denied on a key in a
+   * window, counted by the next sync's flush (its tokens were taken from the store's bucket by claims).
+   */
+  void demand(Delta d) {
+    pendingPermits.add(d.amount());
+    orphans.add(d);
+  }
+
   void wakes(Thread flusher) {
     this.flusher = flusher;
   }

@@ -170,8 +170,8 @@ final class LimiterSetup {
     // other (twice, for the probe that fails first): a local share is held that long after its last use
     this.shareHoldNanos = 2 * (c.storeBreaker().waitInOpenState().toNanos() + flushTimeout.toNanos()) + syncIntervalNanos;
     this.tokens = !windowed && batchSize > 1
-        ? new TokenClaims(limit, (TokenStore) store, calls, syncIntervalNanos, batchSize, c.maxKeys(), activeNodes,
-            claimTimeout)
+        ? new TokenClaims(limit, counter.regionalBucket() ? counter : null, queue::demand, (TokenStore) store, calls,
+            syncIntervalNanos, batchSize, c.maxKeys(), activeNodes, claimTimeout)
         : null;
     this.hotSyncIntervalNanos = Math.max(1, syncIntervalNanos / 10);
   }

@@ -53,6 +53,20 @@ public final class ExactArgs {
     }
   }
 
+  /** The checks {@link TokenStore#claimRegionalTokens} promises, before anything is sent. */
+  public static void checkRegionalClaim(Counter counter, String key, long want, long need, long nowMicros,
+      long unused, long ifAt, long ifBacklog) {
+    checkRegional(counter, key, Math.max(1, Math.min(want, counter == null ? 1 : counter.staticBurst())), nowMicros);
+    if (want < 1 || want > counter.staticBurst()) {
+      throw new IllegalArgumentException("want: must be between 1 and the region's part " + counter.staticBurst()
+          + " of the burst of limit " + counter.limit().name() + ", got " + want);
+    }
+    if (need < 0 || need > want) {
+      throw new IllegalArgumentException("need: must be between 0 and want " + want + ", got " + need);
+    }
+    checkUnused(unused, ifAt, ifBacklog);
+  }
+
   /**
    * The checks {@link TokenStore#claimTokens} promises, before anything is sent; answers the limit's
    * counter. Every number the claim computes stays below 2^53: the burst ({@link Counter#of}) and the

@@ -72,6 +72,31 @@ public interface TokenStore extends AutoCloseable {
   CompletionStage<TokenGrant> claimTokens(Limit limit, String key, long want, long need, long giveBack,
       long horizonMicros, long nowMicros, long unused, long ifAt, long ifBacklog);
 
+  /**
+   * A claim of tokens of one region's part of a token-bucket global quota ({@link Counter#regionalBucket()};
+   * batched mode, on the key and state of {@link ExactStore#acquireRegional}): atomically, at the caller's
+   * time, drains the region's bucket at the share in force, gives back {@code unused} units where the
+   * bucket's state is still the one the caller's last grant wrote (its base time {@code ifAt} and backlog
+   * {@code ifBacklog}), then grants {@code min(want, tokens in the bucket now)}, or none when that is
+   * fewer than {@code need}. Never tokens of the refill to come: the region's rate is the coordinator's
+   * share, which may change before they would be due. The answer's backlog is in the bucket's units, a
+   * permit being one window's length in microseconds (the quota's refill period), drained at the share
+   * (permits per window) in units per microsecond. Counts no demand: the node's flushes count what it
+   * admitted and denied (regional deltas, as for window quotas). {@code known}: as for
+   * {@link ExactStore#acquireRegional} (a key lost while its lease covers the window starts empty, at
+   * {@code known}'s share).
+   *
+   * @throws IllegalArgumentException (at once) for a counter that is not a regional bucket, a null or
+   *     empty key, a want outside 1..the region's burst, a need outside 0..want, a time outside 0..2^52 us,
+   *     or {@code unused}, {@code ifAt} or {@code ifBacklog} outside 0..2^52
+   * @throws UnsupportedOperationException where the store keeps no regional quotas (the default)
+   */
+  default CompletionStage<RegionalGrant> claimRegionalTokens(Counter counter, String key, long want, long need,
+      long nowMicros, long unused, long ifAt, long ifBacklog, ShareRecord known) {
+    throw new UnsupportedOperationException("regionalQuota: " + getClass().getSimpleName()
+        + " keeps no regional token buckets");
+  }
+
   @Override
   void close();
 }
