@@ -154,16 +154,22 @@ class RegionChaosIT {
         // 1. b's nodes cut off from b's Redis for four windows
         long cutFrom = rig.window();
         nodeLinks[1].disable();
+        long fallbackBefore = rig.fallbackDecisions(1);
         rig.run(Duration.ofSeconds(40), r -> DEMAND[r], "tenant-1");
         long cutTo = rig.window();
+        long fallbackCut = rig.fallbackDecisions(1);
         nodeLinks[1].enable();
         rig.run(Duration.ofSeconds(20), r -> DEMAND[r], "tenant-1");
 
         // 2. b's Redis killed and restarted empty
         long restartAt = rig.window();
+        long fallbackAfterCut = rig.fallbackDecisions(1);
         rig.restartEmpty(1);
         rig.run(Duration.ofSeconds(40), r -> DEMAND[r], "tenant-1");
         long end = rig.window();
+        System.out.printf(Locale.ROOT, "RegionChaosIT: b's decisions left to the failure policy: %d while cut off,"
+            + " %d in the 20 s after, %d after the restart%n", fallbackCut - fallbackBefore, fallbackAfterCut - fallbackCut,
+            rig.fallbackDecisions(1) - fallbackAfterCut);
 
         double worstOver = 0;
         long worstWindow = first;

@@ -60,6 +60,11 @@ class RegionRealTimeIT {
    * interval against the burst plus the refill ({@link #worstOverBucket}).
    */
   private static final long BUCKET = Long.getLong("sluice.realtime.bucket", 0);
+  /**
+   * A token-bucket quota's nodes claim tokens in batches of this size ({@code -Dsluice.realtime.bucketBatch=N};
+   * 1, the default: exact mode).
+   */
+  private static final long BUCKET_BATCH = Long.getLong("sluice.realtime.bucketBatch", 1);
   /** Slots of 10 ms in which a token-bucket quota's admissions are counted (the interval bound's grain). */
   private static final long SLOT_NANOS = 10_000_000L;
 
@@ -97,6 +102,9 @@ class RegionRealTimeIT {
               .nodeId("region-" + (char) ('a' + r) + "-" + n).ticker(Ticker.system()).regionalQuota(REGIONS);
           if (BUCKET > 0) {
             b.onStoreFailure(StoreFailurePolicy.FAIL_CLOSED); // (a regional bucket's policies admit nothing uncounted)
+            if (BUCKET_BATCH > 1) {
+              b.batchSize(BUCKET_BATCH);
+            }
           }
           nodes.add(b.build());
         }
@@ -170,9 +178,9 @@ class RegionRealTimeIT {
       md.append(String.format(Locale.ROOT, "G = %,d per 1 s window on each of %d keys%s, demand 2G per key; %d regions"
           + " (a redis-server each), %d nodes per region; %d coordinator replicas as processes of their own (rounds every"
           + " %,d ms on the clock's grid, lease 5 s). Run %s.%n%n", G, KEYS.length, BUCKET > 0 ? String.format(Locale.ROOT,
-          " (a token bucket: G is its refill per second, its burst %,d; the nodes in exact mode; \"over\" is the most"
+          " (a token bucket: G is its refill per second, its burst %,d; the nodes %s; \"over\" is the most"
           + " all regions admitted in any interval beyond the burst plus the refill over it, counted in 10 ms slots)",
-          BUCKET) : "", REGIONS, NODES, 2, ROUND_MS, java.time.Instant.now().toString().substring(0, 16) + " UTC"));
+          BUCKET, BUCKET_BATCH > 1 ? "claim tokens in batches of " + BUCKET_BATCH : "in exact mode") : "", REGIONS, NODES, 2, ROUND_MS, java.time.Instant.now().toString().substring(0, 16) + " UTC"));
       md.append("| run | windows | mean utilisation | worst window | worst over G | windows to reconverge (≥ 95%)"
           + " | regions owed all they ask: admitted / asked, mean (worst) |\n");
       md.append("|---|---:|---:|---:|---:|---|---:|\n");
@@ -202,6 +210,7 @@ class RegionRealTimeIT {
       Path dir = Path.of(System.getProperty("sluice.report.dir", "target"));
       Files.createDirectories(dir);
       String name = "regions-realtime" + (SLIDING ? "-sliding" : "") + (BUCKET > 0 ? "-bucket" : "")
+          + (BUCKET > 0 && BUCKET_BATCH > 1 ? "-batched" : "")
           + (ROUND_MS == 250 ? "" : "-" + ROUND_MS + "ms");
       Files.writeString(dir.resolve(name + ".md"), md.toString());
       System.out.println(md);
