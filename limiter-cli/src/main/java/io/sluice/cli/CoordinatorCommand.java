@@ -38,8 +38,8 @@ public final class CoordinatorCommand implements Callable<Integer> {
   @Option(names = "--bucket-quota", paramLabel = "NAME=G/WINDOW,BURST[:PATTERN]",
       description = "A token-bucket global quota: a refill of G permits per WINDOW, its rate split between the"
           + " regions by demand, and a burst of BURST permits split evenly, e.g. api=6000/10s,600:tenant-*; the nodes"
-          + " build a token bucket of that burst and refill in exact mode with FAIL_CLOSED or FAIL_OPEN (see the"
-          + " README). Repeat per quota.")
+          + " build a token bucket of that burst and refill, in exact mode or with token claims (a batch size above"
+          + " 1), with FAIL_CLOSED or FAIL_OPEN (see the README). Repeat per quota.")
   List<String> bucketQuotas = new java.util.ArrayList<>();
 
   @Option(names = "--round", paramLabel = "TIME", defaultValue = "250ms", converter = DurationConverter.class,

@@ -581,8 +581,12 @@ public final class SyncedLimiter implements KeyedLimiter {
      * region's share, which a region coordinator writes to the store and every flush reads back (no
      * extra store call); without a share, or once the coordinator's lease on it has run out, the
      * static share G / regions. Denied requests are flushed too, as the demand the coordinator
-     * weighs. Needs a fixed-window limit, the approximate mode (batch size above 1, no reservation)
-     * and a store that keeps regional quotas (a standalone {@code RedisCounterStore}).
+     * weighs. Needs a store that keeps regional quotas (a standalone {@code RedisCounterStore}) and a
+     * fixed window or sliding window counter in the approximate mode (batch size above 1, no
+     * reservation), or a token bucket (G its refill per period, the burst split evenly; the share is of
+     * the rate) in exact mode (batch size 1, the default for buckets) or with token claims (a batch size
+     * above 1: each claim takes only the tokens the region's bucket holds now), with FAIL_CLOSED or
+     * FAIL_OPEN.
      */
     public Builder regionalQuota(int regions) {
       if (regions < 1) {
