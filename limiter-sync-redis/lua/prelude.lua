@@ -249,6 +249,35 @@ local function regionalRate(record, x, static)
   return share >= 0 and share or static
 end
 
+-- The share record a regional bucket's caller passes back (regional_bucket.lua, regional_claim.lua):
+-- ARGV[from..from + 3], its window, share, later share and lease end (-1 each for none); or nil and a
+-- message.
+local function knownRecord(from)
+  local known = {}
+  for i = from, from + 3 do
+    local v, err = int(i, 'known record', -1, MAX_EXACT / 2)
+    if not v then return nil, err end
+    known[i - from + 1] = v
+  end
+  return known
+end
+
+-- A regional bucket's key that holds neither a bucket nor a record while the record its caller last read
+-- (`known`) still covers window x was lost: the region's Redis restarted without its data (a key lives
+-- through its lease, region_share.lua). The record is written back and the bucket starts empty (a
+-- backlog of `full`), so that it refills at the share the coordinator counts the region at, not at the
+-- static share, and gets no fresh burst. Returns the backlog and the record to go on with, and whether
+-- it wrote them.
+local function restoreLost(key, at, x, q, record, found, known, window, full)
+  if found or record[1] or known[1] < 0 or x > known[4] then
+    return q, record, false
+  end
+  redis.call('HSET', key, 's:w', digits(known[1]), 's:v', digits(known[2]), 's:n', digits(known[3]),
+      's:x', digits(known[4]), 'b', digits(at), 'q', digits(full))
+  redis.call('PEXPIRE', key, ceildiv((known[4] + 2) * window - at, 1000) + TTL_MARGIN_MS)
+  return full, {known[1], known[2], known[3], known[4]}, true
+end
+
 -- A regional token bucket's state at `now`: the time it counts at (the newest seen, as bucketAt), its backlog
 -- drained window by window at the rate in force in each, the share record ('s:w', 's:v', 's:n', 's:x', as
 -- shareFor reads it), and whether the key holds a bucket. Every change of the record rebases the bucket to

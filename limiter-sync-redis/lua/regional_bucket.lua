@@ -33,8 +33,8 @@
 -- windows before the previous one and lists the key in the index. The key lives at least until its
 -- bucket is full again at the slower of its rate and the static share (region_share.lua extends it
 -- when it cuts the share).
--- fail, int, floordiv, ceildiv, digits, regionalBucketAt, regionalRate, drainMs, firstWrite,
--- TTL_MARGIN_MS and MAX_EXACT come from prelude.lua.
+-- fail, int, floordiv, ceildiv, digits, knownRecord, regionalBucketAt, restoreLost, regionalRate, drainMs,
+-- firstWrite and MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 2 then
   return fail('expected 2 keys (the counter key and the demand index), got ' .. #KEYS)
@@ -59,26 +59,16 @@ ttl, err = int(6, 'ttl', 1, MAX_EXACT / 2)
 if not ttl then return fail(err) end
 indexTtl, err = int(7, 'indexTtl', 1, MAX_EXACT / 2)
 if not indexTtl then return fail(err) end
-local known = {}
-for i = 9, 12 do
-  local v
-  v, err = int(i, 'known record', -1, MAX_EXACT / 2)
-  if not v then return fail(err) end
-  known[i - 8] = v
-end
+local known
+known, err = knownRecord(9)
+if not known then return fail(err) end
 
 local key = KEYS[1]
 local at, q, record, found = regionalBucketAt(key, now, window, static)
 local x = floordiv(at, window)
 local full = burst * window
-if not found and not record[1] and known[1] >= 0 and x <= known[4] then
-  -- lost while a lease covered it: the caller's record back, the bucket empty
-  record = {known[1], known[2], known[3], known[4]}
-  q = full
-  redis.call('HSET', key, 's:w', digits(known[1]), 's:v', digits(known[2]), 's:n', digits(known[3]),
-      's:x', digits(known[4]), 'b', digits(at), 'q', digits(q))
-  redis.call('PEXPIRE', key, ceildiv((known[4] + 2) * window - at, 1000) + TTL_MARGIN_MS)
-end
+-- lost while a lease covered it: the caller's record back, the bucket empty
+q, record = restoreLost(key, at, x, q, record, found, known, window, full)
 local rate = regionalRate(record, x, static)
 local function answer(allowed, remaining, retry)
   local out = {allowed, remaining, retry, ceildiv(q, math.max(1, rate)), x}

@@ -32,8 +32,8 @@
 -- when nothing was granted though tokens were wanted the time (rounded up, at least 1) until max(need,
 -- 1) could be at the rate in force (else 0), and the time the store counted at (the newest it has seen
 -- for the key, or the caller's). No grant and no give-back writes nothing.
--- fail, int, floordiv, ceildiv, digits, regionalBucketAt, regionalRate, drainMs, TTL_MARGIN_MS and MAX_EXACT
--- come from prelude.lua.
+-- fail, int, floordiv, ceildiv, digits, knownRecord, regionalBucketAt, restoreLost, regionalRate, drainMs and
+-- MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key (the counter key), got ' .. #KEYS)
@@ -61,28 +61,17 @@ ifAt, err = int(8, 'ifAt', 0, MAX_EXACT / 2)
 if not ifAt then return fail(err) end
 ifBacklog, err = int(9, 'ifBacklog', 0, MAX_EXACT / 2)
 if not ifBacklog then return fail(err) end
-local known = {}
-for i = 10, 13 do
-  local v
-  v, err = int(i, 'known record', -1, MAX_EXACT / 2)
-  if not v then return fail(err) end
-  known[i - 9] = v
-end
+local known
+known, err = knownRecord(10)
+if not known then return fail(err) end
 
 local key = KEYS[1]
 local at, q, record, found, storedAt, storedBacklog = regionalBucketAt(key, now, window, static)
 local x = floordiv(at, window)
 local full = burst * window
-local wrote = false
-if not found and not record[1] and known[1] >= 0 and x <= known[4] then
-  -- lost while a lease covered it: the caller's record back, the bucket empty
-  record = {known[1], known[2], known[3], known[4]}
-  q = full
-  redis.call('HSET', key, 's:w', digits(known[1]), 's:v', digits(known[2]), 's:n', digits(known[3]),
-      's:x', digits(known[4]), 'b', digits(at), 'q', digits(q))
-  redis.call('PEXPIRE', key, ceildiv((known[4] + 2) * window - at, 1000) + TTL_MARGIN_MS)
-  wrote = true
-end
+-- lost while a lease covered it: the caller's record back, the bucket empty
+local wrote
+q, record, wrote = restoreLost(key, at, x, q, record, found, known, window, full)
 local rate = regionalRate(record, x, static)
 
 -- what the caller's last grant took and the bucket refilled past unused, back where nothing else wrote

@@ -1,6 +1,7 @@
 package io.sluice.region;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sluice.node.Limit;
 import io.sluice.node.ManualTicker;
@@ -200,6 +201,28 @@ class RegionalTokenClaimsIT {
       assertThat(takeAll(node, "k")).isLessThanOrEqualTo(1L);
       ticker.advanceNanos(1_000 * MILLI);
       assertThat(takeAll(node, "k")).isBetween(495L, 500L);
+    }
+  }
+
+  /**
+   * A cost above the region's part of the burst can never be admitted there: refused with a message
+   * naming the field, in both modes (before, it failed the store client's argument checks, which counted
+   * against the breaker as a store failure), and a cost of the whole part is admitted on a full bucket.
+   */
+  @Test
+  void aCostAboveTheRegionsPartOfTheBurstIsRefused() {
+    Limit quota = quota("q-claims-cost");
+    ManualTicker ticker = atAWindowStart();
+    try (RedisCounterStore store = redis.newStore();
+         SyncedLimiter batched = node(quota, store, ticker, "b", 100);
+         SyncedLimiter exact = node(quota, store, ticker, "e", 1)) {
+      for (SyncedLimiter node : List.of(batched, exact)) {
+        assertThatThrownBy(() -> node.tryAcquire("big", 1_001))
+            .hasMessageStartingWith("cost: must be between 1 and the region's part 1000 of the burst");
+        assertThat(node.storeFailures()).isZero();
+      }
+      assertThat(batched.tryAcquire("whole-b", 1_000)).isTrue();
+      assertThat(exact.tryAcquire("whole-e", 1_000)).isTrue();
     }
   }
 

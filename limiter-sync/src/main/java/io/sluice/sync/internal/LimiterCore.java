@@ -201,6 +201,12 @@ public final class LimiterCore {
       throw new IllegalArgumentException("cost: must be between 1 and the capacity " + limit.capacity()
           + " of limit " + limit.name() + ", got " + cost);
     }
+    if (setup.counter.regionalBucket() && cost > setup.counter.staticBurst()) {
+      // (a region's bucket holds its part of the burst: a larger cost can never be admitted, and it would
+      // fail the store client's argument checks, which the breaker counts as a store failure)
+      throw new IllegalArgumentException("cost: must be between 1 and the region's part "
+          + setup.counter.staticBurst() + " of the burst of limit " + limit.name() + ", got " + cost);
+    }
   }
 
   // ------------------------------------------------------------------ syncs and the registry
