@@ -202,17 +202,17 @@ public final class RegionRig implements AutoCloseable {
     return c;
   }
 
+  /** Decisions region r's nodes left to their failure policy so far (the store failed, or their breaker was open). */
+  public long fallbackDecisions(int region) {
+    return nodes.get(region).stream().mapToLong(SyncedLimiter::fallbackDecisions).sum();
+  }
+
   /**
    * Runs traffic for {@code duration} of simulated time: region r asks for
    * {@code demand.applyAsDouble(r)} permits per second of {@code key}, spread over its nodes; every
    * replica is asked to run a round each second, or every {@link #roundNanos} (only the leader acts). Returns how many rounds a
    * replica led.
    */
-  /** Decisions region r's nodes left to their failure policy so far (the store failed, or their breaker was open). */
-  public long fallbackDecisions(int region) {
-    return nodes.get(region).stream().mapToLong(SyncedLimiter::fallbackDecisions).sum();
-  }
-
   public int run(Duration duration, IntToDoubleFunction demandPerSecond, String... keys) {
     int led = 0;
     long end = ticker.read() + duration.toNanos();

@@ -13,7 +13,6 @@ import io.sluice.sync.spi.ExactStore;
 import io.sluice.sync.spi.ShareRecord;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -49,8 +48,7 @@ final class StoreDecisions {
   /** A region's part of a token-bucket global quota (exact mode, its own script); else null. */
   private final Counter regionalBucket;
   /** A regional bucket's share records, per key, as this node last read them (see {@link #acquire}). */
-  private final ConcurrentHashMap<String, ShareRecord> records = new ConcurrentHashMap<>();
-  private final int maxRecords;
+  private final ShareRecords records;
   /** Exact mode: give-backs (release) that failed, leaving their permits spent. */
   private final LongAdder giveBacksFailed = new LongAdder();
 
@@ -62,7 +60,7 @@ final class StoreDecisions {
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.exact = l.exact;
     this.regionalBucket = l.counter.regionalBucket() ? l.counter : null;
-    this.maxRecords = l.config.maxKeys();
+    this.records = l.shareRecords;
     this.tokens = l.tokens;
     this.localShares = localShares;
     this.onStoreFailure = l.onStoreFailure;
@@ -106,6 +104,11 @@ final class StoreDecisions {
     return answers.answer(key, r == TokenClaims.ALLOWED, answer, out[0], limit.quotaWindowNanos(), out[1], 0);
   }
 
+  /** A batched bucket's admitted {@code cost} released (another limit of the request denied it): see {@link TokenClaims#released}. */
+  void tokensReleased(String key, long cost) {
+    tokens.released(key, cost);
+  }
+
   /** Exact mode's decision, one script call; null when the store failed it (the policy decides). */
   Decision exactly(String key, long cost, int answer, long now) {
     long askedAt = System.nanoTime();
@@ -137,33 +140,11 @@ final class StoreDecisions {
     if (regionalBucket == null) {
       return exact.acquire(limit, key, cost, nowMicros);
     }
-    ShareRecord known = records.getOrDefault(key, ShareRecord.NONE);
+    ShareRecord known = records.known(key);
     return exact.acquireRegional(regionalBucket, key, cost, nowMicros, known).thenApply(d -> {
-      remember(key, known, d.record());
+      records.remember(key, known, d.record());
       return d.result();
     });
-  }
-
-  /**
-   * Keeps the record a regional bucket's key holds, as read. Bounded by the limiter's key table: a full
-   * table first forgets the records whose leases have ended (a lost key is known by a lease that
-   * covers it), and takes no new key while none has.
-   */
-  private void remember(String key, ShareRecord known, ShareRecord read) {
-    if (read.equals(known)) {
-      return;
-    }
-    if (read.window() < 0) {
-      records.remove(key);
-      return;
-    }
-    if (records.size() >= maxRecords && !records.containsKey(key)) {
-      records.values().removeIf(r -> r.leaseEnd() < read.window());
-      if (records.size() >= maxRecords) {
-        return;
-      }
-    }
-    records.put(key, read);
   }
 
   long giveBacksFailed() {

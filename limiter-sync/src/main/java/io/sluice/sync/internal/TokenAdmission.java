@@ -42,6 +42,8 @@ final class TokenAdmission extends Admission {
   void release(String key, long cost, Decision acquired) {
     // the permits stay spent. Put back into a holding they would be covered by a grant that did not
     // pay for them, and given back to the store they would lower its backlog under other nodes' claims
-    // (see TokenClaims#decide): under-admission, never over
+    // (see TokenClaims#decide): under-admission, never over. A regional bucket's demand no longer
+    // counts them as admitted, as exact mode's give-back lowers the window's count
+    byStore.tokensReleased(key, cost);
   }
 }

@@ -74,6 +74,8 @@ final class TokenClaims {
   private final Counter regional;
   /** Where a regional bucket's demand (admitted and denied per window) goes: the next flush. */
   private final Consumer<Delta> demandSink;
+  /** A regional bucket's share records as this node last read them (kept apart from the holdings, which idle keys lose). */
+  private final ShareRecords records;
   private final TokenStore store;
   private final StoreCalls calls;
   private final long syncIntervalMicros;
@@ -94,19 +96,22 @@ final class TokenClaims {
 
   TokenClaims(Limit limit, TokenStore store, StoreCalls calls, long syncIntervalNanos, long batchSize, int maxKeys,
       IntSupplier nodes, Duration claimTimeout) {
-    this(limit, null, d -> { }, store, calls, syncIntervalNanos, batchSize, maxKeys, nodes, claimTimeout);
+    this(limit, null, d -> { }, null, store, calls, syncIntervalNanos, batchSize, maxKeys, nodes, claimTimeout);
   }
 
   /**
    * {@code regional}: a region's part of a token-bucket global quota ({@link Counter#regionalBucket()}),
-   * whose demand goes to {@code demandSink}; null for an ordinary bucket.
+   * whose demand goes to {@code demandSink} and whose keys' share records are kept in {@code records};
+   * null for an ordinary bucket.
    */
-  TokenClaims(Limit limit, Counter regional, Consumer<Delta> demandSink, TokenStore store, StoreCalls calls,
-      long syncIntervalNanos, long batchSize, int maxKeys, IntSupplier nodes, Duration claimTimeout) {
+  TokenClaims(Limit limit, Counter regional, Consumer<Delta> demandSink, ShareRecords records, TokenStore store,
+      StoreCalls calls, long syncIntervalNanos, long batchSize, int maxKeys, IntSupplier nodes,
+      Duration claimTimeout) {
     this.limit = limit;
     this.counter = Counter.of(limit);
     this.regional = regional;
     this.demandSink = demandSink;
+    this.records = records;
     if (regional != null) {
       this.capacity = regional.staticBurst();
       this.interval = regional.windowNanos() / 1_000;
@@ -178,8 +183,6 @@ final class TokenClaims {
      * must not wait (see {@link SyncedLimiter#acquireAsync}).
      */
     volatile boolean storeCallUnderway;
-    /** A regional bucket: the share record the key held at the last answer (passed back with the next claim). */
-    ShareRecord known = ShareRecord.NONE;
     /** A regional bucket: permits admitted and denied in window {@code demandWindow}, not yet sent. */
     long demandWindow = Long.MIN_VALUE;
     long demandAdmitted;
@@ -288,6 +291,21 @@ final class TokenClaims {
     }
   }
 
+  /**
+   * {@code cost} tokens a decision admitted were released (another limit of the request denied it): they
+   * stay spent (see TokenAdmission#release), but a regional bucket's demand no longer counts them as
+   * admitted, where they have not been sent yet (a flush's count is never lowered: demand only).
+   */
+  void released(String key, long cost) {
+    Holding h = regional == null ? null : holdings.get(key);
+    if (h == null) {
+      return;
+    }
+    synchronized (h) {
+      h.demandAdmitted = Math.max(0, h.demandAdmitted - cost);
+    }
+  }
+
   /** Under the holding's monitor: the holding's demand not yet sent, to the next flush. */
   private void sendDemand(Holding h, String key) {
     if (h.demandAdmitted > 0 || h.demandDenied > 0) {
@@ -353,11 +371,11 @@ final class TokenClaims {
         grant = calls.guarded(() -> store.claimTokens(limit, key, want, need, 0, horizon, now, unused, ifAt, ifBacklog),
             claimTimeout);
       } else {
-        ShareRecord known = h.known;
+        ShareRecord known = records.known(key);
         RegionalGrant g = calls.guarded(() -> store.claimRegionalTokens(regional, key, want, need, now, unused, ifAt,
             ifBacklog, known), claimTimeout);
         if (g != null) {
-          h.known = g.record();
+          records.remember(key, known, g.record());
         }
         grant = g == null ? null : g.grant();
       }
