@@ -234,6 +234,30 @@ class RegionalTokenClaimsIT {
     }
   }
 
+  /**
+   * A permit released after another limit of the request denied it stays spent in the bucket, but is not
+   * the region's admitted demand (exact mode's give-back lowers the window's count the same way).
+   */
+  @Test
+  void aReleasedPermitIsNotTheRegionsAdmittedDemand() {
+    Limit quota = quota("q-claims-release");
+    ManualTicker ticker = atAWindowStart();
+    long w = Math.floorDiv(ticker.read(), WINDOW_NANOS);
+    try (RedisCounterStore store = redis.newStore();
+         RegionShareStore shares = RegionShareStore.connect(RedisStoreConfig.builder(redis.uri()).build());
+         SyncedLimiter node = node(quota, store, ticker, "n1", 100)) {
+      for (int i = 0; i < 10; i++) {
+        io.sluice.node.Decision d = node.acquire("r", 1);
+        assertThat(d.allowed()).isTrue();
+        if (i % 2 == 0) {
+          node.release("r", 1, d);
+        }
+      }
+      node.syncNow();
+      assertThat(shares.read(quota, w, List.of("r")).get(0).admitted()).isEqualTo(5);
+    }
+  }
+
   /** Takes one permit at a time until the node denies; returns how many it admitted. */
   private static long takeAll(SyncedLimiter node, String key) {
     long admitted = 0;
