@@ -38,6 +38,17 @@ class RegionalCounterTest {
     assertThatThrownBy(() -> ExactArgs.checkRegional(Counter.of(bucket), "k", 1, 1))
         .hasMessageStartingWith("counter: must be a regional token bucket's");
     ExactArgs.checkRegional(c, "k", 33, 1);
+    // a claim of its tokens: a want of at most that part, a need of at most the want
+    ExactArgs.checkRegionalClaim(c, "k", 33, 33, 1, 0, 0, 0);
+    assertThatThrownBy(() -> ExactArgs.checkRegionalClaim(c, "k", 34, 1, 1, 0, 0, 0))
+        .hasMessageStartingWith("want: must be between 1 and the region's part 33");
+    assertThatThrownBy(() -> ExactArgs.checkRegionalClaim(c, "k", 0, 0, 1, 0, 0, 0)).hasMessageStartingWith("want:");
+    assertThatThrownBy(() -> ExactArgs.checkRegionalClaim(c, "k", 5, 6, 1, 0, 0, 0))
+        .hasMessageStartingWith("need: must be between 0 and want 5");
+    assertThatThrownBy(() -> ExactArgs.checkRegionalClaim(c, "k", 5, 1, 1, -1, 0, 0)).hasMessageStartingWith("unused:");
+    assertThatThrownBy(() -> ExactArgs.checkRegionalClaim(Counter.of(bucket), "k", 1, 1, 1, 0, 0, 0))
+        .hasMessageStartingWith("counter: must be a regional token bucket's");
+    assertThatThrownBy(() -> ExactArgs.checkRegionalClaim(c, "", 1, 1, 1, 0, 0, 0)).hasMessageStartingWith("key:");
   }
 
   @Test

@@ -56,7 +56,7 @@ public final class ExactArgs {
   /** The checks {@link TokenStore#claimRegionalTokens} promises, before anything is sent. */
   public static void checkRegionalClaim(Counter counter, String key, long want, long need, long nowMicros,
       long unused, long ifAt, long ifBacklog) {
-    checkRegional(counter, key, Math.max(1, Math.min(want, counter == null ? 1 : counter.staticBurst())), nowMicros);
+    checkRegional(counter, key, 1, nowMicros); // (the counter, key and time; the want is checked below)
     if (want < 1 || want > counter.staticBurst()) {
       throw new IllegalArgumentException("want: must be between 1 and the region's part " + counter.staticBurst()
           + " of the burst of limit " + counter.limit().name() + ", got " + want);
