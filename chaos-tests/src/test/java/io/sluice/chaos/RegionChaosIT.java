@@ -112,8 +112,7 @@ class RegionChaosIT {
    */
   @Test
   void aTokenBucketQuotaHoldsWhenARegionsNodesLoseTheirRedisAndItRestartsEmpty() throws Exception {
-    nodesLoseTheirRedisThenItRestartsEmpty(GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10))
-        .keyPattern("tenant-*").tokenBucket(G / 10).build());
+    nodesLoseTheirRedisThenItRestartsEmpty(bucketQuota());
   }
 
   /**
@@ -123,8 +122,13 @@ class RegionChaosIT {
    */
   @Test
   void aBatchedTokenBucketQuotaHoldsWhenARegionsNodesLoseTheirRedisAndItRestartsEmpty() throws Exception {
-    nodesLoseTheirRedisThenItRestartsEmpty(GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10))
-        .keyPattern("tenant-*").tokenBucket(G / 10).build(), 100);
+    nodesLoseTheirRedisThenItRestartsEmpty(bucketQuota(), 100);
+  }
+
+  /** A token-bucket quota: a refill of G per 10 s, a burst of G / 10. */
+  private static GlobalQuota bucketQuota() {
+    return GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10)).keyPattern("tenant-*")
+        .tokenBucket(G / 10).build();
   }
 
   private static void nodesLoseTheirRedisThenItRestartsEmpty(GlobalQuota quota) throws Exception {
@@ -168,8 +172,8 @@ class RegionChaosIT {
         rig.run(Duration.ofSeconds(40), r -> DEMAND[r], "tenant-1");
         long end = rig.window();
         System.out.printf(Locale.ROOT, "RegionChaosIT: b's decisions left to the failure policy: %d while cut off,"
-            + " %d in the 20 s after, %d after the restart%n", fallbackCut - fallbackBefore, fallbackAfterCut - fallbackCut,
-            rig.fallbackDecisions(1) - fallbackAfterCut);
+            + " %d in the 20 s after, %d after the restart%n", fallbackCut - fallbackBefore,
+            fallbackAfterCut - fallbackCut, rig.fallbackDecisions(1) - fallbackAfterCut);
 
         double worstOver = 0;
         long worstWindow = first;
@@ -187,7 +191,8 @@ class RegionChaosIT {
         double bucketOver = quota.bucket() ? rig.worstOverBucket("tenant-1") / G : 0;
         System.out.printf(Locale.ROOT, "RegionChaosIT%s (b's nodes cut from their Redis in windows %d-%d, b's Redis"
             + " restarted empty in window %d): worst window %+.2f%% of G (window %d)%s; utilisation cut %.1f%%,"
-            + " after the restart %.1f%%; admitted a/b/c per window:%s%n", quota.bucket() ? ", token bucket" + (bucketBatch > 1 ? " batched" : "") : "",
+            + " after the restart %.1f%%; admitted a/b/c per window:%s%n",
+            quota.bucket() ? ", token bucket" + (bucketBatch > 1 ? " batched" : "") : "",
             cutFrom - first, cutTo - first - 1, restartAt - first, 100 * worstOver, worstWindow - first,
             quota.bucket() ? String.format(Locale.ROOT, ", most over burst + refill in any interval %+.2f%% of G",
                 100 * bucketOver) : "", 100 * utilisation(rig, cutFrom, cutTo), 100 * utilisation(rig, restartAt, end),

@@ -193,7 +193,7 @@ class RegionCoordinatorIT {
     GlobalQuota bucket = GlobalQuota.builder("api").quota(G).window(Duration.ofSeconds(10)).keyPattern("tenant-*")
         .tokenBucket(G / 10).build();
     String mode = batch > 1 ? ", batched (token claims, batch " + batch + ")" : "";
-    try (RegionRig rig = new RegionRig(3, 2, bucket, (r, port) -> "redis://127.0.0.1:" + port, batch)) {
+    try (RegionRig rig = new RegionRig(3, 2, bucket, RegionRig.DIRECT, batch)) {
       RegionCoordinator coordinator = rig.addCoordinator("bucket-" + UUID.randomUUID());
       SkewThenShift run = skewThenShift(rig, coordinator);
       int converged = run.converged();

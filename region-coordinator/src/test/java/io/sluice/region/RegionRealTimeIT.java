@@ -180,7 +180,8 @@ class RegionRealTimeIT {
           + " %,d ms on the clock's grid, lease 5 s). Run %s.%n%n", G, KEYS.length, BUCKET > 0 ? String.format(Locale.ROOT,
           " (a token bucket: G is its refill per second, its burst %,d; the nodes %s; \"over\" is the most"
           + " all regions admitted in any interval beyond the burst plus the refill over it, counted in 10 ms slots)",
-          BUCKET, BUCKET_BATCH > 1 ? "claim tokens in batches of " + BUCKET_BATCH : "in exact mode") : "", REGIONS, NODES, 2, ROUND_MS, java.time.Instant.now().toString().substring(0, 16) + " UTC"));
+          BUCKET, BUCKET_BATCH > 1 ? "claim tokens in batches of " + BUCKET_BATCH : "in exact mode") : "", REGIONS,
+          NODES, 2, ROUND_MS, java.time.Instant.now().toString().substring(0, 16) + " UTC"));
       md.append("| run | windows | mean utilisation | worst window | worst over G | windows to reconverge (≥ 95%)"
           + " | regions owed all they ask: admitted / asked, mean (worst) |\n");
       md.append("|---|---:|---:|---:|---:|---|---:|\n");

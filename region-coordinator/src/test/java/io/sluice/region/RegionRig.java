@@ -51,7 +51,7 @@ public final class RegionRig implements AutoCloseable {
   long roundNanos = ROUND_NANOS;
 
   public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota) {
-    this(regions, nodesPerRegion, quota, (r, port) -> "redis://127.0.0.1:" + port);
+    this(regions, nodesPerRegion, quota, DIRECT);
   }
 
   /** Where region r's nodes reach its redis-server on loopback port {@code port} (through a proxy, in chaos tests). */
@@ -59,6 +59,9 @@ public final class RegionRig implements AutoCloseable {
   public interface NodeLink {
     String uri(int region, int port);
   }
+
+  /** Nodes that reach their region's redis-server directly. */
+  public static final NodeLink DIRECT = (r, port) -> "redis://127.0.0.1:" + port;
 
   /** A rig whose nodes reach their region's Redis at {@code nodeLink}'s address (the coordinator directly). */
   public RegionRig(int regions, int nodesPerRegion, GlobalQuota quota, NodeLink nodeLink) {

@@ -59,7 +59,7 @@ final class LimiterSetup {
    * nodes claim tokens of the store's bucket ahead, each usable from its due time; else null.
    */
   final TokenClaims tokens;
-  /** A regional token bucket's share records as this node last read them (exact decisions and token claims). */
+  /** A regional token bucket's share records as this node last read them (exact decisions and token claims); else null. */
   final ShareRecords shareRecords;
   /** The store's leases in reservation mode, else null. */
   final LeaseStore leases;
@@ -171,7 +171,7 @@ final class LimiterSetup {
     // nodes cut off together come back within a breaker's wait in the open state and a flush of each
     // other (twice, for the probe that fails first): a local share is held that long after its last use
     this.shareHoldNanos = 2 * (c.storeBreaker().waitInOpenState().toNanos() + flushTimeout.toNanos()) + syncIntervalNanos;
-    this.shareRecords = new ShareRecords(c.maxKeys());
+    this.shareRecords = counter.regionalBucket() ? new ShareRecords(c.maxKeys()) : null;
     this.tokens = !windowed && batchSize > 1
         ? new TokenClaims(limit, counter.regionalBucket() ? counter : null, queue::demand, shareRecords,
             (TokenStore) store, calls, syncIntervalNanos, batchSize, c.maxKeys(), activeNodes, claimTimeout)
