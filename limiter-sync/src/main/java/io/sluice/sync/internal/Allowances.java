@@ -8,9 +8,10 @@ import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * A node's allowance on the keys of a fixed window or sliding window counter: a permit it may admit on
- * a key in a window without a claim and without asking the store, counted by its next flush ({@code
- * Delta#allowing}). Without it, a key's first decision in each window on each node waits for a claim
+ * A node's allowance on the keys of a fixed window or sliding window counter: permits it may admit on a
+ * key in a window without a claim and without asking the store, counted by its next flush ({@code
+ * Delta#allowing}); one permit, or on a large limit the node's part of the error budget, at most a
+ * batch ({@link #perKey}). Without it, a key's first decision in each window on each node waits for a claim
  * call: on many keys that is most decisions (Zipf over 1,000 keys on 3 nodes, 32% of decisions waited
  * on a fixed window, 69% on a sliding one).
  *
@@ -18,11 +19,13 @@ import java.util.function.LongSupplier;
  * reserve, its count of nodes times the allowance, and the store grants claims and takes only out of
  * the capacity less what is left of that reserve (the allowed permits counted so far taken off it).
  * Counts, claims and the allowances not yet counted therefore never pass the capacity together.
- * Nodes use their allowance only until two sync intervals before the window's end and send it with
- * the next sync (at once in the window's last three sync intervals); their calls carry the reserve only
- * until one sync interval before the end, when what is left of it (the allowances of nodes that had no
- * request for the key) goes back to the claims, so that a key at its limit whose requests all reach
- * one node is not held short of it.
+ * Nodes use their allowance until two sync intervals before the window's end and send it with
+ * the next sync (at once in the window's third sync interval from the end); their calls carry the
+ * reserve only until one sync interval before the end, when what is left of it (the allowances of
+ * nodes that had no request for the key) goes back to the claims, so that a key at its limit whose
+ * requests all reach one node is not held short of it. In the last two sync intervals, where the error
+ * budget allows a permit a node, nodes may admit up to half their part of the budget without a claim,
+ * kept in no reserve ({@link #tailPerKey}): together they pass the limit by at most half the budget.
  *
  * <p>Only where the reserve is a small part of the limit (the limit at least {@link
  * #CAPACITY_PER_NODE} permits per node, {@link #CAPACITY_PER_NODE_SLIDING} on a sliding window) and
@@ -46,7 +49,10 @@ import java.util.function.LongSupplier;
  * under the view's monitor.
  */
 final class Allowances {
-  /** Permits per key, node and window. */
+  /**
+   * The least allowance, permits per key, node and window. Where the error budget allows more, a node's
+   * allowance is its part of the budget, {@code limit * maxError / N}, at most a batch ({@link #perKey}).
+   */
   static final long PER_KEY = 1;
   /** The least limit per node for which nodes hold allowances (the reserve is then at most a sixteenth of it). */
   static final long CAPACITY_PER_NODE = 16;
@@ -66,6 +72,9 @@ final class Allowances {
   private final boolean possible;
   private final boolean sliding;
   private final long capacity;
+  /** The error budget of a key-window, {@code limit * maxError} (permits, not rounded). */
+  private final double budget;
+  private final long batchSize;
   private final long windowNanos;
   private final long syncIntervalNanos;
   private final IntSupplier nodes;
@@ -89,6 +98,8 @@ final class Allowances {
         && l.store.keepsAllowances() && l.windowNanos >= SYNCS_PER_WINDOW * l.syncIntervalNanos;
     this.sliding = l.sliding;
     this.capacity = l.limit.capacity();
+    this.budget = l.limit.capacity() * l.config.maxError();
+    this.batchSize = l.batchSize;
     this.windowNanos = l.windowNanos;
     this.syncIntervalNanos = l.syncIntervalNanos;
     this.nodes = sizing::claimNodes;
@@ -105,12 +116,45 @@ final class Allowances {
 
   /** The nodes' allowances' reserve on window {@code w}, as a call at {@code at} carries it (0: none). */
   long reserve(long w, long at) {
+    return reserve(w, at, nodes.getAsInt());
+  }
+
+  private long reserve(long w, long at, int n) {
     if (!possible) {
       return 0;
     }
-    int n = nodes.getAsInt();
     long perNode = sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE;
-    return capacity >= perNode * n && at < reserveEnds(w) ? n * PER_KEY : 0;
+    return capacity >= perNode * n && at < reserveEnds(w) ? n * perKey(n) : 0;
+  }
+
+  /** Permits per key and window a node may admit under its allowance, the reserve's part for it. */
+  long perKey() {
+    return perKey(nodes.getAsInt());
+  }
+
+  /**
+   * The allowance with {@code n} nodes: the node's part of the error budget where that is more than
+   * {@link #PER_KEY}, at most a batch. On a large limit a key asked many times in its window on a node
+   * (100,000 keys with limits far away, each asked a few times a window) is then decided without a
+   * store call until the node's next sync has claimed for it; with one permit its second request in the
+   * window waited for a claim call. The reserve stays within the error budget (or N permits), the share
+   * of the limit that claims may not take until a sync interval before the window's end.
+   */
+  private long perKey(int n) {
+    return Math.max(PER_KEY, Math.min(batchSize, (long) (budget / n)));
+  }
+
+  /**
+   * What a node may admit under its allowance on a key-window in the window's last two sync intervals,
+   * where the calls carry no reserve for it by the time its permit arrives: half its part of the error
+   * budget, at most a batch, 0 where that is under a permit. Nothing is kept for these permits, so
+   * nodes together may pass the limit by that much where claims have taken everything else: at most
+   * half the error budget. Without them a key's first request in those intervals waited for a claim
+   * call (a fifth of a 1 s window's requests at a sync interval of 100 ms, on keys asked once a
+   * window).
+   */
+  private long tailPerKey(int n) {
+    return Math.min(batchSize, (long) (budget / (2.0 * n)));
   }
 
   /** When calls on window {@code w} stop carrying the reserve (ticker time): a sync interval before its end. */
@@ -121,12 +165,24 @@ final class Allowances {
   /**
    * Under the view's monitor: whether a decision of {@code cost} at {@code at}, which no claim pays for,
    * may be admitted under the node's allowance on the view's window: where the nodes' calls still carry
-   * the reserve a sync interval later (time for the permit to reach the store).
+   * the reserve a sync interval later (time for the permit to reach the store), or, in the window's
+   * last intervals, within what the budget allows there ({@link #tailPerKey}).
    */
   boolean admits(KeyView v, long at, long cost) {
-    long reserve = reserve(v.window(), at + syncIntervalNanos);
-    return cost <= v.allowanceLeft() && reserve > 0 && at >= partStart(v.window(), reserve)
-        && counted(v.window(), at) && storeAnswers() && countShared();
+    if (!possible) {
+      return false;
+    }
+    int n = nodes.getAsInt();
+    long reserve = reserve(v.window(), at + syncIntervalNanos, n);
+    long left;
+    if (reserve > 0) {
+      left = at >= partStart(v.window(), reserve) ? perKey(n) - v.allowedInWindow() : 0;
+    } else {
+      long perNode = sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE;
+      left = capacity >= perNode * n && at + syncIntervalNanos >= reserveEnds(v.window())
+          ? tailPerKey(n) - v.allowedInWindow() : 0;
+    }
+    return cost <= left && counted(v.window(), at) && storeAnswers() && countShared();
   }
 
   /**
@@ -196,11 +252,13 @@ final class Allowances {
 
   /**
    * Whether a permit admitted under the allowance at {@code at} goes at once rather than with the next
-   * regular sync: in the window's last three sync intervals, so that it reaches the store well before
-   * the calls stop carrying the reserve (the next regular sync could come a whole interval later).
+   * regular sync: in the window's third sync interval from its end, so that it reaches the store well
+   * before the calls stop carrying the reserve (the next regular sync could come a whole interval
+   * later). One admitted later is not in the reserve ({@link #tailPerKey}) and goes with the next sync.
    */
   boolean sendsAtOnce(KeyView v, long at) {
-    return at >= reserveEnds(v.window()) - 2 * syncIntervalNanos;
+    long ends = reserveEnds(v.window());
+    return at >= ends - 2 * syncIntervalNanos && at < ends - syncIntervalNanos;
   }
 
   /**

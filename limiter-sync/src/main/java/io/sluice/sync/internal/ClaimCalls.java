@@ -93,7 +93,7 @@ final class ClaimCalls {
     long reserve = claims.allowances.reserve(v.window(), now);
     if (reserve > 0) {
       // (an allowance not used is given up and spent with the call: see KeyView#spendAllowanceForAsk)
-      d = d.allowing(0, v.spendAllowanceForAsk(), reserve);
+      d = d.allowing(0, v.spendAllowanceForAsk(claims.allowances.perKey()), reserve);
     }
     long token = 0;
     if (taking) {

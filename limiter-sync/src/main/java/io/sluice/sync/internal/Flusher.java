@@ -447,16 +447,25 @@ final class Flusher {
    */
   private void addCurrentWindow(KeyView v, long drainedAt, List<Pending> list, long settles, int out) {
     Delta plain = new Delta(counter, v.key(), v.window(), v.unsentCur(), v.deniedUnsent());
-    // the node's allowance on the window is spent with its first delta there: used, or given up (a key
-    // this node flushes is paid for by its claim), so that the reserve goes back to the claims at once
+    Delta d = flushClaims.asking(v, plain, drainedAt);
+    // the node's allowance on the window is spent with its first delta there, used or given up (a key
+    // this node flushes is paid for by its claim), so that the reserve goes back to the claims at once;
+    // unless the node has used part of it and the delta asks for no claim or the key is far below its
+    // limit: the node keeps the rest, spending only what it used, and the key's next requests in the window
+    // that no claim pays are admitted without a store call (on a large limit, a key asked a few times a
+    // window held no claim after its flush, or one sized to its demand, and a request past it waited
+    // for a claim call)
     long reserve = claims.allowances.reserve(v.window(), drainedAt);
-    long spent = reserve > 0 ? v.allowanceUnspent() : 0;
-    // (the delta carries what the node has spent in all, the whole allowance once this delta spends what
-    // is left of it: the store records it per node, and a flush after an unanswered claim call that spent
-    // it spends it again only if the call never arrived)
-    Delta d = v.allowedUnsent() > 0 || reserve > 0
-        ? plain.allowing(v.allowedUnsent(), reserve > 0 ? Allowances.PER_KEY : 0, reserve) : plain;
-    d = flushClaims.asking(v, d, drainedAt);
+    long perKey = claims.allowances.perKey();
+    boolean keeps = !closed && v.allowedInWindow() > 0 && v.allowedInWindow() < perKey
+        && (d.want() == 0 || claims.sizing.farBelowLimit(v, drainedAt));
+    long spentInAll = keeps ? v.allowedInWindow() : perKey;
+    long spent = reserve > 0 ? Math.max(0, spentInAll - v.allowanceSpentSoFar()) : 0;
+    // (the delta carries what the node has spent in all: the store records it per node, and a flush
+    // after an unanswered claim call that spent it spends it again only if the call never arrived)
+    if (v.allowedUnsent() > 0 || reserve > 0) {
+      d = d.allowing(v.allowedUnsent(), reserve > 0 ? Math.max(spentInAll, v.allowanceSpentSoFar()) : 0, reserve);
+    }
     if (countsAfterWindow && v.window() < Math.floorDiv(drainedAt, windowNanos) && settles != v.window()
         && d.aheadWindows() == 0) {
       // a fixed window that is over: its permits are counted and nothing else (no claim on it weighs

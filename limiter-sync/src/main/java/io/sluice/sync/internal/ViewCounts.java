@@ -246,9 +246,12 @@ abstract class ViewCounts {
     takenPrev = 0;
   }
 
-  /** Under the monitor: what is left of the node's allowance on {@link #window} (see Allowances). */
-  long allowanceLeft() {
-    return Allowances.PER_KEY - allowedCur;
+  /**
+   * Under the monitor: what the node has admitted under its allowance on {@link #window}, or the whole
+   * allowance once a delta gave it up (see Allowances).
+   */
+  long allowedInWindow() {
+    return allowedCur;
   }
 
   /** Under the monitor: {@code permits} admitted under the node's allowance, to be sent with the next delta. */
@@ -262,9 +265,9 @@ abstract class ViewCounts {
     return allowedUnsent;
   }
 
-  /** Under the monitor: what of the allowance no delta sent has spent yet (the next delta on the window spends it). */
-  long allowanceUnspent() {
-    return Allowances.PER_KEY - allowanceSpent;
+  /** Under the monitor: what of the allowance the deltas sent on {@link #window} have spent, in all. */
+  long allowanceSpentSoFar() {
+    return allowanceSpent;
   }
 
   /**
@@ -275,7 +278,7 @@ abstract class ViewCounts {
     allowedUnsent = 0;
     if (spent > 0) {
       allowanceSpent += spent;
-      allowedCur = Allowances.PER_KEY;
+      allowedCur = Math.max(allowedCur, allowanceSpent);
     }
   }
 
@@ -286,10 +289,12 @@ abstract class ViewCounts {
    * held the key short, its own ask included: at a sliding window's start over a previous window that
    * still filled the limit, and at the limit where the node had no delta to send.
    */
-  long spendAllowanceForAsk() {
-    if (allowedCur == 0 && allowanceSpent == 0) {
-      allowedCur = Allowances.PER_KEY;
-      allowanceSpent = Allowances.PER_KEY;
+  long spendAllowanceForAsk(long perKey) {
+    // (unused, or partly used with every permit it paid sent and spent: a flush that kept the rest)
+    boolean keptRest = allowedUnsent == 0 && allowanceSpent > 0 && allowanceSpent == allowedCur && allowedCur < perKey;
+    if (allowedCur == 0 && allowanceSpent == 0 || keptRest) {
+      allowedCur = perKey;
+      allowanceSpent = perKey;
     }
     return allowanceSpent;
   }
@@ -297,7 +302,7 @@ abstract class ViewCounts {
   /** Under the monitor: a delta of the view's window came back unanswered: its allowed permits and what it spent go again. */
   void allowanceBack(long allowed, long spent) {
     allowedUnsent += allowed;
-    allowanceSpent -= spent;
+    allowanceSpent = Math.max(0, allowanceSpent - spent);
   }
 
   /**

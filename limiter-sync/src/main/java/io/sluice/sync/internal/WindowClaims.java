@@ -68,7 +68,8 @@ final class WindowClaims {
   long decidingCapacity(KeyView v, long at) {
     long capacity = sizing.capacity(v);
     long reserve = allowances.reserve(v.window(), at);
-    return reserve > Allowances.PER_KEY && sizing.keyNodes(v) == 1 ? capacity - (reserve - Allowances.PER_KEY) : capacity;
+    long own = allowances.perKey();
+    return reserve > own && sizing.keyNodes(v) == 1 ? capacity - (reserve - own) : capacity;
   }
 
   /**
