@@ -122,7 +122,7 @@ final class Flusher {
     // the store keeps sequences per owner (node, limit, incarnation): limits of one node each number
     // their own batches, so one limit's numbers must not make the store take another's for replays
     this.sender = new BatchSender(store, calls, ticker, l.owner, l.flushTimeout,
-        () -> closeDeadline, this::answered, this::requeue, this::withAskedBeat);
+        () -> closeDeadline, this::answered, this::requeue, this::withBeatOfSync);
     if (c.autoSync()) {
       this.thread = new Thread(this::flushLoop, "sluice-flusher-" + limit.name());
       this.thread.setDaemon(true);
@@ -565,6 +565,14 @@ final class Flusher {
       clockCalls.increment();
     }
     beats.round(now);
+  }
+
+  /** A batch of a sync, with the beat that came due during the sync where the flusher thread runs it (NodeBeat#duringSync). */
+  private Batch withBeatOfSync(Batch batch) {
+    if (thread != null && Thread.currentThread() == thread) {
+      beats.duringSync();
+    }
+    return beats.withAsked(batch);
   }
 
   /** See {@link NodeBeat#withAsked}: a decision's claim call may carry the beat too. */
