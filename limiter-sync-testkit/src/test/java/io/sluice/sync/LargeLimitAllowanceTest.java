@@ -1,0 +1,209 @@
+package io.sluice.sync;
+
+import static io.sluice.sync.ProbeSim.MS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sluice.node.Limit;
+import io.sluice.sync.spi.Batch;
+import io.sluice.sync.spi.Counter;
+import io.sluice.sync.spi.CounterStore;
+import io.sluice.sync.spi.FlushResult;
+import io.sluice.sync.sim.MemoryStore;
+import io.sluice.sync.testkit.WindowClaimContract;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A node's allowance on a large limit (Allowances#perKey): its part of the error budget, {@code limit
+ * * maxError / N}, at most a batch, rather than one permit. A key asked a few times a window on a node
+ * is decided without a store call until the allowance is spent, also after a flush that asks no claim
+ * for it (the rest is kept); in the window's last two sync intervals a node may admit up to half its
+ * part of the budget outside the reserve, and the nodes together pass the limit there by at most that.
+ */
+class LargeLimitAllowanceTest {
+  private static final Duration SYNC = Duration.ofMillis(100);
+  private static final long SECOND = 1_000 * MS;
+
+  /**
+   * A limit of 200,000 a second on two nodes: each node's part of the budget is 500 permits, so its
+   * allowance is a batch (100). A key's requests in a window wait for nothing until 100 permits are
+   * spent; with one permit (as on a small limit) its second request asked the store.
+   */
+  @Test
+  void aKeysRequestsInAWindowDoNotWaitWhileTheAllowancePaysForThem() {
+    Limit limit = Limit.fixedWindow("large").limit(200_000).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      sim.at(3 * SECOND + 50 * MS); // (every node counted by the others)
+      SyncedLimiter node = sim.node(0);
+      long calls = node.storeCalls();
+      for (int i = 0; i < 5; i++) {
+        assertThat(decidedWithoutWaiting(sim, 0, "a", 1)).as("request %d", i).isTrue();
+      }
+      assertThat(decidedWithoutWaiting(sim, 0, "a", 90)).as("a cost within what is left").isTrue();
+      assertThat(node.storeCalls()).as("no store call").isEqualTo(calls);
+      // the next sync counts them and keeps the rest of the allowance (the key is far below its limit)
+      sim.at(3 * SECOND + 250 * MS);
+      Counter counter = Counter.of(limit);
+      assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window())).isEqualTo(95);
+      assertThat(decidedWithoutWaiting(sim, 0, "a", 5)).as("the rest, after the sync").isTrue();
+      // and the next request past it is paid by a claim, or asks for one: never admitted beyond the allowance unasked
+      long waited = node.waitedDecisions();
+      boolean allowed = sim.acquire(0, "a", 1);
+      assertThat(allowed).isTrue();
+      assertThat(node.waitedDecisions() - waited + node.storeCalls() - calls).as("a claim call, or a claim from the sync")
+          .isPositive();
+    }
+  }
+
+  /**
+   * In the window's last two sync intervals the calls no longer carry the reserve: a key's first
+   * request there is admitted under half the node's part of the budget (on a small limit it waits for a
+   * claim call, ColdKeyAllowanceTest).
+   */
+  @Test
+  void aKeyFirstSeenInTheWindowsLastSyncIntervalsDoesNotWaitOnALargeLimit() {
+    Limit limit = Limit.fixedWindow("tail").limit(200_000).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      sim.at(3 * SECOND + 850 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "late", 1)).isTrue();
+      assertThat(decidedWithoutWaiting(sim, 1, "late", 1)).isTrue();
+      sim.at(3 * SECOND + 950 * MS);
+      assertThat(decidedWithoutWaiting(sim, 0, "later", 1)).isTrue();
+      // what they admitted there is counted in that window
+      sim.at(4 * SECOND + 150 * MS);
+      Counter counter = Counter.of(limit);
+      assertThat(WindowClaimContract.readWindow(sim.store, counter, "late", sim.window() - 1)).isEqualTo(2);
+    }
+  }
+
+  /**
+   * A limit of 4,000 a second on two nodes: allowances of 10 (the budget, 20, split), 5 in the tail.
+   * Node 0 is asked far past the limit; until a sync interval before the window's end the store keeps
+   * node 1's allowance from node 0's claims (3,990 admitted). Then, in the window's last two sync
+   * intervals, both nodes are asked again and again: node 1, which has not seen the key in the window,
+   * admits its tail allowance outside the reserve, node 0 the reserve that came back. The window passes
+   * the limit by at most half the budget (10).
+   */
+  @Test
+  void inTheTailTheNodesPassTheLimitByAtMostHalfTheBudget() {
+    Limit limit = Limit.fixedWindow("bound").limit(4_000).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      long window = 3 * SECOND;
+      int admitted = 0;
+      for (long t = 10 * MS; t < 700 * MS; t += 10 * MS) {
+        sim.at(window + t);
+        for (int i = 0; i < 10; i++) {
+          admitted += sim.acquire(0, "k", 10) ? 10 : 0;
+        }
+        assertThat(admitted).as("at +%d ms", t / MS).isLessThanOrEqualTo(4_000);
+      }
+      assertThat(admitted).as("the limit less node 1's allowance, before the tail").isEqualTo(3_990);
+      for (long t = 810 * MS; t < SECOND; t += 10 * MS) {
+        sim.at(window + t);
+        for (int node = 0; node < 2; node++) {
+          for (int i = 0; i < 5; i++) {
+            admitted += sim.acquire(node, "k", 1) ? 1 : 0;
+          }
+        }
+      }
+      assertThat(admitted).as("admitted in the window").isBetween(4_000, 4_010);
+    }
+  }
+
+  /**
+   * A sync that outlasts the beat interval (its batches answered slowly, one after the other) carries
+   * the beat that came due while it ran on its next batch: before, the beat rode on one call of each
+   * sync only, a busy node's count of nodes aged past two beat intervals and every allowance was
+   * withheld (NodeBeat#duringSync). Twelve keys' permits go in one sync, a batch each, every batch
+   * answered 150 ms late: 1.8 s, in which beats of a 200 ms interval come due about every other batch;
+   * before, one of the sync's batches carried a beat.
+   */
+  @Test
+  void aLongSyncCarriesTheBeatsThatComeDueWhileItRuns() throws Exception {
+    ScheduledExecutorService answers = Executors.newSingleThreadScheduledExecutor();
+    List<Boolean> flusherBatchesBeat = new ArrayList<>();
+    CounterStore store = new ForwardingStore(new MemoryStore()) {
+      @Override
+      public int maxBatchSize() {
+        return 1;
+      }
+
+      @Override
+      public CompletionStage<FlushResult> flush(Batch batch) {
+        if (!Thread.currentThread().getName().startsWith("sluice-flusher") || batch.deltas().isEmpty()) {
+          return inner.flush(batch);
+        }
+        synchronized (flusherBatchesBeat) {
+          flusherBatchesBeat.add(batch.beats());
+        }
+        CompletableFuture<FlushResult> late = new CompletableFuture<>();
+        answers.schedule(() -> inner.flush(batch).whenComplete((r, e) -> {
+          if (e != null) {
+            late.completeExceptionally(e);
+          } else {
+            late.complete(r);
+          }
+        }), 150, TimeUnit.MILLISECONDS);
+        return late;
+      }
+    };
+    Limit limit = Limit.fixedWindow("beats").limit(1_000_000).window(Duration.ofSeconds(2)).build();
+    try (SyncedLimiter node = SyncedLimiter.builder(limit, store).nodeId("n")
+        .syncInterval(Duration.ofMillis(100)).heartbeatInterval(Duration.ofMillis(200)).build()) {
+      // (allowances hold from the window after the one in which the registry first counted the node)
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      for (int probe = 0; System.nanoTime() < until; probe++) {
+        long waited = node.waitedDecisions();
+        assertThat(node.tryAcquire("probe" + probe)).isTrue();
+        if (node.waitedDecisions() == waited) {
+          break;
+        }
+        Thread.sleep(50);
+      }
+      synchronized (flusherBatchesBeat) {
+        flusherBatchesBeat.clear();
+      }
+      for (int k = 0; k < 12; k++) {
+        assertThat(node.tryAcquire("k" + k)).isTrue();
+      }
+      // (admitted under the node's allowance: the next sync sends them, a batch each)
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (System.nanoTime() < deadline) {
+        synchronized (flusherBatchesBeat) {
+          if (flusherBatchesBeat.size() >= 12) {
+            break;
+          }
+        }
+        Thread.sleep(20);
+      }
+      synchronized (flusherBatchesBeat) {
+        assertThat(flusherBatchesBeat).as("the flusher's batches").hasSizeGreaterThanOrEqualTo(12);
+        long beating = flusherBatchesBeat.stream().filter(b -> b).count();
+        assertThat(beating).as("batches carrying a beat: %s", flusherBatchesBeat).isGreaterThanOrEqualTo(4);
+      }
+    } finally {
+      answers.shutdownNow();
+    }
+  }
+
+  /** Node i decides a request of {@code key}; whether it was admitted without waiting for the store. */
+  private static boolean decidedWithoutWaiting(ProbeSim sim, int i, String key, long cost) {
+    long waited = sim.node(i).waitedDecisions();
+    boolean allowed = sim.acquire(i, key, cost);
+    assertThat(allowed).as("%s on node %d", key, i).isTrue();
+    return sim.node(i).waitedDecisions() == waited;
+  }
+}
