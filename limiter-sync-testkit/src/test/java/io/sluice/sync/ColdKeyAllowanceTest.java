@@ -226,8 +226,13 @@ class ColdKeyAllowanceTest {
 
   /** Node i decides a request of {@code key}; whether it was admitted without waiting for the store. */
   private static boolean decidedWithoutWaiting(ProbeSim sim, int i, String key) {
+    return decidedWithoutWaiting(sim, i, key, 1);
+  }
+
+  /** Node i decides a request of {@code key} at {@code cost}; whether it was admitted without waiting for the store. */
+  static boolean decidedWithoutWaiting(ProbeSim sim, int i, String key, long cost) {
     long waited = sim.node(i).waitedDecisions();
-    boolean allowed = sim.acquire(i, key, 1);
+    boolean allowed = sim.acquire(i, key, cost);
     assertThat(allowed).as("%s on node %d", key, i).isTrue();
     return sim.node(i).waitedDecisions() == waited;
   }

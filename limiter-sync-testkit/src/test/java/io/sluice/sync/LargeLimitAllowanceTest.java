@@ -1,6 +1,7 @@
 package io.sluice.sync;
 
 import static io.sluice.sync.ProbeSim.MS;
+import static io.sluice.sync.ColdKeyAllowanceTest.decidedWithoutWaiting;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sluice.node.Limit;
@@ -197,13 +198,5 @@ class LargeLimitAllowanceTest {
     } finally {
       answers.shutdownNow();
     }
-  }
-
-  /** Node i decides a request of {@code key}; whether it was admitted without waiting for the store. */
-  private static boolean decidedWithoutWaiting(ProbeSim sim, int i, String key, long cost) {
-    long waited = sim.node(i).waitedDecisions();
-    boolean allowed = sim.acquire(i, key, cost);
-    assertThat(allowed).as("%s on node %d", key, i).isTrue();
-    return sim.node(i).waitedDecisions() == waited;
   }
 }
