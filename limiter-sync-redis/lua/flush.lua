@@ -69,7 +69,8 @@
 -- claim is not charged for them. `reserve` is what all nodes' allowances may take of the window (the
 -- flushing node's count of nodes times the allowance, while nodes may still use them; 0 from a margin
 -- before the window's end), and `spent` how much of its allowance the node has spent on the window in
--- all (used, or given up where its claim pays for the key), recorded per node ('a<window>:<node>') and
+-- all (used, or given up where its claim pays for the key; what it used first, and the rest later, on a
+-- key far below its limit), recorded per node ('a<window>:<node>') and
 -- summed in 'A<window>', only its rise counting (so a replay, or a claim-only batch applied twice,
 -- spends nothing more; a claim call may spend an allowance the node gives up unused): claims and takes
 -- are granted out of the capacity less what is left of the reserve, so counts, claims and the

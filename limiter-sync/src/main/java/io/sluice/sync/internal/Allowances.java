@@ -41,9 +41,10 @@ import java.util.function.LongSupplier;
  * nodes use their allowances only from then, and the store starts a claim's part of the fading no
  * earlier where the claim finds the counts past what the reserve leaves (Delta#partStartMicros). Used
  * from the window's start, allowances let 3 and 8 nodes pass the accuracy kit's limits by 1-4 permits.
- * A node that asks the store with its allowance unused gives it up and spends it with the ask
- * (KeyView#spendAllowanceForAsk; the store records each node's spend, so a claim-only call applied twice
- * spends once): the reserve would otherwise hold the key's asks short until the node's next flush.
+ * A node that asks the store with its allowance unused, or with the rest of one a flush kept (its
+ * permits all counted), gives it up and spends it with the ask (KeyView#spendAllowanceForAsk; the store
+ * records each node's spend, so a claim-only call applied twice spends once): the reserve would
+ * otherwise hold the key's asks short until the node's next flush.
  *
  * <p>Concurrency: immutable; reads volatile state of the registry and the breaker. {@link #admits} runs
  * under the view's monitor.
@@ -54,7 +55,10 @@ final class Allowances {
    * allowance is its part of the budget, {@code limit * maxError / N}, at most a batch ({@link #perKey}).
    */
   static final long PER_KEY = 1;
-  /** The least limit per node for which nodes hold allowances (the reserve is then at most a sixteenth of it). */
+  /**
+   * The least limit per node for which nodes hold allowances (with one permit a node, the reserve is then
+   * at most a sixteenth of the limit; with more, the error budget, {@code limit * maxError}).
+   */
   static final long CAPACITY_PER_NODE = 16;
   /**
    * The same on a sliding window, where a key at its limit stays there, and what the reserve holds of
@@ -90,6 +94,8 @@ final class Allowances {
   /** When the registry's answer last lowered the count, and whether its count is current (see LimiterSetup#countFellAgo, #countCurrent). */
   private final LongSupplier countFellAgo;
   private final BooleanSupplier countCurrent;
+  /** How much longer than a sync interval the node's syncs take now (Flusher#syncLateNanos). */
+  private final LongSupplier syncLate;
   /** How long after the count fell every node that may hold an allowance has heard of it. */
   private final long countSettlesNanos;
 
@@ -108,6 +114,7 @@ final class Allowances {
     this.answeredWithinNanos = 2 * l.config.heartbeatInterval().toNanos();
     this.countedFromWindow = new AtomicLong(Long.MAX_VALUE);
     this.countFellAgo = l.countFellAgo;
+    this.syncLate = l.syncLate;
     this.countCurrent = l.countCurrent;
     // (nodes that answer within two beat intervals have heard of the fall by then, and a permit one
     // spent just before is sent within a sync interval or two)
@@ -173,16 +180,18 @@ final class Allowances {
       return false;
     }
     int n = nodes.getAsInt();
-    long reserve = reserve(v.window(), at + syncIntervalNanos, n);
+    // (a permit goes with the next sync: a sync interval on, or later where syncs take longer than that)
+    long reaches = at + syncIntervalNanos + 2 * syncLate.getAsLong();
+    long reserve = reserve(v.window(), reaches, n);
     long left;
     if (reserve > 0) {
       left = at >= partStart(v.window(), reserve) ? perKey(n) - v.allowedInWindow() : 0;
     } else {
       long perNode = sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE;
-      left = capacity >= perNode * n && at + syncIntervalNanos >= reserveEnds(v.window())
+      left = capacity >= perNode * n && reaches >= reserveEnds(v.window())
           ? tailPerKey(n) - v.allowedInWindow() : 0;
     }
-    return cost <= left && counted(v.window(), at) && storeAnswers() && countShared();
+    return cost <= left && counted(v.window(), at) && storeAnswers() && countShared(v.window(), at);
   }
 
   /**
@@ -195,13 +204,16 @@ final class Allowances {
    * reserve, and it was granted all 37 while the two spent theirs (WindowProbe seed 910225 with
    * -Dsluice.probe.hot=true, syncs 6 minutes apart, on which the beats rode: 39 admitted). And a node
    * that hears first that the count fell may hold an allowance the others, counting one more, carry no
-   * reserve for until they hear it too. (A node started less than two beat intervals after another's
-   * last answer is not yet in that node's count: for that long, calls of the new node that count too
-   * many nodes for allowances carry no reserve for the other's, at most one permit per such node and
-   * key-window.)
+   * reserve for until they hear it too. Nor for the rest of a window in which the count fell: the
+   * store's spends on it still hold those of the nodes gone, and an allowance that grew with the smaller
+   * count (limit * maxError / N) would find the reserve short by them. (A node started less than two beat
+   * intervals after another's last answer is not yet in that node's count: for that long, calls of the
+   * new node that count too many nodes for allowances carry no reserve for the other's, at most one
+   * allowance per such node and key-window.)
    */
-  private boolean countShared() {
-    return countCurrent.getAsBoolean() && countFellAgo.getAsLong() >= countSettlesNanos;
+  private boolean countShared(long w, long at) {
+    long fellAgo = countFellAgo.getAsLong();
+    return countCurrent.getAsBoolean() && fellAgo >= countSettlesNanos && fellAgo > at - w * windowNanos;
   }
 
   /**

@@ -92,7 +92,8 @@ final class ClaimCalls {
         Math.min(need, want), noPart, v, now);
     long reserve = claims.allowances.reserve(v.window(), now);
     if (reserve > 0) {
-      // (an allowance not used is given up and spent with the call: see KeyView#spendAllowanceForAsk)
+      // (an allowance not used, or the rest a flush kept, is given up and spent with the call: see
+      // KeyView#spendAllowanceForAsk)
       d = d.allowing(0, v.spendAllowanceForAsk(claims.allowances.perKey()), reserve);
     }
     long token = 0;

@@ -86,6 +86,9 @@ final class Flusher {
   private final StoreLossRefill lossRefill;
   /** The flusher thread's: when it last started a sync. */
   private long lastSyncStart = Long.MIN_VALUE;
+  /** When the sync running now began (the limiter's clock; Long.MIN_VALUE: none), and how long the last one took. */
+  private volatile long syncStartedAt = Long.MIN_VALUE;
+  private volatile long lastSyncTook;
   /** The node's heartbeat into the registry, and the node count it learns. */
   private final NodeBeat beats;
   /** Each synced key's rate, and heavy-hitter detection. */
@@ -259,6 +262,7 @@ final class Flusher {
       return false;
     }
     lossRefill.syncStarts();
+    syncStartedAt = ticker.read();
     try {
       if (tokens != null) {
         tokens.sweep(ticker.read());
@@ -308,9 +312,22 @@ final class Flusher {
       try {
         lossRefill.syncEnds();
       } finally {
+        lastSyncTook = ticker.read() - syncStartedAt;
+        syncStartedAt = Long.MIN_VALUE;
         syncLock.unlock();
       }
     }
+  }
+
+  /**
+   * How much longer than a sync interval the syncs take now (0 while they keep up): the last one's, or
+   * the one running, if longer, on the limiter's clock (a tool that drives time sees none). A permit sent
+   * with the next sync reaches the store that much later than a sync interval on (Allowances#admits).
+   */
+  long syncLateNanos() {
+    long started = syncStartedAt;
+    long running = started == Long.MIN_VALUE ? 0 : ticker.read() - started;
+    return Math.max(0, Math.max(lastSyncTook, running) - syncIntervalNanos);
   }
 
   /** Takes the sync lock, waiting until {@code deadline} at most (System.nanoTime; MAX_VALUE: as long as it takes). */

@@ -104,6 +104,8 @@ final class LimiterSetup {
    * holds this one. Always where the node count is configured.
    */
   final BooleanSupplier countCurrent;
+  /** How much longer than a sync interval the flusher's syncs take now (Flusher#syncLateNanos). */
+  final LongSupplier syncLate;
   final Duration flushTimeout;
   /** How long a decision waits for a claim or lease it asks for (then the failure policy decides). */
   final Duration claimTimeout;
@@ -162,6 +164,7 @@ final class LimiterSetup {
     this.countFellAgo = c.activeNodes().isPresent() ? () -> Long.MAX_VALUE : () -> flusher.countFellNanosAgo();
     long currentWithin = 2 * c.heartbeatInterval().toNanos();
     this.countCurrent = c.activeNodes().isPresent() ? () -> true : () -> flusher.countAgeNanos() <= currentWithin;
+    this.syncLate = () -> flusher.syncLateNanos();
     this.queue = new FlushQueue(counter, ticker);
     // (keys seen before sized claims ahead: fixed windows' claims only)
     this.views = new ViewTable(c.maxKeys(), windowNanos, ticker, queue::settle, claimsKept && !sliding);

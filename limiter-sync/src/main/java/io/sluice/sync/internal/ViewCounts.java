@@ -271,8 +271,9 @@ abstract class ViewCounts {
   }
 
   /**
-   * Under the monitor: a delta carrying the allowed permits not sent went, spending {@code spent} of the
-   * allowance: what it did not use is given up (the node's claim pays for the key from now on).
+   * Under the monitor: a delta carrying the allowed permits not sent went, spending {@code spent} more of
+   * the allowance: what it used, or all of it, the rest given up (the node's claim pays for the key from
+   * now on; Flusher#addCurrentWindow decides which).
    */
   void allowanceSent(long spent) {
     allowedUnsent = 0;
@@ -284,22 +285,30 @@ abstract class ViewCounts {
 
   /**
    * Under the monitor: a claim call on the view's window is about to go; an allowance the node has not
-   * used gives it up (a claim pays for the key from now on) and is spent with the call, which returns
-   * what the node has spent in all. Without it, what the store kept for it until the node's next flush
-   * held the key short, its own ask included: at a sliding window's start over a previous window that
-   * still filled the limit, and at the limit where the node had no delta to send.
+   * used, or the rest of one a flush kept once every permit it paid is counted, is given up (a claim pays
+   * for the key from now on) and spent with the call, which returns what the node has spent in all.
+   * Without it, what the store kept for it until the node's next flush held the key short, its own ask
+   * included: at a sliding window's start over a previous window that still filled the limit, and at
+   * the limit where the node had no delta to send. With a delta of the view on its way, the call spends
+   * nothing (0): carrying what that delta spends would let the store free the reserve for permits it
+   * has not counted yet.
    */
   long spendAllowanceForAsk(long perKey) {
-    // (unused, or partly used with every permit it paid sent and spent: a flush that kept the rest)
-    boolean keptRest = allowedUnsent == 0 && allowanceSpent > 0 && allowanceSpent == allowedCur && allowedCur < perKey;
-    if (allowedCur == 0 && allowanceSpent == 0 || keptRest) {
+    boolean unused = allowedCur == 0 && allowanceSpent == 0;
+    boolean keptRest = deltasOut == 0 && allowedUnsent == 0 && allowanceSpent > 0 && allowanceSpent == allowedCur
+        && allowedCur < perKey;
+    if (unused || keptRest) {
       allowedCur = perKey;
       allowanceSpent = perKey;
     }
-    return allowanceSpent;
+    return unused || deltasOut == 0 ? allowanceSpent : 0;
   }
 
-  /** Under the monitor: a delta of the view's window came back unanswered: its allowed permits and what it spent go again. */
+  /**
+   * Under the monitor: a delta of the view's window came back unanswered: its allowed permits and what it
+   * spent go again. (What the node spent falls by the delta's total, perhaps below what answered deltas
+   * spent: the store keeps each node's largest total, and the next delta carries the total again.)
+   */
   void allowanceBack(long allowed, long spent) {
     allowedUnsent += allowed;
     allowanceSpent = Math.max(0, allowanceSpent - spent);

@@ -95,9 +95,11 @@ final class WindowClaims {
     }
     if (sizing.asksClaims()) {
       // no claim in this window yet (its first decisions, or a view the store has not answered): the
-      // decision asks the store for one. (Admitting a part of the error budget first, as this node
-      // once did, passed the limit in synchronized bursts whenever the registry counted fewer nodes
-      // than there were, as at start-up; a wait for one round trip per key and window is cheaper.)
+      // decision asks the store for one, or the node's allowance pays (Allowances). (Admitting a part
+      // of the error budget first, as this node once did with no reserve kept for it, passed the limit
+      // in synchronized bursts whenever the registry counted fewer nodes than there were, as at
+      // start-up; allowances are kept in the store's reserve, and used only on a count of nodes the
+      // others share.)
       return 0;
     }
     if (!fresh) {

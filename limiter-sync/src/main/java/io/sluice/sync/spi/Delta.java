@@ -325,7 +325,8 @@ public final class Delta {
    * times the allowance while nodes may still use theirs, and 0 from a margin before the window's end,
    * when what is left of it goes back to the claims); {@code spent}, how much of its allowance on the
    * window the node has spent in all (used, or given up because its claim pays for the key: a node's
-   * allowance is spent once per window), which the store records per node and takes off the reserve by
+   * allowance on a window is spent at once, or, on a key far below its limit, first what it used and
+   * later the rest), which the store records per node and takes off the reserve by
    * its rise only, so that a delta applied twice (a replay, a claim-only batch) spends once; and {@code
    * allowed}, how many of this delta's permits the node admitted under it: counted like the others, but
    * admitted under no claim, so the node's claim is not charged for them. Counts, claims and the reserve
