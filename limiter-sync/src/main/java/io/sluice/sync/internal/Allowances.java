@@ -127,11 +127,12 @@ final class Allowances {
   }
 
   private long reserve(long w, long at, int n) {
-    if (!possible) {
-      return 0;
-    }
-    long perNode = sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE;
-    return capacity >= perNode * n && at < reserveEnds(w) ? n * perKey(n) : 0;
+    return holds(n) && at < reserveEnds(w) ? n * perKey(n) : 0;
+  }
+
+  /** Whether nodes hold allowances on this limit when there are {@code n}: the reserve a small part of it. */
+  private boolean holds(int n) {
+    return possible && capacity >= (sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE) * n;
   }
 
   /** Permits per key and window a node may admit under its allowance, the reserve's part for it. */
@@ -176,20 +177,17 @@ final class Allowances {
    * last intervals, within what the budget allows there ({@link #tailPerKey}).
    */
   boolean admits(KeyView v, long at, long cost) {
-    if (!possible) {
+    int n = nodes.getAsInt();
+    if (!holds(n)) {
       return false;
     }
-    int n = nodes.getAsInt();
     // (a permit goes with the next sync: a sync interval on, or later where syncs take longer than that)
     long reaches = at + syncIntervalNanos + 2 * syncLate.getAsLong();
-    long reserve = reserve(v.window(), reaches, n);
     long left;
-    if (reserve > 0) {
-      left = at >= partStart(v.window(), reserve) ? perKey(n) - v.allowedInWindow() : 0;
+    if (reaches < reserveEnds(v.window())) {
+      left = at >= partStart(v.window(), n * perKey(n)) ? perKey(n) - v.allowedInWindow() : 0;
     } else {
-      long perNode = sliding ? CAPACITY_PER_NODE_SLIDING : CAPACITY_PER_NODE;
-      left = capacity >= perNode * n && reaches >= reserveEnds(v.window())
-          ? tailPerKey(n) - v.allowedInWindow() : 0;
+      left = tailPerKey(n) - v.allowedInWindow();
     }
     return cost <= left && counted(v.window(), at) && storeAnswers() && countShared(v.window(), at);
   }
