@@ -127,6 +127,17 @@ final class DistributedHarness {
     admin.configResetstat();
   }
 
+  /** CPU seconds redis-server has used since it started (user and system, {@code INFO cpu}). */
+  double redisCpuSeconds() {
+    double sum = 0;
+    for (String line : admin.info("cpu").split("\r?\n")) {
+      if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+        sum += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return sum;
+  }
+
   /** calls= per command since the last reset, without this harness's own INFO and CONFIG calls. */
   Map<String, Long> commandStats() {
     Map<String, Long> out = new TreeMap<>();

@@ -48,12 +48,15 @@ final class ManyKeyThroughput {
     /** Redis commands since the last reset. */
     long commands();
 
+    /** CPU seconds redis-server has used since it started ({@code INFO cpu}, user and system). */
+    double redisCpuSeconds();
+
     void failure(String message);
   }
 
   /** One measured cell. */
   record Cell(Impl impl, int threads, double seconds, long allowed, long denied, long commands, long storeCalls,
-      double bytesPerDecision, long waited, long waitedNanos) {
+      double bytesPerDecision, long waited, long waitedNanos, Cpu cpu) {
     long decisions() {
       return allowed + denied;
     }
@@ -66,10 +69,24 @@ final class ManyKeyThroughput {
       return n < 0 || decisions() == 0 ? Double.NaN : n * 1000.0 / decisions();
     }
 
+    /** Nanoseconds of CPU per decision: the deciding threads', the rest of the JVM's, redis-server's. */
+    double cpuPerDecision(long nanos) {
+      return nanos < 0 || decisions() == 0 ? Double.NaN : (double) nanos / decisions();
+    }
+
     /** The mean wait of a decision that waited for the store, microseconds (NaN: none waited). */
     double meanWaitMicros() {
       return waited <= 0 ? Double.NaN : waitedNanos / 1e3 / waited;
     }
+  }
+
+  /**
+   * CPU time over a cell's measured interval, nanoseconds: the deciding threads' (the decision path's own
+   * cost), the rest of the JVM's (flusher, Lettuce, GC, JIT) and redis-server's (0 for the in-process
+   * rows); -1 where the JVM does not tell. On two cores shared by all three, what the deciding threads
+   * can have is what the others leave.
+   */
+  record Cpu(long deciding, long restOfJvm, long redis) {
   }
 
   private final Harness harness;
@@ -135,9 +152,11 @@ final class ManyKeyThroughput {
         if (c != null) {
           cells.add(c);
           System.out.printf(Locale.ROOT, "[distributed] %-60s %dt %,d keys %,14.0f decisions/s  %6.1f B/decision"
-                  + "  %8.1f cmds/1000  %6.2f store calls/1000  %6.2f waited/1000 (mean %.1f us)%n", impl.label(), t,
+                  + "  %8.1f cmds/1000  %6.2f store calls/1000  %6.2f waited/1000 (mean %.1f us)"
+                  + "  CPU ns/decision: deciding %.0f, rest of JVM %.0f, redis %.0f%n", impl.label(), t,
               KEYS, c.perSecond(), c.bytesPerDecision(), c.per1000(c.commands()), c.per1000(c.storeCalls()),
-              c.per1000(c.waited()), c.meanWaitMicros());
+              c.per1000(c.waited()), c.meanWaitMicros(), c.cpuPerDecision(c.cpu().deciding()),
+              c.cpuPerDecision(c.cpu().restOfJvm()), c.cpuPerDecision(c.cpu().redis()));
         }
       }
     }
@@ -165,11 +184,15 @@ final class ManyKeyThroughput {
     }
     sleep(warmupSeconds);
     harness.resetStats();
+    double redisBefore = impl.usesRedis() ? harness.redisCpuSeconds() : 0;
+    long processBefore = processCpuNanos();
     long[] before = snapshot(workers, started, node);
     long t0 = System.nanoTime();
     sleep(measureSeconds);
     long t1 = System.nanoTime();
     long[] after = snapshot(workers, started, node);
+    long processAfter = processCpuNanos();
+    double redisAfter = impl.usesRedis() ? harness.redisCpuSeconds() : 0;
     long commands = impl.usesRedis() ? harness.commands() : 0;
     stop(where, node, workers, started);
     long allowed = after[0] - before[0];
@@ -181,8 +204,17 @@ final class ManyKeyThroughput {
     double bytes = before[2] < 0 || after[2] < 0 || decisions == 0 ? Double.NaN
         : (double) (after[2] - before[2]) / decisions;
     long storeCalls = before[3] < 0 ? -1 : after[3] - before[3];
+    long deciding = before[6] < 0 || after[6] < 0 ? -1 : after[6] - before[6];
+    long process = processBefore < 0 || processAfter < 0 ? -1 : processAfter - processBefore;
+    Cpu cpu = new Cpu(deciding, deciding < 0 || process < 0 ? -1 : Math.max(0, process - deciding),
+        (long) ((redisAfter - redisBefore) * 1e9));
     return new Cell(impl, n, (t1 - t0) / 1e9, allowed, denied, commands, storeCalls, bytes, after[4] - before[4],
-        after[5] - before[5]);
+        after[5] - before[5], cpu);
+  }
+
+  private static long processCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+        ? os.getProcessCpuTime() : -1;
   }
 
   /** Stops the workers and closes the node, reporting what went wrong in the cell. */
@@ -213,18 +245,22 @@ final class ManyKeyThroughput {
   }
 
   /**
-   * Allowed, denied, bytes the deciding threads allocated (-1 if unknown), the node's store calls, and
-   * for a Sluice node over a store its decisions that waited for the store and their total wait.
+   * Allowed, denied, bytes the deciding threads allocated (-1 if unknown), the node's store calls, for a
+   * Sluice node over a store its decisions that waited for the store and their total wait, and the
+   * deciding threads' CPU nanoseconds (-1 if unknown).
    */
   private static long[] snapshot(Worker[] workers, Thread[] threads, Node node) {
     long allowed = 0;
     long denied = 0;
     long bytes = 0;
+    long cpu = 0;
     for (int i = 0; i < workers.length; i++) {
       allowed += workers[i].allowed();
       denied += workers[i].denied();
       long b = THREADS.isThreadAllocatedMemoryEnabled() ? THREADS.getThreadAllocatedBytes(threads[i].getId()) : -1;
       bytes = b < 0 || bytes < 0 ? -1 : bytes + b;
+      long c = THREADS.isThreadCpuTimeEnabled() ? THREADS.getThreadCpuTime(threads[i].getId()) : -1;
+      cpu = c < 0 || cpu < 0 ? -1 : cpu + c;
     }
     long waited = -1;
     long waitedNanos = 0;
@@ -232,7 +268,7 @@ final class ManyKeyThroughput {
       waited = sluice.limiter.waitedDecisions();
       waitedNanos = sluice.limiter.waitedNanos();
     }
-    return new long[] {allowed, denied, bytes, node.storeCalls(), waited, waitedNanos};
+    return new long[] {allowed, denied, bytes, node.storeCalls(), waited, waitedNanos, cpu};
   }
 
   /** One deciding thread: a key drawn uniformly per decision (xorshift64, multiply-shift), counted. */
@@ -354,7 +390,10 @@ final class ManyKeyThroughput {
         + " machine, many). Peers in-process, keyed through a"
         + " `ConcurrentHashMap` (get, `computeIfAbsent` on a miss), each reading the system clock per decision;"
         + " *vs best peer* divides by the fastest peer with the same threads in this run. *B/decision*: bytes the"
-        + " deciding threads allocated per decision (the flusher's and Lettuce's threads not counted).%n%n",
+        + " deciding threads allocated per decision (the flusher's and Lettuce's threads not counted). *CPU ns per"
+        + " decision*: the deciding threads' CPU time (the decision path's own cost), the rest of the JVM's (flusher,"
+        + " Lettuce, GC, JIT) and redis-server's (`INFO cpu`), over the measured interval, each divided by the"
+        + " decisions; on two cores the three share, the deciding threads get what the others leave.%n%n",
         KEYS, trim(warmupSeconds), trim(measureSeconds)));
     md.append("| implementation |");
     for (int t : counts) {
@@ -363,8 +402,11 @@ final class ManyKeyThroughput {
     for (int t : counts) {
       md.append(' ').append(t).append("t B/decision |");
     }
+    for (int t : counts) {
+      md.append(' ').append(t).append("t CPU ns per decision: deciding / rest of JVM / redis |");
+    }
     md.append(" per 1,000 decisions: store calls / Redis commands, decisions that waited for the store |\n|---|");
-    md.append("---:|".repeat(counts.size() * 3)).append("---|\n");
+    md.append("---:|".repeat(counts.size() * 4)).append("---|\n");
   }
 
   /** One implementation's row: its cells by thread count, against the best peer's. */
@@ -383,6 +425,12 @@ final class ManyKeyThroughput {
       md.append(b == null ? " |" : c == b ? " best peer |"
           : String.format(Locale.ROOT, " %s%.2fx%s |", isPeer(c.impl()) ? "" : "**", c.perSecond() / b.perSecond(),
               isPeer(c.impl()) ? "" : "**"));
+    }
+    for (int t : counts) {
+      Cell c = byThreads.get(t);
+      md.append(c == null || Double.isNaN(c.cpuPerDecision(c.cpu().deciding())) ? " n/a |"
+          : String.format(Locale.ROOT, " %.0f / %.0f / %.0f |", c.cpuPerDecision(c.cpu().deciding()),
+              c.cpuPerDecision(c.cpu().restOfJvm()), c.cpuPerDecision(c.cpu().redis())));
     }
     StringBuilder traffic = new StringBuilder();
     for (int t : counts) {

@@ -261,6 +261,11 @@ final class ThroughputRuns {
       }
 
       @Override
+      public double redisCpuSeconds() {
+        return h.redisCpuSeconds();
+      }
+
+      @Override
       public void failure(String message) {
         h.failures.add(message);
       }

@@ -80,20 +80,29 @@ public final class AccuracyKit {
   /** Whether nodes whose clocks are apart ({@link Setup#clockStep}) set them to the store's (the builder's default for the wall clock). */
   static final boolean ALIGN_CLOCKS = Boolean.parseBoolean(System.getProperty("sluice.kit.alignClocks", "true"));
 
+  /**
+   * How the kit's nodes run: {@code throughTryAcquire}, every decision through {@code tryAcquire} (the path that takes a
+   * key's credit without the view's monitor; {@code SimulatedNodes#decideBare}) rather than {@code acquire}.
+   */
   record Setup(int nodes, Mode mode, long batchSize, Duration syncInterval, boolean eachKeyOnOneNode,
-      boolean coldKeyAllowance, Duration clockStep) {
+      boolean coldKeyAllowance, Duration clockStep, boolean throughTryAcquire) {
     Setup(int nodes, Mode mode, long batchSize, Duration syncInterval) {
-      this(nodes, mode, batchSize, syncInterval, false, true, Duration.ZERO);
+      this(nodes, mode, batchSize, syncInterval, false, true, Duration.ZERO, false);
     }
 
     /** This setup with the nodes' cold-key allowances off ({@code SyncConfig.Builder#coldKeyAllowance}). */
     Setup withoutColdKeyAllowance() {
-      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, false, clockStep);
+      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, false, clockStep, throughTryAcquire);
     }
 
     /** This setup with neighbouring nodes' clocks {@code step} apart. */
     Setup withClockStep(Duration step) {
-      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, coldKeyAllowance, step);
+      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, coldKeyAllowance, step, throughTryAcquire);
+    }
+
+    /** This setup with every decision made through {@code tryAcquire}. */
+    Setup viaTryAcquire() {
+      return new Setup(nodes, mode, batchSize, syncInterval, eachKeyOnOneNode, coldKeyAllowance, clockStep, true);
     }
 
     /** Each node's clock offset from the simulation's (null: all in step). */
@@ -115,7 +124,7 @@ public final class AccuracyKit {
     /** {@link #of}, with every request of a key sent to the same node. */
     static Setup eachKeyOnOneNode(int nodes, Mode mode) {
       return new Setup(nodes, mode, SyncedLimiter.Builder.DEFAULT_BATCH_SIZE, SyncedLimiter.Builder.DEFAULT_SYNC_INTERVAL,
-          true, true, Duration.ZERO);
+          true, true, Duration.ZERO, false);
     }
 
     /** The node request {@code r} goes to ({@code random} draws it where keys go to any node). */
@@ -131,7 +140,8 @@ public final class AccuracyKit {
       return nodes + " node" + (nodes == 1 ? "" : "s") + ", " + mode.name().toLowerCase(Locale.ROOT)
           + (mode == Mode.EXACT ? "" : ", batch " + batchSize + ", sync " + syncInterval.toMillis() + " ms")
           + (eachKeyOnOneNode ? ", each key on one node" : "") + (coldKeyAllowance ? "" : ", no cold-key allowance")
-          + (clockStep.isZero() ? "" : ", clocks " + clockStep.toNanos() / 1e6 + " ms apart");
+          + (clockStep.isZero() ? "" : ", clocks " + clockStep.toNanos() / 1e6 + " ms apart")
+          + (throughTryAcquire ? ", tryAcquire" : "");
     }
   }
 
@@ -264,7 +274,7 @@ public final class AccuracyKit {
         SyncedLimiter node = nodes.get(n);
         long waitedBefore = node.waitedDecisions();
         long startedAt = System.nanoTime();
-        boolean nodeAllowed = sim.decide(n, r.key(), r.cost()).allowed();
+        boolean nodeAllowed = setup.throughTryAcquire() ? sim.decideBare(n, r.key(), r.cost()) : sim.decide(n, r.key(), r.cost()).allowed();
         if (node.waitedDecisions() != waitedBefore) {
           waits.add(System.nanoTime() - startedAt);
         }

@@ -80,6 +80,24 @@ class AccuracyKitTest {
   }
 
   /**
+   * The approximate mode's cases with every decision made through {@code tryAcquire}, as most callers make
+   * them: a decision the key's credit pays takes it without the view's monitor, and the flusher leaves a
+   * credit to the decisions while it keeps the view for a later sync ({@code KeyView#harvestCredit}).
+   * Every other case decides through {@code acquire}, which judges every decision under the monitor: until
+   * 2026-12-07 the kit never took a credit.
+   */
+  static Stream<Arguments> tryAcquireCases() {
+    return cases().filter(a -> a.get()[3] == Mode.APPROXIMATE);
+  }
+
+  @ParameterizedTest(name = "{0} {1} {2} nodes {3} seed {4}, tryAcquire")
+  @MethodSource("tryAcquireCases")
+  void everyKeyDecidedThroughTryAcquireIsWithinTheBounds(Profile profile, Algorithm algorithm, int nodes, Mode mode,
+      long seed) {
+    run(profile, algorithm, mode, seed, Setup.of(nodes, mode).viaTryAcquire());
+  }
+
+  /**
    * The same profiles with every request of a key sent to one node (a load balancer's session affinity,
    * keys hashed to instances), the batched modes on 3 and 8 nodes: a key then lives on one node of
    * several, whose registry counts them all. Before a node told a key it alone admits on from one the

@@ -65,6 +65,84 @@ class LargeLimitAllowanceTest {
   }
 
   /**
+   * A key asked once a sync interval on a large limit (200,000 a second on two nodes, allowances of 100),
+   * through {@code tryAcquire}: the key's decisions after its first in a window take the allowance's
+   * credit, which the syncs that keep the view leave to them (KeyView#harvestCredit; taken back at every
+   * sync, each of the key's decisions was judged under the view's monitor), and its window's permits,
+   * all paid by the allowance, wait for the window's last sync that counts them within the reserve
+   * (Allowances#defers; here the first flushes ask for a claim, which pays for the rest, as before). Three
+   * windows of ten requests: every permit counted in its window, those admitted under the reserve before
+   * the calls stop carrying it, no more key updates than before (five a window), no decision waiting.
+   */
+  @Test
+  void aKeyAskedEverySyncIntervalFarBelowALargeLimitTakesTheAllowancesCredit() {
+    Limit limit = Limit.fixedWindow("large").limit(200_000).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      Counter counter = Counter.of(limit);
+      for (long window = 3; window < 6; window++) {
+        long updates = sim.store.keyUpdates();
+        for (long t = 5 * MS; t < SECOND; t += 100 * MS) {
+          sim.at(window * SECOND + t);
+          if (t == 305 * MS) {
+            // (the syncs since the window's first decision kept the view, and its credit, which no
+            // decision since the sync at +300 ms has granted again: in the first window the allowance's,
+            // 99 after that decision, less two; later a claim granted ahead)
+            String view = CoreAccess.core(sim.node(0)).describeView("a", sim.ticker.read());
+            assertThat(view).as("window %d", window).containsPattern(window == 3 ? "credit 97 \\(allowance\\)$" : "credit [1-9]\\d*$");
+          }
+          assertThat(sim.tryAcquire(0, "a", 1)).as("window %d at +%d ms", window, t / MS).isTrue();
+        }
+        // (the request at +805 ms is admitted in the window's last two sync intervals, outside the reserve;
+        // in the later windows a claim granted ahead pays, which the store counts whole: their permits go
+        // once the window is over)
+        sim.at(window * SECOND + 890 * MS);
+        if (window == 3) {
+          assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window()))
+              .as("counted before the reserve ends, window %d", window).isGreaterThanOrEqualTo(8);
+        }
+        sim.at((window + 1) * SECOND + 150 * MS);
+        assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window() - 1))
+            .as("counted in window %d", window).isEqualTo(10);
+        assertThat(sim.store.keyUpdates() - updates).as("key updates for window %d", window).isLessThanOrEqualTo(5);
+      }
+      assertThat(sim.node(0).waitedDecisions()).isZero();
+    }
+  }
+
+  /**
+   * A key asked twice early in a window, far below a large limit: the two permits, paid by the node's
+   * allowance, are not sent at the next sync but at the last one that still counts them before the calls
+   * stop carrying the reserve (+700 ms of a 1 s window at syncs of 100 ms), one delta for both; before,
+   * each went with the sync after it. Then the window's count is exact.
+   */
+  @Test
+  void aKeysAllowancePermitsWaitForTheWindowsLastSyncWithinTheReserve() {
+    Limit limit = Limit.fixedWindow("large").limit(200_000).window(Duration.ofSeconds(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
+      sim.startNode();
+      sim.startNode();
+      Counter counter = Counter.of(limit);
+      long window = 3 * SECOND;
+      sim.at(window + 5 * MS);
+      long updates = sim.store.keyUpdates();
+      assertThat(sim.tryAcquire(0, "a", 1)).isTrue();
+      sim.at(window + 305 * MS);
+      assertThat(sim.tryAcquire(0, "a", 1)).isTrue();
+      sim.at(window + 650 * MS);
+      assertThat(sim.store.keyUpdates() - updates).as("key updates before +650 ms").isZero();
+      assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window())).isZero();
+      sim.at(window + 890 * MS);
+      assertThat(sim.store.keyUpdates() - updates).as("key updates before the reserve ends").isBetween(1L, 2L);
+      assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window())).isEqualTo(2);
+      sim.at(window + SECOND + 150 * MS);
+      assertThat(WindowClaimContract.readWindow(sim.store, counter, "a", sim.window() - 1)).isEqualTo(2);
+      assertThat(sim.node(0).waitedDecisions()).isZero();
+    }
+  }
+
+  /**
    * In the window's last two sync intervals the calls no longer carry the reserve: a key's first
    * request there is admitted under half the node's part of the budget (on a small limit it waits for a
    * claim call, ColdKeyAllowanceTest).

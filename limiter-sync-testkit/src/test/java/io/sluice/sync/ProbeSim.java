@@ -144,6 +144,22 @@ final class ProbeSim implements AutoCloseable {
     return lastNode.allowed();
   }
 
+  /**
+   * Node i decides the request now through {@code tryAcquire} (a key's credit pays without the view's
+   * monitor), and the exact algorithm beside it; whether the node admitted it.
+   */
+  boolean tryAcquire(int i, String key, long cost) {
+    boolean allowed = nodes.get(i).tryAcquire(key, cost);
+    if (nodes.get(i).takeSyncRequest()) {
+      timers.get(i)[1] = Math.min(timers.get(i)[1], ticker.read() + MS);
+    }
+    advance(exactTicker, ticker.read() / 1_000 * 1_000);
+    lastExact = exact.acquire(key, cost);
+    nodeLetters.append(allowed ? 'A' : 'D');
+    exactLetters.append(lastExact.allowed() ? 'A' : 'D');
+    return allowed;
+  }
+
   /** Node i gives back what its last decision took, and the exact algorithm what it took, if each did. */
   void releaseLast(int i, String key, long cost) {
     if (lastNode.allowed()) {

@@ -199,6 +199,24 @@ public final class SimulatedNodes implements AutoCloseable {
     return d;
   }
 
+  /**
+   * {@link #decide}, as a caller that wants only the verdict makes it ({@code tryAcquire}: the path that
+   * takes a key's credit without the view's monitor where it pays); while a sync of the node is on its
+   * way, as {@link #decide} does (a decision that would wait for its answer is decided when it is back).
+   */
+  public boolean decideBare(int index, String key, long cost) {
+    Node node = nodes[index];
+    if (node.answerAt != Long.MIN_VALUE) {
+      return decide(index, key, cost).allowed();
+    }
+    boolean allowed = node.limiter.tryAcquire(key, cost);
+    if (node.limiter.takeSyncRequest() && node.askedAt == Long.MAX_VALUE) {
+      node.askedAt = clock.read() + ASKED_SYNC_DELAY_NANOS;
+      schedule(node.askedAt, Event.ASKED, index);
+    }
+    return allowed;
+  }
+
   /** Decisions that waited for a sync's answer (see {@link #decide}); 0 without a round trip. */
   public long deferredDecisions() {
     return deferredDecisions;

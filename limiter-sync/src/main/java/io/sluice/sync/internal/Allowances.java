@@ -193,6 +193,68 @@ final class Allowances {
   }
 
   /**
+   * Under the view's monitor, after a decision at {@code at} was admitted under the allowance: what
+   * more of it later decisions on the window may take without the monitor, as a credit, until {@link
+   * #creditUntil} (0: none). On a large limit, where the allowance is many permits, a key asked about
+   * once a sync interval was decided under the monitor every time (a judgement of the whole view, most of
+   * a decision's cost on 100,000 keys); under the credit it costs one compare-and-set.
+   */
+  long creditLeft(KeyView v, long at) {
+    int n = nodes.getAsInt();
+    if (!holds(n) || perKey(n) <= PER_KEY) {
+      return 0;
+    }
+    long reaches = at + syncIntervalNanos + 2 * syncLate.getAsLong();
+    return Math.max(0, (reaches < reserveEnds(v.window()) ? perKey(n) : tailPerKey(n)) - v.allowedInWindow());
+  }
+
+  /**
+   * Until when (ticker time, exclusive) a credit of the allowance granted at {@code at} on window {@code
+   * w} may pay: while {@link #admits} would still admit in the same part of the window (before the
+   * reserve's cutoff, and before the interval whose permits go at once, {@link #sendsAtOnce}; in the
+   * tail, to the window's end), and for at most two sync intervals unless the flusher renews it ({@link
+   * #renewsCredit}): a node whose syncs stop (a store that no longer answers) stops using it soon.
+   */
+  long creditUntil(long w, long at) {
+    long ends = reserveEnds(w);
+    long cutoff = Math.min(ends - syncIntervalNanos - 2 * syncLate.getAsLong(), ends - 2 * syncIntervalNanos);
+    long part = at < cutoff ? cutoff : (w + 1) * windowNanos;
+    return Math.min(part, at + 2 * syncIntervalNanos);
+  }
+
+  /**
+   * Under the view's monitor, at a sync at {@code at} that keeps the view for a later one: whether its
+   * credit of the allowance may go on paying (then until {@link #creditUntil}): the allowance still
+   * holds as it did for the decision that was granted it.
+   */
+  boolean renewsCredit(KeyView v, long at) {
+    int n = nodes.getAsInt();
+    return holds(n) && at >= partStart(v.window(), n * perKey(n)) && counted(v.window(), at) && storeAnswers()
+        && countShared(v.window(), at);
+  }
+
+  /**
+   * Under the view's monitor, at a sync at {@code at}: whether the view's permits, all admitted under
+   * the allowance, may wait for a later sync. They must reach the store before the calls stop carrying
+   * the reserve, and the next sync still sends them in time; meanwhile the node's later decisions on the
+   * key spend the same allowance, and one delta a window counts them all (a delta per sync interval was
+   * a key update per key and interval on 100,000 keys asked about once an interval). Only on a large
+   * limit, where the allowance is more than a permit, and while at most half of it is used: a key that
+   * uses more flushes as before, so that the claim its flush asks for is there when the allowance runs
+   * out. {@code claimHeld}: what the node's claim on the window pays now (a view with one flushes).
+   */
+  boolean defers(KeyView v, long at, long claimHeld) {
+    int n = nodes.getAsInt();
+    long perKey = perKey(n);
+    return holds(n) && perKey > PER_KEY && claimHeld == 0 && v.window() == Math.floorDiv(at, windowNanos)
+        && v.allowedUnsent() > 0 && v.unsentCur() == v.allowedUnsent() && 2 * v.allowedInWindow() <= perKey
+        && v.deltasOut() == 0 && v.unsentPrev() == 0 && !v.prevClaimHeld() && v.deniedUnsent() == 0
+        && v.deniedUnsentPrev() == 0 && !v.syncWanted() && !v.hasUnsettledTake() && !v.leaseWanted()
+        && at + 2 * syncIntervalNanos + 2 * syncLate.getAsLong() < reserveEnds(v.window())
+        && storeAnswers() && countShared(v.window(), at);
+  }
+
+  /**
    * Whether this node's count of nodes is one the others share: the registry answered it within the
    * last two beat intervals, and has not lowered it within {@link #countSettlesNanos}. Whether a node
    * holds an allowance, and the reserve its calls carry, follow from its count; a node that spends one

@@ -46,6 +46,9 @@ final class ClaimVerdict extends CountVerdict {
       j.admit = true;
       j.remaining -= cost;
       j.urgent = claims.allowances.sendsAtOnce(view, j.at);
+      if (credited && !j.urgent) {
+        grantAllowanceCredit(view, j, cost);
+      }
       return WindowDecisions.DECIDED;
     }
     if (!j.asked && !view.tooLittleFree(need, j.now)) {
@@ -59,12 +62,21 @@ final class ClaimVerdict extends CountVerdict {
     return DENIED;
   }
 
+  /**
+   * Under the view's monitor, after an admission of {@code cost} under the node's allowance: what is left
+   * of it, within what the view shows free, may pay the key's next decisions without the monitor.
+   */
+  private void grantAllowanceCredit(KeyView view, Judgement j, long cost) {
+    long credit = Math.min(claims.allowances.creditLeft(view, j.at),
+        (long) Math.floor(j.capacity - j.globalEstimate - (j.own + cost)));
+    if (credit > 0) {
+      view.grantAllowanceCredit(credit, claims.allowances.creditUntil(view.window(), j.at));
+    }
+  }
+
   @Override
   boolean lasting(KeyView view, long now) {
-    // (a view whose claim pays needs no fresh counts: the claim is reserved for this node; nor does
-    // one granted ahead, in a window of the range it was granted for)
-    return view.claim() >= 0 && (view.window() <= view.aheadThrough()
-        || claims.sizing.claimHorizonNanos(view, now) > 2 * syncIntervalNanos);
+    return claims.lasts(view, now);
   }
 
   @Override

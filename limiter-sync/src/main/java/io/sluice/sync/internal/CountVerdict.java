@@ -16,7 +16,8 @@ abstract class CountVerdict implements WindowVerdict {
   /** From {@link #unpaid}: the mode has nothing to try, the decision is denied. */
   static final int DENIED = Integer.MIN_VALUE;
   private final LongAdder cachedDenials;
-  private final boolean credited;
+  /** Approximate mode: decisions may take a view's credit without its monitor. */
+  final boolean credited;
   private final long hotSyncIntervalNanos;
   private final long staleAfterNanos;
   final long syncIntervalNanos;
@@ -126,8 +127,9 @@ abstract class CountVerdict implements WindowVerdict {
     // allowance, which on a small claim was a flush per request or two)
     boolean lasting = lasting(view, now);
     j.urgent = (!j.fresh && !lasting) || view.unsentCur() + cost >= (lasting ? batch : trigger);
-    if (j.fresh && credited) {
-      grantCredit(view, j, allowance, trigger);
+    if (credited && (j.fresh || lasting)) {
+      // (the decision that fills what would make one under the monitor urgent asks for the sync)
+      grantCredit(view, j, allowance, lasting ? batch : trigger, lasting);
     }
     return WindowDecisions.DECIDED;
   }
@@ -136,7 +138,7 @@ abstract class CountVerdict implements WindowVerdict {
    * What the within-the-limit verdict would go on admitting, with nothing else changing: the next
    * decisions may take that without the monitor, and the one that fills the batch asks for the sync.
    */
-  private void grantCredit(KeyView view, Judgement j, long allowance, long trigger) {
+  private void grantCredit(KeyView view, Judgement j, long allowance, long trigger, boolean lasting) {
     long cost = j.cost;
     long now = j.now;
     double ownAfter = j.own + cost - j.reuse;
@@ -147,8 +149,13 @@ abstract class CountVerdict implements WindowVerdict {
     }
     if (credit > 0) {
       boolean throttled = view.hot() && view.urgentSyncWithin(now, hotSyncIntervalNanos);
-      view.grantCredit(credit, Math.min((view.window() + 1) * windowNanos, view.syncedAt() + staleAfterNanos + 1),
-          j.urgent || throttled ? 0 : trigger - (view.unsentCur() + cost));
+      // (while the view is fresh; a claim that lasts pays whatever the counts' age, as it does under the
+      // monitor, for as long as it lasts: WindowClaims#lastingCreditUntil, renewed by the flusher)
+      long until = Math.min((view.window() + 1) * windowNanos, j.fresh ? view.syncedAt() + staleAfterNanos + 1 : now);
+      if (lasting) {
+        until = Math.max(until, claims.lastingCreditUntil(view, now));
+      }
+      view.grantCredit(credit, until, j.urgent || throttled ? 0 : trigger - (view.unsentCur() + cost));
     }
   }
 }

@@ -55,9 +55,24 @@ final class FlushQueue {
    * admission that queued it, and only a drain of the queue, which settles first, unqueues it).
    */
   void settle(KeyView v) {
-    long used = v.revokeCredit();
+    boolean allowance = v.creditFromAllowance();
+    counted(v, v.revokeCredit(), allowance);
+  }
+
+  /**
+   * Under the view's monitor, by the flusher keeping the view for a later sync: counts what decisions
+   * took of its credit and leaves the rest to them (KeyView#harvestCredit).
+   */
+  void harvest(KeyView v) {
+    counted(v, v.harvestCredit(), v.creditFromAllowance());
+  }
+
+  private void counted(KeyView v, long used, boolean underAllowance) {
     if (used > 0) {
       countAdmitted(v, used);
+      if (underAllowance) {
+        v.admittedUnderAllowance(used);
+      }
       v.creditUsed(used, ticker.read());
     }
   }

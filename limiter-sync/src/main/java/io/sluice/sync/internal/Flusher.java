@@ -395,13 +395,48 @@ final class Flusher {
    */
   private boolean drain(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
       List<KeyView> wantLeases) {
-    queue.settle(v);
-    int out = v.deltasOut(); // (before this drain's own deltas)
+    // (a credit may go on paying while the view waits for a later sync: counted, not taken back, unless
+    // the view goes now or what it was granted on no longer holds. Taken back at every sync, a key asked
+    // about once a sync interval was decided under the monitor every time: on 100,000 keys, most of a
+    // decision's cost)
+    boolean harvested = !everything && !closed && v.holdsCredit() && v.window() == Math.floorDiv(drainedAt, windowNanos);
+    if (harvested) {
+      queue.harvest(v);
+    } else {
+      queue.settle(v);
+    }
+    if (!keeps(v, drainedAt, everything)) {
+      queue.settle(v);
+      return send(v, drainedAt, everything, byGroup, wantLeases);
+    }
+    if (harvested) {
+      renewCredit(v, drainedAt);
+    }
+    return false;
+  }
+
+  /**
+   * Under the view's monitor, keeping it for a later sync: its credit goes on paying, for two more sync
+   * intervals at most, where what it was granted on still holds (the allowance as a decision found it;
+   * a claim that lasts), and is taken back where not.
+   */
+  private void renewCredit(KeyView v, long drainedAt) {
+    if (v.creditFromAllowance() ? claims.allowances.renewsCredit(v, drainedAt) : claims.lasts(v, drainedAt)) {
+      v.creditUntil(v.creditFromAllowance() ? claims.allowances.creditUntil(v.window(), drainedAt)
+          : claims.lastingCreditUntil(v, drainedAt));
+    } else {
+      queue.settle(v);
+    }
+  }
+
+  /**
+   * Under the view's monitor, at a sync: whether the view has nothing that cannot wait for a later
+   * sync, and stays queued.
+   */
+  private boolean keeps(KeyView v, long drainedAt, boolean everything) {
     if (v.window() < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
         && v.unsentPrev() == 0 && !v.prevClaimHeld() && !v.syncWanted() && !v.hasUnsettledTake() && !v.leaseWanted()) {
-      // its window is over with nothing left to send: nothing left to say
-      v.dequeue();
-      return true;
+      return false; // (its window is over with nothing left to send: send dequeues it)
     }
     // (unless it renews its claims ahead: the window ends before the next regular sync)
     boolean renewsAhead = flushClaims.renewsAhead(v, drainedAt);
@@ -412,7 +447,7 @@ final class Flusher {
       // nothing to send and answered within the sync interval: it waits for the regular sync
       // (a claim it holds is given up there if the key went idle), not for every sync another
       // key asked for; a closing limiter's last flushes give such a claim up (ClosedNodeClaimTest)
-      return false;
+      return true;
     }
     if (!everything && !closed && !renewsAhead && v.allowedUnsent() == 0 && claims.claimLasts(v, drainedAt)) {
       // a claim that still pays for what the key asks until the next regular sync: its permits
@@ -420,7 +455,29 @@ final class Flusher {
       // batch to fill or the key to go idle, and a key asked a few times a second costs a few
       // store calls a window, not one per request or sync interval
       heat.update(v, drainedAt);
-      return false;
+      return true;
+    }
+    if (!everything && !closed && !renewsAhead && claims.allowances.defers(v, drainedAt, claims.claimHeld(v, drainedAt))) {
+      // permits of the allowance alone, far from using it up: they wait for the window's last sync
+      // that still counts them within the reserve, with those admitted meanwhile (Allowances#defers)
+      heat.update(v, drainedAt);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Under the view's monitor, its credit taken back: puts what the view has to send in its group's list
+   * ({@link #drain}); true (it leaves the queue, or went there for a flush).
+   */
+  private boolean send(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
+      List<KeyView> wantLeases) {
+    int out = v.deltasOut(); // (before this drain's own deltas)
+    if (v.window() < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
+        && v.unsentPrev() == 0 && !v.prevClaimHeld() && !v.syncWanted() && !v.hasUnsettledTake() && !v.leaseWanted()) {
+      // its window is over with nothing left to send: nothing left to say
+      v.dequeue();
+      return true;
     }
     v.dequeueForFlush();
     heat.update(v, drainedAt);

@@ -20,7 +20,11 @@ import java.lang.invoke.VarHandle;
  * compare-and-set and no monitor, until a ticker time. A decision under the monitor grants it (as
  * many permits as the monitor would have admitted in a row without asking for a sync), and every
  * critical section first takes it back ({@link #revokeCredit}) and counts what was used, so the
- * counts under the monitor are exact whenever they are read.
+ * counts under the monitor are exact whenever they are read. One exception: the flusher, looking at a
+ * view it keeps for a later sync, counts what was used and leaves the rest to the decisions ({@link
+ * #harvestCredit}: what the credit was granted on changes only with a store's answer or a decision,
+ * and each takes it back first); what they take meanwhile is counted by the next critical section, as
+ * if taken after it.
  */
 final class KeyView extends ViewClaim {
   private static final VarHandle CREDIT;
@@ -41,6 +45,11 @@ final class KeyView extends ViewClaim {
   private long creditGranted;
   /** A decision that leaves the credit at or below this has filled a batch: it asks for a sync. */
   private volatile long syncAtOrBelow;
+  /**
+   * The credit was granted out of the node's allowance on the key's window (guarded by the monitor):
+   * what decisions take of it is admitted under the allowance (see Allowances#creditLeft).
+   */
+  private boolean creditFromAllowance;
   private final String key;
   /**
    * A decision holds the view's monitor through a store call (a claim or a lease): read without the
@@ -371,10 +380,55 @@ final class KeyView extends ViewClaim {
    * sees the rest.
    */
   void grantCredit(long amount, long until, long untilBatch) {
+    creditFromAllowance = false;
     creditGranted = amount;
     creditUntil = until;
     syncAtOrBelow = untilBatch > 0 ? amount - untilBatch : amount;
     credit = amount;
+  }
+
+  /**
+   * Under the monitor: lets decisions take up to {@code amount} permits of the node's allowance without
+   * it until {@code until}; none of them asks for a sync (the allowance's permits go with a regular one).
+   */
+  void grantAllowanceCredit(long amount, long until) {
+    grantCredit(amount, until, 0);
+    creditFromAllowance = true;
+  }
+
+  /** Under the monitor: whether the view holds a credit out of the node's allowance. */
+  boolean creditFromAllowance() {
+    return creditFromAllowance && creditGranted > 0;
+  }
+
+  /** The credit decisions may take without the monitor at {@code now} (0 where it has ended). */
+  long creditLeft(long now) {
+    return now >= creditUntil ? 0 : credit;
+  }
+
+  /** Under the monitor: whether the view holds a credit (granted and not all taken back). */
+  boolean holdsCredit() {
+    return creditGranted > 0;
+  }
+
+  /**
+   * Under the monitor: how many permits decisions took from the credit since it was granted or last
+   * harvested, leaving the rest to them. (Decisions only lower the credit, by compare-and-set: what is
+   * left now is the base of the next count.)
+   */
+  long harvestCredit() {
+    if (creditGranted == 0) {
+      return 0;
+    }
+    long left = credit;
+    long used = creditGranted - left;
+    creditGranted = left;
+    return used;
+  }
+
+  /** Under the monitor: the credit ends at {@code until} now (earlier or later than granted). */
+  void creditUntil(long until) {
+    creditUntil = until;
   }
 
   /** Under the monitor: takes the credit back and returns how many permits decisions took from it. */

@@ -178,6 +178,12 @@ final class ViewTable {
       if (v.retired()) {
         return; // (a weakly consistent iterator may show a view another sweep already dropped)
       }
+      if (v.queued() && visit == NO_VISIT) {
+        // (not dropped while queued: the flusher's next drain counts what decisions took of its credit,
+        // and leaves them the rest where it keeps the view; taken back here at every visit, a key asked
+        // about once a sync interval was decided under the monitor every time)
+        return;
+      }
       settle.accept(v);
       visit.accept(v, now);
       long current = Math.floorDiv(now, windowNanos);

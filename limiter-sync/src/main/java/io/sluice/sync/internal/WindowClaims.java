@@ -234,6 +234,31 @@ final class WindowClaims {
   }
 
   /**
+   * Under the view's monitor: whether what the node may admit is held for it long enough that its
+   * permits need no fresh counts and wait for a full batch: a claim (reserved for this node in the store,
+   * whatever the others do) that lasts beyond two sync intervals at the key's rate, or one granted ahead,
+   * in a window of the range it was granted for. On a store that keeps no claims, never.
+   */
+  boolean lasts(KeyView v, long now) {
+    return asksClaims() && v.claim() >= 0
+        && (v.window() <= v.aheadThrough() || sizing.claimHorizonNanos(v, now) > 2 * syncIntervalNanos);
+  }
+
+  /**
+   * Until when (ticker time, exclusive) a credit a lasting claim pays ({@link #lasts}) may be taken
+   * without the monitor on a view that is not fresh: as long as the claim lasts at the key's rate now
+   * (to the window's end for a claim granted ahead, or one far below the limit), less the two sync
+   * intervals below which it no longer lasts; the flusher looks again at each sync that keeps the view.
+   * (What a claim pays does not depend on the counts' age, only on the claim, which only a store's answer
+   * changes.)
+   */
+  long lastingCreditUntil(KeyView v, long now) {
+    long end = (v.window() + 1) * windowNanos;
+    return v.window() <= v.aheadThrough() ? end
+        : Math.min(end, now + Math.max(0, sizing.claimHorizonNanos(v, now) - 2 * syncIntervalNanos));
+  }
+
+  /**
    * Under the view's monitor, at a drain: whether the view holds a claim on the current window that
    * still pays for what the key is expected to ask until the next regular sync, with nothing else to
    * send and no sync asked for, on a key not idle and still far below its limit (nearer, a claim
