@@ -39,6 +39,11 @@ final class WindowProbe {
    * from 0.9 to 4 times the limit) and faults more often: a search for over-admission.
    */
   static final boolean HOT = Boolean.getBoolean("sluice.probe.hot");
+  /**
+   * -Dsluice.probe.tryAcquire=true: decisions without a release go through {@code tryAcquire} (a key's
+   * credit pays without the view's monitor), so only their verdicts are checked, not their fields.
+   */
+  static final boolean TRY_ACQUIRE = Boolean.getBoolean("sluice.probe.tryAcquire");
 
   enum Kind { REQUEST, CLOSE, START, JUMP, STALL }
 
@@ -405,14 +410,16 @@ final class WindowProbe {
         long[] ec = roll(exactCounts.computeIfAbsent(key, k -> new long[] {w, 0, 0, 0, 0}), w);
         double exactEstimate = ec[2] * prevWeight + ec[1];
         double nodeEstimate = nc[2] * prevWeight + nc[1];
-        Decision d = node.acquire(key, cost);
+        boolean bare = TRY_ACQUIRE && !e.release();
+        Decision d = bare ? null : node.acquire(key, cost);
+        boolean bareAllowed = bare && node.tryAcquire(key, cost);
         if (node.takeSyncRequest()) {
           long[] t = timers.get(n);
           t[1] = Math.min(t[1], now + MS);
         }
         advance(exactTicker, now / 1_000 * 1_000);
         Decision x = exact.acquire(key, cost);
-        boolean nodeAllowed = d.allowed();
+        boolean nodeAllowed = bare ? bareAllowed : d.allowed();
         boolean exactAllowed = x.allowed();
         if (key.equals(TRACE)) {
           System.out.printf(Locale.ROOT, "trace w%d +%.3f ms node %d cost %d: %s | exact %s%s | %s"
@@ -422,47 +429,49 @@ final class WindowProbe {
               store.count("probe", key, w), store.claims("probe", key, w), nc[1], ec[1]);
         }
         long relW = w - Math.floorDiv(START, window);
-        // the decision's fields
-        List<String> lies = new ArrayList<>();
-        if (d.limit() != limit) {
-          lies.add("limit " + d.limit());
-        }
-        if (d.remaining() > cap) {
-          lies.add("remaining " + d.remaining() + " > limit " + cap);
-        }
-        if (nodeAllowed && d.remaining() > cap - cost) {
-          lies.add("allowed cost " + cost + " with remaining " + d.remaining() + " > limit - cost");
-        }
-        if (!nodeAllowed && d.retryAfterNanos() <= 0) {
-          lies.add("denied with retry-after " + d.retryAfterNanos());
-        }
-        if (!nodeAllowed && d.remaining() >= cost) {
-          lies.add("denied cost " + cost + " with remaining " + d.remaining());
-        }
-        long maxReset = (sliding ? 2 : 1) * window;
-        if (d.resetNanos() <= 0 || d.resetNanos() > maxReset) {
-          lies.add("reset " + d.resetNanos() + " ns outside (0, " + maxReset + "]");
-        }
-        if (!nodeAllowed && d.retryAfterNanos() > d.resetNanos() + interval) {
-          lies.add("retry-after " + d.retryAfterNanos() + " ns > reset " + d.resetNanos() + " ns + sync");
-        }
-        if (nodeAllowed && d.window() != w) {
-          lies.add("allowed with window " + d.window() + ", decided in " + w);
-        }
-        // one node all along: it knows every permit; its remaining is at most what its own admissions leave
-        double nodeAfter = nodeEstimate + (nodeAllowed ? cost : 0);
-        if (all.size() == 1 && nc[3] + nc[4] == 0 && d.remaining() > Math.floor(cap - nodeAfter + 1e-9) + 1) {
-          lies.add("one node: remaining " + d.remaining() + ", its admissions leave " + Math.floor(cap - nodeAfter + 1e-9)
-              + " (exact algorithm " + x.remaining() + ")");
-        }
-        if (all.size() == 1 && !sliding && !nodeAllowed && !exactAllowed
-            && d.retryAfterNanos() < x.retryAfterNanos() - interval) {
-          lies.add("one node: retry-after " + d.retryAfterNanos() / 1e6 + " ms, the exact algorithm's "
-              + x.retryAfterNanos() / 1e6 + " ms");
-        }
-        if (!lies.isEmpty()) {
-          note(violations, counts, "decision", key, relW, String.join("; ", lies) + String.format(Locale.ROOT,
-              " (at +%.3f ms of the window, node %d, %s; exact %s)", (now - w * window) / 1e6, n, d, x));
+        // the decision's fields (tryAcquire's: a verdict only)
+        if (d != null) {
+          List<String> lies = new ArrayList<>();
+          if (d.limit() != limit) {
+            lies.add("limit " + d.limit());
+          }
+          if (d.remaining() > cap) {
+            lies.add("remaining " + d.remaining() + " > limit " + cap);
+          }
+          if (nodeAllowed && d.remaining() > cap - cost) {
+            lies.add("allowed cost " + cost + " with remaining " + d.remaining() + " > limit - cost");
+          }
+          if (!nodeAllowed && d.retryAfterNanos() <= 0) {
+            lies.add("denied with retry-after " + d.retryAfterNanos());
+          }
+          if (!nodeAllowed && d.remaining() >= cost) {
+            lies.add("denied cost " + cost + " with remaining " + d.remaining());
+          }
+          long maxReset = (sliding ? 2 : 1) * window;
+          if (d.resetNanos() <= 0 || d.resetNanos() > maxReset) {
+            lies.add("reset " + d.resetNanos() + " ns outside (0, " + maxReset + "]");
+          }
+          if (!nodeAllowed && d.retryAfterNanos() > d.resetNanos() + interval) {
+            lies.add("retry-after " + d.retryAfterNanos() + " ns > reset " + d.resetNanos() + " ns + sync");
+          }
+          if (nodeAllowed && d.window() != w) {
+            lies.add("allowed with window " + d.window() + ", decided in " + w);
+          }
+          // one node all along: it knows every permit; its remaining is at most what its own admissions leave
+          double nodeAfter = nodeEstimate + (nodeAllowed ? cost : 0);
+          if (all.size() == 1 && nc[3] + nc[4] == 0 && d.remaining() > Math.floor(cap - nodeAfter + 1e-9) + 1) {
+            lies.add("one node: remaining " + d.remaining() + ", its admissions leave " + Math.floor(cap - nodeAfter + 1e-9)
+                + " (exact algorithm " + x.remaining() + ")");
+          }
+          if (all.size() == 1 && !sliding && !nodeAllowed && !exactAllowed
+              && d.retryAfterNanos() < x.retryAfterNanos() - interval) {
+            lies.add("one node: retry-after " + d.retryAfterNanos() / 1e6 + " ms, the exact algorithm's "
+                + x.retryAfterNanos() / 1e6 + " ms");
+          }
+          if (!lies.isEmpty()) {
+            note(violations, counts, "decision", key, relW, String.join("; ", lies) + String.format(Locale.ROOT,
+                " (at +%.3f ms of the window, node %d, %s; exact %s)", (now - w * window) / 1e6, n, d, x));
+          }
         }
         // false denial on a key below half its limit (the exact run's and the nodes' own kept estimates)
         if (exactAllowed && !nodeAllowed && exactEstimate + cost <= cap / 2.0 && nodeEstimate + cost <= cap / 2.0) {

@@ -69,6 +69,9 @@ final class ClaimVerdict extends CountVerdict {
   private void grantAllowanceCredit(KeyView view, Judgement j, long cost) {
     long credit = Math.min(claims.allowances.creditLeft(view, j.at),
         (long) Math.floor(j.capacity - j.globalEstimate - (j.own + cost)));
+    if (view.localShareHeld(j.now)) {
+      credit = Math.min(credit, view.localShareCap() - view.ownCur() - cost); // (a share held since a fault, as under the monitor)
+    }
     if (credit > 0) {
       view.grantAllowanceCredit(credit, claims.allowances.creditUntil(view.window(), j.at));
     }

@@ -64,7 +64,8 @@ final class FlushQueue {
    * took of its credit and leaves the rest to them (KeyView#harvestCredit).
    */
   void harvest(KeyView v) {
-    counted(v, v.harvestCredit(), v.creditFromAllowance());
+    boolean allowance = v.creditFromAllowance(); // (before the harvest: a credit used up is then no longer held)
+    counted(v, v.harvestCredit(), allowance);
   }
 
   private void counted(KeyView v, long used, boolean underAllowance) {

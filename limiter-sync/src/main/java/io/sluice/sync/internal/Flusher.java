@@ -416,12 +416,15 @@ final class Flusher {
   }
 
   /**
-   * Under the view's monitor, keeping it for a later sync: its credit goes on paying, for two more sync
-   * intervals at most, where what it was granted on still holds (the allowance as a decision found it;
-   * a claim that lasts), and is taken back where not.
+   * Under the view's monitor, keeping it for a later sync: its credit goes on paying where what it was
+   * granted on still holds (the allowance as a decision found it, for two more sync intervals at most; a
+   * claim that lasts, while no permit of the window gone by is on its way: on a sliding window what the
+   * claim pays then shrinks as that window fades, and the credit was sized before), and is taken back
+   * where not.
    */
   private void renewCredit(KeyView v, long drainedAt) {
-    if (v.creditFromAllowance() ? claims.allowances.renewsCredit(v, drainedAt) : claims.lasts(v, drainedAt)) {
+    if (v.creditFromAllowance() ? claims.allowances.renewsCredit(v, drainedAt)
+        : v.pendingPrev() == 0 && claims.lasts(v, drainedAt)) {
       v.creditUntil(v.creditFromAllowance() ? claims.allowances.creditUntil(v.window(), drainedAt)
           : claims.lastingCreditUntil(v, drainedAt));
     } else {

@@ -387,11 +387,11 @@ public final class LimiterCore {
     }
     synchronized (v) {
       return String.format(java.util.Locale.ROOT, "view global %d/%d pending %d/%d unsent %d own %d claim %d (at %s,"
-          + " nodes %d) released %d leased %d nothingFree %s noneFree %s synced %s deniedUntil %s credit %d%s",
+          + " nodes %d) released %d leased %d nothingFree %s noneFree %s synced %s deniedUntil %s credit %d%s allowed %d",
           v.globalCur(), v.globalPrev(), v.pendingCur(), v.pendingPrev(), v.unsentCur(), v.ownCur(), v.claim(), relative(v.claimAt(), now),
           v.claimNodes(), v.releasedCur(), v.leaseHeld(), v.nothingFreeUntil() > now ? "until " + relative(v.nothingFreeUntil(), now)
           : "no", v.noneFree(), relative(v.syncedAt(), now), relative(v.deniedUntil(), now), v.creditLeft(now),
-          v.creditFromAllowance() ? " (allowance)" : "");
+          v.creditFromAllowance() ? " (allowance)" : "", v.allowedInWindow());
     }
   }
 }
