@@ -596,6 +596,27 @@ public final class AccuracyKit {
         }
         return t.build();
       }
+    },
+    /**
+     * Many keys on a large limit (10,000 per window, where a node's allowance is many permits: 50, 16 and 6
+     * on 1, 3 and 8 nodes): 490 keys far below it (0.1 to 20 requests a second, costs 1 to 5), nine at half
+     * of it and one at twice it (costs of 25), for 4 s. Where a key's allowance pays by credit and its
+     * permits wait for the window's last sync within the reserve.
+     */
+    LARGE_MANY {
+      @Override
+      Traffic traffic(Algorithm a, long seed) {
+        TrafficBuilder t = new TrafficBuilder(label(a), window(a, "largemany", 10_000, Duration.ofSeconds(1)), seed);
+        for (int k = 0; k < 490; k++) {
+          double rate = Math.pow(10, -1 + Math.log10(200) * t.random().nextDouble());
+          t.poisson("c" + k, rate, Duration.ofMillis(t.random().nextInt(1_000)), Duration.ofSeconds(4), 1 + t.random().nextInt(5));
+        }
+        for (int k = 0; k < 9; k++) {
+          t.poisson("w" + k, 200, Duration.ZERO, Duration.ofSeconds(4), 25);
+        }
+        t.poisson("hot", 800, Duration.ZERO, Duration.ofSeconds(4), 25);
+        return t.build();
+      }
     };
 
     abstract Traffic traffic(Algorithm algorithm, long seed);
