@@ -401,6 +401,13 @@ final class Flusher {
     // decision's cost)
     boolean harvested = !everything && !closed && v.holdsCredit() && v.window() == Math.floorDiv(drainedAt, windowNanos);
     if (harvested) {
+      if (v.creditFilledBatch()) {
+        // the decision that filled the batch asked for this sync: the view goes, as it would have had the
+        // decision been judged under the monitor (kept, with its credit renewed, a lasting claim's view
+        // went on filling batches and sent none: a ledger on a window of an hour held its permits unsent
+        // through a chaos run, and its node's backlog never came back down)
+        v.wantSync();
+      }
       queue.harvest(v);
     } else {
       queue.settle(v);

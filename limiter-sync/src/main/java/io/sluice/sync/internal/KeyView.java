@@ -50,6 +50,8 @@ final class KeyView extends ViewClaim {
    * what decisions take of it is admitted under the allowance (see Allowances#creditLeft).
    */
   private boolean creditFromAllowance;
+  /** The credit's decision that takes it to {@link #syncAtOrBelow} asks for a sync (guarded by the monitor). */
+  private boolean creditAsksSync;
   private final String key;
   /**
    * A decision holds the view's monitor through a store call (a claim or a lease): read without the
@@ -381,6 +383,7 @@ final class KeyView extends ViewClaim {
    */
   void grantCredit(long amount, long until, long untilBatch) {
     creditFromAllowance = false;
+    creditAsksSync = untilBatch > 0;
     creditGranted = amount;
     creditUntil = until;
     syncAtOrBelow = untilBatch > 0 ? amount - untilBatch : amount;
@@ -404,6 +407,14 @@ final class KeyView extends ViewClaim {
   /** The credit decisions may take without the monitor at {@code now} (0 where it has ended). */
   long creditLeft(long now) {
     return now >= creditUntil ? 0 : credit;
+  }
+
+  /**
+   * Under the monitor: whether decisions have taken the credit down to the batch it was granted to fill:
+   * the one that did asked for a sync, which a decision under the monitor would have marked as wanted.
+   */
+  boolean creditFilledBatch() {
+    return creditGranted > 0 && creditAsksSync && credit <= syncAtOrBelow;
   }
 
   /** Under the monitor: whether the view holds a credit (granted and not all taken back). */
