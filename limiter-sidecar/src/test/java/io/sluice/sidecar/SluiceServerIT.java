@@ -110,6 +110,25 @@ class SluiceServerIT {
     }
   }
 
+  /**
+   * Posts {@code body} chunked, past the cap. The server answers 413 once it has read past the cap and
+   * closes the connection with the rest unread; a client still sending can find the connection reset
+   * before it reads the answer (CI, 2026-12-07: "header parser received no bytes", once in many runs), a
+   * race of the transport, not of the answer: tried up to three times.
+   */
+  private HttpResponse<String> chunkedTooLarge(String body) {
+    java.io.UncheckedIOException last = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      try {
+        return Http.send(HttpRequest.newBuilder(uri("/check"))
+            .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body.getBytes()))));
+      } catch (java.io.UncheckedIOException e) {
+        last = e;
+      }
+    }
+    throw last;
+  }
+
   @Test
   void badInputGets4xxNamingTheProblemAndTheServerKeepsServing() {
     assertError(check("{\"key\":"), 400, null, "body: malformed JSON");
@@ -126,9 +145,7 @@ class SluiceServerIT {
     String big = "{\"key\":\"" + "k".repeat(5000) + "\",\"limit\":\"api\"}";
     assertError(check(big), 413, null, "body: ");
     // without a Content-Length (chunked), the cap holds as the body is read
-    HttpResponse<String> chunked = Http.send(HttpRequest.newBuilder(uri("/check"))
-        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big.getBytes()))));
-    assertError(chunked, 413, null, "body: more than 4096 bytes");
+    assertError(chunkedTooLarge(big), 413, null, "body: more than 4096 bytes");
 
     HttpResponse<String> get = Http.get(uri("/check"));
     assertError(get, 405, null, "method: /check takes POST, got GET");
