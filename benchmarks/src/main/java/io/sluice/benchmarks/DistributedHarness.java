@@ -129,8 +129,13 @@ final class DistributedHarness {
 
   /** CPU seconds redis-server has used since it started (user and system, {@code INFO cpu}). */
   double redisCpuSeconds() {
+    return usedCpuSeconds(admin.info("cpu"));
+  }
+
+  /** User and system CPU seconds in the answer to {@code INFO cpu}. */
+  static double usedCpuSeconds(String infoCpu) {
     double sum = 0;
-    for (String line : admin.info("cpu").split("\r?\n")) {
+    for (String line : infoCpu.split("\r?\n")) {
       if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
         sum += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
       }

@@ -6,7 +6,6 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.sluice.benchmarks.DistributedNodes.Impl;
 import io.sluice.benchmarks.DistributedNodes.Node;
 import io.sluice.benchmarks.DistributedNodes.Spec;
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -154,16 +153,10 @@ public final class ExactCost {
   }
 
   private static double redisCpu(RedisCommands<String, String> cli) {
-    double sum = 0;
-    for (String line : cli.info("cpu").split("\r?\n")) {
-      if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
-        sum += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-      }
-    }
-    return sum;
+    return DistributedHarness.usedCpuSeconds(cli.info("cpu"));
   }
 
   private static long javaCpuNanos() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    return ManyKeyThroughput.processCpuNanos();
   }
 }

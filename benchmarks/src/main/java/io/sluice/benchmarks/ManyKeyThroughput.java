@@ -212,7 +212,8 @@ final class ManyKeyThroughput {
         after[5] - before[5], cpu);
   }
 
-  private static long processCpuNanos() {
+  /** CPU nanoseconds this JVM has used (-1 where the JVM does not tell). */
+  static long processCpuNanos() {
     return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
         ? os.getProcessCpuTime() : -1;
   }

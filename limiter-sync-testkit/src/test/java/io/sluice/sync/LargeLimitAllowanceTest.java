@@ -32,6 +32,14 @@ class LargeLimitAllowanceTest {
   private static final Duration SYNC = Duration.ofMillis(100);
   private static final long SECOND = 1_000 * MS;
 
+  /** A simulation of {@code limit} on two nodes, both started. */
+  private static ProbeSim twoNodes(Limit limit) {
+    ProbeSim sim = new ProbeSim(limit, SYNC, false);
+    sim.startNode();
+    sim.startNode();
+    return sim;
+  }
+
   /**
    * A limit of 200,000 a second on two nodes: each node's part of the budget is 500 permits, so its
    * allowance is a batch (100). A key's requests in a window wait for nothing until 100 permits are
@@ -42,9 +50,7 @@ class LargeLimitAllowanceTest {
   @Test
   void aKeysRequestsInAWindowDoNotWaitWhileTheAllowancePaysForThem() {
     Limit limit = Limit.fixedWindow("large").limit(200_000).window(Duration.ofSeconds(1)).build();
-    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
-      sim.startNode();
-      sim.startNode();
+    try (ProbeSim sim = twoNodes(limit)) {
       sim.at(3 * SECOND + 50 * MS); // (every node counted by the others)
       SyncedLimiter node = sim.node(0);
       long calls = node.storeCalls();
@@ -77,9 +83,7 @@ class LargeLimitAllowanceTest {
   @Test
   void aKeyAskedEverySyncIntervalFarBelowALargeLimitTakesTheAllowancesCredit() {
     Limit limit = Limit.fixedWindow("large").limit(200_000).window(Duration.ofSeconds(1)).build();
-    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
-      sim.startNode();
-      sim.startNode();
+    try (ProbeSim sim = twoNodes(limit)) {
       Counter counter = Counter.of(limit);
       for (long window = 3; window < 6; window++) {
         long updates = sim.store.keyUpdates();
@@ -122,9 +126,7 @@ class LargeLimitAllowanceTest {
   @Test
   void aLastingClaimsCreditThatFillsABatchIsSentWithTheNextSync() {
     Limit limit = Limit.fixedWindow("ledger").limit(1_000_000_000L).window(Duration.ofHours(1)).build();
-    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
-      sim.startNode();
-      sim.startNode();
+    try (ProbeSim sim = twoNodes(limit)) {
       long start = 3 * SECOND;
       int admitted = 0;
       for (int round = 0; round < 50; round++) {
@@ -151,9 +153,7 @@ class LargeLimitAllowanceTest {
   @Test
   void aCreditOfTheAllowanceUsedUpIsCountedAsTheAllowances() {
     Limit limit = Limit.fixedWindow("large").limit(200_000).window(Duration.ofSeconds(1)).build();
-    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
-      sim.startNode();
-      sim.startNode();
+    try (ProbeSim sim = twoNodes(limit)) {
       long window = 3 * SECOND;
       for (int i = 0; i < 100; i++) {
         sim.at(window + (5 + i / 10) * MS);
@@ -174,9 +174,7 @@ class LargeLimitAllowanceTest {
   @Test
   void aKeysAllowancePermitsWaitForTheWindowsLastSyncWithinTheReserve() {
     Limit limit = Limit.fixedWindow("large").limit(200_000).window(Duration.ofSeconds(1)).build();
-    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
-      sim.startNode();
-      sim.startNode();
+    try (ProbeSim sim = twoNodes(limit)) {
       Counter counter = Counter.of(limit);
       long window = 3 * SECOND;
       sim.at(window + 5 * MS);
@@ -204,9 +202,7 @@ class LargeLimitAllowanceTest {
   @Test
   void aKeyFirstSeenInTheWindowsLastSyncIntervalsDoesNotWaitOnALargeLimit() {
     Limit limit = Limit.fixedWindow("tail").limit(200_000).window(Duration.ofSeconds(1)).build();
-    try (ProbeSim sim = new ProbeSim(limit, SYNC, false)) {
-      sim.startNode();
-      sim.startNode();
+    try (ProbeSim sim = twoNodes(limit)) {
       sim.at(3 * SECOND + 850 * MS);
       assertThat(decidedWithoutWaiting(sim, 0, "late", 1)).isTrue();
       assertThat(decidedWithoutWaiting(sim, 1, "late", 1)).isTrue();

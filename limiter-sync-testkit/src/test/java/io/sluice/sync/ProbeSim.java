@@ -134,14 +134,7 @@ final class ProbeSim implements AutoCloseable {
   /** Node i decides the request now, and the exact algorithm beside it; whether the node admitted it. */
   boolean acquire(int i, String key, long cost) {
     lastNode = nodes.get(i).acquire(key, cost);
-    if (nodes.get(i).takeSyncRequest()) {
-      timers.get(i)[1] = Math.min(timers.get(i)[1], ticker.read() + MS);
-    }
-    advance(exactTicker, ticker.read() / 1_000 * 1_000);
-    lastExact = exact.acquire(key, cost);
-    nodeLetters.append(lastNode.allowed() ? 'A' : 'D');
-    exactLetters.append(lastExact.allowed() ? 'A' : 'D');
-    return lastNode.allowed();
+    return decided(i, key, cost, lastNode.allowed());
   }
 
   /**
@@ -149,7 +142,14 @@ final class ProbeSim implements AutoCloseable {
    * monitor), and the exact algorithm beside it; whether the node admitted it.
    */
   boolean tryAcquire(int i, String key, long cost) {
-    boolean allowed = nodes.get(i).tryAcquire(key, cost);
+    return decided(i, key, cost, nodes.get(i).tryAcquire(key, cost));
+  }
+
+  /**
+   * After node i's decision: the sync it asked for, one millisecond on, and the exact algorithm's decision
+   * beside it; whether the node admitted the request.
+   */
+  private boolean decided(int i, String key, long cost, boolean allowed) {
     if (nodes.get(i).takeSyncRequest()) {
       timers.get(i)[1] = Math.min(timers.get(i)[1], ticker.read() + MS);
     }

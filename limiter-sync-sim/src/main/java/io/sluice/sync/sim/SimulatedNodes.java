@@ -192,11 +192,16 @@ public final class SimulatedNodes implements AutoCloseable {
     if (d == null) {
       d = node.limiter.acquire(key, cost);
     }
+    syncIfAsked(index, node);
+    return d;
+  }
+
+  /** After a decision of node {@code index}: the sync it asked for, if any, one simulated millisecond on. */
+  private void syncIfAsked(int index, Node node) {
     if (node.limiter.takeSyncRequest() && node.askedAt == Long.MAX_VALUE) {
       node.askedAt = clock.read() + ASKED_SYNC_DELAY_NANOS;
       schedule(node.askedAt, Event.ASKED, index);
     }
-    return d;
   }
 
   /**
@@ -210,10 +215,7 @@ public final class SimulatedNodes implements AutoCloseable {
       return decide(index, key, cost).allowed();
     }
     boolean allowed = node.limiter.tryAcquire(key, cost);
-    if (node.limiter.takeSyncRequest() && node.askedAt == Long.MAX_VALUE) {
-      node.askedAt = clock.read() + ASKED_SYNC_DELAY_NANOS;
-      schedule(node.askedAt, Event.ASKED, index);
-    }
+    syncIfAsked(index, node);
     return allowed;
   }
 

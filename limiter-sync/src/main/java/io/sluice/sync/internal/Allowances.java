@@ -178,18 +178,30 @@ final class Allowances {
    */
   boolean admits(KeyView v, long at, long cost) {
     int n = nodes.getAsInt();
-    if (!holds(n)) {
-      return false;
-    }
+    return holds(n) && cost <= left(v, at, n) && standsFor(v.window(), at);
+  }
+
+  /**
+   * Under the view's monitor: what is left of the node's allowance on the view's window for a decision
+   * at {@code at}, with {@code n} nodes: where the nodes' calls still carry the reserve when its permit
+   * reaches the store, the allowance from the part of the window where it fits ({@link #partStart}); in
+   * the window's last intervals, the tail's ({@link #tailPerKey}).
+   */
+  private long left(KeyView v, long at, int n) {
     // (a permit goes with the next sync: a sync interval on, or later where syncs take longer than that)
     long reaches = at + syncIntervalNanos + 2 * syncLate.getAsLong();
-    long left;
     if (reaches < reserveEnds(v.window())) {
-      left = at >= partStart(v.window(), n * perKey(n)) ? perKey(n) - v.allowedInWindow() : 0;
-    } else {
-      left = tailPerKey(n) - v.allowedInWindow();
+      return at >= partStart(v.window(), n * perKey(n)) ? perKey(n) - v.allowedInWindow() : 0;
     }
-    return cost <= left && counted(v.window(), at) && storeAnswers() && countShared(v.window(), at);
+    return tailPerKey(n) - v.allowedInWindow();
+  }
+
+  /**
+   * Whether the nodes' reserve on window {@code w} stands for this node's allowance at {@code at}: the
+   * others count it, its store answers it, and its count of nodes is one they share.
+   */
+  private boolean standsFor(long w, long at) {
+    return counted(w, at) && storeAnswers() && countShared(w, at);
   }
 
   /**
@@ -201,11 +213,7 @@ final class Allowances {
    */
   long creditLeft(KeyView v, long at) {
     int n = nodes.getAsInt();
-    if (!holds(n) || perKey(n) <= PER_KEY) {
-      return 0;
-    }
-    long reaches = at + syncIntervalNanos + 2 * syncLate.getAsLong();
-    return Math.max(0, (reaches < reserveEnds(v.window()) ? perKey(n) : tailPerKey(n)) - v.allowedInWindow());
+    return holds(n) && perKey(n) > PER_KEY ? Math.max(0, left(v, at, n)) : 0;
   }
 
   /**
@@ -229,8 +237,7 @@ final class Allowances {
    */
   boolean renewsCredit(KeyView v, long at) {
     int n = nodes.getAsInt();
-    return holds(n) && at >= partStart(v.window(), n * perKey(n)) && counted(v.window(), at) && storeAnswers()
-        && countShared(v.window(), at);
+    return holds(n) && at >= partStart(v.window(), n * perKey(n)) && standsFor(v.window(), at);
   }
 
   /**

@@ -47,7 +47,7 @@ final class ClaimVerdict extends CountVerdict {
       j.remaining -= cost;
       j.urgent = claims.allowances.sendsAtOnce(view, j.at);
       if (credited && !j.urgent) {
-        grantAllowanceCredit(view, j, cost);
+        grantAllowanceCredit(view, j);
       }
       return WindowDecisions.DECIDED;
     }
@@ -63,15 +63,12 @@ final class ClaimVerdict extends CountVerdict {
   }
 
   /**
-   * Under the view's monitor, after an admission of {@code cost} under the node's allowance: what is left
-   * of it, within what the view shows free, may pay the key's next decisions without the monitor.
+   * Under the view's monitor, after an admission under the node's allowance (no released permit reused):
+   * what is left of it, within what the view shows free, may pay the key's next decisions without the
+   * monitor.
    */
-  private void grantAllowanceCredit(KeyView view, Judgement j, long cost) {
-    long credit = Math.min(claims.allowances.creditLeft(view, j.at),
-        (long) Math.floor(j.capacity - j.globalEstimate - (j.own + cost)));
-    if (view.localShareHeld(j.now)) {
-      credit = Math.min(credit, view.localShareCap() - view.ownCur() - cost); // (a share held since a fault, as under the monitor)
-    }
+  private void grantAllowanceCredit(KeyView view, Judgement j) {
+    long credit = Math.min(claims.allowances.creditLeft(view, j.at), freeForCredit(view, j));
     if (credit > 0) {
       view.grantAllowanceCredit(credit, claims.allowances.creditUntil(view.window(), j.at));
     }

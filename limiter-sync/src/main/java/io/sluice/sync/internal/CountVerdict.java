@@ -135,18 +135,23 @@ abstract class CountVerdict implements WindowVerdict {
   }
 
   /**
+   * Under the view's monitor, after an admission: what the view shows free for a credit after it,
+   * within a local share held since a fault (the limit a decision under the monitor keeps to).
+   */
+  static long freeForCredit(KeyView view, Judgement j) {
+    long free = (long) Math.floor(j.capacity - j.globalEstimate - (j.own + j.cost - j.reuse));
+    return view.localShareHeld(j.now) ? Math.min(free, view.localShareCap() - view.ownCur() - j.cost) : free;
+  }
+
+  /**
    * What the within-the-limit verdict would go on admitting, with nothing else changing: the next
    * decisions may take that without the monitor, and the one that fills the batch asks for the sync.
    */
   private void grantCredit(KeyView view, Judgement j, long allowance, long trigger, boolean lasting) {
     long cost = j.cost;
     long now = j.now;
-    double ownAfter = j.own + cost - j.reuse;
     double claimedAfter = j.claimed + cost - j.reuse;
-    long credit = Math.min((long) Math.floor(allowance - claimedAfter), (long) Math.floor(j.capacity - j.globalEstimate - ownAfter));
-    if (view.localShareHeld(now)) {
-      credit = Math.min(credit, view.localShareCap() - view.ownCur() - cost); // (a share held since a fault)
-    }
+    long credit = Math.min((long) Math.floor(allowance - claimedAfter), freeForCredit(view, j));
     if (credit > 0) {
       boolean throttled = view.hot() && view.urgentSyncWithin(now, hotSyncIntervalNanos);
       // (while the view is fresh; a claim that lasts pays whatever the counts' age, as it does under the

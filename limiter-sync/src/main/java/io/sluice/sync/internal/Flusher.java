@@ -412,9 +412,16 @@ final class Flusher {
     } else {
       queue.settle(v);
     }
+    if (v.window() < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
+        && v.unsentPrev() == 0 && !v.prevClaimHeld() && !v.syncWanted() && !v.hasUnsettledTake() && !v.leaseWanted()) {
+      // its window is over with nothing left to send: nothing left to say (and no credit: harvested
+      // only in the view's window)
+      v.dequeue();
+      return true;
+    }
     if (!keeps(v, drainedAt, everything)) {
       queue.settle(v);
-      return send(v, drainedAt, everything, byGroup, wantLeases);
+      return send(v, drainedAt, byGroup, wantLeases);
     }
     if (harvested) {
       renewCredit(v, drainedAt);
@@ -430,13 +437,16 @@ final class Flusher {
    * where not.
    */
   private void renewCredit(KeyView v, long drainedAt) {
-    if (v.creditFromAllowance() ? claims.allowances.renewsCredit(v, drainedAt)
-        : v.pendingPrev() == 0 && claims.lasts(v, drainedAt)) {
-      v.creditUntil(v.creditFromAllowance() ? claims.allowances.creditUntil(v.window(), drainedAt)
-          : claims.lastingCreditUntil(v, drainedAt));
-    } else {
-      queue.settle(v);
+    if (v.creditFromAllowance()) {
+      if (claims.allowances.renewsCredit(v, drainedAt)) {
+        v.creditUntil(claims.allowances.creditUntil(v.window(), drainedAt));
+        return;
+      }
+    } else if (v.pendingPrev() == 0 && claims.lasts(v, drainedAt)) {
+      v.creditUntil(claims.lastingCreditUntil(v, drainedAt));
+      return;
     }
+    queue.settle(v);
   }
 
   /**
@@ -444,10 +454,6 @@ final class Flusher {
    * sync, and stays queued.
    */
   private boolean keeps(KeyView v, long drainedAt, boolean everything) {
-    if (v.window() < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
-        && v.unsentPrev() == 0 && !v.prevClaimHeld() && !v.syncWanted() && !v.hasUnsettledTake() && !v.leaseWanted()) {
-      return false; // (its window is over with nothing left to send: send dequeues it)
-    }
     // (unless it renews its claims ahead: the window ends before the next regular sync)
     boolean renewsAhead = flushClaims.renewsAhead(v, drainedAt);
     if (v.unsentCur() == 0 && v.unsentPrev() == 0 && !v.prevClaimHeld() && v.deniedUnsent() == 0 && v.deniedUnsentPrev() == 0
@@ -478,17 +484,10 @@ final class Flusher {
 
   /**
    * Under the view's monitor, its credit taken back: puts what the view has to send in its group's list
-   * ({@link #drain}); true (it leaves the queue, or went there for a flush).
+   * ({@link #drain}); true (it went there for a flush).
    */
-  private boolean send(KeyView v, long drainedAt, boolean everything, Map<Integer, List<Pending>> byGroup,
-      List<KeyView> wantLeases) {
+  private boolean send(KeyView v, long drainedAt, Map<Integer, List<Pending>> byGroup, List<KeyView> wantLeases) {
     int out = v.deltasOut(); // (before this drain's own deltas)
-    if (v.window() < Math.floorDiv(drainedAt, windowNanos) && claims.windowDone(v)
-        && v.unsentPrev() == 0 && !v.prevClaimHeld() && !v.syncWanted() && !v.hasUnsettledTake() && !v.leaseWanted()) {
-      // its window is over with nothing left to send: nothing left to say
-      v.dequeue();
-      return true;
-    }
     v.dequeueForFlush();
     heat.update(v, drainedAt);
     if (v.leaseWanted()) {
