@@ -12,9 +12,11 @@
 --
 -- Returns the backlog (scaled units) or the count left. The bucket's backlog is drained to the
 -- caller's time (or the newest time seen) as an admission would drain it, then the permits' units
--- taken off; the key's TTL is set to when it is at rest again, as gcra.lua does. A window's count is
+-- taken off, never below the highest point token claims took it to, drained to then (token_claim.lua's
+-- mark; an exact node's release under claims made since would take their holders' tokens out of the
+-- store's bucket while they still hold them); the key's TTL is set to when it is at rest again, as gcra.lua does. A window's count is
 -- lowered in its own field only: a window that has gone (or a count already at 0) is left alone.
--- fail, int, bucketAt, writeBucket and MAX_EXACT come from prelude.lua.
+-- fail, int, bucketAt, claimsFloor, writeBucket and MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
@@ -40,10 +42,8 @@ if kind == 'bucket' then
   if not found then
     return 0
   end
-  local after = backlog - cost * interval
-  if after < 0 then
-    after = 0
-  end
+  -- never below a full bucket, nor below where token claims took the backlog (claimsFloor)
+  local after = math.max(backlog - cost * interval, math.min(backlog, claimsFloor(key, at, scale)))
   writeBucket(key, at, after, scale)
   return after
 elseif kind == 'window' then

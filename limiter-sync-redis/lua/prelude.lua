@@ -89,6 +89,29 @@ local function writeBucket(key, at, backlog, scale)
   redis.call('PEXPIRE', key, digits(drainMs(backlog, scale)))
 end
 
+-- writes a bucket's state as a token claim leaves it (token_claim.lua): its backlog is also the highest
+-- point claims took it to, the mark {mb = base time, mt = backlog at mb} below which give-backs stop
+-- (claimsFloor); the TTL as writeBucket's, which the mark never outlives (give-backs keep the backlog
+-- at or above it)
+local function writeClaimedBucket(key, at, backlog, scale)
+  redis.call('HSET', key, 'b', digits(at), 't', digits(backlog), 'mb', digits(at), 'mt', digits(backlog))
+  redis.call('PEXPIRE', key, digits(drainMs(backlog, scale)))
+end
+
+-- how low a give-back may take a bucket's backlog at `at` (give_back.lua): the claims' mark (see
+-- writeClaimedBucket) drained to then, 0 where no claim marked the bucket. Claimed tokens rest on what
+-- is under them: given back, their holders' tokens would look covered after the bucket refilled past
+-- them, and the room would be granted again.
+local function claimsFloor(key, at, scale)
+  local mark = redis.call('HMGET', key, 'mb', 'mt')
+  local mb, mt = tonumber(mark[1]), tonumber(mark[2])
+  if mb == nil or mt == nil then
+    return 0
+  end
+  local _, floor = drained(mb, mt, at, scale)
+  return floor
+end
+
 -- a bucket's arguments, as gcra.lua and token_claim.lua take them: the time in ARGV[nowAt], and the
 -- capacity, scale and interval in ARGV[limitAt], ARGV[limitAt + 1], ARGV[limitAt + 2]; or nil and a
 -- message naming the first that is not an integer in its range

@@ -225,6 +225,56 @@ class TokenClaimsTest {
   }
 
   /**
+   * An exact-mode node's release (its request denied by another limit) gives tokens back only down to
+   * where the claims made since took the bucket. Tokens taken before the claims and refilled since are
+   * no longer in the backlog; given back anyway, the release took the claims' tokens out of the store's
+   * bucket while their nodes still held them, and a third node claimed that room too (20 over on a
+   * bucket of 1,000, a review's search). Node e takes 300 exactly, a and b claim some time after it, e
+   * gives its 300 back, and after a delay every node drains the bucket: together never more than the
+   * bucket allows, the release counted as the exact algorithm counts it.
+   */
+  @Test
+  void anExactNodesReleaseLeavesNothingUnderAnotherNodesClaim() {
+    Limit big = Limit.tokenBucket("tb3").capacity(1_000).refill(100, Duration.ofSeconds(1)).build();
+    double worst = 0;
+    for (int step = 0; step < 400; step++) {
+      long gap = step / 40 * 500; // from the exact take to the claims
+      long delay = step % 40 * 100; // from the release to the nodes draining the bucket
+      ManualTicker t = new ManualTicker(Duration.ofHours(490_000).toNanos());
+      Replay r = new Replay(1_000, 100 / 1e9, t.read());
+      try (MemoryStore store = new MemoryStore();
+          SyncedLimiter e = node(big, store, t, "e", 1, 4);
+          SyncedLimiter a = node(big, store, t, "a", 200, 4);
+          SyncedLimiter b = node(big, store, t, "b", 200, 4);
+          SyncedLimiter c = node(big, store, t, "c", 200, 4)) {
+        Decision taken = e.acquire("k", 300);
+        assertThat(taken.allowed()).isTrue();
+        r.admit(t.read(), 300);
+        t.advance(Duration.ofMillis(gap));
+        for (SyncedLimiter n : List.of(a, b)) {
+          for (int i = 0; i < 100; i++) {
+            t.advance(Duration.ofNanos(100_000));
+            if (n.tryAcquire("k")) {
+              r.admit(t.read(), 1);
+            }
+          }
+        }
+        t.advance(Duration.ofMillis(110));
+        e.release("k", 300, taken);
+        r.giveBack(t.read(), 300);
+        t.advance(Duration.ofMillis(delay));
+        for (SyncedLimiter n : List.of(c, e, b, a)) {
+          while (n.tryAcquire("k")) {
+            r.admit(t.read(), 1);
+          }
+        }
+        worst = Math.max(worst, r.worst);
+      }
+    }
+    assertThat(worst).as("tokens past the bucket's capacity").isLessThanOrEqualTo(1e-6);
+  }
+
+  /**
    * A decision whose thread read the clock before it waited for the key's monitor (while another
    * decision asked the store) decides at the latest time seen: at its own, it counted tokens already
    * used as not due yet, and gave them back to be used twice (1 to 6 over).
@@ -380,6 +430,13 @@ class TokenClaimsTest {
       backlog = Math.max(0, backlog - (now - last) * perNano) + cost;
       last = Math.max(last, now);
       worst = Math.max(worst, backlog - capacity);
+    }
+
+    /** Permits the exact algorithm takes back (a release): the backlog drained to now, less them, never below 0. */
+    void giveBack(long nowNanos, long cost) {
+      long now = nowNanos / 1_000 * 1_000;
+      backlog = Math.max(0, Math.max(0, backlog - (now - last) * perNano) - cost);
+      last = Math.max(last, now);
     }
   }
 

@@ -235,6 +235,37 @@ public abstract class TokenStoreContract {
     }
   }
 
+  /**
+   * An exact node's give-back (a release: another limit of the request denied it) never takes the
+   * backlog below the highest point token claims took it to, drained to the give-back's time: claimed
+   * tokens rest on what is under them, and given back from under them, their holders' tokens would look
+   * covered after the bucket had refilled past them while the room went to another claim.
+   */
+  @Test
+  void anExactGiveBackStopsWhereClaimsTookTheBacklog() {
+    Limit limit = bucket(Algorithm.TOKEN_BUCKET, "give-under", 5, 1, SECOND); // a token is SECOND units
+    assertThat(acquire(limit, "k", 2, T0).allowed()).isTrue(); // backlog 2 tokens
+    assertThat(claim(limit, "k", 2, 2, 0, 0, T0).granted()).isEqualTo(2); // 4: the claims' mark
+    assertThat(acquire(limit, "k", 1, T0).allowed()).isTrue(); // 5
+    ExactStoreContract.giveBack(exact(2), limit, "k", 3, T0, 0);
+    assertThat(acquire(limit, "k", 2, T0).allowed()).as("only the token above the mark came back").isFalse();
+    assertThat(acquire(limit, "k", 1, T0).remaining()).isZero();
+    // the mark drains with the bucket: 2.5 tokens later the backlog is 2.5 and the floor 1.5
+    ExactStoreContract.giveBack(exact(3), limit, "k", 5, T0 + 2 * SECOND + SECOND / 2, 0);
+    assertThat(acquire(limit, "k", 3, T0 + 2 * SECOND + SECOND / 2).remaining()).isZero();
+    // 1.5 tokens later the backlog is 3; a claim raises the mark to 4, and an exact take above it
+    // comes back whole
+    assertThat(claim(tokens(1), limit, "k", 1, 1, 0, 0, T0 + 4 * SECOND).granted()).isEqualTo(1);
+    assertThat(acquire(limit, "k", 1, T0 + 4 * SECOND).remaining()).isZero();
+    ExactStoreContract.giveBack(exact(0), limit, "k", 1, T0 + 4 * SECOND, 0);
+    assertThat(acquire(limit, "k", 1, T0 + 4 * SECOND).allowed()).isTrue();
+    assertThat(acquire(limit, "k", 1, T0 + 4 * SECOND).allowed()).isFalse();
+    // a bucket no claim wrote gives back down to full
+    assertThat(acquire(limit, "e", 5, T0).allowed()).isTrue();
+    ExactStoreContract.giveBack(exact(2), limit, "e", 5, T0, 0);
+    assertThat(acquire(limit, "e", 5, T0).allowed()).isTrue();
+  }
+
   /** Claims and exact acquires of one limit and key take from one bucket, both ways round. */
   @Test
   void claimsAndExactAcquiresShareOneBucket() {

@@ -9,10 +9,14 @@ import java.util.concurrent.CompletionStage;
  * TokenGrant#dueMicros}), so that nodes admitting only claimed tokens at or after their due times never
  * pass the bucket together. The claim works on the very key and state of {@link ExactStore#acquire}
  * ({@code gcra.lua}'s hash {@code b}, {@code t}: base time, backlog in scaled units), so exact-mode
- * nodes and claiming nodes of one limit share one bucket; but an exact node's give-back
- * ({@link ExactStore#giveBack}) lowers the backlog under the claims made since, whose tokens a
- * claiming node then takes for covered after the bucket refilled past them: while nodes claim a
- * bucket, its exact nodes must not give back.
+ * nodes and claiming nodes of one limit share one bucket. A claim that writes the bucket also records
+ * the backlog it leaves (the claims' mark, {@code mb}, {@code mt}), and an exact node's give-back
+ * ({@link ExactStore#giveBack}) never takes the backlog below that mark drained to its time: given back
+ * from under the claims made since, their holders' tokens would look covered after the bucket had
+ * refilled past them. So a release on a bucket that nodes claim may give back less than it took (the
+ * tokens stay spent until the bucket refills), never more. The {@code giveBack} of a claim itself is
+ * not held to the mark: only a caller that knows no other claim came since may use it (TokenClaims
+ * gives back its unused tokens only where the bucket is as its own last grant left it).
  *
  * <p>Time is the caller's clock, in microseconds since the epoch, as in {@link ExactStore}: a caller
  * whose clock is behind the newest time the store has seen for the key is counted at that time.

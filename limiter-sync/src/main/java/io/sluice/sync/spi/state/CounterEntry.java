@@ -20,7 +20,7 @@ public final class CounterEntry implements Serializable {
   private static final String[] NO_NODES = {};
 
   public static final CounterEntry EMPTY = new CounterEntry(NONE, NONE, false, 0, 0, NO_NODES, NONE, NONE, NONE, NO_NODES,
-      NONE, NONE, NONE, NONE, NONE, PermitLog.EMPTY, null);
+      NONE, NONE, NONE, NONE, NONE, PermitLog.EMPTY, null, null);
 
   /** Window counters: window indexes, ascending, and their counts. */
   private final long[] windows;
@@ -71,10 +71,17 @@ public final class CounterEntry implements Serializable {
    * before they were kept: read as 0.
    */
   private final long[] spent;
+  /**
+   * GCRA: the highest point a token claim took the backlog to, {base time, backlog} (token_claim.lua's
+   * {@code mb}, {@code mt}), which a give-back never goes below (see ExactProcessor#giveBackToBucket).
+   * Null where no claim wrote the bucket, and in an entry written before it was kept.
+   */
+  private final long[] mark;
 
   private CounterEntry(long[] windows, long[] counts, boolean bucket, long at, long backlog, String[] nodes,
       long[] sequences, long[] seenMillis, long[] claimWindows, String[] claimNodes, long[] claimValues,
-      long[] claimSince, long[] claimTokens, long[] claimMet, long[] claimSpent, PermitLog log, long[] spent) {
+      long[] claimSince, long[] claimTokens, long[] claimMet, long[] claimSpent, PermitLog log, long[] spent,
+      long[] mark) {
     this.windows = windows;
     this.counts = counts;
     this.bucket = bucket;
@@ -92,6 +99,7 @@ public final class CounterEntry implements Serializable {
     this.claimSpent = claimSpent;
     this.log = log;
     this.spent = spent;
+    this.mark = mark;
   }
 
   /** Count of a window; 0 when it was never counted or has been dropped. */
@@ -115,7 +123,7 @@ public final class CounterEntry implements Serializable {
       long[] c = counts.clone();
       c[i] = saturatedAdd(c[i], amount);
       return new CounterEntry(windows, c, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-          claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
+          claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent, mark);
     }
     int at = -i - 1;
     long[] w = new long[windows.length + 1];
@@ -133,7 +141,7 @@ public final class CounterEntry implements Serializable {
       System.arraycopy(spent, at, a, at + 1, windows.length - at);
     }
     return new CounterEntry(w, c, bucket, this.at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, a);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, a, mark);
   }
 
   /** The nodes' allowances spent on a window ({@code A<window>}); 0 if none. */
@@ -151,7 +159,7 @@ public final class CounterEntry implements Serializable {
     long[] a = spent == null ? new long[windows.length] : spent.clone();
     a[i] = value;
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, a);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, a, mark);
   }
 
   /**
@@ -195,7 +203,7 @@ public final class CounterEntry implements Serializable {
     }
     return new CounterEntry(Arrays.copyOfRange(windows, keep, windows.length), Arrays.copyOfRange(counts, keep,
         counts.length), bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, cx, log,
-        spent == null ? null : Arrays.copyOfRange(spent, keep, spent.length));
+        spent == null ? null : Arrays.copyOfRange(spent, keep, spent.length), mark);
   }
 
   /** GCRA: whether the bucket's state is, as stored, base time {@code at} and backlog {@code backlog}. */
@@ -232,7 +240,21 @@ public final class CounterEntry implements Serializable {
 
   CounterEntry withBucket(long at, long backlog) {
     return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent, mark);
+  }
+
+  /** GCRA: the bucket as a token claim leaves it, its backlog the highest point claims took it to (the mark). */
+  CounterEntry withClaimedBucket(long at, long backlog) {
+    return new CounterEntry(windows, counts, true, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent, new long[] {at, backlog});
+  }
+
+  /**
+   * GCRA: how low a give-back may take the backlog at {@code time}: the mark (the highest point claims
+   * took it to) drained to then; 0 where no claim marked the bucket.
+   */
+  long claimsFloorAt(long time, long scale) {
+    return mark == null ? 0 : Counter.drained(mark[1], time - mark[0], scale);
   }
 
   /** The sliding window log; empty when this key has none. */
@@ -242,7 +264,7 @@ public final class CounterEntry implements Serializable {
 
   public CounterEntry withLog(PermitLog log) {
     return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, claimWindows, claimNodes,
-        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
+        claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent, mark);
   }
 
   /** Last sequence of {@code nodeId} applied to this key, or -1. */
@@ -295,10 +317,10 @@ public final class CounterEntry implements Serializable {
         kt[i] = tt[order[i - 1]];
       }
       return new CounterEntry(windows, counts, bucket, at, backlog, kn, ks, kt, claimWindows, claimNodes, claimValues,
-          claimSince, claimTokens, claimMet, claimSpent, log, spent);
+          claimSince, claimTokens, claimMet, claimSpent, log, spent, mark);
     }
     return new CounterEntry(windows, counts, bucket, at, backlog, Arrays.copyOf(nn, n), Arrays.copyOf(ss, n),
-        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent);
+        Arrays.copyOf(tt, n), claimWindows, claimNodes, claimValues, claimSince, claimTokens, claimMet, claimSpent, log, spent, mark);
   }
 
   private int claimIndex(String nodeId, long window) {
@@ -489,7 +511,7 @@ public final class CounterEntry implements Serializable {
       cm[j] = met;
       cx[j] = spentBy;
     }
-    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, cx, log, spent);
+    return new CounterEntry(windows, counts, bucket, at, backlog, nodes, sequences, seenMillis, cw, cn, cv, cs, ct, cm, cx, log, spent, mark);
   }
 
   /** Nodes whose sequence this key remembers. */

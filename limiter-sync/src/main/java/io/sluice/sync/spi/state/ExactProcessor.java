@@ -160,7 +160,9 @@ public final class ExactProcessor implements EntryUpdate {
 
   /**
    * {@code give_back.lua}, a bucket: its backlog, drained to the caller's time as an admission would,
-   * less {@code cost} permits, never below empty (a full bucket). Answers the backlog left.
+   * less {@code cost} permits, never below empty (a full bucket) nor below the highest point token
+   * claims took it to, drained to then (claimed tokens rest on what is under them: given back, the
+   * claimants' tokens would look covered after the bucket refilled past them). Answers the backlog left.
    */
   private long[] giveBackToBucket(Map.Entry<byte[], CounterEntry> entry, CounterEntry state) {
     long scale = first;
@@ -169,7 +171,8 @@ public final class ExactProcessor implements EntryUpdate {
       return new long[] {0};
     }
     long at = state.bucketTime(now);
-    long after = Math.max(0, state.backlogAt(at, scale) - cost * interval);
+    long backlog = state.backlogAt(at, scale);
+    long after = Math.max(backlog - cost * interval, Math.min(backlog, state.claimsFloorAt(at, scale)));
     write(entry, state.withBucket(at, after), ceilDiv(after, scale));
     return new long[] {after};
   }

@@ -84,8 +84,12 @@ public final class TokenClaimProcessor implements EntryUpdate {
       granted = 0;
     }
     long after = backlog + granted * interval;
-    if (granted > 0 || (giveBack > 0 && state.hasBucket()) || unusedBack) {
-      // the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained
+    if (granted > 0 || unusedBack) {
+      // the state is at rest (equal to a fresh key, a full bucket) once the backlog has drained; what the
+      // grant leaves is the highest point claims took the backlog to (an unused give-back applies only to
+      // the state the caller's own grant wrote, the mark then), where exact give-backs stop
+      ExactProcessor.write(entry, state.withClaimedBucket(at, after), ExactProcessor.ceilDiv(after, scale));
+    } else if (giveBack > 0 && state.hasBucket()) {
       ExactProcessor.write(entry, state.withBucket(at, after), ExactProcessor.ceilDiv(after, scale));
     }
     long level = after < burst ? (burst - after) / interval : 0;
