@@ -149,7 +149,8 @@ public final class AccuracyKit {
   record Report(String traffic, String setup, long seed, long requests, long exactAdmitted, long nodesAdmitted,
       long falseDenials, long netFalseDenials, long falseDenialsBelowHalf, long extraAdmissions, double worstOverPermits,
       double worstOverPercent, long keyWindowsOverBound, long keyWindows, long storeCalls, long keyUpdates,
-      long waitedDecisions, long limit, double waitP50Micros, double waitP99Micros) {
+      long waitedDecisions, long limit, double waitP50Micros, double waitP99Micros, long ledgerLost,
+      long ledgerExtra) {
 
     double falseDenialPercent() {
       return requests == 0 ? 0 : 100.0 * falseDenials / requests;
@@ -175,6 +176,14 @@ public final class AccuracyKit {
 
     double keyUpdatesPerThousand() {
       return requests == 0 ? 0 : 1000.0 * keyUpdates / requests;
+    }
+
+    /**
+     * Whether the ledger was read: the store is the in-memory one and the limit a window limit, whose
+     * permits the store counts ({@link #ledgerLost} and {@link #ledgerExtra} are -1 otherwise).
+     */
+    boolean ledgerRead() {
+      return ledgerLost >= 0;
     }
 
     double waitedPercent() {
@@ -255,6 +264,7 @@ public final class AccuracyKit {
     Map<String, ReferenceModels.Model> exact = new HashMap<>();
     Map<String, long[]> exactCounts = new HashMap<>(); // key -> {window, count, previous count}
     Map<String, long[]> nodeCounts = new HashMap<>();
+    Map<String, long[]> admittedByKey = new HashMap<>(); // the ledger: every permit the nodes admitted, per key
     Map<String, double[]> worst = new HashMap<>(); // key -> {window, worst over in it}
     Map<String, long[]> swaps = new HashMap<>(); // key -> {window, exact-only admissions, nodes-only admissions}
     long net = 0;
@@ -331,6 +341,7 @@ public final class AccuracyKit {
         if (nodeAllowed) {
           nc[1] += r.cost();
           nodesAdmitted += r.cost();
+          admittedByKey.computeIfAbsent(r.key(), k -> new long[1])[0] += r.cost();
           if (!exactAllowed) {
             extra++;
             if (DEBUG_ALL && !bucket) {
@@ -390,10 +401,24 @@ public final class AccuracyKit {
         waited += node.waitedDecisions();
       }
       long keyUpdates = store instanceof MemoryStore ? ((MemoryStore) store).keyUpdates() : -1;
+      // the ledger, once the nodes have closed (a node's close sends what it has not sent): per key,
+      // permits the nodes admitted that the store never counted, and permits it counted beyond them
+      long lost = -1;
+      long counted = -1;
+      if (store instanceof MemoryStore && !bucket && limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
+        sim.close();
+        lost = 0;
+        counted = 0;
+        for (Map.Entry<String, long[]> e : admittedByKey.entrySet()) {
+          long gap = ((MemoryStore) store).counted(limit.name(), e.getKey()) - e.getValue()[0];
+          lost += Math.max(0, -gap);
+          counted += Math.max(0, gap);
+        }
+      }
       return new Report(traffic.name(), setup.toString(), traffic.seed(), traffic.requests().size(), exactAdmitted,
           nodesAdmitted, falseDenials, net, belowHalf, extra, Math.max(0, worstOver),
           100.0 * Math.max(0, worstOver) / limit.capacity(), overBound, keyWindows, storeCalls, keyUpdates, waited,
-          limit.capacity(), percentile(waits, 0.50) / 1e3, percentile(waits, 0.99) / 1e3);
+          limit.capacity(), percentile(waits, 0.50) / 1e3, percentile(waits, 0.99) / 1e3, lost, counted);
     } finally {
       sim.close();
     }

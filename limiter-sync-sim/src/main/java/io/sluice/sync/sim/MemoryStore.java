@@ -47,6 +47,8 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
   /** Most nodes whose sequence one key remembers, as the Hazelcast store's {@code MAX_NODES_PER_KEY}. */
   static final int MAX_NODES_PER_KEY = 1_024;
   private final Map<ByteBuffer, CounterEntry> counters = new HashMap<>();
+  /** Per counter key, the permits its window counts gained over the store's life (drops not subtracted). */
+  private final Map<ByteBuffer, Long> counted = new HashMap<>();
   /** The time to live each counter key was last given, ms. */
   private final Map<ByteBuffer, Long> ttls = new HashMap<>();
   private final Map<String, Long> sequences = new HashMap<>();
@@ -78,9 +80,19 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
   /** Loses everything, as a Redis restarted without persistence does (the registry too). */
   public synchronized void forgetEverything() {
     counters.clear();
+    counted.clear();
     ttls.clear();
     sequences.clear();
     registry.clear();
+  }
+
+  /**
+   * Permits counted on the window counts of this limit's key over the store's life, every update's rise
+   * less its give-backs (a window dropped as old is not subtracted): with no loss of state, what the
+   * nodes admitted (DESIGN's "every admitted hit reaches the store exactly once").
+   */
+  public synchronized long counted(String limitName, String key) {
+    return counted.getOrDefault(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)), 0L);
   }
 
   /** The count of a window of a key, as stored. */
@@ -264,8 +276,10 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
   private long[] run(byte[] key, java.util.function.Function<Map.Entry<byte[], CounterEntry>, long[]> processor) {
     ByteBuffer k = ByteBuffer.wrap(key);
     Entry entry = new Entry(key, counters.get(k));
+    CounterEntry before = entry.getValue();
     long[] out = processor.apply(entry);
     if (entry.getValue() != null) {
+      counted.merge(k, entry.getValue().countedBeyond(before), Long::sum);
       counters.put(k, entry.getValue());
       if (entry.ttlMillis > 0) {
         ttls.put(k, entry.ttlMillis);
