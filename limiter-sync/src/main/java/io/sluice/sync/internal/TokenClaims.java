@@ -70,6 +70,8 @@ final class TokenClaims {
   private final long interval;
   private final long scale;
   private final long refill;
+  /** capacity, interval and scale, for the holdings' arithmetic. */
+  private final TokenHolding.Bucket bucket;
   /** A region's part of a token-bucket global quota (claims of the tokens in its bucket now only); else null. */
   private final Counter regional;
   /** Where a regional bucket's demand (admitted and denied per window) goes: the next flush. */
@@ -88,7 +90,7 @@ final class TokenClaims {
   private final int maxKeys;
   private final IntSupplier nodes;
   private final Duration claimTimeout;
-  private final ConcurrentHashMap<String, Holding> holdings = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, TokenHolding> holdings = new ConcurrentHashMap<>();
   /** The fewest tokens of the refill to come a node claims at a bucket's limit with other nodes. */
   static final long MIN_REFILL_PART = 8;
   /** The smallest bucket, in tokens per node, on which a node with other nodes claims tokens ahead of its requests. */
@@ -123,6 +125,7 @@ final class TokenClaims {
       this.scale = counter.scale();
       this.refill = limit.refillTokens();
     }
+    this.bucket = new TokenHolding.Bucket(capacity, interval, scale);
     this.store = store;
     this.calls = calls;
     this.syncIntervalMicros = Math.max(1, TimeUnit.NANOSECONDS.toMicros(syncIntervalNanos));
@@ -135,61 +138,6 @@ final class TokenClaims {
     this.claimTimeout = claimTimeout;
   }
 
-  /** A key's claimed tokens; every field under the holding's monitor. */
-  private static final class Holding {
-    /**
-     * Tokens due and unused from earlier grants, and the coverage of the oldest of them: the backlog
-     * its grant left ({@code extraAfter}, scaled units) at {@code extraAt} (us).
-     */
-    long extra;
-    long extraAfter;
-    long extraAt;
-    /** The last grant: when it was made (us), the backlog before it, the tokens granted and used of them. */
-    long grantedAt;
-    long backlogBefore;
-    /** The backlog the last grant left in the store (scaled units): what covers its tokens. */
-    long backlogAfter;
-    long granted;
-    long used;
-    /** Demand: tokens per microsecond (each cost at most four times the mean before it), decaying over two sync intervals; and when it was last updated. */
-    double rate;
-    long rateAt = Long.MIN_VALUE;
-    /** The cost of the key's decisions, a running mean (0 before the first). */
-    double meanCost;
-    /** The largest cost decided on the key by this node lately (see {@link #noteLargestCost}) and when (us). */
-    long largestCost;
-    long largestCostAt;
-    long lastUse = Long.MIN_VALUE;
-    /** The latest time a decision saw (us): a thread that read the clock before waiting decides at it. */
-    long seen = Long.MIN_VALUE;
-    /** After the store had too little for {@code deniedNeed}: such costs are denied until then (us). */
-    long deniedUntil = Long.MIN_VALUE;
-    long deniedNeed;
-    /**
-     * This node's own admissions of the key as a bucket of their own (the GCRA state: its time, us, and
-     * backlog, scaled units), started at the last grant from the store's backlog before it: never below
-     * what the node's admissions alone leave in the store's bucket, and equal to it while the node is
-     * the bucket's only writer. See {@link #askStore}.
-     */
-    long ownAt;
-    long ownBacklog;
-    /** Whole tokens the store had left at its last answer (for a decision's remaining permits). */
-    long level = -1;
-    /** The store's backlog after its last answer (scaled units) and when it counted it (us): {@link #levelNow}. */
-    long levelBacklog;
-    long levelAt;
-    /**
-     * A decision holds the monitor through a store call: read without the monitor by a decision that
-     * must not wait (see {@link SyncedLimiter#acquireAsync}).
-     */
-    volatile boolean storeCallUnderway;
-    /** A regional bucket: permits admitted and denied in window {@code demandWindow}, not yet sent. */
-    long demandWindow = Long.MIN_VALUE;
-    long demandAdmitted;
-    long demandDenied;
-    /** Kept in no table (the table was full): its demand goes out with each decision. */
-    boolean kept = true;
-  }
 
   /**
    * Decides {@code cost} tokens of {@code key} at {@code nowNanos}: {@link #ALLOWED}, {@link #DENIED}
@@ -209,7 +157,7 @@ final class TokenClaims {
    */
   int decide(String key, long cost, long nowNanos, long[] out, boolean mayWait) {
     out[2] = 0;
-    Holding h = holding(key);
+    TokenHolding h = holding(key);
     if (!mayWait && h.storeCallUnderway) {
       return WOULD_WAIT; // (entering the monitor would wait for that call)
     }
@@ -223,23 +171,23 @@ final class TokenClaims {
   }
 
   /** Under the holding's monitor: {@link #decide(String, long, long, long[], boolean)}'s decision. */
-  private int decideHeld(Holding h, String key, long cost, long nowNanos, long[] out, boolean mayWait) {
+  private int decideHeld(TokenHolding h, String key, long cost, long nowNanos, long[] out, boolean mayWait) {
     // (a thread that read the clock and then waited for the monitor while another asked the store
     // decides at the latest time seen: its earlier time would count tokens already used as not due)
     long now = Math.max(TimeUnit.NANOSECONDS.toMicros(nowNanos), h.seen);
     h.seen = now;
     double meanCostBefore = h.meanCost;
     double inRate = noteDemand(h, now, cost);
-    expire(h, now);
-    long usable = usable(h, now);
+    h.expire(bucket, now);
+    long usable = h.usable(bucket, now);
     if (usable >= cost) {
       return allowed(h, cost, now, usable, out);
     }
-    long toCome = h.granted - due(h, now);
+    long toCome = h.granted - h.due(bucket, now);
     if (toCome > 0 && cost <= usable + toCome) {
       // tokens of this holding still to come pay for it: the bucket has none for anyone before them
-      out[0] = remaining(h, usable);
-      out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, dueOfNth(h, cost - usable) - now));
+      out[0] = h.remaining(usable);
+      out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, h.dueOfNth(bucket, cost - usable) - now));
       return DENIED;
     }
     if (toCome > 0 && nodes.getAsInt() > 1) {
@@ -250,8 +198,8 @@ final class TokenClaims {
       // (BucketProbe seed 226: costs up to 100 on a leaky meter of 100 per 100 ms; each such request
       // dropped up to 67 tokens to come, and the node admitted 705 permits where the exact meter
       // admitted 1,357)
-      out[0] = remaining(h, usable);
-      long after = dueMicros(h.grantedAt, h.backlogBefore, due(h, now) + cost - usable);
+      out[0] = h.remaining(usable);
+      long after = bucket.dueMicros(h.grantedAt, h.backlogBefore, h.due(bucket, now) + cost - usable);
       out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, after - now));
       return DENIED;
     }
@@ -275,7 +223,7 @@ final class TokenClaims {
    * {@code 'r'}). The store's claims count none of it: a claim is not demand, and tokens the node holds
    * are admitted, and counted, only when a request uses them.
    */
-  private void noteRegionalDemand(Holding h, String key, long cost, boolean admitted) {
+  private void noteRegionalDemand(TokenHolding h, String key, long cost, boolean admitted) {
     long w = Math.floorDiv(h.seen, interval);
     if (w != h.demandWindow) {
       sendDemand(h, key);
@@ -297,7 +245,7 @@ final class TokenClaims {
    * admitted, where they have not been sent yet (a flush's count is never lowered: demand only).
    */
   void released(String key, long cost) {
-    Holding h = regional == null ? null : holdings.get(key);
+    TokenHolding h = regional == null ? null : holdings.get(key);
     if (h == null) {
       return;
     }
@@ -307,7 +255,7 @@ final class TokenClaims {
   }
 
   /** Under the holding's monitor: the holding's demand not yet sent, to the next flush. */
-  private void sendDemand(Holding h, String key) {
+  private void sendDemand(TokenHolding h, String key) {
     if (h.demandAdmitted > 0 || h.demandDenied > 0) {
       demandSink.accept(new Delta(regional, key, h.demandWindow, h.demandAdmitted, h.demandDenied));
       h.demandAdmitted = 0;
@@ -320,7 +268,7 @@ final class TokenClaims {
    * now ({@code cost} less what is {@code usable}) and what the key is expected to ask; decides it
    * as {@link #decide} does.
    */
-  private int askStore(Holding h, String key, long cost, long now, long usable, long toCome, long[] out) {
+  private int askStore(TokenHolding h, String key, long cost, long now, long usable, long toCome, long[] out) {
     usable = dropTokensToCome(h, usable, toCome, cost, now);
     // what the store's bucket holds beyond this node's own admissions, given back where nothing else
     // wrote the bucket since the last grant (else another node's tokens may rest on it) and this node
@@ -331,7 +279,7 @@ final class TokenClaims {
     // to three times a bucket's rate: 160-403 requests admitted in another order than the exact
     // algorithm's over 2 s; BucketFractionTest). The node's own bucket (ownBacklog) is never below what
     // its admissions leave in the store's, so what is given back never lowers the store below them.
-    long unused = h.extra == 0 && h.granted == h.used ? chargedBeyondOwn(h, now) : 0;
+    long unused = h.extra == 0 && h.granted == h.used ? h.chargedBeyondOwn(bucket, now) : 0;
     long ifAt = h.grantedAt;
     long ifBacklog = h.backlogAfter;
     long need = cost - usable;
@@ -344,7 +292,7 @@ final class TokenClaims {
     // the accuracy kit's cases this changes, small limits and spread rates on 3 and 8 nodes: requests
     // denied and not made up 2.2-3.1% -> 0.11-0.51%, for 930-990 store calls per 1,000 decisions
     // instead of 780-940: on such a bucket claims save few calls anyway)
-    long level = levelNow(h, now);
+    long level = h.levelNow(bucket, now);
     boolean atLimit = level == 0 && h.rate * horizonMicros >= 1;
     long ahead = ahead(h, atLimit, level);
     if (atLimit && cost > ahead) {
@@ -393,10 +341,10 @@ final class TokenClaims {
    * would then look covered after the bucket refilled past them); else the store counts them until
    * they drain, under-admission only. Returns what is usable then.
    */
-  private long dropTokensToCome(Holding h, long usable, long toCome, long cost, long now) {
+  private long dropTokensToCome(TokenHolding h, long usable, long toCome, long cost, long now) {
     h.granted -= toCome;
     if (h.extra == 0 && h.grantedAt > 0 && h.granted > h.used && nodes.getAsInt() == 1
-        && (toCome > 0 || usable + Math.max(0, refilledLevel(h, now)) < cost)) {
+        && (toCome > 0 || usable + Math.max(0, h.refilledLevel(bucket, now)) < cost)) {
       // a node alone also lets the last grant's due tokens go, so that all of what it holds unused goes
       // back below and the request asks for its whole cost: kept, they left the dropped tokens charged
       // (the give-back needs a node that holds none), a lag behind the exact bucket (one node, costs of
@@ -416,7 +364,7 @@ final class TokenClaims {
   }
 
   /** Under the holding's monitor: the decision of {@code cost} on the store's {@code grant} for {@code need}. */
-  private int decideOnGrant(Holding h, TokenGrant grant, long cost, long need, long now, long[] out) {
+  private int decideOnGrant(TokenHolding h, TokenGrant grant, long cost, long need, long now, long[] out) {
     h.level = grant.level();
     h.levelBacklog = grant.backlogBefore() + grant.granted() * interval;
     h.levelAt = Math.max(now, grant.countedAtMicros());
@@ -435,14 +383,14 @@ final class TokenClaims {
       h.deniedNeed = 1;
     }
     hold(h, grant, now);
-    long nowUsable = usable(h, now);
+    long nowUsable = h.usable(bucket, now);
     if (nowUsable >= cost) {
       return allowed(h, cost, now, nowUsable, out);
     }
     // granted, but due later (the bucket is empty now): this node holds them for its next requests,
     // as the exact algorithm would deny this one now
-    out[0] = remaining(h, nowUsable);
-    out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, dueOfNth(h, cost - nowUsable) - now));
+    out[0] = h.remaining(nowUsable);
+    out[1] = TimeUnit.MICROSECONDS.toNanos(Math.max(1, h.dueOfNth(bucket, cost - nowUsable) - now));
     return DENIED;
   }
 
@@ -462,17 +410,17 @@ final class TokenClaims {
   }
 
   /** Under the holding's monitor: {@code cost} of the {@code usable} tokens taken; the decision allowed. */
-  private int allowed(Holding h, long cost, long now, long usable, long[] out) {
-    take(h, cost, now);
-    out[0] = remaining(h, usable - cost);
+  private int allowed(TokenHolding h, long cost, long now, long usable, long[] out) {
+    h.take(bucket, cost, now);
+    out[0] = h.remaining(usable - cost);
     out[1] = 0;
     return ALLOWED;
   }
 
   /** Under the holding's monitor: a grant of the store becomes the holding's last grant. */
-  private void hold(Holding h, TokenGrant grant, long now) {
+  private void hold(TokenHolding h, TokenGrant grant, long now) {
     // the tokens of the old grant left unused (all due) join extra, covered as they were
-    keepAsExtra(h, h.granted - h.used, now);
+    h.keepAsExtra(bucket, h.granted - h.used, now);
     // dated where the store counted it: another node's claim may have moved the key's time past
     // this thread's clock reading, and from the older time the tokens would look due too early
     long counted = Math.max(now, grant.countedAtMicros());
@@ -493,16 +441,16 @@ final class TokenClaims {
    */
   void sweep(long nowNanos) {
     long now = TimeUnit.NANOSECONDS.toMicros(nowNanos);
-    for (Iterator<Map.Entry<String, Holding>> it = holdings.entrySet().iterator(); it.hasNext(); ) {
-      Map.Entry<String, Holding> e = it.next();
-      Holding h = e.getValue();
+    for (Iterator<Map.Entry<String, TokenHolding>> it = holdings.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<String, TokenHolding> e = it.next();
+      TokenHolding h = e.getValue();
       synchronized (h) {
         if (regional != null) {
           sendDemand(h, e.getKey());
         }
-        expire(h, Math.max(now, h.seen));
-        long held = h.extra + h.granted - h.used;
-        if (held == 0 && (h.lastUse == Long.MIN_VALUE || now - h.lastUse > 2 * horizonMicros) && !owesGiveBack(h, now)) {
+        h.expire(bucket, Math.max(now, h.seen));
+        long held = h.held();
+        if (held == 0 && (h.lastUse == Long.MIN_VALUE || now - h.lastUse > 2 * horizonMicros) && !h.owesGiveBack(bucket, now)) {
           h.kept = false; // (its demand, should a decision still holding it add any, goes out at once)
           it.remove(); // (a decision holding a reference decides on a removed holding: it only asks again)
         }
@@ -510,53 +458,32 @@ final class TokenClaims {
     }
   }
 
-  /**
-   * Under the holding's monitor: whether the store's bucket still holds more than this node's own
-   * admissions left in it after its last grant (tokens that expired unused, the part of one left): the
-   * next claim gives that back (see {@link #askStore}), which a holding dropped and made anew cannot, as
-   * it no longer knows the grant. Dropped so, a key's tokens came due that much later than the exact
-   * bucket's for as long as it stayed at its limit (the accuracy kit on a seed it does not run, a leaky
-   * bucket meter of 5 a second, one node, seed 27013: a token expired 70 ms short, then 14 requests of
-   * 7,980 denied that the exact algorithm admitted). Kept until the bucket has drained past it.
-   */
-  private boolean owesGiveBack(Holding h, long now) {
-    return chargedBeyondOwn(h, now) > 0;
-  }
-
-  /**
-   * Under the holding's monitor: what the store's bucket holds, at {@code now}, beyond this node's own
-   * admissions since its last grant (scaled units; 0 before any grant).
-   */
-  private long chargedBeyondOwn(Holding h, long now) {
-    return h.grantedAt > 0 ? Math.max(0, drained(h.backlogAfter, h.grantedAt, now) - drained(h.ownBacklog, h.ownAt, now)) : 0;
-  }
-
   /** For tests and tools: the key's holding at {@code now} (us), in words. */
   String describe(String key, long now) {
-    Holding h = holdings.get(key);
+    TokenHolding h = holdings.get(key);
     if (h == null) {
       return "no holding";
     }
     synchronized (h) {
       return String.format(java.util.Locale.ROOT, "holding extra %d granted %d used %d due %d (granted at %+.3f ms,"
               + " backlog before %.2f after %.2f tokens) level %d (now %d) rate %.2f/s deniedUntil %+.3f ms",
-          h.extra, h.granted, h.used, due(h, now), (h.grantedAt - now) / 1e3,
+          h.extra, h.granted, h.used, h.due(bucket, now), (h.grantedAt - now) / 1e3,
           (double) h.backlogBefore / interval, (double) h.backlogAfter / interval, h.level,
-          levelNow(h, now), h.rate * 1e6, h.deniedUntil == Long.MIN_VALUE ? Double.NaN : (h.deniedUntil - now) / 1e3);
+          h.levelNow(bucket, now), h.rate * 1e6, h.deniedUntil == Long.MIN_VALUE ? Double.NaN : (h.deniedUntil - now) / 1e3);
     }
   }
 
-  private Holding holding(String key) {
-    Holding h = holdings.get(key);
+  private TokenHolding holding(String key) {
+    TokenHolding h = holdings.get(key);
     if (h != null) {
       return h;
     }
     if (holdings.size() >= maxKeys) {
       // full: drop holdings that hold nothing (their keys ask the store again, as cold keys do)
       holdings.entrySet().removeIf(e -> {
-        Holding x = e.getValue();
+        TokenHolding x = e.getValue();
         synchronized (x) {
-          if (x.extra + x.granted - x.used != 0) {
+          if (x.held() != 0) {
             return false;
           }
           if (regional != null) {
@@ -568,16 +495,16 @@ final class TokenClaims {
       });
       if (holdings.size() >= maxKeys) {
         // decided on a holding of its own, kept nowhere: it asks the store each time
-        Holding transientHolding = new Holding();
+        TokenHolding transientHolding = new TokenHolding();
         transientHolding.kept = false;
         return transientHolding;
       }
     }
-    return holdings.computeIfAbsent(key, k -> new Holding());
+    return holdings.computeIfAbsent(key, k -> new TokenHolding());
   }
 
   /** Under the holding's monitor: a decision of {@code cost} at {@code now} in the key's demand; what it added to the rate's sum. */
-  private double noteDemand(Holding h, long now, long cost) {
+  private double noteDemand(TokenHolding h, long now, long cost) {
     double tau = 2.0 * syncIntervalMicros;
     if (h.rateAt != Long.MIN_VALUE && now > h.rateAt) {
       h.rate *= Math.exp(-(now - h.rateAt) / tau);
@@ -588,24 +515,13 @@ final class TokenClaims {
     // that long, BucketProbe seed 261: 531 of 1,621 requests denied that the exact bucket admitted; a
     // key whose costs do rise is followed within a few requests. In the rate the claims ahead are sized
     // by, a cost counts for no more than a claim ahead holds: see largestAhead)
-    noteLargestCost(h, cost, now);
+    h.noteLargestCost(cost, now, largeCostMemoryMicros);
     double counted = h.meanCost == 0 ? cost : Math.min(cost, 4 * h.meanCost);
     double inRate = Math.min(counted, largestAhead());
     h.rate += inRate / tau;
     h.rateAt = Math.max(now, h.rateAt);
     h.meanCost = h.meanCost == 0 ? cost : h.meanCost * 0.75 + counted * 0.25;
     return inRate;
-  }
-
-  /**
-   * Under the holding's monitor: {@code cost} at {@code now} in the key's largest cost of late, the
-   * largest within the last {@link #largeCostMemoryMicros}.
-   */
-  private void noteLargestCost(Holding h, long cost, long now) {
-    if (cost >= h.largestCost || now - h.largestCostAt > largeCostMemoryMicros) {
-      h.largestCost = cost;
-      h.largestCostAt = now;
-    }
   }
 
   /**
@@ -630,7 +546,7 @@ final class TokenClaims {
    * for a key asked less than about once a horizon (its next request asks the store, as a cold window
    * key's does), nor, with other nodes, on a bucket of fewer than {@link #MIN_BUCKET_PER_NODE} tokens per node.
    */
-  private long ahead(Holding h, boolean atLimit, long level) {
+  private long ahead(TokenHolding h, boolean atLimit, long level) {
     // (what the key asks over the horizon, or over the time the bucket takes to refill whole where that
     // is shorter: held tokens expire once the bucket has refilled past them, and a node claiming for two
     // sync intervals of its requests on a bucket of 100 refilled 10,000 a second saw almost all of them
@@ -680,157 +596,7 @@ final class TokenClaims {
     // request costs pays for none, and every request of a key at costs near 1,000 asked the store)
     long batch = Math.max(batchSize, (long) Math.ceil(2 * h.meanCost));
     long ahead = Math.max(0, Math.min(expected, Math.min(batch, fair)));
-    return regional != null ? Math.min(ahead, usedBeforeExpiry(h, level)) : ahead;
+    return regional != null ? Math.min(ahead, h.usedBeforeExpiry(bucket, level)) : ahead;
   }
 
-  /**
-   * A regional bucket: the most tokens claimed ahead that the key's demand uses before they expire. A grant
-   * of g tokens on a bucket missing m of its tokens is covered for (m + g) tokens' time at the rate tokens
-   * expire at (the whole quota's, see {@link #scale}); at the key's rate d the node uses d (m + g) of them
-   * in that time, all g only for g at most d m / (1 - d), rates in tokens per token's time. Claimed beyond
-   * that, tokens expired unused, charged in the store's bucket (given back only where no other node wrote
-   * it since): the region's bucket came to the next burst that much short (RegionalTokenClaimsIT, bursts
-   * after quiet spells at 400 a second: 95.3% of what the exact bucket admitted).
-   */
-  private long usedBeforeExpiry(Holding h, long level) {
-    double perToken = (double) interval / scale; // us per token at the expiry rate
-    double d = h.rate * perToken;
-    if (d >= 1) {
-      return Long.MAX_VALUE;
-    }
-    long missing = level < 0 ? 0 : Math.max(0, capacity - level);
-    return (long) Math.floor(d * missing / (1 - d));
-  }
-
-  /**
-   * Under the monitor: drops the tokens the store's bucket has refilled past. The store counted them
-   * taken when it granted them; from then its backlog drains, and once it is below what a grant's
-   * tokens still held need (at the least it can be: other nodes' later claims only add above them),
-   * tokens used now would be on top of a bucket that refilled meanwhile: together with the others'
-   * admissions, more than the bucket allows (a holding of 10 drawn from a full bucket of 20 and used
-   * after the bucket had refilled let a node admit 30 at once). Tokens of an older grant (extra) are
-   * covered by that grant's backlog, lower than the last one's. They are not given back: the refill
-   * already has.
-   */
-  private void expire(Holding h, long now) {
-    if (h.extra > 0) {
-      h.extra = Math.min(h.extra, covered(h.extraAfter, h.extraAt, now));
-    }
-    long held = h.granted - h.used;
-    if (held > 0) {
-      long covered = covered(h.backlogAfter, h.grantedAt, now);
-      if (held > covered) {
-        h.granted -= held - covered; // (the last granted go first: the earliest due stay usable)
-      }
-    }
-  }
-
-  /** Whole tokens a backlog of {@code after} (scaled units) left at {@code at} still covers at {@code now}. */
-  private long covered(long after, long at, long now) {
-    return drained(after, at, now) / interval;
-  }
-
-  /** A backlog of {@code backlog} (scaled units) at {@code at}, drained to {@code now} (never below 0). */
-  private long drained(long backlog, long at, long now) {
-    return Counter.drained(backlog, Math.max(0, now - at), scale);
-  }
-
-  /** Under the monitor: {@code tokens} due tokens of the last grant become extra, with that grant's coverage. */
-  private void keepAsExtra(Holding h, long tokens, long now) {
-    if (tokens <= 0) {
-      return;
-    }
-    // the lower of the two coverages holds for both (both drain at the bucket's rate)
-    if (h.extra == 0 || covered(h.backlogAfter, h.grantedAt, now) < covered(h.extraAfter, h.extraAt, now)) {
-      h.extraAfter = h.backlogAfter;
-      h.extraAt = h.grantedAt;
-    }
-    h.extra += tokens;
-  }
-
-  /**
-   * Under the monitor: whole tokens the store's bucket holds at {@code now} by the level of the last
-   * answer refilled since as the store refills it (-1 before any answer): what a node alone holds
-   * there, and at most that where other nodes take part of the refill unseen.
-   */
-  private long refilledLevel(Holding h, long now) {
-    if (h.level < 0) {
-      return -1;
-    }
-    long units = capacity * interval - drained(h.levelBacklog, h.levelAt, now);
-    return Math.max(h.level, Math.min(capacity, Math.max(0, units) / interval));
-  }
-
-  /**
-   * Under the monitor: the level a claim is sized by: the last answer's, until the bucket could have
-   * refilled half its capacity beyond it ({@link #refilledLevel}), and that refilled level from then.
-   * The last answer's alone went stale: a node whose last answer found the bucket empty took it for a
-   * bucket at its limit a whole refill later, and claimed the full bucket ahead of a request of a few
-   * tokens, denying the next requests on the other nodes (BucketProbe seed 259: a leaky meter of 37 per
-   * 100 ms on 4 nodes, a request of 11 denied with the bucket full, 400 ms after that node's last
-   * answer). The refilled level at once took busy keys for keys below their limit and cost 6-12% more
-   * store calls in the accuracy kit's shapes profile at 3 and 8 nodes, 5-10% on one node.
-   */
-  private long levelNow(Holding h, long now) {
-    long refilled = refilledLevel(h, now);
-    return refilled - h.level >= capacity / 2.0 ? refilled : h.level;
-  }
-
-  /** Under the monitor: tokens of the holding usable at {@code now}. */
-  private long usable(Holding h, long now) {
-    return h.extra + due(h, now) - h.used;
-  }
-
-  /** Under the monitor: how many tokens of the last grant are due at {@code now} (used or not). */
-  private long due(Holding h, long now) {
-    if (h.granted == 0) {
-      return 0;
-    }
-    long elapsed = Math.max(0, now - h.grantedAt);
-    long capacityUnits = capacity * interval;
-    // token i is due once backlogBefore + i * interval - capacity * interval <= scale * elapsed; every
-    // token granted is due once the backlog before the grant has drained (compared by division, so
-    // that scale * elapsed cannot overflow)
-    if (elapsed > h.backlogAfter / scale) {
-      return h.granted;
-    }
-    long room = scale * elapsed + capacityUnits - h.backlogBefore;
-    return room < 0 ? 0 : Math.min(h.granted, Math.floorDiv(room, interval));
-  }
-
-  /** Under the monitor: when the holding has {@code more} tokens usable beyond those usable now (us). */
-  private long dueOfNth(Holding h, long more) {
-    // the tokens of the last grant due now, plus {@code more}: the index (from 1) of the one to wait for
-    long index = due(h, h.seen) + more;
-    if (index < 1) {
-      return h.grantedAt;
-    }
-    return dueMicros(h.grantedAt, h.backlogBefore, Math.min(index, h.granted));
-  }
-
-  /**
-   * When token {@code i} of a grant made at {@code at} on a backlog of {@code backlogBefore} is due (us): as
-   * {@link TokenGrant#dueMicros}, in this node's model of the bucket.
-   */
-  private long dueMicros(long at, long backlogBefore, long i) {
-    long over = backlogBefore + i * interval - capacity * interval;
-    return over <= 0 ? at : at - Math.floorDiv(-over, scale);
-  }
-
-  /** Under the monitor: uses {@code cost} tokens, those due from earlier grants first. */
-  private void take(Holding h, long cost, long now) {
-    long fromExtra = Math.min(h.extra, cost);
-    // (tokens held from earlier grants were charged before the last one, in the backlog the node's own
-    // bucket starts from: charged again, what goes back with the next claim fell short by them, and the
-    // store's bucket lagged the exact one; BucketFractionTest#tokensHeldFromAnEarlierGrantAreNotChargedTwice)
-    h.ownBacklog = drained(h.ownBacklog, h.ownAt, now) + (cost - fromExtra) * interval;
-    h.ownAt = Math.max(h.ownAt, now);
-    h.extra -= fromExtra;
-    h.used += cost - fromExtra;
-    h.lastUse = now;
-  }
-
-  private long remaining(Holding h, long usable) {
-    return Math.max(0, usable) + Math.max(0, h.level);
-  }
 }
