@@ -273,7 +273,7 @@ abstract class ViewCounts {
   /**
    * Under the monitor: a delta carrying the allowed permits not sent went, spending {@code spent} more of
    * the allowance: what it used, or all of it, the rest given up (the node's claim pays for the key from
-   * now on; Flusher#addCurrentWindow decides which).
+   * now on; SyncDrain#addCurrentWindow decides which).
    */
   void allowanceSent(long spent) {
     allowedUnsent = 0;
