@@ -90,16 +90,16 @@ local function writeBucket(key, at, backlog, scale)
 end
 
 -- writes a bucket's state as a token claim leaves it (token_claim.lua): its backlog is also the highest
--- point claims took it to, the mark {mb = base time, mt = backlog at mb} below which give-backs stop
--- (claimsFloor); the TTL as writeBucket's, which the mark never outlives (give-backs keep the backlog
--- at or above it)
+-- point claims took it to, the mark {mb = base time, mt = backlog at mb} below which exact give-backs
+-- stop; the TTL to when the bucket is at rest, which the mark never outlives (give-backs keep the
+-- backlog at or above it)
 local function writeClaimedBucket(key, at, backlog, scale)
   redis.call('HSET', key, 'b', digits(at), 't', digits(backlog), 'mb', digits(at), 'mt', digits(backlog))
   redis.call('PEXPIRE', key, digits(drainMs(backlog, scale)))
 end
 
--- how low a give-back may take a bucket's backlog at `at` (give_back.lua): the claims' mark (see
--- writeClaimedBucket) drained to then, 0 where no claim marked the bucket. Claimed tokens rest on what
+-- how low a give-back may take a bucket's backlog at `at` (give_back.lua): the claims' mark ('mb',
+-- 'mt', written by token claims) drained to then, 0 where no claim marked the bucket. Claimed tokens rest on what
 -- is under them: given back, their holders' tokens would look covered after the bucket refilled past
 -- them, and the room would be granted again.
 local function claimsFloor(key, at, scale)

@@ -253,13 +253,19 @@ public abstract class TokenStoreContract {
     // the mark drains with the bucket: 2.5 tokens later the backlog is 2.5 and the floor 1.5
     ExactStoreContract.giveBack(exact(3), limit, "k", 5, T0 + 2 * SECOND + SECOND / 2, 0);
     assertThat(acquire(limit, "k", 3, T0 + 2 * SECOND + SECOND / 2).remaining()).isZero();
-    // 1.5 tokens later the backlog is 3; a claim raises the mark to 4, and an exact take above it
-    // comes back whole
+    // 1.5 tokens later the backlog is 3 (the first mark has drained to 0); a claim raises the mark to 4,
+    // and of an exact take of 1 above it and a give-back of 2, only that 1 comes back
     assertThat(claim(tokens(1), limit, "k", 1, 1, 0, 0, T0 + 4 * SECOND).granted()).isEqualTo(1);
     assertThat(acquire(limit, "k", 1, T0 + 4 * SECOND).remaining()).isZero();
-    ExactStoreContract.giveBack(exact(0), limit, "k", 1, T0 + 4 * SECOND, 0);
-    assertThat(acquire(limit, "k", 1, T0 + 4 * SECOND).allowed()).isTrue();
-    assertThat(acquire(limit, "k", 1, T0 + 4 * SECOND).allowed()).isFalse();
+    ExactStoreContract.giveBack(exact(0), limit, "k", 2, T0 + 4 * SECOND, 0);
+    assertThat(acquire(limit, "k", 2, T0 + 4 * SECOND).allowed()).as("the second mark holds").isFalse();
+    assertThat(acquire(limit, "k", 1, T0 + 4 * SECOND).remaining()).isZero();
+    // a claim's own give-back lowers the mark with the backlog: an exact take after it comes back whole
+    assertThat(claim(limit, "own", 3, 3, 0, 0, T0).granted()).isEqualTo(3);
+    assertThat(claim(limit, "own", 0, 0, 3, 0, T0).backlogBefore()).isZero();
+    assertThat(acquire(limit, "own", 2, T0).allowed()).isTrue();
+    ExactStoreContract.giveBack(exact(1), limit, "own", 2, T0, 0);
+    assertThat(acquire(limit, "own", 5, T0).allowed()).as("a full bucket again").isTrue();
     // a bucket no claim wrote gives back down to full
     assertThat(acquire(limit, "e", 5, T0).allowed()).isTrue();
     ExactStoreContract.giveBack(exact(2), limit, "e", 5, T0, 0);
@@ -391,6 +397,8 @@ public abstract class TokenStoreContract {
     boolean exists;
     long base;
     long tat;
+    /** The tat the last claim that wrote the bucket left (the claims' mark), or MIN_VALUE: none. */
+    long markTat = Long.MIN_VALUE;
 
     Model(long capacity, long refill, long period) {
       this.capacity = capacity;
@@ -417,6 +425,8 @@ public abstract class TokenStoreContract {
         exists = true;
         base = at;
         tat = after;
+        // a grant marks what it leaves; a give-back alone lowers a mark above it
+        markTat = granted > 0 ? after : Math.min(markTat, after);
       }
       long level = Math.max(0, Math.floorDiv(t + capacity * period - after, period));
       long retry = granted == 0 && want > 0
@@ -430,6 +440,21 @@ public abstract class TokenStoreContract {
     private long due(long now, long t, long tatWith) {
       long over = tatWith - capacity * period - t;
       return now + (over <= 0 ? 0 : -Math.floorDiv(-over, refill));
+    }
+
+    /**
+     * An exact give-back (a release): the tat less {@code cost} permits, never below now (a full
+     * bucket) nor below the claims' mark; nothing without a bucket.
+     */
+    void giveBack(long now, long cost) {
+      if (!exists) {
+        return;
+      }
+      long at = Math.max(now, base);
+      long t = Math.multiplyExact(at, refill);
+      long tatNow = Math.max(tat, t);
+      tat = Math.max(tatNow - cost * period, Math.min(tatNow, Math.max(t, markTat)));
+      base = at;
     }
 
     /** {allowed, remaining} of an exact acquire. */
@@ -450,7 +475,7 @@ public abstract class TokenStoreContract {
 
   @Test
   void tracesOfClaimsGiveBacksAndAcquiresMatchTheModel() {
-    long[] tally = new long[3]; // claims, claims granting nothing, exact denials
+    long[] tally = new long[4]; // claims, claims granting nothing, exact denials, exact give-backs
     for (int trace = 0; trace < TRACES; trace++) {
       long seed = BASE_SEED + trace;
       SplittableRandom r = new SplittableRandom(seed);
@@ -472,6 +497,13 @@ public abstract class TokenStoreContract {
         long at = kind == 9 && model.exists ? model.base - r.nextLong(0, 2 * period) : now + gap;
         now = Math.max(now, at);
         String where = "seed " + seed + " " + limit + " step " + i + " at " + at;
+        if (kind == 2 && r.nextInt(3) == 0) { // an exact give-back (its effect shows in the steps after it)
+          long cost = r.nextLong(1, capacity + 1);
+          ExactStoreContract.giveBack(exact(i % NODES), limit, "k", cost, at, 0);
+          model.giveBack(at, cost);
+          tally[3]++;
+          continue;
+        }
         if (kind < 3) { // an exact acquire
           long cost = r.nextInt(4) == 0 ? r.nextLong(1, capacity + 1) : 1;
           ExactResult actual = ExactStoreContract.acquire(exact(i % NODES), limit, "k", cost, at);
@@ -504,9 +536,10 @@ public abstract class TokenStoreContract {
       }
     }
     System.out.println(getClass().getSimpleName() + ": " + tally[0] + " claims, " + tally[1] + " granting nothing, "
-        + tally[2] + " exact denials");
+        + tally[2] + " exact denials, " + tally[3] + " exact give-backs");
     // both answers must occur often, or matching the model would prove little
     assertThat(tally[1]).isBetween(tally[0] / 20, tally[0] * 19 / 20);
     assertThat(tally[2]).isPositive();
+    assertThat(tally[3]).isPositive();
   }
 }

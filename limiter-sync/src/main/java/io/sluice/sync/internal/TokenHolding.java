@@ -234,22 +234,23 @@ final class TokenHolding {
   }
 
   /**
-   * A regional bucket: the most tokens claimed ahead that the key's demand uses before they expire, the
-   * bucket's level at the last answer being {@code answeredLevel}. A grant of g tokens on a bucket missing m
-   * of its tokens is covered for (m + g) tokens' time at the rate tokens
-   * expire at (the whole quota's, see {@code TokenClaims#scale}); at the key's rate d the node uses d (m + g) of them
-   * in that time, all g only for g at most d m / (1 - d), rates in tokens per token's time. Claimed beyond
-   * that, tokens expired unused, charged in the store's bucket (given back only where no other node wrote
-   * it since): the region's bucket came to the next burst that much short (RegionalTokenClaimsIT, bursts
-   * after quiet spells at 400 a second: 95.3% of what the exact bucket admitted).
+   * A regional bucket: the most tokens claimed ahead that the key's demand uses before they expire, on a
+   * bucket holding {@code sizedLevel} tokens (the level the claim is sized by, {@link #levelNow}). A grant
+   * of g tokens on a bucket missing m of its tokens is covered for (m + g) tokens' time at the rate tokens
+   * expire at (the whole quota's, see {@code TokenClaims#scale}); at the key's rate d the node uses
+   * d (m + g) of them in that time, all g only for g at most d m / (1 - d), rates in tokens per token's
+   * time. Claimed beyond that, tokens expired unused, charged in the store's bucket (given back only
+   * where no other node wrote it since): the region's bucket came to the next burst that much short
+   * (RegionalTokenClaimsIT, bursts after quiet spells at 400 a second: 95.3% of what the exact bucket
+   * admitted).
    */
-  long usedBeforeExpiry(Bucket b, long answeredLevel) {
+  long usedBeforeExpiry(Bucket b, long sizedLevel) {
     double perToken = (double) b.interval() / b.scale(); // us per token at the expiry rate
     double d = rate * perToken;
     if (d >= 1) {
       return Long.MAX_VALUE;
     }
-    long missing = answeredLevel < 0 ? 0 : Math.max(0, b.capacity() - answeredLevel);
+    long missing = sizedLevel < 0 ? 0 : Math.max(0, b.capacity() - sizedLevel);
     return (long) Math.floor(d * missing / (1 - d));
   }
 

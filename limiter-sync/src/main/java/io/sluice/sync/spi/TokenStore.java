@@ -15,8 +15,9 @@ import java.util.concurrent.CompletionStage;
  * from under the claims made since, their holders' tokens would look covered after the bucket had
  * refilled past them. So a release on a bucket that nodes claim may give back less than it took (the
  * tokens stay spent until the bucket refills), never more. The {@code giveBack} of a claim itself is
- * not held to the mark: only a caller that knows no other claim came since may use it (TokenClaims
- * gives back its unused tokens only where the bucket is as its own last grant left it).
+ * not held to the mark (it lowers a mark above what it leaves): only a caller that knows no other claim
+ * came since may use it (TokenClaims gives back its unused tokens only where the bucket is as its own
+ * last grant left it).
  *
  * <p>Time is the caller's clock, in microseconds since the epoch, as in {@link ExactStore}: a caller
  * whose clock is behind the newest time the store has seen for the key is counted at that time.

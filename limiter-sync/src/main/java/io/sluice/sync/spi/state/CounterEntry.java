@@ -267,7 +267,7 @@ public final class CounterEntry implements Serializable {
    * took it to) drained to then; 0 where no claim marked the bucket.
    */
   long claimsFloorAt(long time, long scale) {
-    return mark == null ? 0 : Counter.drained(mark[1], time - mark[0], scale);
+    return mark == null ? 0 : Counter.drained(mark[1], Math.max(0, time - mark[0]), scale);
   }
 
   /** The sliding window log; empty when this key has none. */

@@ -90,7 +90,11 @@ public final class TokenClaimProcessor implements EntryUpdate {
       // the state the caller's own grant wrote, the mark then), where exact give-backs stop
       ExactProcessor.write(entry, state.withClaimedBucket(at, after), ExactProcessor.ceilDiv(after, scale));
     } else if (giveBack > 0 && state.hasBucket()) {
-      ExactProcessor.write(entry, state.withBucket(at, after), ExactProcessor.ceilDiv(after, scale));
+      // (a give-back of the caller's own claim, which it makes only where no other claim came since: a
+      // mark above what is left would keep exact give-backs from tokens that are no longer claimed)
+      CounterEntry given = state.claimsFloorAt(at, scale) > after ? state.withClaimedBucket(at, after)
+          : state.withBucket(at, after);
+      ExactProcessor.write(entry, given, ExactProcessor.ceilDiv(after, scale));
     }
     long level = after < burst ? (burst - after) / interval : 0;
     long retry = granted == 0 && want > 0
