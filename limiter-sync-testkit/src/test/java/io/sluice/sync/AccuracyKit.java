@@ -264,7 +264,9 @@ public final class AccuracyKit {
     Map<String, ReferenceModels.Model> exact = new HashMap<>();
     Map<String, long[]> exactCounts = new HashMap<>(); // key -> {window, count, previous count}
     Map<String, long[]> nodeCounts = new HashMap<>();
-    Map<String, long[]> admittedByKey = new HashMap<>(); // the ledger: every permit the nodes admitted, per key
+    // the ledger: every permit the nodes admitted, per key and window (the request's: the nodes' clocks
+    // and the store's are one where they are in step)
+    Map<String, Map<Long, long[]>> admittedByKey = new HashMap<>();
     Map<String, double[]> worst = new HashMap<>(); // key -> {window, worst over in it}
     Map<String, long[]> swaps = new HashMap<>(); // key -> {window, exact-only admissions, nodes-only admissions}
     long net = 0;
@@ -341,7 +343,7 @@ public final class AccuracyKit {
         if (nodeAllowed) {
           nc[1] += r.cost();
           nodesAdmitted += r.cost();
-          admittedByKey.computeIfAbsent(r.key(), k -> new long[1])[0] += r.cost();
+          admittedByKey.computeIfAbsent(r.key(), k -> new HashMap<>()).computeIfAbsent(w, x -> new long[1])[0] += r.cost();
           if (!exactAllowed) {
             extra++;
             if (DEBUG_ALL && !bucket) {
@@ -401,19 +403,35 @@ public final class AccuracyKit {
         waited += node.waitedDecisions();
       }
       long keyUpdates = store instanceof MemoryStore ? ((MemoryStore) store).keyUpdates() : -1;
-      // the ledger, once the nodes have closed (a node's close sends what it has not sent): per key,
-      // permits the nodes admitted that the store never counted, and permits it counted beyond them
+      // the ledger, once the nodes have closed (a node's close sends what it has not sent): per key and
+      // window (per key where the nodes' clocks are apart: a permit counts in its node's window), permits
+      // the nodes admitted that the store never counted, and permits it counted beyond them, keys that
+      // no node admitted on included
       long lost = -1;
       long counted = -1;
       if (store instanceof MemoryStore && !bucket && limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
         sim.close();
+        MemoryStore memory = (MemoryStore) store;
+        boolean inStep = setup.clockStep().isZero();
         lost = 0;
-        counted = 0;
-        for (Map.Entry<String, long[]> e : admittedByKey.entrySet()) {
-          long gap = ((MemoryStore) store).counted(limit.name(), e.getKey()) - e.getValue()[0];
-          lost += Math.max(0, -gap);
-          counted += Math.max(0, gap);
+        counted = memory.countedInAll();
+        for (Map.Entry<String, Map<Long, long[]>> e : admittedByKey.entrySet()) {
+          long keyAdmitted = 0;
+          for (Map.Entry<Long, long[]> byWindow : e.getValue().entrySet()) {
+            keyAdmitted += byWindow.getValue()[0];
+            if (inStep) {
+              long gap = memory.counted(limit.name(), e.getKey(), byWindow.getKey()) - byWindow.getValue()[0];
+              lost += Math.max(0, -gap);
+            }
+          }
+          long keyCounted = memory.counted(limit.name(), e.getKey());
+          if (!inStep) {
+            lost += Math.max(0, keyAdmitted - keyCounted);
+          }
+          counted -= Math.min(keyCounted, keyAdmitted);
         }
+        // (counted now holds what the store counted beyond the admissions, per key; per window, a
+        // permit counted in another window than its own shows as lost there)
       }
       return new Report(traffic.name(), setup.toString(), traffic.seed(), traffic.requests().size(), exactAdmitted,
           nodesAdmitted, falseDenials, net, belowHalf, extra, Math.max(0, worstOver),

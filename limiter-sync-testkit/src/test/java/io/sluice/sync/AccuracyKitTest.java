@@ -181,7 +181,7 @@ class AccuracyKitTest {
       // DESIGN's "nothing lost, nothing counted twice", once the nodes have closed: every permit admitted
       // counted once (reservation mode counts what it was granted: a fixed window's grant left unused at
       // the window's end stays counted, budget lost, never a permit admitted beyond the count)
-      assertThat(r.ledgerLost()).as("admitted permits the store never counted: %s", r).isZero();
+      assertThat(r.ledgerLost()).as("admitted permits the store never counted in their window: %s", r).isZero();
       if (mode != Mode.RESERVATION) {
         assertThat(r.ledgerExtra()).as("permits the store counted beyond those admitted: %s", r).isZero();
       }

@@ -35,6 +35,11 @@ class MemoryStoreLedgerTest {
     }
     assertThat(admitted).isEqualTo(12 * 7 * 2);
     assertThat(store.counted(limit.name(), "k")).isEqualTo(admitted);
+    long first = Math.floorDiv(Duration.ofHours(490_000).toNanos(), Duration.ofSeconds(1).toNanos());
+    for (long w = first; w < first + 12; w++) {
+      assertThat(store.counted(limit.name(), "k", w)).as("window %d", w - first).isEqualTo(14);
+    }
+    assertThat(store.countedInAll()).isEqualTo(admitted);
   }
 
   @Test

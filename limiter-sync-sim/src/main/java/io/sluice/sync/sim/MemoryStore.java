@@ -47,8 +47,11 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
   /** Most nodes whose sequence one key remembers, as the Hazelcast store's {@code MAX_NODES_PER_KEY}. */
   static final int MAX_NODES_PER_KEY = 1_024;
   private final Map<ByteBuffer, CounterEntry> counters = new HashMap<>();
-  /** Per counter key, the permits its window counts gained over the store's life (drops not subtracted). */
-  private final Map<ByteBuffer, Long> counted = new HashMap<>();
+  /**
+   * Per counter key and window, the permits its count of that window gained over the store's life (a
+   * window dropped as old is not subtracted).
+   */
+  private final Map<ByteBuffer, Map<Long, Long>> counted = new HashMap<>();
   /** The time to live each counter key was last given, ms. */
   private final Map<ByteBuffer, Long> ttls = new HashMap<>();
   private final Map<String, Long> sequences = new HashMap<>();
@@ -92,7 +95,25 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
    * nodes admitted (DESIGN's "every admitted hit reaches the store exactly once").
    */
   public synchronized long counted(String limitName, String key) {
-    return counted.getOrDefault(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)), 0L);
+    Map<Long, Long> byWindow = counted.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
+    return byWindow == null ? 0 : byWindow.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** {@link #counted(String, String)} on one window of the key. */
+  public synchronized long counted(String limitName, String key, long window) {
+    Map<Long, Long> byWindow = counted.get(ByteBuffer.wrap(StoreKeys.counterKey(PREFIX, limitName, key)));
+    return byWindow == null ? 0 : byWindow.getOrDefault(window, 0L);
+  }
+
+  /** {@link #counted(String, String)} over every key of the store. */
+  public synchronized long countedInAll() {
+    long sum = 0;
+    for (Map<Long, Long> byWindow : counted.values()) {
+      for (long c : byWindow.values()) {
+        sum += c;
+      }
+    }
+    return sum;
   }
 
   /** The count of a window of a key, as stored. */
@@ -279,13 +300,23 @@ public final class MemoryStore implements CounterStore, ExactStore, LeaseStore, 
     CounterEntry before = entry.getValue();
     long[] out = processor.apply(entry);
     if (entry.getValue() != null) {
-      counted.merge(k, entry.getValue().countedBeyond(before), Long::sum);
+      tally(k, before, entry.getValue());
       counters.put(k, entry.getValue());
       if (entry.ttlMillis > 0) {
         ttls.put(k, entry.ttlMillis);
       }
     }
     return out;
+  }
+
+  /** What one update counted, per window it holds after it ({@link #counted}). */
+  private void tally(ByteBuffer k, CounterEntry before, CounterEntry after) {
+    for (long w : after.windows()) {
+      long rise = after.count(w) - (before == null ? 0 : before.count(w));
+      if (rise != 0) {
+        counted.computeIfAbsent(k, x -> new HashMap<>()).merge(w, rise, Long::sum);
+      }
+    }
   }
 
   /** A key's entry for one update: its value, and the time to live the update gave it (0: kept). */

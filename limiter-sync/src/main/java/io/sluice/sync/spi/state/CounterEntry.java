@@ -102,17 +102,9 @@ public final class CounterEntry implements Serializable {
     this.mark = mark;
   }
 
-  /**
-   * The permits this entry counts beyond {@code before} in the windows it holds: what one update
-   * counted (a window it dropped is not a decrement). For tests that check every admitted permit is
-   * counted once ({@code MemoryStore#counted}).
-   */
-  public long countedBeyond(CounterEntry before) {
-    long sum = 0;
-    for (int i = 0; i < windows.length; i++) {
-      sum += counts[i] - (before == null ? 0 : before.count(windows[i]));
-    }
-    return sum;
+  /** The windows this entry holds a count of, ascending (a copy). */
+  public long[] windows() {
+    return windows.clone();
   }
 
   /** Count of a window; 0 when it was never counted or has been dropped. */
