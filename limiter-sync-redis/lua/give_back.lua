@@ -14,8 +14,9 @@
 -- caller's time (or the newest time seen) as an admission would drain it, then the permits' units
 -- taken off, never below the highest point token claims took it to, drained to then (token_claim.lua's
 -- mark; an exact node's release under claims made since would take their holders' tokens out of the
--- store's bucket while they still hold them); the key's TTL is set to when it is at rest again, as gcra.lua does. A window's count is
--- lowered in its own field only: a window that has gone (or a count already at 0) is left alone.
+-- store's bucket while they still hold them); the key's TTL is set to when it is at rest again, as
+-- gcra.lua does. A window's count is lowered in its own field only: a window that has gone (or a count
+-- already at 0) is left alone.
 -- fail, int, bucketAt, claimsFloor, writeBucket and MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 1 then

@@ -99,9 +99,9 @@ local function writeClaimedBucket(key, at, backlog, scale)
 end
 
 -- how low a give-back may take a bucket's backlog at `at` (give_back.lua): the claims' mark ('mb',
--- 'mt', written by token claims) drained to then, 0 where no claim marked the bucket. Claimed tokens rest on what
--- is under them: given back, their holders' tokens would look covered after the bucket refilled past
--- them, and the room would be granted again.
+-- 'mt', written by token claims) drained to then, 0 where no claim marked the bucket. Claimed tokens
+-- rest on what is under them: given back, their holders' tokens would look covered after the bucket
+-- refilled past them, and the room would be granted again.
 local function claimsFloor(key, at, scale)
   local mark = redis.call('HMGET', key, 'mb', 'mt')
   local mb, mt = tonumber(mark[1]), tonumber(mark[2])

@@ -26,14 +26,15 @@
 -- State and time as gcra.lua: {b = base time, t = backlog at b}, drained to the caller's time (a
 -- caller behind the base counts at the base). The give-back lowers the backlog, never below 0 (a full
 -- bucket). A write that grants (or gives back unused units) also records the backlog it leaves as the
--- claims' mark, below which give_back.lua never goes; a give-back alone lowers the mark to what it leaves
--- where the mark was above that. The grant is the largest g <= want with backlog + g * interval - burst <= horizon * scale,
--- or 0 when that is below need. No grant and no give-back writes nothing, as a gcra.lua denial; a
--- give-back to a key without state neither (it is a full bucket already). Numbers stay integers
--- below 2^53: the caller (ExactArgs.checkClaim) keeps burst + horizon * scale, giveBack * interval
--- and want * interval within 2^52, and each is checked here again.
--- fail, int, floordiv, ceildiv, bucketArgs, bucketAt, claimsFloor, writeBucket, writeClaimedBucket and MAX_EXACT
--- come from prelude.lua.
+-- claims' mark, below which give_back.lua never goes; a give-back alone lowers the mark to what it
+-- leaves where the mark was above that. The grant is the largest g <= want with
+-- backlog + g * interval - burst <= horizon * scale, or 0 when that is below need. No grant and no
+-- give-back writes nothing, as a gcra.lua denial; a give-back to a key without state neither (it is a
+-- full bucket already). Numbers stay integers below 2^53: the caller (ExactArgs.checkClaim) keeps
+-- burst + horizon * scale, giveBack * interval and want * interval within 2^52, and each is checked
+-- here again.
+-- fail, int, floordiv, ceildiv, bucketArgs, bucketAt, claimsFloor, writeBucket, writeClaimedBucket and
+-- MAX_EXACT come from prelude.lua.
 
 if #KEYS ~= 1 then
   return fail('expected 1 key, got ' .. #KEYS)
