@@ -408,13 +408,13 @@ public final class AccuracyKit {
       // the nodes admitted that the store never counted, and permits it counted beyond them, keys that
       // no node admitted on included
       long lost = -1;
-      long counted = -1;
+      long countedBeyond = -1;
       if (store instanceof MemoryStore && !bucket && limit.algorithm() != Algorithm.SLIDING_WINDOW_LOG) {
         sim.close();
         MemoryStore memory = (MemoryStore) store;
         boolean inStep = setup.clockStep().isZero();
         lost = 0;
-        counted = memory.countedInAll();
+        countedBeyond = memory.countedInAll();
         for (Map.Entry<String, Map<Long, long[]>> e : admittedByKey.entrySet()) {
           long keyAdmitted = 0;
           for (Map.Entry<Long, long[]> byWindow : e.getValue().entrySet()) {
@@ -428,15 +428,15 @@ public final class AccuracyKit {
           if (!inStep) {
             lost += Math.max(0, keyAdmitted - keyCounted);
           }
-          counted -= Math.min(keyCounted, keyAdmitted);
+          countedBeyond -= Math.min(keyCounted, keyAdmitted);
         }
-        // (counted now holds what the store counted beyond the admissions, per key; per window, a
+        // (countedBeyond now holds what the store counted beyond the admissions, per key; per window, a
         // permit counted in another window than its own shows as lost there)
       }
       return new Report(traffic.name(), setup.toString(), traffic.seed(), traffic.requests().size(), exactAdmitted,
           nodesAdmitted, falseDenials, net, belowHalf, extra, Math.max(0, worstOver),
           100.0 * Math.max(0, worstOver) / limit.capacity(), overBound, keyWindows, storeCalls, keyUpdates, waited,
-          limit.capacity(), percentile(waits, 0.50) / 1e3, percentile(waits, 0.99) / 1e3, lost, counted);
+          limit.capacity(), percentile(waits, 0.50) / 1e3, percentile(waits, 0.99) / 1e3, lost, countedBeyond);
     } finally {
       sim.close();
     }
