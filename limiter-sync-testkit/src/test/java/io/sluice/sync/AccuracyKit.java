@@ -305,8 +305,9 @@ public final class AccuracyKit {
           exactAdmitted += r.cost();
         }
         if (r.key().equals(TRACE_KEY) || Boolean.getBoolean("sluice.kit.trace") && ((now - w * window) > window - 20_000_000L || (now - w * window) < 3_000_000L)) {
-          System.err.printf("trace: key %s cost %d at +%.3f ms w %d node %d: exact %s %d (prev %d) node %s; %s%n", r.key(), r.cost(),
-              (now - w * window) / 1e6, w, n, exactAllowed, ec[1], ec[2], nodeAllowed, CoreAccess.core(node).describeView(r.key(), now));
+          System.err.printf("trace: key %s cost %d at +%.3f ms w %d node %d: exact %s %d (prev %d, remaining %d) node %s; %s%n", r.key(), r.cost(),
+              (now - w * window) / 1e6, w, n, exactAllowed, ec[1], ec[2], expected.remaining, nodeAllowed,
+              CoreAccess.core(node).describeView(r.key(), now));
         }
         if (exactAllowed != nodeAllowed) {
           long[] sw = swaps.get(r.key());

@@ -139,6 +139,29 @@ class BucketFractionTest {
     assertThat(denied).as("requests denied where the exact bucket admitted them").isLessThanOrEqualTo(20);
   }
 
+  /**
+   * One node, a bucket of 10,000 refilled 10,000 a second, requests of 25 tokens at twice its rate (the
+   * accuracy kit's large-many profile's hot key; the kit on seeds it does not run, 51043 and 59022, found
+   * 0.39-0.41% of its requests denied that the exact bucket admitted, with one node). While the bucket is
+   * still full, the tokens a grant holds expire as it refills past them, in whole tokens: the part of one
+   * left stays charged in the store. The give-back that returns it went only with a claim made while the
+   * node held no token of its last grant, which a key asked that often rarely is at a claim, so up to a
+   * token stayed charged while the key was at its limit, and each request of 25 that found between 25
+   * and 26 tokens in the exact bucket was denied.
+   */
+  @Test
+  void whatExpiredOfAGrantGoesBackWhileTheNodeStillHoldsSomeOfIt() {
+    Limit limit = Limit.tokenBucket("b").capacity(10_000).refill(10_000, Duration.ofSeconds(1)).build();
+    int[] total = new int[2];
+    for (long seed = 1; seed <= 6; seed++) {
+      int[] d = disagreements(limit, seed, 3_000_000_000L, t -> 800, 25);
+      total[0] += d[0];
+      total[1] += d[1];
+    }
+    assertThat(total[0]).as("denied where the exact bucket admitted, seeds 1-6").isZero();
+    assertThat(total[1]).as("admitted where the exact bucket denied, seeds 1-6").isZero();
+  }
+
   @Test
   void aSingleNodeAtTheLimitDecidesAsTheExactBucket() {
     for (long seed = 5; seed < 8; seed++) {

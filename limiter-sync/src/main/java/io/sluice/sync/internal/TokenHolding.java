@@ -130,6 +130,23 @@ final class TokenHolding {
   }
 
   /**
+   * Under the monitor: after a claim that gave back what the store held beyond this node's admissions
+   * and its held tokens, the due tokens of the last grant become extra, covered by the store's backlog
+   * before that claim's grant ({@code backlog} at {@code at}): the last grant's own backlog, which
+   * covered them until now, no longer holds the part given back, and tokens judged by it would look
+   * covered after the store's bucket had refilled past them. Where the store took nothing back, that
+   * backlog still lies above them (a lower coverage than before, never a higher one).
+   */
+  void heldBelow(Bucket b, long backlog, long at, long now) {
+    keepAsExtra(b, granted - used, now);
+    granted = used;
+    if (extra > 0 && b.covered(backlog, at, now) < b.covered(extraAfter, extraAt, now)) {
+      extraAfter = backlog;
+      extraAt = at;
+    }
+  }
+
+  /**
    * Under the monitor: whole tokens the store's bucket holds at {@code now} by the level of the last
    * answer refilled since as the store refills it (-1 before any answer): what a node alone holds
    * there, and at most that where other nodes take part of the refill unseen.
