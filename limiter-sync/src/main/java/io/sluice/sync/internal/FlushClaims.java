@@ -35,7 +35,7 @@ abstract class FlushClaims {
 
   /**
    * Whether the view's claims ahead are due for renewal at this sync: the window ends before the next
-   * regular one ({@link ClaimSizing#claimsAheadDue}).
+   * regular one ({@link ClaimsAhead#claimsAheadDue}).
    */
   abstract boolean renewsAhead(KeyView v, long drainedAt);
 
@@ -97,7 +97,7 @@ abstract class FlushClaims {
 
     @Override
     boolean renewsAhead(KeyView v, long drainedAt) {
-      return sizing.claimsAheadDue(v, drainedAt);
+      return sizing.ahead.claimsAheadDue(v, drainedAt);
     }
 
     @Override

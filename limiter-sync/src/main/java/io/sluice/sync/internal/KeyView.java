@@ -2,13 +2,11 @@ package io.sluice.sync.internal;
 
 import io.sluice.sync.SyncedLimiter;
 import io.sluice.sync.spi.Delta;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 
 /**
  * One node's view of one key of a window limit: the global counts of the current and previous
  * windows as of the last sync, and what this node admitted that the store has not acknowledged yet
- * ({@link ViewCounts}); its claim ({@link ViewClaim}); and here the key's credit, its place in the
+ * ({@link ViewCounts}); its claim ({@link ViewClaim}); its credit ({@link ViewCredit}); and here its place in the
  * flusher's queue and the table, its demand, and the state of the rarer modes (regional shares,
  * reservation grants, a local share held since a fault).
  *
@@ -26,32 +24,7 @@ import java.lang.invoke.VarHandle;
  * and each takes it back first); what they take meanwhile is counted by the next critical section, as
  * if taken after it.
  */
-final class KeyView extends ViewClaim {
-  private static final VarHandle CREDIT;
-
-  static {
-    try {
-      CREDIT = MethodHandles.lookup().findVarHandle(KeyView.class, "credit", long.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
-  /** Permits decisions may take without the monitor; only {@link #takeCredit} lowers it. */
-  private volatile long credit;
-  /** Ticker time from which the credit must not be used (the window's end, or the view going stale). */
-  private volatile long creditUntil = Long.MIN_VALUE;
-  /** The credit as granted (guarded by the monitor): granted less what is left is what was used. */
-  private long creditGranted;
-  /** A decision that leaves the credit at or below this has filled a batch: it asks for a sync. */
-  private volatile long syncAtOrBelow;
-  /**
-   * The credit was granted out of the node's allowance on the key's window (guarded by the monitor):
-   * what decisions take of it is admitted under the allowance (see Allowances#creditLeft).
-   */
-  private boolean creditFromAllowance;
-  /** The credit's decision that takes it to {@link #syncAtOrBelow} asks for a sync (guarded by the monitor). */
-  private boolean creditAsksSync;
+final class KeyView extends ViewCredit {
   private final String key;
   /**
    * A decision holds the view's monitor through a store call (a claim or a lease): read without the
@@ -349,109 +322,6 @@ final class KeyView extends ViewClaim {
   /** Nothing to send and nothing waiting for an answer. */
   boolean quiet() {
     return nothingPending() && !hasUnsettledTake();
-  }
-
-  /** {@link #takeCredit}: the credit paid; it paid and filled a batch; it cannot pay. */
-  static final int PAID = 1;
-  static final int PAID_SYNC = 2;
-  static final int UNPAID = 0;
-
-  /**
-   * Takes {@code cost} permits of the credit, without the monitor: {@link #UNPAID} when the credit
-   * cannot pay, {@link #PAID_SYNC} for the one decision that fills a batch.
-   */
-  int takeCredit(long now, long cost) {
-    if (now >= creditUntil) {
-      return UNPAID;
-    }
-    long c;
-    do {
-      c = credit;
-      if (c < cost) {
-        return UNPAID;
-      }
-    } while (!CREDIT.weakCompareAndSet(this, c, c - cost));
-    long syncAt = syncAtOrBelow;
-    return c > syncAt && c - cost <= syncAt ? PAID_SYNC : PAID;
-  }
-
-  /**
-   * Under the monitor: lets decisions take up to {@code amount} permits without it until
-   * {@code until}; the decision that takes the credit past {@code untilBatch} permits asks for a sync
-   * (none does when it is not positive). The credit is written last, so a decision that sees it also
-   * sees the rest.
-   */
-  void grantCredit(long amount, long until, long untilBatch) {
-    creditFromAllowance = false;
-    creditAsksSync = untilBatch > 0;
-    creditGranted = amount;
-    creditUntil = until;
-    syncAtOrBelow = untilBatch > 0 ? amount - untilBatch : amount;
-    credit = amount;
-  }
-
-  /**
-   * Under the monitor: lets decisions take up to {@code amount} permits of the node's allowance without
-   * it until {@code until}; none of them asks for a sync (the allowance's permits go with a regular one).
-   */
-  void grantAllowanceCredit(long amount, long until) {
-    grantCredit(amount, until, 0);
-    creditFromAllowance = true;
-  }
-
-  /** Under the monitor: whether the view holds a credit out of the node's allowance. */
-  boolean creditFromAllowance() {
-    return creditFromAllowance && creditGranted > 0;
-  }
-
-  /** The credit decisions may take without the monitor at {@code now} (0 where it has ended). */
-  long creditLeft(long now) {
-    return now >= creditUntil ? 0 : credit;
-  }
-
-  /**
-   * Under the monitor: whether decisions have taken the credit down to the batch it was granted to fill:
-   * the one that did asked for a sync, which a decision under the monitor would have marked as wanted.
-   */
-  boolean creditFilledBatch() {
-    return creditGranted > 0 && creditAsksSync && credit <= syncAtOrBelow;
-  }
-
-  /** Under the monitor: whether the view holds a credit (granted and not all taken back). */
-  boolean holdsCredit() {
-    return creditGranted > 0;
-  }
-
-  /**
-   * Under the monitor: how many permits decisions took from the credit since it was granted or last
-   * harvested, leaving the rest to them. (Decisions only lower the credit, by compare-and-set: what is
-   * left now is the base of the next count.)
-   */
-  long harvestCredit() {
-    if (creditGranted == 0) {
-      return 0;
-    }
-    long left = credit;
-    long used = creditGranted - left;
-    creditGranted = left;
-    return used;
-  }
-
-  /** Under the monitor: the credit ends at {@code until} now (earlier or later than granted). */
-  void creditUntil(long until) {
-    creditUntil = until;
-  }
-
-  /** Under the monitor: takes the credit back and returns how many permits decisions took from it. */
-  long revokeCredit() {
-    if (creditGranted == 0) {
-      return 0;
-    }
-    long left = (long) CREDIT.getAndSet(this, 0L);
-    long used = creditGranted - left;
-    creditGranted = 0;
-    creditUntil = Long.MIN_VALUE;
-    return used;
   }
 
   /**
