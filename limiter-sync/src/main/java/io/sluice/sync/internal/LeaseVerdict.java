@@ -58,6 +58,24 @@ final class LeaseVerdict implements WindowVerdict {
     return left == 0 || (confirmedAlone() && left > 0 && grants.held() + left < cost);
   }
 
+  /**
+   * A denial's retry-after: the window's end where nothing comes for the cost before it ({@link
+   * #nothingComesForIt}); on a sliding window, for a node the registry has confirmed alone, when the
+   * window before has faded enough for the cost beside what the store counts, as the exact algorithm's
+   * (it said one sync interval, and the retry was denied again, one store call each); else one sync
+   * interval, in which other nodes may give grants back.
+   */
+  private long retryAfterDenial(KeyView view, LeaseGrants grants, Judgement j) {
+    if (nothingComesForIt(grants, j.cost)) {
+      return (view.window() + 1) * windowNanos - j.at;
+    }
+    if (sliding && confirmedAlone()) {
+      // (the grants it holds are counted in the store already: only the rest needs room)
+      return Math.max(syncIntervalNanos, claims.retryAfter(view, j.at, j.cost - grants.held(), j.capacity));
+    }
+    return syncIntervalNanos;
+  }
+
   /** Whether the registry has confirmed that this node is alone. */
   private boolean confirmedAlone() {
     return activeNodes.getAsInt() <= 1 && nodeCountConfirmed.getAsBoolean();
@@ -98,8 +116,11 @@ final class LeaseVerdict implements WindowVerdict {
       // request of a limit of 5, and a client told "RateLimit-Remaining: 0" held back with 4 left.
       j.remaining = grants.held() + Math.max(0, j.remaining);
     } else {
-      j.remaining = 0;
-      j.retryAfter = nothingComesForIt(grants, cost) ? (view.window() + 1) * windowNanos - j.at : syncIntervalNanos;
+      // what this node could admit now: its grants and what the store had left at its last answer, as
+      // for an admission, below the cost it denied (a request larger than what was left was denied with
+      // remaining 0, though a smaller one fitted: ReservationRemainingTest)
+      j.remaining = Math.min(cost - 1, grants.held() + Math.max(0, j.remaining));
+      j.retryAfter = retryAfterDenial(view, grants, j);
     }
     // ask ahead, so that the next grant is on its way before this one runs out; a sliding window
     // frees budget as the previous window fades, so with none left it asks again now and then
