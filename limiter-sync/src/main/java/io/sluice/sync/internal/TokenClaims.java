@@ -335,9 +335,15 @@ final class TokenClaims {
       h.storeCallUnderway = false;
     }
     out[2] = 1;
-    if (grant != null && unused > 0) {
-      // whether or not the store took it back, the tokens still held lie within its backlog before the grant
-      h.heldBelow(bucket, grant.backlogBefore(), Math.max(now, grant.countedAtMicros()), now);
+    if (unused > 0) {
+      // whether or not the store took it back, the tokens still held lie within its backlog before the
+      // grant; without an answer (a timeout after which the store may have taken it back), within what
+      // their grant's backlog leaves once it is taken back
+      if (grant != null) {
+        h.heldBelow(bucket, grant.backlogBefore(), Math.max(now, grant.countedAtMicros()), now);
+      } else {
+        h.heldBelow(bucket, Math.max(0, bucket.drained(ifBacklog, ifAt, now) - unused), now, now);
+      }
     }
     return grant == null ? FAILED : decideOnGrant(h, grant, cost, need, now, out);
   }

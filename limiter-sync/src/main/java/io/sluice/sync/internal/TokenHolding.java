@@ -121,8 +121,10 @@ final class TokenHolding {
     if (tokens <= 0) {
       return;
     }
-    // the lower of the two coverages holds for both (both drain at the bucket's rate)
-    if (extra == 0 || b.covered(backlogAfter, grantedAt, now) < b.covered(extraAfter, extraAt, now)) {
+    // the lower of the two coverages holds for both (both drain at the bucket's rate; compared in units:
+    // in whole tokens a tie kept the higher, by up to a token's time)
+    long t = Math.max(now, Math.max(grantedAt, extraAt));
+    if (extra == 0 || b.drained(backlogAfter, grantedAt, t) < b.drained(extraAfter, extraAt, t)) {
       extraAfter = backlogAfter;
       extraAt = grantedAt;
     }
@@ -140,7 +142,8 @@ final class TokenHolding {
   void heldBelow(Bucket b, long backlog, long at, long now) {
     keepAsExtra(b, granted - used, now);
     granted = used;
-    if (extra > 0 && b.covered(backlog, at, now) < b.covered(extraAfter, extraAt, now)) {
+    long t = Math.max(now, at);
+    if (extra > 0 && b.drained(backlog, at, t) < b.drained(extraAfter, extraAt, t)) {
       extraAfter = backlog;
       extraAt = at;
     }
