@@ -11,6 +11,17 @@ import org.junit.jupiter.api.Test;
 class TokenHoldingTest {
   private static final TokenHolding.Bucket BUCKET = new TokenHolding.Bucket(10, 100_000, 1);
 
+  /** A grant of 3 tokens at 0 us that left 9.3 tokens in the store, 1 of them used. */
+  private static TokenHolding twoTokensHeldOfAGrantThatLeft9Point3() {
+    TokenHolding h = new TokenHolding();
+    h.grantedAt = 0;
+    h.backlogBefore = 630_000;
+    h.granted = 3;
+    h.used = 1;
+    h.backlogAfter = 930_000;
+    return h;
+  }
+
   /**
    * The last grant left 9.3 tokens in the store, and the node holds 2 of them unused; a claim gave back
    * 0.3 (what expired of the grant), so the store holds 9.0 below its next grant. The 2 tokens kept are
@@ -20,12 +31,7 @@ class TokenHoldingTest {
    */
   @Test
   void tokensKeptAfterAGiveBackAreCoveredByWhatTheStoreHoldsBelowTheNextGrant() {
-    TokenHolding h = new TokenHolding();
-    h.grantedAt = 0;
-    h.backlogBefore = 630_000;
-    h.granted = 3;
-    h.used = 1;
-    h.backlogAfter = 930_000;
+    TokenHolding h = twoTokensHeldOfAGrantThatLeft9Point3();
     h.heldBelow(BUCKET, 900_000, 0, 0);
     assertThat(h.extra).isEqualTo(2);
     assertThat(h.granted).isEqualTo(h.used);
@@ -37,12 +43,7 @@ class TokenHoldingTest {
   /** Where the store answered with a backlog above the grant's (another node claimed since), the grant's own coverage stays. */
   @Test
   void aHigherBacklogBelowTheNextGrantLeavesTheTokensCoverageAsItWas() {
-    TokenHolding h = new TokenHolding();
-    h.grantedAt = 0;
-    h.backlogBefore = 630_000;
-    h.granted = 3;
-    h.used = 1;
-    h.backlogAfter = 930_000;
+    TokenHolding h = twoTokensHeldOfAGrantThatLeft9Point3();
     h.heldBelow(BUCKET, 990_000, 0, 0);
     assertThat(h.extraAfter).isEqualTo(930_000);
     h.expire(BUCKET, 705_000);
