@@ -121,14 +121,26 @@ final class TokenHolding {
     if (tokens <= 0) {
       return;
     }
-    // the lower of the two coverages holds for both (both drain at the bucket's rate; compared in units:
-    // in whole tokens a tie kept the higher, by up to a token's time)
-    long t = Math.max(now, Math.max(grantedAt, extraAt));
-    if (extra == 0 || b.drained(backlogAfter, grantedAt, t) < b.drained(extraAfter, extraAt, t)) {
+    if (extra == 0) {
       extraAfter = backlogAfter;
       extraAt = grantedAt;
+    } else {
+      coverExtraAtMost(b, backlogAfter, grantedAt, now);
     }
     extra += tokens;
+  }
+
+  /**
+   * Under the monitor: extra's coverage becomes {@code backlog} (scaled units) at {@code at} where that
+   * is the lower of the two: the lower holds for all of them (both drain at the bucket's rate). Compared
+   * in units: in whole tokens a tie kept the higher, by up to a token's time.
+   */
+  private void coverExtraAtMost(Bucket b, long backlog, long at, long now) {
+    long t = Math.max(now, Math.max(at, extraAt));
+    if (b.drained(backlog, at, t) < b.drained(extraAfter, extraAt, t)) {
+      extraAfter = backlog;
+      extraAt = at;
+    }
   }
 
   /**
@@ -142,10 +154,8 @@ final class TokenHolding {
   void heldBelow(Bucket b, long backlog, long at, long now) {
     keepAsExtra(b, granted - used, now);
     granted = used;
-    long t = Math.max(now, at);
-    if (extra > 0 && b.drained(backlog, at, t) < b.drained(extraAfter, extraAt, t)) {
-      extraAfter = backlog;
-      extraAt = at;
+    if (extra > 0) {
+      coverExtraAtMost(b, backlog, at, now);
     }
   }
 
