@@ -186,6 +186,15 @@ public final class AccuracyKit {
       return ledgerLost >= 0;
     }
 
+    /**
+     * Permits the store counted beyond those admitted where {@code mode} must count none (0 where the
+     * ledger was not read): every mode but reservation, which counts what it was granted (a fixed window's
+     * grant left unused at the window's end stays counted, budget lost, never a permit admitted beyond it).
+     */
+    long ledgerExtraIn(Mode mode) {
+      return ledgerRead() && mode != Mode.RESERVATION ? ledgerExtra : 0;
+    }
+
     double waitedPercent() {
       return requests == 0 ? 0 : 100.0 * waitedDecisions / requests;
     }
@@ -716,6 +725,11 @@ public final class AccuracyKit {
    */
   static long seed(long fixed) {
     String s = System.getProperty("sluice.kit.seed");
-    return s == null || s.isBlank() ? fixed + Long.getLong("sluice.kit.seedOffset", 0L) : Long.parseLong(s.trim());
+    return s == null || s.isBlank() ? fixed + seedOffset() : Long.parseLong(s.trim());
+  }
+
+  /** {@code -Dsluice.kit.seedOffset}: how far every case's seed moves (0: the seeds its figures were read from). */
+  static long seedOffset() {
+    return Long.getLong("sluice.kit.seedOffset", 0L);
   }
 }

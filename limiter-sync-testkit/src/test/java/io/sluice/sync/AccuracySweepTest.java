@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class AccuracySweepTest {
 
   /** {@code -Dsluice.kit.seedOffset=N}, as the kit's: every run on other traffic of the same profiles. */
-  private static final long SEED_OFFSET = Long.getLong("sluice.kit.seedOffset", 0L);
+  private static final long SEED_OFFSET = AccuracyKit.seedOffset();
 
   @Test
   void theHardBoundsHoldOnOtherSettings() {
@@ -78,11 +78,11 @@ class AccuracySweepTest {
 
   /**
    * Whether the run broke DESIGN's "nothing lost, nothing counted twice" once its nodes closed (see
-   * AccuracyKitTest#assertBounds): a permit admitted that the store never counted in its window, or, but
-   * in reservation mode (which counts what it was granted), one counted beyond the admissions.
+   * AccuracyKitTest#assertBounds): a permit admitted that the store never counted in its window, or one
+   * counted beyond the admissions where the mode must count none (Report#ledgerExtraIn).
    */
   private static boolean ledgerBroken(Report r, Mode m) {
-    if (r.ledgerRead() && (r.ledgerLost() > 0 || (m != Mode.RESERVATION && r.ledgerExtra() > 0))) {
+    if (r.ledgerRead() && (r.ledgerLost() > 0 || r.ledgerExtraIn(m) > 0)) {
       System.out.println("accuracy sweep: ledger lost " + r.ledgerLost() + ", counted beyond " + r.ledgerExtra());
       return true;
     }
