@@ -13,7 +13,9 @@ import java.util.List;
  * A small simulation for the probe's reproducers: {@link SyncedLimiter} nodes on one {@link MemoryStore}
  * and a simulated clock, each synced as {@link AccuracyKit} syncs them (a regular sync every sync
  * interval, a sync a decision asks for one simulated millisecond later, a heartbeat every simulated
- * second), and the exact algorithm (limiter-node's in-process limiter) deciding the same requests at
+ * second: not the flusher's heartbeat step, whose second beat comes two sync intervals after the first,
+ * so that a node started first keeps counting itself alone here as long as a reproducer needs it to, as
+ * one whose second beat failed would), and the exact algorithm (limiter-node's in-process limiter) deciding the same requests at
  * the same instants. Time starts at the beginning of a window of the limit.
  */
 final class ProbeSim implements AutoCloseable {

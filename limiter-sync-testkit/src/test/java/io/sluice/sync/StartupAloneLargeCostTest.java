@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Found by {@code WindowProbe} (a scratch replay of seed 5's large cost, nodes started together).
  * Nodes that start together heartbeat one after the other, so the first counts itself alone until its
- * next heartbeat (a second later). A request of that node whose cost does not fit asks the store for
+ * next heartbeat (a second later until 2026-12-07; two sync intervals now, see StartedTogetherTest). A request of that node whose cost does not fit asks the store for
  * what it needs, and the store, told the node is alone, grants it everything that is free though the
  * request is denied: the other nodes deny the key, far below its limit, until that node gives the claim
  * up (when the key goes idle on it, at one of its regular syncs).

@@ -8,7 +8,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Nodes that start together beat one after the other, so the first counts itself alone until its next
- * beat, a second later (see StartupAloneLargeCostTest). Found by {@code sluice tune --simulate --profile
+ * beat (a second later until 2026-12-07, two sync intervals now, see StartedTogetherTest; ProbeSim still
+ * beats once a second, as a node whose second beat failed counts itself alone longer; see
+ * StartupAloneLargeCostTest). Found by {@code sluice tune --simulate --profile
  * steady --nodes 256 --seed 1}: in the second window of a sliding window at its limit, that node's claim
  * split the fading by the one node it counted, so the store gave it all of what the previous window
  * frees, 1,000 permits a second where its own requests came at 8 a second, and denied every other

@@ -199,8 +199,9 @@ final class ClaimSizing {
 
   /**
    * For a node that counts itself alone: whether only the registry's first answer says so. Nodes
-   * started together beat one after the other, and the first counts itself alone until its next beat,
-   * a second later.
+   * started together beat one after the other, and the first counts itself alone until its next beat
+   * (two sync intervals later, NodeBeat#beatDueNanos; a second later until 2026-12-07), or longer where
+   * that beat finds the store down.
    * Split by that one node, its claim on a sliding window held all of the fading, which its requests
    * did not need, and the store denied every other node's until the claim went idle (tune --simulate
    * --profile steady --nodes 256 --seed 1: the second window 16.8% of the limit short, 2.04% of requests
