@@ -176,6 +176,48 @@ class LocalShareTest {
     nodes.forEach(SyncedLimiter::close);
   }
 
+  /**
+   * A node back before the others, in a window after the one it last decided on its share in, keeps to
+   * its even split there while they are still cut off: windows of 1 s, a limit of 600 at twice the demand
+   * spread evenly, every node cut off at 1.5 s, node 0 back at 2.9 s and the others at 3.4 s. In the
+   * window from 3 s node 0 never decides on its share (its breaker is closed), and the store's counts
+   * lack what the others admit on theirs until they are back: with the hold ending with the window it
+   * began in, node 0 claimed as if they had admitted nothing (the chaos suite's key flood, windows of
+   * 1 s: 668-730 of 600 in such a window).
+   */
+  @Test
+  void aNodeBackBeforeTheOthersKeepsToItsSplitInTheWindowsAfter() {
+    Limit limit = Limit.fixedWindow("back-early").limit(600).window(Duration.ofSeconds(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    List<CutLink> stores = new ArrayList<>();
+    // (a claim timeout of 1 ms: a decision that waits for a release flush kept while the link is cut waits
+    // on the wall clock, and the breaker, half-open every simulated millisecond here, lets many through)
+    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT,
+        Duration.ofMillis(1), stores);
+    long start = ticker.read();
+    long[] admitted = new long[6];
+    for (int i = 0; i < 6 * 1_200 - 1; i++) { // 1,200 requests a second, to the nodes in turn, for 6 s
+      ticker.advance(Duration.ofNanos(833_333));
+      long at = (ticker.read() - start) / 1_000_000;
+      stores.get(0).cut = at >= 1_500 && at < 2_900;
+      stores.get(1).cut = at >= 1_500 && at < 3_400;
+      stores.get(2).cut = at >= 1_500 && at < 3_400;
+      if (nodes.get(i % 3).tryAcquire("key")) {
+        admitted[(int) (at / 1_000)]++;
+      }
+      if (i % 120 == 119) {
+        nodes.forEach(SyncedLimiter::syncNow); // a sync every 100 ms
+      }
+    }
+    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided on the share")
+        .isPositive();
+    for (int w = 0; w < admitted.length; w++) {
+      assertThat(admitted[w]).as("window %d (from %d s), limit 600; every window %s", w, w,
+          java.util.Arrays.toString(admitted)).isLessThanOrEqualTo(600 + 6);
+    }
+    nodes.forEach(SyncedLimiter::close);
+  }
+
   /** A store whose every call fails, the exact scripts and heartbeats included: a node cut off from the start. */
   private static final class CutExactStore extends ForwardingStore implements io.sluice.sync.spi.ExactStore {
     CutExactStore(MemoryStore inner) {
@@ -237,13 +279,19 @@ class LocalShareTest {
    */
   private static List<SyncedLimiter> threeNodes(Limit limit, ManualTicker ticker, Duration open, Duration flush,
       List<CutLink> links) {
+    return threeNodes(limit, ticker, open, flush, SyncConfig.DEFAULT_CLAIM_TIMEOUT, links);
+  }
+
+  /** {@link #threeNodes(Limit, ManualTicker, Duration, Duration, List)} with the claim timeout {@code claim}. */
+  private static List<SyncedLimiter> threeNodes(Limit limit, ManualTicker ticker, Duration open, Duration flush,
+      Duration claim, List<CutLink> links) {
     MemoryStore memory = new MemoryStore();
     List<SyncedLimiter> nodes = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       CutLink link = new CutLink(memory);
       links.add(link);
       nodes.add(SyncedLimiter.builder(limit, link).nodeId("n" + i).ticker(ticker).autoSync(false)
-          .flushTimeout(flush).activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
+          .flushTimeout(flush).claimTimeout(claim).activeNodes(() -> 3).onStoreFailure(StoreFailurePolicy.LOCAL_SHARE)
           .storeBreaker(StoreBreakerConfig.custom().slidingWindowSize(2).minimumNumberOfCalls(2).waitInOpenState(open)
               .slowCallDuration(Duration.ofSeconds(60)).slowCallRateThreshold(100).permittedCallsInHalfOpenState(10).build())
           .breakerClock(new TickerClock(ticker))

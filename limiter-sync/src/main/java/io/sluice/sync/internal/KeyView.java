@@ -413,10 +413,11 @@ final class KeyView extends ViewCredit {
   /**
    * Under the monitor, LOCAL_SHARE with the breaker open (fixed windows): this node decides on its local
    * share in its window; the most it may admit there, its own admissions counted, is {@code cap} where
-   * it starts doing so in this window (or after its last hold ran out), and it holds that cap to the
-   * window's end or {@code until} (ticker time), whichever comes first (WindowFallback#admits).
+   * it starts doing so in this window (or after its last hold ran out), and in each window after it,
+   * {@code fresh} (its even split of the whole limit, what a node still cut off admits there). It holds
+   * that until {@code until} (ticker time; WindowFallback#admits).
    */
-  void holdLocalShare(long cap, long now, long until) {
+  void holdLocalShare(long cap, long fresh, long now, long until) {
     if (shareCap == null) {
       shareCap = new LocalShareCap(); // (then kept: an outage decides on it window after window)
     }
@@ -424,12 +425,19 @@ final class KeyView extends ViewCredit {
       shareCap.window = window();
       shareCap.cap = cap;
     }
+    shareCap.fresh = fresh;
     shareCap.until = until;
   }
 
-  /** Under the monitor: whether a local share held since a fault caps this node's admissions at {@code now}. */
+  /**
+   * Under the monitor: whether a local share held since a fault caps this node's admissions at {@code now}:
+   * in the window it was held in, and in the windows after it until the hold ends. A node back before the
+   * others, in a window it never decided on its share, does not see what they admit on theirs there either
+   * (the chaos suite's key flood, windows of 1 s: 668-730 of a limit of 600 in a window where one node was
+   * back and the others were still cut off, when the hold ended with the window it began in).
+   */
   boolean localShareHeld(long now) {
-    return shareCap != null && shareCap.window == window() && now < shareCap.until;
+    return shareCap != null && window() >= shareCap.window && now < shareCap.until;
   }
 
   /**
@@ -440,23 +448,27 @@ final class KeyView extends ViewCredit {
    * share runs out (the chaos suite's staggered recovery: 6,036-6,059 of a limit of 6,000).
    */
   long localShareRoom(long now) {
-    return localShareHeld(now) ? Math.max(0, shareCap.cap - ownCur()) : Long.MAX_VALUE;
+    return localShareHeld(now) ? Math.max(0, localShareCap() - ownCur()) : Long.MAX_VALUE;
   }
 
   /** Under the monitor, while {@link #localShareHeld}: the most this node may admit in its window. */
   long localShareCap() {
-    return shareCap.cap;
+    return shareCap.window == window() ? shareCap.cap : shareCap.fresh;
   }
 
-  /** Under the monitor, while {@link #localShareHeld}: when the hold ends (ticker time), at the window's end at the latest. */
+  /** Under the monitor, while {@link #localShareHeld}: when the hold ends (ticker time). */
   long localShareUntil() {
     return shareCap.until;
   }
 
-  /** A local share held since a fault: its window, the most the node may admit there, and until when. */
+  /**
+   * A local share held since a fault: the window it was taken in, the most the node may admit there and
+   * in each window after it, and until when.
+   */
   private static final class LocalShareCap {
     long window = Long.MIN_VALUE;
     long cap;
+    long fresh;
     long until = Long.MIN_VALUE;
   }
 

@@ -34,8 +34,9 @@ final class WindowFallback {
    * stay within the limit in the window the fault began too, whatever each had admitted before it (the
    * even split of the whole limit alone let the nodes that had admitted less add up to more). With the
    * breaker open ({@code breakerOpen}) on a fixed window, the node also fixes its part for the rest of
-   * the window: once the store is back, other nodes may still be on theirs, and it must not spend
-   * budget the store does not show yet (see the share cap in decide). It holds the part for at most
+   * the window, and its even split of the whole limit in the windows after it: once the store is back,
+   * other nodes may still be on theirs, and it must not spend budget the store does not show yet (see the
+   * share cap in WindowDecisions#verdict). It holds the part for at most
    * {@link #shareHoldNanos} after its last decision on the share: the time nodes cut off together take
    * to come back (a breaker's wait in the open state and a flush, twice); a node cut off for longer than
    * the others is a partial cut, where LOCAL_SHARE passes the limit by the cut nodes' shares anyway.
@@ -66,8 +67,8 @@ final class WindowFallback {
         // the counts of each node's last answer, up to a sync interval apart (and behind each other)
         long whole = claims.capacity(view) / nodes;
         if (breakerOpen && !sliding) {
-          view.holdLocalShare(Math.min(view.ownCur() - view.pendingCur() + part, Math.max(view.ownCur(), whole)), now,
-              now + shareHoldNanos);
+          view.holdLocalShare(Math.min(view.ownCur() - view.pendingCur() + part, Math.max(view.ownCur(), whole)), whole,
+              now, now + shareHoldNanos);
         }
         double unacknowledged = ClaimSizing.weighted(view.pendingPrev(), view.pendingCur(), prevWeight);
         double own = ClaimSizing.weighted(view.ownPrev(), view.ownCur(), prevWeight);
