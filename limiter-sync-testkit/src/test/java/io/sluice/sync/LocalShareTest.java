@@ -218,6 +218,72 @@ class LocalShareTest {
     nodes.forEach(SyncedLimiter::close);
   }
 
+  /**
+   * The same on a key the node that is back is not asked for in the windows between: its view, quiet, would be
+   * dropped from the key table two windows on, and one made anew holds no share. Windows of 1 s, a limit of 600,
+   * every node cut off at 1.1 s; node 0 is asked for the key from 1 to 2 s and from 4 to 5 s, and is back at 2 s;
+   * nodes 1 and 2 are asked for it all along, at twice the limit together, and are back at 5.5 s.
+   */
+  @Test
+  void aNodeBackBeforeTheOthersKeepsItsHoldOnAKeyItWasNotAskedForMeanwhile() {
+    Limit limit = Limit.fixedWindow("back-quiet").limit(600).window(Duration.ofSeconds(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    List<CutLink> stores = new ArrayList<>();
+    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT,
+        Duration.ofMillis(1), stores);
+    long start = ticker.read();
+    long[] admitted = new long[7];
+    for (int i = 0; i < 7 * 1_800 - 1; i++) { // 1,800 requests a second for 7 s
+      ticker.advance(Duration.ofNanos(555_555));
+      long at = (ticker.read() - start) / 1_000_000;
+      stores.get(0).cut = at >= 1_100 && at < 2_000;
+      stores.get(1).cut = at >= 1_100 && at < 5_500;
+      stores.get(2).cut = at >= 1_100 && at < 5_500;
+      int node = i % 3;
+      boolean nodeZeroAsked = (at >= 1_000 && at < 2_000) || (at >= 4_000 && at < 5_000);
+      if ((node != 0 || nodeZeroAsked) && nodes.get(node).tryAcquire("key")) {
+        admitted[(int) (at / 1_000)]++;
+      }
+      if (i % 180 == 179) {
+        nodes.forEach(SyncedLimiter::syncNow); // a sync every 100 ms
+      }
+    }
+    for (int w = 0; w < admitted.length; w++) {
+      assertThat(admitted[w]).as("window %d (from %d s), limit 600; every window %s", w, w,
+          java.util.Arrays.toString(admitted)).isLessThanOrEqualTo(600 + 6);
+    }
+    nodes.forEach(SyncedLimiter::close);
+  }
+
+  /**
+   * Where the limit is below the node count the nodes cut off admit nothing, so the store's counts hold every
+   * admission once a node is back: its hold ends with its window there, as before, rather than deny the key
+   * for the hold's seconds. A limit of 2 per second on three nodes, all cut off from 1.1 to 2 s, node 0 asked
+   * ten times a second throughout: from 3 s it admits 2 in every window.
+   */
+  @Test
+  void aSplitOfNothingIsNotCarriedIntoTheWindowsAfter() {
+    Limit limit = Limit.fixedWindow("tiny-share").limit(2).window(Duration.ofSeconds(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    List<CutLink> stores = new ArrayList<>();
+    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT,
+        Duration.ofMillis(1), stores);
+    long start = ticker.read();
+    long[] admitted = new long[6];
+    for (int i = 0; i < 60 - 1; i++) {
+      ticker.advance(Duration.ofMillis(100));
+      long at = (ticker.read() - start) / 1_000_000;
+      stores.forEach(link -> link.cut = at >= 1_100 && at < 2_000);
+      if (nodes.get(0).tryAcquire("key")) {
+        admitted[(int) (at / 1_000)]++;
+      }
+      nodes.forEach(SyncedLimiter::syncNow);
+    }
+    assertThat(nodes.get(0).fallbackDecisions()).as("decided on the share").isPositive();
+    assertThat(java.util.Arrays.copyOfRange(admitted, 3, 6)).as("windows from 3 s; every window %s",
+        java.util.Arrays.toString(admitted)).containsOnly(2L);
+  }
+
   /** A store whose every call fails, the exact scripts and heartbeats included: a node cut off from the start. */
   private static final class CutExactStore extends ForwardingStore implements io.sluice.sync.spi.ExactStore {
     CutExactStore(MemoryStore inner) {

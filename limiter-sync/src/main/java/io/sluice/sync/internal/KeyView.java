@@ -434,10 +434,14 @@ final class KeyView extends ViewCredit {
    * in the window it was held in, and in the windows after it until the hold ends. A node back before the
    * others, in a window it never decided on its share, does not see what they admit on theirs there either
    * (the chaos suite's key flood, windows of 1 s: 668-730 of a limit of 600 in a window where one node was
-   * back and the others were still cut off, when the hold ended with the window it began in).
+   * back and the others were still cut off, when the hold ended with the window it began in). The key table
+   * keeps a view while it holds one (ViewTable#dropIfOver).
    */
   boolean localShareHeld(long now) {
-    return shareCap != null && window() >= shareCap.window && now < shareCap.until;
+    // (not carried where the split is nothing, a limit below the node count: the nodes still cut off admit
+    // nothing there, so the store's counts hold everything, and the node would deny all for the hold)
+    return shareCap != null && now < shareCap.until
+        && (window() == shareCap.window || (window() > shareCap.window && shareCap.fresh > 0));
   }
 
   /**

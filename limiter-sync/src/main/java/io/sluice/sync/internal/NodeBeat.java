@@ -68,7 +68,7 @@ final class NodeBeat {
   private final SharedBeat shared;
   /** Nodes alive as the registry last answered; 0 until it has (a node alone must not assume it is). */
   private volatile int registeredNodes;
-  /** Registry answers this limiter has taken, counted to 2 (see {@link #countConfirmed}). */
+  /** 0 before the registry's first answer, 1 after it, 2 once an answer confirms the count (see {@link #countConfirmed}). */
   private volatile int answers;
   /** The beats' clock at the registry's first answer to this limiter (see {@link #countedByOthers}). */
   private volatile long firstAnswerAt;
@@ -79,6 +79,8 @@ final class NodeBeat {
   private volatile boolean countedByOthers;
   /** The flusher thread's: when it last beat. */
   private long lastHeartbeat = Long.MIN_VALUE;
+  /** The flusher thread's: whether the early second beat ({@link #beatDueNanos}) has been made. */
+  private boolean earlyBeatDone;
   /** The flusher thread's: this limiter's store calls other than heartbeats as counted at its last beat. */
   private long callsAtBeat;
   /** Heartbeat calls of their own made ({@link #beatNow}). */
@@ -125,10 +127,11 @@ final class NodeBeat {
   }
 
   /**
-   * Whether the registry's count is one this node can act on: answered twice, the second beat
-   * {@link #SECOND_BEAT_SYNCS} sync intervals after the first at least (nodes started together beat one
-   * after the other, and the first one's first answer counts it alone; by its second, every node started
-   * with it has beaten).
+   * Whether the registry's count is one this node can act on: a second answer that counts other nodes
+   * (the early second beat, {@link #SECOND_BEAT_SYNCS} sync intervals after the first: nodes started
+   * together beat one after the other, and the first one's first answer counts it alone; by its second,
+   * every node started with it has beaten), or, alone, an answer a beat interval after the first (a node
+   * started a few hundred milliseconds later beats by then).
    */
   boolean countConfirmed() {
     return answers >= 2;
@@ -190,6 +193,7 @@ final class NodeBeat {
     if ((lastHeartbeat == Long.MIN_VALUE || now - lastHeartbeat >= due) && !quietSinceBeat()) {
       boolean firstBeat = lastHeartbeat == Long.MIN_VALUE;
       lastHeartbeat = now;
+      earlyBeatDone |= !firstBeat && due < intervalNanos;
       // (another limiter of this node beat into this store within half an interval: its answer stands;
       // not for a limiter whose breaker is not closed, whose own beat is the call that tries the store)
       int recent = calls.closed() ? shared.recent(due / 2, now) : -1;
@@ -218,7 +222,8 @@ final class NodeBeat {
    * made up in their window). By the second beat, every node started with it has beaten.
    */
   private long beatDueNanos() {
-    return answers < 2 ? Math.min(intervalNanos, SECOND_BEAT_SYNCS * syncIntervalNanos) : intervalNanos;
+    return answers > 0 && !earlyBeatDone ? Math.min(intervalNanos, SECOND_BEAT_SYNCS * syncIntervalNanos)
+        : intervalNanos;
   }
 
   /** Sync intervals from a node's first beat to its second (see {@link #beatDueNanos}). */
@@ -312,11 +317,16 @@ final class NodeBeat {
     registeredNodes = counted;
     if (answers == 0) {
       firstAnswerAt = now;
-    } else if (!countedByOthers && now - firstAnswerAt >= 2 * intervalNanos) {
-      countedByOthers = true;
-    }
-    if (answers < 2) {
-      answers++; // (two answers at once may count as one: the count is confirmed an answer later)
+      answers = 1;
+    } else {
+      if (!countedByOthers && now - firstAnswerAt >= 2 * intervalNanos) {
+        countedByOthers = true;
+      }
+      // (the early second beat confirms a count of other nodes; alone, only an answer a beat interval
+      // after the first does: a node started a little after this one may not have beaten yet)
+      if (answers == 1 && (counted > 1 || now - firstAnswerAt >= intervalNanos)) {
+        answers = 2;
+      }
     }
     return counted;
   }

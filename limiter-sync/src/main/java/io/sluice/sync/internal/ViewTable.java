@@ -187,7 +187,10 @@ final class ViewTable {
       settle.accept(v);
       visit.accept(v, now);
       long current = Math.floorDiv(now, windowNanos);
-      boolean over = v.window() < current - 1 && !(keepAhead && v.aheadClaim() > 0 && v.aheadThrough() >= current);
+      // (nor while a local share held since a fault caps the node: a view made anew would hold none, and
+      // the node would claim on counts that lack what the nodes still cut off admit on their shares)
+      boolean over = v.window() < current - 1 && !(keepAhead && v.aheadClaim() > 0 && v.aheadThrough() >= current)
+          && !v.localShareHeld(now);
       // remove(key, value): the iterator's remove would drop whatever view the key has now
       if (v.quiet() && !v.queued() && over && views.remove(v.key(), v)) {
         v.retire();
