@@ -187,35 +187,11 @@ class LocalShareTest {
    */
   @Test
   void aNodeBackBeforeTheOthersKeepsToItsSplitInTheWindowsAfter() {
-    Limit limit = Limit.fixedWindow("back-early").limit(600).window(Duration.ofSeconds(1)).build();
-    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    List<CutLink> stores = new ArrayList<>();
-    // (a claim timeout of 1 ms: a decision that waits for a release flush kept while the link is cut waits
-    // on the wall clock, and the breaker, half-open every simulated millisecond here, lets many through)
-    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT,
-        Duration.ofMillis(1), stores);
-    long start = ticker.read();
-    long[] admitted = new long[6];
-    for (int i = 0; i < 6 * 1_200 - 1; i++) { // 1,200 requests a second, to the nodes in turn, for 6 s
-      ticker.advance(Duration.ofNanos(833_333));
-      long at = (ticker.read() - start) / 1_000_000;
-      stores.get(0).cut = at >= 1_500 && at < 2_900;
-      stores.get(1).cut = at >= 1_500 && at < 3_400;
-      stores.get(2).cut = at >= 1_500 && at < 3_400;
-      if (nodes.get(i % 3).tryAcquire("key")) {
-        admitted[(int) (at / 1_000)]++;
-      }
-      if (i % 120 == 119) {
-        nodes.forEach(SyncedLimiter::syncNow); // a sync every 100 ms
-      }
-    }
-    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided on the share")
-        .isPositive();
+    long[] admitted = secondsOfTraffic("back-early", 1_200, 6, 1_500, new long[] {2_900, 3_400, 3_400}, (node, at) -> true);
     for (int w = 0; w < admitted.length; w++) {
       assertThat(admitted[w]).as("window %d (from %d s), limit 600; every window %s", w, w,
           java.util.Arrays.toString(admitted)).isLessThanOrEqualTo(600 + 6);
     }
-    nodes.forEach(SyncedLimiter::close);
   }
 
   /**
@@ -226,33 +202,49 @@ class LocalShareTest {
    */
   @Test
   void aNodeBackBeforeTheOthersKeepsItsHoldOnAKeyItWasNotAskedForMeanwhile() {
-    Limit limit = Limit.fixedWindow("back-quiet").limit(600).window(Duration.ofSeconds(1)).build();
-    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
-    List<CutLink> stores = new ArrayList<>();
-    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT,
-        Duration.ofMillis(1), stores);
-    long start = ticker.read();
-    long[] admitted = new long[7];
-    for (int i = 0; i < 7 * 1_800 - 1; i++) { // 1,800 requests a second for 7 s
-      ticker.advance(Duration.ofNanos(555_555));
-      long at = (ticker.read() - start) / 1_000_000;
-      stores.get(0).cut = at >= 1_100 && at < 2_000;
-      stores.get(1).cut = at >= 1_100 && at < 5_500;
-      stores.get(2).cut = at >= 1_100 && at < 5_500;
-      int node = i % 3;
-      boolean nodeZeroAsked = (at >= 1_000 && at < 2_000) || (at >= 4_000 && at < 5_000);
-      if ((node != 0 || nodeZeroAsked) && nodes.get(node).tryAcquire("key")) {
-        admitted[(int) (at / 1_000)]++;
-      }
-      if (i % 180 == 179) {
-        nodes.forEach(SyncedLimiter::syncNow); // a sync every 100 ms
-      }
-    }
+    long[] admitted = secondsOfTraffic("back-quiet", 1_800, 7, 1_100, new long[] {2_000, 5_500, 5_500},
+        (node, at) -> node != 0 || (at >= 1_000 && at < 2_000) || (at >= 4_000 && at < 5_000));
     for (int w = 0; w < admitted.length; w++) {
       assertThat(admitted[w]).as("window %d (from %d s), limit 600; every window %s", w, w,
           java.util.Arrays.toString(admitted)).isLessThanOrEqualTo(600 + 6);
     }
+  }
+
+  /**
+   * Three nodes of a fixed window of 600 a second (named {@code name}), asked for "key" {@code perSecond} times
+   * a second in turn for {@code seconds} where {@code asked} (node, ms since the start) says so, each cut off
+   * from {@code cutAt} ms to its {@code backAt} ms, all synced every 100 ms: the permits admitted in each
+   * window. Some decisions were made on the local share.
+   */
+  private static long[] secondsOfTraffic(String name, int perSecond, int seconds, long cutAt, long[] backAt,
+      java.util.function.BiPredicate<Integer, Long> asked) {
+    Limit limit = Limit.fixedWindow(name).limit(600).window(Duration.ofSeconds(1)).build();
+    ManualTicker ticker = new ManualTicker(Duration.ofHours(490_000).toNanos());
+    List<CutLink> stores = new ArrayList<>();
+    // (a claim timeout of 1 ms: a decision that waits for a release flush kept while the link is cut waits
+    // on the wall clock, and the breaker, half-open every simulated millisecond here, lets many through)
+    List<SyncedLimiter> nodes = threeNodes(limit, ticker, Duration.ofMillis(1), SyncConfig.DEFAULT_FLUSH_TIMEOUT,
+        Duration.ofMillis(1), stores);
+    long start = ticker.read();
+    long[] admitted = new long[seconds];
+    for (int i = 0; i < seconds * perSecond - 1; i++) {
+      ticker.advance(Duration.ofNanos(1_000_000_000L / perSecond));
+      long at = (ticker.read() - start) / 1_000_000;
+      for (int n = 0; n < 3; n++) {
+        stores.get(n).cut = at >= cutAt && at < backAt[n];
+      }
+      int node = i % 3;
+      if (asked.test(node, at) && nodes.get(node).tryAcquire("key")) {
+        admitted[(int) (at / 1_000)]++;
+      }
+      if (i % (perSecond / 10) == perSecond / 10 - 1) {
+        nodes.forEach(SyncedLimiter::syncNow); // a sync every 100 ms
+      }
+    }
+    assertThat(nodes.stream().mapToLong(SyncedLimiter::fallbackDecisions).sum()).as("decided on the share")
+        .isPositive();
     nodes.forEach(SyncedLimiter::close);
+    return admitted;
   }
 
   /**
