@@ -52,6 +52,8 @@ class AccuracyKitIT {
       // token buckets batched by token claims (token_claim.lua, TokenClaimProcessor)
       cases.add(Arguments.of(store, Profile.SHAPES, Algorithm.TOKEN_BUCKET, 3, Mode.APPROXIMATE, false));
       cases.add(Arguments.of(store, Profile.ZIPF_1K, Algorithm.TOKEN_BUCKET, 4, Mode.APPROXIMATE, false));
+      // (in reservation mode, at the limit, no claims of the refill ahead once other nodes claim on the key)
+      cases.add(Arguments.of(store, Profile.SHAPES, Algorithm.TOKEN_BUCKET, 3, Mode.RESERVATION, false));
       // (each key's requests on one node of three: a sliding window's keys near their limits, see KeyOnOneNodeTest)
       cases.add(Arguments.of(store, Profile.SHAPES, Algorithm.SLIDING_WINDOW_COUNTER, 3, Mode.APPROXIMATE, true));
     }

@@ -313,8 +313,17 @@ class AccuracyKitTest {
       // admissions (expired tokens, the part of one left, tokens still to come), its due times lagged
       // the exact bucket's by that much at the limit: 2.3% (shapes) on buckets and 4.1% / 7.0% on
       // meters, up to 7.0% on other seeds. 2+ nodes 11.4% (which node a refilled token's request
-      // reaches, as for sliding windows); meters, the same claims over the same GCRA state, 11.5-12.1%
-      return nodes > 1 ? 14.0 : 0.15;
+      // reaches, as for sliding windows); meters, the same claims over the same GCRA state, 11.5-12.1%.
+      // Reservation mode, 2+ nodes: 3.8% on the kit's seeds, 4.45% at most on four other sets (offsets
+      // 80000-83000; shapes at 3 nodes), 11.5-12.3% before a key that other nodes claim on took none
+      // of the refill ahead at its limit (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst);
+      // what is left is the store's bucket a part of a token behind the exact one once at the limit
+      // (tokens claimed below it that expired with part of a token still charged), so that each
+      // refilled token comes due a little later in the store than in the exact bucket
+      if (nodes == 1) {
+        return 0.15;
+      }
+      return mode == Mode.RESERVATION ? 5.0 : 14.0;
     }
     switch (mode) {
       case APPROXIMATE:

@@ -147,6 +147,76 @@ class TokenClaimsTest {
   }
 
   /**
+   * In reservation mode, a bucket at its limit whose store answers show another node's claims is not
+   * split ahead between the nodes: a node claims of the refill only what it needs now, so the next
+   * refilled token goes to whichever node asks first, as in the exact bucket. Claimed ahead (the
+   * approximate mode), node a holds the refill's next tokens and b's request at a token's due time is
+   * denied, which the exact bucket admits (the accuracy kit, the shapes profile on 3 / 8 nodes: false
+   * denials 11.5% / 12.3% of requests in reservation mode before, 3.6% / 3.0% with this, for 468 / 576
+   * store calls per 1,000 decisions instead of 54 / 119).
+   */
+  @Test
+  void inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst() {
+    assertThat(bAtATokensDueTimeAfterAKeptTheBucketAtItsLimit(true)).as("reservation mode").isTrue();
+    assertThat(bAtATokensDueTimeAfterAKeptTheBucketAtItsLimit(false)).as("approximate mode: a holds the refill")
+        .isFalse();
+  }
+
+  /**
+   * Node b asks once, then a drains a bucket of 500 a second (3 nodes) and keeps it at its limit,
+   * asking at twice the refill; whether b is admitted at the next token's due time (the exact bucket
+   * admits it).
+   */
+  private boolean bAtATokensDueTimeAfterAKeptTheBucketAtItsLimit(boolean reservation) {
+    Limit limit = Limit.tokenBucket("shared").capacity(500).refill(500, Duration.ofSeconds(1)).build();
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = limiter(limit, store, "a", reservation);
+        SyncedLimiter b = limiter(limit, store, "b", reservation)) {
+      RateLimiter exact = RateLimiter.builder(limit).ticker(ticker).build();
+      assertThat(a.tryAcquire("k")).isEqualTo(exact.tryAcquire("k"));
+      ticker.advance(Duration.ofMillis(1));
+      assertThat(b.tryAcquire("k")).isEqualTo(exact.tryAcquire("k"));
+      Duration gap = Duration.ofMillis(1); // a token every 2 ms, asked for twice in that time
+      for (int i = 0; i < 3_000; i++) {
+        ticker.advance(gap);
+        a.tryAcquire("k");
+        exact.tryAcquire("k");
+      }
+      assertThat(exact.tryAcquire("k")).as("the exact bucket, a millisecond after a's last request").isFalse();
+      ticker.advance(gap);
+      assertThat(exact.tryAcquire("k")).as("the exact bucket at the next token's due time").isTrue();
+      return b.tryAcquire("k");
+    }
+  }
+
+  /**
+   * In reservation mode a node alone on a key (the store's answers show no other node's claims) claims
+   * the refill ahead at the limit as in the approximate mode, whatever the registry's count of nodes:
+   * not a store call per token.
+   */
+  @Test
+  void inReservationModeANodeAloneOnAKeyStillClaimsTheRefillAhead() {
+    Limit limit = Limit.tokenBucket("alone").capacity(500).refill(500, Duration.ofSeconds(1)).build();
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = limiter(limit, store, "a", true)) {
+      RateLimiter exact = RateLimiter.builder(limit).ticker(ticker).build();
+      int admitted = 0;
+      int exactAdmitted = 0;
+      for (int i = 0; i < 3_000; i++) { // 1,000 a second for 3 s, twice the refill
+        ticker.advance(Duration.ofMillis(1));
+        admitted += a.tryAcquire("k") ? 1 : 0;
+        exactAdmitted += exact.tryAcquire("k") ? 1 : 0;
+      }
+      assertThat(admitted).isEqualTo(exactAdmitted);
+      assertThat(a.storeCalls()).as("store calls for %d admissions at the limit", admitted).isLessThan(200);
+    }
+  }
+
+  private SyncedLimiter limiter(Limit limit, MemoryStore store, String id, boolean reservation) {
+    SyncedLimiter.Builder builder = SyncedLimiter.builder(limit, store).nodeId(id).ticker(ticker).autoSync(false)
+        .activeNodes(() -> 3).batchSize(100);
+    return (reservation ? builder.reservation() : builder).build();
+  }
+
+  /**
    * A claim covers at least two requests at their mean cost, as a window's does: with costs above the
    * batch size, a claim of the batch's tokens paid for no request, and every request asked the store
    * (accuracy kit, large limits at costs up to 2,000: store calls 964 -> 450-485 per 1,000 decisions).

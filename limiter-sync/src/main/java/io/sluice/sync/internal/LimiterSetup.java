@@ -177,7 +177,8 @@ final class LimiterSetup {
     this.shareRecords = counter.regionalBucket() ? new ShareRecords(c.maxKeys()) : null;
     this.tokens = !windowed && batchSize > 1
         ? new TokenClaims(limit, counter.regionalBucket() ? counter : null, queue::demand, shareRecords,
-            (TokenStore) store, calls, syncIntervalNanos, batchSize, c.maxKeys(), activeNodes, claimTimeout)
+            (TokenStore) store, calls, syncIntervalNanos, batchSize, c.maxKeys(), activeNodes, claimTimeout,
+            c.reservation())
         : null;
     this.hotSyncIntervalNanos = Math.max(1, syncIntervalNanos / 10);
   }

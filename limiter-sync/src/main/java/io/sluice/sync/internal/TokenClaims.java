@@ -34,7 +34,10 @@ import java.util.function.IntSupplier;
  * admissions (expired tokens, tokens still to come it dropped) goes back with its next claim, only where
  * the bucket is still as its last grant left it: a give-back lowers the backlog under the claims other
  * nodes made since, whose tokens would then look covered after the bucket refilled past them (see
- * {@link #askStore}).
+ * {@link #askStore}). How much a claim asks for beyond the need: {@link TokenClaimSizing}. In reservation
+ * mode a key at its limit whose store answers show other nodes' claims takes none of the refill ahead
+ * (each node asks for a token as it needs one, as the exact bucket hands them out), for a store call per
+ * admission there.
  *
  * <p>A region's part of a token-bucket global quota ({@link Counter#regionalBucket()}) is claimed the same
  * way with three differences, because its rate is the region coordinator's share and may change at any
@@ -81,24 +84,18 @@ final class TokenClaims {
   private final TokenStore store;
   private final StoreCalls calls;
   private final long syncIntervalMicros;
+  /** Two sync intervals, at most the store's longest horizon: how far ahead a key's demand is claimed (us). */
   private final long horizonMicros;
-  /** How long the bucket takes to refill from empty to full, microseconds. */
-  private final double wholeRefillMicros;
-  /** How long a large cost keeps a key from claiming ahead (see {@link #ahead}): four whole refills or sync pairs, us. */
-  private final long largeCostMemoryMicros;
-  private final long batchSize;
+  /** How much a key's claims hold ahead of its requests. */
+  private final TokenClaimSizing sizing;
   private final int maxKeys;
   private final IntSupplier nodes;
   private final Duration claimTimeout;
   private final ConcurrentHashMap<String, TokenHolding> holdings = new ConcurrentHashMap<>();
-  /** The fewest tokens of the refill to come a node claims at a bucket's limit with other nodes. */
-  static final long MIN_REFILL_PART = 8;
-  /** The smallest bucket, in tokens per node, on which a node with other nodes claims tokens ahead of its requests. */
-  static final long MIN_BUCKET_PER_NODE = 8;
 
   TokenClaims(Limit limit, TokenStore store, StoreCalls calls, long syncIntervalNanos, long batchSize, int maxKeys,
       IntSupplier nodes, Duration claimTimeout) {
-    this(limit, null, d -> { }, null, store, calls, syncIntervalNanos, batchSize, maxKeys, nodes, claimTimeout);
+    this(limit, null, d -> { }, null, store, calls, syncIntervalNanos, batchSize, maxKeys, nodes, claimTimeout, false);
   }
 
   /**
@@ -108,7 +105,7 @@ final class TokenClaims {
    */
   TokenClaims(Limit limit, Counter regional, Consumer<Delta> demandSink, ShareRecords records, TokenStore store,
       StoreCalls calls, long syncIntervalNanos, long batchSize, int maxKeys, IntSupplier nodes,
-      Duration claimTimeout) {
+      Duration claimTimeout, boolean reservation) {
     this.limit = limit;
     this.counter = Counter.of(limit);
     this.regional = regional;
@@ -130,9 +127,8 @@ final class TokenClaims {
     this.calls = calls;
     this.syncIntervalMicros = Math.max(1, TimeUnit.NANOSECONDS.toMicros(syncIntervalNanos));
     this.horizonMicros = Math.min(TokenStore.MAX_HORIZON_MICROS, 2 * syncIntervalMicros);
-    this.wholeRefillMicros = (double) capacity * interval / scale;
-    this.largeCostMemoryMicros = (long) Math.min(Long.MAX_VALUE / 4, 4 * Math.max(wholeRefillMicros, 2.0 * syncIntervalMicros));
-    this.batchSize = batchSize;
+    this.sizing = new TokenClaimSizing(bucket, refill, limit.periodNanos(), syncIntervalMicros, horizonMicros,
+        batchSize, nodes, regional != null, reservation);
     this.maxKeys = maxKeys;
     this.nodes = nodes;
     this.claimTimeout = claimTimeout;
@@ -177,7 +173,7 @@ final class TokenClaims {
     long now = Math.max(TimeUnit.NANOSECONDS.toMicros(nowNanos), h.seen);
     h.seen = now;
     double meanCostBefore = h.meanCost;
-    double inRate = noteDemand(h, now, cost);
+    double inRate = sizing.noteDemand(h, now, cost);
     h.expire(bucket, now);
     long usable = h.usable(bucket, now);
     if (usable >= cost) {
@@ -298,7 +294,7 @@ final class TokenClaims {
     // instead of 780-940: on such a bucket claims save few calls anyway)
     long level = h.levelNow(bucket, now);
     boolean atLimit = level == 0 && h.rate * horizonMicros >= 1;
-    long ahead = ahead(h, atLimit, level);
+    long ahead = sizing.ahead(h, atLimit, level);
     if (atLimit && cost > ahead) {
       // a cost beyond what the key claims ahead at its limit (a large cost) is paid only from what the
       // bucket holds now, as the exact bucket pays it: claimed of the refill to come, its tokens were
@@ -379,6 +375,12 @@ final class TokenClaims {
 
   /** Under the holding's monitor: the decision of {@code cost} on the store's {@code grant} for {@code need}. */
   private int decideOnGrant(TokenHolding h, TokenGrant grant, long cost, long need, long now, long[] out) {
+    long counted = Math.max(now, grant.countedAtMicros());
+    if (h.grantedAt > 0 && grant.backlogBefore() > bucket.drained(h.backlogAfter, h.grantedAt, counted)) {
+      // the store's backlog is above what this node's last grant left there, drained since (a give-back
+      // only lowers it): another node claimed on the key in between
+      h.othersSeenAt = counted;
+    }
     h.level = grant.level();
     h.levelBacklog = grant.backlogBefore() + grant.granted() * interval;
     h.levelAt = Math.max(now, grant.countedAtMicros());
@@ -516,101 +518,4 @@ final class TokenClaims {
     }
     return holdings.computeIfAbsent(key, k -> new TokenHolding());
   }
-
-  /** Under the holding's monitor: a decision of {@code cost} at {@code now} in the key's demand; what it added to the rate's sum. */
-  private double noteDemand(TokenHolding h, long now, long cost) {
-    double tau = 2.0 * syncIntervalMicros;
-    if (h.rateAt != Long.MIN_VALUE && now > h.rateAt) {
-      h.rate *= Math.exp(-(now - h.rateAt) / tau);
-    }
-    // (each cost counted at most four times the mean so far: a few requests of the whole capacity
-    // among requests of one token made the mean a quarter of a bucket of 10^6, and each node's claim
-    // ahead, two requests at that mean, a tenth of a second's refill held the other's requests off for
-    // that long, BucketProbe seed 261: 531 of 1,621 requests denied that the exact bucket admitted; a
-    // key whose costs do rise is followed within a few requests. In the rate the claims ahead are sized
-    // by, a cost counts for no more than a claim ahead holds: see largestAhead)
-    h.noteLargestCost(cost, now, largeCostMemoryMicros);
-    double counted = h.meanCost == 0 ? cost : Math.min(cost, 4 * h.meanCost);
-    double inRate = Math.min(counted, largestAhead());
-    h.rate += inRate / tau;
-    h.rateAt = Math.max(now, h.rateAt);
-    h.meanCost = h.meanCost == 0 ? cost : h.meanCost * 0.75 + counted * 0.25;
-    return inRate;
-  }
-
-  /**
-   * The most of one request's cost that counts in the rate claims ahead are sized by: an even part per
-   * node of a quarter of the bucket, what claims ahead hold at most far from the limit. A request that
-   * costs more is paid from the bucket, not from a claim ahead (at the limit, see askStore), so it asks
-   * the store whatever is held ahead: counted whole, a few requests of the whole bucket of 100 among
-   * requests of one token made the rate 500-1,200 tokens a second on nodes of five, and each claimed
-   * 25-44 tokens of the refill to come ahead of its next requests of one, holding the other nodes'
-   * requests off (BucketProbe seed 7175).
-   */
-  private double largestAhead() {
-    return Math.max(1.0, capacity / (4.0 * Math.max(1, nodes.getAsInt())));
-  }
-
-  /**
-   * Tokens to ask for beyond the need: what the key is expected to ask over the claim horizon, at most
-   * the batch size (or two requests at their mean cost, where more) and an even part per node of a
-   * quarter of what the bucket held at the last answer
-   * (held tokens are not given back, so a node's idle holding must leave the others room; at its
-   * limit: of the refill over the horizon), as window claims take at most half of what is free; none
-   * for a key asked less than about once a horizon (its next request asks the store, as a cold window
-   * key's does), nor, with other nodes, on a bucket of fewer than {@link #MIN_BUCKET_PER_NODE} tokens per node.
-   */
-  private long ahead(TokenHolding h, boolean atLimit, long level) {
-    // (what the key asks over the horizon, or over the time the bucket takes to refill whole where that
-    // is shorter: held tokens expire once the bucket has refilled past them, and a node claiming for two
-    // sync intervals of its requests on a bucket of 100 refilled 10,000 a second saw almost all of them
-    // expire unused, charged in the store, while the other nodes' requests queued behind them
-    // (BucketProbe seed 1266: 510 of 3,025 requests denied that the exact meter admitted))
-    long expected = (long) Math.floor(h.rate * Math.min(horizonMicros, wholeRefillMicros));
-    // (nor before the holding has used a token, on a key's first decision on this node: its rate is then that
-    // one request over the horizon, which says nothing; a token claimed ahead on a key asked once stays
-    // charged in the store, and where other nodes write the bucket it is not given back: while the key is
-    // busy the backlog never drains back to the floor, and the store's bucket lags the exact one by it.
-    // Accuracy kit, spread rates on 3 / 8 nodes: requests denied and not made up 0.52% / 0.46% -> 0.35% /
-    // 0.19%, for 3% / 1% more store calls)
-    if (expected < 1 || h.lastUse == Long.MIN_VALUE) {
-      return 0;
-    }
-    long n = Math.max(1, nodes.getAsInt());
-    if (n > 1 && capacity < MIN_BUCKET_PER_NODE * n) {
-      // a node's part of a small bucket is a token or two: held and not used when the key's requests went
-      // to other nodes, it stayed charged (a give-back is refused once another node wrote the bucket), and
-      // the store's bucket lagged the exact one (accuracy kit, spread rates on 3 / 8 nodes, requests denied
-      // and not made up 0.354% / 0.186% -> 0.133% / 0.129%, for 10% / 0.3% more store calls; such keys ask
-      // the store for most decisions anyway)
-      return 0;
-    }
-    if (n > 1 && h.largestCost > capacity - (n - 1) * (capacity / (4 * n))) {
-      // a request of more than the other nodes' claims ahead leave of the bucket is paid only where none
-      // holds any: tokens this node claimed ahead, charged in the store, denied such requests on the
-      // others with the bucket full as the exact algorithm saw it (BucketProbe seed 9183, a meter of
-      // 100 on two nodes, requests of 1 to 100: 3,324 permits admitted where the exact meter admitted
-      // 4,939; seeds 9000-9299: 1.33% -> 0.58% of requests denied that the exact bucket admitted, and
-      // 0.42% -> 0.02%, 0.31% -> 0.16%, 0.76% -> 0.29%, 0.62% -> 0.35% on the other sets). A key that
-      // sees such requests asks the store for its small ones too, until none has come for a while
-      return 0;
-    }
-    long fair = atLimit
-        ? (long) (refill * (horizonMicros * 1_000.0 / limit.periodNanos())) / n
-        : (level < 0 ? capacity : level) / (4 * n);
-    if (atLimit && n > 1 && fair < MIN_REFILL_PART) {
-      // a few tokens of the refill held by one node are denied to the others' requests at their due
-      // times, where the exact bucket admits whichever request comes first; a claim of fewer than
-      // MIN_REFILL_PART saves too few calls to be worth it (accuracy kit, spread rates on 3 nodes:
-      // requests denied and not made up 1.3% with claims of one token, 0.5% without; Zipf over 1,000
-      // keys on 3 nodes 0.13% with claims of 4 to 7 tokens, 0.02% without, for 19% more store calls)
-      return 0;
-    }
-    // (at least two requests at their mean cost, as a window's claims: a batch of fewer tokens than a
-    // request costs pays for none, and every request of a key at costs near 1,000 asked the store)
-    long batch = Math.max(batchSize, (long) Math.ceil(2 * h.meanCost));
-    long ahead = Math.max(0, Math.min(expected, Math.min(batch, fair)));
-    return regional != null ? Math.min(ahead, h.usedBeforeExpiry(bucket, level)) : ahead;
-  }
-
 }

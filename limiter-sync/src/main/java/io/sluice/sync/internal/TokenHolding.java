@@ -76,6 +76,11 @@ final class TokenHolding {
    */
   long ownAt;
   long ownBacklog;
+  /**
+   * The latest time (us) an answer of the store showed another node's claims on the key's bucket: a
+   * backlog above what this node's own last grant left there, drained to the answer's time.
+   */
+  long othersSeenAt = Long.MIN_VALUE;
   /** Whole tokens the store had left at its last answer (for a decision's remaining permits). */
   long level = -1;
   /** The store's backlog after its last answer (scaled units) and when it counted it (us): {@link #levelNow}. */
