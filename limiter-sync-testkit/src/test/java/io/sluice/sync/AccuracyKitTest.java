@@ -233,7 +233,8 @@ class AccuracyKitTest {
       return 0;
     }
     if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET) {
-      return nodes > 1 ? 0.85 : 0;
+      // (reservation mode within the bound since 2026-12-07: 0.053% at most on five sets of seeds)
+      return nodes > 1 && mode == Mode.APPROXIMATE ? 0.85 : 0;
     }
     return nodes == 1 ? 0 : mode == Mode.APPROXIMATE ? 0.25 : 0.15;
   }
@@ -299,6 +300,11 @@ class AccuracyKitTest {
    * first come first served, as on the large-limit profile's other seeds (1.38-1.97%).
    */
   static double largeManyFalseDenialGap(Mode mode, Algorithm algorithm, int nodes) {
+    if (mode == Mode.RESERVATION && nodes > 1 && (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET)) {
+      // (2.31% at 8 nodes on the kit's seeds, 2.63% at most on five other sets, 2.8-3.4% before the
+      // changes of 2026-12-07 evening; the keys at large costs near their limits; not traced further)
+      return 3.0;
+    }
     return mode == Mode.RESERVATION && algorithm == Algorithm.SLIDING_WINDOW_COUNTER && nodes > 1
         ? 1.7 : falseDenialGap(mode, algorithm, nodes);
   }
@@ -314,16 +320,16 @@ class AccuracyKitTest {
       // the exact bucket's by that much at the limit: 2.3% (shapes) on buckets and 4.1% / 7.0% on
       // meters, up to 7.0% on other seeds. 2+ nodes 11.4% (which node a refilled token's request
       // reaches, as for sliding windows); meters, the same claims over the same GCRA state, 11.5-12.1%.
-      // Reservation mode, 2+ nodes: 3.8% on the kit's seeds, 4.45% at most on four other sets (offsets
-      // 80000-83000; shapes at 3 nodes), 11.5-12.3% before a key that other nodes claim on took none
-      // of the refill ahead at its limit (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst);
-      // what is left is the store's bucket a part of a token behind the exact one once at the limit
-      // (tokens claimed below it that expired with part of a token still charged), so that each
-      // refilled token comes due a little later in the store than in the exact bucket
+      // Reservation mode, 2+ nodes: 0.22% on the kit's seeds, 0.30% at most on five other sets (offsets
+      // 80000-84000; Zipf at 8 nodes), the large-many profile apart (largeManyFalseDenialGap); 11.5-12.3%
+      // (shapes) before a key that other nodes claim on took none of the refill ahead at its limit
+      // (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst), then 3.0-4.5%
+      // until it claimed ahead below the limit only what it uses before the bucket refills past it
+      // (TokenClaimsTest#inReservationModeASharedKeyClaimsAheadOnlyWhatItUsesBeforeTheBucketRefillsPastIt)
       if (nodes == 1) {
         return 0.15;
       }
-      return mode == Mode.RESERVATION ? 5.0 : 14.0;
+      return mode == Mode.RESERVATION ? 0.35 : 14.0;
     }
     switch (mode) {
       case APPROXIMATE:

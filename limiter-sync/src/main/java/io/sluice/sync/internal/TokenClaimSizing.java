@@ -155,6 +155,14 @@ final class TokenClaimSizing {
     // request costs pays for none, and every request of a key at costs near 1,000 asked the store)
     long batch = Math.max(batchSize, (long) Math.ceil(2 * h.meanCost));
     long ahead = Math.max(0, Math.min(expected, Math.min(batch, fair)));
-    return regional ? Math.min(ahead, h.usedBeforeExpiry(bucket, level)) : ahead;
+    // (a regional bucket, and in reservation mode a key other nodes claim on: no more than the key's
+    // demand uses before the bucket refills past the tokens. Claimed beyond, they expired unused and
+    // what they charged stayed in the store's backlog, given back only where no other node wrote since:
+    // once the key reached its limit, each refilled token came due that much later in the store than in
+    // the exact bucket, and a request in between was denied. Accuracy kit, shapes on 3 / 8 nodes,
+    // reservation: false denials 3.6% / 3.0% -> 0.02% / 0.02%, for 468 / 576 -> 560 / 659 store calls
+    // per 1,000 decisions; sparse keys 589 -> 750 calls. The approximate mode keeps its claims: its
+    // nodes' parts of the refill ahead cost it more order than this lag does)
+    return regional || reservation && othersClaimLately(h) ? Math.min(ahead, h.usedBeforeExpiry(bucket, level)) : ahead;
   }
 }

@@ -35,9 +35,9 @@ import java.util.function.IntSupplier;
  * the bucket is still as its last grant left it: a give-back lowers the backlog under the claims other
  * nodes made since, whose tokens would then look covered after the bucket refilled past them (see
  * {@link #askStore}). How much a claim asks for beyond the need: {@link TokenClaimSizing}. In reservation
- * mode a key at its limit whose store answers show other nodes' claims takes none of the refill ahead
- * (each node asks for a token as it needs one, as the exact bucket hands them out), for a store call per
- * admission there.
+ * mode a key whose store answers show other nodes' claims takes none of the refill ahead at its limit
+ * (each node asks for a token as it needs one, as the exact bucket hands them out; a store call per
+ * admission there), and below it only what its demand uses before the bucket refills past the tokens.
  *
  * <p>A region's part of a token-bucket global quota ({@link Counter#regionalBucket()}) is claimed the same
  * way with three differences, because its rate is the region coordinator's share and may change at any

@@ -269,10 +269,11 @@ final class TokenHolding {
   }
 
   /**
-   * A regional bucket: the most tokens claimed ahead that the key's demand uses before they expire, on a
+   * A regional bucket (and a shared key in reservation mode, see {@code TokenClaimSizing#ahead}): the
+   * most tokens claimed ahead that the key's demand uses before they expire, on a
    * bucket holding {@code sizedLevel} tokens (the level the claim is sized by, {@link #levelNow}). A grant
    * of g tokens on a bucket missing m of its tokens is covered for (m + g) tokens' time at the rate tokens
-   * expire at (the whole quota's, see {@code TokenClaims#scale}); at the key's rate d the node uses
+   * expire at (the bucket's refill; a regional bucket's, the whole quota's, see {@code TokenClaims#scale}); at the key's rate d the node uses
    * d (m + g) of them in that time, all g only for g at most d m / (1 - d), rates in tokens per token's
    * time. Claimed beyond that, tokens expired unused, charged in the store's bucket (given back only
    * where no other node wrote it since): the region's bucket came to the next burst that much short
