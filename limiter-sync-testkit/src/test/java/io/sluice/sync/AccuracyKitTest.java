@@ -320,8 +320,9 @@ class AccuracyKitTest {
       // the exact bucket's by that much at the limit: 2.3% (shapes) on buckets and 4.1% / 7.0% on
       // meters, up to 7.0% on other seeds. 2+ nodes 11.4% (which node a refilled token's request
       // reaches, as for sliding windows); meters, the same claims over the same GCRA state, 11.5-12.1%.
-      // Reservation mode, 2+ nodes: 0.22% on the kit's seeds, 0.30% at most on five other sets (offsets
-      // 80000-84000; Zipf at 8 nodes), the large-many profile apart (largeManyFalseDenialGap); 11.5-12.3%
+      // Reservation mode, 2+ nodes: 0.22% on the kit's seeds, 0.707% at most on nine other sets (offsets
+      // 80000-84000 and 87000-92000; Zipf at 3 nodes, seed 91011, 3.17% before the changes below; shapes
+      // 0.438% at seed 93017), the large-many profile apart (largeManyFalseDenialGap); 11.5-12.3%
       // (shapes) before a key that other nodes claim on took none of the refill ahead at its limit
       // (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst), then 3.0-4.5%
       // until it claimed ahead below the limit only what it uses before the bucket refills past it
@@ -329,7 +330,7 @@ class AccuracyKitTest {
       if (nodes == 1) {
         return 0.15;
       }
-      return mode == Mode.RESERVATION ? 0.35 : 14.0;
+      return mode == Mode.RESERVATION ? 0.8 : 14.0;
     }
     switch (mode) {
       case APPROXIMATE:
