@@ -28,28 +28,17 @@ import java.util.function.IntSupplier;
  * limit and this node's pending permits stay within its <em>claim</em>: permits the store reserved for
  * it beyond what it counted from it (see {@code flush.lua}). Counts plus claims never pass the limit,
  * so nodes admitting within their claims never pass it together, however late a flush comes. The
- * store grants ahead of demand at most half of what no count holds, an even part per node, so the
- * other nodes' unused claims never deny a key below half its limit. On a sliding window each claimant
- * also holds a part of what the previous window frees as it fades, and where the error budget allows
- * takes a permit once that part is half-way to it ({@code WindowClaims.borrow}).
- *
- * <p>A decision the claim cannot pay, on a key below its limit as far as the node knows (a cold key, a
- * small limit, a large cost, the first decision of a window), asks the store for a claim of at least
- * what it needs, in one call under the key's monitor, and decides from the answer; if the call fails,
- * the {@link StoreFailurePolicy} decides. Where such a call found less free than needed, the node
- * denies without asking for a while, and it never asks while a flush that gives its claim up is on
- * its way (it waits for that answer). docs/architecture.md follows one decision and one flush.
- *
- * <p>Regional quotas (and a store that keeps no claims) use a share instead of claims, see {@code
- * WindowClaims#allowance}.
- *
- * <p>A key whose global count alone is over the limit is denied locally until the count can allow
- * it again (the end of the window, or enough decay of the previous window), without store calls.
+ * store grants ahead of demand at most half of what no count holds, an even part per node. A decision
+ * the claim cannot pay, on a key below its limit as far as the node knows, asks the store for a claim
+ * of at least what it needs, in one call under the key's monitor, and decides from the answer; if the
+ * call fails, the {@link StoreFailurePolicy} decides. A key whose global count alone is over the limit
+ * is denied locally, without store calls, until the count can allow it again. Regional quotas (and a
+ * store that keeps no claims) use a share instead of claims. docs/architecture.md follows one decision
+ * and one flush; the README's "Claims" and "Which decisions wait" say which decisions ask the store.
  *
  * <h2>Hot keys</h2>
  * A key far above the running mean of the keys' rates (a heavy hitter) gets larger batches and wakes
- * the flusher at most ten times per sync interval ({@link SyncConfig.Builder#hotKeys}). (It is not split
- * over Redis Cluster slots: a claim is granted against every node's count and claim in one atomic step.)
+ * the flusher at most ten times per sync interval ({@link SyncConfig.Builder#hotKeys}).
  *
  * <h2>When the store fails</h2>
  * Every store call goes through a Resilience4j circuit breaker ({@link StoreBreakerConfig}) and waits
@@ -134,27 +123,16 @@ public final class SyncedLimiter implements KeyedLimiter {
   }
 
   /**
-   * {@link #acquire(String, long)} without blocking the caller's thread (an event loop). What decides
-   * and how is the same as {@code acquire}'s: the same views, claims, store calls, timeouts, circuit
-   * breaker and failure policy, and the same meters ({@link #waitedDecisions()} included).
-   * <ul>
-   *   <li>A decision that needs no store call (a claim or lease that pays, a cached denial, the failure
-   *       policy while the breaker is open) is made on the caller's thread: the stage is complete when
-   *       this returns.</li>
-   *   <li>Exact mode (batch size 1) sends its script and returns: the stage completes when the store
-   *       answers, on the store's thread (Lettuce's event loop, a Hazelcast response thread), or, after
-   *       the flush timeout, on {@link java.util.concurrent.CompletableFuture}'s delay thread, decided
-   *       by the failure policy. Nothing waits for the answer.</li>
-   *   <li>A decision that asks the store for a claim, a lease (reservation mode) or a batched bucket's
-   *       tokens is handed to a bounded pool of waiting threads shared by the process, and completes
-   *       there: it holds its key's monitor through the store call, so that the key's other decisions
-   *       and the flusher's answers come after the answer, which a thread that must not block cannot
-   *       do. A decision on a key whose monitor such a call holds is handed over the same way. With
-   *       4,096 decisions in the pool's hands, the failure policy decides at once instead.</li>
-   * </ul>
-   * A decision on the caller's thread still enters its key's monitor, which other decisions hold
-   * for a few microseconds (or, in the instant between the check above and the call, through one
-   * store call, the claim timeout at most).
+   * {@link #acquire(String, long)} without blocking the caller's thread (an event loop): the same
+   * views, claims, store calls, timeouts, breaker, failure policy and meters. A decision that needs no
+   * store call is made on the caller's thread (the stage is complete on return); exact mode sends its
+   * script and completes on the store's thread when it answers (or on the delay thread after the flush
+   * timeout, by the failure policy); a decision that asks for a claim, a lease or a bucket's tokens holds
+   * its key's monitor through the call, so it is handed to a bounded pool of waiting threads shared by
+   * the process (with 4,096 decisions in its hands, the failure policy decides at once instead), as is
+   * a decision on a key whose monitor such a call holds. A decision on the caller's thread still enters
+   * its key's monitor, held by others for microseconds (or, in the instant between that check and the
+   * call, through one store call, the claim timeout at most).
    *
    * @throws IllegalArgumentException for a null or empty key or a cost out of range, at once
    * @throws IllegalStateException if the limiter is closed, at once
@@ -380,8 +358,8 @@ public final class SyncedLimiter implements KeyedLimiter {
 
   /**
    * Whether nodes batch the limit's permits and claim parts of it (the window algorithms: fixed window,
-   * sliding window counter); the other algorithms are decided by one store script per decision, so a
-   * batch size above 1 is refused for them.
+   * sliding window counter). Buckets batch by token claims instead ({@link #claimsTokens}); a sliding
+   * log is decided by one store script per decision, and a batch size above 1 is refused for it.
    */
   public static boolean batches(Limit limit) {
     return limit.algorithm() == Algorithm.FIXED_WINDOW || limit.algorithm() == Algorithm.SLIDING_WINDOW_COUNTER;

@@ -152,7 +152,7 @@ final class ClaimSizing {
    * before the window ended. Asked without a part as well (2026-12-04): spread rates on 3 nodes 0.22% ->
    * 0.007% (and swapped requests 5.4% -> 0.1%), on 8 nodes 0.30% -> 0.04%, Zipf over 1,000 keys on 8
    * nodes 0.21% -> 0.02%, tune's default simulated 0.310% -> 0.102%, for 542 -> 621 store calls per
-   * 1,000 decisions there. The same reasoning as a bucket's refill ({@code TokenClaims.MIN_REFILL_PART}).
+   * 1,000 decisions there. The same reasoning as a bucket's refill ({@code TokenClaimSizing.MIN_REFILL_PART}).
    */
   boolean fadingPartTooSmall(KeyView v, long now) {
     int nodes = claimNodes();

@@ -25,11 +25,25 @@ final class TokenClaimSizing {
   private final double wholeRefillMicros;
   /** How long a large cost keeps a key from claiming ahead (see {@link #ahead}): four whole refills or sync pairs, us. */
   private final long largeCostMemoryMicros;
+  /**
+   * How long an answer that showed other nodes' claims on a key counts (see {@link #othersClaimLately}):
+   * as long as a large cost does, four whole refills or sync pairs (us). Each later answer that shows them
+   * renews it, but at the limit an ask the store grants nothing writes nothing, so a node whose asks find
+   * the bucket empty leaves no trace in the others' answers: with four claim horizons (800 ms on a
+   * bucket of 500 a second), a node that kept the bucket at its limit forgot such a node within a second
+   * and claimed the refill ahead again (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst).
+   * The price: a node that is alone again pays a store call per token at the limit for that long (a
+   * bucket of 1,000 an hour: four hours of a call per token, about one every 3.6 s).
+   */
+  private final long othersMemoryMicros;
   private final long batchSize;
   private final IntSupplier nodes;
   /** A region's part of a token-bucket global quota (see TokenClaims#scale). */
   private final boolean regional;
-  /** Reservation mode: at the limit, a key other nodes claim on takes none of the refill ahead (see {@link #ahead}). */
+  /**
+   * Reservation mode: on a key other nodes claim on, none of the refill ahead at the limit, and below it
+   * no more than the key uses before the bucket refills past the tokens (see {@link #ahead}).
+   */
   private final boolean reservation;
 
   TokenClaimSizing(TokenHolding.Bucket bucket, long refill, long periodNanos, long syncIntervalMicros,
@@ -42,6 +56,7 @@ final class TokenClaimSizing {
     this.horizonMicros = horizonMicros;
     this.wholeRefillMicros = (double) bucket.capacity() * bucket.interval() / bucket.scale();
     this.largeCostMemoryMicros = (long) Math.min(Long.MAX_VALUE / 4, 4 * Math.max(wholeRefillMicros, 2.0 * syncIntervalMicros));
+    this.othersMemoryMicros = largeCostMemoryMicros;
     this.batchSize = batchSize;
     this.nodes = nodes;
     this.regional = regional;
@@ -83,12 +98,22 @@ final class TokenClaimSizing {
   }
 
   /**
-   * Under the holding's monitor: whether a store answer lately (within {@link #largeCostMemoryMicros} of
-   * the last decision's time) showed another node's claims on the key's bucket (see
-   * {@link #decideOnGrant}).
+   * Under the holding's monitor: whether a store answer lately (within {@link #othersMemoryMicros} of the
+   * last decision's time) showed another node's claims on the key's bucket ({@code
+   * TokenClaims#decideOnGrant}), whatever the registry's count of nodes says (a node may count itself
+   * alone before the registry has answered it twice).
    */
   private boolean othersClaimLately(TokenHolding h) {
-    return h.othersSeenAt != Long.MIN_VALUE && h.othersSeenAt > h.seen - largeCostMemoryMicros;
+    return h.othersSeenAt != Long.MIN_VALUE && h.othersSeenAt > h.seen - othersMemoryMicros;
+  }
+
+  /**
+   * Under the holding's monitor: takes back what {@link #noteDemand} added to the key's rate ({@code
+   * inRate}, what it returned), for a decision that will be made again (and noted again).
+   */
+  void forgetDemand(TokenHolding h, double inRate, double meanCostBefore) {
+    h.rate -= inRate / (2.0 * syncIntervalMicros);
+    h.meanCost = meanCostBefore;
   }
 
   /**
@@ -99,6 +124,9 @@ final class TokenClaimSizing {
    * limit: of the refill over the horizon), as window claims take at most half of what is free; none
    * for a key asked less than about once a horizon (its next request asks the store, as a cold window
    * key's does), nor, with other nodes, on a bucket of fewer than {@link #MIN_BUCKET_PER_NODE} tokens per node.
+   * In reservation mode, on a key other nodes claim on ({@link #othersClaimLately}): none of the refill
+   * at the limit, and below it no more than the key's demand uses before the bucket refills past the
+   * tokens ({@code TokenHolding#usedBeforeExpiry}).
    */
   long ahead(TokenHolding h, boolean atLimit, long level) {
     // (what the key asks over the horizon, or over the time the bucket takes to refill whole where that
@@ -138,7 +166,7 @@ final class TokenClaimSizing {
     long fair = atLimit
         ? (long) (refill * (horizonMicros * 1_000.0 / periodNanos)) / n
         : (level < 0 ? capacity : level) / (4 * n);
-    if (atLimit && n > 1 && (fair < MIN_REFILL_PART || reservation && othersClaimLately(h))) {
+    if (atLimit && (n > 1 && fair < MIN_REFILL_PART || reservation && othersClaimLately(h))) {
       // a few tokens of the refill held by one node are denied to the others' requests at their due
       // times, where the exact bucket admits whichever request comes first; a claim of fewer than
       // MIN_REFILL_PART saves too few calls to be worth it (accuracy kit, spread rates on 3 nodes:

@@ -205,8 +205,7 @@ final class TokenClaims {
       return DENIED;
     }
     if (!mayWait) {
-      h.rate -= inRate / (2.0 * syncIntervalMicros); // (the demand is noted again by the decision made again)
-      h.meanCost = meanCostBefore;
+      sizing.forgetDemand(h, inRate, meanCostBefore); // (the decision made again notes it again)
       return WOULD_WAIT;
     }
     return askStore(h, key, cost, now, usable, toCome, out);
@@ -285,7 +284,7 @@ final class TokenClaims {
     long need = cost - usable;
     // a key at its limit (the bucket empty as far as its last answer tells, see levelNow) claims of the
     // refill to come, paced by due times, where its node's even part of that refill over the horizon is a
-    // token or more (MIN_REFILL_PART with other nodes, see ahead); any other key only of what the bucket holds
+    // token or more (MIN_REFILL_PART with other nodes, see TokenClaimSizing#ahead); any other key only of what the bucket holds
     // now, so that no node holds tokens in debt that another node's request would need. (A small
     // bucket over many nodes: a node that claimed a token
     // still to come held it from the others' requests at its due time, which the exact bucket admits;
@@ -376,9 +375,12 @@ final class TokenClaims {
   /** Under the holding's monitor: the decision of {@code cost} on the store's {@code grant} for {@code need}. */
   private int decideOnGrant(TokenHolding h, TokenGrant grant, long cost, long need, long now, long[] out) {
     long counted = Math.max(now, grant.countedAtMicros());
-    if (h.grantedAt > 0 && grant.backlogBefore() > bucket.drained(h.backlogAfter, h.grantedAt, counted)) {
+    if (regional == null && h.grantedAt > 0
+        && grant.backlogBefore() > bucket.drained(h.backlogAfter, h.grantedAt, counted)) {
       // the store's backlog is above what this node's last grant left there, drained since (a give-back
-      // only lowers it): another node claimed on the key in between
+      // only lowers it): another node claimed on the key in between, or an exact node decided on it (or,
+      // rarely, a claim of this node's own whose answer never came). (Not on a regional bucket: this
+      // node's model of it drains at the whole quota's rate, the store's at the region's share.)
       h.othersSeenAt = counted;
     }
     h.level = grant.level();
