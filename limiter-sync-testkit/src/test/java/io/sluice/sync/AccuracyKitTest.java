@@ -320,7 +320,7 @@ class AccuracyKitTest {
       // the exact bucket's by that much at the limit: 2.3% (shapes) on buckets and 4.1% / 7.0% on
       // meters, up to 7.0% on other seeds. 2+ nodes 11.4% (which node a refilled token's request
       // reaches, as for sliding windows); meters, the same claims over the same GCRA state, 11.5-12.1%.
-      // Reservation mode, 2+ nodes: 0.22% on the kit's seeds, 0.707% at most on eleven other sets (offsets
+      // Reservation mode, 2+ nodes: 0.07% on the kit's seeds, 0.603% at most on eleven other sets (offsets
       // 80000-84000 and 87000-92000; Zipf at 3 nodes, seed 91011, 3.17% on the build before both changes below; shapes
       // 0.438% at seed 93017), the large-many profile apart (largeManyFalseDenialGap); 11.5-12.3%
       // (shapes) before a key that other nodes claim on took none of the refill ahead at its limit
