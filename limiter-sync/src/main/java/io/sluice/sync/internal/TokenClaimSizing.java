@@ -29,9 +29,11 @@ final class TokenClaimSizing {
    * How long an answer that showed other nodes' claims on a key counts (see {@link #othersClaimLately}):
    * as long as a large cost does, four whole refills or sync pairs (us). Each later answer that shows them
    * renews it, but at the limit an ask the store grants nothing writes nothing, so a node whose asks find
-   * the bucket empty leaves no trace in the others' answers: with four claim horizons (800 ms on a
-   * bucket of 500 a second), a node that kept the bucket at its limit forgot such a node within a second
-   * and claimed the refill ahead again (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst).
+   * the bucket empty (or that waits between its requests) leaves no trace in the others' answers: with
+   * four claim horizons (800 ms on a bucket of 500 a second), a node that kept the bucket at its limit
+   * forgot within a second a node it had seen claim once, claimed the refill ahead again, and that node's
+   * next request at a token's due time was denied
+   * (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst).
    * The price: a node that is alone again pays a store call per token at the limit for that long (a
    * bucket of 1,000 an hour: four hours of a call per token, about one every 3.6 s).
    */
