@@ -184,8 +184,8 @@ class TokenClaimsTest {
    */
   private boolean bAtATokensDueTimeAfterAKeptTheBucketAtItsLimit(boolean reservation, int nodes) {
     Limit limit = Limit.tokenBucket("shared").capacity(500).refill(500, Duration.ofSeconds(1)).build();
-    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = limiter(limit, store, "a", reservation, nodes);
-        SyncedLimiter b = limiter(limit, store, "b", reservation, nodes)) {
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(limit, store, ticker, "a", 100, nodes, reservation);
+        SyncedLimiter b = node(limit, store, ticker, "b", 100, nodes, reservation)) {
       RateLimiter exact = RateLimiter.builder(limit).ticker(ticker).build();
       assertThat(a.tryAcquire("k")).isEqualTo(exact.tryAcquire("k"));
       ticker.advance(Duration.ofMillis(1));
@@ -212,7 +212,7 @@ class TokenClaimsTest {
   @Test
   void inReservationModeANodeAloneOnAKeyStillClaimsTheRefillAhead() {
     Limit limit = Limit.tokenBucket("alone").capacity(500).refill(500, Duration.ofSeconds(1)).build();
-    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = limiter(limit, store, "a", true)) {
+    try (MemoryStore store = new MemoryStore(); SyncedLimiter a = node(limit, store, ticker, "a", 100, 3, true)) {
       RateLimiter exact = RateLimiter.builder(limit).ticker(ticker).build();
       int admitted = 0;
       int exactAdmitted = 0;
@@ -241,16 +241,6 @@ class TokenClaimsTest {
         MemoryStore::new);
     assertThat(r.falseDenialPercent()).as("false denials: %s", r).isLessThan(0.1);
     assertThat(r.worstOverPermits()).as("over-admission: %s", r).isZero();
-  }
-
-  private SyncedLimiter limiter(Limit limit, MemoryStore store, String id, boolean reservation) {
-    return limiter(limit, store, id, reservation, 3);
-  }
-
-  private SyncedLimiter limiter(Limit limit, MemoryStore store, String id, boolean reservation, int nodes) {
-    SyncedLimiter.Builder builder = SyncedLimiter.builder(limit, store).nodeId(id).ticker(ticker).autoSync(false)
-        .activeNodes(() -> nodes).batchSize(100);
-    return (reservation ? builder.reservation() : builder).build();
   }
 
   /**
@@ -548,8 +538,14 @@ class TokenClaimsTest {
 
   private SyncedLimiter node(Limit limit, MemoryStore store, io.sluice.node.Ticker t, String id, long batch,
       int nodes) {
-    return SyncedLimiter.builder(limit, store).nodeId(id).ticker(t).autoSync(false).activeNodes(() -> nodes)
-        .batchSize(batch).build();
+    return node(limit, store, t, id, batch, nodes, false);
+  }
+
+  private SyncedLimiter node(Limit limit, MemoryStore store, io.sluice.node.Ticker t, String id, long batch,
+      int nodes, boolean reservation) {
+    SyncedLimiter.Builder builder = SyncedLimiter.builder(limit, store).nodeId(id).ticker(t).autoSync(false)
+        .activeNodes(() -> nodes).batchSize(batch);
+    return (reservation ? builder.reservation() : builder).build();
   }
 
   /** A hundred requests of one token on each node in turn, 0.1 ms apart: their claims, admissions replayed. */

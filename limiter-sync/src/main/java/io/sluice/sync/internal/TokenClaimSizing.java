@@ -25,19 +25,6 @@ final class TokenClaimSizing {
   private final double wholeRefillMicros;
   /** How long a large cost keeps a key from claiming ahead (see {@link #ahead}): four whole refills or sync pairs, us. */
   private final long largeCostMemoryMicros;
-  /**
-   * How long an answer that showed other nodes' claims on a key counts (see {@link #othersClaimLately}):
-   * as long as a large cost does, four whole refills or sync pairs (us). Each later answer that shows them
-   * renews it, but at the limit an ask the store grants nothing writes nothing, so a node whose asks find
-   * the bucket empty (or that waits between its requests) leaves no trace in the others' answers: with
-   * four claim horizons (800 ms on a bucket of 500 a second), a node that kept the bucket at its limit
-   * forgot within a second a node it had seen claim once, claimed the refill ahead again, and that node's
-   * next request at a token's due time was denied
-   * (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst).
-   * The price: a node that is alone again pays a store call per token at the limit for that long (a
-   * bucket of 1,000 an hour: four hours of a call per token, about one every 3.6 s).
-   */
-  private final long othersMemoryMicros;
   private final long batchSize;
   private final IntSupplier nodes;
   /** A region's part of a token-bucket global quota (see TokenClaims#scale). */
@@ -58,7 +45,6 @@ final class TokenClaimSizing {
     this.horizonMicros = horizonMicros;
     this.wholeRefillMicros = (double) bucket.capacity() * bucket.interval() / bucket.scale();
     this.largeCostMemoryMicros = (long) Math.min(Long.MAX_VALUE / 4, 4 * Math.max(wholeRefillMicros, 2.0 * syncIntervalMicros));
-    this.othersMemoryMicros = largeCostMemoryMicros;
     this.batchSize = batchSize;
     this.nodes = nodes;
     this.regional = regional;
@@ -100,13 +86,21 @@ final class TokenClaimSizing {
   }
 
   /**
-   * Under the holding's monitor: whether a store answer lately (within {@link #othersMemoryMicros} of the
-   * last decision's time) showed another node's claims on the key's bucket ({@code
-   * TokenClaims#decideOnGrant}), whatever the registry's count of nodes says (a node may count itself
-   * alone before the registry has answered it twice).
+   * Under the holding's monitor: whether a store answer lately showed another node's claims on the key's
+   * bucket ({@code TokenClaims#decideOnGrant}), whatever the registry's count of nodes says (a node may
+   * count itself alone before the registry has answered it twice). Lately: within as long as a large cost
+   * counts ({@link #largeCostMemoryMicros}, four whole refills or sync pairs) of the last decision's time.
+   * Each later answer that shows them renews it, but at the limit an ask the store grants nothing writes
+   * nothing, so a node whose asks find the bucket empty (or that waits between its requests) leaves no
+   * trace in the others' answers: with four claim horizons (800 ms on a bucket of 500 a second), a node
+   * that kept the bucket at its limit forgot within a second a node it had seen claim once, claimed the
+   * refill ahead again, and that node's next request at a token's due time was denied
+   * (TokenClaimsTest#inReservationModeTheRefillAtTheLimitGoesToWhicheverNodeAsksFirst). The price: a node
+   * that is alone again pays a store call per token at the limit for that long (a bucket of 1,000 an
+   * hour: four hours of a call per token, about one every 3.6 s).
    */
   private boolean othersClaimLately(TokenHolding h) {
-    return h.othersSeenAt != Long.MIN_VALUE && h.othersSeenAt > h.seen - othersMemoryMicros;
+    return h.othersSeenAt != Long.MIN_VALUE && h.othersSeenAt > h.seen - largeCostMemoryMicros;
   }
 
   /**

@@ -385,7 +385,7 @@ final class TokenClaims {
     }
     h.level = grant.level();
     h.levelBacklog = grant.backlogBefore() + grant.granted() * interval;
-    h.levelAt = Math.max(now, grant.countedAtMicros());
+    h.levelAt = counted;
     if (grant.granted() == 0) {
       long wait = Math.max(Math.max(1, grant.retryAfterMicros()), regionalPace());
       h.deniedUntil = now + wait;
