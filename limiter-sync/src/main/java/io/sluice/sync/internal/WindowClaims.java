@@ -406,7 +406,11 @@ final class WindowClaims {
       // admitted: the accuracy kit on a seed it does not run, large limit, one node before the registry
       // confirmed it alone, seed 16118: a request of 1,900 at +2.2 ms of a window denied with 2,164 free,
       // and 70 swapped requests after it, 1.167% of requests)
-      if (sliding && ((double) v.globalPrev() * Math.min(syncIntervalNanos, QUICK_ASK_SPAN_NANOS) / windowNanos <= 2
+      // (only where the window before counted something: with nothing fading, the room this answer's
+      // counts leave is what other nodes' claims hold, and the node asked again at every request, each
+      // fruitless, SlidingBackoffTest.withNothingFadingANodeAtTheLimitDoesNotAskAgainAtOnce)
+      if (sliding && v.globalPrev() > 0
+          && ((double) v.globalPrev() * Math.min(syncIntervalNanos, QUICK_ASK_SPAN_NANOS) / windowNanos <= 2
           || sizing.keyNodes(v) < 2)) {
         until = Math.min(until, fadedEnoughAt(v, need, now));
       }
