@@ -153,6 +153,12 @@ final class ClaimSizing {
    * 0.007% (and swapped requests 5.4% -> 0.1%), on 8 nodes 0.30% -> 0.04%, Zipf over 1,000 keys on 8
    * nodes 0.21% -> 0.02%, tune's default simulated 0.310% -> 0.102%, for 542 -> 621 store calls per
    * 1,000 decisions there. The same reasoning as a bucket's refill ({@code TokenClaimSizing.MIN_REFILL_PART}).
+   * Its price: a key between half its limit and the limit makes a store call at nearly every request (the
+   * kit's sparse keys, sliding, 3 nodes: 26,823 of 36,538 asks, from the keys at 60-100 a second of 100).
+   * Tried 2026-12-07 and not kept, the kit's 560 runs: from three quarters of the limit instead of half,
+   * sparse keys at 3 nodes 575 -> 515 store calls per 1,000 decisions, but spread rates at 3 / 8 nodes
+   * not made up 0.001% -> 0.040% / 0.033% -> 0.103%; a claim ahead of demand kept with no part, 575 -> 521,
+   * shapes at 8 nodes 0.064% -> 0.109%.
    */
   boolean fadingPartTooSmall(KeyView v, long now) {
     int nodes = claimNodes();
