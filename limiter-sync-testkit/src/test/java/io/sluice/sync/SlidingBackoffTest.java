@@ -220,6 +220,9 @@ class SlidingBackoffTest {
         admitted++;
       }
       assertThat(admitted).as("a spent the limit").isEqualTo(100);
+      long window = ticker.read() / 1_000_000_000L;
+      assertThat(store.count(sliding.name(), "k", window)).as("the store's count: room by the counts alone")
+          .isBetween(60L, 99L);
       assertThat(other.tryAcquire("k")).as("nothing free").isFalse();
       long calls = store.calls();
       for (int i = 0; i < 10; i++) {
@@ -227,6 +230,9 @@ class SlidingBackoffTest {
         assertThat(other.tryAcquire("k")).as("still nothing free").isFalse();
       }
       assertThat(store.calls() - calls).as("store calls within the back-off").isZero();
+      ticker.advance(Duration.ofMillis(60)); // past the sync interval's back-off
+      assertThat(other.tryAcquire("k")).as("nothing free yet").isFalse();
+      assertThat(store.calls() - calls).as("the store asked again after the back-off").isEqualTo(1);
     }
   }
 

@@ -285,7 +285,10 @@ final class WindowLeases {
    * admitted; ReservationSlidingNodesTest.)
    */
   private long remainingAt(KeyView v, LeaseStore.Lease lease, long now) {
-    double prevWeight = claims.sizing.prevWeight(v.window(), Math.max(now, v.window() * windowNanos));
+    // (at a time within the view's window: an answer that comes after the window's end, before the view
+    // rolls, would weigh the previous window below nothing)
+    long windowStart = v.window() * windowNanos;
+    double prevWeight = claims.sizing.prevWeight(v.window(), Math.min(Math.max(now, windowStart), windowStart + windowNanos));
     return Math.max(0, (long) Math.floor(limit.capacity()
         - ClaimSizing.weighted(lease.previous(), lease.current(), prevWeight) + 1e-9));
   }
@@ -311,7 +314,10 @@ final class WindowLeases {
       // an idle one was denied to the window's end: IdleLeaseTest)
       return activeNodes.getAsInt() > 1 && now - v.syncedAt() >= 8 * syncIntervalNanos;
     }
-    double prevWeight = claims.sizing.prevWeight(v.window(), Math.max(now, v.window() * windowNanos));
+    // (at a time within the view's window: an answer that comes after the window's end, before the view
+    // rolls, would weigh the previous window below nothing)
+    long windowStart = v.window() * windowNanos;
+    double prevWeight = claims.sizing.prevWeight(v.window(), Math.min(Math.max(now, windowStart), windowStart + windowNanos));
     return ClaimSizing.weighted(v.globalPrev(), v.globalCur(), prevWeight) + cost <= claims.capacity(v);
   }
 
