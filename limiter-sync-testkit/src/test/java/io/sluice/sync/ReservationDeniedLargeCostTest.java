@@ -43,4 +43,32 @@ class ReservationDeniedLargeCostTest {
           .isEqualTo("ADAAAAA");
     }
   }
+
+  /**
+   * Fixed window of 100 per minute, two nodes in reservation mode: node 0 admits 95; node 1 is asked for
+   * 10 (denied: 5 are free, the store says so) and again for 10 a moment later. Nothing has come back
+   * meanwhile: the second is denied without a store call (it asked the store again at once, and at every
+   * such request after it). A request of 5 still asks, and is admitted.
+   */
+  @Test
+  void aCostLargerThanWhatTheStoreLastLeftIsDeniedWithoutAskingAgain() {
+    Limit limit = Limit.fixedWindow("lease-left").limit(100).window(Duration.ofMinutes(1)).build();
+    try (ProbeSim sim = new ProbeSim(limit, Duration.ofMillis(100), true)) {
+      sim.startNode();
+      sim.startNode();
+      sim.heartbeatAll();
+      sim.at(0);
+      for (int i = 0; i < 95; i++) {
+        assertThat(sim.acquire(0, "k", 1)).as("permit %d", i).isTrue();
+      }
+      sim.at(ProbeSim.MS);
+      assertThat(sim.acquire(1, "k", 10)).as("10 with 5 free").isFalse();
+      long calls = sim.storeCalls();
+      sim.at(2 * ProbeSim.MS);
+      assertThat(sim.acquire(1, "k", 10)).as("10 again, nothing given back").isFalse();
+      assertThat(sim.storeCalls() - calls).as("store calls for the second request of 10").isZero();
+      assertThat(sim.acquire(1, "k", 5)).as("5 fits what was left").isTrue();
+      assertThat(sim.exactLetters.toString()).endsWith("DDA");
+    }
+  }
 }

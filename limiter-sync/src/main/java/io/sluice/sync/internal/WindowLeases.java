@@ -295,7 +295,7 @@ final class WindowLeases {
 
   /**
    * Reservation mode, under the view's monitor: whether a lease of {@code cost} more permits asked for
-   * now may be granted: not when the store's last answer in this fixed window left nothing (but now and
+   * now may be granted: not when the store's last answer in this fixed window left less than that (but now and
    * then where other nodes may have given grants back since), nor, in a sliding
    * window, before the previous window has faded enough for it by the counts of that answer (this
    * node's grants are in them; the other nodes' since then are not, so the store may still refuse).
@@ -304,7 +304,11 @@ final class WindowLeases {
    * 9.0% of requests denied where the exact algorithm admitted, 2.2% asking by the counts.)
    */
   boolean mayHelp(KeyView v, long now, long cost) {
-    if (v.grants().lastRemaining() != 0 || v.syncedAt() == Long.MIN_VALUE) {
+    // (what the last answer left, where that covers the cost: a request larger than it, asked for again
+    // at once, found the same and was denied again, a store call each; the kit's large limit, whose
+    // costs reach 2,000, 6-13% of its reservation runs' store calls, the same decisions)
+    long last = v.grants().lastRemaining();
+    if (last < 0 || last >= cost || v.syncedAt() == Long.MIN_VALUE) {
       return true;
     }
     if (!sliding) {
