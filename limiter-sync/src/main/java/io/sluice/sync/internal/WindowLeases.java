@@ -285,12 +285,18 @@ final class WindowLeases {
    * admitted; ReservationSlidingNodesTest.)
    */
   private long remainingAt(KeyView v, LeaseStore.Lease lease, long now) {
-    // (at a time within the view's window: an answer that comes after the window's end, before the view
-    // rolls, would weigh the previous window below nothing)
-    long windowStart = v.window() * windowNanos;
-    double prevWeight = claims.sizing.prevWeight(v.window(), Math.min(Math.max(now, windowStart), windowStart + windowNanos));
+    double prevWeight = prevWeightWithin(v, now);
     return Math.max(0, (long) Math.floor(limit.capacity()
         - ClaimSizing.weighted(lease.previous(), lease.current(), prevWeight) + 1e-9));
+  }
+
+  /**
+   * The previous window's sliding weight at {@code now}, taken within the view's window: a time after its
+   * end, before the view rolls, would weigh the previous window below nothing (0 for a fixed window).
+   */
+  private double prevWeightWithin(KeyView v, long now) {
+    long windowStart = v.window() * windowNanos;
+    return claims.sizing.prevWeight(v.window(), Math.min(Math.max(now, windowStart), windowStart + windowNanos));
   }
 
   /**
@@ -318,10 +324,7 @@ final class WindowLeases {
       // an idle one was denied to the window's end: IdleLeaseTest)
       return activeNodes.getAsInt() > 1 && now - v.syncedAt() >= 8 * syncIntervalNanos;
     }
-    // (at a time within the view's window: an answer that comes after the window's end, before the view
-    // rolls, would weigh the previous window below nothing)
-    long windowStart = v.window() * windowNanos;
-    double prevWeight = claims.sizing.prevWeight(v.window(), Math.min(Math.max(now, windowStart), windowStart + windowNanos));
+    double prevWeight = prevWeightWithin(v, now);
     return ClaimSizing.weighted(v.globalPrev(), v.globalCur(), prevWeight) + cost <= claims.capacity(v);
   }
 
