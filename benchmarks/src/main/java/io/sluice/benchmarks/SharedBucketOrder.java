@@ -10,6 +10,7 @@ import io.sluice.sync.redis.RedisStoreConfig;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -123,6 +124,6 @@ public final class SharedBucketOrder {
     final AtomicLong exactAdmitted = new AtomicLong();
     final AtomicLong falseDenials = new AtomicLong();
     final AtomicLong beyondExact = new AtomicLong();
-    final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    final AtomicReference<Throwable> failure = new AtomicReference<>();
   }
 }

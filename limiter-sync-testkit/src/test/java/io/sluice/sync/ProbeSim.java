@@ -43,6 +43,20 @@ final class ProbeSim implements AutoCloseable {
   Decision lastNode;
   Decision lastExact;
 
+  /** Of the decisions from index {@code first} on, those the exact algorithm admitted and the node denied. */
+  long falseDenialsFrom(int first) {
+    long n = 0;
+    for (int i = first; i < nodeLetters.length(); i++) {
+      n += exactLetters.charAt(i) == 'A' && nodeLetters.charAt(i) == 'D' ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** How many of {@code letters} (nodeLetters or exactLetters) from index {@code first} on are admissions. */
+  static long admittedFrom(CharSequence letters, int first) {
+    return letters.subSequence(first, letters.length()).chars().filter(c -> c == 'A').count();
+  }
+
   ProbeSim(Limit limit, Duration sync, boolean reservation) {
     this.limit = limit;
     this.sync = sync;
